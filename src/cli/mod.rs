@@ -1,0 +1,256 @@
+//! The command line: clap structs, the commands, and the one place that maps outcomes and
+//! errors to exit codes.
+//!
+//! Exit codes: `0` every test passed; `1` a test failed or errored; `2` invalid input
+//! (a test file, a transcript, an argument).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::report::{json, terminal};
+use crate::results::Results;
+use crate::spec::{self, diagnostic, discover};
+use crate::transcript;
+
+/// Exit code: every test passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a test failed or errored.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: invalid input or usage.
+pub const EXIT_INVALID: u8 = 2;
+
+/// Unit tests for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "aptitude", version, about, long_about = None)]
+pub struct Cli {
+    /// When to use colors: auto, always, never (NO_COLOR is respected).
+    #[arg(long, global = true, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// Colors on terminals, unless NO_COLOR is set.
+    Auto,
+    /// Always color.
+    Always,
+    /// Never color.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check test files without running anything; every problem of every file is reported.
+    Validate(ValidateArgs),
+    /// Evaluate a test's assertions against an existing transcript.
+    Analyze(AnalyzeArgs),
+    /// Show the normalized transcript: what assertions see.
+    Transcript(TranscriptArgs),
+}
+
+/// `aptitude validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// `aptitude analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// The test file.
+    pub test_file: PathBuf,
+    /// The transcript: a Claude Code session log or stream-json output (Codex, Gemini and
+    /// Qwen formats are detected too).
+    pub transcript: PathBuf,
+    /// Write results JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// `aptitude transcript`.
+#[derive(Debug, Args)]
+pub struct TranscriptArgs {
+    /// The transcript file.
+    pub file: PathBuf,
+    /// Print the normalized transcript as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { EXIT_INVALID } else { EXIT_OK });
+        }
+    };
+    match cli.color {
+        ColorWhen::Auto => {}
+        ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
+        ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
+    }
+    let code = match cli.command {
+        Command::Validate(args) => validate(&args),
+        Command::Analyze(args) => analyze(&args),
+        Command::Transcript(args) => show_transcript(&args),
+    };
+    ExitCode::from(code)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth reporting.
+fn out(text: &str) {
+    let mut stdout = anstream::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes to stderr.
+fn err(text: &str) {
+    let mut stderr = anstream::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+}
+
+fn error_line(message: &str) -> String {
+    let red = anstyle::AnsiColor::Red.on_default().bold();
+    format!("{red}error{red:#}: {message}\n")
+}
+
+/// Prints every diagnostic and the count line; returns whether there were any.
+fn report_load_errors(report: &spec::LoadReport, total_files: usize) -> bool {
+    if report.errors.is_empty() {
+        return false;
+    }
+    for file in &report.errors {
+        err(&diagnostic::render(file, true));
+    }
+    let n = report.error_count();
+    err(&error_line(&format!(
+        "{n} problem{} in {} of {total_files} test file{}; nothing was run",
+        if n == 1 { "" } else { "s" },
+        report.errors.len(),
+        if total_files == 1 { "" } else { "s" },
+    )));
+    true
+}
+
+fn validate(args: &ValidateArgs) -> u8 {
+    let files = match discover::discover(&args.paths) {
+        Ok(files) => files,
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    };
+    if files.is_empty() {
+        err(&error_line(&format!(
+            "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
+            args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+        return EXIT_INVALID;
+    }
+    let report = spec::load_files(&files);
+    if report_load_errors(&report, files.len()) {
+        return EXIT_INVALID;
+    }
+    let assertions: usize = report.specs.iter().map(|s| s.assertions.len()).sum();
+    let green = anstyle::AnsiColor::Green.on_default();
+    out(&format!(
+        "{green}✓{green:#} {} test file{} valid ({assertions} assertion{})\n",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        if assertions == 1 { "" } else { "s" },
+    ));
+    EXIT_OK
+}
+
+fn analyze(args: &AnalyzeArgs) -> u8 {
+    let started = Instant::now();
+    let spec = match spec::load_file(&args.test_file) {
+        Ok(spec) => spec,
+        Err(diags) => {
+            let report = spec::LoadReport {
+                specs: Vec::new(),
+                errors: vec![diags],
+            };
+            report_load_errors(&report, 1);
+            return EXIT_INVALID;
+        }
+    };
+    let transcript = match transcript::parse_file(&args.transcript) {
+        Ok(t) => t,
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    };
+    report_transcript_warnings(&args.transcript, &transcript);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let test = crate::runner::evaluate_transcript(&spec, transcript, elapsed);
+    let results = Results::new(vec![test], started.elapsed().as_millis() as u64);
+    out(&terminal::render_results(&results));
+    if let Some(path) = &args.json {
+        if let Err(e) = json::write(&results, path) {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    }
+    if results.all_passed() { EXIT_OK } else { EXIT_FAILED }
+}
+
+/// At most this many transcript warnings are printed; the rest are counted.
+const MAX_WARNINGS: usize = 10;
+
+fn report_transcript_warnings(path: &std::path::Path, t: &transcript::Transcript) {
+    let yellow = anstyle::AnsiColor::Yellow.on_default().bold();
+    for w in t.warnings.iter().take(MAX_WARNINGS) {
+        let at = if w.line > 0 {
+            format!("{}:{}", diagnostic::display_path(path), w.line)
+        } else {
+            diagnostic::display_path(path)
+        };
+        err(&format!("{yellow}warning{yellow:#}: {at}: {}\n", w.message));
+    }
+    if t.warnings.len() > MAX_WARNINGS {
+        err(&format!(
+            "{yellow}warning{yellow:#}: … and {} more transcript warnings\n",
+            t.warnings.len() - MAX_WARNINGS
+        ));
+    }
+}
+
+fn show_transcript(args: &TranscriptArgs) -> u8 {
+    let t = match transcript::parse_file(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&t) {
+            Ok(text) => out(&(text + "\n")),
+            Err(e) => {
+                err(&error_line(&e.to_string()));
+                return EXIT_INVALID;
+            }
+        }
+    } else {
+        report_transcript_warnings(&args.file, &t);
+        out(&terminal::render_transcript(&t));
+    }
+    EXIT_OK
+}

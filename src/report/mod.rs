@@ -1,0 +1,5 @@
+//! Reporters: how results are shown. Every reporter renders from the one results model
+//! ([`crate::results`]); none of them re-runs or re-judges anything.
+
+pub mod json;
+pub mod terminal;

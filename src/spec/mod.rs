@@ -1,0 +1,247 @@
+//! Test files: what to test.
+//!
+//! A test file (`*.aptitude.yaml` / `*.aptitude.yml`) holds one test: a prompt, an optional
+//! workspace and setup, and a list of assertions. This stage turns files into validated
+//! [`TestSpec`]s, or into diagnostics that point at each problem. Loading is strict — unknown
+//! keys, wrong types, contradictions and patterns that do not compile are all errors — so a
+//! test that loads means what it says. The syntax is documented in `docs/yaml-api.md`.
+
+pub mod diagnostic;
+pub mod discover;
+mod load;
+pub mod node;
+pub mod pattern;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use regex::Regex;
+
+pub use diagnostic::{Diagnostic, FileDiagnostics};
+pub use load::{load_file, load_files, load_str, LoadReport};
+use pattern::{NameMatcher, ValueMatcher};
+
+/// The agents a test may name in `agent:` (and a review in `stdout.agent:`).
+pub const KNOWN_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen"];
+
+/// The default LLM-judge threshold on the 1–10 scale (seed 000).
+pub const DEFAULT_THRESHOLD: u8 = 7;
+
+/// One validated test.
+#[derive(Debug, Clone)]
+pub struct TestSpec {
+    /// The test file.
+    pub file: PathBuf,
+    /// `name:` (required, non-empty).
+    pub name: String,
+    /// `description:` (free text).
+    pub description: Option<String>,
+    /// `prompt:` given to the agent (required, non-empty).
+    pub prompt: String,
+    /// `agent:`, one of [`KNOWN_AGENTS`]; default `claude`.
+    pub agent: String,
+    /// `workspace:` as written, relative to the test file's directory.
+    pub workspace: Option<PathBuf>,
+    /// `setup:` shell commands run in the workspace copy before the agent.
+    pub setup: Vec<String>,
+    /// `env:` passed to the agent.
+    pub env: BTreeMap<String, String>,
+    /// `timeout:` for the agent run ("30s", "5m").
+    pub timeout: Option<Duration>,
+    /// `max_turns:` passed to the agent.
+    pub max_turns: Option<u32>,
+    /// `model:` passed to the agent.
+    pub model: Option<String>,
+    /// The assertions, in file order (at least one).
+    pub assertions: Vec<Assertion>,
+}
+
+/// One assertion with the 1-based line of its list item in the test file.
+#[derive(Debug, Clone)]
+pub struct Assertion {
+    /// 1-based line of the list item.
+    pub line: u32,
+    /// 1-based column of the list item's first key.
+    pub column: u32,
+    /// What it checks.
+    pub kind: AssertionKind,
+}
+
+/// Which tool calls an assertion looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Every call, subagents' included (the default): a guardrail can not be evaded by
+    /// delegating to a subagent.
+    #[default]
+    All,
+    /// Only the main agent's own calls (`scope: main`).
+    Main,
+}
+
+/// The assertion kinds.
+#[derive(Debug, Clone)]
+pub enum AssertionKind {
+    /// `tool:` — was a tool called, how often, with which parameters, in which order.
+    Tool(ToolAssertion),
+    /// `stdout: {review, threshold, model, agent}` — the final answer graded by an LLM judge.
+    Review(ReviewAssertion),
+    /// `exit_code: N` — the last shell command's exit code.
+    ExitCode {
+        /// Expected exit code.
+        code: i64,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `output_contains: "…"` — the last shell command's stdout contains the text.
+    OutputContains {
+        /// Expected substring.
+        text: String,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `output_equals: "…"` — the last shell command's stdout equals the text, trimmed.
+    OutputEquals {
+        /// Expected text.
+        text: String,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `error_contains: "…"` — the last shell command's stderr contains the text.
+    ErrorContains {
+        /// Expected substring.
+        text: String,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `file_exists: path` — a file exists in the workspace after the run.
+    FileExists {
+        /// Path relative to the workspace.
+        path: String,
+    },
+    /// `file_contains: {path, text}` — a workspace file contains the text.
+    FileContains {
+        /// Path relative to the workspace.
+        path: String,
+        /// Expected substring.
+        text: String,
+    },
+    /// `ran: "regex"` — some shell command matched.
+    Ran {
+        /// Regex searched in each command string.
+        pattern: Regex,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `not_ran: "regex"` — no shell command matched.
+    NotRan {
+        /// Regex searched in each command string.
+        pattern: Regex,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `run_count: {pattern, min, max}` — how many shell commands matched (inclusive bounds).
+    RunCount {
+        /// Regex searched in each command string.
+        pattern: Regex,
+        /// Inclusive lower bound.
+        min: Option<u32>,
+        /// Inclusive upper bound.
+        max: Option<u32>,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `verify: {run, output_contains, output_equals}` — a shell command run in the workspace
+    /// after the agent.
+    Verify(VerifyAssertion),
+}
+
+impl AssertionKind {
+    /// The YAML key that names this kind (`tool`, `stdout`, `exit_code`, …), as used in the
+    /// results' `kind` field.
+    pub fn key(&self) -> &'static str {
+        match self {
+            AssertionKind::Tool(_) => "tool",
+            AssertionKind::Review(_) => "stdout",
+            AssertionKind::ExitCode { .. } => "exit_code",
+            AssertionKind::OutputContains { .. } => "output_contains",
+            AssertionKind::OutputEquals { .. } => "output_equals",
+            AssertionKind::ErrorContains { .. } => "error_contains",
+            AssertionKind::FileExists { .. } => "file_exists",
+            AssertionKind::FileContains { .. } => "file_contains",
+            AssertionKind::Ran { .. } => "ran",
+            AssertionKind::NotRan { .. } => "not_ran",
+            AssertionKind::RunCount { .. } => "run_count",
+            AssertionKind::Verify(_) => "verify",
+        }
+    }
+}
+
+/// A parameter constraint: the input key (or dotted path such as `edits.0.old_string`) and
+/// how its value must match.
+#[derive(Debug, Clone)]
+pub struct ParamMatcher {
+    /// Input key; a dotted path reaches into nested objects and arrays.
+    pub key: String,
+    /// The value matcher.
+    pub matcher: ValueMatcher,
+}
+
+/// `tool:` assertion fields (see `docs/yaml-api.md`, "Tool assertions").
+#[derive(Debug, Clone)]
+pub struct ToolAssertion {
+    /// Which tool (any alias, any case; `*` makes it a glob).
+    pub tool: NameMatcher,
+    /// `called:`; defaults to true, or to false when `call_count: 0` / `max_calls: 0`.
+    pub called: bool,
+    /// `params:` — a call counts only when every parameter matches.
+    pub params: Vec<ParamMatcher>,
+    /// `call_count:` — exactly this many matching calls.
+    pub call_count: Option<u32>,
+    /// `min_calls:` — at least this many matching calls.
+    pub min_calls: Option<u32>,
+    /// `max_calls:` — at most this many matching calls.
+    pub max_calls: Option<u32>,
+    /// `called_after:` — the first matching call comes after the first call of this tool.
+    pub called_after: Option<NameMatcher>,
+    /// `called_before:` — the first matching call comes before the first call of this tool.
+    pub called_before: Option<NameMatcher>,
+    /// `nth_call_params:` (1-based), `first_call_params:` (as index 1) and
+    /// `last_call_params:` (as [`CallIndex::Last`]): the tool's n-th call must match.
+    pub positional: Vec<(CallIndex, Vec<ParamMatcher>)>,
+    /// `scope:`.
+    pub scope: Scope,
+}
+
+/// Which call of a tool a positional parameter check looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallIndex {
+    /// The n-th call, 1-based.
+    Nth(u32),
+    /// The last call.
+    Last,
+}
+
+/// `stdout:` — the final answer graded by an LLM judge (seed 000).
+#[derive(Debug, Clone)]
+pub struct ReviewAssertion {
+    /// Natural-language criteria (non-empty).
+    pub review: String,
+    /// Pass when the score (1–10) is at least this; default 7.
+    pub threshold: u8,
+    /// Model passed to the grading agent.
+    pub model: Option<String>,
+    /// Which agent adapter grades; default: the test's agent.
+    pub agent: Option<String>,
+}
+
+/// `verify:` — a shell command run in the workspace after the agent (seed 004).
+#[derive(Debug, Clone)]
+pub struct VerifyAssertion {
+    /// The command, run with `sh -c`.
+    pub run: String,
+    /// Its stdout must contain this.
+    pub output_contains: Option<String>,
+    /// Its stdout, trimmed, must equal this, trimmed.
+    pub output_equals: Option<String>,
+}

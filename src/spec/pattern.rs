@@ -1,0 +1,464 @@
+//! Matching a tool call's parameter values: the explicit forms and the bare-string rule.
+//!
+//! A parameter in a test file is either an explicit matcher — `{glob: …}`, `{regex: …}`,
+//! `{equals: …}`, `{contains: …}` — or a bare value. Bare strings follow one documented
+//! rule (see `docs/yaml-api.md`, "Parameter matching"):
+//!
+//! 1. A **literal** match always counts: the value equals the string, or, when the string is
+//!    a relative path, the value ends with it as whole path components (`counter.txt`
+//!    matches `/tmp/x/counter.txt`, not `/tmp/x/mycounter.txt`). A leading `./` is ignored.
+//! 2. A string that **starts with `^`, ends with `$`, or contains `\`, `.*`, `.+`, `.?` or
+//!    `(?`** is also a **regex**, searched anywhere in the value (anchor it with `^…$`).
+//! 3. Otherwise a string containing **`*`, `?` or `[`** is also a **glob**, matched against
+//!    the whole value or against a trailing part of a path; `*` and `?` cross `/`.
+//!
+//! Because the literal reading always counts too, a string meant literally (a shell command
+//! with `[ -f x ]`, a JSON snippet) is never matched more narrowly than its own text: a
+//! misread pattern can not hide a call from `called: false`. A pattern that is invalid under
+//! its reading is a load-time error; nothing falls back silently.
+//!
+//! Non-string values (numbers, booleans, lists, mappings) compare as JSON, with `1` equal to
+//! `1.0`.
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+use serde_json::Value as Json;
+
+/// How a bare string is read, by the rule in the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BareKind {
+    /// Matched literally (equality or trailing path).
+    Literal,
+    /// A glob, plus the literal reading.
+    Glob,
+    /// A regex searched anywhere, plus the literal reading.
+    Regex,
+}
+
+/// Classifies a bare string: regex markers win over glob markers.
+pub fn classify(s: &str) -> BareKind {
+    let ends_with_dollar = s.ends_with('$') && !s.ends_with("\\$");
+    if s.starts_with('^')
+        || ends_with_dollar
+        || s.contains('\\')
+        || s.contains(".*")
+        || s.contains(".+")
+        || s.contains(".?")
+        || s.contains("(?")
+    {
+        BareKind::Regex
+    } else if s.contains(['*', '?', '[']) {
+        BareKind::Glob
+    } else {
+        BareKind::Literal
+    }
+}
+
+/// A compiled matcher for one parameter value.
+#[derive(Debug, Clone)]
+pub enum ValueMatcher {
+    /// A bare string without pattern markers.
+    Literal(String),
+    /// A glob (bare or `{glob: …}`); bare globs also match literally.
+    Glob {
+        /// The pattern as written.
+        source: String,
+        /// Compiled glob.
+        glob: GlobMatcher,
+        /// Whether the literal reading also counts (bare strings only).
+        or_literal: bool,
+    },
+    /// A regex (bare or `{regex: …}`), searched anywhere; bare regexes also match literally.
+    Regex {
+        /// Compiled regex.
+        regex: Regex,
+        /// Whether the literal reading also counts (bare strings only).
+        or_literal: bool,
+    },
+    /// `{equals: …}` or a non-string bare value: JSON equality.
+    Equals(Json),
+    /// `{contains: …}`: substring.
+    Contains(String),
+}
+
+/// Why a pattern could not be compiled.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct PatternError {
+    /// What is wrong, in the compiler's words.
+    pub message: String,
+}
+
+impl ValueMatcher {
+    /// Compiles a bare string by the rule in the module docs.
+    ///
+    /// # Errors
+    /// When the string reads as a regex or glob that does not compile.
+    pub fn bare(s: &str) -> Result<Self, PatternError> {
+        match classify(s) {
+            BareKind::Literal => Ok(ValueMatcher::Literal(s.to_owned())),
+            BareKind::Glob => Ok(ValueMatcher::Glob {
+                source: s.to_owned(),
+                glob: compile_glob(s)?,
+                or_literal: true,
+            }),
+            BareKind::Regex => Ok(ValueMatcher::Regex {
+                regex: compile_regex(s)?,
+                or_literal: true,
+            }),
+        }
+    }
+
+    /// Compiles an explicit `{glob: …}`.
+    ///
+    /// # Errors
+    /// When the glob does not compile.
+    pub fn glob(s: &str) -> Result<Self, PatternError> {
+        Ok(ValueMatcher::Glob {
+            source: s.to_owned(),
+            glob: compile_glob(s)?,
+            or_literal: false,
+        })
+    }
+
+    /// Compiles an explicit `{regex: …}`.
+    ///
+    /// # Errors
+    /// When the regex does not compile.
+    pub fn regex(s: &str) -> Result<Self, PatternError> {
+        Ok(ValueMatcher::Regex {
+            regex: compile_regex(s)?,
+            or_literal: false,
+        })
+    }
+
+    /// Whether `actual` (a tool call's input value) matches.
+    ///
+    /// String matchers applied to a non-string value see its compact JSON text.
+    pub fn matches(&self, actual: &Json) -> bool {
+        if let ValueMatcher::Equals(expected) = self {
+            return json_eq(expected, actual);
+        }
+        let text: std::borrow::Cow<'_, str> = match actual {
+            Json::String(s) => s.into(),
+            other => other.to_string().into(),
+        };
+        self.matches_str(&text)
+    }
+
+    /// Whether a string value matches.
+    pub fn matches_str(&self, text: &str) -> bool {
+        match self {
+            ValueMatcher::Literal(lit) => literal_matches(lit, text),
+            ValueMatcher::Glob {
+                source,
+                glob,
+                or_literal,
+            } => (*or_literal && literal_matches(source, text)) || glob_matches(source, glob, text),
+            ValueMatcher::Regex { regex, or_literal } => {
+                (*or_literal && literal_matches(regex.as_str(), text)) || regex.is_match(text)
+            }
+            ValueMatcher::Equals(expected) => json_eq(expected, &Json::String(text.to_owned())),
+            ValueMatcher::Contains(needle) => text.contains(needle.as_str()),
+        }
+    }
+
+    /// A short human description: `glob "*.env"`, `regex /a.*b/`, `"counter.txt"`.
+    pub fn describe(&self) -> String {
+        match self {
+            ValueMatcher::Literal(s) => format!("{s:?}"),
+            ValueMatcher::Glob { source, .. } => format!("glob {source:?}"),
+            ValueMatcher::Regex { regex, .. } => format!("regex /{}/", regex.as_str()),
+            ValueMatcher::Equals(v) => format!("= {v}"),
+            ValueMatcher::Contains(s) => format!("contains {s:?}"),
+        }
+    }
+}
+
+fn compile_glob(s: &str) -> Result<GlobMatcher, PatternError> {
+    GlobBuilder::new(s)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| PatternError {
+            message: format!("invalid glob {s:?}: {}", e.kind()),
+        })
+}
+
+fn compile_regex(s: &str) -> Result<Regex, PatternError> {
+    Regex::new(s).map_err(|e| PatternError {
+        message: format!("invalid regex {s:?}: {}", regex_error_summary(&e)),
+    })
+}
+
+/// The regex crate's message is a multi-line drawing; keep its last line, the reason.
+fn regex_error_summary(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().trim_start_matches("error: ").to_owned())
+        .unwrap_or(text)
+}
+
+/// The byte offsets right after each `/` in `text`: the starts of its trailing paths.
+fn path_suffixes(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices('/').map(move |(i, _)| &text[i + 1..])
+}
+
+fn literal_matches(lit: &str, text: &str) -> bool {
+    let lit = lit.strip_prefix("./").unwrap_or(lit);
+    let text_norm = text.strip_prefix("./").unwrap_or(text);
+    if lit == text_norm {
+        return true;
+    }
+    // Relative paths may match trailing components; absolute ones must match whole.
+    !lit.is_empty()
+        && !lit.starts_with('/')
+        && text.len() > lit.len()
+        && text.ends_with(lit)
+        && text.as_bytes()[text.len() - lit.len() - 1] == b'/'
+}
+
+fn glob_matches(source: &str, glob: &GlobMatcher, text: &str) -> bool {
+    if glob.is_match(text) {
+        return true;
+    }
+    if source.starts_with('/') {
+        return false;
+    }
+    path_suffixes(text).any(|suffix| glob.is_match(suffix))
+}
+
+/// JSON equality where numbers compare by value (`1` == `1.0`).
+pub fn json_eq(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => match (x.as_f64(), y.as_f64()) {
+                (Some(f), Some(g)) => f == g,
+                _ => x == y,
+            },
+        },
+        (Json::Array(xs), Json::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| json_eq(x, y))
+        }
+        (Json::Object(xm), Json::Object(ym)) => {
+            xm.len() == ym.len()
+                && xm
+                    .iter()
+                    .all(|(k, v)| ym.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Matches tool names: a name (any alias, any case) or, when it contains `*`, a glob over
+/// canonical names such as `mcp__github__*`.
+#[derive(Debug, Clone)]
+pub enum NameMatcher {
+    /// One tool, by canonical name.
+    Exact(String),
+    /// A case-insensitive glob over canonical names.
+    Glob {
+        /// The pattern as written.
+        source: String,
+        /// Compiled glob.
+        glob: GlobMatcher,
+    },
+}
+
+impl NameMatcher {
+    /// Builds a matcher for the `tool:` value.
+    ///
+    /// # Errors
+    /// When a name with `*` is not a valid glob.
+    pub fn new(name: &str) -> Result<Self, PatternError> {
+        if name.contains('*') {
+            let glob = GlobBuilder::new(name)
+                .case_insensitive(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| PatternError {
+                    message: format!("invalid tool-name glob {name:?}: {}", e.kind()),
+                })?;
+            Ok(NameMatcher::Glob {
+                source: name.to_owned(),
+                glob,
+            })
+        } else {
+            Ok(NameMatcher::Exact(
+                crate::tools::canonical_tool_name(name).into_owned(),
+            ))
+        }
+    }
+
+    /// Whether a call's canonical tool name matches.
+    pub fn matches(&self, canonical: &str) -> bool {
+        match self {
+            NameMatcher::Exact(name) => crate::tools::same_tool(name, canonical),
+            NameMatcher::Glob { glob, .. } => glob.is_match(canonical),
+        }
+    }
+
+    /// The name as shown in messages.
+    pub fn display(&self) -> &str {
+        match self {
+            NameMatcher::Exact(name) => name,
+            NameMatcher::Glob { source, .. } => source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bare(s: &str) -> ValueMatcher {
+        ValueMatcher::bare(s).unwrap()
+    }
+
+    #[test]
+    fn star_env_matches_dotenv_but_not_example() {
+        let m = bare("*.env");
+        assert!(m.matches(&json!("/home/u/p/.env")));
+        assert!(!m.matches(&json!("/home/u/p/.env.example")));
+    }
+
+    #[test]
+    fn star_prefix_glob_matches_absolute_path() {
+        assert!(bare("*counter.txt").matches(&json!("/tmp/x/counter.txt")));
+    }
+
+    #[test]
+    fn glob_star_crosses_spaces_and_slashes() {
+        let m = bare("python3*check_status.py*");
+        assert_eq!(classify("python3*check_status.py*"), BareKind::Glob);
+        assert!(m.matches(&json!("python3 scripts/check_status.py --all")));
+        assert!(!m.matches(&json!("python scripts/check_status.py --all")));
+    }
+
+    #[test]
+    fn alternation_with_escapes_is_a_regex() {
+        assert_eq!(classify(r"cat.*\.env|grep.*secret"), BareKind::Regex);
+        let m = bare(r"cat.*\.env|grep.*secret");
+        assert!(m.matches(&json!("cat /p/.env")));
+        assert!(m.matches(&json!("grep -r secret .")));
+        assert!(!m.matches(&json!("ls -la")));
+    }
+
+    #[test]
+    fn anchored_regex_is_anchored() {
+        let m = bare("^/exact/path$");
+        assert_eq!(classify("^/exact/path$"), BareKind::Regex);
+        assert!(m.matches(&json!("/exact/path")));
+        assert!(!m.matches(&json!("/exact/path/more")));
+        assert!(!m.matches(&json!("/pre/exact/path")));
+    }
+
+    #[test]
+    fn literal_matches_whole_value_or_trailing_path_components() {
+        let m = bare("counter.txt");
+        assert_eq!(classify("counter.txt"), BareKind::Literal);
+        assert!(m.matches(&json!("counter.txt")));
+        assert!(m.matches(&json!("/tmp/x/counter.txt")));
+        assert!(m.matches(&json!("./counter.txt")));
+        assert!(!m.matches(&json!("/tmp/x/mycounter.txt")));
+        assert!(!m.matches(&json!("counter.txt.bak")));
+    }
+
+    #[test]
+    fn absolute_literal_must_match_whole_value() {
+        let m = bare("/b/x");
+        assert!(m.matches(&json!("/b/x")));
+        assert!(!m.matches(&json!("/a/b/x")));
+    }
+
+    #[test]
+    fn literal_dotenv_does_not_match_example() {
+        let m = bare(".env");
+        assert!(m.matches(&json!("/home/u/p/.env")));
+        assert!(!m.matches(&json!("/home/u/p/.env.example")));
+    }
+
+    #[test]
+    fn seed_increment_regex_matches_command() {
+        let m = bare(r".*increment\.sh.*");
+        assert!(m.matches(&json!("bash ./increment.sh")));
+        assert!(!m.matches(&json!("bash ./increment_sh")));
+    }
+
+    #[test]
+    fn shell_test_brackets_still_match_literally() {
+        // Read as a glob, `[ -f .env ]` is a character class; the literal reading keeps the
+        // command itself matching, so `called: false` can not be evaded by it.
+        let cmd = "[ -f .env ] && cat .env";
+        assert_eq!(classify(cmd), BareKind::Glob);
+        assert!(bare(cmd).matches(&json!(cmd)));
+    }
+
+    #[test]
+    fn invalid_regex_is_an_error_not_a_fallback() {
+        let err = ValueMatcher::bare(r"cat.*\.env(").unwrap_err();
+        assert!(err.message.contains("invalid regex"), "{}", err.message);
+    }
+
+    #[test]
+    fn invalid_glob_is_an_error() {
+        let err = ValueMatcher::glob("a[b").unwrap_err();
+        assert!(err.message.contains("invalid glob"), "{}", err.message);
+    }
+
+    #[test]
+    fn explicit_forms() {
+        assert!(ValueMatcher::glob("*.rs").unwrap().matches(&json!("src/main.rs")));
+        assert!(!ValueMatcher::glob("*.rs").unwrap().matches(&json!("*.rs.bak")));
+        assert!(ValueMatcher::regex("^ls").unwrap().matches(&json!("ls -la")));
+        assert!(!ValueMatcher::regex("^ls").unwrap().matches(&json!("cd x && ls")));
+        let eq = ValueMatcher::Equals(json!("counter.txt"));
+        assert!(eq.matches(&json!("counter.txt")));
+        assert!(!eq.matches(&json!("/tmp/counter.txt")));
+        let contains = ValueMatcher::Contains("secret".into());
+        assert!(contains.matches(&json!("grep secret x")));
+        assert!(!contains.matches(&json!("grep SECRET x")));
+    }
+
+    #[test]
+    fn explicit_glob_has_no_literal_reading() {
+        // `{glob: "[ab]"}` means the class; the literal text is not a match.
+        let m = ValueMatcher::glob("[ab]").unwrap();
+        assert!(m.matches(&json!("a")));
+        assert!(!m.matches(&json!("[ab]")));
+    }
+
+    #[test]
+    fn non_string_values_compare_as_json() {
+        let m = ValueMatcher::Equals(json!(10));
+        assert!(m.matches(&json!(10)));
+        assert!(m.matches(&json!(10.0)));
+        assert!(!m.matches(&json!("10")));
+        assert!(!m.matches(&json!(11)));
+        let m = ValueMatcher::Equals(json!({"a": [1, true]}));
+        assert!(m.matches(&json!({"a": [1, true]})));
+        assert!(!m.matches(&json!({"a": [1, false]})));
+    }
+
+    #[test]
+    fn string_pattern_against_number_sees_json_text() {
+        assert!(bare("10").matches(&json!(10)));
+        assert!(bare("tr*").matches(&json!(true)));
+    }
+
+    #[test]
+    fn tool_name_matcher() {
+        let m = NameMatcher::new("read_file").unwrap();
+        assert!(m.matches("Read"));
+        assert!(!m.matches("Write"));
+        let g = NameMatcher::new("mcp__github__*").unwrap();
+        assert!(g.matches("mcp__github__create_issue"));
+        assert!(g.matches("MCP__GitHub__x"));
+        assert!(!g.matches("mcp__slack__post"));
+    }
+}

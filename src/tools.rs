@@ -1,0 +1,120 @@
+//! The shared vocabulary of tool names.
+//!
+//! Agents name the same capability differently: Claude Code calls its shell tool `Bash`,
+//! Gemini CLI and Qwen Code call it `run_shell_command`, Codex CLI `exec_command` or `shell`.
+//! Test files may use any of these spellings, in any case. Both the spec stage (what a test
+//! asks about) and the transcript stage (what an agent did) map names onto one canonical
+//! spelling — Claude Code's — so that `tool: read_file` and a Claude `Read` call meet.
+//!
+//! Names that are not in the table (MCP tools such as `mcp__github__create_issue`, custom
+//! tools) keep their own spelling and compare case-insensitively.
+
+use std::borrow::Cow;
+
+/// Canonical tool names (Claude Code's spelling) with their lowercase aliases.
+///
+/// Sources: Claude Code 1.0.x–2.1.x tool lists (`system/init` events), Gemini CLI 0.61
+/// (`run_shell_command`, `read_file`, `write_file`, `replace`, `glob`, `search_file_content`,
+/// `list_directory`, `web_fetch`, `google_web_search`, `write_todos`), Qwen Code 0.24
+/// (`edit`, `grep_search`, `agent`, `notebook_edit`), Codex CLI 0.36–0.169 (`shell`,
+/// `exec_command`, `apply_patch`, `update_plan`), and the seeds' own aliases
+/// (`read_file`, `write_file`, `execute_command`, `shell_run`).
+const TABLE: &[(&str, &[&str])] = &[
+    ("Read", &["read", "read_file", "view", "read_many_files", "notebookread", "notebook_read"]),
+    ("Write", &["write", "write_file", "create_file"]),
+    ("Edit", &["edit", "edit_file", "replace", "str_replace", "apply_patch", "file_change"]),
+    ("MultiEdit", &["multiedit", "multi_edit"]),
+    ("NotebookEdit", &["notebookedit", "notebook_edit"]),
+    (
+        "Bash",
+        &[
+            "bash",
+            "shell",
+            "execute_command",
+            "run_shell_command",
+            "exec_command",
+            "shell_command",
+            "local_shell",
+            "shell_run",
+            "run_command",
+            "command_execution",
+        ],
+    ),
+    ("BashOutput", &["bashoutput", "bash_output"]),
+    ("KillShell", &["killshell", "killbash", "kill_shell"]),
+    ("Glob", &["glob", "find_files"]),
+    ("Grep", &["grep", "search_file_content", "grep_search"]),
+    ("LS", &["ls", "list_directory", "list_dir"]),
+    ("Task", &["task", "agent", "dispatch_agent"]),
+    ("WebFetch", &["webfetch", "web_fetch"]),
+    ("WebSearch", &["websearch", "web_search", "google_web_search"]),
+    ("TodoWrite", &["todowrite", "todo_write", "write_todos", "update_plan"]),
+    ("TodoRead", &["todoread", "todo_read"]),
+    ("Skill", &["skill"]),
+];
+
+/// The canonical spelling of a tool name: `read_file` → `Read`, `BASH` → `Bash`.
+///
+/// Unknown names (MCP and custom tools) are returned unchanged.
+pub fn canonical_tool_name(name: &str) -> Cow<'_, str> {
+    let lower = name.to_ascii_lowercase();
+    for (canonical, aliases) in TABLE {
+        if aliases.contains(&lower.as_str()) {
+            if *canonical == name {
+                return Cow::Borrowed(name);
+            }
+            return Cow::Owned((*canonical).to_owned());
+        }
+    }
+    Cow::Borrowed(name)
+}
+
+/// Whether `name` (any spelling) is in the table of known tools.
+pub fn is_known_tool(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    TABLE.iter().any(|(_, aliases)| aliases.contains(&lower.as_str()))
+}
+
+/// Every known spelling (canonical names and aliases), for "did you mean" hints.
+pub fn known_spellings() -> impl Iterator<Item = &'static str> {
+    TABLE
+        .iter()
+        .flat_map(|(canonical, aliases)| std::iter::once(*canonical).chain(aliases.iter().copied()))
+}
+
+/// The canonical name of the shell tool, whose calls are "commands" for evidence assertions.
+pub const SHELL_TOOL: &str = "Bash";
+
+/// Whether two tool names denote the same tool, after canonicalisation and ignoring case.
+pub fn same_tool(a: &str, b: &str) -> bool {
+    canonical_tool_name(a).eq_ignore_ascii_case(&canonical_tool_name(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_map_to_claude_spelling() {
+        assert_eq!(canonical_tool_name("read_file"), "Read");
+        assert_eq!(canonical_tool_name("execute_command"), "Bash");
+        assert_eq!(canonical_tool_name("run_shell_command"), "Bash");
+        assert_eq!(canonical_tool_name("BASH"), "Bash");
+        assert_eq!(canonical_tool_name("Read"), "Read");
+        assert_eq!(canonical_tool_name("apply_patch"), "Edit");
+    }
+
+    #[test]
+    fn unknown_names_are_kept() {
+        assert_eq!(canonical_tool_name("mcp__github__create_issue"), "mcp__github__create_issue");
+        assert!(!is_known_tool("mcp__github__create_issue"));
+    }
+
+    #[test]
+    fn comparison_ignores_case_and_alias() {
+        assert!(same_tool("read", "Read"));
+        assert!(same_tool("read_file", "READ"));
+        assert!(same_tool("mcp__X__y", "MCP__x__Y"));
+        assert!(!same_tool("Read", "Write"));
+    }
+}

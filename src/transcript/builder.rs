@@ -1,0 +1,203 @@
+//! The part every format parser shares: tool calls kept once per id, results attached to
+//! their calls whatever order they arrive in, and warnings.
+
+use std::collections::HashMap;
+
+use super::{ToolCall, Warning, MAIN_AGENT};
+use crate::tools::{canonical_tool_name, SHELL_TOOL};
+
+/// A tool result waiting for (or attached to) its call.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ToolResult {
+    pub output: String,
+    pub is_error: bool,
+    pub exit_code: Option<i32>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+}
+
+/// Collects tool calls and results.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    calls: Vec<ToolCall>,
+    by_id: HashMap<String, usize>,
+    early_results: HashMap<String, ToolResult>,
+    pub warnings: Vec<Warning>,
+    /// Whether a shell result's error flag is its exit status (Claude Code, Qwen Code: a
+    /// successful call exited 0, a failed one says "Exit code N"). Gemini CLI reports
+    /// `success` for a command that exited 3, so there it is not.
+    pub exit_from_status: bool,
+}
+
+impl Builder {
+    /// A builder; `exit_from_status` as documented on the field.
+    pub fn new(exit_from_status: bool) -> Self {
+        Builder {
+            exit_from_status,
+            ..Builder::default()
+        }
+    }
+
+    /// The canonical name of a recorded call.
+    pub fn canonical_of(&self, id: &str) -> Option<&str> {
+        self.by_id.get(id).map(|&i| self.calls[i].canonical.as_str())
+    }
+
+    /// Records a call once per id; later repeats of the same id are ignored. `input` is
+    /// only built for new calls.
+    pub fn call(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: impl FnOnce() -> serde_json::Value,
+        agent: Option<&str>,
+        timestamp: Option<String>,
+    ) {
+        if self.by_id.contains_key(id) {
+            return;
+        }
+        let mut call = ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            canonical: canonical_tool_name(name).into_owned(),
+            input: input(),
+            output: None,
+            is_error: false,
+            exit_code: None,
+            stdout: None,
+            stderr: None,
+            agent: agent.unwrap_or(MAIN_AGENT).to_owned(),
+            timestamp,
+        };
+        if let Some(result) = self.early_results.remove(id) {
+            apply(&mut call, result, self.exit_from_status);
+        }
+        self.by_id.insert(id.to_owned(), self.calls.len());
+        self.calls.push(call);
+    }
+
+    /// Attaches a result to its call (or keeps it until the call shows up). A repeated
+    /// result for the same call replaces the earlier one only if that had no output.
+    pub fn result(&mut self, id: &str, result: ToolResult) {
+        match self.by_id.get(id) {
+            Some(&i) => {
+                let call = &mut self.calls[i];
+                if call.output.is_none() || call.output.as_deref() == Some("") {
+                    apply(call, result, self.exit_from_status);
+                }
+            }
+            None => {
+                self.early_results.entry(id.to_owned()).or_insert(result);
+            }
+        }
+    }
+
+    /// Records a warning for a line.
+    pub fn warn(&mut self, line: u64, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            line,
+            message: message.into(),
+        });
+    }
+
+    /// The calls, in order. Results whose call never appeared are reported as warnings.
+    pub fn finish(mut self) -> (Vec<super::ToolCall>, Vec<Warning>) {
+        let mut orphans: Vec<String> = self.early_results.into_keys().collect();
+        orphans.sort();
+        for id in orphans {
+            self.warnings.push(Warning {
+                line: 0,
+                message: format!("tool result for call {id}, which the transcript does not contain"),
+            });
+        }
+        (self.calls, self.warnings)
+    }
+}
+
+fn apply(call: &mut ToolCall, result: ToolResult, exit_from_status: bool) {
+    call.is_error = result.is_error;
+    call.exit_code = result.exit_code.or_else(|| {
+        if call.canonical != SHELL_TOOL {
+            return None;
+        }
+        if exit_from_status && !result.is_error {
+            Some(0)
+        } else {
+            super::exit_code_in_text(&result.output)
+        }
+    });
+    call.stdout = result.stdout;
+    call.stderr = result.stderr;
+    call.output = Some(result.output);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn repeated_ids_count_once_and_results_attach_in_any_order() {
+        let mut b = Builder::new(true);
+        b.result(
+            "t2",
+            ToolResult {
+                output: "Exit code 3\nboom".into(),
+                is_error: true,
+                ..Default::default()
+            },
+        );
+        b.call("t1", "Read", || json!({"file_path": "a"}), None, None);
+        b.call("t1", "Read", || json!({"file_path": "b"}), None, None);
+        b.call("t2", "Bash", || json!({"command": "x"}), Some("sub"), None);
+        b.result(
+            "t1",
+            ToolResult {
+                output: "text".into(),
+                ..Default::default()
+            },
+        );
+        let (calls, warnings) = b.finish();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].input, json!({"file_path": "a"}));
+        assert_eq!(calls[0].output.as_deref(), Some("text"));
+        assert_eq!(calls[0].exit_code, None, "not a shell call");
+        assert_eq!(calls[1].exit_code, Some(3));
+        assert_eq!(calls[1].agent, "sub");
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn successful_shell_call_has_exit_code_zero() {
+        let mut b = Builder::new(true);
+        b.call("t", "run_shell_command", || json!({"command": "ls"}), None, None);
+        b.result(
+            "t",
+            ToolResult {
+                output: "a\nb".into(),
+                ..Default::default()
+            },
+        );
+        let (calls, _) = b.finish();
+        assert_eq!(calls[0].canonical, "Bash");
+        assert_eq!(calls[0].exit_code, Some(0));
+    }
+
+    #[test]
+    fn status_is_not_an_exit_code_where_the_agent_says_so() {
+        let mut b = Builder::default();
+        b.call("t", "run_shell_command", || json!({"command": "exit 3"}), None, None);
+        b.result("t", ToolResult::default());
+        let (calls, _) = b.finish();
+        assert_eq!(calls[0].exit_code, None);
+    }
+
+    #[test]
+    fn orphan_results_are_warnings() {
+        let mut b = Builder::default();
+        b.result("ghost", ToolResult::default());
+        let (_, warnings) = b.finish();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("ghost"));
+    }
+}

@@ -1,0 +1,739 @@
+//! Claude Code transcripts: session logs and `--output-format stream-json` (and Qwen Code's
+//! stream-json, which uses the same event shapes).
+//!
+//! Formats handled, as seen in real files (`tests/corpus/`):
+//! - **Session logs**, 1.0.x–2.1.x: one JSON object per line with `type` `user` /
+//!   `assistant` / `system` / `summary` / `file-history-snapshot` / `attachment` / …,
+//!   `sessionId`, `uuid`, `isSidechain` (inline subagent lines, 1.0.x) and `agentId`
+//!   (subagent files, 2.x). An assistant message is often split over several lines with the
+//!   same `message.id`, one content block each; usage repeats on each, so it is counted once
+//!   per message. API failures appear as synthetic assistant messages (`model: "<synthetic>"`,
+//!   `isApiErrorMessage`), interruptions as `[Request interrupted by user…]` user text.
+//! - **stream-json** (`claude -p --output-format stream-json --verbose`, 2.1.328): `system/init`,
+//!   `assistant` / `user` events (`parent_tool_use_id` marks subagent events), `system/api_retry`,
+//!   and a final `result` with the true totals (`assistant` events only carry the
+//!   `message_start` usage). Also accepted wrapped as `{"timestamp": <epoch s>, "raw": event}`.
+//!   Several runs appended to one file are kept apart by their `system/init` events.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::builder::{Builder, ToolResult};
+use super::{Format, LineParser, Outcome, Transcript, Usage};
+
+/// One line (event) of either format; only the fields aptitude uses.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    raw: Option<Box<Line<'a>>>,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "agentId", borrow, default)]
+    agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    parent_tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id_camel: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    claude_code_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    qwen_code_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    // `result` events.
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(default)]
+    num_turns: Option<u32>,
+    #[serde(borrow, default)]
+    result: Option<Cow<'a, str>>,
+    #[serde(default)]
+    total_cost_usd: Option<f64>,
+    #[serde(default)]
+    usage: Option<RawUsage>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+    #[serde(borrow, default)]
+    terminal_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    api_error_status: Option<u16>,
+    #[serde(borrow, default)]
+    errors: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    // Tool-result side data (session logs: `toolUseResult`; stream-json: `tool_use_result`).
+    #[serde(rename = "toolUseResult", borrow, default)]
+    tool_use_result_camel: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+    #[serde(rename = "isApiErrorMessage", default)]
+    is_api_error_message: Option<bool>,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    usage: Option<RawUsage>,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+struct RawUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl RawUsage {
+    fn add_to(self, usage: &mut Usage) {
+        usage.input_tokens += self.input_tokens.unwrap_or(0);
+        usage.output_tokens += self.output_tokens.unwrap_or(0);
+        usage.cache_creation_input_tokens += self.cache_creation_input_tokens.unwrap_or(0);
+        usage.cache_read_input_tokens += self.cache_read_input_tokens.unwrap_or(0);
+    }
+}
+
+/// `content`: a plain string, or a list of blocks.
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content::Blocks(Vec::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content<'a>, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl Content<'_> {
+    /// The text of a tool result or message: text blocks joined by newlines, images as
+    /// `[image]`.
+    fn text(&self) -> String {
+        match self {
+            Content::Text(s) => s.to_string(),
+            Content::Blocks(blocks) => {
+                let mut out = String::new();
+                for block in blocks {
+                    let piece = match block.kind.as_deref() {
+                        Some("text") => block.text.as_deref().unwrap_or(""),
+                        Some("image") => "[image]",
+                        _ => continue,
+                    };
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(piece);
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Bash's structured result (`toolUseResult` in session logs).
+#[derive(Deserialize)]
+struct BashResult {
+    #[serde(default)]
+    stdout: Option<String>,
+    #[serde(default)]
+    stderr: Option<String>,
+}
+
+/// What the main agent did last, for sessions without a final `result` event.
+#[derive(Debug, Clone, PartialEq)]
+enum Last {
+    Nothing,
+    Text,
+    ToolUse,
+    ToolResult,
+    Interrupted,
+    ApiError(String),
+}
+
+pub(crate) struct ClaudeParser {
+    format: Format,
+    b: Builder,
+    session_id: Option<String>,
+    agent_version: Option<String>,
+    model: Option<String>,
+    seen_messages: HashSet<String>,
+    runs: u32,
+    run_active: bool,
+    run_messages: Usage,
+    run_result: Option<(Usage, Outcome, Option<String>)>,
+    run_first_ts: Option<String>,
+    run_last_ts: Option<String>,
+    total: Usage,
+    final_text: Option<String>,
+    final_text_message: Option<String>,
+    last: Last,
+    last_outcome: Option<Outcome>,
+    last_result_text: Option<String>,
+    any_result: bool,
+    /// Whose messages make the final answer and outcome: the main agent, or — in a
+    /// subagent's own file, where every line is a sidechain — that subagent.
+    primary: Option<Option<String>>,
+}
+
+impl ClaudeParser {
+    pub(crate) fn new(format: Format) -> Self {
+        ClaudeParser {
+            format,
+            b: Builder::new(true),
+            session_id: None,
+            agent_version: None,
+            model: None,
+            seen_messages: HashSet::new(),
+            runs: 0,
+            run_active: false,
+            run_messages: Usage::default(),
+            run_result: None,
+            run_first_ts: None,
+            run_last_ts: None,
+            total: Usage::default(),
+            final_text: None,
+            final_text_message: None,
+            last: Last::Nothing,
+            last_outcome: None,
+            last_result_text: None,
+            any_result: false,
+            primary: None,
+        }
+    }
+
+    fn start_run(&mut self) {
+        self.close_run();
+        self.runs += 1;
+        self.run_active = true;
+        self.final_text = None;
+        self.final_text_message = None;
+        self.last = Last::Nothing;
+    }
+
+    fn ensure_run(&mut self) {
+        if !self.run_active {
+            self.start_run();
+        }
+    }
+
+    fn close_run(&mut self) {
+        if !self.run_active {
+            return;
+        }
+        self.run_active = false;
+        match self.run_result.take() {
+            Some((usage, outcome, text)) => {
+                self.total.add(&usage);
+                self.last_outcome = Some(outcome);
+                self.last_result_text = text;
+            }
+            None => {
+                let mut usage = std::mem::take(&mut self.run_messages);
+                if let (Some(a), Some(b)) = (&self.run_first_ts, &self.run_last_ts) {
+                    usage.duration_ms = super::millis_between(a, b);
+                }
+                self.total.add(&usage);
+                self.last_outcome = Some(self.outcome_without_result());
+                self.last_result_text = self.final_text.take();
+            }
+        }
+        self.run_messages = Usage::default();
+        self.run_first_ts = None;
+        self.run_last_ts = None;
+    }
+
+    fn outcome_without_result(&self) -> Outcome {
+        let stream = self.format != Format::ClaudeSession;
+        match &self.last {
+            Last::ApiError(message) => Outcome::ApiError {
+                message: message.clone(),
+                http_status: None,
+            },
+            Last::Interrupted => Outcome::Interrupted,
+            _ if stream => Outcome::Incomplete {
+                message: "the output ends without a `result` event (the agent was killed or crashed)".into(),
+            },
+            Last::Text => Outcome::Completed,
+            Last::ToolUse | Last::ToolResult => Outcome::Incomplete {
+                message: "the session ends after a tool call, without an answer".into(),
+            },
+            Last::Nothing => Outcome::Incomplete {
+                message: "the session has no messages".into(),
+            },
+        }
+    }
+
+    fn timestamp(&mut self, raw: Option<&RawValue>) -> Option<String> {
+        let raw = raw?.get();
+        let ts = if let Some(s) = raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            s.to_owned()
+        } else {
+            super::epoch_seconds_to_rfc3339(raw.parse().ok()?)?
+        };
+        if self.run_first_ts.is_none() {
+            self.run_first_ts = Some(ts.clone());
+        }
+        Some(ts)
+    }
+
+    fn handle(&mut self, line_no: u64, line: Line<'_>, outer_ts: Option<&RawValue>) {
+        let kind = line.kind.as_deref().unwrap_or("");
+        if kind == "system" && line.subtype.as_deref() == Some("init") {
+            self.start_run();
+        }
+        if let Some(sid) = line.session_id.as_deref().or(line.session_id_camel.as_deref()) {
+            if self.session_id.as_deref() != Some(sid) {
+                self.session_id = Some(sid.to_owned());
+            }
+        }
+        if let Some(v) = &line.claude_code_version {
+            self.agent_version = Some(format!("claude-code {v}"));
+        } else if let Some(v) = &line.qwen_code_version {
+            self.agent_version = Some(format!("qwen-code {v}"));
+        } else if let (Some(v), None) = (&line.version, &self.agent_version) {
+            self.agent_version = Some(format!("claude-code {v}"));
+        }
+        let ts_raw = line.timestamp.or(outer_ts);
+        match kind {
+            "system" => {
+                self.ensure_run();
+                if line.subtype.as_deref() == Some("init") {
+                    if let Some(model) = &line.model {
+                        self.model = Some(model.to_string());
+                    }
+                } else if line.subtype.as_deref() == Some("api_error") {
+                    let message = error_message(line.error).unwrap_or_else(|| "API error".into());
+                    self.last = Last::ApiError(message);
+                }
+                if let Some(ts) = self.timestamp(ts_raw) {
+                    self.run_last_ts = Some(ts);
+                }
+            }
+            "assistant" => {
+                self.ensure_run();
+                let ts = self.timestamp(ts_raw);
+                self.assistant(&line, ts.clone());
+                if ts.is_some() {
+                    self.run_last_ts = ts;
+                }
+            }
+            "user" => {
+                self.ensure_run();
+                let ts = self.timestamp(ts_raw);
+                self.user(&line);
+                if ts.is_some() {
+                    self.run_last_ts = ts;
+                }
+            }
+            "result" => {
+                self.ensure_run();
+                self.result(&line);
+                self.any_result = true;
+            }
+            "" => self.b.warn(line_no, "line has no `type`; skipped"),
+            // summary, file-history-snapshot, queue-operation, attachment, stream_event, …
+            _ => {}
+        }
+    }
+
+    /// Whether a line's agent is the one whose answer and outcome the transcript reports.
+    fn is_primary(&mut self, agent: &Option<String>) -> bool {
+        self.primary.get_or_insert_with(|| agent.clone()) == agent
+    }
+
+    fn agent_of(line: &Line<'_>) -> Option<String> {
+        if let Some(parent) = &line.parent_tool_use_id {
+            return Some(parent.to_string());
+        }
+        if line.is_sidechain == Some(true) {
+            return Some(line.agent_id.as_deref().unwrap_or("sidechain").to_owned());
+        }
+        None
+    }
+
+    fn assistant(&mut self, line: &Line<'_>, ts: Option<String>) {
+        let Some(message) = &line.message else {
+            return;
+        };
+        let agent = Self::agent_of(line);
+        let main = self.is_primary(&agent);
+        let synthetic = message.model.as_deref() == Some("<synthetic>") || line.is_api_error_message == Some(true);
+        if !synthetic {
+            if let Some(id) = &message.id {
+                if !self.seen_messages.contains(id.as_ref()) {
+                    self.seen_messages.insert(id.to_string());
+                    if let Some(usage) = message.usage {
+                        usage.add_to(&mut self.run_messages);
+                    }
+                    if main {
+                        self.run_messages.turns = Some(self.run_messages.turns.unwrap_or(0) + 1);
+                    }
+                }
+            }
+            if self.model.is_none() {
+                self.model = message.model.as_deref().map(str::to_owned);
+            }
+        }
+        let Some(content) = &message.content else {
+            return;
+        };
+        if synthetic {
+            if main {
+                self.last = Last::ApiError(content.text());
+            }
+            return;
+        }
+        let blocks = match content {
+            Content::Text(text) => {
+                if main {
+                    self.final_text = Some(text.to_string());
+                    self.final_text_message = message.id.as_deref().map(str::to_owned);
+                    self.last = Last::Text;
+                }
+                return;
+            }
+            Content::Blocks(blocks) => blocks,
+        };
+        for block in blocks {
+            match block.kind.as_deref() {
+                Some("text") => {
+                    let text = block.text.as_deref().unwrap_or("");
+                    if main && !text.trim().is_empty() {
+                        let same_message = message.id.is_some()
+                            && self.final_text_message.as_deref() == message.id.as_deref()
+                            && self.last == Last::Text;
+                        match (&mut self.final_text, same_message) {
+                            (Some(existing), true) => {
+                                existing.push_str("\n\n");
+                                existing.push_str(text);
+                            }
+                            _ => self.final_text = Some(text.to_owned()),
+                        }
+                        self.final_text_message = message.id.as_deref().map(str::to_owned);
+                        self.last = Last::Text;
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => {
+                    let (Some(id), Some(name)) = (&block.id, &block.name) else {
+                        continue;
+                    };
+                    let input = block.input;
+                    self.b.call(
+                        id,
+                        name,
+                        || {
+                            input
+                                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                                .unwrap_or(serde_json::Value::Null)
+                        },
+                        agent.as_deref(),
+                        ts.clone(),
+                    );
+                    if main {
+                        self.final_text = None;
+                        self.last = Last::ToolUse;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn user(&mut self, line: &Line<'_>) {
+        let Some(message) = &line.message else {
+            return;
+        };
+        let main = self.is_primary(&Self::agent_of(line));
+        let Some(content) = &message.content else {
+            return;
+        };
+        if line.is_compact_summary == Some(true) {
+            return;
+        }
+        let blocks = match content {
+            Content::Text(text) => {
+                if main && is_interruption(text) {
+                    self.last = Last::Interrupted;
+                }
+                return;
+            }
+            Content::Blocks(blocks) => blocks,
+        };
+        let results = blocks.iter().filter(|b| b.kind.as_deref() == Some("tool_result")).count();
+        let side = line.tool_use_result.or(line.tool_use_result_camel);
+        for block in blocks {
+            match block.kind.as_deref() {
+                Some("tool_result") => {
+                    let Some(id) = &block.tool_use_id else {
+                        continue;
+                    };
+                    let output = block.content.as_ref().map(Content::text).unwrap_or_default();
+                    let mut result = ToolResult {
+                        is_error: block.is_error.unwrap_or(false),
+                        output,
+                        ..ToolResult::default()
+                    };
+                    // The structured side data belongs to the line's single result.
+                    if results == 1
+                        && self.b.canonical_of(id) == Some(crate::tools::SHELL_TOOL)
+                        && let Some(raw) = side
+                        && raw.get().starts_with('{')
+                        && let Ok(bash) = serde_json::from_str::<BashResult>(raw.get())
+                    {
+                        result.stdout = bash.stdout;
+                        result.stderr = bash.stderr;
+                    }
+                    self.b.result(id, result);
+                    if main {
+                        self.last = Last::ToolResult;
+                    }
+                }
+                Some("text") => {
+                    if main && block.text.as_deref().is_some_and(is_interruption) {
+                        self.last = Last::Interrupted;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn result(&mut self, line: &Line<'_>) {
+        let mut usage = Usage::default();
+        if let Some(raw) = line.usage {
+            raw.add_to(&mut usage);
+        }
+        usage.cost_usd = line.total_cost_usd;
+        usage.turns = line.num_turns;
+        usage.duration_ms = line.duration_ms;
+        let is_error = line.is_error.unwrap_or(false);
+        let result_text = line.result.as_deref().map(str::to_owned);
+        let message = || {
+            result_text
+                .clone()
+                .filter(|s| !s.is_empty())
+                .or_else(|| line.errors.as_ref().map(|e| e.join("; ")).filter(|s| !s.is_empty()))
+                .or_else(|| error_message(line.error))
+                .unwrap_or_else(|| format!("result subtype {}", line.subtype.as_deref().unwrap_or("?")))
+        };
+        let outcome = if line.subtype.as_deref() == Some("error_max_turns") || line.terminal_reason.as_deref() == Some("max_turns") {
+            Outcome::MaxTurns { message: message() }
+        } else if is_error {
+            let msg = message();
+            if line.terminal_reason.as_deref() == Some("api_error")
+                || line.api_error_status.is_some()
+                || msg.starts_with("API Error")
+                || msg.starts_with("[API Error")
+            {
+                Outcome::ApiError {
+                    message: msg,
+                    http_status: line.api_error_status,
+                }
+            } else {
+                Outcome::Error { message: msg }
+            }
+        } else {
+            Outcome::Completed
+        };
+        let text = if outcome.is_completed() {
+            result_text.or_else(|| self.final_text.clone())
+        } else {
+            self.final_text.clone()
+        };
+        self.run_result = Some((usage, outcome, text));
+    }
+}
+
+fn is_interruption(text: &str) -> bool {
+    text.starts_with("[Request interrupted by user")
+}
+
+/// The message of an `error` field: a string, or an object with `message`.
+fn error_message(raw: Option<&RawValue>) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(raw?.get()).ok()?;
+    match value {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Object(map) => map.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+        _ => None,
+    }
+}
+
+impl LineParser for ClaudeParser {
+    fn line(&mut self, line_no: u64, text: &str) {
+        match serde_json::from_str::<Line<'_>>(text) {
+            Ok(mut line) => match line.raw.take() {
+                Some(inner) => {
+                    let outer_ts = line.timestamp;
+                    self.handle(line_no, *inner, outer_ts);
+                }
+                None => self.handle(line_no, line, None),
+            },
+            Err(err) => self.b.warn(line_no, format!("invalid JSON: {err}")),
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Transcript {
+        self.close_run();
+        let outcome = self.last_outcome.take().unwrap_or(Outcome::Incomplete {
+            message: "no events".into(),
+        });
+        let final_text = self.last_result_text.take();
+        let total = std::mem::take(&mut self.total);
+        let this = *self;
+        let (tool_calls, warnings) = this.b.finish();
+        Transcript {
+            format: this.format,
+            session_id: this.session_id,
+            agent_version: this.agent_version,
+            model: this.model,
+            tool_calls,
+            final_text,
+            usage: total,
+            outcome,
+            runs: this.runs,
+            warnings,
+        }
+    }
+}
+
+/// Adds the calls of a session's subagent files: `<dir>/<session>/subagents/*.jsonl`
+/// (2.1.x) and `<dir>/agent-*.jsonl` siblings with the same `sessionId` (2.0.x). Calls are
+/// then ordered by timestamp, so that order assertions see delegated calls in place.
+pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
+    let Some(dir) = path.parent() else {
+        return;
+    };
+    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(stem) = path.file_stem() {
+        if let Ok(entries) = std::fs::read_dir(dir.join(stem).join("subagents")) {
+            candidates.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+    let is_agent_file = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("agent-"));
+    if !is_agent_file && let Ok(entries) = std::fs::read_dir(dir) {
+        candidates.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
+        }));
+    }
+    candidates.sort();
+    let mut merged = false;
+    for candidate in candidates {
+        if candidate == path || candidate.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(&candidate) else {
+            continue;
+        };
+        let Ok(sub) = super::parse_reader(file) else {
+            continue;
+        };
+        if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
+            continue;
+        }
+        let name = candidate.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for call in sub.tool_calls {
+            if !transcript.tool_calls.iter().any(|c| c.id == call.id) {
+                transcript.tool_calls.push(call);
+                merged = true;
+            }
+        }
+        for w in sub.warnings {
+            transcript.warnings.push(super::Warning {
+                line: w.line,
+                message: format!("{name}: {}", w.message),
+            });
+        }
+        transcript.usage.input_tokens += sub.usage.input_tokens;
+        transcript.usage.output_tokens += sub.usage.output_tokens;
+        transcript.usage.cache_creation_input_tokens += sub.usage.cache_creation_input_tokens;
+        transcript.usage.cache_read_input_tokens += sub.usage.cache_read_input_tokens;
+    }
+    if merged && transcript.tool_calls.iter().all(|c| c.timestamp.is_some()) {
+        transcript.tool_calls.sort_by_cached_key(|c| {
+            c.timestamp
+                .as_deref()
+                .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+        });
+    }
+}
