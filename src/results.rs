@@ -118,7 +118,9 @@ impl TestResult {
             TestStatus::Failed
         } else if any(AssertionStatus::Error) || any(AssertionStatus::Invalid) {
             TestStatus::Error
-        } else if !assertions.is_empty() && assertions.iter().all(|a| a.status == AssertionStatus::Skip) {
+        } else if !assertions.is_empty()
+            && assertions.iter().all(|a| a.status == AssertionStatus::Skip)
+        {
             TestStatus::Skipped
         } else {
             TestStatus::Passed
@@ -176,6 +178,9 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Usage summed over tests.
     pub usage: Usage,
+    /// Tests whose agent reported no cost (their cost is missing from `usage.cost_usd`).
+    #[serde(default)]
+    pub tests_without_cost: u32,
 }
 
 impl Summary {
@@ -205,6 +210,9 @@ impl Summary {
             if let Some(u) = &t.usage {
                 s.usage.add(u);
             }
+            if t.usage.as_ref().is_none_or(|u| u.cost_usd.is_none()) {
+                s.tests_without_cost += 1;
+            }
         }
         s
     }
@@ -227,13 +235,34 @@ mod tests {
     #[test]
     fn test_status_rules() {
         use AssertionStatus::*;
-        assert_eq!(TestResult::status_of(None, &[a(Pass), a(Pass)]), TestStatus::Passed);
-        assert_eq!(TestResult::status_of(None, &[a(Pass), a(Fail), a(Error)]), TestStatus::Failed);
-        assert_eq!(TestResult::status_of(None, &[a(Pass), a(Error)]), TestStatus::Error);
-        assert_eq!(TestResult::status_of(None, &[a(Pass), a(Invalid)]), TestStatus::Error);
-        assert_eq!(TestResult::status_of(None, &[a(Skip), a(Skip)]), TestStatus::Skipped);
-        assert_eq!(TestResult::status_of(None, &[a(Pass), a(Skip)]), TestStatus::Passed);
-        assert_eq!(TestResult::status_of(Some("agent crashed"), &[a(Pass)]), TestStatus::Error);
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), a(Pass)]),
+            TestStatus::Passed
+        );
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), a(Fail), a(Error)]),
+            TestStatus::Failed
+        );
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), a(Error)]),
+            TestStatus::Error
+        );
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), a(Invalid)]),
+            TestStatus::Error
+        );
+        assert_eq!(
+            TestResult::status_of(None, &[a(Skip), a(Skip)]),
+            TestStatus::Skipped
+        );
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), a(Skip)]),
+            TestStatus::Passed
+        );
+        assert_eq!(
+            TestResult::status_of(Some("agent crashed"), &[a(Pass)]),
+            TestStatus::Error
+        );
     }
 
     #[test]
@@ -253,7 +282,10 @@ mod tests {
             transcript: None,
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
-        assert_eq!((r.summary.total, r.summary.passed, r.summary.failed), (2, 1, 1));
+        assert_eq!(
+            (r.summary.total, r.summary.passed, r.summary.failed),
+            (2, 1, 1)
+        );
         assert_eq!(r.summary.usage.input_tokens, 20);
         assert_eq!(r.summary.usage.cost_usd, Some(1.0));
         assert!(!r.all_passed());

@@ -23,7 +23,11 @@ pub fn outcome_error(outcome: &Outcome) -> Option<String> {
 ///
 /// `duration_ms` is the time the evaluation took; the agent's own time is in the
 /// transcript's usage.
-pub fn evaluate_transcript(spec: &TestSpec, transcript: Transcript, duration_ms: u64) -> TestResult {
+pub fn evaluate_transcript(
+    spec: &TestSpec,
+    transcript: Transcript,
+    duration_ms: u64,
+) -> TestResult {
     let evidence = Evidence {
         transcript: &transcript,
     };

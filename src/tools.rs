@@ -20,9 +20,29 @@ use std::borrow::Cow;
 /// `exec_command`, `apply_patch`, `update_plan`), and the seeds' own aliases
 /// (`read_file`, `write_file`, `execute_command`, `shell_run`).
 const TABLE: &[(&str, &[&str])] = &[
-    ("Read", &["read", "read_file", "view", "read_many_files", "notebookread", "notebook_read"]),
+    (
+        "Read",
+        &[
+            "read",
+            "read_file",
+            "view",
+            "read_many_files",
+            "notebookread",
+            "notebook_read",
+        ],
+    ),
     ("Write", &["write", "write_file", "create_file"]),
-    ("Edit", &["edit", "edit_file", "replace", "str_replace", "apply_patch", "file_change"]),
+    (
+        "Edit",
+        &[
+            "edit",
+            "edit_file",
+            "replace",
+            "str_replace",
+            "apply_patch",
+            "file_change",
+        ],
+    ),
     ("MultiEdit", &["multiedit", "multi_edit"]),
     ("NotebookEdit", &["notebookedit", "notebook_edit"]),
     (
@@ -47,8 +67,14 @@ const TABLE: &[(&str, &[&str])] = &[
     ("LS", &["ls", "list_directory", "list_dir"]),
     ("Task", &["task", "agent", "dispatch_agent"]),
     ("WebFetch", &["webfetch", "web_fetch"]),
-    ("WebSearch", &["websearch", "web_search", "google_web_search"]),
-    ("TodoWrite", &["todowrite", "todo_write", "write_todos", "update_plan"]),
+    (
+        "WebSearch",
+        &["websearch", "web_search", "google_web_search"],
+    ),
+    (
+        "TodoWrite",
+        &["todowrite", "todo_write", "write_todos", "update_plan"],
+    ),
     ("TodoRead", &["todoread", "todo_read"]),
     ("Skill", &["skill"]),
 ];
@@ -72,7 +98,9 @@ pub fn canonical_tool_name(name: &str) -> Cow<'_, str> {
 /// Whether `name` (any spelling) is in the table of known tools.
 pub fn is_known_tool(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    TABLE.iter().any(|(_, aliases)| aliases.contains(&lower.as_str()))
+    TABLE
+        .iter()
+        .any(|(_, aliases)| aliases.contains(&lower.as_str()))
 }
 
 /// Every known spelling (canonical names and aliases), for "did you mean" hints.
@@ -106,7 +134,10 @@ mod tests {
 
     #[test]
     fn unknown_names_are_kept() {
-        assert_eq!(canonical_tool_name("mcp__github__create_issue"), "mcp__github__create_issue");
+        assert_eq!(
+            canonical_tool_name("mcp__github__create_issue"),
+            "mcp__github__create_issue"
+        );
         assert!(!is_known_tool("mcp__github__create_issue"));
     }
 

@@ -22,7 +22,10 @@ pub struct Evidence<'a> {
 
 /// Evaluates every assertion of a test, in file order.
 pub fn evaluate(spec: &TestSpec, evidence: &Evidence<'_>) -> Vec<AssertionResult> {
-    spec.assertions.iter().map(|a| evaluate_one(a, evidence)).collect()
+    spec.assertions
+        .iter()
+        .map(|a| evaluate_one(a, evidence))
+        .collect()
 }
 
 /// Evaluates one assertion.
@@ -51,16 +54,24 @@ pub fn evaluate_one(assertion: &Assertion, evidence: &Evidence<'_>) -> Assertion
 fn describe_pending(kind: &AssertionKind) -> String {
     match kind {
         AssertionKind::Tool(_) => "tool".into(),
-        AssertionKind::Review(r) => format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
+        AssertionKind::Review(r) => {
+            format!("stdout review: {:?} (threshold: {})", r.review, r.threshold)
+        }
         AssertionKind::ExitCode { code, .. } => format!("last command exited {code}"),
-        AssertionKind::OutputContains { text, .. } => format!("last command output contains {text:?}"),
+        AssertionKind::OutputContains { text, .. } => {
+            format!("last command output contains {text:?}")
+        }
         AssertionKind::OutputEquals { text, .. } => format!("last command output equals {text:?}"),
-        AssertionKind::ErrorContains { text, .. } => format!("last command stderr contains {text:?}"),
+        AssertionKind::ErrorContains { text, .. } => {
+            format!("last command stderr contains {text:?}")
+        }
         AssertionKind::FileExists { path } => format!("file {path} exists"),
         AssertionKind::FileContains { path, text } => format!("file {path} contains {text:?}"),
         AssertionKind::Ran { pattern, .. } => format!("ran /{}/", pattern.as_str()),
         AssertionKind::NotRan { pattern, .. } => format!("did not run /{}/", pattern.as_str()),
-        AssertionKind::RunCount { pattern, min, max, .. } => {
+        AssertionKind::RunCount {
+            pattern, min, max, ..
+        } => {
             format!("ran /{}/ {}", pattern.as_str(), bounds(*min, *max))
         }
         AssertionKind::Verify(v) => format!("verify `{}`", v.run),
@@ -81,7 +92,11 @@ pub(crate) fn bounds(min: Option<u32>, max: Option<u32>) -> String {
 /// `1 time`, `3 times`.
 pub(crate) fn times(n: impl Into<u64>) -> String {
     let n = n.into();
-    if n == 1 { "1 time".into() } else { format!("{n} times") }
+    if n == 1 {
+        "1 time".into()
+    } else {
+        format!("{n} times")
+    }
 }
 
 /// The calls an assertion with this scope sees, with their 1-based position in the whole
@@ -97,7 +112,11 @@ pub(crate) fn in_scope(calls: &[ToolCall], scope: Scope) -> Vec<(usize, &ToolCal
 
 /// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
 pub fn describe_call(position: usize, call: &ToolCall) -> String {
-    let mut s = format!("#{position} {} {}", call.name, summarize_input(&call.input, 100));
+    let mut s = format!(
+        "#{position} {} {}",
+        call.name,
+        summarize_input(&call.input, 100)
+    );
     if !call.is_main() {
         s.push_str(&format!(" [subagent {}]", call.agent));
     }
@@ -107,16 +126,33 @@ pub fn describe_call(position: usize, call: &ToolCall) -> String {
 /// A tool input in one short line: its main field (`command`, `file_path`, `pattern`,
 /// `path`, `url`, `query`) as `key="value"`, or its JSON, cut to `max` characters.
 pub fn summarize_input(input: &serde_json::Value, max: usize) -> String {
-    const MAIN_FIELDS: &[&str] = &["command", "cmd", "file_path", "notebook_path", "pattern", "path", "url", "query", "prompt"];
-    let text = MAIN_FIELDS
-        .iter()
-        .find_map(|k| input.get(*k).map(|v| (k, v)))
+    let text = main_field(input)
+        .and_then(|k| input.get(k).map(|v| (k, v)))
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s:?}"),
             other => format!("{k}={other}"),
         })
         .unwrap_or_else(|| input.to_string());
     truncate(&text, max)
+}
+
+/// The input field that best identifies a call, shown by [`summarize_input`].
+pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
+    const MAIN_FIELDS: &[&str] = &[
+        "command",
+        "cmd",
+        "file_path",
+        "notebook_path",
+        "pattern",
+        "path",
+        "url",
+        "query",
+        "prompt",
+    ];
+    MAIN_FIELDS
+        .iter()
+        .copied()
+        .find(|k| input.get(*k).is_some())
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.

@@ -22,7 +22,10 @@ use crate::transcript::ToolCall;
 const MAX_LISTED: usize = 5;
 
 /// Evaluates a tool assertion: (status, description, detail).
-pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> (AssertionStatus, String, Option<String>) {
+pub(super) fn evaluate(
+    a: &ToolAssertion,
+    calls: &[ToolCall],
+) -> (AssertionStatus, String, Option<String>) {
     let description = describe(a);
     let scoped = in_scope(calls, a.scope);
     let of_tool: Vec<(usize, &ToolCall)> = scoped
@@ -44,7 +47,11 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> (AssertionStatu
             failures.push(format!(
                 "{tool} was called {}{}:\n{}",
                 times(matching.len() as u64),
-                if a.params.is_empty() { "" } else { " with matching parameters" },
+                if a.params.is_empty() {
+                    ""
+                } else {
+                    " with matching parameters"
+                },
                 list_calls(&matching)
             ));
         }
@@ -59,20 +66,22 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> (AssertionStatu
             ),
         };
         if !ok {
-            failures.push(count_failure(a, tool, &expected, &scoped, &of_tool, &matching));
+            failures.push(count_failure(
+                a, tool, &expected, &scoped, &of_tool, &matching,
+            ));
         }
     }
 
     if a.called {
-        if let Some(other) = &a.called_after {
-            if let Some(msg) = order_failure(&matching, &scoped, other, true, tool) {
-                failures.push(msg);
-            }
+        if let Some(other) = &a.called_after
+            && let Some(msg) = order_failure(&matching, &scoped, other, true, tool)
+        {
+            failures.push(msg);
         }
-        if let Some(other) = &a.called_before {
-            if let Some(msg) = order_failure(&matching, &scoped, other, false, tool) {
-                failures.push(msg);
-            }
+        if let Some(other) = &a.called_before
+            && let Some(msg) = order_failure(&matching, &scoped, other, false, tool)
+        {
+            failures.push(msg);
         }
         for (index, params) in &a.positional {
             if let Some(msg) = positional_failure(*index, params, &of_tool, tool) {
@@ -86,14 +95,25 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> (AssertionStatu
             if of_tool.is_empty() {
                 format!("no {tool} call")
             } else {
-                format!("{tool} was called {}, none matching the parameters", times(of_tool.len() as u64))
+                format!(
+                    "{tool} was called {}, none matching the parameters",
+                    times(of_tool.len() as u64)
+                )
             }
         } else {
-            format!("{} matching: {}", times(matching.len() as u64), positions(&matching))
+            format!(
+                "{} matching: {}",
+                times(matching.len() as u64),
+                positions(&matching)
+            )
         };
         (AssertionStatus::Pass, description, Some(detail))
     } else {
-        (AssertionStatus::Fail, description, Some(failures.join("\n")))
+        (
+            AssertionStatus::Fail,
+            description,
+            Some(failures.join("\n")),
+        )
     }
 }
 
@@ -160,12 +180,18 @@ fn params_match(params: &[ParamMatcher], input: &Value) -> bool {
         .all(|p| lookup(input, &p.key).is_some_and(|v| p.matcher.matches(v)))
 }
 
-/// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`.
+/// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`
+/// (the value is left out when the call's one-line summary already shows it).
 fn param_mismatches(params: &[ParamMatcher], input: &Value) -> Vec<String> {
+    let shown = super::main_field(input);
     params
         .iter()
         .filter_map(|p| match lookup(input, &p.key) {
             None => Some(format!("{} is missing", p.key)),
+            Some(_) if Some(p.key.as_str()) == shown => {
+                (!params_match(std::slice::from_ref(p), input))
+                    .then(|| format!("{} does not match {}", p.key, p.matcher.describe()))
+            }
             Some(v) if !p.matcher.matches(v) => Some(format!(
                 "{}={} does not match {}",
                 p.key,
@@ -178,7 +204,11 @@ fn param_mismatches(params: &[ParamMatcher], input: &Value) -> Vec<String> {
 }
 
 fn positions(calls: &[(usize, &ToolCall)]) -> String {
-    calls.iter().map(|(i, _)| format!("#{i}")).collect::<Vec<_>>().join(", ")
+    calls
+        .iter()
+        .map(|(i, _)| format!("#{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn list_calls(calls: &[(usize, &ToolCall)]) -> String {
@@ -206,7 +236,9 @@ fn count_failure(
         return if seen.is_empty() {
             format!("expected {tool} to be called {expected}; there were no tool calls at all")
         } else {
-            format!("expected {tool} to be called {expected}; it was never called. Calls made: {seen}")
+            format!(
+                "expected {tool} to be called {expected}; it was never called. Calls made: {seen}"
+            )
         };
     }
     if a.params.is_empty() || matching.len() == of_tool.len() {
@@ -232,7 +264,11 @@ fn count_failure(
         "expected {expected} with matching parameters; {} of {} {tool} calls matched{}\n{}",
         matching.len(),
         of_tool.len(),
-        if matching.is_empty() { String::new() } else { format!(" ({})", positions(matching)) },
+        if matching.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", positions(matching))
+        },
         non_matching.join("\n")
     )
 }
@@ -267,10 +303,16 @@ fn order_failure(
         .find(|(_, c)| other.matches(&c.canonical) || other.matches(&c.name))
         .map(|(i, _)| *i);
     let Some(first_other) = first_other else {
-        return Some(format!("{tool} must be called {relation} {other_name}, but {other_name} was never called"));
+        return Some(format!(
+            "{tool} must be called {relation} {other_name}, but {other_name} was never called"
+        ));
     };
     let (first_mine, _) = matching.first()?;
-    let ok = if after { *first_mine > first_other } else { *first_mine < first_other };
+    let ok = if after {
+        *first_mine > first_other
+    } else {
+        *first_mine < first_other
+    };
     (!ok).then(|| {
         format!(
             "{tool} must be called {relation} {other_name}: the first {tool} call is #{first_mine}, the first {other_name} call is #{first_other}"
@@ -353,7 +395,11 @@ mod tests {
             call("1", "Read", json!({"file_path": "/home/u/p/README.md"})),
             call("2", "Bash", json!({"command": "ls -la"})),
             call("3", "Read", json!({"file_path": "/home/u/p/.env"})),
-            call("4", "Bash", json!({"command": "python3 scripts/check_status.py --all"})),
+            call(
+                "4",
+                "Bash",
+                json!({"command": "python3 scripts/check_status.py --all"}),
+            ),
         ]
     }
 
@@ -366,7 +412,10 @@ mod tests {
         assert_eq!(status, AssertionStatus::Fail);
         assert_eq!(desc, "Read not called with file_path ~ glob \"*.env\"");
         let detail = detail.unwrap();
-        assert!(detail.contains("#3 Read file_path=\"/home/u/p/.env\""), "{detail}");
+        assert!(
+            detail.contains("#3 Read file_path=\"/home/u/p/.env\""),
+            "{detail}"
+        );
     }
 
     #[test]
@@ -386,7 +435,12 @@ mod tests {
         assert_eq!(status, AssertionStatus::Fail);
         let detail = detail.unwrap();
         assert!(detail.contains("0 of 2 Bash calls matched"), "{detail}");
-        assert!(detail.contains("command=\"ls -la\" does not match glob \"cargo test*\""), "{detail}");
+        assert!(
+            detail.contains(
+                "#2 Bash command=\"ls -la\" — command does not match glob \"cargo test*\""
+            ),
+            "{detail}"
+        );
     }
 
     #[test]
@@ -404,7 +458,11 @@ mod tests {
         a.call_count = Some(1);
         let (status, _, detail) = evaluate(&a, &calls());
         assert_eq!(status, AssertionStatus::Fail);
-        assert!(detail.unwrap().contains("expected Read to be called exactly 1 time; it was called 2 times"));
+        assert!(
+            detail
+                .unwrap()
+                .contains("expected Read to be called exactly 1 time; it was called 2 times")
+        );
         let mut b = tool("Bash");
         b.min_calls = Some(1);
         b.max_calls = Some(1);
@@ -432,7 +490,11 @@ mod tests {
         b.called_after = Some(NameMatcher::new("Bash").unwrap());
         let (status, _, detail) = evaluate(&b, &calls());
         assert_eq!(status, AssertionStatus::Fail);
-        assert!(detail.unwrap().contains("the first Read call is #1, the first Bash call is #2"));
+        assert!(
+            detail
+                .unwrap()
+                .contains("the first Read call is #1, the first Bash call is #2")
+        );
         let mut c = tool("Read");
         c.called_before = Some(NameMatcher::new("Bash").unwrap());
         assert_eq!(evaluate(&c, &calls()).0, AssertionStatus::Pass);
@@ -448,7 +510,10 @@ mod tests {
         let mut a = tool("Bash");
         a.positional = vec![
             (CallIndex::Nth(1), vec![param("command", "ls*")]),
-            (CallIndex::Last, vec![param("command", "python3*check_status.py*")]),
+            (
+                CallIndex::Last,
+                vec![param("command", "python3*check_status.py*")],
+            ),
         ];
         assert_eq!(evaluate(&a, &calls()).0, AssertionStatus::Pass);
         a.positional = vec![(CallIndex::Nth(2), vec![param("command", "ls*")])];
@@ -456,7 +521,12 @@ mod tests {
         assert_eq!(status, AssertionStatus::Fail);
         assert!(detail.unwrap().contains("call #2 of Bash"));
         a.positional = vec![(CallIndex::Nth(3), vec![param("command", "ls*")])];
-        assert!(evaluate(&a, &calls()).2.unwrap().contains("Bash was called 2 times"));
+        assert!(
+            evaluate(&a, &calls())
+                .2
+                .unwrap()
+                .contains("Bash was called 2 times")
+        );
     }
 
     #[test]
@@ -469,7 +539,11 @@ mod tests {
         let mut a = tool("Write");
         a.called = false;
         let (status, _, detail) = evaluate(&a, &c);
-        assert_eq!(status, AssertionStatus::Fail, "delegating must not evade the guardrail");
+        assert_eq!(
+            status,
+            AssertionStatus::Fail,
+            "delegating must not evade the guardrail"
+        );
         assert!(detail.unwrap().contains("[subagent toolu_task]"));
         a.scope = Scope::Main;
         assert_eq!(evaluate(&a, &c).0, AssertionStatus::Pass);
@@ -485,7 +559,11 @@ mod tests {
 
     #[test]
     fn dotted_param_paths() {
-        let c = vec![call("1", "MultiEdit", json!({"edits": [{"old_string": "a"}, {"old_string": "b"}]}))];
+        let c = vec![call(
+            "1",
+            "MultiEdit",
+            json!({"edits": [{"old_string": "a"}, {"old_string": "b"}]}),
+        )];
         let mut a = tool("MultiEdit");
         a.params = vec![param("edits.1.old_string", "b")];
         assert_eq!(evaluate(&a, &c).0, AssertionStatus::Pass);

@@ -67,12 +67,20 @@ pub struct ValidateArgs {
 
 /// `aptitude analyze`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Forms:
+  aptitude analyze TEST_FILE TRANSCRIPT   one test against one transcript
+  aptitude analyze PATHS...               every test found, each against its recorded transcript:
+                                          x.aptitude.yaml is paired with x.transcript.jsonl (or .json)
+                                          in the same directory
+
+Transcripts may be Claude Code session logs or stream-json output; Codex CLI, Gemini CLI
+and Qwen Code formats are detected too.")]
 pub struct AnalyzeArgs {
-    /// The test file.
-    pub test_file: PathBuf,
-    /// The transcript: a Claude Code session log or stream-json output (Codex, Gemini and
-    /// Qwen formats are detected too).
-    pub transcript: PathBuf,
+    /// A test file and its transcript, or test files and directories with recorded
+    /// transcripts beside them.
+    #[arg(required = true, value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -95,7 +103,11 @@ pub fn main() -> ExitCode {
         Err(err) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { EXIT_INVALID } else { EXIT_OK });
+            return ExitCode::from(if err.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_OK
+            });
         }
     };
     match cli.color {
@@ -158,7 +170,11 @@ fn validate(args: &ValidateArgs) -> u8 {
     if files.is_empty() {
         err(&error_line(&format!(
             "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
-            args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
         return EXIT_INVALID;
     }
@@ -177,38 +193,100 @@ fn validate(args: &ValidateArgs) -> u8 {
     EXIT_OK
 }
 
+/// The transcript recorded beside a test file: `x.aptitude.yaml` → `x.transcript.jsonl`
+/// (or `x.transcript.json`).
+pub fn recorded_transcript(test_file: &std::path::Path) -> Option<PathBuf> {
+    let name = test_file.file_name()?.to_str()?;
+    let stem = name
+        .strip_suffix(".aptitude.yaml")
+        .or_else(|| name.strip_suffix(".aptitude.yml"))?;
+    ["jsonl", "json"]
+        .iter()
+        .map(|ext| test_file.with_file_name(format!("{stem}.transcript.{ext}")))
+        .find(|p| p.is_file())
+}
+
 fn analyze(args: &AnalyzeArgs) -> u8 {
     let started = Instant::now();
-    let spec = match spec::load_file(&args.test_file) {
-        Ok(spec) => spec,
-        Err(diags) => {
-            let report = spec::LoadReport {
-                specs: Vec::new(),
-                errors: vec![diags],
-            };
-            report_load_errors(&report, 1);
-            return EXIT_INVALID;
+    // `TEST TRANSCRIPT`: the second path is a file that is not a test file.
+    let explicit = args.paths.len() == 2
+        && args.paths[1].is_file()
+        && !discover::is_test_file(&args.paths[1])
+        && args.paths[0].is_file();
+    let test_files = if explicit {
+        vec![args.paths[0].clone()]
+    } else {
+        match discover::discover(&args.paths) {
+            Ok(files) if !files.is_empty() => files,
+            Ok(_) => {
+                err(&error_line(
+                    "no test files (*.aptitude.yaml, *.aptitude.yml) found",
+                ));
+                return EXIT_INVALID;
+            }
+            Err(e) => {
+                err(&error_line(&e.to_string()));
+                return EXIT_INVALID;
+            }
         }
     };
-    let transcript = match transcript::parse_file(&args.transcript) {
-        Ok(t) => t,
-        Err(e) => {
-            err(&error_line(&e.to_string()));
-            return EXIT_INVALID;
-        }
-    };
-    report_transcript_warnings(&args.transcript, &transcript);
-    let elapsed = started.elapsed().as_millis() as u64;
-    let test = crate::runner::evaluate_transcript(&spec, transcript, elapsed);
-    let results = Results::new(vec![test], started.elapsed().as_millis() as u64);
-    out(&terminal::render_results(&results));
-    if let Some(path) = &args.json {
-        if let Err(e) = json::write(&results, path) {
-            err(&error_line(&e.to_string()));
-            return EXIT_INVALID;
+    let report = spec::load_files(&test_files);
+    if report_load_errors(&report, test_files.len()) {
+        return EXIT_INVALID;
+    }
+    let mut pairs = Vec::new();
+    let mut missing = Vec::new();
+    for spec in report.specs {
+        let transcript = if explicit {
+            Some(args.paths[1].clone())
+        } else {
+            recorded_transcript(&spec.file)
+        };
+        match transcript {
+            Some(t) => pairs.push((spec, t)),
+            None => missing.push(diagnostic::display_path(&spec.file)),
         }
     }
-    if results.all_passed() { EXIT_OK } else { EXIT_FAILED }
+    if !missing.is_empty() {
+        for file in &missing {
+            err(&error_line(&format!(
+                "no recorded transcript for {file} (expected {} beside it)",
+                file.replace(".aptitude.yaml", ".transcript.jsonl")
+                    .replace(".aptitude.yml", ".transcript.jsonl")
+            )));
+        }
+        err("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");
+        return EXIT_INVALID;
+    }
+    let mut tests = Vec::new();
+    for (spec, path) in pairs {
+        let test_started = Instant::now();
+        let transcript = match transcript::parse_file(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                err(&error_line(&e.to_string()));
+                return EXIT_INVALID;
+            }
+        };
+        report_transcript_warnings(&path, &transcript);
+        let elapsed = test_started.elapsed().as_millis() as u64;
+        tests.push(crate::runner::evaluate_transcript(
+            &spec, transcript, elapsed,
+        ));
+    }
+    let results = Results::new(tests, started.elapsed().as_millis() as u64);
+    out(&terminal::render_results(&results));
+    if let Some(path) = &args.json
+        && let Err(e) = json::write(&results, path)
+    {
+        err(&error_line(&e.to_string()));
+        return EXIT_INVALID;
+    }
+    if results.all_passed() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
 }
 
 /// At most this many transcript warnings are printed; the rest are counted.

@@ -92,7 +92,11 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
             let _ = writeln!(out, "       {line}");
         }
     }
-    let _ = writeln!(out, "       {}", paint(DIM, &format!("at {file}:{}", a.line)));
+    let _ = writeln!(
+        out,
+        "       {}",
+        paint(DIM, &format!("at {file}:{}", a.line))
+    );
 }
 
 /// `1.2s`, `340ms`, `2m 05s`.
@@ -111,7 +115,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -146,19 +150,30 @@ pub fn render_summary(summary: &Summary) -> String {
     }
     let a = &summary.assertions;
     let mut assertion_parts = vec![format!("{} passed", a.pass)];
-    for (n, word) in [(a.fail, "failed"), (a.error, "error"), (a.invalid, "invalid"), (a.skip, "skipped")] {
+    for (n, word) in [
+        (a.fail, "failed"),
+        (a.error, "error"),
+        (a.invalid, "invalid"),
+        (a.skip, "skipped"),
+    ] {
         if n > 0 {
             assertion_parts.push(format!("{n} {word}"));
         }
     }
     let tests = if summary.total == 1 { "test" } else { "tests" };
+    let mut usage = format_usage(&summary.usage);
+    if summary.usage.cost_usd.is_some() && summary.tests_without_cost > 0 {
+        usage.push_str(&format!(
+            " (no cost reported for {} of {} tests)",
+            summary.tests_without_cost, summary.total
+        ));
+    }
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {}\n",
+        "{} {tests}: {} · assertions: {} · {} · {usage}\n",
         summary.total,
         parts.join(", "),
         assertion_parts.join(", "),
         format_duration(summary.duration_ms),
-        format_usage(&summary.usage)
     )
 }
 
@@ -208,16 +223,28 @@ pub fn render_transcript(t: &Transcript) -> String {
         }
         let result = match (&call.output, call.is_error, call.exit_code) {
             (None, _, _) => paint(YELLOW, "no result"),
-            (Some(o), true, Some(code)) => paint(RED, &format!("error, exit {code}: {}", crate::assertions::truncate(o, 60))),
-            (Some(o), true, None) => paint(RED, &format!("error: {}", crate::assertions::truncate(o, 60))),
-            (Some(o), false, Some(code)) => format!("exit {code}: {}", crate::assertions::truncate(o, 60)),
+            (Some(o), true, Some(code)) => paint(
+                RED,
+                &format!("error, exit {code}: {}", crate::assertions::truncate(o, 60)),
+            ),
+            (Some(o), true, None) => paint(
+                RED,
+                &format!("error: {}", crate::assertions::truncate(o, 60)),
+            ),
+            (Some(o), false, Some(code)) => {
+                format!("exit {code}: {}", crate::assertions::truncate(o, 60))
+            }
             (Some(o), false, None) => crate::assertions::truncate(o, 60),
         };
         let _ = writeln!(out, "{line}\n      → {result}");
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(out, "final answer: {}", crate::assertions::truncate(text, 300));
+            let _ = writeln!(
+                out,
+                "final answer: {}",
+                crate::assertions::truncate(text, 300)
+            );
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");
@@ -235,7 +262,11 @@ pub fn render_transcript(t: &Transcript) -> String {
         usage.push(format!("${c:.6}"));
     }
     if let Some(turns) = u.turns {
-        usage.push(if turns == 1 { "1 turn".into() } else { format!("{turns} turns") });
+        usage.push(if turns == 1 {
+            "1 turn".into()
+        } else {
+            format!("{turns} turns")
+        });
     }
     if let Some(ms) = u.duration_ms {
         usage.push(format_duration(ms));

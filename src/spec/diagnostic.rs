@@ -133,7 +133,9 @@ pub fn render(file: &FileDiagnostics, color: bool) -> String {
         };
         groups.push(group);
         if let Some(hint) = &diag.hint {
-            groups.push(Group::with_title(Level::HELP.secondary_title(hint.as_str())));
+            groups.push(Group::with_title(
+                Level::HELP.secondary_title(hint.as_str()),
+            ));
         }
         out.push_str(&renderer.render(&groups));
         out.push_str("\n\n");
@@ -149,7 +151,10 @@ pub fn display_path(path: &Path) -> String {
 
 /// The closest candidate to `word`, for "did you mean" hints: equal after ignoring case,
 /// `_` and `-`, or within a small edit distance.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let norm = |s: &str| -> String {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')

@@ -93,7 +93,14 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect();
-        assert_eq!(names, [".github/h.aptitude.yaml", "a/b/x.aptitude.yaml", "a/y.aptitude.yml"]);
+        assert_eq!(
+            names,
+            [
+                ".github/h.aptitude.yaml",
+                "a/b/x.aptitude.yaml",
+                "a/y.aptitude.yml"
+            ]
+        );
     }
 
     #[test]
@@ -101,7 +108,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("custom.yaml");
         std::fs::write(&file, "").unwrap();
-        assert_eq!(discover(std::slice::from_ref(&file)).unwrap(), [file.clone()]);
+        assert_eq!(
+            discover(std::slice::from_ref(&file)).unwrap(),
+            std::slice::from_ref(&file)
+        );
         assert!(matches!(
             discover(&[dir.path().join("nope")]),
             Err(DiscoverError::Missing(_))

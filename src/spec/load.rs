@@ -9,12 +9,12 @@ use std::path::{Component, Path, PathBuf};
 
 use regex::Regex;
 
-use super::diagnostic::{did_you_mean, Diagnostic, FileDiagnostics};
+use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
 use super::pattern::{NameMatcher, ValueMatcher};
 use super::{
-    Assertion, AssertionKind, CallIndex, ParamMatcher, ReviewAssertion, Scope, TestSpec,
-    ToolAssertion, VerifyAssertion, DEFAULT_THRESHOLD, KNOWN_AGENTS,
+    Assertion, AssertionKind, CallIndex, DEFAULT_THRESHOLD, KNOWN_AGENTS, ParamMatcher,
+    ReviewAssertion, Scope, TestSpec, ToolAssertion, VerifyAssertion,
 };
 
 const TEST_KEYS: &[&str] = &[
@@ -137,8 +137,11 @@ pub fn load_str(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> 
         Ok(root) => root,
         Err(err) => {
             return Err(vec![
-                Diagnostic::new(err.pos.unwrap_or_default(), format!("invalid YAML: {}", err.message))
-                    .label("here"),
+                Diagnostic::new(
+                    err.pos.unwrap_or_default(),
+                    format!("invalid YAML: {}", err.message),
+                )
+                .label("here"),
             ]);
         }
     };
@@ -161,10 +164,16 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn get(&self, key: &str) -> Option<&'a Node> {
-        self.entries.iter().find(|(k, _)| k.name == key).map(|(_, v)| v)
+        self.entries
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(_, v)| v)
     }
     fn key(&self, key: &str) -> Option<&'a Key> {
-        self.entries.iter().find(|(k, _)| k.name == key).map(|(k, _)| k)
+        self.entries
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(k, _)| k)
     }
     fn key_pos(&self, key: &str) -> Pos {
         self.key(key).map_or(self.pos, |k| k.pos)
@@ -185,7 +194,10 @@ impl Ctx {
         self.push(
             Diagnostic::new(
                 node.pos,
-                format!("`{key}` must be {expected}, found {}", node.value.type_name()),
+                format!(
+                    "`{key}` must be {expected}, found {}",
+                    node.value.type_name()
+                ),
             )
             .label(format!("expected {expected}")),
         );
@@ -232,7 +244,9 @@ impl Ctx {
     fn non_empty_string(&mut self, node: &Node, key: &str) -> Option<String> {
         let s = self.string(node, key)?;
         if s.trim().is_empty() {
-            self.push(Diagnostic::new(node.pos, format!("`{key}` must not be empty")).label("empty"));
+            self.push(
+                Diagnostic::new(node.pos, format!("`{key}` must not be empty")).label("empty"),
+            );
             return None;
         }
         Some(s)
@@ -254,8 +268,11 @@ impl Ctx {
                 Ok(n) => Some(n),
                 Err(_) => {
                     self.push(
-                        Diagnostic::new(node.pos, format!("`{key}` must be a whole number ≥ 0, found {i}"))
-                            .label("out of range"),
+                        Diagnostic::new(
+                            node.pos,
+                            format!("`{key}` must be a whole number ≥ 0, found {i}"),
+                        )
+                        .label("out of range"),
                     );
                     None
                 }
@@ -270,8 +287,11 @@ impl Ctx {
     fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
         let Value::Map(entries) = &root.value else {
             self.push(
-                Diagnostic::new(root.pos, "a test file must be a mapping with `name`, `prompt` and `assertions`")
-                    .label(format!("found {}", root.value.type_name())),
+                Diagnostic::new(
+                    root.pos,
+                    "a test file must be a mapping with `name`, `prompt` and `assertions`",
+                )
+                .label(format!("found {}", root.value.type_name())),
             );
             return None;
         };
@@ -285,9 +305,15 @@ impl Ctx {
         };
         self.unknown_keys(&fields, TEST_KEYS, "a test");
 
-        let name = self.required(&fields, "name").and_then(|n| self.non_empty_string(n, "name"));
-        let prompt = self.required(&fields, "prompt").and_then(|n| self.non_empty_string(n, "prompt"));
-        let description = fields.get("description").and_then(|n| self.string(n, "description"));
+        let name = self
+            .required(&fields, "name")
+            .and_then(|n| self.non_empty_string(n, "name"));
+        let prompt = self
+            .required(&fields, "prompt")
+            .and_then(|n| self.non_empty_string(n, "prompt"));
+        let description = fields
+            .get("description")
+            .and_then(|n| self.string(n, "description"));
         let agent = match fields.get("agent") {
             Some(n) => self.agent_name(n, "agent"),
             None => Some("claude".to_owned()),
@@ -296,9 +322,14 @@ impl Ctx {
             .get("workspace")
             .and_then(|n| self.non_empty_string(n, "workspace"))
             .map(PathBuf::from);
-        let setup = fields.get("setup").map(|n| self.setup(n)).unwrap_or_default();
+        let setup = fields
+            .get("setup")
+            .map(|n| self.setup(n))
+            .unwrap_or_default();
         let env = fields.get("env").map(|n| self.env(n)).unwrap_or_default();
-        let timeout = fields.get("timeout").and_then(|n| self.duration(n, "timeout"));
+        let timeout = fields
+            .get("timeout")
+            .and_then(|n| self.duration(n, "timeout"));
         let max_turns = fields.get("max_turns").and_then(|n| {
             let turns = self.count(n, "max_turns")?;
             if turns == 0 {
@@ -307,7 +338,9 @@ impl Ctx {
             }
             Some(turns)
         });
-        let model = fields.get("model").and_then(|n| self.non_empty_string(n, "model"));
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "model"));
         let assertions = self
             .required(&fields, "assertions")
             .map(|n| self.assertions(n))
@@ -334,6 +367,7 @@ impl Ctx {
         if node.is_none() {
             self.push(
                 Diagnostic::new(fields.pos, format!("missing required key `{key}`"))
+                    .label(format!("this test has no `{key}`"))
                     .hint(format!("add `{key}:` at the top level of the test")),
             );
         }
@@ -395,23 +429,35 @@ impl Ctx {
         let hint = "write a duration such as \"30s\", \"5m\" or \"1h 30m\"";
         let Value::Str(text) = &node.value else {
             self.push(
-                Diagnostic::new(node.pos, format!("`{key}` must be a duration, found {}", node.value.type_name()))
-                    .label("expected a duration")
-                    .hint(hint),
+                Diagnostic::new(
+                    node.pos,
+                    format!(
+                        "`{key}` must be a duration, found {}",
+                        node.value.type_name()
+                    ),
+                )
+                .label("expected a duration")
+                .hint(hint),
             );
             return None;
         };
         match humantime::parse_duration(text) {
             Ok(d) if !d.is_zero() => Some(d),
             Ok(_) => {
-                self.push(Diagnostic::new(node.pos, format!("`{key}` must be longer than zero")).label("zero"));
+                self.push(
+                    Diagnostic::new(node.pos, format!("`{key}` must be longer than zero"))
+                        .label("zero"),
+                );
                 None
             }
             Err(err) => {
                 self.push(
-                    Diagnostic::new(node.pos, format!("invalid duration {text:?} for `{key}`: {err}"))
-                        .label("invalid duration")
-                        .hint(hint),
+                    Diagnostic::new(
+                        node.pos,
+                        format!("invalid duration {text:?} for `{key}`: {err}"),
+                    )
+                    .label("invalid duration")
+                    .hint(hint),
                 );
                 None
             }
@@ -425,19 +471,31 @@ impl Ctx {
         };
         if items.is_empty() {
             self.push(
-                Diagnostic::new(node.pos, "`assertions` is empty: a test needs at least one assertion")
-                    .hint("add e.g. `- tool: Bash` under `assertions:`"),
+                Diagnostic::new(
+                    node.pos,
+                    "`assertions` is empty: a test needs at least one assertion",
+                )
+                .hint("add e.g. `- tool: Bash` under `assertions:`"),
             );
         }
-        items.iter().filter_map(|item| self.assertion(item)).collect()
+        items
+            .iter()
+            .filter_map(|item| self.assertion(item))
+            .collect()
     }
 
     fn assertion(&mut self, item: &Node) -> Option<Assertion> {
         let Value::Map(entries) = &item.value else {
             self.push(
-                Diagnostic::new(item.pos, format!("an assertion must be a mapping, found {}", item.value.type_name()))
-                    .label("expected a mapping")
-                    .hint("write e.g. `- tool: Read` or `- exit_code: 0`"),
+                Diagnostic::new(
+                    item.pos,
+                    format!(
+                        "an assertion must be a mapping, found {}",
+                        item.value.type_name()
+                    ),
+                )
+                .label("expected a mapping")
+                .hint("write e.g. `- tool: Read` or `- exit_code: 0`"),
             );
             return None;
         };
@@ -447,24 +505,26 @@ impl Ctx {
             pos: anchor,
         };
         if entries.is_empty() {
-            self.push(
-                Diagnostic::new(item.pos, "empty assertion")
-                    .hint(format!("an assertion starts with one of: {}", list(KIND_KEYS))),
-            );
+            self.push(Diagnostic::new(item.pos, "empty assertion").hint(format!(
+                "an assertion starts with one of: {}",
+                list(KIND_KEYS)
+            )));
             return None;
         }
 
         let before = self.diags.len();
         let kind = if fields.get("tool").is_some() {
             self.tool_item_keys(&fields);
-            self.tool(&fields).map(AssertionKind::Tool)
+            self.tool(&fields).map(|t| AssertionKind::Tool(Box::new(t)))
         } else {
             self.other_assertion(&fields)
         };
         let Some(kind) = kind else {
             // An assertion is never dropped silently: that would make a test pass unchecked.
             if self.diags.len() == before {
-                self.push(Diagnostic::new(anchor, "this assertion could not be read").label("here"));
+                self.push(
+                    Diagnostic::new(anchor, "this assertion could not be read").label("here"),
+                );
             }
             return None;
         };
@@ -483,9 +543,12 @@ impl Ctx {
             }
             if KIND_KEYS.contains(&name) {
                 self.push(
-                    Diagnostic::new(key.pos, format!("`{name}` can not be combined with `tool` in one assertion"))
-                        .label("second assertion kind")
-                        .hint(format!("put `{name}` in its own list item (`- {name}: …`)")),
+                    Diagnostic::new(
+                        key.pos,
+                        format!("`{name}` can not be combined with `tool` in one assertion"),
+                    )
+                    .label("second assertion kind")
+                    .hint(format!("put `{name}` in its own list item (`- {name}: …`)")),
                 );
                 continue;
             }
@@ -512,13 +575,22 @@ impl Ctx {
             for (key, _) in fields.entries {
                 let hint = did_you_mean(&key.name, KIND_KEYS.iter().chain(TOOL_KEYS).copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("an assertion starts with one of: {}", list(KIND_KEYS)));
+                    .unwrap_or_else(|| {
+                        format!("an assertion starts with one of: {}", list(KIND_KEYS))
+                    });
                 let message = if TOOL_KEYS.contains(&key.name.as_str()) {
-                    format!("`{}` belongs to a tool assertion, which needs `tool:`", key.name)
+                    format!(
+                        "`{}` belongs to a tool assertion, which needs `tool:`",
+                        key.name
+                    )
                 } else {
                     format!("unknown assertion key `{}`", key.name)
                 };
-                self.push(Diagnostic::new(key.pos, message).label("unknown key").hint(hint));
+                self.push(
+                    Diagnostic::new(key.pos, message)
+                        .label("unknown key")
+                        .hint(hint),
+                );
             }
             return None;
         };
@@ -527,7 +599,10 @@ impl Ctx {
             self.push(
                 Diagnostic::new(
                     extra.pos,
-                    format!("one assertion per list item: found `{kind}` and `{}`", extra.name),
+                    format!(
+                        "one assertion per list item: found `{kind}` and `{}`",
+                        extra.name
+                    ),
                 )
                 .label("second assertion kind")
                 .hint(format!("start a new list item: `- {}: …`", extra.name)),
@@ -554,13 +629,23 @@ impl Ctx {
                         format!("`{kind}` takes no other key in its list item")
                     })
                 });
-            self.push(Diagnostic::new(key.pos, message).label("unexpected key").maybe_hint(hint));
+            self.push(
+                Diagnostic::new(key.pos, message)
+                    .label("unexpected key")
+                    .maybe_hint(hint),
+            );
         }
-        let scope = if scoped { self.scope(fields) } else { Scope::All };
+        let scope = if scoped {
+            self.scope(fields)
+        } else {
+            Scope::All
+        };
         let node = fields.get(kind)?;
         match kind {
             "stdout" => self.review(node).map(AssertionKind::Review),
-            "exit_code" => self.exit_code(node).map(|code| AssertionKind::ExitCode { code, scope }),
+            "exit_code" => self
+                .exit_code(node)
+                .map(|code| AssertionKind::ExitCode { code, scope }),
             "output_contains" => self
                 .needle(node, kind)
                 .map(|text| AssertionKind::OutputContains { text, scope }),
@@ -570,9 +655,13 @@ impl Ctx {
             "error_contains" => self
                 .needle(node, kind)
                 .map(|text| AssertionKind::ErrorContains { text, scope }),
-            "file_exists" => self.workspace_path(node, kind).map(|path| AssertionKind::FileExists { path }),
+            "file_exists" => self
+                .workspace_path(node, kind)
+                .map(|path| AssertionKind::FileExists { path }),
             "file_contains" => self.file_contains(node),
-            "ran" => self.command_regex(node, kind).map(|pattern| AssertionKind::Ran { pattern, scope }),
+            "ran" => self
+                .command_regex(node, kind)
+                .map(|pattern| AssertionKind::Ran { pattern, scope }),
             "not_ran" => self
                 .command_regex(node, kind)
                 .map(|pattern| AssertionKind::NotRan { pattern, scope }),
@@ -608,19 +697,37 @@ impl Ctx {
             Some(n) => self.params(n, "params"),
             None => Some(Vec::new()),
         };
-        let call_count = fields.get("call_count").and_then(|n| self.count(n, "call_count"));
-        let min_calls = fields.get("min_calls").and_then(|n| self.count(n, "min_calls"));
-        let max_calls = fields.get("max_calls").and_then(|n| self.count(n, "max_calls"));
-        let called_after = fields.get("called_after").and_then(|n| self.tool_name(n, "called_after"));
-        let called_before = fields.get("called_before").and_then(|n| self.tool_name(n, "called_before"));
+        let call_count = fields
+            .get("call_count")
+            .and_then(|n| self.count(n, "call_count"));
+        let min_calls = fields
+            .get("min_calls")
+            .and_then(|n| self.count(n, "min_calls"));
+        let max_calls = fields
+            .get("max_calls")
+            .and_then(|n| self.count(n, "max_calls"));
+        let called_after = fields
+            .get("called_after")
+            .and_then(|n| self.tool_name(n, "called_after"));
+        let called_before = fields
+            .get("called_before")
+            .and_then(|n| self.tool_name(n, "called_before"));
         let scope = self.scope(fields);
 
         let mut positional = Vec::new();
         if let Some(node) = fields.get("first_call_params") {
-            positional.push((CallIndex::Nth(1), self.params(node, "first_call_params"), "first_call_params"));
+            positional.push((
+                CallIndex::Nth(1),
+                self.params(node, "first_call_params"),
+                "first_call_params",
+            ));
         }
         if let Some(node) = fields.get("last_call_params") {
-            positional.push((CallIndex::Last, self.params(node, "last_call_params"), "last_call_params"));
+            positional.push((
+                CallIndex::Last,
+                self.params(node, "last_call_params"),
+                "last_call_params",
+            ));
         }
         if let Some(node) = fields.get("nth_call_params")
             && let Some(nth) = self.map(node, "nth_call_params")
@@ -649,20 +756,34 @@ impl Ctx {
         };
         if called_explicit == Some(false) {
             if let Some(n) = call_count.filter(|n| *n > 0) {
-                self.push(contradiction("call_count", format!("`called: false` with `call_count: {n}`")));
+                self.push(contradiction(
+                    "call_count",
+                    format!("`called: false` with `call_count: {n}`"),
+                ));
             }
             if let Some(n) = min_calls.filter(|n| *n > 0) {
-                self.push(contradiction("min_calls", format!("`called: false` with `min_calls: {n}`")));
+                self.push(contradiction(
+                    "min_calls",
+                    format!("`called: false` with `min_calls: {n}`"),
+                ));
             }
             if let Some(n) = max_calls.filter(|n| *n > 0) {
                 self.push(
-                    contradiction("max_calls", format!("`called: false` means no call, but `max_calls: {n}` allows {n}"))
-                        .hint("use `max_calls: 0` or drop `called: false`"),
+                    contradiction(
+                        "max_calls",
+                        format!("`called: false` means no call, but `max_calls: {n}` allows {n}"),
+                    )
+                    .hint("use `max_calls: 0` or drop `called: false`"),
                 );
             }
             for key in ["called_after", "called_before"] {
                 if fields.get(key).is_some() {
-                    self.push(contradiction(key, format!("`called: false` with `{key}`: calls that must not happen have no order")));
+                    self.push(contradiction(
+                        key,
+                        format!(
+                            "`called: false` with `{key}`: calls that must not happen have no order"
+                        ),
+                    ));
                 }
             }
             for (_, _, key) in &positional {
@@ -671,19 +792,28 @@ impl Ctx {
         }
         if called_explicit == Some(true) {
             if call_count == Some(0) {
-                self.push(contradiction("call_count", "`called: true` with `call_count: 0`".into()));
+                self.push(contradiction(
+                    "call_count",
+                    "`called: true` with `call_count: 0`".into(),
+                ));
             }
             if max_calls == Some(0) {
-                self.push(contradiction("max_calls", "`called: true` with `max_calls: 0`".into()));
+                self.push(contradiction(
+                    "max_calls",
+                    "`called: true` with `max_calls: 0`".into(),
+                ));
             }
         }
         if call_count.is_some() {
             for key in ["min_calls", "max_calls"] {
                 if fields.get(key).is_some() {
                     self.push(
-                        Diagnostic::new(fields.key_pos(key), format!("`{key}` can not be combined with `call_count`"))
-                            .label("conflicting bound")
-                            .hint("use either an exact `call_count` or `min_calls`/`max_calls` bounds"),
+                        Diagnostic::new(
+                            fields.key_pos(key),
+                            format!("`{key}` can not be combined with `call_count`"),
+                        )
+                        .label("conflicting bound")
+                        .hint("use either an exact `call_count` or `min_calls`/`max_calls` bounds"),
                     );
                 }
             }
@@ -692,8 +822,11 @@ impl Ctx {
             && min > max
         {
             self.push(
-                Diagnostic::new(fields.key_pos("max_calls"), format!("contradiction: `min_calls: {min}` is above `max_calls: {max}`"))
-                    .label("below min_calls"),
+                Diagnostic::new(
+                    fields.key_pos("max_calls"),
+                    format!("contradiction: `min_calls: {min}` is above `max_calls: {max}`"),
+                )
+                .label("below min_calls"),
             );
         }
         let limit = call_count.or(max_calls);
@@ -727,7 +860,8 @@ impl Ctx {
 
     fn tool_name(&mut self, node: &Node, key: &str) -> Option<NameMatcher> {
         let name = self.non_empty_string(node, key)?;
-        if !name.contains('*') && !name.starts_with("mcp__") && !crate::tools::is_known_tool(&name) {
+        if !name.contains('*') && !name.starts_with("mcp__") && !crate::tools::is_known_tool(&name)
+        {
             let canonical = crate::tools::known_spellings();
             if let Some(suggestion) = did_you_mean(&name, canonical) {
                 let suggestion = crate::tools::canonical_tool_name(suggestion).into_owned();
@@ -768,7 +902,11 @@ impl Ctx {
     }
 
     fn value_matcher(&mut self, node: &Node, param: &str) -> Option<ValueMatcher> {
-        let literal_hint = |s: &str| format!("to match the text literally, write `{{equals: {s:?}}}` or `{{contains: {s:?}}}`");
+        let literal_hint = |s: &str| {
+            format!(
+                "to match the text literally, write `{{equals: {s:?}}}` or `{{contains: {s:?}}}`"
+            )
+        };
         match &node.value {
             Value::Str(s) => match ValueMatcher::bare(s) {
                 Ok(m) => Some(m),
@@ -796,7 +934,9 @@ impl Ctx {
                         .find_map(|(k, _)| did_you_mean(&k.name, MATCHER_KEYS.iter().copied()))
                         .filter(|s| !entries.iter().any(|(k, _)| k.name == *s))
                         .map(|s| format!("did you mean `{s}`?"))
-                        .unwrap_or_else(|| "to compare a whole object, write `{equals: {…}}`".into());
+                        .unwrap_or_else(|| {
+                            "to compare a whole object, write `{equals: {…}}`".into()
+                        });
                     self.push(
                         Diagnostic::new(at, format!("parameter `{param}`: a matcher is one of `{{glob: …}}`, `{{regex: …}}`, `{{equals: …}}`, `{{contains: …}}`"))
                             .label("not a matcher")
@@ -810,7 +950,13 @@ impl Ctx {
                     "contains" => {
                         let text = self.string(value, "contains")?;
                         if text.is_empty() {
-                            self.push(Diagnostic::new(value.pos, "`contains` must not be empty: it would match anything").label("empty"));
+                            self.push(
+                                Diagnostic::new(
+                                    value.pos,
+                                    "`contains` must not be empty: it would match anything",
+                                )
+                                .label("empty"),
+                            );
                             return None;
                         }
                         return Some(ValueMatcher::Contains(text));
@@ -822,8 +968,11 @@ impl Ctx {
                     Ok(m) => Some(m),
                     Err(err) => {
                         self.push(
-                            Diagnostic::new(value.pos, format!("parameter `{param}`: {}", err.message))
-                                .label("invalid pattern"),
+                            Diagnostic::new(
+                                value.pos,
+                                format!("parameter `{param}`: {}", err.message),
+                            )
+                            .label("invalid pattern"),
                         );
                         None
                     }
@@ -835,7 +984,11 @@ impl Ctx {
 
     fn review(&mut self, node: &Node) -> Option<ReviewAssertion> {
         let fields = self.map(node, "stdout")?;
-        self.unknown_keys(&fields, &["review", "threshold", "model", "agent"], "`stdout`");
+        self.unknown_keys(
+            &fields,
+            &["review", "threshold", "model", "agent"],
+            "`stdout`",
+        );
         let review = match fields.get("review") {
             Some(n) => self.non_empty_string(n, "review"),
             None => {
@@ -852,9 +1005,12 @@ impl Ctx {
                 Value::Int(t) if (1..=10).contains(t) => u8::try_from(*t).ok(),
                 Value::Int(t) => {
                     self.push(
-                        Diagnostic::new(n.pos, format!("`threshold` must be between 1 and 10, found {t}"))
-                            .label("out of range")
-                            .hint("scores are on a 1–10 scale; the default threshold is 7"),
+                        Diagnostic::new(
+                            n.pos,
+                            format!("`threshold` must be between 1 and 10, found {t}"),
+                        )
+                        .label("out of range")
+                        .hint("scores are on a 1–10 scale; the default threshold is 7"),
                     );
                     None
                 }
@@ -864,8 +1020,12 @@ impl Ctx {
                 }
             },
         };
-        let model = fields.get("model").and_then(|n| self.non_empty_string(n, "model"));
-        let agent = fields.get("agent").and_then(|n| self.agent_name(n, "agent"));
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "model"));
+        let agent = fields
+            .get("agent")
+            .and_then(|n| self.agent_name(n, "agent"));
         if fields.get("agent").is_some() && agent.is_none() {
             return None;
         }
@@ -882,8 +1042,11 @@ impl Ctx {
             Value::Int(code) if (0..=255).contains(code) => Some(*code),
             Value::Int(code) => {
                 self.push(
-                    Diagnostic::new(node.pos, format!("`exit_code` must be between 0 and 255, found {code}"))
-                        .label("out of range"),
+                    Diagnostic::new(
+                        node.pos,
+                        format!("`exit_code` must be between 0 and 255, found {code}"),
+                    )
+                    .label("out of range"),
                 );
                 None
             }
@@ -899,8 +1062,11 @@ impl Ctx {
         let text = self.string(node, key)?;
         if text.is_empty() {
             self.push(
-                Diagnostic::new(node.pos, format!("`{key}` must not be empty: it would match any output"))
-                    .label("empty"),
+                Diagnostic::new(
+                    node.pos,
+                    format!("`{key}` must not be empty: it would match any output"),
+                )
+                .label("empty"),
             );
             return None;
         }
@@ -925,9 +1091,12 @@ impl Ctx {
         }
         if escapes {
             self.push(
-                Diagnostic::new(node.pos, format!("`{key}` path {path:?} leaves the workspace"))
-                    .label("outside the workspace")
-                    .hint("paths are relative to the workspace root, e.g. `out/report.json`"),
+                Diagnostic::new(
+                    node.pos,
+                    format!("`{key}` path {path:?} leaves the workspace"),
+                )
+                .label("outside the workspace")
+                .hint("paths are relative to the workspace root, e.g. `out/report.json`"),
             );
             return None;
         }
@@ -996,8 +1165,11 @@ impl Ctx {
             && lo > hi
         {
             self.push(
-                Diagnostic::new(fields.key_pos("max"), format!("contradiction: `min: {lo}` is above `max: {hi}`"))
-                    .label("below min"),
+                Diagnostic::new(
+                    fields.key_pos("max"),
+                    format!("contradiction: `min: {lo}` is above `max: {hi}`"),
+                )
+                .label("below min"),
             );
             return None;
         }
@@ -1011,7 +1183,11 @@ impl Ctx {
 
     fn verify(&mut self, node: &Node) -> Option<VerifyAssertion> {
         let fields = self.map(node, "verify")?;
-        self.unknown_keys(&fields, &["run", "output_contains", "output_equals"], "`verify`");
+        self.unknown_keys(
+            &fields,
+            &["run", "output_contains", "output_equals"],
+            "`verify`",
+        );
         let run = match fields.get("run") {
             Some(n) => self.non_empty_string(n, "run"),
             None => {
@@ -1022,8 +1198,12 @@ impl Ctx {
                 None
             }
         };
-        let output_contains = fields.get("output_contains").and_then(|n| self.needle(n, "output_contains"));
-        let output_equals = fields.get("output_equals").and_then(|n| self.string(n, "output_equals"));
+        let output_contains = fields
+            .get("output_contains")
+            .and_then(|n| self.needle(n, "output_contains"));
+        let output_equals = fields
+            .get("output_equals")
+            .and_then(|n| self.string(n, "output_equals"));
         Some(VerifyAssertion {
             run: run?,
             output_contains,
@@ -1033,7 +1213,11 @@ impl Ctx {
 }
 
 fn list(items: &[&str]) -> String {
-    items.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -1045,7 +1229,11 @@ mod tests {
     }
 
     fn errors(src: &str) -> Vec<String> {
-        load(src).unwrap_err().into_iter().map(|d| d.message).collect()
+        load(src)
+            .unwrap_err()
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
     }
 
     const HEAD: &str = "name: t\nprompt: p\nassertions:\n";
@@ -1077,12 +1265,31 @@ mod tests {
 
     #[test]
     fn all_errors_of_a_file_are_reported() {
-        let errs = errors("name: t\npromt: p\ntimeout: soon\nassertions:\n  - tool: Read\n    called: nope\n  - exit_code: 300\n");
-        assert!(errs.iter().any(|e| e.contains("unknown key `promt`")), "{errs:?}");
-        assert!(errs.iter().any(|e| e.contains("missing required key `prompt`")), "{errs:?}");
-        assert!(errs.iter().any(|e| e.contains("invalid duration")), "{errs:?}");
-        assert!(errs.iter().any(|e| e.contains("`called` must be a boolean")), "{errs:?}");
-        assert!(errs.iter().any(|e| e.contains("between 0 and 255")), "{errs:?}");
+        let errs = errors(
+            "name: t\npromt: p\ntimeout: soon\nassertions:\n  - tool: Read\n    called: nope\n  - exit_code: 300\n",
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("unknown key `promt`")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("missing required key `prompt`")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("invalid duration")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("`called` must be a boolean")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("between 0 and 255")),
+            "{errs:?}"
+        );
     }
 
     #[test]
@@ -1094,36 +1301,65 @@ mod tests {
             ("called_after: Read", "`called_after`"),
             ("first_call_params: {command: ls}", "`first_call_params`"),
         ] {
-            let errs = errors(&format!("{HEAD}  - tool: Bash\n    called: false\n    {extra}\n"));
-            assert!(errs.iter().any(|e| e.contains("contradiction") && e.contains(needle)), "{extra}: {errs:?}");
+            let errs = errors(&format!(
+                "{HEAD}  - tool: Bash\n    called: false\n    {extra}\n"
+            ));
+            assert!(
+                errs.iter()
+                    .any(|e| e.contains("contradiction") && e.contains(needle)),
+                "{extra}: {errs:?}"
+            );
         }
         // Zero bounds agree with `called: false`.
-        load(&format!("{HEAD}  - tool: Bash\n    called: false\n    max_calls: 0\n")).unwrap();
+        load(&format!(
+            "{HEAD}  - tool: Bash\n    called: false\n    max_calls: 0\n"
+        ))
+        .unwrap();
     }
 
     #[test]
     fn zero_count_without_called_means_not_called() {
         let spec = load(&format!("{HEAD}  - tool: Bash\n    call_count: 0\n")).unwrap();
-        let AssertionKind::Tool(tool) = &spec.assertions[0].kind else { panic!() };
+        let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
+            panic!()
+        };
         assert!(!tool.called);
     }
 
     #[test]
     fn count_bounds_are_checked() {
-        let errs = errors(&format!("{HEAD}  - tool: Bash\n    min_calls: 3\n    max_calls: 1\n"));
-        assert!(errs.iter().any(|e| e.contains("above `max_calls: 1`")), "{errs:?}");
-        let errs = errors(&format!("{HEAD}  - tool: Bash\n    call_count: 2\n    max_calls: 3\n"));
-        assert!(errs.iter().any(|e| e.contains("can not be combined with `call_count`")), "{errs:?}");
-        let errs = errors(&format!("{HEAD}  - tool: Bash\n    call_count: 2\n    nth_call_params:\n      3: {{command: ls}}\n"));
+        let errs = errors(&format!(
+            "{HEAD}  - tool: Bash\n    min_calls: 3\n    max_calls: 1\n"
+        ));
+        assert!(
+            errs.iter().any(|e| e.contains("above `max_calls: 1`")),
+            "{errs:?}"
+        );
+        let errs = errors(&format!(
+            "{HEAD}  - tool: Bash\n    call_count: 2\n    max_calls: 3\n"
+        ));
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("can not be combined with `call_count`")),
+            "{errs:?}"
+        );
+        let errs = errors(&format!(
+            "{HEAD}  - tool: Bash\n    call_count: 2\n    nth_call_params:\n      3: {{command: ls}}\n"
+        ));
         assert!(errs.iter().any(|e| e.contains("checks call 3")), "{errs:?}");
     }
 
     #[test]
     fn invalid_patterns_are_load_errors() {
-        let diags = load(&format!("{HEAD}  - tool: Bash\n    params:\n      command: \"cat.*\\\\.env(\"\n")).unwrap_err();
+        let diags = load(&format!(
+            "{HEAD}  - tool: Bash\n    params:\n      command: \"cat.*\\\\.env(\"\n"
+        ))
+        .unwrap_err();
         assert!(diags[0].message.contains("invalid regex"), "{:?}", diags[0]);
         assert!(diags[0].hint.as_deref().unwrap_or("").contains("equals"));
-        let errs = errors(&format!("{HEAD}  - tool: Bash\n    params:\n      command: {{glob: \"a[b\"}}\n"));
+        let errs = errors(&format!(
+            "{HEAD}  - tool: Bash\n    params:\n      command: {{glob: \"a[b\"}}\n"
+        ));
         assert!(errs[0].contains("invalid glob"), "{errs:?}");
         let errs = errors(&format!("{HEAD}  - ran: \"(unclosed\"\n"));
         assert!(errs[0].contains("invalid regex"), "{errs:?}");
@@ -1131,18 +1367,29 @@ mod tests {
 
     #[test]
     fn mapping_params_must_be_matchers() {
-        let diags = load(&format!("{HEAD}  - tool: Bash\n    params:\n      command: {{regx: ls}}\n")).unwrap_err();
-        assert!(diags[0].message.contains("a matcher is one of"), "{diags:?}");
+        let diags = load(&format!(
+            "{HEAD}  - tool: Bash\n    params:\n      command: {{regx: ls}}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            diags[0].message.contains("a matcher is one of"),
+            "{diags:?}"
+        );
         assert_eq!(diags[0].hint.as_deref(), Some("did you mean `regex`?"));
         let spec = load(&format!("{HEAD}  - tool: Write\n    params:\n      content: {{equals: {{a: 1}}}}\n      mode: 420\n")).unwrap();
-        let AssertionKind::Tool(tool) = &spec.assertions[0].kind else { panic!() };
+        let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
+            panic!()
+        };
         assert!(matches!(tool.params[0].matcher, ValueMatcher::Equals(_)));
         assert!(matches!(tool.params[1].matcher, ValueMatcher::Equals(_)));
     }
 
     #[test]
     fn tool_names_are_case_insensitive_with_aliases_and_typos_are_caught() {
-        let spec = load(&format!("{HEAD}  - tool: read_file\n  - tool: BASH\n  - tool: mcp__github__create_issue\n")).unwrap();
+        let spec = load(&format!(
+            "{HEAD}  - tool: read_file\n  - tool: BASH\n  - tool: mcp__github__create_issue\n"
+        ))
+        .unwrap();
         assert_eq!(spec.assertions.len(), 3);
         let diags = load(&format!("{HEAD}  - tool: Reed\n")).unwrap_err();
         assert_eq!(diags[0].message, "unknown tool `Reed`");
@@ -1158,7 +1405,19 @@ mod tests {
         let keys: Vec<&str> = spec.assertions.iter().map(|a| a.kind.key()).collect();
         assert_eq!(
             keys,
-            ["stdout", "exit_code", "output_contains", "output_equals", "error_contains", "file_exists", "file_contains", "ran", "not_ran", "run_count", "verify"]
+            [
+                "stdout",
+                "exit_code",
+                "output_contains",
+                "output_equals",
+                "error_contains",
+                "file_exists",
+                "file_contains",
+                "ran",
+                "not_ran",
+                "run_count",
+                "verify"
+            ]
         );
         let lines: Vec<u32> = spec.assertions.iter().map(|a| a.line).collect();
         assert_eq!(lines[0], 4);
@@ -1167,11 +1426,28 @@ mod tests {
 
     #[test]
     fn later_kinds_bad_values() {
-        let errs = errors(&format!("{HEAD}  - stdout: {{review: \"\", threshold: 11}}\n"));
-        assert!(errs.iter().any(|e| e.contains("`review` must not be empty")), "{errs:?}");
-        assert!(errs.iter().any(|e| e.contains("between 1 and 10")), "{errs:?}");
-        let errs = errors(&format!("{HEAD}  - file_exists: ../secret\n  - file_exists: /etc/passwd\n"));
-        assert_eq!(errs.iter().filter(|e| e.contains("leaves the workspace")).count(), 2, "{errs:?}");
+        let errs = errors(&format!(
+            "{HEAD}  - stdout: {{review: \"\", threshold: 11}}\n"
+        ));
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("`review` must not be empty")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("between 1 and 10")),
+            "{errs:?}"
+        );
+        let errs = errors(&format!(
+            "{HEAD}  - file_exists: ../secret\n  - file_exists: /etc/passwd\n"
+        ));
+        assert_eq!(
+            errs.iter()
+                .filter(|e| e.contains("leaves the workspace"))
+                .count(),
+            2,
+            "{errs:?}"
+        );
         let errs = errors(&format!("{HEAD}  - run_count: {{pattern: x}}\n"));
         assert!(errs[0].contains("needs `min:`"), "{errs:?}");
         let errs = errors(&format!("{HEAD}  - verify: {{output_contains: x}}\n"));
@@ -1183,16 +1459,19 @@ mod tests {
         let errs = errors(&format!("{HEAD}  - exit_code: 0\n    ran: ls\n"));
         assert!(errs[0].contains("one assertion per list item"), "{errs:?}");
         let errs = errors(&format!("{HEAD}  - tool: Bash\n    exit_code: 0\n"));
-        assert!(errs[0].contains("can not be combined with `tool`"), "{errs:?}");
+        assert!(
+            errs[0].contains("can not be combined with `tool`"),
+            "{errs:?}"
+        );
         let errs = errors(&format!("{HEAD}  - exit_code: 0\n    params: {{a: b}}\n"));
         assert!(errs[0].contains("only applies to `tool:`"), "{errs:?}");
     }
 
     #[test]
     fn test_level_fields() {
-        let spec = load(&format!(
-            "name: t\nprompt: p\nworkspace: fixtures/app\nsetup: [\"npm ci\"]\nenv: {{DEBUG: 1, NAME: x}}\ntimeout: 5m\nmax_turns: 10\nmodel: sonnet\nassertions:\n  - tool: Bash\n"
-        ))
+        let spec = load(
+            "name: t\nprompt: p\nworkspace: fixtures/app\nsetup: [\"npm ci\"]\nenv: {DEBUG: 1, NAME: x}\ntimeout: 5m\nmax_turns: 10\nmodel: sonnet\nassertions:\n  - tool: Bash\n",
+        )
         .unwrap();
         assert_eq!(spec.timeout, Some(std::time::Duration::from_secs(300)));
         assert_eq!(spec.env["DEBUG"], "1");
@@ -1207,7 +1486,10 @@ mod tests {
     #[test]
     fn missing_and_empty_assertions() {
         let errs = errors("name: t\nprompt: p\n");
-        assert!(errs[0].contains("missing required key `assertions`"), "{errs:?}");
+        assert!(
+            errs[0].contains("missing required key `assertions`"),
+            "{errs:?}"
+        );
         let errs = errors("name: t\nprompt: p\nassertions: []\n");
         assert!(errs[0].contains("at least one assertion"), "{errs:?}");
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
-pub use load::{load_file, load_files, load_str, LoadReport};
+pub use load::{LoadReport, load_file, load_files, load_str};
 use pattern::{NameMatcher, ValueMatcher};
 
 /// The agents a test may name in `agent:` (and a review in `stdout.agent:`).
@@ -83,7 +83,7 @@ pub enum Scope {
 #[derive(Debug, Clone)]
 pub enum AssertionKind {
     /// `tool:` — was a tool called, how often, with which parameters, in which order.
-    Tool(ToolAssertion),
+    Tool(Box<ToolAssertion>),
     /// `stdout: {review, threshold, model, agent}` — the final answer graded by an LLM judge.
     Review(ReviewAssertion),
     /// `exit_code: N` — the last shell command's exit code.

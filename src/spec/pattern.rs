@@ -413,10 +413,26 @@ mod tests {
 
     #[test]
     fn explicit_forms() {
-        assert!(ValueMatcher::glob("*.rs").unwrap().matches(&json!("src/main.rs")));
-        assert!(!ValueMatcher::glob("*.rs").unwrap().matches(&json!("*.rs.bak")));
-        assert!(ValueMatcher::regex("^ls").unwrap().matches(&json!("ls -la")));
-        assert!(!ValueMatcher::regex("^ls").unwrap().matches(&json!("cd x && ls")));
+        assert!(
+            ValueMatcher::glob("*.rs")
+                .unwrap()
+                .matches(&json!("src/main.rs"))
+        );
+        assert!(
+            !ValueMatcher::glob("*.rs")
+                .unwrap()
+                .matches(&json!("*.rs.bak"))
+        );
+        assert!(
+            ValueMatcher::regex("^ls")
+                .unwrap()
+                .matches(&json!("ls -la"))
+        );
+        assert!(
+            !ValueMatcher::regex("^ls")
+                .unwrap()
+                .matches(&json!("cd x && ls"))
+        );
         let eq = ValueMatcher::Equals(json!("counter.txt"));
         assert!(eq.matches(&json!("counter.txt")));
         assert!(!eq.matches(&json!("/tmp/counter.txt")));

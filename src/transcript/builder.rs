@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{ToolCall, Warning, MAIN_AGENT};
-use crate::tools::{canonical_tool_name, SHELL_TOOL};
+use super::{MAIN_AGENT, ToolCall, Warning};
+use crate::tools::{SHELL_TOOL, canonical_tool_name};
 
 /// A tool result waiting for (or attached to) its call.
 #[derive(Debug, Default, Clone)]
@@ -40,7 +40,9 @@ impl Builder {
 
     /// The canonical name of a recorded call.
     pub fn canonical_of(&self, id: &str) -> Option<&str> {
-        self.by_id.get(id).map(|&i| self.calls[i].canonical.as_str())
+        self.by_id
+            .get(id)
+            .map(|&i| self.calls[i].canonical.as_str())
     }
 
     /// Records a call once per id; later repeats of the same id are ignored. `input` is
@@ -107,7 +109,9 @@ impl Builder {
         for id in orphans {
             self.warnings.push(Warning {
                 line: 0,
-                message: format!("tool result for call {id}, which the transcript does not contain"),
+                message: format!(
+                    "tool result for call {id}, which the transcript does not contain"
+                ),
             });
         }
         (self.calls, self.warnings)
@@ -170,7 +174,13 @@ mod tests {
     #[test]
     fn successful_shell_call_has_exit_code_zero() {
         let mut b = Builder::new(true);
-        b.call("t", "run_shell_command", || json!({"command": "ls"}), None, None);
+        b.call(
+            "t",
+            "run_shell_command",
+            || json!({"command": "ls"}),
+            None,
+            None,
+        );
         b.result(
             "t",
             ToolResult {
@@ -186,7 +196,13 @@ mod tests {
     #[test]
     fn status_is_not_an_exit_code_where_the_agent_says_so() {
         let mut b = Builder::default();
-        b.call("t", "run_shell_command", || json!({"command": "exit 3"}), None, None);
+        b.call(
+            "t",
+            "run_shell_command",
+            || json!({"command": "exit 3"}),
+            None,
+            None,
+        );
         b.result("t", ToolResult::default());
         let (calls, _) = b.finish();
         assert_eq!(calls[0].exit_code, None);

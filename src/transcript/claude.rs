@@ -20,8 +20,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::builder::{Builder, ToolResult};
@@ -327,7 +327,9 @@ impl ClaudeParser {
             },
             Last::Interrupted => Outcome::Interrupted,
             _ if stream => Outcome::Incomplete {
-                message: "the output ends without a `result` event (the agent was killed or crashed)".into(),
+                message:
+                    "the output ends without a `result` event (the agent was killed or crashed)"
+                        .into(),
             },
             Last::Text => Outcome::Completed,
             Last::ToolUse | Last::ToolResult => Outcome::Incomplete {
@@ -357,10 +359,13 @@ impl ClaudeParser {
         if kind == "system" && line.subtype.as_deref() == Some("init") {
             self.start_run();
         }
-        if let Some(sid) = line.session_id.as_deref().or(line.session_id_camel.as_deref()) {
-            if self.session_id.as_deref() != Some(sid) {
-                self.session_id = Some(sid.to_owned());
-            }
+        if let Some(sid) = line
+            .session_id
+            .as_deref()
+            .or(line.session_id_camel.as_deref())
+            && self.session_id.as_deref() != Some(sid)
+        {
+            self.session_id = Some(sid.to_owned());
         }
         if let Some(v) = &line.claude_code_version {
             self.agent_version = Some(format!("claude-code {v}"));
@@ -433,17 +438,18 @@ impl ClaudeParser {
         };
         let agent = Self::agent_of(line);
         let main = self.is_primary(&agent);
-        let synthetic = message.model.as_deref() == Some("<synthetic>") || line.is_api_error_message == Some(true);
+        let synthetic = message.model.as_deref() == Some("<synthetic>")
+            || line.is_api_error_message == Some(true);
         if !synthetic {
-            if let Some(id) = &message.id {
-                if !self.seen_messages.contains(id.as_ref()) {
-                    self.seen_messages.insert(id.to_string());
-                    if let Some(usage) = message.usage {
-                        usage.add_to(&mut self.run_messages);
-                    }
-                    if main {
-                        self.run_messages.turns = Some(self.run_messages.turns.unwrap_or(0) + 1);
-                    }
+            if let Some(id) = &message.id
+                && !self.seen_messages.contains(id.as_ref())
+            {
+                self.seen_messages.insert(id.to_string());
+                if let Some(usage) = message.usage {
+                    usage.add_to(&mut self.run_messages);
+                }
+                if main {
+                    self.run_messages.turns = Some(self.run_messages.turns.unwrap_or(0) + 1);
                 }
             }
             if self.model.is_none() {
@@ -535,7 +541,10 @@ impl ClaudeParser {
             }
             Content::Blocks(blocks) => blocks,
         };
-        let results = blocks.iter().filter(|b| b.kind.as_deref() == Some("tool_result")).count();
+        let results = blocks
+            .iter()
+            .filter(|b| b.kind.as_deref() == Some("tool_result"))
+            .count();
         let side = line.tool_use_result.or(line.tool_use_result_camel);
         for block in blocks {
             match block.kind.as_deref() {
@@ -543,7 +552,11 @@ impl ClaudeParser {
                     let Some(id) = &block.tool_use_id else {
                         continue;
                     };
-                    let output = block.content.as_ref().map(Content::text).unwrap_or_default();
+                    let output = block
+                        .content
+                        .as_ref()
+                        .map(Content::text)
+                        .unwrap_or_default();
                     let mut result = ToolResult {
                         is_error: block.is_error.unwrap_or(false),
                         output,
@@ -564,10 +577,8 @@ impl ClaudeParser {
                         self.last = Last::ToolResult;
                     }
                 }
-                Some("text") => {
-                    if main && block.text.as_deref().is_some_and(is_interruption) {
-                        self.last = Last::Interrupted;
-                    }
+                Some("text") if main && block.text.as_deref().is_some_and(is_interruption) => {
+                    self.last = Last::Interrupted;
                 }
                 _ => {}
             }
@@ -588,11 +599,20 @@ impl ClaudeParser {
             result_text
                 .clone()
                 .filter(|s| !s.is_empty())
-                .or_else(|| line.errors.as_ref().map(|e| e.join("; ")).filter(|s| !s.is_empty()))
+                .or_else(|| {
+                    line.errors
+                        .as_ref()
+                        .map(|e| e.join("; "))
+                        .filter(|s| !s.is_empty())
+                })
                 .or_else(|| error_message(line.error))
-                .unwrap_or_else(|| format!("result subtype {}", line.subtype.as_deref().unwrap_or("?")))
+                .unwrap_or_else(|| {
+                    format!("result subtype {}", line.subtype.as_deref().unwrap_or("?"))
+                })
         };
-        let outcome = if line.subtype.as_deref() == Some("error_max_turns") || line.terminal_reason.as_deref() == Some("max_turns") {
+        let outcome = if line.subtype.as_deref() == Some("error_max_turns")
+            || line.terminal_reason.as_deref() == Some("max_turns")
+        {
             Outcome::MaxTurns { message: message() }
         } else if is_error {
             let msg = message();
@@ -629,7 +649,10 @@ fn error_message(raw: Option<&RawValue>) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(raw?.get()).ok()?;
     match value {
         serde_json::Value::String(s) => Some(s),
-        serde_json::Value::Object(map) => map.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+        serde_json::Value::Object(map) => map
+            .get("message")
+            .and_then(|m| m.as_str())
+            .map(str::to_owned),
         _ => None,
     }
 }
@@ -680,10 +703,10 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
         return;
     };
     let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-    if let Some(stem) = path.file_stem() {
-        if let Ok(entries) = std::fs::read_dir(dir.join(stem).join("subagents")) {
-            candidates.extend(entries.flatten().map(|e| e.path()));
-        }
+    if let Some(stem) = path.file_stem()
+        && let Ok(entries) = std::fs::read_dir(dir.join(stem).join("subagents"))
+    {
+        candidates.extend(entries.flatten().map(|e| e.path()));
     }
     let is_agent_file = path
         .file_name()
@@ -711,7 +734,10 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
         if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
             continue;
         }
-        let name = candidate.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = candidate
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for call in sub.tool_calls {
             if !transcript.tool_calls.iter().any(|c| c.id == call.id) {
                 transcript.tool_calls.push(call);

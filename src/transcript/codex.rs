@@ -116,7 +116,10 @@ impl ExecParser {
             return;
         }
         let status = str_of(item, "status").unwrap_or("completed");
-        let exit_code = item.get("exit_code").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
+        let exit_code = item
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok());
         let output = match kind {
             "command_execution" => str_of(item, "aggregated_output").unwrap_or("").to_owned(),
             "mcp_tool_call" => item
@@ -262,7 +265,11 @@ impl RolloutParser {
                     return;
                 };
                 let name = str_of(payload, "name").unwrap_or("local_shell");
-                let input = match (payload.get("arguments"), payload.get("input"), payload.get("action")) {
+                let input = match (
+                    payload.get("arguments"),
+                    payload.get("input"),
+                    payload.get("action"),
+                ) {
                     // `arguments` is JSON text; keep it as text if it is not.
                     (Some(Value::String(args)), _, _) => {
                         serde_json::from_str(args).unwrap_or_else(|_| Value::String(args.clone()))
@@ -357,7 +364,9 @@ impl LineParser for RolloutParser {
         match str_of(&line, "type").unwrap_or("") {
             "session_meta" => {
                 self.runs += 1;
-                self.session_id = str_of(payload, "id").map(str::to_owned).or(self.session_id.take());
+                self.session_id = str_of(payload, "id")
+                    .map(str::to_owned)
+                    .or(self.session_id.take());
                 if let Some(v) = str_of(payload, "cli_version") {
                     self.agent_version = Some(format!("codex {v}"));
                 }
@@ -370,7 +379,9 @@ impl LineParser for RolloutParser {
             "response_item" => self.response_item(payload, ts),
             "event_msg" => match str_of(payload, "type").unwrap_or("") {
                 "token_count" => {
-                    if let Some(total) = payload.get("info").and_then(|i| i.get("total_token_usage")) {
+                    if let Some(total) =
+                        payload.get("info").and_then(|i| i.get("total_token_usage"))
+                    {
                         self.usage = usage_of(total);
                     }
                 }
@@ -401,10 +412,12 @@ impl LineParser for RolloutParser {
             }
         };
         let mut usage = self.usage;
-        usage.duration_ms = self.duration_ms.or_else(|| match (&self.first_ts, &self.last_ts) {
-            (Some(a), Some(b)) => super::millis_between(a, b),
-            _ => None,
-        });
+        usage.duration_ms = self
+            .duration_ms
+            .or_else(|| match (&self.first_ts, &self.last_ts) {
+                (Some(a), Some(b)) => super::millis_between(a, b),
+                _ => None,
+            });
         let (tool_calls, warnings) = self.b.finish();
         Transcript {
             format: Format::CodexRollout,

@@ -102,8 +102,11 @@ impl LineParser for StreamParser {
             "tool_use" => {
                 self.assistant_open = false;
                 self.final_text = None;
-                let (Some(id), Some(name)) = (str_of(&event, "tool_id"), str_of(&event, "tool_name")) else {
-                    self.b.warn(line_no, "tool_use without tool_id or tool_name");
+                let (Some(id), Some(name)) =
+                    (str_of(&event, "tool_id"), str_of(&event, "tool_name"))
+                else {
+                    self.b
+                        .warn(line_no, "tool_use without tool_id or tool_name");
                     return;
                 };
                 let input = event.get("parameters").cloned().unwrap_or(Value::Null);
@@ -169,7 +172,9 @@ impl LineParser for StreamParser {
             final_text: self.final_text.filter(|t| !t.is_empty()),
             usage: self.usage,
             outcome: self.outcome.unwrap_or(Outcome::Incomplete {
-                message: "the output ends without a `result` event (the agent was killed or crashed)".into(),
+                message:
+                    "the output ends without a `result` event (the agent was killed or crashed)"
+                        .into(),
             }),
             runs: self.runs.max(1),
             warnings,
@@ -248,7 +253,12 @@ impl SessionParser {
             }
             "user" => {
                 // Tool results may come back as user `functionResponse` parts.
-                for part in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for part in m
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(response) = part.get("functionResponse") {
                         self.function_response(response, None);
                     }
@@ -267,7 +277,12 @@ impl SessionParser {
         let ts = str_of(call, "timestamp").map(str::to_owned).or(ts);
         self.b.call(id, name, || input, None, ts);
         let status = str_of(call, "status");
-        for part in call.get("result").and_then(Value::as_array).into_iter().flatten() {
+        for part in call
+            .get("result")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(response) = part.get("functionResponse") {
                 self.function_response(response, status);
             }
@@ -348,7 +363,12 @@ impl LineParser for SessionParser {
             self.session_id = Some(sid.to_owned());
         }
         if let Some(set) = line.get("$set") {
-            for m in set.get("messages").and_then(Value::as_array).into_iter().flatten() {
+            for m in set
+                .get("messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 self.message(m);
             }
             return;
@@ -367,7 +387,12 @@ impl LineParser for SessionParser {
 pub(crate) fn parse_chat(doc: &Value) -> Transcript {
     let mut parser = SessionParser::new(Format::GeminiChat);
     parser.session_id = str_of(doc, "sessionId").map(str::to_owned);
-    for m in doc.get("messages").and_then(Value::as_array).into_iter().flatten() {
+    for m in doc
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         parser.message(m);
     }
     parser.into_transcript()
@@ -377,7 +402,11 @@ pub(crate) fn parse_chat(doc: &Value) -> Transcript {
 pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
     let mut usage = Usage::default();
     let mut model = None;
-    if let Some(models) = doc.get("stats").and_then(|s| s.get("models")).and_then(Value::as_object) {
+    if let Some(models) = doc
+        .get("stats")
+        .and_then(|s| s.get("models"))
+        .and_then(Value::as_object)
+    {
         for (name, stats) in models {
             model = Some(name.clone());
             if let Some(tokens) = stats.get("tokens") {
@@ -397,7 +426,11 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
         let by_name: Vec<String> = tools
             .and_then(|t| t.get("byName"))
             .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| format!("{k} ×{}", u64_of(v, "count"))).collect())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k} ×{}", u64_of(v, "count")))
+                    .collect()
+            })
             .unwrap_or_default();
         b.warn(
             0,

@@ -32,7 +32,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-
 /// A normalized transcript (see the module docs).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Transcript {
@@ -147,7 +146,11 @@ impl ToolCall {
 
     /// The command string of a shell call (`command`, `cmd`, or an argv array joined).
     pub fn command(&self) -> Option<String> {
-        match self.input.get("command").or_else(|| self.input.get("cmd"))? {
+        match self
+            .input
+            .get("command")
+            .or_else(|| self.input.get("cmd"))?
+        {
             serde_json::Value::String(s) => Some(s.clone()),
             serde_json::Value::Array(argv) => Some(
                 argv.iter()
@@ -408,9 +411,9 @@ fn parse_lines(mut reader: impl BufRead, allow_document: bool) -> Result<Transcr
     match parser {
         Some(p) => Ok(p.finish()),
         None if pending.is_empty() => Err(ReadError::Unknown("the file is empty".into())),
-        None if not_json == pending.len() => Err(ReadError::Unknown(
-            "no line is valid JSON".into(),
-        )),
+        None if not_json == pending.len() => {
+            Err(ReadError::Unknown("no line is valid JSON".into()))
+        }
         None => Err(ReadError::Unknown(
             "no line looks like Claude Code, Codex CLI, Gemini CLI or Qwen Code output".into(),
         )),
@@ -573,7 +576,10 @@ pub(crate) fn exit_code_in_text(text: &str) -> Option<i32> {
         let line = line.trim();
         for prefix in ["Exit Code: ", "Exit code: ", "Process exited with code "] {
             if let Some(rest) = line.strip_prefix(prefix) {
-                let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+                let digits: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '-')
+                    .collect();
                 if let Ok(code) = digits.parse() {
                     return Some(code);
                 }
@@ -607,8 +613,14 @@ mod tests {
     #[test]
     fn exit_codes_in_agent_text() {
         assert_eq!(exit_code_in_text("Exit code 3\n42"), Some(3));
-        assert_eq!(exit_code_in_text("Command: x\nOutput: 42\nExit Code: 3\nSignal: (none)"), Some(3));
-        assert_eq!(exit_code_in_text("Process exited with code 2\nOutput:\n"), Some(2));
+        assert_eq!(
+            exit_code_in_text("Command: x\nOutput: 42\nExit Code: 3\nSignal: (none)"),
+            Some(3)
+        );
+        assert_eq!(
+            exit_code_in_text("Process exited with code 2\nOutput:\n"),
+            Some(2)
+        );
         assert_eq!(exit_code_in_text("ls: cannot access"), None);
     }
 

@@ -91,7 +91,8 @@ impl LineParser for QwenSessionParser {
                             self.last_was_call = false;
                         }
                     } else if let Some(call) = part.get("functionCall") {
-                        let (Some(id), Some(name)) = (str_of(call, "id"), str_of(call, "name")) else {
+                        let (Some(id), Some(name)) = (str_of(call, "id"), str_of(call, "name"))
+                        else {
                             continue;
                         };
                         let input = call.get("args").cloned().unwrap_or(Value::Null);

@@ -22,7 +22,10 @@ fn corpus_files() -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl" || e == "json") {
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "jsonl" || e == "json")
+            {
                 files.push(path);
             }
         }
@@ -49,30 +52,43 @@ fn walk(v: &Value, found: &mut HashMap<String, String>) {
             let s = |k: &str| map.get(k).and_then(Value::as_str);
             match s("type") {
                 Some("tool_use") if s("id").is_some() && s("name").is_some() => {
-                    found.entry(s("id").unwrap().into()).or_insert(s("name").unwrap().into());
+                    found
+                        .entry(s("id").unwrap().into())
+                        .or_insert(s("name").unwrap().into());
                 }
                 Some("tool_use") if s("tool_id").is_some() => {
-                    found.entry(s("tool_id").unwrap().into()).or_insert(s("tool_name").unwrap().into());
+                    found
+                        .entry(s("tool_id").unwrap().into())
+                        .or_insert(s("tool_name").unwrap().into());
                 }
                 Some("function_call" | "custom_tool_call") if s("call_id").is_some() => {
-                    found.entry(s("call_id").unwrap().into()).or_insert(s("name").unwrap().into());
+                    found
+                        .entry(s("call_id").unwrap().into())
+                        .or_insert(s("name").unwrap().into());
                 }
-                Some(kind @ ("command_execution" | "file_change" | "web_search")) if s("id").is_some() => {
+                Some(kind @ ("command_execution" | "file_change" | "web_search"))
+                    if s("id").is_some() =>
+                {
                     found.entry(s("id").unwrap().into()).or_insert(kind.into());
                 }
                 Some("todo_list") if s("id").is_some() => {
-                    found.entry(s("id").unwrap().into()).or_insert("update_plan".into());
+                    found
+                        .entry(s("id").unwrap().into())
+                        .or_insert("update_plan".into());
                 }
                 _ => {}
             }
             if let Some(Value::Object(call)) = map.get("functionCall")
-                && let (Some(Value::String(id)), Some(Value::String(name))) = (call.get("id"), call.get("name"))
+                && let (Some(Value::String(id)), Some(Value::String(name))) =
+                    (call.get("id"), call.get("name"))
             {
                 found.entry(id.clone()).or_insert(name.clone());
             }
             if let Some(Value::Array(calls)) = map.get("toolCalls") {
                 for call in calls {
-                    if let (Some(Value::String(id)), Some(Value::String(name))) = (call.get("id"), call.get("name")) {
+                    if let (Some(Value::String(id)), Some(Value::String(name))) =
+                        (call.get("id"), call.get("name"))
+                    {
                         found.entry(id.clone()).or_insert(name.clone());
                     }
                 }
@@ -101,10 +117,18 @@ fn independent_counts(path: &Path) -> BTreeMap<String, usize> {
 #[test]
 fn every_corpus_file_parses_with_the_right_tool_calls() {
     let files = corpus_files();
-    assert!(files.len() >= 35, "corpus went missing: {} files", files.len());
+    assert!(
+        files.len() >= 35,
+        "corpus went missing: {} files",
+        files.len()
+    );
     let mut problems = Vec::new();
     for path in &files {
-        let name = path.strip_prefix(data("corpus")).unwrap().display().to_string();
+        let name = path
+            .strip_prefix(data("corpus"))
+            .unwrap()
+            .display()
+            .to_string();
         let t = match transcript::parse_file(path) {
             Ok(t) => t,
             Err(e) => {
@@ -123,18 +147,32 @@ fn every_corpus_file_parses_with_the_right_tool_calls() {
             *parsed.entry(call.name.clone()).or_insert(0) += 1;
         }
         let expected = independent_counts(path);
-        for tool in expected.keys().chain(parsed.keys()).collect::<std::collections::BTreeSet<_>>() {
-            let (e, p) = (expected.get(tool).copied().unwrap_or(0), parsed.get(tool).copied().unwrap_or(0));
+        for tool in expected
+            .keys()
+            .chain(parsed.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let (e, p) = (
+                expected.get(tool).copied().unwrap_or(0),
+                parsed.get(tool).copied().unwrap_or(0),
+            );
             if e != p {
-                problems.push(format!("{name}: tool {tool}: parsed {p} calls, independent count {e}"));
+                problems.push(format!(
+                    "{name}: tool {tool}: parsed {p} calls, independent count {e}"
+                ));
             }
         }
-        let ids: std::collections::HashSet<&str> = t.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        let ids: std::collections::HashSet<&str> =
+            t.tool_calls.iter().map(|c| c.id.as_str()).collect();
         if ids.len() != t.tool_calls.len() {
             problems.push(format!("{name}: duplicate tool-call ids"));
         }
     }
-    assert!(problems.is_empty(), "corpus regressions:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "corpus regressions:\n{}",
+        problems.join("\n")
+    );
 }
 
 fn parse(rel: &str) -> transcript::Transcript {
@@ -144,20 +182,56 @@ fn parse(rel: &str) -> transcript::Transcript {
 #[test]
 fn formats_are_detected_from_content() {
     let cases = [
-        ("claude-session-jsonl/sniffly_1.0.17_long_errors.jsonl", Format::ClaudeSession),
-        ("claude-session-jsonl/yoavf_2.0.24_thinking.jsonl", Format::ClaudeSession),
-        ("claude-stream-json/helgesverre_wrapped_task_subagent.jsonl", Format::ClaudeStreamJson),
-        ("live/claude-2.1.328/events_tool_call.jsonl", Format::ClaudeStreamJson),
-        ("live/claude-2.1.328/session_log_example.jsonl", Format::ClaudeSession),
-        ("live/qwen-0.24.4/events_tool_call.jsonl", Format::QwenStreamJson),
-        ("live/qwen-0.24.4/result_json_example.json", Format::QwenStreamJson),
-        ("live/qwen-0.24.4/session_log_example.jsonl", Format::QwenSession),
-        ("codex-exec-json/stark_exec_complete_run2.jsonl", Format::CodexExecJson),
+        (
+            "claude-session-jsonl/sniffly_1.0.17_long_errors.jsonl",
+            Format::ClaudeSession,
+        ),
+        (
+            "claude-session-jsonl/yoavf_2.0.24_thinking.jsonl",
+            Format::ClaudeSession,
+        ),
+        (
+            "claude-stream-json/helgesverre_wrapped_task_subagent.jsonl",
+            Format::ClaudeStreamJson,
+        ),
+        (
+            "live/claude-2.1.328/events_tool_call.jsonl",
+            Format::ClaudeStreamJson,
+        ),
+        (
+            "live/claude-2.1.328/session_log_example.jsonl",
+            Format::ClaudeSession,
+        ),
+        (
+            "live/qwen-0.24.4/events_tool_call.jsonl",
+            Format::QwenStreamJson,
+        ),
+        (
+            "live/qwen-0.24.4/result_json_example.json",
+            Format::QwenStreamJson,
+        ),
+        (
+            "live/qwen-0.24.4/session_log_example.jsonl",
+            Format::QwenSession,
+        ),
+        (
+            "codex-exec-json/stark_exec_complete_run2.jsonl",
+            Format::CodexExecJson,
+        ),
         ("codex-rollout/yoavf_0.47.0.jsonl", Format::CodexRollout),
-        ("live/gemini-0.61.0/events_tool_call.jsonl", Format::GeminiStreamJson),
-        ("live/gemini-0.61.0/session_log_example.jsonl", Format::GeminiSession),
+        (
+            "live/gemini-0.61.0/events_tool_call.jsonl",
+            Format::GeminiStreamJson,
+        ),
+        (
+            "live/gemini-0.61.0/session_log_example.jsonl",
+            Format::GeminiSession,
+        ),
         ("gemini/yoavf_gemini_session.json", Format::GeminiChat),
-        ("live/gemini-0.61.0/result_json_example.json", Format::GeminiJson),
+        (
+            "live/gemini-0.61.0/result_json_example.json",
+            Format::GeminiJson,
+        ),
     ];
     for (rel, format) in cases {
         assert_eq!(parse(rel).format, format, "{rel}");
@@ -179,7 +253,10 @@ fn claude_stream_json_tool_call_in_full() {
     assert_eq!(call.timestamp.as_deref(), Some("2026-11-22T02:08:45.467Z"));
     assert_eq!(t.final_text.as_deref(), Some("The counter value is 42."));
     assert_eq!(t.usage.input_tokens, 200);
-    assert_eq!(t.usage.output_tokens, 14, "true totals come from `result`, not the assistant events");
+    assert_eq!(
+        t.usage.output_tokens, 14,
+        "true totals come from `result`, not the assistant events"
+    );
     assert_eq!(t.usage.cost_usd, Some(0.001088));
     assert_eq!(t.usage.turns, Some(2));
     assert_eq!(t.agent_version.as_deref(), Some("claude-code 2.1.328"));
@@ -189,18 +266,33 @@ fn claude_stream_json_tool_call_in_full() {
 #[test]
 fn claude_outcomes_of_failed_runs() {
     let max = parse("live/claude-2.1.328/events_max_turns.jsonl");
-    assert!(matches!(max.outcome, Outcome::MaxTurns { .. }), "{:?}", max.outcome);
+    assert!(
+        matches!(max.outcome, Outcome::MaxTurns { .. }),
+        "{:?}",
+        max.outcome
+    );
     let e500 = parse("live/claude-2.1.328/err_FAIL500.stdout.jsonl");
     assert!(
         matches!(&e500.outcome, Outcome::ApiError { http_status: Some(500), message } if message.contains("500 boom")),
         "{:?}",
         e500.outcome
     );
-    assert_eq!(e500.final_text, None, "a synthetic API-error message is not an answer");
+    assert_eq!(
+        e500.final_text, None,
+        "a synthetic API-error message is not an answer"
+    );
     let killed = parse("live/claude-2.1.328/err_timeout_kill.stdout.jsonl");
-    assert!(matches!(killed.outcome, Outcome::Incomplete { .. }), "{:?}", killed.outcome);
+    assert!(
+        matches!(killed.outcome, Outcome::Incomplete { .. }),
+        "{:?}",
+        killed.outcome
+    );
     let log500 = parse("live/claude-2.1.328/session_log_FAIL500.jsonl");
-    assert!(matches!(log500.outcome, Outcome::ApiError { .. }), "{:?}", log500.outcome);
+    assert!(
+        matches!(log500.outcome, Outcome::ApiError { .. }),
+        "{:?}",
+        log500.outcome
+    );
 }
 
 #[test]
@@ -235,7 +327,10 @@ fn wrapped_stream_json_subagent_events() {
     let task = t.tool_calls.iter().find(|c| c.name == "Task").unwrap();
     assert!(task.is_main());
     let ls = t.tool_calls.iter().find(|c| c.name == "LS").unwrap();
-    assert_eq!(ls.agent, task.id, "subagent calls name their parent Task call");
+    assert_eq!(
+        ls.agent, task.id,
+        "subagent calls name their parent Task call"
+    );
     assert!(ls.is_error);
     assert_eq!(ls.timestamp.as_deref(), Some("2025-07-20T06:52:06.215Z"));
     assert_eq!(t.usage.cost_usd, Some(0.7542368));
@@ -251,7 +346,10 @@ fn other_agents_exit_codes() {
     let qwen = parse("live/qwen-0.24.4/events_tool_call.jsonl");
     assert_eq!(qwen.tool_calls[0].exit_code, Some(3));
     let gemini = parse("live/gemini-0.61.0/events_tool_call.jsonl");
-    assert_eq!(gemini.tool_calls[0].exit_code, None, "Gemini's stream-json does not record exit codes");
+    assert_eq!(
+        gemini.tool_calls[0].exit_code, None,
+        "Gemini's stream-json does not record exit codes"
+    );
     let gemini_log = parse("live/gemini-0.61.0/session_log_example.jsonl");
     assert_eq!(gemini_log.tool_calls[0].exit_code, Some(3));
     let codex_fail = parse("live/codex-0.169.0/events_api_error.jsonl");

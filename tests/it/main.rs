@@ -1,5 +1,10 @@
 //! aptitude's integration tests: one binary, a module per feature.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on any unexpected error"
+)]
+
 mod cli;
 mod corpus;
 mod support;

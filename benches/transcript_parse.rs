@@ -1,0 +1,170 @@
+//! Transcript parse throughput and peak memory (`cargo bench --bench transcript_parse`).
+//!
+//! Builds a file of ≥ 100 MB by concatenating the corpus' Claude Code transcripts, then
+//! measures in one run:
+//! - the floor: serde_json parsing each line into a `serde_json::Value`;
+//! - aptitude's parser (`transcript::parse_file`) on the same file;
+//! - peak memory (VmHWM) of a child process parsing 100 MB and 200 MB files: it must not
+//!   grow with the file beyond the tool calls kept (the repeated sessions reuse their tool
+//!   ids, so the calls kept are the same).
+//!
+//! Target: aptitude within 2× of the floor. Figures are printed, not asserted: speed is
+//! measured here, never in timed tests.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const MB: u64 = 1024 * 1024;
+
+fn corpus_sources() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus");
+    let mut files: Vec<PathBuf> = [
+        "claude-session-jsonl",
+        "claude-stream-json",
+        "live/claude-2.1.328",
+    ]
+    .iter()
+    .flat_map(|d| {
+        std::fs::read_dir(root.join(d))
+            .into_iter()
+            .flatten()
+            .flatten()
+    })
+    .map(|e| e.path())
+    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    .collect();
+    files.sort();
+    files
+}
+
+fn build_file(path: &Path, min_bytes: u64) -> std::io::Result<u64> {
+    let sources: Vec<Vec<u8>> = corpus_sources()
+        .iter()
+        .map(std::fs::read)
+        .collect::<std::io::Result<_>>()?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut written = 0u64;
+    while written < min_bytes {
+        for s in &sources {
+            out.write_all(s)?;
+            written += s.len() as u64;
+        }
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+fn floor_value(path: &Path) -> std::io::Result<usize> {
+    let mut reader = BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
+    let mut line = String::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            n += usize::from(!v.is_null());
+        }
+    }
+    Ok(n)
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn child_mode(path: &Path) {
+    let t = aptitude::transcript::parse_file(path).map(|t| t.tool_calls.len());
+    let calls = t.unwrap_or(0);
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{calls} {}", peak_rss_kib());
+}
+
+fn measure_child(path: &Path) -> Option<(u64, u64)> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .arg("--child")
+        .arg(path)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut parts = text.split_whitespace().map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next()??))
+}
+
+fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(pos) = args.iter().position(|a| a == "--child") {
+        if let Some(path) = args.get(pos + 1) {
+            child_mode(Path::new(path));
+        }
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let big = dir.path().join("sessions-100mb.jsonl");
+    let bytes = build_file(&big, 100 * MB)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "input: {:.1} MB of Claude Code transcripts (corpus, concatenated)",
+        bytes as f64 / MB as f64
+    )?;
+
+    // Warm the page cache so both measures read from memory.
+    floor_value(&big)?;
+
+    let mut floor_best = f64::MAX;
+    let mut ours_best = f64::MAX;
+    let mut calls = 0;
+    for _ in 0..3 {
+        let t = Instant::now();
+        floor_value(&big)?;
+        floor_best = floor_best.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let transcript = aptitude::transcript::parse_file(&big).map_err(std::io::Error::other)?;
+        ours_best = ours_best.min(t.elapsed().as_secs_f64());
+        calls = transcript.tool_calls.len();
+    }
+    let mbs = |secs: f64| bytes as f64 / MB as f64 / secs;
+    writeln!(
+        out,
+        "serde_json::Value per line (floor): {:.3} s, {:.0} MB/s",
+        floor_best,
+        mbs(floor_best)
+    )?;
+    writeln!(
+        out,
+        "aptitude parse_file:                {:.3} s, {:.0} MB/s, {calls} tool calls kept",
+        ours_best,
+        mbs(ours_best)
+    )?;
+    writeln!(
+        out,
+        "ratio aptitude / floor: {:.2}× (target ≤ 2×)",
+        ours_best / floor_best
+    )?;
+
+    let bigger = dir.path().join("sessions-200mb.jsonl");
+    build_file(&bigger, 200 * MB)?;
+    for (label, path) in [("100 MB", &big), ("200 MB", &bigger)] {
+        match measure_child(path) {
+            Some((calls, kib)) => writeln!(
+                out,
+                "peak RSS parsing {label}: {:.1} MB ({calls} tool calls kept)",
+                kib as f64 / 1024.0
+            )?,
+            None => writeln!(out, "peak RSS parsing {label}: unavailable")?,
+        }
+    }
+    Ok(())
+}
