@@ -166,3 +166,46 @@ pub fn truncate(s: &str, max: usize) -> String {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::load_str;
+    use crate::transcript::{Format, Outcome, Usage};
+
+    fn transcript() -> Transcript {
+        Transcript {
+            format: Format::ClaudeStreamJson,
+            session_id: None,
+            agent_version: None,
+            model: None,
+            tool_calls: Vec::new(),
+            final_text: Some("43".into()),
+            usage: Usage::default(),
+            outcome: Outcome::Completed,
+            runs: 1,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn kinds_not_yet_implemented_are_skipped_never_passed() {
+        let spec = load_str(
+            std::path::Path::new("t.aptitude.yaml"),
+            "name: t\nprompt: p\nassertions:\n  - stdout: {review: \"says 43\"}\n  - exit_code: 0\n  - output_contains: ok\n  - output_equals: OK\n  - error_contains: w\n  - file_exists: a\n  - file_contains: {path: a, text: b}\n  - ran: x\n  - not_ran: yy\n  - run_count: {pattern: z, max: 1}\n  - verify: {run: \"true\"}\n",
+        )
+        .unwrap();
+        let t = transcript();
+        let results = evaluate(&spec, &Evidence { transcript: &t });
+        assert_eq!(results.len(), 11);
+        for r in &results {
+            assert_eq!(r.status, AssertionStatus::Skip, "{}", r.kind);
+            assert!(
+                r.detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("not counted as a pass")
+            );
+        }
+    }
+}

@@ -191,6 +191,10 @@ impl Ctx {
     }
 
     fn type_error(&mut self, node: &Node, key: &str, expected: &str) {
+        // `yes`, `no`, `on`, `1.0` are not strings in YAML; quoting makes them one.
+        let hint = (expected == "a string"
+            && matches!(node.value, Value::Bool(_) | Value::Int(_) | Value::Float(_)))
+        .then(|| "quote the value to make it a string, e.g. \"yes\"".to_owned());
         self.push(
             Diagnostic::new(
                 node.pos,
@@ -199,7 +203,8 @@ impl Ctx {
                     node.value.type_name()
                 ),
             )
-            .label(format!("expected {expected}")),
+            .label(format!("expected {expected}"))
+            .maybe_hint(hint),
         );
     }
 

@@ -763,3 +763,130 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::{parse_file, parse_reader};
+
+    fn parse(lines: &[&str]) -> Transcript {
+        parse_reader(lines.join("\n").as_bytes()).unwrap()
+    }
+
+    const INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s1","model":"m","claude_code_version":"2.1.328"}"#;
+
+    #[test]
+    fn mcp_tools_images_and_compaction() {
+        let t = parse(&[
+            INIT,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"mcp__github__create_issue","input":{"title":"x"}}]}}"#,
+            r#"{"type":"user","session_id":"s1","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"created"},{"type":"image","source":{"type":"base64","data":"AAAA"}}]}]}}"#,
+            r#"{"type":"system","subtype":"compact_boundary","session_id":"s1","compact_metadata":{"trigger":"auto"}}"#,
+            r#"{"type":"user","session_id":"s1","isCompactSummary":true,"message":{"content":"This session is being continued from a previous conversation."}}"#,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m2","content":[{"type":"text","text":"Done."}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Done.","num_turns":2,"session_id":"s1"}"#,
+        ]);
+        assert_eq!(t.tool_calls.len(), 1);
+        let call = &t.tool_calls[0];
+        assert_eq!(call.canonical, "mcp__github__create_issue");
+        assert_eq!(call.output.as_deref(), Some("created\n[image]"));
+        assert_eq!(call.exit_code, None);
+        assert_eq!(t.final_text.as_deref(), Some("Done."));
+        assert_eq!(t.outcome, Outcome::Completed);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    }
+
+    #[test]
+    fn several_runs_appended_in_one_file() {
+        let run = |sid: &str, tool: &str, answer: &str, cost: f64| {
+            vec![
+                format!(
+                    r#"{{"type":"system","subtype":"init","session_id":"{sid}","claude_code_version":"2.1.328"}}"#
+                ),
+                format!(
+                    r#"{{"type":"assistant","session_id":"{sid}","message":{{"id":"m-{sid}","content":[{{"type":"tool_use","id":"t-{sid}","name":"{tool}","input":{{}}}}]}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"result","subtype":"success","is_error":false,"result":"{answer}","num_turns":1,"total_cost_usd":{cost},"usage":{{"input_tokens":10,"output_tokens":2}},"session_id":"{sid}"}}"#
+                ),
+            ]
+        };
+        let mut lines = run("a", "Read", "first", 0.5);
+        lines.extend(run("b", "Write", "second", 0.25));
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let t = parse(&refs);
+        assert_eq!(t.runs, 2);
+        assert_eq!(
+            t.tool_calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            ["Read", "Write"]
+        );
+        assert_eq!(t.final_text.as_deref(), Some("second"));
+        assert_eq!(t.usage.cost_usd, Some(0.75));
+        assert_eq!(t.usage.input_tokens, 20);
+        assert_eq!(t.session_id.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn repeated_tool_use_counts_once() {
+        let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}"#;
+        let t = parse(&[INIT, line, line, line]);
+        assert_eq!(t.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn stream_without_result_is_incomplete_and_keeps_calls() {
+        let t = parse(&[
+            INIT,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 100"}}]}}"#,
+        ]);
+        assert!(
+            matches!(t.outcome, Outcome::Incomplete { .. }),
+            "{:?}",
+            t.outcome
+        );
+        assert_eq!(t.tool_calls.len(), 1, "what was captured so far is kept");
+    }
+
+    #[test]
+    fn subagent_files_are_merged_in_time_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("sess.jsonl");
+        std::fs::write(
+            &main,
+            [
+                r#"{"type":"user","sessionId":"sess","uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"go"}}"#,
+                r#"{"type":"assistant","sessionId":"sess","uuid":"u2","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","content":[{"type":"tool_use","id":"task1","name":"Task","input":{"prompt":"look"}}]}}"#,
+                r#"{"type":"user","sessionId":"sess","uuid":"u3","timestamp":"2026-01-01T00:00:09.000Z","message":{"content":[{"type":"tool_result","tool_use_id":"task1","content":"done"}]}}"#,
+                r#"{"type":"assistant","sessionId":"sess","uuid":"u4","timestamp":"2026-01-01T00:00:10.000Z","message":{"id":"m2","content":[{"type":"tool_use","id":"w1","name":"Write","input":{"file_path":"a"}}]}}"#,
+            ]
+            .join("\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("sess/subagents")).unwrap();
+        std::fs::write(
+            dir.path().join("sess/subagents/agent-a1.jsonl"),
+            r#"{"type":"assistant","isSidechain":true,"agentId":"a1","sessionId":"sess","uuid":"s1","timestamp":"2026-01-01T00:00:05.000Z","message":{"id":"sm1","content":[{"type":"tool_use","id":"r1","name":"Read","input":{"file_path":"/p/.env"}}]}}"#,
+        )
+        .unwrap();
+        let t = parse_file(&main).unwrap();
+        let order: Vec<(&str, &str)> = t
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.agent.as_str()))
+            .collect();
+        assert_eq!(order, [("Task", "main"), ("Read", "a1"), ("Write", "main")]);
+    }
+
+    #[test]
+    fn interruption_in_session_log() {
+        let t = parse(&[
+            r#"{"type":"user","sessionId":"s","uuid":"1","message":{"role":"user","content":"do it"}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"2","message":{"id":"m1","content":[{"type":"text","text":"Working"}]}}"#,
+            r#"{"type":"user","sessionId":"s","uuid":"3","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#,
+        ]);
+        assert_eq!(t.outcome, Outcome::Interrupted);
+    }
+}
