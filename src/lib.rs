@@ -3,12 +3,15 @@
 //! The pipeline, one module per stage (data flows one way):
 //!
 //! ```text
-//! spec ──► transcript ──► assertions ──► results ──► report
-//! (what to test)  (what happened)  (verdicts)   (one model)  (how it is shown)
+//! spec ──► workspace ──► agent ──► transcript ──► assertions ──► results ──► report
+//! (what to test) (where)  (run it)  (what happened)  (verdicts)  (one model) (how it is shown)
 //! ```
+//!
+//! [`runner`] schedules tests through these stages and emits events; it never prints.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
 
+pub mod agent;
 pub mod assertions;
 pub mod cli;
 pub mod report;
@@ -17,3 +20,4 @@ pub mod runner;
 pub mod spec;
 pub mod tools;
 pub mod transcript;
+pub mod workspace;

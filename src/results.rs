@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::transcript::{Transcript, Usage};
+use crate::workspace::FileChange;
 
 /// The results schema version.
 pub const RESULTS_VERSION: u32 = 1;
@@ -104,6 +105,15 @@ pub struct TestResult {
     /// What the agent did, for reports; absent when no transcript was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<Transcript>,
+    /// The agent that ran, with its version (`claude 2.1.328 (Claude Code)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Files the agent created, modified or deleted in its workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
+    /// Where the workspace copy was kept (`--keep-workspaces`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 impl TestResult {
@@ -280,6 +290,9 @@ mod tests {
             error: None,
             assertions: vec![a(AssertionStatus::Pass)],
             transcript: None,
+            agent: None,
+            files: Vec::new(),
+            workspace: None,
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
         assert_eq!(

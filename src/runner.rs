@@ -1,11 +1,305 @@
-//! Turning (test, transcript) into a test result. The runner never prints: callers hand
-//! its results to a reporter.
+//! Running tests: workspace → setup → agent → assertions, several tests at once.
+//!
+//! The runner never prints. It emits [`Event`]s as tests start and finish; reporters render
+//! them. Results come back in file order whatever the finishing order.
+//!
+//! A test is `error` — never `passed` — when its run could not be judged: a workspace or
+//! `setup` failure, an agent that exited non-zero without a result, an API error, max
+//! turns, a timeout, or an interruption. Its assertions are still evaluated on whatever was
+//! captured, so the report shows how far the agent got.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::process::{self, Ending};
+use crate::agent::{Agent, ExecuteRequest, Execution};
 use crate::assertions::{self, Evidence};
 use crate::results::TestResult;
 use crate::spec::TestSpec;
 use crate::spec::diagnostic::display_path;
 use crate::transcript::{Outcome, Transcript};
+use crate::workspace::Workspace;
+
+/// The default per-test timeout (a test's `timeout:` overrides it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The default number of tests run at once: agent runs wait on the model, not the CPU.
+pub const DEFAULT_JOBS: usize = 4;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Tests run at once (at least 1).
+    pub jobs: usize,
+    /// Keep workspace copies after the run.
+    pub keep_workspaces: bool,
+    /// Timeout for tests that set none.
+    pub default_timeout: Duration,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            jobs: DEFAULT_JOBS,
+            keep_workspaces: false,
+            default_timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// What happens during a run, for reporters.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A test started (its workspace is being prepared).
+    Started {
+        /// Position of the test in the input order.
+        index: usize,
+        /// The test's name.
+        name: String,
+    },
+    /// A test finished; its result is final.
+    Finished {
+        /// Position of the test in the input order.
+        index: usize,
+        /// The result.
+        result: Box<TestResult>,
+    },
+}
+
+/// Runs tests with agents chosen by each test's `agent:` name.
+pub struct Runner {
+    agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+    config: RunConfig,
+}
+
+impl Runner {
+    /// A runner; `agents` maps agent names to adapters and their reported versions.
+    pub fn new(agents: BTreeMap<String, (Arc<dyn Agent>, String)>, config: RunConfig) -> Self {
+        Runner { agents, config }
+    }
+
+    /// Runs every test, `jobs` at a time, and returns their results in input order.
+    ///
+    /// When `cancel` fires, running agents are stopped, tests not yet started are not
+    /// started, and both are reported as `error` ("interrupted").
+    pub async fn run(
+        &self,
+        specs: &[TestSpec],
+        events: mpsc::UnboundedSender<Event>,
+        cancel: CancellationToken,
+    ) -> Vec<TestResult> {
+        let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, spec) in specs.iter().enumerate() {
+            let spec = spec.clone();
+            let agent = self.agents.get(&spec.agent).cloned();
+            let config = self.config.clone();
+            let slots = Arc::clone(&slots);
+            let events = events.clone();
+            let cancel = cancel.clone();
+            tasks.spawn(async move {
+                let permit = tokio::select! {
+                    permit = slots.acquire_owned() => permit.ok(),
+                    () = cancel.cancelled() => None,
+                };
+                let result = match (permit, agent) {
+                    (None, _) => not_run(&spec, "interrupted before it started"),
+                    (Some(_permit), None) => {
+                        not_run(&spec, &format!("no adapter for agent `{}`", spec.agent))
+                    }
+                    (Some(_permit), Some((agent, version))) => {
+                        let _ = events.send(Event::Started {
+                            index,
+                            name: spec.name.clone(),
+                        });
+                        run_test(&spec, agent.as_ref(), &version, &config, &cancel).await
+                    }
+                };
+                let _ = events.send(Event::Finished {
+                    index,
+                    result: Box::new(result.clone()),
+                });
+                (index, result)
+            });
+        }
+        let mut results: Vec<Option<TestResult>> = vec![None; specs.len()];
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok((index, result)) = joined {
+                results[index] = Some(result);
+            }
+        }
+        results
+            .into_iter()
+            .zip(specs)
+            .map(|(r, spec)| r.unwrap_or_else(|| not_run(spec, "the test's task failed")))
+            .collect()
+    }
+}
+
+/// A test that produced no run.
+fn not_run(spec: &TestSpec, why: &str) -> TestResult {
+    TestResult {
+        name: spec.name.clone(),
+        file: display_path(&spec.file),
+        status: crate::results::TestStatus::Error,
+        duration_ms: 0,
+        usage: None,
+        error: Some(why.to_owned()),
+        assertions: Vec::new(),
+        transcript: None,
+        agent: None,
+        files: Vec::new(),
+        workspace: None,
+    }
+}
+
+/// Runs one test: workspace copy, setup, agent, assertions.
+pub async fn run_test(
+    spec: &TestSpec,
+    agent: &dyn Agent,
+    agent_version: &str,
+    config: &RunConfig,
+    cancel: &CancellationToken,
+) -> TestResult {
+    let started = Instant::now();
+    let timeout = spec.timeout.unwrap_or(config.default_timeout);
+    let mut result = not_run(spec, "");
+    result.agent = Some(
+        format!("{} {agent_version}", agent.name())
+            .trim()
+            .to_owned(),
+    );
+    let finish = |mut r: TestResult, error: Option<String>| {
+        r.error = error;
+        r.status = TestResult::status_of(r.error.as_deref(), &r.assertions);
+        r.duration_ms = started.elapsed().as_millis() as u64;
+        r
+    };
+
+    let mut workspace = match Workspace::create(&spec.workspace_dir(), spec.workspace_git) {
+        Ok(ws) => ws,
+        Err(e) => return finish(result, Some(e.to_string())),
+    };
+    if config.keep_workspaces {
+        result.workspace = Some(workspace.keep().display().to_string());
+    }
+
+    for command in &spec.setup {
+        if let Err(why) = run_setup(command, workspace.path(), &spec.env, timeout, cancel).await {
+            return finish(result, Some(why));
+        }
+    }
+
+    let execution = agent
+        .execute(ExecuteRequest {
+            prompt: &spec.prompt,
+            workspace: workspace.path(),
+            env: &spec.env,
+            model: spec.model.as_deref(),
+            max_turns: spec.max_turns,
+            timeout,
+            cancel,
+        })
+        .await;
+    let execution = match execution {
+        Ok(e) => e,
+        Err(e) => return finish(result, Some(e.to_string())),
+    };
+    let error = run_error(&execution, timeout);
+    match workspace.changes() {
+        Ok(changes) => result.files = changes,
+        Err(e) => return finish(result, Some(e.to_string())),
+    }
+    let Execution { transcript, .. } = execution;
+    result.assertions = assertions::evaluate(
+        spec,
+        &Evidence {
+            transcript: &transcript,
+        },
+    );
+    result.usage = Some(transcript.usage.clone());
+    result.transcript = Some(transcript);
+    finish(result, error)
+}
+
+/// Why an agent run makes its test `error`, in the agent's own words where it gave any.
+fn run_error(execution: &Execution, timeout: Duration) -> Option<String> {
+    let p = &execution.process;
+    let outcome = &execution.transcript.outcome;
+    match p.ending {
+        Ending::Cancelled => return Some("interrupted: the agent was stopped".into()),
+        Ending::TimedOut => {
+            return Some(format!(
+                "timed out after {}: the agent was stopped; its transcript up to then is kept",
+                humantime::format_duration(timeout)
+            ));
+        }
+        Ending::Exited => {}
+    }
+    match outcome {
+        Outcome::Completed if p.code == Some(0) => None,
+        Outcome::Completed => Some(format!(
+            "the agent {} after reporting success",
+            p.describe(timeout)
+        )),
+        Outcome::Incomplete { .. } => {
+            let stderr = last_lines(&p.stderr, 5);
+            Some(if stderr.is_empty() {
+                format!("the agent {} without a result", p.describe(timeout))
+            } else {
+                format!(
+                    "the agent {} without a result: {stderr}",
+                    p.describe(timeout)
+                )
+            })
+        }
+        other => Some(other.describe()),
+    }
+}
+
+/// The last `n` non-empty lines of `text`, joined.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Runs one `setup` command in the workspace; the error names the command and its output.
+async fn run_setup(
+    command: &str,
+    workspace: &std::path::Path,
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let spec = process::Spec {
+        program: "sh".into(),
+        args: vec!["-c".into(), command.into()],
+        cwd: workspace.to_owned(),
+        env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        timeout,
+        grace: Duration::from_secs(2),
+    };
+    let mut stdout = String::new();
+    let out = process::run(&spec, cancel, |line| {
+        stdout.push_str(line);
+        stdout.push('\n');
+    })
+    .await
+    .map_err(|e| format!("setup `{command}` could not start: {e}"))?;
+    if out.success() {
+        return Ok(());
+    }
+    let output = last_lines(&format!("{stdout}{}", out.stderr), 10);
+    Err(if output.is_empty() {
+        format!("setup `{command}` {}", out.describe(timeout))
+    } else {
+        format!("setup `{command}` {}:\n{output}", out.describe(timeout))
+    })
+}
 
 /// Why a session's outcome makes the test `error`: anything but a completed session.
 ///
@@ -41,6 +335,9 @@ pub fn evaluate_transcript(
         usage: Some(transcript.usage.clone()),
         error,
         assertions,
+        agent: transcript.agent_version.clone(),
         transcript: Some(transcript),
+        files: Vec::new(),
+        workspace: None,
     }
 }

@@ -7,7 +7,14 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -22,6 +29,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code: invalid input or usage.
 pub const EXIT_INVALID: u8 = 2;
+/// Exit code: the run was interrupted (Ctrl-C / SIGTERM), as shells report SIGINT.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Unit tests for AI coding agents.
 #[derive(Debug, Parser)]
@@ -49,6 +58,8 @@ pub enum ColorWhen {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run tests with the real agent CLI, each in a fresh copy of its workspace.
+    Run(RunArgs),
     /// Check test files without running anything; every problem of every file is reported.
     Validate(ValidateArgs),
     /// Evaluate a test's assertions against an existing transcript.
@@ -63,6 +74,37 @@ pub struct ValidateArgs {
     /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+}
+
+/// `aptitude run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Write results JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// How many tests run at once.
+    #[arg(long, short = 'j', default_value_t = crate::runner::DEFAULT_JOBS, value_name = "N")]
+    pub jobs: usize,
+    /// Keep each test's workspace copy and print where it is.
+    #[arg(long)]
+    pub keep_workspaces: bool,
+    /// The Claude Code binary (default: $APTITUDE_CLAUDE_BIN, else `claude` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub claude_bin: Option<PathBuf>,
+    /// Claude Code's permission mode: `bypass` (the default: the workspace is a throwaway
+    /// copy) or a mode passed as `--permission-mode` (acceptEdits, plan, …).
+    #[arg(long, default_value = "bypass", value_name = "MODE")]
+    pub permission_mode: String,
+    /// Timeout for tests that set none ("30s", "5m").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (write e.g. \"30s\" or \"5m\")"))
 }
 
 /// `aptitude analyze`.
@@ -116,6 +158,7 @@ pub fn main() -> ExitCode {
         ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
     let code = match cli.command {
+        Command::Run(args) => run(&args),
         Command::Validate(args) => validate(&args),
         Command::Analyze(args) => analyze(&args),
         Command::Transcript(args) => show_transcript(&args),
@@ -191,6 +234,151 @@ fn validate(args: &ValidateArgs) -> u8 {
         if assertions == 1 { "" } else { "s" },
     ));
     EXIT_OK
+}
+
+fn run(args: &RunArgs) -> u8 {
+    let started = Instant::now();
+    let files = match discover::discover(&args.paths) {
+        Ok(files) if !files.is_empty() => files,
+        Ok(_) => {
+            err(&error_line(&format!(
+                "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
+                args.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+            return EXIT_INVALID;
+        }
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    };
+    let report = spec::load_files(&files);
+    if report_load_errors(&report, files.len()) {
+        return EXIT_INVALID;
+    }
+    let specs = report.specs;
+
+    // Everything that can be checked before an agent starts is checked now.
+    let mut problems = Vec::new();
+    for s in &specs {
+        let dir = s.workspace_dir();
+        if !dir.is_dir() {
+            problems.push(format!(
+                "{}: workspace {} does not exist",
+                diagnostic::display_path(&s.file),
+                diagnostic::display_path(&dir)
+            ));
+        }
+        if s.agent != "claude" {
+            problems.push(format!(
+                "{}: agent `{}` can not be run by this version of aptitude (only `claude`); its transcripts can be evaluated with `aptitude analyze`",
+                diagnostic::display_path(&s.file),
+                s.agent
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        for p in &problems {
+            err(&error_line(p));
+        }
+        err(&error_line("nothing was run"));
+        return EXIT_INVALID;
+    }
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            err(&error_line(&format!(
+                "can not start the async runtime: {e}"
+            )));
+            return EXIT_INVALID;
+        }
+    };
+    runtime.block_on(async {
+        let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
+            args.claude_bin.clone(),
+            PermissionMode::parse(&args.permission_mode),
+        ));
+        let info = match claude.check().await {
+            Ok(info) => info,
+            Err(e) => {
+                err(&error_line(&e.to_string()));
+                err(&error_line("nothing was run"));
+                return EXIT_INVALID;
+            }
+        };
+        let mut agents = std::collections::BTreeMap::new();
+        agents.insert("claude".to_owned(), (claude, info.version.clone()));
+        let config = crate::runner::RunConfig {
+            jobs: args.jobs.max(1),
+            keep_workspaces: args.keep_workspaces,
+            default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
+        };
+        let runner = crate::runner::Runner::new(agents, config);
+
+        let cancel = CancellationToken::new();
+        let interrupted = Arc::new(AtomicBool::new(false));
+        spawn_signal_handler(cancel.clone(), Arc::clone(&interrupted));
+
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let crate::runner::Event::Finished { result, .. } = event {
+                    out(&(terminal::render_test(&result) + "\n"));
+                }
+            }
+        });
+        let tests = runner.run(&specs, tx, cancel).await;
+        let _ = printer.await;
+        let results = Results::new(tests, started.elapsed().as_millis() as u64);
+        out(&terminal::render_summary(&results.summary));
+        if let Some(path) = &args.json
+            && let Err(e) = json::write(&results, path)
+        {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            err(&error_line(
+                "interrupted: running agents were stopped; results cover the tests that finished",
+            ));
+            EXIT_INTERRUPTED
+        } else if results.all_passed() {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        }
+    })
+}
+
+/// Ctrl-C or SIGTERM cancels the run: running agents are stopped the same way a timeout
+/// stops them, and tests not yet started are not started.
+fn spawn_signal_handler(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+    tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let sigterm = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = sigterm => {}
+        }
+        interrupted.store(true, Ordering::SeqCst);
+        cancel.cancel();
+    });
 }
 
 /// The transcript recorded beside a test file: `x.aptitude.yaml` → `x.transcript.jsonl`

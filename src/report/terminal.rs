@@ -75,6 +75,28 @@ pub fn render_test(test: &TestResult) -> String {
     for a in &test.assertions {
         render_assertion(&mut out, a, &test.file);
     }
+    if !test.files.is_empty() {
+        let files: Vec<String> = test
+            .files
+            .iter()
+            .map(|f| {
+                let mark = match f.change {
+                    crate::workspace::ChangeKind::Created => "+",
+                    crate::workspace::ChangeKind::Modified => "~",
+                    crate::workspace::ChangeKind::Deleted => "-",
+                };
+                format!("{mark}{}", f.path)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &format!("files: {}", files.join(" ")))
+        );
+    }
+    if let Some(ws) = &test.workspace {
+        let _ = writeln!(out, "  {}", paint(DIM, &format!("workspace kept at {ws}")));
+    }
     out
 }
 

@@ -323,10 +323,10 @@ impl Ctx {
             Some(n) => self.agent_name(n, "agent"),
             None => Some("claude".to_owned()),
         };
-        let workspace = fields
-            .get("workspace")
-            .and_then(|n| self.non_empty_string(n, "workspace"))
-            .map(PathBuf::from);
+        let (workspace, workspace_git) = match fields.get("workspace") {
+            Some(n) => self.workspace(n),
+            None => (None, false),
+        };
         let setup = fields
             .get("setup")
             .map(|n| self.setup(n))
@@ -358,6 +358,7 @@ impl Ctx {
             prompt: prompt?,
             agent: agent?,
             workspace,
+            workspace_git,
             setup,
             env,
             timeout,
@@ -393,6 +394,39 @@ impl Ctx {
                 .hint(hint),
         );
         None
+    }
+
+    /// `workspace: path` or `workspace: {path, git}`.
+    fn workspace(&mut self, node: &Node) -> (Option<PathBuf>, bool) {
+        if let Value::Map(_) = node.value {
+            let Some(fields) = self.map(node, "workspace") else {
+                return (None, false);
+            };
+            self.unknown_keys(&fields, &["path", "git"], "`workspace`");
+            let path = fields
+                .get("path")
+                .and_then(|n| self.non_empty_string(n, "path"))
+                .map(PathBuf::from);
+            let git = fields
+                .get("git")
+                .and_then(|n| self.bool(n, "git"))
+                .unwrap_or(false);
+            return (path, git);
+        }
+        match &node.value {
+            Value::Str(_) => (
+                self.non_empty_string(node, "workspace").map(PathBuf::from),
+                false,
+            ),
+            _ => {
+                self.type_error(
+                    node,
+                    "workspace",
+                    "a path or a mapping with `path` and `git`",
+                );
+                (None, false)
+            }
+        }
     }
 
     fn setup(&mut self, node: &Node) -> Vec<String> {

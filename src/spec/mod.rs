@@ -41,8 +41,10 @@ pub struct TestSpec {
     pub prompt: String,
     /// `agent:`, one of [`KNOWN_AGENTS`]; default `claude`.
     pub agent: String,
-    /// `workspace:` as written, relative to the test file's directory.
+    /// `workspace:` (or `workspace.path`) as written, relative to the test file's directory.
     pub workspace: Option<PathBuf>,
+    /// `workspace.git: true`: copy the workspace's `.git` too.
+    pub workspace_git: bool,
     /// `setup:` shell commands run in the workspace copy before the agent.
     pub setup: Vec<String>,
     /// `env:` passed to the agent.
@@ -55,6 +57,23 @@ pub struct TestSpec {
     pub model: Option<String>,
     /// The assertions, in file order (at least one).
     pub assertions: Vec<Assertion>,
+}
+
+impl TestSpec {
+    /// The directory copied for the run: `workspace` resolved against the test file's
+    /// directory, or that directory itself.
+    pub fn workspace_dir(&self) -> PathBuf {
+        let base = self
+            .file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+        match &self.workspace {
+            Some(w) if w.is_absolute() => w.clone(),
+            Some(w) => base.join(w),
+            None => base,
+        }
+    }
 }
 
 /// One assertion with the 1-based line of its list item in the test file.

@@ -297,6 +297,36 @@ pub(crate) trait LineParser {
     fn finish(self: Box<Self>) -> Transcript;
 }
 
+/// An incremental parser for output whose format is known, such as an agent's stdout read
+/// while it runs: whatever was pushed before the agent died still makes a transcript.
+pub struct StreamParser {
+    inner: Box<dyn LineParser + Send>,
+    line_no: u64,
+}
+
+impl StreamParser {
+    /// A parser for `format`.
+    pub fn new(format: Format) -> Self {
+        StreamParser {
+            inner: new_parser(format),
+            line_no: 0,
+        }
+    }
+
+    /// Feeds one line (without its line break); empty lines are skipped.
+    pub fn push_line(&mut self, line: &str) {
+        self.line_no += 1;
+        if !line.trim().is_empty() {
+            self.inner.line(self.line_no, line);
+        }
+    }
+
+    /// The transcript of everything pushed so far.
+    pub fn finish(self) -> Transcript {
+        self.inner.finish()
+    }
+}
+
 /// Parses a transcript file, detecting its format; Claude session logs also pick up their
 /// subagent files (`<session>/subagents/agent-*.jsonl`, and 2.0.x `agent-*.jsonl` siblings
 /// with the same `sessionId`), so that calls delegated to subagents are seen.
@@ -358,7 +388,7 @@ fn parse_lines(mut reader: impl BufRead, allow_document: bool) -> Result<Transcr
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no = 0u64;
     let mut pending: Vec<(u64, String)> = Vec::new();
-    let mut parser: Option<Box<dyn LineParser>> = None;
+    let mut parser: Option<Box<dyn LineParser + Send>> = None;
     let mut not_json = 0usize;
     loop {
         buf.clear();
@@ -504,7 +534,7 @@ fn detect_line(text: &str) -> Detected {
     }
 }
 
-fn new_parser(format: Format) -> Box<dyn LineParser> {
+fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
     match format {
         Format::ClaudeSession | Format::ClaudeStreamJson | Format::QwenStreamJson => {
             Box::new(claude::ClaudeParser::new(format))
@@ -523,7 +553,7 @@ fn new_parser(format: Format) -> Box<dyn LineParser> {
 fn parse_json_array(text: &str) -> Result<Transcript, ReadError> {
     let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
         .map_err(|e| ReadError::Unknown(format!("invalid JSON array: {e}")))?;
-    let mut parser: Option<Box<dyn LineParser>> = None;
+    let mut parser: Option<Box<dyn LineParser + Send>> = None;
     for (i, item) in items.iter().enumerate() {
         let line_no = i as u64 + 1;
         if parser.is_none()

@@ -2,9 +2,11 @@
 
 #![expect(
     clippy::unwrap_used,
+    clippy::expect_used,
     reason = "a test fails loudly on any unexpected error"
 )]
 
 mod cli;
 mod corpus;
+mod run;
 mod support;

@@ -1,0 +1,377 @@
+//! Child processes that never outlive the run.
+//!
+//! Every command aptitude starts — the agent, `setup` commands, `verify` commands — goes
+//! through [`run`]:
+//! - it gets its own process group, and an environment marker `APTITUDE_RUN_ID=<id>` that
+//!   its descendants inherit;
+//! - stdout is read line by line as it comes (the agent's events) and stderr is kept (its
+//!   last [`STDERR_TAIL`] bytes);
+//! - on timeout or cancellation (Ctrl-C): SIGTERM to the group, a grace period, SIGKILL;
+//! - after the command ends, however it ends, every process still carrying the marker is
+//!   killed. This matters: Claude Code runs its Bash tool's commands in a new session, out
+//!   of its process group, so a group kill alone would leave them running. The sweep reads
+//!   `/proc/<pid>/environ` (Linux); elsewhere only the group is killed.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+/// The environment variable that marks every process of one command.
+pub const RUN_ID_VAR: &str = "APTITUDE_RUN_ID";
+
+/// How much of stderr is kept, in bytes (the end of it).
+pub const STDERR_TAIL: usize = 16 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Variables added to (or replacing those of) aptitude's own environment.
+    pub env: Vec<(String, String)>,
+    /// Wall-time limit.
+    pub timeout: Duration,
+    /// Time between SIGTERM and SIGKILL.
+    pub grace: Duration,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited on its own (with a code, or by a signal it got from elsewhere).
+    Exited,
+    /// It ran past its timeout and was stopped.
+    TimedOut,
+    /// The run was cancelled (Ctrl-C / SIGTERM) and it was stopped.
+    Cancelled,
+}
+
+/// What a finished command left.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// How it ended.
+    pub ending: Ending,
+    /// Its exit code, when it exited normally.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// The end of its stderr (at most [`STDERR_TAIL`] bytes, lossily decoded).
+    pub stderr: String,
+    /// Wall time in ms.
+    pub duration_ms: u64,
+}
+
+impl Output {
+    /// Whether the command exited on its own with code 0.
+    pub fn success(&self) -> bool {
+        self.ending == Ending::Exited && self.code == Some(0)
+    }
+
+    /// `exited with code 3`, `killed by signal 9`, `timed out after 30s`.
+    pub fn describe(&self, timeout: Duration) -> String {
+        match (self.ending, self.code, self.signal) {
+            (Ending::TimedOut, _, _) => {
+                format!("timed out after {}", humantime::format_duration(timeout))
+            }
+            (Ending::Cancelled, _, _) => "interrupted".into(),
+            (Ending::Exited, Some(code), _) => format!("exited with code {code}"),
+            (Ending::Exited, None, Some(sig)) => format!("was killed by signal {sig}"),
+            (Ending::Exited, None, None) => "ended".into(),
+        }
+    }
+}
+
+/// A unique id for one command's processes.
+pub fn new_run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Runs a command to its end, calling `on_line` with each stdout line (without the line
+/// break) as it arrives.
+///
+/// # Errors
+/// When the program can not be started (not found, not executable).
+pub async fn run(
+    spec: &Spec,
+    cancel: &CancellationToken,
+    mut on_line: impl FnMut(&str) + Send,
+) -> std::io::Result<Output> {
+    let started = Instant::now();
+    let run_id = new_run_id();
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env(RUN_ID_VAR, &run_id)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+
+    let stderr = child.stderr.take();
+    let stderr_task = tokio::spawn(async move {
+        let mut tail: Vec<u8> = Vec::new();
+        if let Some(mut err) = stderr {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+            }
+        }
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+        String::from_utf8_lossy(&tail).into_owned()
+    });
+
+    let mut ending = Ending::Exited;
+    if let Some(stdout) = child.stdout.take() {
+        let mut reader = BufReader::new(stdout);
+        let mut buf: Vec<u8> = Vec::new();
+        let deadline = tokio::time::sleep(spec.timeout);
+        tokio::pin!(deadline);
+        loop {
+            buf.clear();
+            tokio::select! {
+                read = reader.read_until(b'\n', &mut buf) => {
+                    match read {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => emit(&buf, &mut on_line),
+                    }
+                }
+                () = &mut deadline => { ending = Ending::TimedOut; break; }
+                () = cancel.cancelled() => { ending = Ending::Cancelled; break; }
+            }
+        }
+        if ending != Ending::Exited {
+            terminate(&mut child, pgid, spec.grace).await;
+            sweep(&run_id);
+            // Whatever the agent wrote before it died is still part of its transcript.
+            let drain = async {
+                loop {
+                    buf.clear();
+                    match reader.read_until(b'\n', &mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => emit(&buf, &mut on_line),
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+        }
+    }
+
+    let status = match ending {
+        Ending::Exited => {
+            // Stdout is closed; the process may still be finishing (or a child holds the
+            // pipe no more). Bound the wait by what is left of the timeout.
+            let left = spec.timeout.saturating_sub(started.elapsed());
+            tokio::select! {
+                status = child.wait() => status.ok(),
+                () = tokio::time::sleep(left) => {
+                    ending = Ending::TimedOut;
+                    terminate(&mut child, pgid, spec.grace).await;
+                    child.wait().await.ok()
+                }
+                () = cancel.cancelled() => {
+                    ending = Ending::Cancelled;
+                    terminate(&mut child, pgid, spec.grace).await;
+                    child.wait().await.ok()
+                }
+            }
+        }
+        _ => child.wait().await.ok(),
+    };
+    // Background processes the command left behind do not outlive it.
+    if let Some(pgid) = pgid {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    sweep(&run_id);
+    let stderr = tokio::time::timeout(Duration::from_secs(2), stderr_task)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    use std::os::unix::process::ExitStatusExt;
+    Ok(Output {
+        ending,
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stderr,
+        duration_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+fn emit(buf: &[u8], on_line: &mut impl FnMut(&str)) {
+    let text = String::from_utf8_lossy(buf);
+    let line = text.trim_end_matches(['\n', '\r']);
+    if !line.is_empty() {
+        on_line(line);
+    }
+}
+
+/// SIGTERM to the group, up to `grace` for it to exit, then SIGKILL.
+async fn terminate(child: &mut tokio::process::Child, pgid: Option<i32>, grace: Duration) {
+    let Some(pgid) = pgid else {
+        let _ = child.start_kill();
+        return;
+    };
+    let group = Pid::from_raw(pgid);
+    let _ = killpg(group, Signal::SIGTERM);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+}
+
+/// Kills every process whose environment carries `APTITUDE_RUN_ID=<run_id>`; returns how
+/// many were found. Repeats while new ones appear (a dying shell may fork once more).
+pub fn sweep(run_id: &str) -> usize {
+    let needle = format!("{RUN_ID_VAR}={run_id}\0").into_bytes();
+    let me = std::process::id();
+    let mut total = 0;
+    for _ in 0..5 {
+        let found = marked_processes(&needle, me);
+        if found.is_empty() {
+            break;
+        }
+        for pid in &found {
+            let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+        total += found.len();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    total
+}
+
+/// The pids (other than ours) whose environment contains `needle`.
+fn marked_processes(needle: &[u8], me: u32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| *pid as u32 != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle))
+        })
+        .collect()
+}
+
+/// Whether any process carries this run's marker (for tests and diagnostics).
+pub fn any_marked(run_id: &str) -> bool {
+    let needle = format!("{RUN_ID_VAR}={run_id}\0").into_bytes();
+    !marked_processes(&needle, std::process::id()).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout: Duration) -> Spec {
+        Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            env: vec![],
+            timeout,
+            grace: Duration::from_millis(200),
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_exit_code_and_stderr() {
+        let mut lines = Vec::new();
+        let out = run(
+            &sh(
+                "echo one; echo two; echo oops >&2; exit 3",
+                Duration::from_secs(10),
+            ),
+            &CancellationToken::new(),
+            |l| lines.push(l.to_owned()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(lines, ["one", "two"]);
+        assert_eq!(out.code, Some(3));
+        assert_eq!(out.stderr, "oops\n");
+        assert_eq!(out.ending, Ending::Exited);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group_and_escaped_children() {
+        let marker = format!("aptitude-test-{}", new_run_id());
+        // `setsid` puts the sleeper in a new session, out of the group, as Claude Code's
+        // Bash tool does; only the environment sweep can find it.
+        let script = format!("echo started; setsid sh -c 'sleep 300 # {marker}' & sleep 300");
+        let mut lines = Vec::new();
+        let out = run(
+            &sh(&script, Duration::from_millis(500)),
+            &CancellationToken::new(),
+            |l| lines.push(l.to_owned()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.ending, Ending::TimedOut);
+        assert_eq!(lines, ["started"], "output before the timeout is kept");
+        let survivors = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        assert!(
+            survivors.stdout.is_empty(),
+            "orphans: {}",
+            String::from_utf8_lossy(&survivors.stdout)
+        );
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_the_command() {
+        let cancel = CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            c.cancel();
+        });
+        let out = run(&sh("sleep 300", Duration::from_secs(60)), &cancel, |_| {})
+            .await
+            .unwrap();
+        assert_eq!(out.ending, Ending::Cancelled);
+        assert!(out.duration_ms < 30_000);
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_an_error() {
+        let mut spec = sh("true", Duration::from_secs(1));
+        spec.program = "/nonexistent/agent".into();
+        assert!(run(&spec, &CancellationToken::new(), |_| {}).await.is_err());
+    }
+}

@@ -1,0 +1,435 @@
+//! `aptitude run` end to end: the real `claude` (2.1.328, installed by `scripts/test`)
+//! against the scripted model, asserting on results JSON.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+use crate::support::model::{ScriptedModel, Turn};
+use crate::support::{claude_bin, root};
+
+/// A directory of tests for one `aptitude run`.
+struct Suite {
+    dir: tempfile::TempDir,
+}
+
+impl Suite {
+    fn new() -> Self {
+        Suite {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `rel` (creating directories) with `text`.
+    fn file(&self, rel: &str, text: &str) -> &Self {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    fn results_path(&self) -> PathBuf {
+        self.path().join("results.json")
+    }
+}
+
+struct RunOutput {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    results: Option<Value>,
+}
+
+fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutput {
+    let home = suite.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::cargo_bin("aptitude").unwrap();
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .envs(model.claude_env())
+        .current_dir(suite.path())
+        .arg("run")
+        .arg("tests")
+        .arg("--claude-bin")
+        .arg(claude_bin())
+        .arg("--json")
+        .arg(suite.results_path())
+        .args(extra)
+        .timeout(Duration::from_secs(240));
+    let out = cmd.output().unwrap();
+    let results = std::fs::read_to_string(suite.results_path())
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    RunOutput {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        results,
+    }
+}
+
+fn test<'a>(results: &'a Value, name: &str) -> &'a Value {
+    results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no test {name} in {results:#}"))
+}
+
+fn commands(test: &Value) -> Vec<String> {
+    test["transcript"]["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| c["input"]["command"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
+    let model = ScriptedModel::start();
+    model.script(
+        "increment-marker",
+        vec![
+            Turn::Tool(
+                "Bash",
+                json!({"command": "./increment.sh", "description": "increment"}),
+            ),
+            Turn::Text("The counter is now 43.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file("tests/counter/counter.txt", "42\n")
+        .file("tests/counter/increment.sh", "#!/bin/sh\nn=$(cat counter.txt)\necho $((n + 1)) > counter.txt\necho incremented\n")
+        .file(
+            "tests/counter/inc.aptitude.yaml",
+            "name: increments\nprompt: \"increment-marker: run increment.sh\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*increment.sh\"\n  - tool: Read\n    called: false\n",
+        );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        suite.path().join("tests/counter/increment.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    let out = aptitude_run(&suite, &model, &["--keep-workspaces"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let t = test(&results, "increments");
+    assert_eq!(t["status"], "passed");
+    assert_eq!(
+        t["files"],
+        json!([{"path": "counter.txt", "change": "modified", "size": 3}])
+    );
+    let call = &t["transcript"]["tool_calls"][0];
+    assert_eq!(call["output"], "incremented");
+    assert_eq!(call["exit_code"], 0);
+    assert_eq!(t["transcript"]["final_text"], "The counter is now 43.");
+    assert!(
+        t["agent"].as_str().unwrap().contains("2.1.328"),
+        "{}",
+        t["agent"]
+    );
+    // The agent's Bash call changed the copy, not the fixture.
+    let kept = PathBuf::from(t["workspace"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(kept.join("counter.txt")).unwrap(),
+        "43\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(suite.path().join("tests/counter/counter.txt")).unwrap(),
+        "42\n"
+    );
+    assert!(
+        !kept.join("inc.aptitude.yaml").exists(),
+        "the agent never sees its test"
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("workspace kept at {}", kept.display())),
+        "{}",
+        out.stdout
+    );
+    std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+    // Turn N's request holds N assistant messages.
+    let turns: Vec<usize> = model
+        .requests_for("increment-marker")
+        .iter()
+        .map(|r| r.turn)
+        .collect();
+    assert_eq!(turns, [0, 1]);
+}
+
+#[test]
+fn parallel_tests_do_not_mix_transcripts() {
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let names = ["alpha", "bravo", "charlie", "delta"];
+    for name in names {
+        model.script(
+            &format!("marker-{name}"),
+            vec![
+                // Staggered latencies make the tests finish out of file order.
+                Turn::Delay(
+                    Duration::from_millis(if name == "alpha" { 1500 } else { 100 }),
+                    Box::new(Turn::Tool(
+                        "Bash",
+                        json!({"command": format!("echo {name} > {name}.txt")}),
+                    )),
+                ),
+                Turn::Text(format!("wrote {name}")),
+            ],
+        );
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &format!("name: {name}\nprompt: \"marker-{name}\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"echo {name}*\"\n"),
+        );
+    }
+    let out = aptitude_run(&suite, &model, &["--jobs", "4"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let order: Vec<&str> = results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, names, "results JSON is in file order");
+    for name in names {
+        let t = test(&results, name);
+        assert_eq!(commands(t), [format!("echo {name} > {name}.txt")], "{name}");
+        assert_eq!(t["files"][0]["path"], format!("{name}.txt"));
+        assert_eq!(t["transcript"]["final_text"], format!("wrote {name}"));
+    }
+    // Verdicts are printed as tests finish: alpha, the slowest, comes last.
+    let alpha = out.stdout.find("✓ alpha").unwrap();
+    let delta = out.stdout.find("✓ delta").unwrap();
+    assert!(delta < alpha, "{}", out.stdout);
+}
+
+#[test]
+fn timeout_is_an_error_keeps_the_partial_transcript_and_leaves_no_process() {
+    let model = ScriptedModel::start();
+    let marker = "sleep 987654";
+    model.script(
+        "timeout-marker",
+        vec![
+            Turn::Tool(
+                "Bash",
+                // A daemon in its own session escapes any process-group kill.
+                json!({"command": format!("(setsid {marker} &) ; echo started; sleep 60; echo end")}),
+            ),
+            Turn::Text("never".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/slow.aptitude.yaml",
+        "name: slow\nprompt: \"timeout-marker\"\ntimeout: 4s\nassertions:\n  - tool: Bash\n",
+    );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let t = test(&results, "slow");
+    assert_eq!(t["status"], "error");
+    assert!(
+        t["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("timed out after 4s"),
+        "{}",
+        t["error"]
+    );
+    assert_eq!(
+        commands(t),
+        [format!(
+            "(setsid {marker} &) ; echo started; sleep 60; echo end"
+        )],
+        "the partial transcript is kept"
+    );
+    let survivors = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap();
+    assert!(
+        survivors.stdout.is_empty(),
+        "orphan processes: {}",
+        String::from_utf8_lossy(&survivors.stdout)
+    );
+}
+
+#[test]
+fn model_errors_and_dropped_connections_are_errors_with_the_message() {
+    let model = ScriptedModel::start();
+    model.script(
+        "http500-marker",
+        vec![
+            Turn::Http(500, "scripted boom"),
+            Turn::Http(500, "scripted boom"),
+        ],
+    );
+    model.script(
+        "http429-marker",
+        vec![Turn::Http(429, "slow down"), Turn::Http(429, "slow down")],
+    );
+    model.script("drop-marker", vec![Turn::Drop, Turn::Drop]);
+    let suite = Suite::new();
+    for (name, marker) in [
+        ("e500", "http500-marker"),
+        ("e429", "http429-marker"),
+        ("dropped", "drop-marker"),
+    ] {
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &format!("name: {name}\nprompt: \"{marker}\"\nassertions:\n  - tool: Read\n    called: false\n"),
+        );
+    }
+    let out = aptitude_run(&suite, &model, &["--jobs", "3"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    for (name, needle) in [("e500", "500"), ("e429", "429"), ("dropped", "API error")] {
+        let t = test(&results, name);
+        assert_eq!(
+            t["status"], "error",
+            "{name}: a guardrail must not pass when the agent never ran"
+        );
+        let error = t["error"].as_str().unwrap();
+        assert!(error.contains(needle), "{name}: {error}");
+        assert!(error.starts_with("model API error"), "{name}: {error}");
+    }
+    assert!(
+        test(&results, "e500")["error"]
+            .as_str()
+            .unwrap()
+            .contains("scripted boom")
+    );
+}
+
+#[test]
+fn an_agent_exiting_non_zero_is_an_error_with_its_message() {
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file(
+        "tests/t.aptitude.yaml",
+        "name: bad-flag\nprompt: p\nassertions:\n  - tool: Bash\n    called: false\n",
+    );
+    let out = aptitude_run(&suite, &model, &["--permission-mode", "bogus"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let t = test(out.results.as_ref().unwrap(), "bad-flag");
+    assert_eq!(t["status"], "error");
+    let error = t["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("the agent exited with code 1 without a result"),
+        "{error}"
+    );
+    assert!(
+        error.contains("'bogus' is invalid"),
+        "the agent's own message is kept: {error}"
+    );
+    assert!(model.requests().is_empty());
+}
+
+#[test]
+fn a_crashed_agent_is_an_error_with_what_was_captured() {
+    let model = ScriptedModel::start();
+    // The agent's own Bash call kills it: Claude Code dies mid-run, without a result.
+    model.script(
+        "crash-marker",
+        vec![
+            Turn::Tool("Bash", json!({"command": "echo bye; kill -9 $PPID"})),
+            Turn::Text("unreachable".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/t.aptitude.yaml",
+        "name: crash\nprompt: \"crash-marker\"\nassertions:\n  - tool: Bash\n",
+    );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let t = test(out.results.as_ref().unwrap(), "crash");
+    assert_eq!(t["status"], "error");
+    let error = t["error"].as_str().unwrap();
+    assert!(error.contains("killed by signal 9"), "{error}");
+    assert_eq!(commands(t), ["echo bye; kill -9 $PPID"]);
+}
+
+#[test]
+fn max_turns_and_setup_failures_are_errors() {
+    let model = ScriptedModel::start();
+    model.script(
+        "turns-marker",
+        vec![
+            Turn::Tool("Bash", json!({"command": "echo one"})),
+            Turn::Tool("Bash", json!({"command": "echo two"})),
+            Turn::Text("done".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file("tests/turns.aptitude.yaml", "name: turns\nprompt: \"turns-marker\"\nmax_turns: 1\nassertions:\n  - tool: Bash\n")
+        .file(
+            "tests/setup.aptitude.yaml",
+            "name: setup\nprompt: \"setup-marker\"\nsetup:\n  - \"echo preparing; echo broken >&2; exit 3\"\nassertions:\n  - tool: Bash\n",
+        );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let turns = test(&results, "turns");
+    assert_eq!(turns["status"], "error");
+    assert!(
+        turns["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("max turns reached"),
+        "{}",
+        turns["error"]
+    );
+    let setup = test(&results, "setup");
+    assert_eq!(setup["status"], "error");
+    assert_eq!(
+        setup["error"],
+        "setup `echo preparing; echo broken >&2; exit 3` exited with code 3:\npreparing\nbroken"
+    );
+    assert!(
+        model.requests_for("setup-marker").is_empty(),
+        "no agent runs after a failed setup"
+    );
+}
+
+#[test]
+fn a_missing_agent_is_one_clear_error_before_any_test() {
+    let suite = Suite::new();
+    suite.file(
+        "tests/a.aptitude.yaml",
+        "name: a\nprompt: p\nassertions:\n  - tool: Bash\n",
+    );
+    let out = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", "/nonexistent")
+        .current_dir(suite.path())
+        .args(["run", "tests"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "error: the `claude` agent CLI was not found (`claude` on PATH); install it with `npm install -g @anthropic-ai/claude-code`, or name the binary with --claude-bin PATH or APTITUDE_CLAUDE_BIN\nerror: nothing was run\n"
+    );
+    let _ = root();
+}

@@ -1,0 +1,344 @@
+//! The scripted model: aptitude's one test double.
+//!
+//! A model server on 127.0.0.1 that speaks the Anthropic Messages API as Claude Code 2.1.328
+//! uses it (`POST /v1/messages?beta=true`, `stream: true`, SSE events `message_start`,
+//! `content_block_start` / `content_block_delta` / `content_block_stop`, `message_delta`,
+//! `message_stop`; `POST /v1/messages/count_tokens`). The agent is real; only its model is
+//! scripted.
+//!
+//! A script is a list of turns, chosen by a marker word found in the conversation's first
+//! user message (so that tests running at once each get their own script). Turn N is the
+//! reply to the request holding N assistant messages, which makes a retried request get
+//! the same reply again. Turns script tool calls, text, HTTP errors, delays, dropped
+//! connections and hangs. Every request is recorded.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+#[expect(dead_code, reason = "used by the judge tests of a later issue")]
+pub enum Turn {
+    /// One `tool_use` block.
+    Tool(&'static str, Value),
+    /// Several `tool_use` blocks in one message.
+    Tools(Vec<(&'static str, Value)>),
+    /// A text answer (ends the agent's turn).
+    Text(String),
+    /// An HTTP error with the Anthropic error body.
+    Http(u16, &'static str),
+    /// Waits, then replies with the inner turn.
+    Delay(Duration, Box<Turn>),
+    /// Starts the event stream, then drops the connection.
+    Drop,
+    /// Never answers.
+    Hang,
+}
+
+/// A recorded request.
+#[derive(Debug, Clone)]
+#[expect(dead_code, reason = "used by the judge tests of a later issue")]
+pub struct Request {
+    /// Path and query.
+    pub path: String,
+    /// The script it matched, if any.
+    pub script: Option<String>,
+    /// Assistant messages it held (the turn it asked for).
+    pub turn: usize,
+    /// Whether it offered tools (one-shot grading calls offer none).
+    pub has_tools: bool,
+    /// The JSON body.
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Shared {
+    scripts: Mutex<Vec<(String, Vec<Turn>)>>,
+    requests: Mutex<Vec<Request>>,
+}
+
+/// A running scripted model; stops when dropped.
+pub struct ScriptedModel {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl ScriptedModel {
+    /// Starts a server on a free port of 127.0.0.1.
+    pub fn start() -> Self {
+        let shared = Arc::new(Shared::default());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let state = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                addr_tx
+                    .send(listener.local_addr().expect("addr"))
+                    .expect("send addr");
+                let app = Router::new()
+                    .route("/v1/messages", post(messages))
+                    .route("/v1/messages/count_tokens", post(count_tokens))
+                    .fallback(not_found)
+                    .with_state(state);
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await;
+            });
+        });
+        let addr = addr_rx.recv().expect("server address");
+        ScriptedModel {
+            addr,
+            shared,
+            _stop: stop_tx,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Scripts the conversation whose first user message contains `marker`.
+    pub fn script(&self, marker: &str, turns: Vec<Turn>) -> &Self {
+        self.shared
+            .scripts
+            .lock()
+            .unwrap()
+            .push((marker.to_owned(), turns));
+        self
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Request> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Requests that matched `marker`'s script.
+    pub fn requests_for(&self, marker: &str) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.script.as_deref() == Some(marker))
+            .collect()
+    }
+
+    /// The environment that points Claude Code at this server, with retries turned down
+    /// so that scripted failures fail fast.
+    pub fn claude_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("ANTHROPIC_BASE_URL", self.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-test-scripted".to_owned()),
+            ("CLAUDE_CODE_MAX_RETRIES", "1".to_owned()),
+        ]
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        format!("scripted model: no route for {uri}"),
+    )
+        .into_response()
+}
+
+async fn count_tokens() -> Response {
+    axum::Json(json!({"input_tokens": 10})).into_response()
+}
+
+fn first_user_text(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| {
+            m.iter()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        })
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let turn = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(0, |m| {
+            m.iter()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+                .count()
+        });
+    let first = first_user_text(&body);
+    let script = {
+        let scripts = shared.scripts.lock().unwrap();
+        scripts
+            .iter()
+            .find(|(marker, _)| first.contains(marker.as_str()))
+            .map(|(marker, turns)| (marker.clone(), turns.get(turn).cloned()))
+    };
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("scripted")
+        .to_owned();
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    shared.requests.lock().unwrap().push(Request {
+        path: uri.to_string(),
+        script: script.as_ref().map(|(m, _)| m.clone()),
+        turn,
+        has_tools: body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty()),
+        body,
+    });
+    let reply = match script {
+        Some((_, Some(turn))) => turn,
+        Some((marker, None)) => Turn::Text(format!(
+            "(scripted model: script `{marker}` has no turn {turn})"
+        )),
+        None => Turn::Text("(scripted model: no script matches this conversation)".into()),
+    };
+    respond(reply, turn, &model, stream).await
+}
+
+fn sse(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+fn message_start(turn: usize, model: &str) -> String {
+    sse(
+        "message_start",
+        &json!({"type": "message_start", "message": {
+            "id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1, "cache_read_input_tokens": 20, "cache_creation_input_tokens": 0}
+        }}),
+    )
+}
+
+fn blocks(turn: &Turn, index: usize) -> (Vec<Value>, &'static str) {
+    match turn {
+        Turn::Tool(name, input) => (
+            vec![json!({"type": "tool_use", "id": format!("toolu_{index:02}_0"), "name": name, "input": input})],
+            "tool_use",
+        ),
+        Turn::Tools(calls) => (
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, input))| json!({"type": "tool_use", "id": format!("toolu_{index:02}_{i}"), "name": name, "input": input}))
+                .collect(),
+            "tool_use",
+        ),
+        Turn::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
+        _ => (Vec::new(), "end_turn"),
+    }
+}
+
+async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Response {
+    match turn {
+        Turn::Delay(d, inner) => {
+            tokio::time::sleep(d).await;
+            Box::pin(respond(*inner, index, model, stream)).await
+        }
+        Turn::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            StatusCode::GATEWAY_TIMEOUT.into_response()
+        }
+        Turn::Http(status, message) => {
+            let kind = match status {
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                _ => "api_error",
+            };
+            let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+            (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                [(header::CONTENT_TYPE, "application/json")],
+                body.to_string(),
+            )
+                .into_response()
+        }
+        Turn::Drop => {
+            let first = Bytes::from(message_start(index, model));
+            let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+                Ok(first),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "scripted drop",
+                )),
+            ];
+            let body = Body::from_stream(futures_util::stream::iter(chunks));
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .body(body)
+                .unwrap()
+        }
+        ref t @ (Turn::Tool(..) | Turn::Tools(..) | Turn::Text(_)) => {
+            let (content, stop) = blocks(t, index);
+            if !stream {
+                let message = json!({
+                    "id": format!("msg_{index}"), "type": "message", "role": "assistant", "model": model,
+                    "content": content, "stop_reason": stop, "stop_sequence": null,
+                    "usage": {"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20, "cache_creation_input_tokens": 0}
+                });
+                return axum::Json(message).into_response();
+            }
+            let mut events = message_start(index, model);
+            for (i, block) in content.iter().enumerate() {
+                let (start, delta) = if block["type"] == "tool_use" {
+                    (
+                        json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                        json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                    )
+                } else {
+                    (
+                        json!({"type": "text", "text": ""}),
+                        json!({"type": "text_delta", "text": block["text"]}),
+                    )
+                };
+                events.push_str(&sse(
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": i, "content_block": start}),
+                ));
+                events.push_str(&sse(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": i, "delta": delta}),
+                ));
+                events.push_str(&sse(
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": i}),
+                ));
+            }
+            events.push_str(&sse(
+                "message_delta",
+                &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+            ));
+            events.push_str(&sse("message_stop", &json!({"type": "message_stop"})));
+            let chunks: Vec<Result<Bytes, Infallible>> = vec![Ok(Bytes::from(events))];
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .header(header::CACHE_CONTROL, "no-cache")
+                .body(Body::from_stream(futures_util::stream::iter(chunks)))
+                .unwrap()
+        }
+    }
+}
