@@ -94,24 +94,32 @@ impl Runner {
     ) -> Vec<TestResult> {
         let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
+        let mut results: Vec<Option<TestResult>> = vec![None; specs.len()];
+        // Tests start in file order: a slot is taken before the next test is spawned.
         for (index, spec) in specs.iter().enumerate() {
+            let permit = tokio::select! {
+                permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            };
+            let Some(permit) = permit else {
+                let result = not_run(spec, "interrupted before it started");
+                let _ = events.send(Event::Finished {
+                    index,
+                    result: Box::new(result.clone()),
+                });
+                results[index] = Some(result);
+                continue;
+            };
             let spec = spec.clone();
             let agent = self.agents.get(&spec.agent).cloned();
             let config = self.config.clone();
-            let slots = Arc::clone(&slots);
             let events = events.clone();
             let cancel = cancel.clone();
             tasks.spawn(async move {
-                let permit = tokio::select! {
-                    permit = slots.acquire_owned() => permit.ok(),
-                    () = cancel.cancelled() => None,
-                };
-                let result = match (permit, agent) {
-                    (None, _) => not_run(&spec, "interrupted before it started"),
-                    (Some(_permit), None) => {
-                        not_run(&spec, &format!("no adapter for agent `{}`", spec.agent))
-                    }
-                    (Some(_permit), Some((agent, version))) => {
+                let _permit = permit;
+                let result = match agent {
+                    None => not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                    Some((agent, version)) => {
                         let _ = events.send(Event::Started {
                             index,
                             name: spec.name.clone(),
@@ -126,7 +134,6 @@ impl Runner {
                 (index, result)
             });
         }
-        let mut results: Vec<Option<TestResult>> = vec![None; specs.len()];
         while let Some(joined) = tasks.join_next().await {
             if let Ok((index, result)) = joined {
                 results[index] = Some(result);

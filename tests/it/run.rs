@@ -433,3 +433,92 @@ fn a_missing_agent_is_one_clear_error_before_any_test() {
     );
     let _ = root();
 }
+
+#[test]
+fn sigterm_stops_running_agents_and_keeps_finished_results() {
+    use std::io::{BufRead, BufReader};
+    let model = ScriptedModel::start();
+    model.script("quick-marker", vec![Turn::Text("quick answer".into())]);
+    model.script(
+        "stuck-marker",
+        vec![
+            Turn::Tool(
+                "Bash",
+                json!({"command": "(setsid sleep 876543 &) ; echo waiting; sleep 120; echo end"}),
+            ),
+            Turn::Text("never".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file("tests/a-quick.aptitude.yaml", "name: quick\nprompt: \"quick-marker\"\nassertions:\n  - tool: Bash\n    called: false\n")
+        .file("tests/b-stuck.aptitude.yaml", "name: stuck\nprompt: \"stuck-marker\"\nassertions:\n  - tool: Bash\n")
+        .file("tests/c-pending.aptitude.yaml", "name: pending\nprompt: \"pending-marker\"\nassertions:\n  - tool: Bash\n");
+    let home = suite.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .envs(model.claude_env())
+        .current_dir(suite.path())
+        .args(["run", "tests", "--jobs", "1", "--json"])
+        .arg(suite.results_path())
+        .arg("--claude-bin")
+        .arg(claude_bin())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the quick test's verdict, then for the stuck test's Bash call to be running.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("✓ quick") {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "aptitude ended early: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while model.requests_for("stuck-marker").is_empty() || !pgrep("sleep 876543") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stuck test never started its command"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+    assert_eq!(test(&results, "quick")["status"], "passed");
+    let stuck = test(&results, "stuck");
+    assert_eq!(stuck["status"], "error");
+    assert!(
+        stuck["error"].as_str().unwrap().starts_with("interrupted"),
+        "{}",
+        stuck["error"]
+    );
+    let pending = test(&results, "pending");
+    assert_eq!(pending["status"], "error");
+    assert_eq!(pending["error"], "interrupted before it started");
+    assert!(
+        !pgrep("sleep 876543"),
+        "an agent's process survived the interruption"
+    );
+}
+
+fn pgrep(pattern: &str) -> bool {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    !out.stdout.is_empty()
+}
