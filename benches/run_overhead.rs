@@ -17,7 +17,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[path = "../tests/it/support/model.rs"]
-#[expect(dead_code, reason = "the benchmark uses part of the test double")]
+#[expect(
+    dead_code,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "the benchmark uses part of the test double, which fails loudly"
+)]
 mod model;
 
 use model::{ScriptedModel, Turn};
