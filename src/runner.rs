@@ -17,10 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::process::{self, Ending};
 use crate::agent::{Agent, ExecuteRequest, Execution};
-use crate::assertions::{self, Evidence};
+use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
 use crate::results::TestResult;
-use crate::spec::TestSpec;
 use crate::spec::diagnostic::display_path;
+use crate::spec::{AssertionKind, TestSpec, VerifyAssertion};
 use crate::transcript::{Outcome, Transcript};
 use crate::workspace::Workspace;
 
@@ -221,11 +221,25 @@ pub async fn run_test(
         Ok(changes) => result.files = changes,
         Err(e) => return finish(result, Some(e.to_string())),
     }
+    let mut verify_runs = BTreeMap::new();
+    for (index, assertion) in spec.assertions.iter().enumerate() {
+        if let AssertionKind::Verify(v) = &assertion.kind {
+            verify_runs.insert(
+                index,
+                run_verify(v, workspace.path(), &spec.env, cancel).await,
+            );
+        }
+    }
     let Execution { transcript, .. } = execution;
     result.assertions = assertions::evaluate(
         spec,
         &Evidence {
             transcript: &transcript,
+            workspace: Some(WorkspaceEvidence {
+                root: workspace.path(),
+                changes: &result.files,
+            }),
+            verify: &verify_runs,
         },
     );
     result.usage = Some(transcript.usage.clone());
@@ -308,6 +322,46 @@ async fn run_setup(
     })
 }
 
+/// Runs a `verify` command in the workspace after the agent, with the test's `env`.
+async fn run_verify(
+    v: &VerifyAssertion,
+    workspace: &std::path::Path,
+    env: &BTreeMap<String, String>,
+    cancel: &CancellationToken,
+) -> VerifyRun {
+    let spec = process::Spec {
+        program: "sh".into(),
+        args: vec!["-c".into(), v.run.clone().into()],
+        cwd: workspace.to_owned(),
+        env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        timeout: v.timeout,
+        grace: Duration::from_secs(2),
+    };
+    let mut stdout = String::new();
+    match process::run(&spec, cancel, |line| {
+        stdout.push_str(line);
+        stdout.push('\n');
+    })
+    .await
+    {
+        Ok(out) => VerifyRun {
+            code: (out.ending == Ending::Exited).then_some(out.code).flatten(),
+            failure: match out.ending {
+                Ending::Exited if out.code.is_some() => None,
+                _ => Some(out.describe(v.timeout)),
+            },
+            stdout,
+            stderr: out.stderr,
+        },
+        Err(e) => VerifyRun {
+            code: None,
+            failure: Some(format!("could not start: {e}")),
+            stdout,
+            stderr: String::new(),
+        },
+    }
+}
+
 /// Why a session's outcome makes the test `error`: anything but a completed session.
 ///
 /// A transcript that stops on an API error, at max turns, on an interruption or mid-way
@@ -329,10 +383,7 @@ pub fn evaluate_transcript(
     transcript: Transcript,
     duration_ms: u64,
 ) -> TestResult {
-    let evidence = Evidence {
-        transcript: &transcript,
-    };
-    let assertions = assertions::evaluate(spec, &evidence);
+    let assertions = assertions::evaluate(spec, &Evidence::transcript_only(&transcript));
     let error = outcome_error(&transcript.outcome);
     TestResult {
         name: spec.name.clone(),

@@ -7,38 +7,96 @@
 //! Assertions see every tool call, subagents' included, unless they say `scope: main`:
 //! a guardrail must not be evaded by delegating to a subagent.
 
+mod budget;
+mod commands;
 mod tool;
+mod workspace;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use workspace::VerifyRun;
 
 use crate::results::{AssertionResult, AssertionStatus};
 use crate::spec::{Assertion, AssertionKind, Scope, TestSpec};
 use crate::transcript::{ToolCall, Transcript};
+use crate::workspace::FileChange;
 
 /// What assertions are checked against.
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence<'a> {
     /// The agent's transcript.
     pub transcript: &'a Transcript,
+    /// The workspace after the run (`aptitude run`); `None` for `aptitude analyze`.
+    pub workspace: Option<WorkspaceEvidence<'a>>,
+    /// What each `verify` command did, by the assertion's index in the test.
+    pub verify: &'a BTreeMap<usize, VerifyRun>,
+}
+
+/// The workspace copy after the agent ran.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkspaceEvidence<'a> {
+    /// Its root directory.
+    pub root: &'a Path,
+    /// The files created, modified or deleted during the run.
+    pub changes: &'a [FileChange],
+}
+
+impl<'a> Evidence<'a> {
+    /// Evidence from a transcript alone (`aptitude analyze`).
+    pub fn transcript_only(transcript: &'a Transcript) -> Self {
+        static NO_RUNS: BTreeMap<usize, VerifyRun> = BTreeMap::new();
+        Evidence {
+            transcript,
+            workspace: None,
+            verify: &NO_RUNS,
+        }
+    }
 }
 
 /// Evaluates every assertion of a test, in file order.
 pub fn evaluate(spec: &TestSpec, evidence: &Evidence<'_>) -> Vec<AssertionResult> {
     spec.assertions
         .iter()
-        .map(|a| evaluate_one(a, evidence))
+        .enumerate()
+        .map(|(i, a)| evaluate_one(i, a, evidence))
         .collect()
 }
 
-/// Evaluates one assertion.
-pub fn evaluate_one(assertion: &Assertion, evidence: &Evidence<'_>) -> AssertionResult {
+/// Evaluates one assertion; `index` is its position in the test (for `verify` runs).
+pub fn evaluate_one(
+    index: usize,
+    assertion: &Assertion,
+    evidence: &Evidence<'_>,
+) -> AssertionResult {
+    let calls = &evidence.transcript.tool_calls;
+    let ws = evidence.workspace.as_ref();
     let (status, description, detail) = match &assertion.kind {
-        AssertionKind::Tool(tool) => tool::evaluate(tool, &evidence.transcript.tool_calls),
-        other => (
+        AssertionKind::Tool(tool) => tool::evaluate(tool, calls),
+        AssertionKind::ExitCode { code, scope } => commands::exit_code(calls, *scope, *code),
+        AssertionKind::OutputContains { text, scope } => commands::output(calls, *scope, text, false),
+        AssertionKind::OutputEquals { text, scope } => commands::output(calls, *scope, text, true),
+        AssertionKind::ErrorContains { text, scope } => commands::error_contains(calls, *scope, text),
+        AssertionKind::Ran { pattern, scope } => commands::ran(calls, *scope, pattern, true),
+        AssertionKind::NotRan { pattern, scope } => commands::ran(calls, *scope, pattern, false),
+        AssertionKind::RunCount {
+            pattern,
+            min,
+            max,
+            scope,
+        } => commands::run_count(calls, *scope, pattern, *min, *max),
+        AssertionKind::CommandSucceeded { pattern, scope } => commands::command_succeeded(calls, *scope, pattern),
+        AssertionKind::FileExists { path } => workspace::file_exists(ws, path, true),
+        AssertionKind::FileAbsent { path } => workspace::file_exists(ws, path, false),
+        AssertionKind::FileContains { path, check } => workspace::file_contains(ws, path, check),
+        AssertionKind::JsonFile { path, required } => workspace::json_file(ws, path, required),
+        AssertionKind::Wrote { paths } => workspace::wrote(ws, calls, paths),
+        AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
+        AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
+        AssertionKind::Review(r) => (
             AssertionStatus::Skip,
-            describe_pending(other),
-            Some(format!(
-                "`{}` assertions are not implemented in this version of aptitude; not counted as a pass",
-                other.key()
-            )),
+            format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
+            Some("`stdout` assertions are not implemented in this version of aptitude; not counted as a pass".into()),
         ),
     };
     AssertionResult {
@@ -47,34 +105,6 @@ pub fn evaluate_one(assertion: &Assertion, evidence: &Evidence<'_>) -> Assertion
         status,
         line: assertion.line,
         detail,
-    }
-}
-
-/// Descriptions of the kinds that later versions implement.
-fn describe_pending(kind: &AssertionKind) -> String {
-    match kind {
-        AssertionKind::Tool(_) => "tool".into(),
-        AssertionKind::Review(r) => {
-            format!("stdout review: {:?} (threshold: {})", r.review, r.threshold)
-        }
-        AssertionKind::ExitCode { code, .. } => format!("last command exited {code}"),
-        AssertionKind::OutputContains { text, .. } => {
-            format!("last command output contains {text:?}")
-        }
-        AssertionKind::OutputEquals { text, .. } => format!("last command output equals {text:?}"),
-        AssertionKind::ErrorContains { text, .. } => {
-            format!("last command stderr contains {text:?}")
-        }
-        AssertionKind::FileExists { path } => format!("file {path} exists"),
-        AssertionKind::FileContains { path, text } => format!("file {path} contains {text:?}"),
-        AssertionKind::Ran { pattern, .. } => format!("ran /{}/", pattern.as_str()),
-        AssertionKind::NotRan { pattern, .. } => format!("did not run /{}/", pattern.as_str()),
-        AssertionKind::RunCount {
-            pattern, min, max, ..
-        } => {
-            format!("ran /{}/ {}", pattern.as_str(), bounds(*min, *max))
-        }
-        AssertionKind::Verify(v) => format!("verify `{}`", v.run),
     }
 }
 
@@ -189,23 +219,18 @@ mod tests {
     }
 
     #[test]
-    fn kinds_not_yet_implemented_are_skipped_never_passed() {
+    fn without_a_workspace_file_checks_are_skipped_never_passed() {
         let spec = load_str(
             std::path::Path::new("t.aptitude.yaml"),
-            "name: t\nprompt: p\nassertions:\n  - stdout: {review: \"says 43\"}\n  - exit_code: 0\n  - output_contains: ok\n  - output_equals: OK\n  - error_contains: w\n  - file_exists: a\n  - file_contains: {path: a, text: b}\n  - ran: x\n  - not_ran: yy\n  - run_count: {pattern: z, max: 1}\n  - verify: {run: \"true\"}\n",
+            "name: t\nprompt: p\nassertions:\n  - stdout: {review: \"says 43\"}\n  - file_exists: a\n  - file_absent: a\n  - file_contains: {path: a, text: b}\n  - json_file: {path: a}\n  - verify: {run: \"true\"}\n  - cost_usd: {max: 1}\n",
         )
         .unwrap();
         let t = transcript();
-        let results = evaluate(&spec, &Evidence { transcript: &t });
-        assert_eq!(results.len(), 11);
+        let results = evaluate(&spec, &Evidence::transcript_only(&t));
+        assert_eq!(results.len(), 7);
         for r in &results {
             assert_eq!(r.status, AssertionStatus::Skip, "{}", r.kind);
-            assert!(
-                r.detail
-                    .as_deref()
-                    .unwrap_or("")
-                    .contains("not counted as a pass")
-            );
+            assert!(r.detail.is_some(), "a skip says why: {}", r.kind);
         }
     }
 }

@@ -13,8 +13,9 @@ use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
 use super::pattern::{NameMatcher, ValueMatcher};
 use super::{
-    Assertion, AssertionKind, CallIndex, DEFAULT_THRESHOLD, KNOWN_AGENTS, ParamMatcher,
-    ReviewAssertion, Scope, TestSpec, ToolAssertion, VerifyAssertion,
+    Assertion, AssertionKind, Budget, CallIndex, DEFAULT_THRESHOLD, DEFAULT_VERIFY_TIMEOUT,
+    KNOWN_AGENTS, ParamMatcher, ReviewAssertion, Scope, TestSpec, TextCheck, ToolAssertion,
+    VerifyAssertion,
 };
 
 const TEST_KEYS: &[&str] = &[
@@ -60,6 +61,14 @@ const KIND_KEYS: &[&str] = &[
     "not_ran",
     "run_count",
     "verify",
+    "file_absent",
+    "command_succeeded",
+    "wrote",
+    "json_file",
+    "turns",
+    "cost_usd",
+    "duration",
+    "tool_calls",
 ];
 
 /// Kinds about shell commands, which accept `scope:` like tool assertions.
@@ -71,6 +80,7 @@ const SCOPED_KINDS: &[&str] = &[
     "ran",
     "not_ran",
     "run_count",
+    "command_succeeded",
 ];
 
 const MATCHER_KEYS: &[&str] = &["glob", "regex", "equals", "contains"];
@@ -683,7 +693,7 @@ impl Ctx {
         match kind {
             "stdout" => self.review(node).map(AssertionKind::Review),
             "exit_code" => self
-                .exit_code(node)
+                .exit_code(node, kind)
                 .map(|code| AssertionKind::ExitCode { code, scope }),
             "output_contains" => self
                 .needle(node, kind)
@@ -697,15 +707,26 @@ impl Ctx {
             "file_exists" => self
                 .workspace_path(node, kind)
                 .map(|path| AssertionKind::FileExists { path }),
+            "file_absent" => self
+                .workspace_path(node, kind)
+                .map(|path| AssertionKind::FileAbsent { path }),
             "file_contains" => self.file_contains(node),
             "ran" => self
-                .command_regex(node, kind)
+                .command_regex(node, kind, false)
                 .map(|pattern| AssertionKind::Ran { pattern, scope }),
             "not_ran" => self
-                .command_regex(node, kind)
+                .command_regex(node, kind, false)
                 .map(|pattern| AssertionKind::NotRan { pattern, scope }),
             "run_count" => self.run_count(node, scope),
             "verify" => self.verify(node).map(AssertionKind::Verify),
+            "command_succeeded" => self
+                .command_regex(node, kind, true)
+                .map(|pattern| AssertionKind::CommandSucceeded { pattern, scope }),
+            "wrote" => self.wrote(node),
+            "json_file" => self.json_file(node),
+            "turns" | "cost_usd" | "duration" | "tool_calls" => {
+                self.budget(node, kind).map(AssertionKind::Budget)
+            }
             _ => None,
         }
     }
@@ -1076,21 +1097,21 @@ impl Ctx {
         })
     }
 
-    fn exit_code(&mut self, node: &Node) -> Option<i64> {
+    fn exit_code(&mut self, node: &Node, key: &str) -> Option<i64> {
         match &node.value {
             Value::Int(code) if (0..=255).contains(code) => Some(*code),
             Value::Int(code) => {
                 self.push(
                     Diagnostic::new(
                         node.pos,
-                        format!("`exit_code` must be between 0 and 255, found {code}"),
+                        format!("`{key}` must be between 0 and 255, found {code}"),
                     )
                     .label("out of range"),
                 );
                 None
             }
             _ => {
-                self.type_error(node, "exit_code", "a whole number");
+                self.type_error(node, key, "a whole number");
                 None
             }
         }
@@ -1144,7 +1165,7 @@ impl Ctx {
 
     fn file_contains(&mut self, node: &Node) -> Option<AssertionKind> {
         let fields = self.map(node, "file_contains")?;
-        self.unknown_keys(&fields, &["path", "text"], "`file_contains`");
+        self.unknown_keys(&fields, &["path", "text", "matches"], "`file_contains`");
         let path = match fields.get("path") {
             Some(n) => self.workspace_path(n, "path"),
             None => {
@@ -1152,22 +1173,154 @@ impl Ctx {
                 None
             }
         };
-        let text = match fields.get("text") {
-            Some(n) => self.needle(n, "text"),
-            None => {
-                self.push(Diagnostic::new(fields.pos, "`file_contains` needs `text:`"));
+        let check = match (fields.get("text"), fields.get("matches")) {
+            (Some(n), None) => self.needle(n, "text").map(TextCheck::Contains),
+            (None, Some(n)) => self
+                .command_regex(n, "matches", false)
+                .map(TextCheck::Matches),
+            (Some(_), Some(_)) => {
+                self.push(
+                    Diagnostic::new(
+                        fields.key_pos("matches"),
+                        "`file_contains` takes `text:` or `matches:`, not both",
+                    )
+                    .label("second check")
+                    .hint("use two `file_contains` assertions to check both"),
+                );
+                None
+            }
+            (None, None) => {
+                self.push(Diagnostic::new(
+                    fields.pos,
+                    "`file_contains` needs `text:` (a substring) or `matches:` (a regex)",
+                ));
                 None
             }
         };
         Some(AssertionKind::FileContains {
             path: path?,
-            text: text?,
+            check: check?,
         })
     }
 
-    fn command_regex(&mut self, node: &Node, key: &str) -> Option<Regex> {
+    fn wrote(&mut self, node: &Node) -> Option<AssertionKind> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Str(_) => vec![node],
+            Value::Seq(items) if !items.is_empty() => items.iter().collect(),
+            Value::Seq(_) => {
+                self.push(Diagnostic::new(node.pos, "`wrote` lists no path").label("empty list"));
+                return None;
+            }
+            _ => {
+                self.type_error(node, "wrote", "a list of paths");
+                return None;
+            }
+        };
+        let mut paths = Vec::new();
+        let mut ok = true;
+        for item in items {
+            // Absolute paths are allowed here: agents report absolute paths, matched by tail.
+            match self.non_empty_string(item, "wrote") {
+                Some(p) if p.split('/').any(|c| c == "..") => {
+                    self.push(
+                        Diagnostic::new(
+                            item.pos,
+                            format!("`wrote` path {p:?} leaves the workspace"),
+                        )
+                        .label("outside the workspace"),
+                    );
+                    ok = false;
+                }
+                Some(p) => paths.push(p),
+                None => ok = false,
+            }
+        }
+        ok.then_some(AssertionKind::Wrote { paths })
+    }
+
+    fn json_file(&mut self, node: &Node) -> Option<AssertionKind> {
+        let fields = self.map(node, "json_file")?;
+        self.unknown_keys(&fields, &["path", "required"], "`json_file`");
+        let path = match fields.get("path") {
+            Some(n) => self.workspace_path(n, "path"),
+            None => {
+                self.push(Diagnostic::new(fields.pos, "`json_file` needs `path:`"));
+                None
+            }
+        };
+        let required = match fields.get("required") {
+            None => Some(Vec::new()),
+            Some(n) => match &n.value {
+                Value::Seq(items) => {
+                    let fields: Vec<Option<String>> = items
+                        .iter()
+                        .map(|i| self.non_empty_string(i, "required"))
+                        .collect();
+                    fields.into_iter().collect()
+                }
+                _ => {
+                    self.type_error(n, "required", "a list of field names");
+                    None
+                }
+            },
+        };
+        Some(AssertionKind::JsonFile {
+            path: path?,
+            required: required?,
+        })
+    }
+
+    fn budget(&mut self, node: &Node, kind: &str) -> Option<Budget> {
+        let fields = self.map(node, kind)?;
+        let allowed: &[&str] = if kind == "tool_calls" {
+            &["max", "tool", "scope"]
+        } else {
+            &["max"]
+        };
+        self.unknown_keys(&fields, allowed, &format!("`{kind}`"));
+        let Some(max) = fields.get("max") else {
+            self.push(
+                Diagnostic::new(fields.pos, format!("`{kind}` needs `max:`")).hint(match kind {
+                    "duration" => "write e.g. `duration: {max: \"2m\"}`",
+                    "cost_usd" => "write e.g. `cost_usd: {max: 0.50}`",
+                    _ => "write e.g. `{max: 10}`",
+                }),
+            );
+            return None;
+        };
+        match kind {
+            "turns" => self.count(max, "max").map(Budget::Turns),
+            "cost_usd" => match &max.value {
+                Value::Int(i) if *i >= 0 => Some(Budget::CostUsd(*i as f64)),
+                Value::Float(f) if *f >= 0.0 && f.is_finite() => Some(Budget::CostUsd(*f)),
+                _ => {
+                    self.type_error(max, "max", "an amount in USD ≥ 0");
+                    None
+                }
+            },
+            "duration" => self.duration(max, "max").map(Budget::Duration),
+            _ => {
+                let tool = fields.get("tool").and_then(|n| self.tool_name(n, "tool"));
+                if fields.get("tool").is_some() && tool.is_none() {
+                    return None;
+                }
+                let scope = self.scope(&fields);
+                self.count(max, "max")
+                    .map(|max| Budget::ToolCalls { max, tool, scope })
+            }
+        }
+    }
+
+    /// A regex over command strings; `ignore_case` for seed 002's case-insensitive
+    /// command patterns.
+    fn command_regex(&mut self, node: &Node, key: &str, ignore_case: bool) -> Option<Regex> {
         let pattern = self.non_empty_string(node, key)?;
-        match ValueMatcher::regex(&pattern) {
+        let source = if ignore_case {
+            format!("(?i){pattern}")
+        } else {
+            pattern
+        };
+        match ValueMatcher::regex(&source) {
             Ok(ValueMatcher::Regex { regex, .. }) => Some(regex),
             Ok(_) => None,
             Err(err) => {
@@ -1185,7 +1338,7 @@ impl Ctx {
         let fields = self.map(node, "run_count")?;
         self.unknown_keys(&fields, &["pattern", "min", "max"], "`run_count`");
         let pattern = match fields.get("pattern") {
-            Some(n) => self.command_regex(n, "pattern"),
+            Some(n) => self.command_regex(n, "pattern", false),
             None => {
                 self.push(Diagnostic::new(fields.pos, "`run_count` needs `pattern:`"));
                 None
@@ -1224,7 +1377,13 @@ impl Ctx {
         let fields = self.map(node, "verify")?;
         self.unknown_keys(
             &fields,
-            &["run", "output_contains", "output_equals"],
+            &[
+                "run",
+                "output_contains",
+                "output_equals",
+                "exit_code",
+                "timeout",
+            ],
             "`verify`",
         );
         let run = match fields.get("run") {
@@ -1243,10 +1402,20 @@ impl Ctx {
         let output_equals = fields
             .get("output_equals")
             .and_then(|n| self.string(n, "output_equals"));
+        let exit_code = match fields.get("exit_code") {
+            Some(n) => self.exit_code(n, "exit_code")?,
+            None => 0,
+        };
+        let timeout = match fields.get("timeout") {
+            Some(n) => self.duration(n, "timeout")?,
+            None => DEFAULT_VERIFY_TIMEOUT,
+        };
         Some(VerifyAssertion {
             run: run?,
+            exit_code,
             output_contains,
             output_equals,
+            timeout,
         })
     }
 }
@@ -1491,6 +1660,79 @@ mod tests {
         assert!(errs[0].contains("needs `min:`"), "{errs:?}");
         let errs = errors(&format!("{HEAD}  - verify: {{output_contains: x}}\n"));
         assert!(errs[0].contains("needs `run:`"), "{errs:?}");
+    }
+
+    #[test]
+    fn evidence_kinds_parse_and_validate() {
+        let spec = load(&format!(
+            "{HEAD}  - file_absent: secret.txt\n  - file_contains: {{path: a.json, matches: \"goal\"}}\n  - command_succeeded: \"cargo test|go test\"\n  - wrote: [src/main.rs, /abs/ok.rs]\n  - json_file: {{path: brief.json, required: [goal, files_to_change]}}\n  - turns: {{max: 5}}\n  - cost_usd: {{max: 0.5}}\n  - duration: {{max: 2m}}\n  - tool_calls: {{max: 3, tool: Bash, scope: main}}\n  - verify: {{run: \"false\", exit_code: 1, timeout: 5s}}\n"
+        ))
+        .unwrap();
+        let keys: Vec<&str> = spec.assertions.iter().map(|a| a.kind.key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "file_absent",
+                "file_contains",
+                "command_succeeded",
+                "wrote",
+                "json_file",
+                "turns",
+                "cost_usd",
+                "duration",
+                "tool_calls",
+                "verify"
+            ]
+        );
+        let AssertionKind::CommandSucceeded { pattern, .. } = &spec.assertions[2].kind else {
+            panic!()
+        };
+        assert!(
+            pattern.is_match("CARGO TEST --all"),
+            "command patterns ignore case (seed 002)"
+        );
+        let AssertionKind::Verify(v) = &spec.assertions[9].kind else {
+            panic!()
+        };
+        assert_eq!(
+            (v.exit_code, v.timeout),
+            (1, std::time::Duration::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn evidence_kinds_bad_values() {
+        let errs = errors(&format!(
+            "{HEAD}  - file_contains: {{path: a, text: x, matches: y}}\n"
+        ));
+        assert!(errs[0].contains("not both"), "{errs:?}");
+        let errs = errors(&format!(
+            "{HEAD}  - cost_usd: {{max: -1}}\n  - turns: {{}}\n  - duration: {{max: soon}}\n"
+        ));
+        assert!(
+            errs.iter().any(|e| e.contains("an amount in USD")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("`turns` needs `max:`")),
+            "{errs:?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("invalid duration")),
+            "{errs:?}"
+        );
+        let errs = errors(&format!(
+            "{HEAD}  - wrote: [../etc/passwd]\n  - wrote: []\n"
+        ));
+        assert!(
+            errs.iter().any(|e| e.contains("leaves the workspace")),
+            "{errs:?}"
+        );
+        assert!(errs.iter().any(|e| e.contains("lists no path")), "{errs:?}");
+        let errs = errors(&format!("{HEAD}  - command_succeeded: \"(\"\n"));
+        assert!(errs[0].contains("invalid regex"), "{errs:?}");
+        let errs = errors(&format!("{HEAD}  - tool_calls: {{max: 1, tool: Reed}}\n"));
+        assert!(errs[0].contains("unknown tool `Reed`"), "{errs:?}");
     }
 
     #[test]

@@ -138,12 +138,17 @@ pub enum AssertionKind {
         /// Path relative to the workspace.
         path: String,
     },
-    /// `file_contains: {path, text}` — a workspace file contains the text.
+    /// `file_absent: path` — no such file in the workspace after the run.
+    FileAbsent {
+        /// Path relative to the workspace.
+        path: String,
+    },
+    /// `file_contains: {path, text}` or `{path, matches}` — a workspace file's content.
     FileContains {
         /// Path relative to the workspace.
         path: String,
-        /// Expected substring.
-        text: String,
+        /// What the content must hold.
+        check: TextCheck,
     },
     /// `ran: "regex"` — some shell command matched.
     Ran {
@@ -170,9 +175,62 @@ pub enum AssertionKind {
         /// Which calls count.
         scope: Scope,
     },
-    /// `verify: {run, output_contains, output_equals}` — a shell command run in the workspace
-    /// after the agent.
+    /// `verify: {run, output_contains, output_equals, exit_code, timeout}` — a shell command
+    /// run in the workspace after the agent.
     Verify(VerifyAssertion),
+    /// `command_succeeded: "regex"` — a shell command matching the (case-insensitive) regex
+    /// ran and exited 0 (seed 002's RequireShellPass).
+    CommandSucceeded {
+        /// Case-insensitive regex searched in each command string.
+        pattern: Regex,
+        /// Which calls count.
+        scope: Scope,
+    },
+    /// `wrote: [paths]` — each path was written by a file-writing tool call or shows as
+    /// created or modified in the workspace (seed 002's RequireAllFilesWritten).
+    Wrote {
+        /// Paths, relative to the workspace (absolute paths are matched by their tail).
+        paths: Vec<String>,
+    },
+    /// `json_file: {path, required}` — a workspace file is valid JSON with each listed field
+    /// present and non-empty (seed 002's RequireBrief).
+    JsonFile {
+        /// Path relative to the workspace.
+        path: String,
+        /// Fields (dotted paths) that must be present and non-empty.
+        required: Vec<String>,
+    },
+    /// `turns: {max}`, `cost_usd: {max}`, `duration: {max}`, `tool_calls: {max, tool}`.
+    Budget(Budget),
+}
+
+/// What a file's (or a command's) text must hold.
+#[derive(Debug, Clone)]
+pub enum TextCheck {
+    /// `text:` — a substring.
+    Contains(String),
+    /// `matches:` — a regex found anywhere.
+    Matches(Regex),
+}
+
+/// A limit on what the run may spend, from the transcript's usage.
+#[derive(Debug, Clone)]
+pub enum Budget {
+    /// `turns: {max}` — model turns.
+    Turns(u32),
+    /// `cost_usd: {max}` — cost in USD.
+    CostUsd(f64),
+    /// `duration: {max: "2m"}` — the agent's wall time.
+    Duration(Duration),
+    /// `tool_calls: {max, tool}` — tool calls, of one tool or of all.
+    ToolCalls {
+        /// At most this many calls.
+        max: u32,
+        /// Only calls of this tool.
+        tool: Option<NameMatcher>,
+        /// Which calls count.
+        scope: Scope,
+    },
 }
 
 impl AssertionKind {
@@ -187,11 +245,19 @@ impl AssertionKind {
             AssertionKind::OutputEquals { .. } => "output_equals",
             AssertionKind::ErrorContains { .. } => "error_contains",
             AssertionKind::FileExists { .. } => "file_exists",
+            AssertionKind::FileAbsent { .. } => "file_absent",
             AssertionKind::FileContains { .. } => "file_contains",
             AssertionKind::Ran { .. } => "ran",
             AssertionKind::NotRan { .. } => "not_ran",
             AssertionKind::RunCount { .. } => "run_count",
             AssertionKind::Verify(_) => "verify",
+            AssertionKind::CommandSucceeded { .. } => "command_succeeded",
+            AssertionKind::Wrote { .. } => "wrote",
+            AssertionKind::JsonFile { .. } => "json_file",
+            AssertionKind::Budget(Budget::Turns(_)) => "turns",
+            AssertionKind::Budget(Budget::CostUsd(_)) => "cost_usd",
+            AssertionKind::Budget(Budget::Duration(_)) => "duration",
+            AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
         }
     }
 }
@@ -254,13 +320,20 @@ pub struct ReviewAssertion {
     pub agent: Option<String>,
 }
 
+/// The default time limit of a `verify` command.
+pub const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// `verify:` — a shell command run in the workspace after the agent (seed 004).
 #[derive(Debug, Clone)]
 pub struct VerifyAssertion {
     /// The command, run with `sh -c`.
     pub run: String,
+    /// Its exit code must be this (default 0); checked first.
+    pub exit_code: i64,
     /// Its stdout must contain this.
     pub output_contains: Option<String>,
     /// Its stdout, trimmed, must equal this, trimmed.
     pub output_equals: Option<String>,
+    /// Time limit (default 60s).
+    pub timeout: Duration,
 }

@@ -83,15 +83,16 @@ fn analyze_writes_results_json_in_file_order_with_lines() {
         .iter()
         .map(|a| a["line"].as_u64().unwrap())
         .collect();
-    assert_eq!(lines, [8, 12, 17, 23, 28]);
+    assert_eq!(lines, [8, 12, 17, 23, 26, 29]);
     assert_eq!(push[3]["status"], "fail");
-    assert_eq!(push[3]["kind"], "tool");
+    assert_eq!(push[3]["kind"], "command_succeeded");
     assert!(
         push[3]["detail"]
             .as_str()
             .unwrap()
-            .contains("0 of 7 Bash calls matched")
+            .contains("no command matched")
     );
+    assert_eq!(push[4]["status"], "pass");
     let review = &tests[0]["assertions"][2];
     assert_eq!(review["kind"], "stdout");
     assert_eq!(review["status"], "skip");
@@ -185,7 +186,7 @@ fn broken_test_file_stops_analyze_before_evaluation() {
 fn validate_accepts_good_files() {
     let out = run(aptitude().args(["validate", "examples"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout, "✓ 3 test files valid (12 assertions)\n");
+    assert_eq!(out.stdout, "✓ 3 test files valid (13 assertions)\n");
 }
 
 #[test]

@@ -8,5 +8,6 @@
 
 mod cli;
 mod corpus;
+mod evidence;
 mod run;
 mod support;

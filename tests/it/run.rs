@@ -11,42 +11,42 @@ use crate::support::model::{ScriptedModel, Turn};
 use crate::support::{claude_bin, root};
 
 /// A directory of tests for one `aptitude run`.
-struct Suite {
+pub struct Suite {
     dir: tempfile::TempDir,
 }
 
 impl Suite {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Suite {
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
-    fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// Writes `rel` (creating directories) with `text`.
-    fn file(&self, rel: &str, text: &str) -> &Self {
+    pub fn file(&self, rel: &str, text: &str) -> &Self {
         let path = self.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
         self
     }
 
-    fn results_path(&self) -> PathBuf {
+    pub fn results_path(&self) -> PathBuf {
         self.path().join("results.json")
     }
 }
 
-struct RunOutput {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    results: Option<Value>,
+pub struct RunOutput {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub results: Option<Value>,
 }
 
-fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutput {
+pub fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutput {
     let home = suite.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let mut cmd = Command::cargo_bin("aptitude").unwrap();
@@ -75,7 +75,7 @@ fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutp
     }
 }
 
-fn test<'a>(results: &'a Value, name: &str) -> &'a Value {
+pub fn test<'a>(results: &'a Value, name: &str) -> &'a Value {
     results["tests"]
         .as_array()
         .unwrap()

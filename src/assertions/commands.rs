@@ -1,0 +1,490 @@
+//! Assertions on the shell commands the agent ran (seed 004; seed 002's RequireShellPass).
+//!
+//! The commands are the agent's shell tool calls (canonical `Bash`: Claude Code's `Bash`,
+//! Gemini CLI's and Qwen Code's `run_shell_command`, Codex CLI's `exec_command` / `shell` /
+//! `command_execution`). Each has its command string and, where the agent records them, an
+//! exit code, stdout and stderr:
+//!
+//! | agent | exit code | stdout / stderr |
+//! |---|---|---|
+//! | Claude Code 2.1 | 0 on success; `Exit code N` on failure | merged: stderr is part of stdout (on failure after the `Exit code N` line) |
+//! | Claude Code 1.0 | as 2.1 | separate on success (`toolUseResult`); merged on failure |
+//! | Codex CLI | recorded | combined (`aggregated_output`) |
+//! | Qwen Code | `Exit Code: N` | combined text |
+//! | Gemini CLI | session logs: `Exit Code: N`; stream-json: not recorded | combined text |
+//!
+//! When an agent records no separate stderr, `error_contains` searches the merged output,
+//! and `output_contains` / `output_equals` see stderr too.
+//!
+//! `exit_code`, `output_contains`, `output_equals` and `error_contains` look at the **last**
+//! command; `ran`, `not_ran`, `run_count` and `command_succeeded` at **all** of them.
+
+use std::borrow::Cow;
+
+use regex::Regex;
+
+use super::{in_scope, times, truncate};
+use crate::results::AssertionStatus;
+use crate::spec::Scope;
+use crate::tools::SHELL_TOOL;
+use crate::transcript::ToolCall;
+
+/// At most this many commands are listed as evidence.
+const MAX_LISTED: usize = 8;
+
+type Verdict = (AssertionStatus, String, Option<String>);
+
+/// One shell command with its position in the transcript.
+struct Shell<'a> {
+    position: usize,
+    call: &'a ToolCall,
+    command: String,
+}
+
+fn shells(calls: &[ToolCall], scope: Scope) -> Vec<Shell<'_>> {
+    in_scope(calls, scope)
+        .into_iter()
+        .filter(|(_, c)| c.canonical == SHELL_TOOL)
+        .map(|(position, call)| Shell {
+            position,
+            call,
+            command: call.command().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The command's stdout: recorded apart, or the combined output without Claude Code's
+/// `Exit code N` first line.
+fn stdout_of(call: &ToolCall) -> Cow<'_, str> {
+    if let Some(out) = &call.stdout {
+        return Cow::Borrowed(out);
+    }
+    let output = call.output.as_deref().unwrap_or("");
+    match output.split_once('\n') {
+        Some((first, rest)) if first.starts_with("Exit code ") => Cow::Borrowed(rest),
+        None if output.starts_with("Exit code ") => Cow::Borrowed(""),
+        _ => Cow::Borrowed(output),
+    }
+}
+
+/// The command's stderr: recorded apart, or — when the agent recorded none (Claude Code
+/// 2.1 merges stderr into stdout) — the merged output.
+fn stderr_of(call: &ToolCall) -> Cow<'_, str> {
+    match &call.stderr {
+        Some(err) if !err.is_empty() => Cow::Borrowed(err),
+        _ => stdout_of(call),
+    }
+}
+
+fn exit_text(call: &ToolCall) -> String {
+    match (call.exit_code, call.is_error, &call.output) {
+        (Some(code), _, _) => format!("exit {code}"),
+        (None, _, None) => "no result".into(),
+        (None, true, _) => "failed, exit code not recorded".into(),
+        (None, false, _) => "exit code not recorded".into(),
+    }
+}
+
+fn line(s: &Shell<'_>) -> String {
+    format!(
+        "#{} `{}` → {}",
+        s.position,
+        truncate(&s.command, 100),
+        exit_text(s.call)
+    )
+}
+
+fn list(shells: &[&Shell<'_>]) -> String {
+    let mut lines: Vec<String> = shells
+        .iter()
+        .take(MAX_LISTED)
+        .map(|s| format!("  {}", line(s)))
+        .collect();
+    if shells.len() > MAX_LISTED {
+        lines.push(format!("  … and {} more", shells.len() - MAX_LISTED));
+    }
+    lines.join("\n")
+}
+
+fn excerpt(label: &str, text: &str) -> String {
+    if text.trim().is_empty() {
+        format!("{label}: (empty)")
+    } else {
+        format!("{label}: {}", truncate(text.trim(), 300))
+    }
+}
+
+fn no_commands(description: String) -> Verdict {
+    (
+        AssertionStatus::Fail,
+        description,
+        Some("no shell command was run".into()),
+    )
+}
+
+/// `exit_code: N` on the last command.
+pub(super) fn exit_code(calls: &[ToolCall], scope: Scope, expected: i64) -> Verdict {
+    let description = format!("last command exited {expected}");
+    let all = shells(calls, scope);
+    let Some(last) = all.last() else {
+        return no_commands(description);
+    };
+    match last.call.exit_code {
+        Some(code) => {
+            let status = if i64::from(code) == expected {
+                AssertionStatus::Pass
+            } else {
+                AssertionStatus::Fail
+            };
+            let mut detail = format!("last command {}", line(last));
+            if status == AssertionStatus::Fail {
+                detail.push('\n');
+                detail.push_str(&excerpt("output", &stderr_of(last.call)));
+            }
+            (status, description, Some(detail))
+        }
+        None if expected == 0 && last.call.is_error => (
+            AssertionStatus::Fail,
+            description,
+            Some(format!(
+                "last command {} failed\n{}",
+                line(last),
+                excerpt("output", last.call.output.as_deref().unwrap_or(""))
+            )),
+        ),
+        None => (
+            AssertionStatus::Invalid,
+            description,
+            Some(format!(
+                "the transcript records no exit code for the last command {}",
+                line(last)
+            )),
+        ),
+    }
+}
+
+/// `output_contains` / `output_equals` on the last command's stdout.
+pub(super) fn output(calls: &[ToolCall], scope: Scope, expected: &str, equals: bool) -> Verdict {
+    let description = if equals {
+        format!("last command output equals {expected:?}")
+    } else {
+        format!("last command output contains {expected:?}")
+    };
+    let all = shells(calls, scope);
+    let Some(last) = all.last() else {
+        return no_commands(description);
+    };
+    let stdout = stdout_of(last.call);
+    let ok = if equals {
+        stdout.trim() == expected.trim()
+    } else {
+        stdout.contains(expected)
+    };
+    let status = if ok {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    (
+        status,
+        description,
+        Some(format!(
+            "last command {}\n{}",
+            line(last),
+            excerpt("stdout", &stdout)
+        )),
+    )
+}
+
+/// `error_contains` on the last command's stderr.
+pub(super) fn error_contains(calls: &[ToolCall], scope: Scope, expected: &str) -> Verdict {
+    let description = format!("last command stderr contains {expected:?}");
+    let all = shells(calls, scope);
+    let Some(last) = all.last() else {
+        return no_commands(description);
+    };
+    let stderr = stderr_of(last.call);
+    let status = if stderr.contains(expected) {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    (
+        status,
+        description,
+        Some(format!(
+            "last command {}\n{}",
+            line(last),
+            excerpt("stderr", &stderr)
+        )),
+    )
+}
+
+fn matching<'a, 'b>(all: &'b [Shell<'a>], pattern: &Regex) -> Vec<&'b Shell<'a>> {
+    all.iter()
+        .filter(|s| pattern.is_match(&s.command))
+        .collect()
+}
+
+/// `ran` (`expect_run: true`) or `not_ran`.
+pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run: bool) -> Verdict {
+    let description = if expect_run {
+        format!("ran a command matching /{}/", pattern.as_str())
+    } else {
+        format!("ran no command matching /{}/", pattern.as_str())
+    };
+    let all = shells(calls, scope);
+    let hits = matching(&all, pattern);
+    let detail = if hits.is_empty() {
+        if all.is_empty() {
+            "no shell command was run".to_owned()
+        } else {
+            format!(
+                "none of the {} matched:\n{}",
+                plural_commands(all.len()),
+                list(&all.iter().collect::<Vec<_>>())
+            )
+        }
+    } else {
+        format!("{} matched:\n{}", plural_commands(hits.len()), list(&hits))
+    };
+    let status = if hits.is_empty() != expect_run {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    (status, description, Some(detail))
+}
+
+fn plural_commands(n: usize) -> String {
+    if n == 1 {
+        "1 command".into()
+    } else {
+        format!("{n} commands")
+    }
+}
+
+/// `run_count: {pattern, min, max}`.
+pub(super) fn run_count(
+    calls: &[ToolCall],
+    scope: Scope,
+    pattern: &Regex,
+    min: Option<u32>,
+    max: Option<u32>,
+) -> Verdict {
+    let description = format!("ran /{}/ {}", pattern.as_str(), super::bounds(min, max));
+    let all = shells(calls, scope);
+    let hits = matching(&all, pattern);
+    let n = hits.len() as u32;
+    let ok = min.is_none_or(|lo| n >= lo) && max.is_none_or(|hi| n <= hi);
+    let detail = if hits.is_empty() {
+        format!("ran 0 times ({} run in all)", plural_commands(all.len()))
+    } else {
+        format!("ran {}:\n{}", times(n), list(&hits))
+    };
+    (
+        if ok {
+            AssertionStatus::Pass
+        } else {
+            AssertionStatus::Fail
+        },
+        description,
+        Some(detail),
+    )
+}
+
+/// `command_succeeded`: a matching command exited 0. A command the agent only mentions in
+/// its text is not a command; one whose exit code is unknown can not count as a success.
+pub(super) fn command_succeeded(calls: &[ToolCall], scope: Scope, pattern: &Regex) -> Verdict {
+    let shown = pattern.as_str().trim_start_matches("(?i)");
+    let description = format!("a command matching /{shown}/ succeeded");
+    let all = shells(calls, scope);
+    let hits = matching(&all, pattern);
+    if hits.iter().any(|s| s.call.exit_code == Some(0)) {
+        let ok: Vec<&Shell<'_>> = hits
+            .iter()
+            .copied()
+            .filter(|s| s.call.exit_code == Some(0))
+            .collect();
+        return (
+            AssertionStatus::Pass,
+            description,
+            Some(format!("succeeded:\n{}", list(&ok))),
+        );
+    }
+    if hits.is_empty() {
+        let detail = if all.is_empty() {
+            "no shell command was run".to_owned()
+        } else {
+            format!(
+                "no command matched; commands run:\n{}",
+                list(&all.iter().collect::<Vec<_>>())
+            )
+        };
+        return (AssertionStatus::Fail, description, Some(detail));
+    }
+    if hits
+        .iter()
+        .all(|s| s.call.exit_code.is_some() || s.call.is_error)
+    {
+        return (
+            AssertionStatus::Fail,
+            description,
+            Some(format!(
+                "matching commands ran but none exited 0:\n{}",
+                list(&hits)
+            )),
+        );
+    }
+    (
+        AssertionStatus::Invalid,
+        description,
+        Some(format!(
+            "matching commands ran but the transcript records no exit code to confirm success:\n{}",
+            list(&hits)
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bash(id: &str, command: &str, output: &str, is_error: bool, exit: Option<i32>) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "Bash".into(),
+            canonical: "Bash".into(),
+            input: json!({"command": command}),
+            output: Some(output.into()),
+            is_error,
+            exit_code: exit,
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        }
+    }
+
+    fn re(s: &str) -> Regex {
+        Regex::new(s).unwrap()
+    }
+
+    fn calls() -> Vec<ToolCall> {
+        vec![
+            ToolCall {
+                stdout: Some("all good\n".into()),
+                stderr: Some("warning: deprecated\n".into()),
+                ..bash("1", "cargo build", "all good", false, Some(0))
+            },
+            bash(
+                "2",
+                "cargo test",
+                "Exit code 101\ntest failed: boom",
+                true,
+                Some(101),
+            ),
+        ]
+    }
+
+    #[test]
+    fn last_command_checks() {
+        let c = calls();
+        assert_eq!(exit_code(&c, Scope::All, 101).0, AssertionStatus::Pass);
+        let (status, _, detail) = exit_code(&c, Scope::All, 0);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("#2 `cargo test` → exit 101"));
+        assert_eq!(
+            output(&c, Scope::All, "boom", false).0,
+            AssertionStatus::Pass
+        );
+        assert_eq!(
+            output(&c, Scope::All, "test failed: boom", true).0,
+            AssertionStatus::Pass
+        );
+        assert_eq!(
+            output(&c, Scope::All, "Exit code", false).0,
+            AssertionStatus::Fail,
+            "the header is not output"
+        );
+        assert_eq!(
+            error_contains(&c, Scope::All, "boom").0,
+            AssertionStatus::Pass,
+            "combined on failure"
+        );
+        let first_only = &c[..1];
+        assert_eq!(
+            error_contains(first_only, Scope::All, "deprecated").0,
+            AssertionStatus::Pass
+        );
+        assert_eq!(
+            output(first_only, Scope::All, "deprecated", false).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(
+            output(first_only, Scope::All, "all good", true).0,
+            AssertionStatus::Pass,
+            "trimmed"
+        );
+    }
+
+    #[test]
+    fn no_commands_fail() {
+        assert_eq!(exit_code(&[], Scope::All, 0).0, AssertionStatus::Fail);
+        assert_eq!(
+            ran(&[], Scope::All, &re("x"), true).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(
+            ran(&[], Scope::All, &re("x"), false).0,
+            AssertionStatus::Pass
+        );
+    }
+
+    #[test]
+    fn unknown_exit_code_is_invalid_not_pass() {
+        let c = vec![bash("1", "exit 3", "ok", false, None)];
+        assert_eq!(exit_code(&c, Scope::All, 0).0, AssertionStatus::Invalid);
+        assert_eq!(
+            command_succeeded(&c, Scope::All, &re("exit")).0,
+            AssertionStatus::Invalid
+        );
+    }
+
+    #[test]
+    fn ran_and_not_ran_and_counts() {
+        let c = calls();
+        assert_eq!(
+            ran(&c, Scope::All, &re("cargo test"), true).0,
+            AssertionStatus::Pass
+        );
+        let (status, _, detail) = ran(&c, Scope::All, &re(r"rm\s+-rf"), true);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("none of the 2 commands matched"));
+        assert_eq!(
+            ran(&c, Scope::All, &re("cargo"), false).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(
+            run_count(&c, Scope::All, &re("cargo"), Some(2), Some(2)).0,
+            AssertionStatus::Pass
+        );
+        assert_eq!(
+            run_count(&c, Scope::All, &re("cargo"), None, Some(1)).0,
+            AssertionStatus::Fail
+        );
+    }
+
+    #[test]
+    fn command_succeeded_needs_exit_zero() {
+        let c = calls();
+        let (status, _, detail) = command_succeeded(&c, Scope::All, &re("(?i)cargo test|go test"));
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("none exited 0"));
+        assert_eq!(
+            command_succeeded(&c, Scope::All, &re("(?i)CARGO BUILD")).0,
+            AssertionStatus::Pass
+        );
+    }
+}

@@ -1,0 +1,614 @@
+//! Assertions on the workspace after the agent's run: files (seed 004), `verify` commands,
+//! and seed 002's evidence validators `wrote` and `json_file`.
+//!
+//! These need the workspace copy, which `aptitude run` has and `aptitude analyze` (a
+//! transcript only) does not: there they are `skip`, with the reason — never a pass.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{WorkspaceEvidence, truncate};
+use crate::results::AssertionStatus;
+use crate::spec::{TextCheck, VerifyAssertion};
+use crate::transcript::ToolCall;
+use crate::workspace::ChangeKind;
+
+type Verdict = (AssertionStatus, String, Option<String>);
+
+/// Verify output shown in results, in characters (seed 004: 2,000).
+pub const VERIFY_OUTPUT_SHOWN: usize = 2000;
+
+/// What a `verify` command did, run by the runner after the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyRun {
+    /// Its exit code, when it exited on its own.
+    pub code: Option<i32>,
+    /// Why there is no usable exit code (timed out, could not start), if so.
+    pub failure: Option<String>,
+    /// Its stdout.
+    pub stdout: String,
+    /// The end of its stderr.
+    pub stderr: String,
+}
+
+pub(super) fn no_workspace(description: String) -> Verdict {
+    (
+        AssertionStatus::Skip,
+        description,
+        Some("needs the workspace after the agent's run; `aptitude analyze` has only the transcript (use `aptitude run`)".into()),
+    )
+}
+
+fn read(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<Vec<u8>, String> {
+    let full = ws.root.join(path);
+    if !full.exists() {
+        return Err(format!("{path} does not exist{}", created_hint(ws)));
+    }
+    if full.is_dir() {
+        return Err(format!("{path} is a directory"));
+    }
+    std::fs::read(&full).map_err(|e| format!("can not read {path}: {e}"))
+}
+
+/// `; files created in the run: a, b` — what the agent made instead.
+fn created_hint(ws: &WorkspaceEvidence<'_>) -> String {
+    let created: Vec<&str> = ws
+        .changes
+        .iter()
+        .filter(|c| c.change == ChangeKind::Created)
+        .map(|c| c.path.as_str())
+        .take(10)
+        .collect();
+    if created.is_empty() {
+        "; the run created no file".into()
+    } else {
+        format!("; files created in the run: {}", created.join(", "))
+    }
+}
+
+fn first_bytes(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(400)]);
+    format!("first bytes: {}", truncate(&text, 200))
+}
+
+/// `file_exists` (`expect: true`) or `file_absent`.
+pub(super) fn file_exists(ws: Option<&WorkspaceEvidence<'_>>, path: &str, expect: bool) -> Verdict {
+    let description = if expect {
+        format!("file {path} exists")
+    } else {
+        format!("file {path} does not exist")
+    };
+    let Some(ws) = ws else {
+        return no_workspace(description);
+    };
+    let full = ws.root.join(path);
+    let exists = full.symlink_metadata().is_ok();
+    let detail = if exists {
+        match std::fs::metadata(&full) {
+            Ok(m) if m.is_dir() => format!("{path} exists (a directory)"),
+            Ok(m) => format!("{path} exists ({} bytes)", m.len()),
+            Err(_) => format!("{path} exists (a dangling link)"),
+        }
+    } else {
+        format!("{path} does not exist{}", created_hint(ws))
+    };
+    let status = if exists == expect {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    (status, description, Some(detail))
+}
+
+/// `file_contains: {path, text | matches}`.
+pub(super) fn file_contains(
+    ws: Option<&WorkspaceEvidence<'_>>,
+    path: &str,
+    check: &TextCheck,
+) -> Verdict {
+    let description = match check {
+        TextCheck::Contains(text) => format!("file {path} contains {text:?}"),
+        TextCheck::Matches(re) => format!("file {path} matches /{}/", re.as_str()),
+    };
+    let Some(ws) = ws else {
+        return no_workspace(description);
+    };
+    let bytes = match read(ws, path) {
+        Ok(b) => b,
+        Err(why) => return (AssertionStatus::Fail, description, Some(why)),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let ok = match check {
+        TextCheck::Contains(needle) => text.contains(needle.as_str()),
+        TextCheck::Matches(re) => re.is_match(&text),
+    };
+    let detail = format!("{path} ({} bytes), {}", bytes.len(), first_bytes(&bytes));
+    (
+        if ok {
+            AssertionStatus::Pass
+        } else {
+            AssertionStatus::Fail
+        },
+        description,
+        Some(detail),
+    )
+}
+
+/// `json_file: {path, required}`: exists, parses, and each field is present and non-empty.
+pub(super) fn json_file(
+    ws: Option<&WorkspaceEvidence<'_>>,
+    path: &str,
+    required: &[String],
+) -> Verdict {
+    let description = if required.is_empty() {
+        format!("{path} is valid JSON")
+    } else {
+        format!("{path} is valid JSON with {}", required.join(", "))
+    };
+    let Some(ws) = ws else {
+        return no_workspace(description);
+    };
+    let fail = |why: String| (AssertionStatus::Fail, description.clone(), Some(why));
+    let bytes = match read(ws, path) {
+        Ok(b) => b,
+        Err(why) => return fail(format!("file check failed: {why}")),
+    };
+    let value: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(format!(
+                "JSON check failed: {path} is not valid JSON: {e}\n{}",
+                first_bytes(&bytes)
+            ));
+        }
+    };
+    let mut problems = Vec::new();
+    for field in required {
+        let found = field.split('.').try_fold(&value, |v, seg| match v {
+            Value::Object(map) => map.get(seg),
+            Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        });
+        match found {
+            None => problems.push(format!("field `{field}` is missing")),
+            Some(v) if is_empty(v) => problems.push(format!("field `{field}` is empty ({v})")),
+            Some(_) => {}
+        }
+    }
+    if problems.is_empty() {
+        (
+            AssertionStatus::Pass,
+            description,
+            Some(format!("{path}: {} bytes of valid JSON", bytes.len())),
+        )
+    } else {
+        fail(format!("field check failed: {}", problems.join("; ")))
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Lowercased path components, without `.` and empty parts.
+fn components(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether a path the agent wrote is the path a test names: equal after normalizing `./`,
+/// case and the workspace root, or — for absolute paths from elsewhere — ending with it.
+fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
+    let strip_root = |p: &str| -> String {
+        if let Some(root) = root
+            && let Ok(rel) = Path::new(p).strip_prefix(root)
+        {
+            return rel.to_string_lossy().into_owned();
+        }
+        p.to_owned()
+    };
+    let d = components(&strip_root(declared));
+    let w = components(&strip_root(written));
+    if d.is_empty() || w.is_empty() {
+        return false;
+    }
+    if d == w {
+        return true;
+    }
+    let under_root = |p: &str| root.is_some_and(|r| Path::new(p).starts_with(r));
+    // Relative and absolute forms of one file: match by tail, unless both are known to be
+    // inside this workspace (then they must be equal, as checked above).
+    if under_root(written) && (under_root(declared) || !declared.starts_with('/')) {
+        return false;
+    }
+    let (short, long) = if d.len() <= w.len() {
+        (&d, &w)
+    } else {
+        (&w, &d)
+    };
+    long.ends_with(short)
+}
+
+/// The paths a file-writing tool call wrote, when it succeeded.
+fn written_paths(call: &ToolCall) -> Vec<String> {
+    const WRITERS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+    if call.is_error || !WRITERS.contains(&call.canonical.as_str()) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for key in ["file_path", "notebook_path", "path"] {
+        if let Some(p) = call.input.get(key).and_then(Value::as_str) {
+            out.push(p.to_owned());
+        }
+    }
+    // Codex: `apply_patch` text and `file_change` items.
+    if let Some(patch) = call
+        .input
+        .get("patch")
+        .or_else(|| call.input.get("input"))
+        .and_then(Value::as_str)
+    {
+        for line in patch.lines() {
+            for marker in ["*** Add File: ", "*** Update File: ", "*** Move to: "] {
+                if let Some(p) = line.strip_prefix(marker) {
+                    out.push(p.trim().to_owned());
+                }
+            }
+        }
+    }
+    if let Some(changes) = call.input.get("changes").and_then(Value::as_array) {
+        out.extend(
+            changes
+                .iter()
+                .filter_map(|c| c.get("path").and_then(Value::as_str))
+                .map(str::to_owned),
+        );
+    }
+    out
+}
+
+/// `wrote: [paths]`: each path written by a file-writing tool call or created/modified in
+/// the workspace.
+pub(super) fn wrote(
+    ws: Option<&WorkspaceEvidence<'_>>,
+    calls: &[ToolCall],
+    paths: &[String],
+) -> Verdict {
+    let description = format!("wrote {}", paths.join(", "));
+    let root = ws.map(|w| w.root);
+    let by_tools: Vec<(usize, String)> = calls
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| written_paths(c).into_iter().map(move |p| (i + 1, p)))
+        .collect();
+    let mut evidence = Vec::new();
+    let mut missing = Vec::new();
+    for path in paths {
+        if let Some((position, _)) = by_tools.iter().find(|(_, w)| same_path(path, w, root)) {
+            evidence.push(format!("{path}: written by tool call #{position}"));
+            continue;
+        }
+        let changed = ws.and_then(|w| {
+            w.changes
+                .iter()
+                .find(|c| c.change != ChangeKind::Deleted && same_path(path, &c.path, None))
+        });
+        match changed {
+            Some(c) => evidence.push(format!(
+                "{path}: {} in the workspace",
+                match c.change {
+                    ChangeKind::Created => "created",
+                    _ => "modified",
+                }
+            )),
+            None => missing.push(path.as_str()),
+        }
+    }
+    if missing.is_empty() {
+        return (
+            AssertionStatus::Pass,
+            description,
+            Some(evidence.join("\n")),
+        );
+    }
+    let seen: Vec<&str> = by_tools.iter().map(|(_, p)| p.as_str()).take(10).collect();
+    let seen = if seen.is_empty() {
+        "no file-writing tool call succeeded".to_owned()
+    } else {
+        format!("files written by tools: {}", seen.join(", "))
+    };
+    if ws.is_none() {
+        return (
+            AssertionStatus::Skip,
+            description,
+            Some(format!(
+                "not written by a tool call: {}; a file written by a shell command shows only in the workspace, which `aptitude analyze` does not have\n{seen}",
+                missing.join(", ")
+            )),
+        );
+    }
+    (
+        AssertionStatus::Fail,
+        description,
+        Some(format!("not written: {}\n{seen}", missing.join(", "))),
+    )
+}
+
+/// `verify`: the exit code first (default 0), then the output checks.
+pub(super) fn verify(v: &VerifyAssertion, run: Option<&VerifyRun>) -> Verdict {
+    let mut description = format!("verify `{}`", truncate(&v.run, 80));
+    if v.exit_code != 0 {
+        description.push_str(&format!(" exits {}", v.exit_code));
+    }
+    if let Some(text) = &v.output_contains {
+        description.push_str(&format!(", output contains {text:?}"));
+    }
+    if let Some(text) = &v.output_equals {
+        description.push_str(&format!(", output equals {text:?}"));
+    }
+    let Some(run) = run else {
+        return no_workspace(description);
+    };
+    let output = || {
+        let mut s = format!(
+            "stdout: {}",
+            truncate(run.stdout.trim_end(), VERIFY_OUTPUT_SHOWN)
+        );
+        if !run.stderr.trim().is_empty() {
+            s.push_str(&format!(
+                "\nstderr: {}",
+                truncate(run.stderr.trim_end(), VERIFY_OUTPUT_SHOWN)
+            ));
+        }
+        s
+    };
+    if let Some(failure) = &run.failure {
+        return (
+            AssertionStatus::Error,
+            description,
+            Some(format!("the command {failure}\n{}", output())),
+        );
+    }
+    let code = run
+        .code
+        .map_or_else(|| "no exit code".to_owned(), |c| c.to_string());
+    if run.code.map(i64::from) != Some(v.exit_code) {
+        return (
+            AssertionStatus::Fail,
+            description,
+            Some(format!(
+                "exited {code} (expected {})\n{}",
+                v.exit_code,
+                output()
+            )),
+        );
+    }
+    let mut problems = Vec::new();
+    if let Some(text) = &v.output_contains
+        && !run.stdout.contains(text.as_str())
+    {
+        problems.push(format!("output does not contain {text:?}"));
+    }
+    if let Some(text) = &v.output_equals
+        && run.stdout.trim() != text.trim()
+    {
+        problems.push(format!("output does not equal {text:?}"));
+    }
+    let status = if problems.is_empty() {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    let mut detail = format!("exited {code}");
+    if !problems.is_empty() {
+        detail.push_str(&format!("; {}", problems.join("; ")));
+    }
+    detail.push('\n');
+    detail.push_str(&output());
+    (status, description, Some(detail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::FileChange;
+    use serde_json::json;
+
+    fn ws_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn files_exist_absent_contain() {
+        let dir = ws_with(&[("out/report.json", "{\"goal\": \"x\", \"items\": []}")]);
+        let changes = vec![FileChange {
+            path: "out/report.json".into(),
+            change: ChangeKind::Created,
+            size: Some(10),
+        }];
+        let ws = WorkspaceEvidence {
+            root: dir.path(),
+            changes: &changes,
+        };
+        assert_eq!(
+            file_exists(Some(&ws), "out/report.json", true).0,
+            AssertionStatus::Pass
+        );
+        let (status, _, detail) = file_exists(Some(&ws), "report.json", true);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(
+            detail
+                .unwrap()
+                .contains("files created in the run: out/report.json")
+        );
+        assert_eq!(
+            file_exists(Some(&ws), "secret.txt", false).0,
+            AssertionStatus::Pass
+        );
+        let contains = TextCheck::Contains("goal".into());
+        assert_eq!(
+            file_contains(Some(&ws), "out/report.json", &contains).0,
+            AssertionStatus::Pass
+        );
+        let matches = TextCheck::Matches(regex::Regex::new(r#""goal":\s*"y""#).unwrap());
+        assert_eq!(
+            file_contains(Some(&ws), "out/report.json", &matches).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(file_exists(None, "x", true).0, AssertionStatus::Skip);
+    }
+
+    #[test]
+    fn json_file_says_which_check_failed() {
+        let dir = ws_with(&[
+            (
+                "brief.json",
+                "{\"goal\": \"ship\", \"files_to_change\": []}",
+            ),
+            ("bad.json", "{oops"),
+        ]);
+        let ws = WorkspaceEvidence {
+            root: dir.path(),
+            changes: &[],
+        };
+        let req = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            json_file(Some(&ws), "brief.json", &req(&["goal"])).0,
+            AssertionStatus::Pass
+        );
+        let (_, _, detail) = json_file(
+            Some(&ws),
+            "brief.json",
+            &req(&["goal", "files_to_change", "acceptance_criteria"]),
+        );
+        let detail = detail.unwrap();
+        assert!(detail.starts_with("field check failed"), "{detail}");
+        assert!(detail.contains("`files_to_change` is empty"), "{detail}");
+        assert!(
+            detail.contains("`acceptance_criteria` is missing"),
+            "{detail}"
+        );
+        assert!(
+            json_file(Some(&ws), "bad.json", &[])
+                .2
+                .unwrap()
+                .starts_with("JSON check failed")
+        );
+        assert!(
+            json_file(Some(&ws), "none.json", &[])
+                .2
+                .unwrap()
+                .starts_with("file check failed")
+        );
+    }
+
+    fn write_call(path: &str, is_error: bool) -> ToolCall {
+        ToolCall {
+            id: path.into(),
+            name: "Write".into(),
+            canonical: "Write".into(),
+            input: json!({"file_path": path, "content": "x"}),
+            output: Some(String::new()),
+            is_error,
+            exit_code: None,
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        }
+    }
+
+    #[test]
+    fn wrote_normalizes_paths_and_lists_missing() {
+        let root = Path::new("/tmp/aptitude-ws-1/workspace");
+        let calls = vec![
+            write_call("/tmp/aptitude-ws-1/workspace/src/Main.rs", false),
+            write_call("/tmp/aptitude-ws-1/workspace/failed.rs", true),
+        ];
+        let changes = vec![FileChange {
+            path: "build/out.txt".into(),
+            change: ChangeKind::Created,
+            size: Some(1),
+        }];
+        let ws = WorkspaceEvidence {
+            root,
+            changes: &changes,
+        };
+        let paths = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            wrote(
+                Some(&ws),
+                &calls,
+                &paths(&["./src/main.rs", "build/out.txt"])
+            )
+            .0,
+            AssertionStatus::Pass
+        );
+        let (status, _, detail) = wrote(Some(&ws), &calls, &paths(&["failed.rs", "main.rs"]));
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(
+            detail
+                .unwrap()
+                .starts_with("not written: failed.rs, main.rs"),
+            "an errored Write wrote nothing; inside the workspace the path must match whole"
+        );
+        // A transcript from another machine: absolute paths match by their tail.
+        let foreign = vec![write_call("/Users/u/proj/src/main.rs", false)];
+        assert_eq!(
+            wrote(None, &foreign, &paths(&["src/main.rs"])).0,
+            AssertionStatus::Pass
+        );
+        assert_eq!(
+            wrote(None, &foreign, &paths(&["other.rs"])).0,
+            AssertionStatus::Skip
+        );
+    }
+
+    #[test]
+    fn verify_checks_exit_code_first() {
+        let v = VerifyAssertion {
+            run: "cat out.txt".into(),
+            exit_code: 0,
+            output_contains: Some("43".into()),
+            output_equals: None,
+            timeout: std::time::Duration::from_secs(5),
+        };
+        let ok = VerifyRun {
+            code: Some(0),
+            failure: None,
+            stdout: "43\n".into(),
+            stderr: String::new(),
+        };
+        assert_eq!(verify(&v, Some(&ok)).0, AssertionStatus::Pass);
+        let failed = VerifyRun {
+            code: Some(1),
+            stdout: "43".into(),
+            ..ok.clone()
+        };
+        let (status, _, detail) = verify(&v, Some(&failed));
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().starts_with("exited 1 (expected 0)"));
+        let timed_out = VerifyRun {
+            code: None,
+            failure: Some("timed out after 5s".into()),
+            ..ok
+        };
+        assert_eq!(verify(&v, Some(&timed_out)).0, AssertionStatus::Error);
+        assert_eq!(verify(&v, None).0, AssertionStatus::Skip);
+    }
+}
