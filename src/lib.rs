@@ -7,13 +7,15 @@
 //! (what to test) (where)  (run it)  (what happened)  (verdicts)  (one model) (how it is shown)
 //! ```
 //!
-//! [`runner`] schedules tests through these stages and emits events; it never prints.
+//! [`judge`] grades `stdout` reviews with an LLM through the agent adapters. [`runner`]
+//! schedules tests through these stages and emits events; it never prints.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
 
 pub mod agent;
 pub mod assertions;
 pub mod cli;
+pub mod judge;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -152,6 +152,45 @@ pub struct AssertionResult {
     /// What was seen: the evidence for a pass, what was seen instead for a failure, the
     /// reason for an error or a skip.
     pub detail: Option<String>,
+    /// LLM-judged reviews: the judge's score, 1–10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u8>,
+    /// LLM-judged reviews: the passing score, 1–10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u8>,
+    /// LLM-judged reviews: the judge's reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// LLM-judged reviews: whether the grade came from the cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+    /// LLM-judged reviews: tokens, cost and time of the grading calls made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grading_usage: Option<Usage>,
+}
+
+impl AssertionResult {
+    /// A result without judge fields.
+    pub fn new(
+        kind: &str,
+        description: String,
+        status: AssertionStatus,
+        line: u32,
+        detail: Option<String>,
+    ) -> Self {
+        AssertionResult {
+            kind: kind.to_owned(),
+            description,
+            status,
+            line,
+            detail,
+            score: None,
+            threshold: None,
+            reasoning: None,
+            cached: None,
+            grading_usage: None,
+        }
+    }
 }
 
 /// Counts per status.
@@ -233,13 +272,7 @@ mod tests {
     use super::*;
 
     fn a(status: AssertionStatus) -> AssertionResult {
-        AssertionResult {
-            kind: "tool".into(),
-            description: String::new(),
-            status,
-            line: 1,
-            detail: None,
-        }
+        AssertionResult::new("tool", String::new(), status, 1, None)
     }
 
     #[test]

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::process::{self, Ending};
 use crate::agent::{Agent, ExecuteRequest, Execution};
 use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
+use crate::judge::{Judge, ReviewVerdict};
 use crate::results::TestResult;
 use crate::spec::diagnostic::display_path;
 use crate::spec::{AssertionKind, TestSpec, VerifyAssertion};
@@ -74,12 +75,22 @@ pub enum Event {
 pub struct Runner {
     agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
     config: RunConfig,
+    judge: Arc<Judge>,
 }
 
 impl Runner {
-    /// A runner; `agents` maps agent names to adapters and their reported versions.
-    pub fn new(agents: BTreeMap<String, (Arc<dyn Agent>, String)>, config: RunConfig) -> Self {
-        Runner { agents, config }
+    /// A runner; `agents` maps agent names to adapters and their reported versions; `judge`
+    /// grades `stdout` reviews.
+    pub fn new(
+        agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+        config: RunConfig,
+        judge: Arc<Judge>,
+    ) -> Self {
+        Runner {
+            agents,
+            config,
+            judge,
+        }
     }
 
     /// Runs every test, `jobs` at a time, and returns their results in input order.
@@ -113,6 +124,7 @@ impl Runner {
             let spec = spec.clone();
             let agent = self.agents.get(&spec.agent).cloned();
             let config = self.config.clone();
+            let judge = Arc::clone(&self.judge);
             let events = events.clone();
             let cancel = cancel.clone();
             tasks.spawn(async move {
@@ -124,7 +136,7 @@ impl Runner {
                             index,
                             name: spec.name.clone(),
                         });
-                        run_test(&spec, agent.as_ref(), &version, &config, &cancel).await
+                        run_test(&spec, agent.as_ref(), &version, &config, &judge, &cancel).await
                     }
                 };
                 let _ = events.send(Event::Finished {
@@ -170,6 +182,7 @@ pub async fn run_test(
     agent: &dyn Agent,
     agent_version: &str,
     config: &RunConfig,
+    judge: &Judge,
     cancel: &CancellationToken,
 ) -> TestResult {
     let started = Instant::now();
@@ -231,6 +244,7 @@ pub async fn run_test(
         }
     }
     let Execution { transcript, .. } = execution;
+    let reviews = grade_reviews(spec, judge, &transcript, cancel).await;
     result.assertions = assertions::evaluate(
         spec,
         &Evidence {
@@ -240,9 +254,10 @@ pub async fn run_test(
                 changes: &result.files,
             }),
             verify: &verify_runs,
+            reviews: &reviews,
         },
     );
-    result.usage = Some(transcript.usage.clone());
+    result.usage = Some(total_usage(&transcript, &reviews));
     result.transcript = Some(transcript);
     finish(result, error)
 }
@@ -322,6 +337,53 @@ async fn run_setup(
     })
 }
 
+/// Grades a test's `stdout` reviews concurrently (under the judge's global limit), by
+/// assertion index.
+pub async fn grade_reviews(
+    spec: &TestSpec,
+    judge: &Judge,
+    transcript: &Transcript,
+    cancel: &CancellationToken,
+) -> BTreeMap<usize, ReviewVerdict> {
+    let reviews = spec
+        .assertions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match &a.kind {
+            AssertionKind::Review(r) => Some(async move {
+                let verdict = judge
+                    .review(
+                        r,
+                        &spec.agent,
+                        &spec.prompt,
+                        transcript.final_text.as_deref(),
+                        cancel,
+                    )
+                    .await;
+                (i, verdict)
+            }),
+            _ => None,
+        });
+    futures_util::future::join_all(reviews)
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// The agent's usage plus the grading calls'.
+fn total_usage(
+    transcript: &Transcript,
+    reviews: &BTreeMap<usize, ReviewVerdict>,
+) -> crate::transcript::Usage {
+    let mut usage = transcript.usage.clone();
+    for v in reviews.values() {
+        if let Some(u) = &v.usage {
+            usage.add(u);
+        }
+    }
+    usage
+}
+
 /// Runs a `verify` command in the workspace after the agent, with the test's `env`.
 async fn run_verify(
     v: &VerifyAssertion,
@@ -381,16 +443,23 @@ pub fn outcome_error(outcome: &Outcome) -> Option<String> {
 pub fn evaluate_transcript(
     spec: &TestSpec,
     transcript: Transcript,
+    reviews: &BTreeMap<usize, ReviewVerdict>,
     duration_ms: u64,
 ) -> TestResult {
-    let assertions = assertions::evaluate(spec, &Evidence::transcript_only(&transcript));
+    let assertions = assertions::evaluate(
+        spec,
+        &Evidence {
+            reviews,
+            ..Evidence::transcript_only(&transcript)
+        },
+    );
     let error = outcome_error(&transcript.outcome);
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
         status: TestResult::status_of(error.as_deref(), &assertions),
         duration_ms,
-        usage: Some(transcript.usage.clone()),
+        usage: Some(total_usage(&transcript, reviews)),
         error,
         assertions,
         agent: transcript.agent_version.clone(),

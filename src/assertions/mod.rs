@@ -17,6 +17,7 @@ use std::path::Path;
 
 pub use workspace::VerifyRun;
 
+use crate::judge::ReviewVerdict;
 use crate::results::{AssertionResult, AssertionStatus};
 use crate::spec::{Assertion, AssertionKind, Scope, TestSpec};
 use crate::transcript::{ToolCall, Transcript};
@@ -31,6 +32,8 @@ pub struct Evidence<'a> {
     pub workspace: Option<WorkspaceEvidence<'a>>,
     /// What each `verify` command did, by the assertion's index in the test.
     pub verify: &'a BTreeMap<usize, VerifyRun>,
+    /// How each `stdout` review was graded, by the assertion's index in the test.
+    pub reviews: &'a BTreeMap<usize, ReviewVerdict>,
 }
 
 /// The workspace copy after the agent ran.
@@ -46,10 +49,12 @@ impl<'a> Evidence<'a> {
     /// Evidence from a transcript alone (`aptitude analyze`).
     pub fn transcript_only(transcript: &'a Transcript) -> Self {
         static NO_RUNS: BTreeMap<usize, VerifyRun> = BTreeMap::new();
+        static NO_REVIEWS: BTreeMap<usize, ReviewVerdict> = BTreeMap::new();
         Evidence {
             transcript,
             workspace: None,
             verify: &NO_RUNS,
+            reviews: &NO_REVIEWS,
         }
     }
 }
@@ -74,9 +79,13 @@ pub fn evaluate_one(
     let (status, description, detail) = match &assertion.kind {
         AssertionKind::Tool(tool) => tool::evaluate(tool, calls),
         AssertionKind::ExitCode { code, scope } => commands::exit_code(calls, *scope, *code),
-        AssertionKind::OutputContains { text, scope } => commands::output(calls, *scope, text, false),
+        AssertionKind::OutputContains { text, scope } => {
+            commands::output(calls, *scope, text, false)
+        }
         AssertionKind::OutputEquals { text, scope } => commands::output(calls, *scope, text, true),
-        AssertionKind::ErrorContains { text, scope } => commands::error_contains(calls, *scope, text),
+        AssertionKind::ErrorContains { text, scope } => {
+            commands::error_contains(calls, *scope, text)
+        }
         AssertionKind::Ran { pattern, scope } => commands::ran(calls, *scope, pattern, true),
         AssertionKind::NotRan { pattern, scope } => commands::ran(calls, *scope, pattern, false),
         AssertionKind::RunCount {
@@ -85,7 +94,9 @@ pub fn evaluate_one(
             max,
             scope,
         } => commands::run_count(calls, *scope, pattern, *min, *max),
-        AssertionKind::CommandSucceeded { pattern, scope } => commands::command_succeeded(calls, *scope, pattern),
+        AssertionKind::CommandSucceeded { pattern, scope } => {
+            commands::command_succeeded(calls, *scope, pattern)
+        }
         AssertionKind::FileExists { path } => workspace::file_exists(ws, path, true),
         AssertionKind::FileAbsent { path } => workspace::file_exists(ws, path, false),
         AssertionKind::FileContains { path, check } => workspace::file_contains(ws, path, check),
@@ -93,18 +104,55 @@ pub fn evaluate_one(
         AssertionKind::Wrote { paths } => workspace::wrote(ws, calls, paths),
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
-        AssertionKind::Review(r) => (
-            AssertionStatus::Skip,
-            format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
-            Some("`stdout` assertions are not implemented in this version of aptitude; not counted as a pass".into()),
-        ),
+        AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
     };
-    AssertionResult {
-        kind: assertion.kind.key().to_owned(),
+    AssertionResult::new(
+        assertion.kind.key(),
         description,
         status,
-        line: assertion.line,
+        assertion.line,
         detail,
+    )
+}
+
+/// A review's result from its verdict (seed 000's display:
+/// `stdout review: "…" (score: 9/10, threshold: 7)`).
+fn review(
+    r: &crate::spec::ReviewAssertion,
+    verdict: Option<&ReviewVerdict>,
+    line: u32,
+) -> AssertionResult {
+    let Some(v) = verdict else {
+        return AssertionResult {
+            threshold: Some(r.threshold),
+            ..AssertionResult::new(
+                "stdout",
+                format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
+                AssertionStatus::Skip,
+                line,
+                Some("not graded".into()),
+            )
+        };
+    };
+    let description = match v.score {
+        Some(score) => format!(
+            "stdout review: {:?} (score: {score}/10, threshold: {})",
+            r.review, r.threshold
+        ),
+        None => format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
+    };
+    let detail = match (&v.problem, &v.reasoning) {
+        (Some(problem), _) => Some(problem.clone()),
+        (None, Some(reasoning)) if !reasoning.is_empty() => Some(reasoning.clone()),
+        (None, _) => Some("(the judge gave no reasoning)".into()),
+    };
+    AssertionResult {
+        score: v.score,
+        threshold: Some(r.threshold),
+        reasoning: v.reasoning.clone(),
+        cached: v.score.map(|_| v.cached),
+        grading_usage: v.usage.clone(),
+        ..AssertionResult::new("stdout", description, v.status, line, detail)
     }
 }
 

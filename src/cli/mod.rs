@@ -101,6 +101,43 @@ pub struct RunArgs {
     /// Timeout for tests that set none ("30s", "5m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// How `stdout` reviews are graded.
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// Flags of the LLM judge (`run` and `analyze`).
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// Do not grade `stdout` reviews; they are reported as skipped.
+    #[arg(long)]
+    pub no_grade: bool,
+    /// Neither read nor write the grade cache ($APTITUDE_CACHE_DIR, else
+    /// ~/.cache/aptitude/judge).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Grading calls at once, across all tests.
+    #[arg(long, default_value_t = crate::judge::DEFAULT_JUDGE_JOBS, value_name = "N")]
+    pub judge_jobs: usize,
+    /// Retries for a judge reply that can not be parsed (then the review is an error).
+    #[arg(long, default_value_t = crate::judge::DEFAULT_RETRIES, value_name = "N")]
+    pub judge_retries: u32,
+}
+
+impl JudgeArgs {
+    fn config(&self) -> crate::judge::JudgeConfig {
+        crate::judge::JudgeConfig {
+            enabled: !self.no_grade,
+            retries: self.judge_retries,
+            jobs: self.judge_jobs.max(1),
+            cache: if self.no_cache {
+                None
+            } else {
+                crate::judge::cache::Cache::default_dir().map(crate::judge::cache::Cache::new)
+            },
+            timeout: crate::judge::GRADE_TIMEOUT,
+        }
+    }
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -126,6 +163,13 @@ pub struct AnalyzeArgs {
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The Claude Code binary that grades `stdout` reviews (default: $APTITUDE_CLAUDE_BIN,
+    /// else `claude` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub claude_bin: Option<PathBuf>,
+    /// How `stdout` reviews are graded.
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 /// `aptitude transcript`.
@@ -321,7 +365,13 @@ fn run(args: &RunArgs) -> u8 {
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
         };
-        let runner = crate::runner::Runner::new(agents, config);
+        let mut graders: std::collections::BTreeMap<String, Arc<dyn Agent>> =
+            std::collections::BTreeMap::new();
+        for (name, (agent, _)) in &agents {
+            graders.insert(name.clone(), Arc::clone(agent));
+        }
+        let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), graders));
+        let runner = crate::runner::Runner::new(agents, config, judge);
 
         let cancel = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
@@ -446,7 +496,7 @@ fn analyze(args: &AnalyzeArgs) -> u8 {
         err("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");
         return EXIT_INVALID;
     }
-    let mut tests = Vec::new();
+    let mut parsed = Vec::new();
     for (spec, path) in pairs {
         let test_started = Instant::now();
         let transcript = match transcript::parse_file(&path) {
@@ -457,11 +507,48 @@ fn analyze(args: &AnalyzeArgs) -> u8 {
             }
         };
         report_transcript_warnings(&path, &transcript);
-        let elapsed = test_started.elapsed().as_millis() as u64;
-        tests.push(crate::runner::evaluate_transcript(
-            &spec, transcript, elapsed,
-        ));
+        parsed.push((spec, transcript, test_started));
     }
+    let needs_judge = parsed.iter().any(|(spec, _, _)| {
+        spec.assertions
+            .iter()
+            .any(|a| matches!(a.kind, crate::spec::AssertionKind::Review(_)))
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            err(&error_line(&format!(
+                "can not start the async runtime: {e}"
+            )));
+            return EXIT_INVALID;
+        }
+    };
+    let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
+        args.claude_bin.clone(),
+        PermissionMode::Bypass,
+    ));
+    let mut graders: std::collections::BTreeMap<String, Arc<dyn Agent>> =
+        std::collections::BTreeMap::new();
+    graders.insert("claude".to_owned(), claude);
+    let judge = crate::judge::Judge::new(args.judge.config(), graders);
+    let cancel = CancellationToken::new();
+    let tests: Vec<_> = runtime.block_on(async {
+        if needs_judge {
+            spawn_signal_handler(cancel.clone(), Arc::new(AtomicBool::new(false)));
+        }
+        let graded = parsed.into_iter().map(|(spec, transcript, test_started)| {
+            let (judge, cancel) = (&judge, &cancel);
+            async move {
+                let reviews = crate::runner::grade_reviews(&spec, judge, &transcript, cancel).await;
+                let elapsed = test_started.elapsed().as_millis() as u64;
+                crate::runner::evaluate_transcript(&spec, transcript, &reviews, elapsed)
+            }
+        });
+        futures_util::future::join_all(graded).await
+    });
     let results = Results::new(tests, started.elapsed().as_millis() as u64);
     out(&terminal::render_results(&results));
     if let Some(path) = &args.json

@@ -101,7 +101,17 @@ pub fn render_test(test: &TestResult) -> String {
 }
 
 fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
-    let _ = writeln!(out, "  {} {}", assertion_icon(a.status), a.description);
+    let cached = if a.cached == Some(true) {
+        paint(DIM, " (cached)")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  {} {}{cached}",
+        assertion_icon(a.status),
+        a.description
+    );
     if a.status == AssertionStatus::Pass {
         return;
     }

@@ -43,7 +43,7 @@ fn settings() -> insta::Settings {
 }
 
 #[test]
-fn analyze_bundled_examples_shows_pass_fail_and_skip() {
+fn analyze_bundled_examples_shows_pass_fail_and_an_ungraded_review() {
     let out = run(aptitude().args(["analyze", "examples/"]));
     assert_eq!(out.code, 1, "a failing test exits 1\n{}", out.stderr);
     assert_eq!(out.stderr, "");
@@ -93,9 +93,11 @@ fn analyze_writes_results_json_in_file_order_with_lines() {
             .contains("no command matched")
     );
     assert_eq!(push[4]["status"], "pass");
+    // No `claude` on this PATH: the review could not be graded, an error rather than a pass.
     let review = &tests[0]["assertions"][2];
     assert_eq!(review["kind"], "stdout");
-    assert_eq!(review["status"], "skip");
+    assert_eq!(review["status"], "error");
+    assert_eq!(review["threshold"], 7);
     assert_eq!(results["summary"]["failed"], 2);
     assert_eq!(results["summary"]["passed"], 1);
     // The transcript travels with the results so reports can be re-rendered from them.

@@ -9,5 +9,6 @@
 mod cli;
 mod corpus;
 mod evidence;
+mod judge;
 mod run;
 mod support;
