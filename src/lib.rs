@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod assertions;
 pub mod cli;
+pub mod fluent;
 pub mod judge;
 pub mod report;
 pub mod results;

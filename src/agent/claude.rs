@@ -60,6 +60,7 @@ pub struct ClaudeAdapter {
     looked: String,
     permission_mode: PermissionMode,
     grace: Duration,
+    extra_env: Vec<(String, String)>,
 }
 
 impl ClaudeAdapter {
@@ -85,7 +86,15 @@ impl ClaudeAdapter {
             looked,
             permission_mode,
             grace: Duration::from_secs(5),
+            extra_env: Vec::new(),
         }
+    }
+
+    /// Adds environment variables for every run and grading call (a test's `env:` still
+    /// wins), e.g. `ANTHROPIC_BASE_URL` for a gateway.
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.extra_env.extend(env);
+        self
     }
 
     /// Sets the time between SIGTERM and SIGKILL when a run is stopped.
@@ -108,6 +117,7 @@ impl ClaudeAdapter {
     /// The variables every Claude run gets: defaults a test's `env:` may change, then the
     /// per-run config dir, which it may not.
     fn env(
+        &self,
         test_env: &std::collections::BTreeMap<String, String>,
         config_dir: &Path,
     ) -> Vec<(String, String)> {
@@ -121,6 +131,7 @@ impl ClaudeAdapter {
         if nix::unistd::geteuid().is_root() {
             env.push(("IS_SANDBOX".to_owned(), "1".to_owned()));
         }
+        env.extend(self.extra_env.iter().cloned());
         env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
         env.push((
             "CLAUDE_CONFIG_DIR".to_owned(),
@@ -225,7 +236,7 @@ impl Agent for ClaudeAdapter {
             program: binary.clone(),
             args,
             cwd: req.workspace.to_owned(),
-            env: Self::env(req.env, config.path()),
+            env: self.env(req.env, config.path()),
             timeout: req.timeout,
             grace: self.grace,
         };
@@ -277,7 +288,7 @@ impl Agent for ClaudeAdapter {
             program: binary,
             args,
             cwd: cwd.path().to_owned(),
-            env: Self::env(&Default::default(), config.path()),
+            env: self.env(&Default::default(), config.path()),
             timeout,
             grace: self.grace,
         };
@@ -364,7 +375,9 @@ mod tests {
         let mut test_env = std::collections::BTreeMap::new();
         test_env.insert("CLAUDE_CONFIG_DIR".to_owned(), "/home/u/.claude".to_owned());
         test_env.insert("DISABLE_AUTOUPDATER".to_owned(), "0".to_owned());
-        let env = ClaudeAdapter::env(&test_env, Path::new("/tmp/run"));
+        let adapter = ClaudeAdapter::new(None, PermissionMode::Bypass)
+            .with_env([("DISABLE_AUTOUPDATER".to_owned(), "2".to_owned())]);
+        let env = adapter.env(&test_env, Path::new("/tmp/run"));
         let last = |k: &str| {
             env.iter()
                 .rev()

@@ -27,32 +27,86 @@ fn replies_are_parsed_scored_and_thresholded() {
     let model = ScriptedModel::start();
     // Judge scripts first: a grading prompt also quotes the agent's task.
     let judge = |marker: &str, reply: &str| {
-        model.script(marker, vec![Turn::Text(reply.to_owned()), Turn::Text(reply.to_owned()), Turn::Text(reply.to_owned())]);
+        model.script(
+            marker,
+            vec![
+                Turn::Text(reply.to_owned()),
+                Turn::Text(reply.to_owned()),
+                Turn::Text(reply.to_owned()),
+            ],
+        );
     };
-    judge("judge-fenced", "```json\n{\"score\": 8, \"reasoning\": \"it says 43\"}\n```");
-    judge("judge-prose", "Here is my grade: {\"score\": 9, \"reasoning\": \"clear\"} Hope that helps!");
-    judge("judge-fifteen", "{\"score\": 15, \"reasoning\": \"beyond perfect\"}");
+    judge(
+        "judge-fenced",
+        "```json\n{\"score\": 8, \"reasoning\": \"it says 43\"}\n```",
+    );
+    judge(
+        "judge-prose",
+        "Here is my grade: {\"score\": 9, \"reasoning\": \"clear\"} Hope that helps!",
+    );
+    judge(
+        "judge-fifteen",
+        "{\"score\": 15, \"reasoning\": \"beyond perfect\"}",
+    );
     judge("judge-garbage", "I would rather not grade this.");
-    judge("judge-equal", "{\"score\": 7, \"reasoning\": \"just enough\"}");
-    judge("judge-below", "{\"score\": 6, \"reasoning\": \"does not say which counter\"}");
+    judge(
+        "judge-equal",
+        "{\"score\": 7, \"reasoning\": \"just enough\"}",
+    );
+    judge(
+        "judge-below",
+        "{\"score\": 6, \"reasoning\": \"does not say which counter\"}",
+    );
     let suite = Suite::new();
-    for (name, threshold) in [("fenced", 7), ("prose", 7), ("fifteen", 7), ("garbage", 7), ("equal", 7), ("below", 7)] {
-        model.script(&format!("agent-{name}"), vec![Turn::Text("The counter is 43.".into())]);
-        suite.file(&format!("tests/{name}.aptitude.yaml"), &review_test(name, &format!("judge-{name}"), threshold));
+    for (name, threshold) in [
+        ("fenced", 7),
+        ("prose", 7),
+        ("fifteen", 7),
+        ("garbage", 7),
+        ("equal", 7),
+        ("below", 7),
+    ] {
+        model.script(
+            &format!("agent-{name}"),
+            vec![Turn::Text("The counter is 43.".into())],
+        );
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &review_test(name, &format!("judge-{name}"), threshold),
+        );
     }
     let out = aptitude_run(&suite, &model, &["--jobs", "3"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let results = out.results.unwrap();
     let verdict = |name: &str| {
         let r = review_of(test(&results, name));
-        (r["status"].as_str().unwrap().to_owned(), r["score"].as_u64())
+        (
+            r["status"].as_str().unwrap().to_owned(),
+            r["score"].as_u64(),
+        )
     };
     assert_eq!(verdict("fenced"), ("pass".into(), Some(8)));
     assert_eq!(verdict("prose"), ("pass".into(), Some(9)));
-    assert_eq!(verdict("fifteen"), ("pass".into(), Some(10)), "clamped to 10");
-    assert_eq!(verdict("equal"), ("pass".into(), Some(7)), "a score equal to the threshold passes");
-    assert_eq!(verdict("below"), ("fail".into(), Some(6)), "one below fails");
-    assert_eq!(verdict("garbage"), ("error".into(), None), "an unparseable reply is an error, not a fail");
+    assert_eq!(
+        verdict("fifteen"),
+        ("pass".into(), Some(10)),
+        "clamped to 10"
+    );
+    assert_eq!(
+        verdict("equal"),
+        ("pass".into(), Some(7)),
+        "a score equal to the threshold passes"
+    );
+    assert_eq!(
+        verdict("below"),
+        ("fail".into(), Some(6)),
+        "one below fails"
+    );
+    assert_eq!(
+        verdict("garbage"),
+        ("error".into(), None),
+        "an unparseable reply is an error, not a fail"
+    );
 
     let below = review_of(test(&results, "below"));
     assert_eq!(below["reasoning"], "does not say which counter");
@@ -60,51 +114,100 @@ fn replies_are_parsed_scored_and_thresholded() {
     assert_eq!(below["cached"], false);
     assert!(below["grading_usage"]["cost_usd"].as_f64().unwrap() > 0.0);
     assert!(out.stdout.contains("✗ stdout review: \"judge-below: states that the counter is 43\" (score: 6/10, threshold: 7)"), "{}", out.stdout);
-    assert!(out.stdout.contains("└─ does not say which counter"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("└─ does not say which counter"),
+        "{}",
+        out.stdout
+    );
 
     let garbage = test(&results, "garbage");
     assert_eq!(garbage["status"], "error");
     let detail = review_of(garbage)["detail"].as_str().unwrap();
-    assert!(detail.contains("after 3 attempts") && detail.contains("I would rather not grade this."), "{detail}");
-    assert_eq!(model.requests_for("judge-garbage").len(), 3, "retried twice");
+    assert!(
+        detail.contains("after 3 attempts") && detail.contains("I would rather not grade this."),
+        "{detail}"
+    );
+    assert_eq!(
+        model.requests_for("judge-garbage").len(),
+        3,
+        "retried twice"
+    );
 
     // The test's totals include the grading calls.
-    let agent_cost = test(&results, "fenced")["transcript"]["usage"]["cost_usd"].as_f64().unwrap();
-    let total_cost = test(&results, "fenced")["usage"]["cost_usd"].as_f64().unwrap();
+    let agent_cost = test(&results, "fenced")["transcript"]["usage"]["cost_usd"]
+        .as_f64()
+        .unwrap();
+    let total_cost = test(&results, "fenced")["usage"]["cost_usd"]
+        .as_f64()
+        .unwrap();
     assert!(total_cost > agent_cost, "{total_cost} vs {agent_cost}");
 
     // The prompt: criteria, the task as context, the answer fenced with a random boundary.
     let grading = model.requests_for("judge-fenced");
     let body = grading[0].body.to_string();
     assert!(!grading[0].has_tools, "a grading call offers no tools");
-    assert!(body.contains("Criteria: judge-fenced: states that the counter is 43"), "{body}");
-    assert!(body.contains("agent-fenced: what is the counter?"), "{body}");
+    assert!(
+        body.contains("Criteria: judge-fenced: states that the counter is 43"),
+        "{body}"
+    );
+    assert!(
+        body.contains("agent-fenced: what is the counter?"),
+        "{body}"
+    );
     let at = body.find("<answer-").unwrap();
     let boundary = &body[at + 8..at + 24];
-    assert!(body.contains(&format!("<answer-{boundary}>\\nThe counter is 43.\\n</answer-{boundary}>")), "{body}");
+    assert!(
+        body.contains(&format!(
+            "<answer-{boundary}>\\nThe counter is 43.\\n</answer-{boundary}>"
+        )),
+        "{body}"
+    );
 }
 
 #[test]
 fn an_unchanged_suite_is_graded_once() {
     let model = ScriptedModel::start();
-    model.script("judge-a", vec![Turn::Text("{\"score\": 9, \"reasoning\": \"ok\"}".into())]);
-    model.script("judge-b", vec![Turn::Text("{\"score\": 3, \"reasoning\": \"no\"}".into())]);
+    model.script(
+        "judge-a",
+        vec![Turn::Text("{\"score\": 9, \"reasoning\": \"ok\"}".into())],
+    );
+    model.script(
+        "judge-b",
+        vec![Turn::Text("{\"score\": 3, \"reasoning\": \"no\"}".into())],
+    );
     let suite = Suite::new();
     for name in ["a", "b"] {
-        model.script(&format!("agent-{name}"), vec![Turn::Text("The counter is 43.".into())]);
-        suite.file(&format!("tests/{name}.aptitude.yaml"), &review_test(name, &format!("judge-{name}"), 7));
+        model.script(
+            &format!("agent-{name}"),
+            vec![Turn::Text("The counter is 43.".into())],
+        );
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &review_test(name, &format!("judge-{name}"), 7),
+        );
     }
     let first = aptitude_run(&suite, &model, &[]);
     assert_eq!(first.code, 1, "{}\n{}", first.stdout, first.stderr);
     assert_eq!(grading_requests(&model), 2);
 
     let second = aptitude_run(&suite, &model, &[]);
-    assert_eq!(grading_requests(&model), 2, "the second run makes zero grading requests");
+    assert_eq!(
+        grading_requests(&model),
+        2,
+        "the second run makes zero grading requests"
+    );
     let results = second.results.unwrap();
     for (name, score) in [("a", 9), ("b", 3)] {
         let r = review_of(test(&results, name));
-        assert_eq!((r["score"].as_u64(), r["cached"].as_bool()), (Some(score), Some(true)), "{name}");
-        assert!(r.get("grading_usage").is_none(), "a cache hit costs nothing");
+        assert_eq!(
+            (r["score"].as_u64(), r["cached"].as_bool()),
+            (Some(score), Some(true)),
+            "{name}"
+        );
+        assert!(
+            r.get("grading_usage").is_none(),
+            "a cache hit costs nothing"
+        );
     }
     assert!(second.stdout.contains("(cached)"), "{}", second.stdout);
 
@@ -113,7 +216,11 @@ fn an_unchanged_suite_is_graded_once() {
     assert_eq!(grading_requests(&model), 4, "--no-cache grades again");
 
     let skipped = aptitude_run(&suite, &model, &["--no-grade"]);
-    assert_eq!(grading_requests(&model), 4, "--no-grade makes no grading request");
+    assert_eq!(
+        grading_requests(&model),
+        4,
+        "--no-grade makes no grading request"
+    );
     let results = skipped.results.unwrap();
     assert_eq!(review_of(test(&results, "b"))["status"], "skip");
     assert_eq!(test(&results, "b")["status"], "skipped");
@@ -122,7 +229,12 @@ fn an_unchanged_suite_is_graded_once() {
 #[test]
 fn analyze_grades_with_the_configured_grader() {
     let model = ScriptedModel::start();
-    model.script("judge-analyze", vec![Turn::Text("{\"score\": 10, \"reasoning\": \"states 42\"}".into())]);
+    model.script(
+        "judge-analyze",
+        vec![Turn::Text(
+            "{\"score\": 10, \"reasoning\": \"states 42\"}".into(),
+        )],
+    );
     let suite = Suite::new();
     suite.file(
         "t.aptitude.yaml",
@@ -144,8 +256,72 @@ fn analyze_grades_with_the_configured_grader() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"),
+        "{stdout}"
+    );
     let body = model.requests_for("judge-analyze")[0].body.to_string();
-    assert!(body.contains("The counter value is 42."), "the recorded final answer is graded: {body}");
+    assert!(
+        body.contains("The counter value is 42."),
+        "the recorded final answer is graded: {body}"
+    );
+}
+
+#[test]
+fn the_fluent_review_grades_through_the_claude_adapter() {
+    use std::sync::Arc;
+
+    use aptitude::agent::claude::{ClaudeAdapter, PermissionMode};
+    use aptitude::fluent::expect;
+    use aptitude::results::AssertionStatus;
+
+    let model = ScriptedModel::start();
+    model.script(
+        "fluent-judge",
+        vec![Turn::Text(
+            "```json\n{\"score\": 8, \"reasoning\": \"says 42\"}\n```".into(),
+        )],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let env = model
+        .claude_env()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .chain([("HOME".to_owned(), home.path().display().to_string())]);
+    let grader =
+        Arc::new(ClaudeAdapter::new(Some(claude_bin()), PermissionMode::Bypass).with_env(env));
+    let output = aptitude::transcript::parse_file(&crate::support::data(
+        "corpus/live/claude-2.1.328/events_tool_call.jsonl",
+    ))
+    .unwrap();
+
+    let passing = expect(&output)
+        .with_grader(grader.clone())
+        .stdout()
+        .review("fluent-judge: says the counter is 42")
+        .with_threshold(8)
+        .without_cache();
+    passing.to_pass();
+    let result = passing.evaluate();
+    assert_eq!(
+        (result.status, result.score),
+        (AssertionStatus::Pass, Some(8))
+    );
+
+    let strict = expect(&output)
+        .with_grader(grader)
+        .stdout()
+        .review("fluent-judge: says the counter is 42")
+        .with_threshold(9)
+        .without_cache()
+        .evaluate();
+    assert_eq!(strict.status, AssertionStatus::Fail);
+    assert_eq!(strict.reasoning.as_deref(), Some("says 42"));
+    assert_eq!(model.requests_for("fluent-judge").len(), 3);
 }
