@@ -17,6 +17,7 @@ pub mod assertions;
 pub mod cli;
 pub mod fluent;
 pub mod judge;
+pub mod redact;
 pub mod report;
 pub mod results;
 pub mod runner;

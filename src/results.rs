@@ -91,6 +91,9 @@ pub struct TestResult {
     pub name: String,
     /// The test file, as given or discovered.
     pub file: String,
+    /// The prompt the agent was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
     /// The verdict (see [`TestResult::status_of`]).
     pub status: TestStatus,
     /// Wall time of the test in ms (agent run and checks).
@@ -313,6 +316,7 @@ mod tests {
         let t = |status| TestResult {
             name: "t".into(),
             file: "f".into(),
+            prompt: None,
             status,
             duration_ms: 1,
             usage: Some(Usage {

@@ -62,6 +62,13 @@ pub enum Event {
         /// The test's name.
         name: String,
     },
+    /// An agent made a tool call (while its test runs).
+    ToolCall {
+        /// Position of the test in the input order.
+        index: usize,
+        /// The call (its result may not be known yet).
+        call: Box<crate::transcript::ToolCall>,
+    },
     /// A test finished; its result is final.
     Finished {
         /// Position of the test in the input order.
@@ -136,7 +143,22 @@ impl Runner {
                             index,
                             name: spec.name.clone(),
                         });
-                        run_test(&spec, agent.as_ref(), &version, &config, &judge, &cancel).await
+                        let live = |call: &crate::transcript::ToolCall| {
+                            let _ = events.send(Event::ToolCall {
+                                index,
+                                call: Box::new(call.clone()),
+                            });
+                        };
+                        run_test(
+                            &spec,
+                            agent.as_ref(),
+                            &version,
+                            &config,
+                            &judge,
+                            &cancel,
+                            Some(&live),
+                        )
+                        .await
                     }
                 };
                 let _ = events.send(Event::Finished {
@@ -164,6 +186,7 @@ fn not_run(spec: &TestSpec, why: &str) -> TestResult {
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
+        prompt: Some(spec.prompt.clone()),
         status: crate::results::TestStatus::Error,
         duration_ms: 0,
         usage: None,
@@ -184,6 +207,7 @@ pub async fn run_test(
     config: &RunConfig,
     judge: &Judge,
     cancel: &CancellationToken,
+    on_tool_call: Option<crate::agent::ToolCallHook<'_>>,
 ) -> TestResult {
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
@@ -223,6 +247,7 @@ pub async fn run_test(
             max_turns: spec.max_turns,
             timeout,
             cancel,
+            on_tool_call,
         })
         .await;
     let execution = match execution {
@@ -457,6 +482,7 @@ pub fn evaluate_transcript(
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
+        prompt: Some(spec.prompt.clone()),
         status: TestResult::status_of(error.as_deref(), &assertions),
         duration_ms,
         usage: Some(total_usage(&transcript, reviews)),

@@ -242,9 +242,16 @@ impl Agent for ClaudeAdapter {
         };
         let mut parser = StreamParser::new(Format::ClaudeStreamJson);
         let mut raw = Vec::new();
+        let mut reported = 0;
         let output = process::run(&spec, req.cancel, |line| {
             parser.push_line(line);
             raw.push(line.to_owned());
+            if let Some(hook) = req.on_tool_call {
+                for call in &parser.calls()[reported..] {
+                    hook(call);
+                }
+                reported = parser.calls().len();
+            }
         })
         .await
         .map_err(|e| AgentError::Start {

@@ -18,8 +18,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::transcript::{Transcript, Usage};
 
+/// Called with each tool call as soon as the agent reports it (live progress).
+pub type ToolCallHook<'a> = &'a (dyn Fn(&crate::transcript::ToolCall) + Send + Sync);
+
 /// What an adapter needs to run one test.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct ExecuteRequest<'a> {
     /// The prompt.
     pub prompt: &'a str,
@@ -35,6 +38,8 @@ pub struct ExecuteRequest<'a> {
     pub timeout: Duration,
     /// Fires on Ctrl-C / SIGTERM.
     pub cancel: &'a CancellationToken,
+    /// Told of each tool call as it happens.
+    pub on_tool_call: Option<ToolCallHook<'a>>,
 }
 
 /// A finished (or stopped) agent run.

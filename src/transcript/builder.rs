@@ -94,6 +94,11 @@ impl Builder {
         }
     }
 
+    /// The calls recorded so far.
+    pub fn calls(&self) -> &[ToolCall] {
+        &self.calls
+    }
+
     /// Records a warning for a line.
     pub fn warn(&mut self, line: u64, message: impl Into<String>) {
         self.warnings.push(Warning {

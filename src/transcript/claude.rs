@@ -658,6 +658,10 @@ fn error_message(raw: Option<&RawValue>) -> Option<String> {
 }
 
 impl LineParser for ClaudeParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         match serde_json::from_str::<Line<'_>>(text) {
             Ok(mut line) => match line.raw.take() {

@@ -142,6 +142,10 @@ impl ExecParser {
 }
 
 impl LineParser for ExecParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         let event: Value = match serde_json::from_str(text) {
             Ok(v) => v,
@@ -343,6 +347,10 @@ impl RolloutParser {
 }
 
 impl LineParser for RolloutParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,

@@ -73,6 +73,10 @@ impl StreamParser {
 }
 
 impl LineParser for StreamParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         let event: Value = match serde_json::from_str(text) {
             Ok(v) => v,
@@ -351,6 +355,10 @@ fn content_text(content: Option<&Value>) -> String {
 }
 
 impl LineParser for SessionParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,

@@ -293,6 +293,8 @@ pub enum TranscriptError {
 pub(crate) trait LineParser {
     /// Consumes one non-empty line (1-based `line_no`).
     fn line(&mut self, line_no: u64, text: &str);
+    /// The tool calls recorded so far.
+    fn calls(&self) -> &[ToolCall];
     /// Finishes the transcript.
     fn finish(self: Box<Self>) -> Transcript;
 }
@@ -319,6 +321,11 @@ impl StreamParser {
         if !line.trim().is_empty() {
             self.inner.line(self.line_no, line);
         }
+    }
+
+    /// The tool calls recorded so far, in order (for live progress).
+    pub fn calls(&self) -> &[ToolCall] {
+        self.inner.calls()
     }
 
     /// The transcript of everything pushed so far.

@@ -46,6 +46,10 @@ impl QwenSessionParser {
 }
 
 impl LineParser for QwenSessionParser {
+    fn calls(&self) -> &[super::ToolCall] {
+        self.b.calls()
+    }
+
     fn line(&mut self, line_no: u64, text: &str) {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,

@@ -47,6 +47,15 @@ fn analyze_bundled_examples_shows_pass_fail_and_an_ungraded_review() {
     let out = run(aptitude().args(["analyze", "examples/"]));
     assert_eq!(out.code, 1, "a failing test exits 1\n{}", out.stderr);
     assert_eq!(out.stderr, "");
+    assert!(
+        !out.stdout.contains('\u{1b}'),
+        "no control codes off a terminal"
+    );
+    let colored = run(aptitude().args(["--color", "always", "analyze", "examples/"]));
+    assert!(
+        colored.stdout.contains("\u{1b}[32m✓"),
+        "--color always colors"
+    );
     settings().bind(|| insta::assert_snapshot!("analyze_examples", out.stdout));
 }
 

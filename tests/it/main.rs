@@ -10,5 +10,6 @@ mod cli;
 mod corpus;
 mod evidence;
 mod judge;
+mod reports;
 mod run;
 mod support;

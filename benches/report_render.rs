@@ -1,0 +1,137 @@
+//! Rendering reports for 5,000 tests (`cargo bench --bench report_render`).
+//!
+//! Builds results for 5,000 tests — each with assertions, a failure detail and a
+//! 10-call transcript — then times the HTML, Markdown and JUnit renderers and reports the
+//! HTML file size. Target: HTML in under 1 s. Figures are printed, not asserted.
+
+use std::io::Write;
+use std::time::Instant;
+
+use aptitude::results::{AssertionResult, AssertionStatus, Results, TestResult, TestStatus};
+use aptitude::transcript::{Format, Outcome, ToolCall, Transcript, Usage};
+
+fn transcript(i: usize) -> Transcript {
+    let calls = (0..10)
+        .map(|n| ToolCall {
+            id: format!("toolu_{i}_{n}"),
+            name: "Bash".into(),
+            canonical: "Bash".into(),
+            input: serde_json::json!({"command": format!("cargo test --package p{n} -- --nocapture"), "description": "run tests"}),
+            output: Some("running 12 tests\ntest a ... ok\n".repeat(20)),
+            is_error: n == 9,
+            exit_code: Some(if n == 9 { 101 } else { 0 }),
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        })
+        .collect();
+    Transcript {
+        format: Format::ClaudeStreamJson,
+        session_id: Some(format!("s{i}")),
+        agent_version: Some("claude-code 2.1.328".into()),
+        model: Some("claude".into()),
+        tool_calls: calls,
+        final_text: Some("I ran the tests; one package fails.".into()),
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cost_usd: Some(0.01),
+            turns: Some(11),
+            duration_ms: Some(12_000),
+            ..Usage::default()
+        },
+        outcome: Outcome::Completed,
+        runs: 1,
+        warnings: Vec::new(),
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let tests: Vec<TestResult> = (0..5_000)
+        .map(|i| {
+            let failed = i % 7 == 0;
+            let mut assertions = vec![
+                AssertionResult::new(
+                    "tool",
+                    "Bash called with command ~ glob \"cargo test*\"".into(),
+                    AssertionStatus::Pass,
+                    6,
+                    Some("10 matching".into()),
+                ),
+                AssertionResult::new(
+                    "ran",
+                    "ran no command matching /rm -rf/".into(),
+                    AssertionStatus::Pass,
+                    9,
+                    None,
+                ),
+            ];
+            if failed {
+                assertions.push(AssertionResult::new(
+                    "command_succeeded",
+                    "a command matching /cargo test/ succeeded".into(),
+                    AssertionStatus::Fail,
+                    12,
+                    Some(
+                        "matching commands ran but none exited 0:\n  #10 `cargo test` → exit 101"
+                            .into(),
+                    ),
+                ));
+            }
+            TestResult {
+                name: format!("test number {i}"),
+                file: format!("tests/suite{}/t{i}.aptitude.yaml", i % 50),
+                prompt: Some("Fix the failing test and run the suite.".into()),
+                status: if failed {
+                    TestStatus::Failed
+                } else {
+                    TestStatus::Passed
+                },
+                duration_ms: 12_000,
+                usage: Some(transcript(i).usage),
+                error: None,
+                assertions,
+                transcript: Some(transcript(i)),
+                agent: Some("claude 2.1.328 (Claude Code)".into()),
+                files: Vec::new(),
+                workspace: None,
+            }
+        })
+        .collect();
+    let results = Results::new(tests, 600_000);
+    let mut out = std::io::stdout().lock();
+
+    let t = Instant::now();
+    let html = aptitude::report::html::render(&results).map_err(std::io::Error::other)?;
+    let html_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let md = aptitude::report::markdown::render(
+        &results,
+        &aptitude::report::markdown::MarkdownOptions::default(),
+    );
+    let md_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let junit = aptitude::report::junit::render(&results).map_err(std::io::Error::other)?;
+    let junit_s = t.elapsed().as_secs_f64();
+    writeln!(out, "5,000 tests, 50,000 tool calls")?;
+    writeln!(
+        out,
+        "HTML:     {:.3} s, {:.1} MB (target < 1 s)",
+        html_s,
+        html.len() as f64 / 1e6
+    )?;
+    writeln!(
+        out,
+        "Markdown: {:.3} s, {} chars (bounded at 65,000)",
+        md_s,
+        md.chars().count()
+    )?;
+    writeln!(
+        out,
+        "JUnit:    {:.3} s, {:.1} MB",
+        junit_s,
+        junit.len() as f64 / 1e6
+    )?;
+    Ok(())
+}

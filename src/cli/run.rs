@@ -1,0 +1,238 @@
+//! `aptitude run`: load, check what can be checked before any agent starts, run, report.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::output::{self, err, error_line, out};
+use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, RunArgs};
+use crate::agent::Agent;
+use crate::agent::claude::{ClaudeAdapter, PermissionMode};
+use crate::redact::Redactor;
+use crate::report::terminal;
+use crate::results::Results;
+use crate::runner::{Event, RunConfig, Runner};
+use crate::spec::{self, diagnostic, discover};
+
+pub(super) fn run(args: &RunArgs) -> u8 {
+    let started = Instant::now();
+    let bootstrap = Redactor::from_process_env([]);
+    let files = match discover::discover(&args.paths) {
+        Ok(files) if !files.is_empty() => files,
+        Ok(_) => {
+            err(&error_line(&format!(
+                "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
+                args.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+            return EXIT_INVALID;
+        }
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            return EXIT_INVALID;
+        }
+    };
+    let report = spec::load_files(&files);
+    if output::report_load_errors(&bootstrap, &report, files.len()) {
+        return EXIT_INVALID;
+    }
+    let specs = report.specs;
+    let redactor = output::redactor_for(&specs);
+
+    // Everything that can be checked before an agent starts is checked now.
+    let mut problems = Vec::new();
+    for s in &specs {
+        let dir = s.workspace_dir();
+        if !dir.is_dir() {
+            problems.push(format!(
+                "{}: workspace {} does not exist",
+                diagnostic::display_path(&s.file),
+                diagnostic::display_path(&dir)
+            ));
+        }
+        if s.agent != "claude" {
+            problems.push(format!(
+                "{}: agent `{}` can not be run by this version of aptitude (only `claude`); its transcripts can be evaluated with `aptitude analyze`",
+                diagnostic::display_path(&s.file),
+                s.agent
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        for p in &problems {
+            err(&error_line(p));
+        }
+        err(&error_line("nothing was run"));
+        return EXIT_INVALID;
+    }
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            err(&error_line(&format!(
+                "can not start the async runtime: {e}"
+            )));
+            return EXIT_INVALID;
+        }
+    };
+    runtime.block_on(async {
+        let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
+            args.claude_bin.clone(),
+            PermissionMode::parse(&args.permission_mode),
+        ));
+        let info = match claude.check().await {
+            Ok(info) => info,
+            Err(e) => {
+                err(&error_line(&e.to_string()));
+                err(&error_line("nothing was run"));
+                return EXIT_INVALID;
+            }
+        };
+        let mut agents = BTreeMap::new();
+        agents.insert(
+            "claude".to_owned(),
+            (Arc::clone(&claude), info.version.clone()),
+        );
+        let mut graders: BTreeMap<String, Arc<dyn Agent>> = BTreeMap::new();
+        graders.insert("claude".to_owned(), claude);
+        let config = RunConfig {
+            jobs: args.jobs.max(1),
+            keep_workspaces: args.keep_workspaces,
+            default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
+        };
+        let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), graders));
+        let runner = Runner::new(agents, config, judge);
+
+        let cancel = CancellationToken::new();
+        let interrupted = Arc::new(AtomicBool::new(false));
+        spawn_signal_handler(cancel.clone(), Arc::clone(&interrupted));
+
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        let printer = tokio::spawn(print_events(rx, names, args.verbose, redactor.clone()));
+        let tests = runner.run(&specs, tx, cancel).await;
+        let _ = printer.await;
+        let results = match output::redacted(
+            &redactor,
+            &Results::new(tests, started.elapsed().as_millis() as u64),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                err(&error_line(&e));
+                return EXIT_INVALID;
+            }
+        };
+        out(&terminal::render_summary(&results.summary));
+        let problems = output::write_reports(&results, args.json.as_deref(), &args.reports);
+        for p in &problems {
+            err(&error_line(p));
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            err(&error_line(
+                "interrupted: running agents were stopped; results cover the tests that finished",
+            ));
+            EXIT_INTERRUPTED
+        } else if !problems.is_empty() {
+            EXIT_INVALID
+        } else if results.all_passed() {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        }
+    })
+}
+
+/// Prints each test's block as it finishes. On a terminal a progress line shows what is
+/// running; elsewhere (CI logs) only plain lines are written. `-v` adds each tool call as
+/// it happens.
+async fn print_events(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>,
+    names: Vec<String>,
+    verbose: bool,
+    redactor: Redactor,
+) {
+    let total = names.len() as u64;
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        let style = indicatif::ProgressStyle::with_template(
+            "{spinner} {pos}/{len} done · {elapsed} · {wide_msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    let mut running: Vec<usize> = Vec::new();
+    let show = |progress: &Option<indicatif::ProgressBar>, text: &str| match progress {
+        Some(bar) => bar.suspend(|| out(text)),
+        None => out(text),
+    };
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Started { index, .. } => running.push(index),
+            Event::ToolCall { index, call } if verbose => {
+                let line = format!(
+                    "  ↳ {}: {}\n",
+                    names.get(index).map_or("?", String::as_str),
+                    crate::assertions::describe_call(0, &call).trim_start_matches("#0 ")
+                );
+                show(&progress, &redactor.redact(&line));
+            }
+            Event::ToolCall { .. } => {}
+            Event::Finished { index, result } => {
+                running.retain(|i| *i != index);
+                show(&progress, &(output::test_block(&redactor, &result) + "\n"));
+                if let Some(bar) = &progress {
+                    bar.inc(1);
+                }
+            }
+        }
+        if let Some(bar) = &progress {
+            let now: Vec<&str> = running
+                .iter()
+                .filter_map(|i| names.get(*i).map(String::as_str))
+                .collect();
+            bar.set_message(if now.is_empty() {
+                String::new()
+            } else {
+                format!("running: {}", now.join(", "))
+            });
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+}
+
+/// Ctrl-C or SIGTERM cancels the run: running agents are stopped the same way a timeout
+/// stops them, and tests not yet started are not started.
+pub(super) fn spawn_signal_handler(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+    tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let sigterm = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = sigterm => {}
+        }
+        interrupted.store(true, Ordering::SeqCst);
+        cancel.cancel();
+    });
+}

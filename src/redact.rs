@@ -1,0 +1,195 @@
+//! Secret redaction for everything that leaves the process.
+//!
+//! Agents read `.env` files and print tokens; transcripts carry them into results. Before
+//! anything is shown or written — terminal, results JSON, JUnit, HTML, Markdown, the
+//! GitHub comment — every string goes through a [`Redactor`], which replaces with
+//! `[REDACTED]`:
+//! - the values of environment variables whose names mark them secret (`*KEY*`, `*TOKEN*`,
+//!   `*SECRET*`, `*PASSWORD*`, any case), from aptitude's own environment and the tests'
+//!   `env:`, when at least 8 characters long (shorter values would redact common words);
+//! - well-known token shapes: `sk-ant-…`, `sk-…`, `ghp_…` (and `gho_`, `ghu_`, `ghs_`,
+//!   `ghr_`), `github_pat_…`, `AKIA…`, `AIza…`, `xox?-…`, and PEM private key blocks.
+
+use regex::Regex;
+
+/// The replacement text.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Names that mark an environment variable as secret.
+const SECRET_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD"];
+
+/// Secret values shorter than this are not redacted by value.
+const MIN_SECRET_LEN: usize = 8;
+
+/// Token shapes, as regexes.
+const TOKEN_SHAPES: &[&str] = &[
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    r"sk-ant-[A-Za-z0-9_\-]{8,}",
+    r"sk-(?:proj-)?[A-Za-z0-9_\-]{16,}",
+    r"gh[pousr]_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"AKIA[0-9A-Z]{16}",
+    r"AIza[0-9A-Za-z_\-]{30,}",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+];
+
+/// Replaces secrets in text.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    values: Vec<String>,
+}
+
+/// The token shapes, compiled once.
+fn shapes() -> &'static Regex {
+    static SHAPES: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        #[expect(
+            clippy::expect_used,
+            reason = "constant patterns, compiled in every test run"
+        )]
+        Regex::new(&TOKEN_SHAPES.join("|")).expect("token shapes compile")
+    });
+    &SHAPES
+}
+
+/// Whether an environment variable's name marks it secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|part| upper.contains(part))
+}
+
+impl Redactor {
+    /// A redactor for token shapes and the secret values among `env`.
+    pub fn new<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut values: Vec<String> = env
+            .into_iter()
+            .filter(|(name, value)| is_secret_name(name) && value.len() >= MIN_SECRET_LEN)
+            .map(|(_, value)| value.to_owned())
+            .collect();
+        // Longest first, so a value containing another is replaced whole.
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        Redactor { values }
+    }
+
+    /// A redactor for aptitude's own environment plus `extra` (the tests' `env:`).
+    pub fn from_process_env<'a>(extra: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut pairs: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        pairs.extend(extra.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
+        Redactor::new(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
+    /// `text` with every secret replaced by [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = shapes().replace_all(text, REDACTED).into_owned();
+        for value in &self.values {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// Redacts every string in a JSON value, keys included.
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) => {
+                let red = self.redact(s);
+                if red != *s {
+                    *s = red;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            serde_json::Value::Object(map) => {
+                let entries: Vec<(String, serde_json::Value)> =
+                    std::mem::take(map).into_iter().collect();
+                for (k, mut v) in entries {
+                    self.redact_json(&mut v);
+                    map.insert(self.redact(&k), v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Redacts every string of a serializable value (results, transcripts) by a round trip
+    /// through JSON.
+    ///
+    /// # Errors
+    /// When the value does not round-trip (a bug; the caller must not output it then).
+    pub fn redact_value<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        value: &T,
+    ) -> Result<T, serde_json::Error> {
+        let mut json = serde_json::to_value(value)?;
+        self.redact_json(&mut json);
+        serde_json::from_value(json)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor() -> Redactor {
+        Redactor::new([
+            ("OPENAI_API_KEY", "plain-secret-value-123"),
+            ("DEBUG_TOKEN_LEVEL", "1"),
+            ("HOME", "/home/user-with-long-name"),
+            ("db_password", "hunter2hunter2"),
+        ])
+    }
+
+    #[test]
+    fn token_shapes() {
+        let r = redactor();
+        for secret in [
+            "sk-ant-api03-abcdefghijklmnop_QRS",
+            "sk-proj-abcdefghijklmnopqrstuv",
+            "sk-abcdefghijklmnopqrstuvwx",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "AKIAIOSFODNN7EXAMPLE",
+            "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+            "xoxb-123456789012-abcdefghij",
+        ] {
+            let text = format!("key={secret} end");
+            assert_eq!(r.redact(&text), "key=[REDACTED] end", "{secret}");
+        }
+        let pem =
+            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----\nb";
+        assert_eq!(r.redact(pem), "a\n[REDACTED]\nb");
+    }
+
+    #[test]
+    fn secret_env_values_but_not_short_or_ordinary_ones() {
+        let r = redactor();
+        assert_eq!(
+            r.redact("export X=plain-secret-value-123"),
+            "export X=[REDACTED]"
+        );
+        assert_eq!(r.redact("pw hunter2hunter2!"), "pw [REDACTED]!");
+        assert_eq!(
+            r.redact("level 1 of 10"),
+            "level 1 of 10",
+            "short values are not redacted"
+        );
+        assert_eq!(
+            r.redact("/home/user-with-long-name/x"),
+            "/home/user-with-long-name/x",
+            "not a secret name"
+        );
+    }
+
+    #[test]
+    fn json_strings_and_keys() {
+        let r = redactor();
+        let mut v = serde_json::json!({"a": ["sk-ant-abcdefghijkl", 3], "plain-secret-value-123": {"b": "ok"}});
+        r.redact_json(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["[REDACTED]", 3], "[REDACTED]": {"b": "ok"}})
+        );
+    }
+}

@@ -1,0 +1,340 @@
+//! The HTML report (`--html FILE`): one self-contained file, rendered with askama
+//! (`templates/report.html`) from the results model.
+//!
+//! No CDN, fonts or external scripts: the CSS and the few lines of JavaScript (the
+//! "failures only" filter) are inline, so the file works opened from disk or as a CI
+//! artifact. Every value is HTML-escaped by askama — an agent answer containing `<script>`
+//! shows as text. Tool-call inputs and outputs are collapsed (`<details>`) and cut at
+//! [`OUTPUT_MAX`] characters with a marker, so a report of a thousand tests stays usable.
+
+use askama::Template;
+
+use crate::report::terminal::{format_duration, format_usage};
+use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::workspace::ChangeKind;
+
+/// The most characters of one tool input, tool output or answer shown in the report.
+pub const OUTPUT_MAX: usize = 4_000;
+
+/// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
+fn cut(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= OUTPUT_MAX {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(OUTPUT_MAX).collect();
+    format!(
+        "{kept}\n… [truncated: {} more characters]",
+        count - OUTPUT_MAX
+    )
+}
+
+struct Stat {
+    label: &'static str,
+    value: String,
+    id: &'static str,
+}
+
+struct AssertionView {
+    class: &'static str,
+    icon: &'static str,
+    description: String,
+    line: u32,
+    score: Option<String>,
+    detail: Option<String>,
+    open: bool,
+}
+
+struct CallView {
+    number: usize,
+    name: String,
+    agent: Option<String>,
+    summary: String,
+    input: String,
+    output: String,
+    class: &'static str,
+    result: String,
+}
+
+struct FileView {
+    mark: &'static str,
+    path: String,
+}
+
+struct TestView {
+    id: String,
+    class: &'static str,
+    icon: &'static str,
+    name: String,
+    file: String,
+    status: &'static str,
+    meta: String,
+    prompt: Option<String>,
+    error: Option<String>,
+    assertions: Vec<AssertionView>,
+    calls: Vec<CallView>,
+    files: Vec<FileView>,
+    answer: Option<String>,
+    workspace: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Report {
+    title: String,
+    subtitle: String,
+    stats: Vec<Stat>,
+    tests: Vec<TestView>,
+    script: &'static str,
+    script_hash: String,
+}
+
+/// The page's only script: the "failures only" filter, and failing tests opened. The
+/// Content-Security-Policy allows this script by its hash and nothing else, so even an
+/// escaping bug could not run injected code.
+const SCRIPT: &str = r#"(function () {
+  var box = document.getElementById("failures-only");
+  box.addEventListener("change", function () {
+    document.body.classList.toggle("failures-only", box.checked);
+  });
+  document.querySelectorAll("details.test.failed, details.test.error").forEach(function (d) { d.open = true; });
+})();"#;
+
+fn script_hash() -> String {
+    use sha2::{Digest, Sha256};
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digest = Sha256::digest(SCRIPT.as_bytes());
+    let mut out = String::new();
+    for chunk in digest.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    format!("sha256-{out}")
+}
+
+fn status_class(status: TestStatus) -> (&'static str, &'static str, &'static str) {
+    match status {
+        TestStatus::Passed => ("passed", "✓", "passed"),
+        TestStatus::Failed => ("failed", "✗", "failed"),
+        TestStatus::Error => ("error", "!", "error"),
+        TestStatus::Skipped => ("skipped", "⊘", "skipped"),
+    }
+}
+
+fn assertion(a: &crate::results::AssertionResult) -> AssertionView {
+    let (class, icon) = match a.status {
+        AssertionStatus::Pass => ("pass", "✓"),
+        AssertionStatus::Fail => ("fail", "✗"),
+        AssertionStatus::Error => ("error", "!"),
+        AssertionStatus::Invalid => ("error", "?"),
+        AssertionStatus::Skip => ("skip", "⊘"),
+    };
+    let score = a.score.map(|s| {
+        let cached = if a.cached == Some(true) {
+            " · cached"
+        } else {
+            ""
+        };
+        format!(
+            "score {s}/10 · threshold {}{cached}",
+            a.threshold.unwrap_or(7)
+        )
+    });
+    AssertionView {
+        class,
+        icon,
+        description: a.description.clone(),
+        line: a.line,
+        score,
+        detail: a.detail.as_deref().map(cut),
+        open: false,
+    }
+}
+
+fn test_view(index: usize, t: &TestResult) -> TestView {
+    let (class, icon, status) = status_class(t.status);
+    let mut meta = vec![format_duration(t.duration_ms)];
+    if let Some(u) = &t.usage {
+        meta.push(format_usage(u));
+        if let Some(turns) = u.turns {
+            meta.push(format!("{turns} turns"));
+        }
+    }
+    if let Some(agent) = &t.agent {
+        meta.push(agent.clone());
+    }
+    let calls = t
+        .transcript
+        .as_ref()
+        .map(|tr| {
+            tr.tool_calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let (class, result) = match (&c.output, c.is_error, c.exit_code) {
+                        (None, _, _) => ("pending", "no result".to_owned()),
+                        (Some(_), true, Some(code)) => ("fail", format!("error · exit {code}")),
+                        (Some(_), true, None) => ("fail", "error".to_owned()),
+                        (Some(_), false, Some(code)) => ("pass", format!("exit {code}")),
+                        (Some(_), false, None) => ("pass", "ok".to_owned()),
+                    };
+                    CallView {
+                        number: i + 1,
+                        name: c.name.clone(),
+                        agent: (!c.is_main()).then(|| c.agent.clone()),
+                        summary: crate::assertions::summarize_input(&c.input, 120),
+                        input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
+                        output: cut(c.output.as_deref().unwrap_or("")),
+                        class,
+                        result,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut assertions: Vec<AssertionView> = t.assertions.iter().map(assertion).collect();
+    for a in &mut assertions {
+        a.open = a.class == "fail" || a.class == "error";
+    }
+    TestView {
+        id: format!("t{index}"),
+        class,
+        icon,
+        name: t.name.clone(),
+        file: t.file.clone(),
+        status,
+        meta: meta.join(" · "),
+        prompt: t.prompt.clone(),
+        error: t.error.clone(),
+        assertions,
+        calls,
+        files: t
+            .files
+            .iter()
+            .map(|f| FileView {
+                mark: match f.change {
+                    ChangeKind::Created => "+",
+                    ChangeKind::Modified => "~",
+                    ChangeKind::Deleted => "−",
+                },
+                path: f.path.clone(),
+            })
+            .collect(),
+        answer: t
+            .transcript
+            .as_ref()
+            .and_then(|tr| tr.final_text.as_deref())
+            .map(cut),
+        workspace: t.workspace.clone(),
+    }
+}
+
+/// Renders results as one self-contained HTML page.
+///
+/// # Errors
+/// When the template fails to render (a bug).
+pub fn render(results: &Results) -> Result<String, askama::Error> {
+    let s = &results.summary;
+    let agents: Vec<String> = {
+        let mut seen: Vec<String> = results
+            .tests
+            .iter()
+            .filter_map(|t| t.agent.clone())
+            .collect();
+        seen.sort();
+        seen.dedup();
+        seen
+    };
+    let stats = vec![
+        Stat {
+            label: "tests",
+            value: s.total.to_string(),
+            id: "count-total",
+        },
+        Stat {
+            label: "passed",
+            value: s.passed.to_string(),
+            id: "count-passed",
+        },
+        Stat {
+            label: "failed",
+            value: s.failed.to_string(),
+            id: "count-failed",
+        },
+        Stat {
+            label: "error",
+            value: s.errors.to_string(),
+            id: "count-error",
+        },
+        Stat {
+            label: "skipped",
+            value: s.skipped.to_string(),
+            id: "count-skipped",
+        },
+        Stat {
+            label: "time",
+            value: format_duration(s.duration_ms),
+            id: "total-time",
+        },
+        Stat {
+            label: "usage",
+            value: format_usage(&s.usage),
+            id: "total-usage",
+        },
+    ];
+    let report = Report {
+        title: crate::report::markdown::plain_title(results),
+        subtitle: format!(
+            "aptitude {} · {}",
+            results.aptitude_version,
+            if agents.is_empty() {
+                "no agent recorded".to_owned()
+            } else {
+                agents.join(", ")
+            }
+        ),
+        stats,
+        tests: results
+            .tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| test_view(i, t))
+            .collect(),
+        script: SCRIPT,
+        script_hash: script_hash(),
+    };
+    report.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_hash_is_standard_base64_sha256() {
+        // echo -n SCRIPT | openssl dgst -sha256 -binary | base64 gives 44 characters.
+        let h = script_hash();
+        assert!(
+            h.starts_with("sha256-") && h.len() == 7 + 44 && h.ends_with('='),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn long_outputs_are_cut_with_a_marker() {
+        let long = "x".repeat(OUTPUT_MAX + 10);
+        assert!(cut(&long).ends_with("[truncated: 10 more characters]"));
+        assert_eq!(cut("short"), "short");
+    }
+}

@@ -1,0 +1,136 @@
+//! JUnit XML (`--junit FILE`), built with quick-junit.
+//!
+//! One `<testsuite>` per test file and one `<testcase>` per test, with `file` and `line`
+//! attributes (the first failing assertion's line) so that CI annotators
+//! (dorny/test-reporter, mikepenz/action-junit-report, GitLab) point at the YAML. A failed
+//! test is a `<failure>` whose message lists the failed assertions; an errored one an
+//! `<error>`; a skipped one `<skipped>`. Details go into the element's text.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+
+/// Why JUnit XML could not be produced.
+#[derive(Debug, thiserror::Error)]
+#[error("can not write JUnit XML: {0}")]
+pub struct JunitError(String);
+
+fn case(test: &TestResult) -> TestCase {
+    let failing = |s: AssertionStatus| test.assertions.iter().filter(move |a| a.status == s);
+    let mut status = match test.status {
+        TestStatus::Passed => TestCaseStatus::success(),
+        TestStatus::Skipped => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message("every assertion was skipped");
+            s
+        }
+        TestStatus::Failed => {
+            let failed: Vec<String> = failing(AssertionStatus::Fail)
+                .map(|a| a.description.clone())
+                .collect();
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(format!(
+                "{} assertion{} failed: {}",
+                failed.len(),
+                if failed.len() == 1 { "" } else { "s" },
+                failed.join("; ")
+            ));
+            s.set_type("assertion");
+            s
+        }
+        TestStatus::Error => {
+            let message = test.error.clone().unwrap_or_else(|| {
+                let errored: Vec<String> = test
+                    .assertions
+                    .iter()
+                    .filter(|a| {
+                        matches!(a.status, AssertionStatus::Error | AssertionStatus::Invalid)
+                    })
+                    .map(|a| a.description.clone())
+                    .collect();
+                format!("could not be checked: {}", errored.join("; "))
+            });
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(message);
+            s.set_type("error");
+            s
+        }
+    };
+    let details: Vec<String> = test
+        .assertions
+        .iter()
+        .filter(|a| a.status != AssertionStatus::Pass)
+        .map(|a| {
+            format!(
+                "{}:{}: {:?} {}\n{}",
+                test.file,
+                a.line,
+                a.status,
+                a.description,
+                a.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    if !details.is_empty() && !matches!(test.status, TestStatus::Passed | TestStatus::Skipped) {
+        status.set_description(details.join("\n\n"));
+    }
+    let mut case = TestCase::new(test.name.as_str(), status);
+    case.set_classname(test.file.as_str());
+    case.set_time(Duration::from_millis(test.duration_ms));
+    case.set_assertions(test.assertions.len());
+    let line = test
+        .assertions
+        .iter()
+        .find(|a| {
+            matches!(
+                a.status,
+                AssertionStatus::Fail | AssertionStatus::Error | AssertionStatus::Invalid
+            )
+        })
+        .or(test.assertions.first())
+        .map_or(1, |a| a.line);
+    case.extra.insert("file".into(), test.file.as_str().into());
+    case.extra.insert("line".into(), line.to_string().into());
+    if let Some(answer) = test
+        .transcript
+        .as_ref()
+        .and_then(|t| t.final_text.as_deref())
+    {
+        case.set_system_out(answer);
+    }
+    case
+}
+
+/// Renders results as JUnit XML.
+///
+/// # Errors
+/// When serialization fails.
+pub fn render(results: &Results) -> Result<String, JunitError> {
+    let mut report = Report::new("aptitude");
+    report.set_time(Duration::from_millis(results.summary.duration_ms));
+    // Suites in the order their files first appear.
+    let mut suites: Vec<(String, TestSuite)> = Vec::new();
+    for test in &results.tests {
+        let index = match suites.iter().position(|(file, _)| *file == test.file) {
+            Some(i) => i,
+            None => {
+                suites.push((test.file.clone(), TestSuite::new(test.file.as_str())));
+                suites.len() - 1
+            }
+        };
+        suites[index].1.add_test_case(case(test));
+    }
+    for (_, mut suite) in suites {
+        let total: u64 = suite
+            .test_cases
+            .iter()
+            .filter_map(|c| c.time)
+            .map(|t| t.as_millis() as u64)
+            .sum();
+        suite.set_time(Duration::from_millis(total));
+        report.add_test_suite(suite);
+    }
+    report.to_string().map_err(|e| JunitError(e.to_string()))
+}

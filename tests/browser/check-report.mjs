@@ -1,0 +1,41 @@
+// Opens an aptitude HTML report in headless Chromium (Debian's, via playwright-core) and
+// prints what a reader sees, as JSON, for tests/it/reports.rs to assert on:
+//   node tests/browser/check-report.mjs REPORT.html SCREENSHOT.png
+import { chromium } from "playwright-core";
+import { pathToFileURL } from "node:url";
+
+const [report, screenshot] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const errors = [];
+page.on("pageerror", (e) => errors.push(String(e)));
+page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+await page.goto(pathToFileURL(report).href);
+
+const text = async (sel) => (await page.locator(sel).first().textContent())?.trim();
+const counts = {
+  total: await text("#count-total"), passed: await text("#count-passed"),
+  failed: await text("#count-failed"), error: await text("#count-error"),
+};
+// A failing test is open; its reasoning sits in a collapsed "why" until expanded.
+const why = page.locator("details.test.failed details.detail[data-failure] > summary").first();
+const reasoning = page.locator("details.test.failed details.detail[data-failure] pre.reasoning").first();
+const hiddenBefore = !(await reasoning.isVisible());
+await why.click();
+const visibleAfter = await reasoning.isVisible();
+const reasoningText = (await reasoning.textContent()) || "";
+// The failures-only filter hides passing tests.
+const passedVisibleBefore = await page.locator("details.test.passed").first().isVisible();
+await page.locator("#failures-only").check();
+const passedVisibleAfter = await page.locator("details.test.passed").first().isVisible();
+await page.locator("#failures-only").uncheck();
+const pwned = await page.evaluate(() => window.__pwned === undefined ? null : window.__pwned);
+const answerText = await page.locator("pre.answer").allTextContents();
+await page.screenshot({ path: screenshot, fullPage: false });
+await browser.close();
+console.log(JSON.stringify({ counts, hiddenBefore, visibleAfter, reasoningText, passedVisibleBefore,
+  passedVisibleAfter, pwned, answerText, errors }));
