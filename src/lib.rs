@@ -16,6 +16,7 @@ pub mod agent;
 pub mod assertions;
 pub mod cli;
 pub mod fluent;
+pub mod github;
 pub mod judge;
 pub mod redact;
 pub mod report;

@@ -233,6 +233,16 @@ pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
         .find(|k| input.get(*k).is_some())
 }
 
+/// Cuts `s` to at most `max` characters, keeping line breaks, and says how much was cut.
+pub fn truncate_lines(s: &str, max: usize) -> String {
+    let count = s.chars().count();
+    if count <= max {
+        return s.to_owned();
+    }
+    let kept: String = s.chars().take(max).collect();
+    format!("{kept}\n… [{} more characters]", count - max)
+}
+
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
     let s = s.replace('\n', "⏎");

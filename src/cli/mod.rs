@@ -7,6 +7,7 @@
 mod analyze;
 mod inspect;
 mod output;
+mod publish;
 mod run;
 
 use std::path::PathBuf;
@@ -62,6 +63,39 @@ pub enum Command {
     Transcript(TranscriptArgs),
     /// Render reports (HTML, Markdown, JUnit) from a results JSON file.
     Report(ReportCommandArgs),
+    /// Publish a results JSON file on GitHub: PR comment, check run, job summary, outputs.
+    Publish(PublishArgs),
+}
+
+/// GitHub publishing flags (`run --github`, `publish`).
+#[derive(Debug, Args, Default)]
+pub struct GithubArgs {
+    /// Compare with a baseline results file (e.g. the base branch's last results):
+    /// regressions, fixes, new and removed tests, score changes.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Do not post or update the PR comment.
+    #[arg(long)]
+    pub no_comment: bool,
+    /// Do not create a check run.
+    #[arg(long)]
+    pub no_check_run: bool,
+    /// Tells apart the comments and check runs of several jobs (a matrix) on one PR.
+    #[arg(long, value_name = "KEY", env = "APTITUDE_REPORT_KEY")]
+    pub report_key: Option<String>,
+}
+
+/// `aptitude publish`.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// A results JSON file written by `run` or `analyze` (`--json`).
+    pub results: PathBuf,
+    /// The HTML report's path, for the `report-path` step output.
+    #[arg(long, value_name = "FILE")]
+    pub report_path: Option<String>,
+    /// What to publish.
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 /// `aptitude report`.
@@ -110,6 +144,13 @@ pub struct RunArgs {
     /// Print each tool call as agents make it.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Publish the results on GitHub (inside GitHub Actions): PR comment, check run, job
+    /// summary, step outputs.
+    #[arg(long)]
+    pub github: bool,
+    /// GitHub publishing.
+    #[command(flatten)]
+    pub github_args: GithubArgs,
     /// How `stdout` reviews are graded.
     #[command(flatten)]
     pub judge: JudgeArgs,
@@ -222,6 +263,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(args) => analyze::analyze(&args),
         Command::Transcript(args) => inspect::show_transcript(&args),
         Command::Report(args) => inspect::report(&args),
+        Command::Publish(args) => publish::publish_command(&args),
     };
     ExitCode::from(code)
 }

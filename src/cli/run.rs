@@ -137,6 +137,15 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         for p in &problems {
             err(&error_line(p));
         }
+        if args.github {
+            super::publish::publish(
+                &results,
+                &args.github_args,
+                args.json.as_ref().map(|p| p.display().to_string()),
+                args.reports.html.as_ref().map(|p| p.display().to_string()),
+            )
+            .await;
+        }
         if interrupted.load(Ordering::SeqCst) {
             err(&error_line(
                 "interrupted: running agents were stopped; results cover the tests that finished",

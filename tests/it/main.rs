@@ -9,6 +9,7 @@
 mod cli;
 mod corpus;
 mod evidence;
+mod github;
 mod judge;
 mod reports;
 mod run;

@@ -1,0 +1,262 @@
+//! The GitHub REST calls, through octocrab: the sticky comment and the check run.
+
+use octocrab::params::checks::{
+    CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
+};
+use octocrab::{Octocrab, Page};
+use serde_json::{Value, json};
+
+use super::{ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT, GithubEnv, PublishOptions};
+use crate::results::{AssertionStatus, Results};
+
+/// Octocrab pointed at the environment's API with its token.
+pub(super) struct Client {
+    octo: Octocrab,
+    owner: String,
+    repo: String,
+}
+
+/// An API error in a line: status and GitHub's message.
+fn describe(e: &octocrab::Error) -> String {
+    match e {
+        octocrab::Error::GitHub { source, .. } => {
+            format!("HTTP {}: {}", source.status_code.as_u16(), source.message)
+        }
+        other => other.to_string(),
+    }
+}
+
+impl Client {
+    pub(super) fn new(env: &GithubEnv) -> Result<Self, String> {
+        let token = env
+            .token
+            .clone()
+            .ok_or("GITHUB_TOKEN is not set, so no PR comment or check run can be posted")?;
+        let octo = Octocrab::builder()
+            .base_uri(env.api_url.as_str())
+            .map_err(|e| format!("invalid GITHUB_API_URL {}: {e}", env.api_url))?
+            .personal_token(token)
+            .build()
+            .map_err(|e| format!("can not set up the GitHub client: {e}"))?;
+        let (owner, repo) = env.owner_repo();
+        Ok(Client {
+            octo,
+            owner: owner.to_owned(),
+            repo: repo.to_owned(),
+        })
+    }
+
+    /// The login the token acts as. An Actions token can not read `/user`; it posts as
+    /// `github-actions[bot]`.
+    async fn login(&self) -> String {
+        match self.octo.get::<Value, _, ()>("/user", None).await {
+            Ok(user) => user
+                .get("login")
+                .and_then(Value::as_str)
+                .unwrap_or("github-actions[bot]")
+                .to_owned(),
+            Err(_) => "github-actions[bot]".into(),
+        }
+    }
+
+    /// Updates our marked comment in place, or creates it; returns its id.
+    pub(super) async fn upsert_comment(
+        &self,
+        number: u64,
+        marker: &str,
+        body: &str,
+    ) -> Result<u64, String> {
+        let me = self.login().await;
+        let route = format!(
+            "/repos/{}/{}/issues/{number}/comments",
+            self.owner, self.repo
+        );
+        let first: Page<Value> = self
+            .octo
+            .get(&route, Some(&[("per_page", "100")]))
+            .await
+            .map_err(|e| describe(&e))?;
+        let comments = self.octo.all_pages(first).await.map_err(|e| describe(&e))?;
+        let ours = comments.iter().find(|c| {
+            c.get("user")
+                .and_then(|u| u.get("login"))
+                .and_then(Value::as_str)
+                == Some(me.as_str())
+                && c.get("body")
+                    .and_then(Value::as_str)
+                    .is_some_and(|b| b.contains(marker))
+        });
+        let reply: Value = match ours.and_then(|c| c.get("id")).and_then(Value::as_u64) {
+            Some(id) => self
+                .octo
+                .patch(
+                    format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo),
+                    Some(&json!({"body": body})),
+                )
+                .await
+                .map_err(|e| describe(&e))?,
+            None => self
+                .octo
+                .post(&route, Some(&json!({"body": body})))
+                .await
+                .map_err(|e| describe(&e))?,
+        };
+        reply
+            .get("id")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| "GitHub returned no comment id".into())
+    }
+
+    /// Creates the check run with the first 50 annotations, then adds the rest 50 at a
+    /// time; returns its id.
+    pub(super) async fn check_run(
+        &self,
+        results: &Results,
+        env: &GithubEnv,
+        options: &PublishOptions,
+    ) -> Result<u64, String> {
+        let sha = env
+            .head_sha()
+            .ok_or("no commit SHA (GITHUB_SHA) to attach the check run to")?;
+        let name = match &options.key {
+            Some(k) => format!("aptitude ({k})"),
+            None => "aptitude".to_owned(),
+        };
+        let s = &results.summary;
+        let conclusion = if s.failed > 0 || s.errors > 0 {
+            CheckRunConclusion::Failure
+        } else if s.passed == 0 {
+            CheckRunConclusion::Neutral
+        } else {
+            CheckRunConclusion::Success
+        };
+        let title = crate::report::markdown::plain_title(results);
+        let summary = super::body(results, env, options, CHECK_SUMMARY_LIMIT - 100);
+        let annotations = annotations(results, env);
+        let mut batches = annotations.chunks(ANNOTATIONS_PER_REQUEST);
+        let output = |batch: Option<&[Annotation]>| CheckRunOutput {
+            title: title.clone(),
+            summary: summary.clone(),
+            text: None,
+            annotations: batch
+                .map(|b| b.iter().map(Annotation::to_octocrab).collect())
+                .unwrap_or_default(),
+            images: Vec::new(),
+        };
+        // Raw JSON replies: only the id is needed, whatever else the API returns.
+        let route = format!("/repos/{}/{}/check-runs", self.owner, self.repo);
+        let conclusion = serde_json::to_value(conclusion).map_err(|e| e.to_string())?;
+        let created: Value = self
+            .octo
+            .post(
+                &route,
+                Some(&json!({
+                    "name": name,
+                    "head_sha": sha,
+                    "status": "completed",
+                    "conclusion": conclusion,
+                    "output": output(batches.next()),
+                })),
+            )
+            .await
+            .map_err(|e| describe(&e))?;
+        let id = created
+            .get("id")
+            .and_then(Value::as_u64)
+            .ok_or("GitHub returned no check run id")?;
+        for batch in batches {
+            let _: Value = self
+                .octo
+                .patch(
+                    format!("{route}/{id}"),
+                    Some(&json!({"output": output(Some(batch))})),
+                )
+                .await
+                .map_err(|e| describe(&e))?;
+        }
+        Ok(id)
+    }
+}
+
+/// A failing assertion at its place in the test file.
+#[derive(Debug, Clone)]
+struct Annotation {
+    path: String,
+    line: u32,
+    failure: bool,
+    title: String,
+    message: String,
+}
+
+impl Annotation {
+    fn to_octocrab(&self) -> CheckRunOutputAnnotation {
+        CheckRunOutputAnnotation {
+            path: self.path.clone(),
+            start_line: self.line.max(1),
+            end_line: self.line.max(1),
+            start_column: None,
+            end_column: None,
+            annotation_level: if self.failure {
+                CheckRunOutputAnnotationLevel::Failure
+            } else {
+                CheckRunOutputAnnotationLevel::Warning
+            },
+            message: self.message.clone(),
+            title: Some(self.title.clone()),
+            raw_details: None,
+        }
+    }
+}
+
+/// The most characters of an annotation message (GitHub allows 64 KB).
+const MESSAGE_MAX: usize = 4_000;
+
+/// A test file path relative to the repository root.
+fn repo_path(file: &str, env: &GithubEnv) -> String {
+    let path = std::path::Path::new(file);
+    let absolute = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_owned())
+    };
+    env.workspace
+        .as_ref()
+        .and_then(|ws| absolute.strip_prefix(ws).ok())
+        .map_or_else(
+            || file.trim_start_matches("./").to_owned(),
+            |rel| rel.display().to_string(),
+        )
+}
+
+fn annotations(results: &Results, env: &GithubEnv) -> Vec<Annotation> {
+    results
+        .tests
+        .iter()
+        .flat_map(|t| {
+            let path = repo_path(&t.file, env);
+            t.assertions
+                .iter()
+                .filter(|a| {
+                    matches!(
+                        a.status,
+                        AssertionStatus::Fail | AssertionStatus::Error | AssertionStatus::Invalid
+                    )
+                })
+                .map(move |a| Annotation {
+                    path: path.clone(),
+                    line: a.line,
+                    failure: a.status == AssertionStatus::Fail,
+                    title: format!("{}: {}", t.name, a.description)
+                        .chars()
+                        .take(255)
+                        .collect(),
+                    message: crate::assertions::truncate_lines(
+                        a.detail.as_deref().unwrap_or(&a.description),
+                        MESSAGE_MAX,
+                    ),
+                })
+        })
+        .collect()
+}

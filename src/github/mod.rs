@@ -1,0 +1,170 @@
+//! Publishing results on GitHub (`aptitude run --github`, `aptitude publish RESULTS.json`).
+//!
+//! From the Actions environment (`GITHUB_API_URL`, `GITHUB_REPOSITORY`,
+//! `GITHUB_EVENT_PATH`, `GITHUB_SHA`, `GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`,
+//! `GITHUB_SERVER_URL`, `GITHUB_RUN_ID`, `GITHUB_TOKEN`):
+//! - **one sticky PR comment**: found by a hidden marker among the comments the token's
+//!   user wrote (every page of them), updated in place, else created; ≤ 65,536 characters,
+//!   truncated with links to the run and its report artifact;
+//! - **one check run** on the PR head SHA (not the merge SHA): success, failure, or neutral
+//!   when nothing ran; a summary; a failure annotation on each failing assertion at its test
+//!   file and line, sent 50 per request (create, then updates);
+//! - the Markdown in `GITHUB_STEP_SUMMARY` (≤ 1 MiB) and step outputs in `GITHUB_OUTPUT`
+//!   (random heredoc delimiters).
+//!
+//! A fork PR or Dependabot (read-only token, no secrets) gets no comment and no check run —
+//! the job summary is still written — and one warning saying why. An API failure (5xx, 403,
+//! 422, …) is a warning: reports are kept and the exit code still reflects the tests. No
+//! request is retried (octocrab is built without its retry layer), so a POST can not be
+//! sent twice and no comment is ever duplicated.
+
+mod api;
+mod env;
+mod summary;
+
+pub use env::{GithubEnv, PullRequest};
+pub use summary::{write_outputs, write_step_summary};
+
+use crate::report::markdown::{self, MarkdownOptions};
+use crate::results::Results;
+
+/// Where to read about the fork-safe two-workflow setup.
+pub const FORK_DOCS: &str =
+    "https://github.com/aptitude-dev/aptitude/blob/main/docs/github-action.md#fork-pull-requests";
+
+/// GitHub's limit on an issue comment body, in characters.
+pub const COMMENT_LIMIT: usize = 65_536;
+/// GitHub's limit on a check run summary, in characters.
+pub const CHECK_SUMMARY_LIMIT: usize = 65_535;
+/// Annotations per check-run request (GitHub's limit).
+pub const ANNOTATIONS_PER_REQUEST: usize = 50;
+
+/// What to publish.
+#[derive(Debug, Clone)]
+pub struct PublishOptions {
+    /// Post or update the sticky PR comment.
+    pub comment: bool,
+    /// Create the check run.
+    pub check_run: bool,
+    /// Tells apart the comments and check runs of several jobs (a matrix) on one PR.
+    pub key: Option<String>,
+    /// The results JSON path, for the step outputs.
+    pub results_path: Option<String>,
+    /// The HTML report path, for the step outputs.
+    pub report_path: Option<String>,
+    /// The baseline comparison, shown in the comment and the summary.
+    pub baseline: Option<Results>,
+}
+
+impl Default for PublishOptions {
+    fn default() -> Self {
+        PublishOptions {
+            comment: true,
+            check_run: true,
+            key: None,
+            results_path: None,
+            report_path: None,
+            baseline: None,
+        }
+    }
+}
+
+/// What publishing did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Published {
+    /// Warnings for the log (API failures, fork PRs); never errors.
+    pub warnings: Vec<String>,
+    /// The comment created or updated.
+    pub comment_id: Option<u64>,
+    /// The check run created.
+    pub check_run_id: Option<u64>,
+}
+
+/// The hidden marker that finds our comment again.
+pub fn marker(key: Option<&str>) -> String {
+    match key {
+        Some(k) => format!("<!-- aptitude:sticky-comment:{k} -->"),
+        None => "<!-- aptitude:sticky-comment -->".to_owned(),
+    }
+}
+
+/// The Markdown body shared by the comment, the check run and the job summary.
+pub fn body(
+    results: &Results,
+    env: &GithubEnv,
+    options: &PublishOptions,
+    max_chars: usize,
+) -> String {
+    let preamble = options
+        .baseline
+        .as_ref()
+        .map(|b| crate::report::baseline::compare(results, b).to_markdown());
+    let run = env.run_url();
+    let footer = match &run {
+        Some(url) => format!(
+            "\n\n<sub>[Workflow run]({url}) · the HTML report is in the run's artifacts · aptitude {}</sub>\n",
+            results.aptitude_version
+        ),
+        None => format!("\n\n<sub>aptitude {}</sub>\n", results.aptitude_version),
+    };
+    let md_options = MarkdownOptions {
+        max_chars: max_chars.saturating_sub(footer.chars().count() + 200),
+        report_url: run.map(|u| format!("{u}#artifacts")),
+        preamble,
+    };
+    format!("{}{footer}", markdown::render(results, &md_options))
+}
+
+/// Publishes results: job summary and step outputs always; comment and check run when the
+/// token can write.
+pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOptions) -> Published {
+    let mut out = Published::default();
+    let summary_body = body(results, env, options, summary::SUMMARY_CHARS);
+    if let Err(e) = write_step_summary(env, &summary_body) {
+        out.warnings.push(e);
+    }
+    if let Err(e) = write_outputs(env, results, options) {
+        out.warnings.push(e);
+    }
+    if !options.comment && !options.check_run {
+        return out;
+    }
+    if let Some(why) = env.read_only_reason() {
+        out.warnings.push(format!(
+            "{why}: its token can not write, so aptitude posted no PR comment and no check run; the job summary has the results. To report on such pull requests, use the two-workflow `workflow_run` pattern: {FORK_DOCS}"
+        ));
+        return out;
+    }
+    let client = match api::Client::new(env) {
+        Ok(c) => c,
+        Err(e) => {
+            out.warnings.push(e);
+            return out;
+        }
+    };
+    // A push (no pull request) gets a check run but no comment.
+    if options.comment
+        && let Some(pr) = env.pull_request()
+    {
+        let mark = marker(options.key.as_deref());
+        let text = format!(
+            "{mark}\n{}",
+            body(results, env, options, COMMENT_LIMIT - 100)
+        );
+        match client.upsert_comment(pr.number, &mark, &text).await {
+            Ok(id) => out.comment_id = Some(id),
+            Err(e) => out
+                .warnings
+                .push(format!("could not post the PR comment: {e}")),
+        }
+    }
+    if options.check_run {
+        match client.check_run(results, env, options).await {
+            Ok(id) => out.check_run_id = Some(id),
+            Err(e) => out
+                .warnings
+                .push(format!("could not create the check run: {e}")),
+        }
+    }
+    out
+}

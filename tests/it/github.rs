@@ -1,0 +1,431 @@
+//! `aptitude publish` against a mock GitHub API (wiremock): the exact requests octocrab
+//! sends for the sticky comment and the check run, and what is written locally.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::support::{data, root};
+
+const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
+const FORK_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "someone/r", "fork": true}}}}"#;
+
+struct Gh {
+    server: MockServer,
+    dir: tempfile::TempDir,
+}
+
+impl Gh {
+    async fn new(event: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("event.json"), event).unwrap();
+        Gh {
+            server: MockServer::start().await,
+            dir,
+        }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs `aptitude publish RESULTS` in GitHub Actions' environment; (exit code, stdout).
+    async fn publish(&self, results: &Path) -> (i32, String) {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"));
+        cmd.env_clear()
+            .current_dir(root())
+            .env("GITHUB_API_URL", self.server.uri())
+            .env("GITHUB_REPOSITORY", "o/r")
+            .env("GITHUB_EVENT_PATH", self.file("event.json"))
+            .env("GITHUB_SHA", "merge-sha")
+            .env("GITHUB_STEP_SUMMARY", self.file("summary.md"))
+            .env("GITHUB_OUTPUT", self.file("output"))
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_RUN_ID", "42")
+            .env("GITHUB_TOKEN", "ghs_test_token_0123456789abcdefghij")
+            .env("GITHUB_ACTOR", "dev")
+            .env("GITHUB_WORKSPACE", root())
+            .arg("publish")
+            .arg(results)
+            .args(["--report-path", "out/report.html"]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| {
+                (
+                    r.method.to_string(),
+                    r.url.path().to_owned(),
+                    serde_json::from_slice(&r.body).ok(),
+                )
+            })
+            .collect()
+    }
+
+    async fn writes(&self) -> Vec<(String, String, Value)> {
+        self.requests()
+            .await
+            .into_iter()
+            .filter(|(m, _, _)| m != "GET")
+            .map(|(m, p, b)| (m, p, b.unwrap_or(Value::Null)))
+            .collect()
+    }
+
+    /// An Actions token can not read `/user`.
+    async fn forbid_user(&self) {
+        Mock::given(method("GET"))
+            .and(path("/user"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .set_body_json(json!({"message": "Resource not accessible by integration"})),
+            )
+            .mount(&self.server)
+            .await;
+    }
+
+    async fn comments(&self, page: Option<&str>, body: Value, next: bool) {
+        let mut m = Mock::given(method("GET")).and(path("/repos/o/r/issues/7/comments"));
+        if let Some(p) = page {
+            m = m.and(query_param("page", p));
+        }
+        let mut response = ResponseTemplate::new(200).set_body_json(body);
+        if next {
+            response = response.insert_header(
+                "link",
+                format!(
+                    "<{}/repos/o/r/issues/7/comments?per_page=100&page=2>; rel=\"next\"",
+                    self.server.uri()
+                )
+                .as_str(),
+            );
+        }
+        m.respond_with(response).mount(&self.server).await;
+    }
+
+    async fn accept_writes(&self) {
+        Mock::given(method("POST"))
+            .and(path("/repos/o/r/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1001})))
+            .mount(&self.server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path("/repos/o/r/issues/comments/555"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 555})))
+            .mount(&self.server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/repos/o/r/check-runs"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 77})))
+            .mount(&self.server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path("/repos/o/r/check-runs/77"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 77})))
+            .mount(&self.server)
+            .await;
+    }
+}
+
+fn comment(id: u64, login: &str, body: &str) -> Value {
+    json!({"id": id, "user": {"login": login, "type": "Bot"}, "body": body})
+}
+
+const MARKER: &str = "<!-- aptitude:sticky-comment -->";
+
+#[tokio::test]
+async fn a_first_run_creates_the_comment_and_the_check_run() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let (code, stdout) = gh.publish(&data("results/hostile.json")).await;
+    assert_eq!(code, 1, "the exit code reflects the failed tests\n{stdout}");
+    assert!(!stdout.contains("::warning"), "{stdout}");
+
+    let writes = gh.writes().await;
+    let summary: Vec<(&str, &str)> = writes
+        .iter()
+        .map(|(m, p, _)| (m.as_str(), p.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("POST", "/repos/o/r/issues/7/comments"),
+            ("POST", "/repos/o/r/check-runs")
+        ]
+    );
+
+    let body = writes[0].2["body"].as_str().unwrap();
+    assert!(body.starts_with(MARKER), "{body}");
+    assert!(body.contains("❌ aptitude: 3 of 4 tests failed"));
+    assert!(body.contains("[Workflow run](https://github.com/o/r/actions/runs/42)"));
+    for secret in ["sk-ant-api03-AAAA", "ghp_abcdefghijklmnop"] {
+        assert!(!body.contains(secret), "the comment leaks {secret}");
+    }
+
+    let check = &writes[1].2;
+    assert_eq!(check["name"], "aptitude");
+    assert_eq!(
+        check["head_sha"], "head-sha",
+        "the PR head, not the merge commit"
+    );
+    assert_eq!(
+        (check["status"].as_str(), check["conclusion"].as_str()),
+        (Some("completed"), Some("failure"))
+    );
+    assert_eq!(check["output"]["title"], "aptitude: 3 of 4 tests failed");
+    let annotations = check["output"]["annotations"].as_array().unwrap();
+    assert_eq!(
+        annotations.len(),
+        7,
+        "one per failing or unjudged assertion"
+    );
+    assert_eq!(
+        annotations[0]["path"],
+        "examples/counter/counter.aptitude.yaml"
+    );
+    assert_eq!(
+        (
+            annotations[0]["start_line"].as_u64(),
+            annotations[0]["end_line"].as_u64()
+        ),
+        (Some(6), Some(6))
+    );
+    assert_eq!(annotations[0]["annotation_level"], "failure");
+    assert_eq!(
+        annotations[2]["annotation_level"], "warning",
+        "a review that could not be graded is not a failure"
+    );
+
+    let step_summary = std::fs::read_to_string(gh.file("summary.md")).unwrap();
+    assert!(step_summary.contains("3 of 4 tests failed"));
+    let outputs = std::fs::read_to_string(gh.file("output")).unwrap();
+    let delim = outputs
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("passed<<")
+        .unwrap()
+        .to_owned();
+    for (name, value) in [
+        ("passed", "1"),
+        ("failed", "3"),
+        ("errors", "0"),
+        ("total", "4"),
+        ("report-path", "out/report.html"),
+    ] {
+        assert!(
+            outputs.contains(&format!("{name}<<{delim}\n{value}\n{delim}\n")),
+            "{name}: {outputs}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_second_run_updates_its_comment_found_on_a_later_page() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    let others: Vec<Value> = (0..100).map(|i| comment(i, "reviewer", "LGTM")).collect();
+    gh.comments(
+        Some("2"),
+        json!([comment(
+            555,
+            "github-actions[bot]",
+            &format!("{MARKER}\nold")
+        )]),
+        false,
+    )
+    .await;
+    gh.comments(None, Value::Array(others), true).await;
+    gh.accept_writes().await;
+    gh.publish(&data("results/hostile.json")).await;
+    let writes = gh.writes().await;
+    let comment_writes: Vec<(&str, &str)> = writes
+        .iter()
+        .filter(|(_, p, _)| p.contains("comments"))
+        .map(|(m, p, _)| (m.as_str(), p.as_str()))
+        .collect();
+    assert_eq!(
+        comment_writes,
+        [("PATCH", "/repos/o/r/issues/comments/555")],
+        "no new comment"
+    );
+    let gets = gh
+        .requests()
+        .await
+        .into_iter()
+        .filter(|(m, p, _)| m == "GET" && p.ends_with("/comments"))
+        .count();
+    assert_eq!(gets, 2, "every page of comments is read");
+}
+
+#[tokio::test]
+async fn comments_by_other_users_carrying_the_marker_are_left_alone() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(
+        None,
+        json!([comment(555, "mallory", &format!("{MARKER}\nfake"))]),
+        false,
+    )
+    .await;
+    gh.accept_writes().await;
+    gh.publish(&data("results/hostile.json")).await;
+    let writes = gh.writes().await;
+    assert!(
+        writes.iter().all(|(_, p, _)| !p.contains("/comments/555")),
+        "{writes:?}"
+    );
+    assert!(
+        writes
+            .iter()
+            .any(|(m, p, _)| m == "POST" && p == "/repos/o/r/issues/7/comments")
+    );
+}
+
+fn results_with(failing: usize, detail_len: usize) -> PathBuf {
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    let tests = results["tests"].as_array_mut().unwrap();
+    let template = tests[0]["assertions"][0].clone();
+    let assertions: Vec<Value> = (0..failing)
+        .map(|i| {
+            let mut a = template.clone();
+            a["line"] = json!(i + 1);
+            a["description"] = json!(format!("assertion {i}"));
+            a["detail"] = json!("x".repeat(detail_len));
+            a
+        })
+        .collect();
+    for t in tests.iter_mut() {
+        t["assertions"] = json!(assertions.clone());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "aptitude-gh-{}-{failing}-{detail_len}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    file
+}
+
+#[tokio::test]
+async fn annotations_are_sent_fifty_per_request() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    // 4 tests × 30 failing assertions = 120 annotations.
+    gh.publish(&results_with(30, 10)).await;
+    let checks: Vec<(String, usize)> = gh
+        .writes()
+        .await
+        .into_iter()
+        .filter(|(_, p, _)| p.starts_with("/repos/o/r/check-runs"))
+        .map(|(m, _, b)| (m, b["output"]["annotations"].as_array().map_or(0, Vec::len)))
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("POST".to_owned(), 50),
+            ("PATCH".to_owned(), 50),
+            ("PATCH".to_owned(), 20)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_huge_body_is_truncated_below_the_limit() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    gh.publish(&results_with(20, 1_000)).await;
+    let writes = gh.writes().await;
+    let body = writes[0].2["body"].as_str().unwrap();
+    assert!(
+        body.chars().count() <= 65_536,
+        "{} chars",
+        body.chars().count()
+    );
+    assert!(body.contains("not shown"), "a truncation notice");
+    assert!(
+        body.contains("https://github.com/o/r/actions/runs/42"),
+        "a link to the run and its report"
+    );
+    let summary = writes[1].2["output"]["summary"].as_str().unwrap();
+    assert!(summary.chars().count() <= 65_535);
+}
+
+#[tokio::test]
+async fn an_api_failure_is_a_warning_and_the_exit_code_stays() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/o/r/issues/7/comments"))
+        .respond_with(ResponseTemplate::new(500).set_body_json(json!({"message": "Server Error"})))
+        .expect(1)
+        .mount(&gh.server)
+        .await;
+    gh.accept_writes().await;
+    let (code, stdout) = gh.publish(&data("results/hostile.json")).await;
+    assert_eq!(code, 1, "still the tests' exit code");
+    assert!(
+        stdout.contains(
+            "::warning title=aptitude::could not post the PR comment: HTTP 500: Server Error"
+        ),
+        "{stdout}"
+    );
+    let posts = gh
+        .writes()
+        .await
+        .into_iter()
+        .filter(|(m, p, _)| m == "POST" && p.ends_with("/comments"))
+        .count();
+    assert_eq!(posts, 1, "a failed POST is not retried");
+    assert!(
+        gh.writes()
+            .await
+            .iter()
+            .any(|(_, p, _)| p == "/repos/o/r/check-runs"),
+        "the check run is still created"
+    );
+}
+
+#[tokio::test]
+async fn a_fork_pull_request_makes_no_write_call() {
+    let gh = Gh::new(FORK_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let (code, stdout) = gh.publish(&data("results/hostile.json")).await;
+    assert_eq!(code, 1);
+    assert!(gh.requests().await.is_empty(), "no API call at all");
+    assert_eq!(stdout.matches("::warning").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("comes from a fork") && stdout.contains("workflow_run"),
+        "{stdout}"
+    );
+    assert!(
+        std::fs::read_to_string(gh.file("summary.md"))
+            .unwrap()
+            .contains("3 of 4 tests failed"),
+        "the job summary is still written"
+    );
+}
