@@ -368,6 +368,7 @@ impl StdoutAssertion<'_> {
             description: None,
             prompt: self.task.clone(),
             agent: grader.name().to_owned(),
+            agent_explicit: true,
             workspace: None,
             workspace_git: false,
             setup: Vec::new(),

@@ -141,6 +141,12 @@ pub struct RunArgs {
     /// Timeout for tests that set none ("30s", "5m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// The agent for tests that name none (default: claude).
+    #[arg(long, value_name = "AGENT", value_parser = clap::builder::PossibleValuesParser::new(crate::spec::KNOWN_AGENTS))]
+    pub agent: Option<String>,
+    /// The model for tests that name none, passed to the agent.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Print each tool call as agents make it.
     #[arg(long, short = 'v')]
     pub verbose: bool,

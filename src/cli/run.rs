@@ -43,7 +43,15 @@ pub(super) fn run(args: &RunArgs) -> u8 {
     if output::report_load_errors(&bootstrap, &report, files.len()) {
         return EXIT_INVALID;
     }
-    let specs = report.specs;
+    let mut specs = report.specs;
+    for s in &mut specs {
+        if let (false, Some(agent)) = (s.agent_explicit, &args.agent) {
+            s.agent = agent.clone();
+        }
+        if s.model.is_none() {
+            s.model = args.model.clone().filter(|m| !m.is_empty());
+        }
+    }
     let redactor = output::redactor_for(&specs);
 
     // Everything that can be checked before an agent starts is checked now.

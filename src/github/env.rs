@@ -29,6 +29,8 @@ pub struct GithubEnv {
     pub actor: Option<String>,
     /// `GITHUB_WORKSPACE`: annotation paths are made relative to it.
     pub workspace: Option<PathBuf>,
+    /// `GITHUB_EVENT_NAME`.
+    pub event_name: Option<String>,
 }
 
 /// The pull request a run belongs to.
@@ -74,6 +76,7 @@ impl GithubEnv {
             token: var("GITHUB_TOKEN").filter(|t| !t.is_empty()),
             actor: var("GITHUB_ACTOR"),
             workspace: var("GITHUB_WORKSPACE").map(PathBuf::from),
+            event_name: var("GITHUB_EVENT_NAME"),
         })
     }
 
@@ -114,8 +117,13 @@ impl GithubEnv {
         })
     }
 
-    /// Why the token is read-only here, if it is: a fork PR or a Dependabot run.
+    /// Why the token is read-only here, if it is: a fork PR or a Dependabot run. A
+    /// `workflow_run` workflow — the trusted second half of the fork-safe pattern, which
+    /// points `GITHUB_EVENT_PATH` at the first workflow's pull-request event — can write.
     pub fn read_only_reason(&self) -> Option<String> {
+        if self.event_name.as_deref() == Some("workflow_run") {
+            return None;
+        }
         if self.actor.as_deref() == Some("dependabot[bot]") {
             return Some("this run was triggered by Dependabot".into());
         }
@@ -195,6 +203,13 @@ mod tests {
             "dependabot[bot]",
         );
         assert!(bot.read_only_reason().unwrap().contains("Dependabot"));
+        let mut trusted = fork.clone();
+        trusted.event_name = Some("workflow_run".into());
+        assert_eq!(
+            trusted.read_only_reason(),
+            None,
+            "the workflow_run half may write"
+        );
         let push = env_with_event(r#"{"ref": "refs/heads/main"}"#, "dev");
         assert_eq!(push.pull_request(), None);
         assert_eq!(push.head_sha().as_deref(), Some("merge"));

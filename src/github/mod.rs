@@ -29,8 +29,7 @@ use crate::report::markdown::{self, MarkdownOptions};
 use crate::results::Results;
 
 /// Where to read about the fork-safe two-workflow setup.
-pub const FORK_DOCS: &str =
-    "https://github.com/aptitude-dev/aptitude/blob/main/docs/github-action.md#fork-pull-requests";
+pub const FORK_DOCS: &str = "see \"Fork pull requests\" in the action's docs/github-action.md";
 
 /// GitHub's limit on an issue comment body, in characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -131,7 +130,7 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
     }
     if let Some(why) = env.read_only_reason() {
         out.warnings.push(format!(
-            "{why}: its token can not write, so aptitude posted no PR comment and no check run; the job summary has the results. To report on such pull requests, use the two-workflow `workflow_run` pattern: {FORK_DOCS}"
+            "{why}: its token can not write, so aptitude posted no PR comment and no check run; the job summary has the results. To report on such pull requests, use the two-workflow `workflow_run` pattern ({FORK_DOCS})"
         ));
         return out;
     }

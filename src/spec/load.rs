@@ -367,6 +367,7 @@ impl Ctx {
             description,
             prompt: prompt?,
             agent: agent?,
+            agent_explicit: fields.get("agent").is_some(),
             workspace,
             workspace_git,
             setup,

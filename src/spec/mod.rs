@@ -41,6 +41,8 @@ pub struct TestSpec {
     pub prompt: String,
     /// `agent:`, one of [`KNOWN_AGENTS`]; default `claude`.
     pub agent: String,
+    /// Whether the file names its agent (`run --agent` only changes tests that do not).
+    pub agent_explicit: bool,
     /// `workspace:` (or `workspace.path`) as written, relative to the test file's directory.
     pub workspace: Option<PathBuf>,
     /// `workspace.git: true`: copy the workspace's `.git` too.

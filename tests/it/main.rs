@@ -6,6 +6,7 @@
     reason = "a test fails loudly on any unexpected error"
 )]
 
+mod action;
 mod cli;
 mod corpus;
 mod evidence;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs aptitude for the action. Every input arrives as an environment variable, never
+# interpolated into this script.
+set -uo pipefail
+
+out="${RUNNER_TEMP:-/tmp}/aptitude-report"
+mkdir -p "$out"
+
+# One key per job and agent/model, so matrix jobs keep their own comment, check run and
+# artifact.
+key="${GITHUB_JOB:-aptitude}"
+[ -n "${AGENT:-}" ] && key="$key/$AGENT"
+[ -n "${MODEL:-}" ] && key="$key/$MODEL"
+export APTITUDE_REPORT_KEY="$key"
+artifact="aptitude-$(printf '%s' "$key-${RUNNER_OS:-}-${RUNNER_ARCH:-}" | tr -c 'A-Za-z0-9._-' '-')"
+{
+  echo "artifact-name=$artifact"
+  echo "artifact-dir=$out"
+} >> "$GITHUB_OUTPUT"
+
+args=(run --github --json "$out/results.json" --html "$out/report.html" --markdown "$out/summary.md" --junit "$out/junit.xml" --jobs "${JOBS:-4}")
+[ -n "${AGENT:-}" ] && args+=(--agent "$AGENT")
+[ -n "${MODEL:-}" ] && args+=(--model "$MODEL")
+[ "${COMMENT:-true}" = "true" ] || args+=(--no-comment)
+[ "${CHECK_RUN:-true}" = "true" ] || args+=(--no-check-run)
+[ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
+
+# The event travels with the reports, for the fork-safe `workflow_run` publisher.
+[ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && cp "$GITHUB_EVENT_PATH" "$out/event.json"
+
+read -r -a paths <<< "${TESTS:-.}"
+aptitude "${args[@]}" -- "${paths[@]}"
+code=$?
+
+# 0 passed, 1 a test failed or errored, 2 invalid input, 130 interrupted.
+if [ "$code" -eq 1 ] && [ "${FAIL_ON_FAILURE:-true}" != "true" ]; then
+  echo "::notice title=aptitude::tests failed; fail-on-failure is off"
+  exit 0
+fi
+exit "$code"

