@@ -84,6 +84,17 @@ pub enum AssertionStatus {
     Skip,
 }
 
+impl AssertionStatus {
+    /// `Pass` when the check held, else `Fail`.
+    pub fn pass_if(held: bool) -> Self {
+        if held {
+            AssertionStatus::Pass
+        } else {
+            AssertionStatus::Fail
+        }
+    }
+}
+
 /// One test's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -236,6 +247,32 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Test counts for display: passed always, then the non-zero failed / error / skipped.
+    pub fn test_counts(&self) -> Vec<(u32, &'static str)> {
+        nonzero_after_passed(
+            self.passed,
+            [
+                (self.failed, "failed"),
+                (self.errors, "error"),
+                (self.skipped, "skipped"),
+            ],
+        )
+    }
+
+    /// Assertion counts for display: passed always, then the non-zero others.
+    pub fn assertion_counts(&self) -> Vec<(u32, &'static str)> {
+        let a = &self.assertions;
+        nonzero_after_passed(
+            a.pass,
+            [
+                (a.fail, "failed"),
+                (a.error, "error"),
+                (a.invalid, "invalid"),
+                (a.skip, "skipped"),
+            ],
+        )
+    }
+
     /// Totals of `tests`.
     pub fn of(tests: &[TestResult], duration_ms: u64) -> Self {
         let mut s = Summary {
@@ -268,6 +305,15 @@ impl Summary {
         }
         s
     }
+}
+
+fn nonzero_after_passed<const N: usize>(
+    passed: u32,
+    others: [(u32, &'static str); N],
+) -> Vec<(u32, &'static str)> {
+    std::iter::once((passed, "passed"))
+        .chain(others.into_iter().filter(|(n, _)| *n > 0))
+        .collect()
 }
 
 #[cfg(test)]

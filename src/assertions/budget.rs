@@ -2,19 +2,13 @@
 //! usage. A figure the agent did not report makes its budget `skip`, with the reason —
 //! never a pass.
 
-use super::{in_scope, times};
+use super::{Verdict, in_scope, times};
 use crate::results::AssertionStatus;
 use crate::spec::Budget;
 use crate::transcript::Transcript;
 
-type Verdict = (AssertionStatus, String, Option<String>);
-
 fn within(description: String, value: f64, max: f64, shown: String) -> Verdict {
-    let status = if value <= max {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(value <= max);
     (status, description, Some(shown))
 }
 

@@ -23,7 +23,7 @@ use std::borrow::Cow;
 
 use regex::Regex;
 
-use super::{in_scope, times, truncate};
+use super::{Verdict, in_scope, times, truncate};
 use crate::results::AssertionStatus;
 use crate::spec::Scope;
 use crate::tools::SHELL_TOOL;
@@ -31,8 +31,6 @@ use crate::transcript::ToolCall;
 
 /// At most this many commands are listed as evidence.
 const MAX_LISTED: usize = 8;
-
-type Verdict = (AssertionStatus, String, Option<String>);
 
 /// One shell command with its position in the transcript.
 struct Shell<'a> {
@@ -131,11 +129,7 @@ pub(super) fn exit_code(calls: &[ToolCall], scope: Scope, expected: i64) -> Verd
     };
     match last.call.exit_code {
         Some(code) => {
-            let status = if i64::from(code) == expected {
-                AssertionStatus::Pass
-            } else {
-                AssertionStatus::Fail
-            };
+            let status = AssertionStatus::pass_if(i64::from(code) == expected);
             let mut detail = format!("last command {}", line(last));
             if status == AssertionStatus::Fail {
                 detail.push('\n');
@@ -180,11 +174,7 @@ pub(super) fn output(calls: &[ToolCall], scope: Scope, expected: &str, equals: b
     } else {
         stdout.contains(expected)
     };
-    let status = if ok {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(ok);
     (
         status,
         description,
@@ -204,11 +194,7 @@ pub(super) fn error_contains(calls: &[ToolCall], scope: Scope, expected: &str) -
         return no_commands(description);
     };
     let stderr = stderr_of(last.call);
-    let status = if stderr.contains(expected) {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(stderr.contains(expected));
     (
         status,
         description,
@@ -248,11 +234,7 @@ pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run:
     } else {
         format!("{} matched:\n{}", plural_commands(hits.len()), list(&hits))
     };
-    let status = if hits.is_empty() != expect_run {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(hits.is_empty() != expect_run);
     (status, description, Some(detail))
 }
 
@@ -282,15 +264,7 @@ pub(super) fn run_count(
     } else {
         format!("ran {}:\n{}", times(n), list(&hits))
     };
-    (
-        if ok {
-            AssertionStatus::Pass
-        } else {
-            AssertionStatus::Fail
-        },
-        description,
-        Some(detail),
-    )
+    (AssertionStatus::pass_if(ok), description, Some(detail))
 }
 
 /// `command_succeeded`: a matching command exited 0. A command the agent only mentions in

@@ -23,6 +23,9 @@ use crate::spec::{Assertion, AssertionKind, Scope, TestSpec};
 use crate::transcript::{ToolCall, Transcript};
 use crate::workspace::FileChange;
 
+/// An assertion family's answer: (status, description, detail).
+pub(crate) type Verdict = (AssertionStatus, String, Option<String>);
+
 /// What assertions are checked against.
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence<'a> {

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{bounds, describe_call, in_scope, times, truncate};
+use super::{Verdict, bounds, describe_call, in_scope, times, truncate};
 use crate::results::AssertionStatus;
 use crate::spec::pattern::NameMatcher;
 use crate::spec::{CallIndex, ParamMatcher, Scope, ToolAssertion};
@@ -22,10 +22,7 @@ use crate::transcript::ToolCall;
 const MAX_LISTED: usize = 5;
 
 /// Evaluates a tool assertion: (status, description, detail).
-pub(super) fn evaluate(
-    a: &ToolAssertion,
-    calls: &[ToolCall],
-) -> (AssertionStatus, String, Option<String>) {
+pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
     let description = describe(a);
     let scoped = in_scope(calls, a.scope);
     let of_tool: Vec<(usize, &ToolCall)> = scoped

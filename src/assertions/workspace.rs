@@ -8,13 +8,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{WorkspaceEvidence, truncate};
+use super::{Verdict, WorkspaceEvidence, truncate};
 use crate::results::AssertionStatus;
 use crate::spec::{TextCheck, VerifyAssertion};
 use crate::transcript::ToolCall;
 use crate::workspace::ChangeKind;
-
-type Verdict = (AssertionStatus, String, Option<String>);
 
 /// Verify output shown in results, in characters (seed 004: 2,000).
 pub const VERIFY_OUTPUT_SHOWN: usize = 2000;
@@ -93,11 +91,7 @@ pub(super) fn file_exists(ws: Option<&WorkspaceEvidence<'_>>, path: &str, expect
     } else {
         format!("{path} does not exist{}", created_hint(ws))
     };
-    let status = if exists == expect {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(exists == expect);
     (status, description, Some(detail))
 }
 
@@ -124,15 +118,7 @@ pub(super) fn file_contains(
         TextCheck::Matches(re) => re.is_match(&text),
     };
     let detail = format!("{path} ({} bytes), {}", bytes.len(), first_bytes(&bytes));
-    (
-        if ok {
-            AssertionStatus::Pass
-        } else {
-            AssertionStatus::Fail
-        },
-        description,
-        Some(detail),
-    )
+    (AssertionStatus::pass_if(ok), description, Some(detail))
 }
 
 /// `json_file: {path, required}`: exists, parses, and each field is present and non-empty.
@@ -403,11 +389,7 @@ pub(super) fn verify(v: &VerifyAssertion, run: Option<&VerifyRun>) -> Verdict {
     {
         problems.push(format!("output does not equal {text:?}"));
     }
-    let status = if problems.is_empty() {
-        AssertionStatus::Pass
-    } else {
-        AssertionStatus::Fail
-    };
+    let status = AssertionStatus::pass_if(problems.is_empty());
     let mut detail = format!("exited {code}");
     if !problems.is_empty() {
         detail.push_str(&format!("; {}", problems.join("; ")));

@@ -103,17 +103,8 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
             .iter()
             .any(|a| matches!(a.kind, AssertionKind::Review(_)))
     });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            err(&error_line(&format!(
-                "can not start the async runtime: {e}"
-            )));
-            return EXIT_INVALID;
-        }
+    let Some(runtime) = output::runtime() else {
+        return EXIT_INVALID;
     };
     let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
         args.claude_bin.clone(),

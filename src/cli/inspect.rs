@@ -4,29 +4,14 @@ use super::output::{self, err, error_line, out};
 use super::{EXIT_INVALID, EXIT_OK, ReportCommandArgs, TranscriptArgs, ValidateArgs};
 use crate::redact::Redactor;
 use crate::report::{json, terminal};
-use crate::spec::{self, discover};
+use crate::spec;
 use crate::transcript;
 
 pub(super) fn validate(args: &ValidateArgs) -> u8 {
     let redactor = Redactor::from_process_env([]);
-    let files = match discover::discover(&args.paths) {
-        Ok(files) => files,
-        Err(e) => {
-            err(&error_line(&e.to_string()));
-            return EXIT_INVALID;
-        }
-    };
-    if files.is_empty() {
-        err(&error_line(&format!(
-            "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
-            args.paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+    let Some(files) = output::discover_tests(&args.paths) else {
         return EXIT_INVALID;
-    }
+    };
     let report = spec::load_files(&files);
     if output::report_load_errors(&redactor, &report, files.len()) {
         return EXIT_INVALID;

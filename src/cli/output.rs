@@ -175,3 +175,42 @@ pub fn redactor_for(specs: &[spec::TestSpec]) -> Redactor {
             .flat_map(|s| s.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
     )
 }
+
+/// The test files under `paths`; `None` (after saying why) when there are none or a path
+/// is missing.
+pub fn discover_tests(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    match crate::spec::discover::discover(paths) {
+        Ok(files) if !files.is_empty() => Some(files),
+        Ok(_) => {
+            err(&error_line(&format!(
+                "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+            None
+        }
+        Err(e) => {
+            err(&error_line(&e.to_string()));
+            None
+        }
+    }
+}
+
+/// A tokio runtime; `None` (after saying why) when it can not start.
+pub fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            err(&error_line(&format!(
+                "can not start the async runtime: {e}"
+            )));
+            None
+        }
+    }
+}

@@ -71,17 +71,8 @@ pub(super) fn publish_command(args: &PublishArgs) -> u8 {
             return EXIT_INVALID;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            err(&error_line(&format!(
-                "can not start the async runtime: {e}"
-            )));
-            return EXIT_INVALID;
-        }
+    let Some(runtime) = super::output::runtime() else {
+        return EXIT_INVALID;
     };
     runtime.block_on(publish(
         &results,

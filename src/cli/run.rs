@@ -16,28 +16,13 @@ use crate::redact::Redactor;
 use crate::report::terminal;
 use crate::results::Results;
 use crate::runner::{Event, RunConfig, Runner};
-use crate::spec::{self, diagnostic, discover};
+use crate::spec::{self, diagnostic};
 
 pub(super) fn run(args: &RunArgs) -> u8 {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
-    let files = match discover::discover(&args.paths) {
-        Ok(files) if !files.is_empty() => files,
-        Ok(_) => {
-            err(&error_line(&format!(
-                "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
-                args.paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-            return EXIT_INVALID;
-        }
-        Err(e) => {
-            err(&error_line(&e.to_string()));
-            return EXIT_INVALID;
-        }
+    let Some(files) = output::discover_tests(&args.paths) else {
+        return EXIT_INVALID;
     };
     let report = spec::load_files(&files);
     if output::report_load_errors(&bootstrap, &report, files.len()) {
@@ -81,17 +66,8 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         return EXIT_INVALID;
     }
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            err(&error_line(&format!(
-                "can not start the async runtime: {e}"
-            )));
-            return EXIT_INVALID;
-        }
+    let Some(runtime) = output::runtime() else {
+        return EXIT_INVALID;
     };
     runtime.block_on(async {
         let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(

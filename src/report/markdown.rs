@@ -124,34 +124,20 @@ struct Failure {
 /// The status line: counts, time, tokens and cost.
 pub fn status_line(results: &Results) -> String {
     let s = &results.summary;
-    let mut parts = vec![format!("{} passed", s.passed)];
-    for (n, word) in [
-        (s.failed, "failed"),
-        (s.errors, "error"),
-        (s.skipped, "skipped"),
-    ] {
-        if n > 0 {
-            parts.push(format!("{n} {word}"));
-        }
-    }
-    let a = &s.assertions;
-    let mut assertions = vec![format!("{} passed", a.pass)];
-    for (n, word) in [
-        (a.fail, "failed"),
-        (a.error, "error"),
-        (a.invalid, "invalid"),
-        (a.skip, "skipped"),
-    ] {
-        if n > 0 {
-            assertions.push(format!("{n} {word}"));
-        }
-    }
+    let join = |counts: Vec<(u32, &str)>| {
+        counts
+            .into_iter()
+            .map(|(n, word)| format!("{n} {word}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (parts, assertions) = (join(s.test_counts()), join(s.assertion_counts()));
     format!(
         "**{} test{}**: {} · **assertions**: {} · {} · {}",
         s.total,
         if s.total == 1 { "" } else { "s" },
-        parts.join(", "),
-        assertions.join(", "),
+        parts,
+        assertions,
         format_duration(s.duration_ms),
         format_usage(&s.usage)
     )

@@ -170,28 +170,23 @@ pub fn format_usage(usage: &Usage) -> String {
 
 /// The closing summary line.
 pub fn render_summary(summary: &Summary) -> String {
-    let mut parts = vec![format!("{} passed", summary.passed)];
-    if summary.failed > 0 {
-        parts.push(paint(RED.bold(), &format!("{} failed", summary.failed)));
-    }
-    if summary.errors > 0 {
-        parts.push(paint(YELLOW.bold(), &format!("{} error", summary.errors)));
-    }
-    if summary.skipped > 0 {
-        parts.push(format!("{} skipped", summary.skipped));
-    }
-    let a = &summary.assertions;
-    let mut assertion_parts = vec![format!("{} passed", a.pass)];
-    for (n, word) in [
-        (a.fail, "failed"),
-        (a.error, "error"),
-        (a.invalid, "invalid"),
-        (a.skip, "skipped"),
-    ] {
-        if n > 0 {
-            assertion_parts.push(format!("{n} {word}"));
-        }
-    }
+    let parts: Vec<String> = summary
+        .test_counts()
+        .into_iter()
+        .map(|(n, word)| {
+            let text = format!("{n} {word}");
+            match word {
+                "failed" => paint(RED.bold(), &text),
+                "error" => paint(YELLOW.bold(), &text),
+                _ => text,
+            }
+        })
+        .collect();
+    let assertion_parts: Vec<String> = summary
+        .assertion_counts()
+        .into_iter()
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
     let tests = if summary.total == 1 { "test" } else { "tests" };
     let mut usage = format_usage(&summary.usage);
     if summary.usage.cost_usd.is_some() && summary.tests_without_cost > 0 {
