@@ -96,6 +96,7 @@ fn main() -> std::io::Result<()> {
                 agent: Some("claude 2.1.328 (Claude Code)".into()),
                 files: Vec::new(),
                 workspace: None,
+                recorded: None,
             }
         })
         .collect();

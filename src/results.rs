@@ -128,6 +128,9 @@ pub struct TestResult {
     /// Where the workspace copy was kept (`--keep-workspaces`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
+    /// Where the agent's raw transcript was recorded (`--record`), or why it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<String>,
 }
 
 impl TestResult {
@@ -376,6 +379,7 @@ mod tests {
             agent: None,
             files: Vec::new(),
             workspace: None,
+            recorded: None,
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
         assert_eq!(

@@ -40,6 +40,8 @@ pub struct RunConfig {
     pub keep_workspaces: bool,
     /// Timeout for tests that set none.
     pub default_timeout: Duration,
+    /// Write each agent's raw transcript beside its test file (`--record`).
+    pub record: bool,
 }
 
 impl Default for RunConfig {
@@ -48,6 +50,7 @@ impl Default for RunConfig {
             jobs: DEFAULT_JOBS,
             keep_workspaces: false,
             default_timeout: DEFAULT_TIMEOUT,
+            record: false,
         }
     }
 }
@@ -83,6 +86,7 @@ pub struct Runner {
     agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
     config: RunConfig,
     judge: Arc<Judge>,
+    redactor: crate::redact::Redactor,
 }
 
 impl Runner {
@@ -92,11 +96,13 @@ impl Runner {
         agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
         config: RunConfig,
         judge: Arc<Judge>,
+        redactor: crate::redact::Redactor,
     ) -> Self {
         Runner {
             agents,
             config,
             judge,
+            redactor,
         }
     }
 
@@ -132,6 +138,7 @@ impl Runner {
             let agent = self.agents.get(&spec.agent).cloned();
             let config = self.config.clone();
             let judge = Arc::clone(&self.judge);
+            let redactor = self.redactor.clone();
             let events = events.clone();
             let cancel = cancel.clone();
             tasks.spawn(async move {
@@ -149,16 +156,16 @@ impl Runner {
                                 call: Box::new(call.clone()),
                             });
                         };
-                        run_test(
-                            &spec,
-                            agent.as_ref(),
-                            &version,
-                            &config,
-                            &judge,
-                            &cancel,
-                            Some(&live),
-                        )
-                        .await
+                        let ctx = TestContext {
+                            agent: agent.as_ref(),
+                            agent_version: &version,
+                            config: &config,
+                            judge: &judge,
+                            redactor: &redactor,
+                            cancel: &cancel,
+                            on_tool_call: Some(&live),
+                        };
+                        run_test(&spec, &ctx).await
                     }
                 };
                 let _ = events.send(Event::Finished {
@@ -196,19 +203,39 @@ fn not_run(spec: &TestSpec, why: &str) -> TestResult {
         agent: None,
         files: Vec::new(),
         workspace: None,
+        recorded: None,
     }
 }
 
+/// What one test run uses besides its spec.
+pub struct TestContext<'a> {
+    /// The agent adapter.
+    pub agent: &'a dyn Agent,
+    /// Its reported version.
+    pub agent_version: &'a str,
+    /// Run settings.
+    pub config: &'a RunConfig,
+    /// Grades `stdout` reviews.
+    pub judge: &'a Judge,
+    /// Redacts what is recorded to disk.
+    pub redactor: &'a crate::redact::Redactor,
+    /// Fires on Ctrl-C / SIGTERM.
+    pub cancel: &'a CancellationToken,
+    /// Told of each tool call as it happens.
+    pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
+}
+
 /// Runs one test: workspace copy, setup, agent, assertions.
-pub async fn run_test(
-    spec: &TestSpec,
-    agent: &dyn Agent,
-    agent_version: &str,
-    config: &RunConfig,
-    judge: &Judge,
-    cancel: &CancellationToken,
-    on_tool_call: Option<crate::agent::ToolCallHook<'_>>,
-) -> TestResult {
+pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
+    let TestContext {
+        agent,
+        agent_version,
+        config,
+        judge,
+        redactor,
+        cancel,
+        on_tool_call,
+    } = *ctx;
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
     let mut result = not_run(spec, "");
@@ -268,8 +295,17 @@ pub async fn run_test(
             );
         }
     }
-    let Execution { transcript, .. } = execution;
-    let reviews = grade_reviews(spec, judge, &transcript, cancel).await;
+    let Execution {
+        transcript, raw, ..
+    } = execution;
+    if config.record {
+        result.recorded = Some(record_transcript(spec, &raw, redactor));
+    }
+    // A run that failed has no answer worth paying a judge for.
+    let reviews = match &error {
+        None => grade_reviews(spec, judge, &transcript, cancel).await,
+        Some(_) => not_graded(spec, "not graded: the agent run failed"),
+    };
     result.assertions = assertions::evaluate(
         spec,
         &Evidence {
@@ -360,6 +396,40 @@ async fn run_setup(
     } else {
         format!("setup `{command}` {}:\n{output}", out.describe(timeout))
     })
+}
+
+/// Skipped verdicts for every review of a test, saying why.
+pub fn not_graded(spec: &TestSpec, why: &str) -> BTreeMap<usize, ReviewVerdict> {
+    spec.assertions
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a.kind, AssertionKind::Review(_)))
+        .map(|(i, _)| (i, ReviewVerdict::skipped(why)))
+        .collect()
+}
+
+/// Writes the agent's raw output beside the test file as `x.transcript.jsonl` (redacted),
+/// so that `aptitude analyze` can re-evaluate the test offline; returns where, or why not.
+fn record_transcript(
+    spec: &TestSpec,
+    raw: &[String],
+    redactor: &crate::redact::Redactor,
+) -> String {
+    let name = spec
+        .file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("test");
+    let stem = name
+        .strip_suffix(".aptitude.yaml")
+        .or_else(|| name.strip_suffix(".aptitude.yml"))
+        .unwrap_or(name);
+    let path = spec.file.with_file_name(format!("{stem}.transcript.jsonl"));
+    let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
+    match std::fs::write(&path, text) {
+        Ok(()) => display_path(&path),
+        Err(e) => format!("not recorded: can not write {}: {e}", path.display()),
+    }
 }
 
 /// Grades a test's `stdout` reviews concurrently (under the judge's global limit), by
@@ -492,5 +562,6 @@ pub fn evaluate_transcript(
         transcript: Some(transcript),
         files: Vec::new(),
         workspace: None,
+        recorded: None,
     }
 }

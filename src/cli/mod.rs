@@ -131,6 +131,10 @@ pub struct RunArgs {
     /// Keep each test's workspace copy and print where it is.
     #[arg(long)]
     pub keep_workspaces: bool,
+    /// Record each agent's raw transcript (redacted) beside its test file as
+    /// `x.transcript.jsonl`, for `aptitude analyze` to re-evaluate offline.
+    #[arg(long)]
+    pub record: bool,
     /// The Claude Code binary (default: $APTITUDE_CLAUDE_BIN, else `claude` on PATH).
     #[arg(long, value_name = "PATH")]
     pub claude_bin: Option<PathBuf>,

@@ -93,9 +93,10 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             jobs: args.jobs.max(1),
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
+            record: args.record,
         };
         let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), graders));
-        let runner = Runner::new(agents, config, judge);
+        let runner = Runner::new(agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));

@@ -82,6 +82,11 @@ pub struct ReviewVerdict {
 }
 
 impl ReviewVerdict {
+    /// A review that was not graded, and why.
+    pub fn skipped(why: &str) -> Self {
+        ReviewVerdict::problem(AssertionStatus::Skip, why.to_owned(), None)
+    }
+
     fn problem(status: AssertionStatus, why: String, usage: Option<Usage>) -> Self {
         ReviewVerdict {
             status,

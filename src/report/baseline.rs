@@ -169,6 +169,7 @@ mod tests {
             agent: None,
             files: Vec::new(),
             workspace: None,
+            recorded: None,
         }
     }
 

@@ -97,6 +97,13 @@ pub fn render_test(test: &TestResult) -> String {
     if let Some(ws) = &test.workspace {
         let _ = writeln!(out, "  {}", paint(DIM, &format!("workspace kept at {ws}")));
     }
+    if let Some(recorded) = &test.recorded {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &format!("transcript recorded: {recorded}"))
+        );
+    }
     out
 }
 

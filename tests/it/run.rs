@@ -124,7 +124,7 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
     )
     .unwrap();
 
-    let out = aptitude_run(&suite, &model, &["--keep-workspaces"]);
+    let out = aptitude_run(&suite, &model, &["--keep-workspaces", "--record"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let results = out.results.unwrap();
     let t = test(&results, "increments");
@@ -163,6 +163,27 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
         out.stdout
     );
     std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+    // --record leaves the raw transcript beside the test, for offline re-evaluation.
+    let recorded = suite.path().join("tests/counter/inc.transcript.jsonl");
+    assert_eq!(t["recorded"], "tests/counter/inc.transcript.jsonl");
+    let text = std::fs::read_to_string(&recorded).unwrap();
+    assert!(
+        !text.contains("sk-ant-test-scripted"),
+        "recorded transcripts are redacted"
+    );
+    let offline = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .current_dir(suite.path())
+        .args(["analyze", "tests/counter"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        offline.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&offline.stdout)
+    );
     // Turn N's request holds N assistant messages.
     let turns: Vec<usize> = model
         .requests_for("increment-marker")
