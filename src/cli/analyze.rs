@@ -132,22 +132,15 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         });
         futures_util::future::join_all(graded).await
     });
-    let results = match output::redacted(
+    let Some(results) = super::output::redacted_or_report(
         &redactor,
         &Results::new(tests, started.elapsed().as_millis() as u64),
-    ) {
-        Ok(r) => r,
-        Err(e) => {
-            err(&error_line(&e));
-            return EXIT_INVALID;
-        }
+    ) else {
+        return EXIT_INVALID;
     };
     out(&terminal::render_results(&results));
-    let problems = output::write_reports(&results, args.json.as_deref(), &args.reports);
-    for p in &problems {
-        err(&error_line(p));
-    }
-    if !problems.is_empty() {
+    let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
+    if !written {
         EXIT_INVALID
     } else if results.all_passed() {
         EXIT_OK

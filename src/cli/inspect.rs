@@ -36,12 +36,8 @@ pub(super) fn show_transcript(args: &TranscriptArgs) -> u8 {
             return EXIT_INVALID;
         }
     };
-    let t = match output::redacted(&redactor, &t) {
-        Ok(t) => t,
-        Err(e) => {
-            err(&error_line(&e));
-            return EXIT_INVALID;
-        }
+    let Some(t) = super::output::redacted_or_report(&redactor, &t) else {
+        return EXIT_INVALID;
     };
     if args.json {
         match serde_json::to_string_pretty(&t) {
@@ -81,20 +77,11 @@ pub(super) fn report(args: &ReportCommandArgs) -> u8 {
         )));
         return EXIT_INVALID;
     }
-    let results = match output::redacted(&Redactor::from_process_env([]), &results) {
-        Ok(r) => r,
-        Err(e) => {
-            err(&error_line(&e));
-            return EXIT_INVALID;
-        }
+    let Some(results) =
+        super::output::redacted_or_report(&Redactor::from_process_env([]), &results)
+    else {
+        return EXIT_INVALID;
     };
-    let problems = output::write_reports(&results, None, &args.reports);
-    for p in &problems {
-        err(&error_line(p));
-    }
-    if problems.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_INVALID
-    }
+    let written = output::write_reports(&results, None, &args.reports);
+    if written { EXIT_OK } else { EXIT_INVALID }
 }

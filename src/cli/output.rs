@@ -70,12 +70,9 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("can not write {}: {e}", path.display()))
 }
 
-/// Writes the results JSON and every report asked for; returns the problems.
-pub fn write_reports(
-    results: &Results,
-    json_path: Option<&Path>,
-    reports: &ReportArgs,
-) -> Vec<String> {
+/// Writes the results JSON and every report asked for, printing each problem on stderr;
+/// returns whether everything was written.
+pub fn write_reports(results: &Results, json_path: Option<&Path>, reports: &ReportArgs) -> bool {
     let mut problems = Vec::new();
     if let Some(path) = json_path
         && let Err(e) = json::write(results, path)
@@ -101,7 +98,10 @@ pub fn write_reports(
             Err(e) => problems.push(e.to_string()),
         }
     }
-    problems
+    for p in &problems {
+        err(&error_line(p));
+    }
+    problems.is_empty()
 }
 
 /// Redacts a value for output; a value that can not round-trip is replaced by an error
@@ -113,6 +113,17 @@ pub fn redacted<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(
     redactor
         .redact_value(value)
         .map_err(|e| format!("can not redact the output: {e}"))
+}
+
+/// [`redacted`], printing the error on stderr when redaction fails; `None` then, so the
+/// caller exits with [`super::EXIT_INVALID`] instead of showing an unredacted value.
+pub fn redacted_or_report<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(
+    redactor: &Redactor,
+    value: &T,
+) -> Option<T> {
+    redacted(redactor, value)
+        .map_err(|e| err(&error_line(&e)))
+        .ok()
 }
 
 /// A test's verdict block, redacted.

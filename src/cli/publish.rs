@@ -64,12 +64,10 @@ pub(super) fn publish_command(args: &PublishArgs) -> u8 {
             return EXIT_INVALID;
         }
     };
-    let results = match super::output::redacted(&Redactor::from_process_env([]), &results) {
-        Ok(r) => r,
-        Err(e) => {
-            err(&error_line(&e));
-            return EXIT_INVALID;
-        }
+    let Some(results) =
+        super::output::redacted_or_report(&Redactor::from_process_env([]), &results)
+    else {
+        return EXIT_INVALID;
     };
     let Some(runtime) = super::output::runtime() else {
         return EXIT_INVALID;

@@ -107,21 +107,14 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         let printer = tokio::spawn(print_events(rx, names, args.verbose, redactor.clone()));
         let tests = runner.run(&specs, tx, cancel).await;
         let _ = printer.await;
-        let results = match output::redacted(
+        let Some(results) = super::output::redacted_or_report(
             &redactor,
             &Results::new(tests, started.elapsed().as_millis() as u64),
-        ) {
-            Ok(r) => r,
-            Err(e) => {
-                err(&error_line(&e));
-                return EXIT_INVALID;
-            }
+        ) else {
+            return EXIT_INVALID;
         };
         out(&terminal::render_summary(&results.summary));
-        let problems = output::write_reports(&results, args.json.as_deref(), &args.reports);
-        for p in &problems {
-            err(&error_line(p));
-        }
+        let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(
                 &results,
@@ -136,7 +129,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                 "interrupted: running agents were stopped; results cover the tests that finished",
             ));
             EXIT_INTERRUPTED
-        } else if !problems.is_empty() {
+        } else if !written {
             EXIT_INVALID
         } else if results.all_passed() {
             EXIT_OK
