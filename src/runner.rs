@@ -415,16 +415,12 @@ fn record_transcript(
     raw: &[String],
     redactor: &crate::redact::Redactor,
 ) -> String {
-    let name = spec
-        .file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("test");
-    let stem = name
-        .strip_suffix(".aptitude.yaml")
-        .or_else(|| name.strip_suffix(".aptitude.yml"))
-        .unwrap_or(name);
-    let path = spec.file.with_file_name(format!("{stem}.transcript.jsonl"));
+    let Some(path) = crate::spec::discover::transcript_path(&spec.file) else {
+        return format!(
+            "not recorded: {} is not named x.aptitude.yaml",
+            display_path(&spec.file)
+        );
+    };
     let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
     match std::fs::write(&path, text) {
         Ok(()) => display_path(&path),

@@ -65,14 +65,6 @@ pub struct Workspace {
     before: Snapshot,
 }
 
-/// Whether a file is one of aptitude's own (tests, recorded transcripts).
-fn is_aptitude_file(name: &str) -> bool {
-    name.ends_with(".aptitude.yaml")
-        || name.ends_with(".aptitude.yml")
-        || name.ends_with(".transcript.jsonl")
-        || name.ends_with(".transcript.json")
-}
-
 impl Workspace {
     /// Copies `source` into a new temp dir (`.git` only when `include_git`) and snapshots it.
     ///
@@ -161,7 +153,9 @@ fn copy_tree(from: &Path, to: &Path, include_git: bool) -> Result<(), WorkspaceE
         let entry = entry.map_err(io_err(from))?;
         let name = entry.file_name();
         let name_str = name.to_string_lossy();
-        if (name_str == ".git" && !include_git) || is_aptitude_file(&name_str) {
+        if (name_str == ".git" && !include_git)
+            || crate::spec::discover::is_aptitude_file(&name_str)
+        {
             continue;
         }
         let src = entry.path();

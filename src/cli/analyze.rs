@@ -1,7 +1,6 @@
 //! `aptitude analyze`: tests evaluated against recorded transcripts (reviews graded too).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -18,19 +17,6 @@ use crate::results::Results;
 use crate::spec::{self, AssertionKind, diagnostic, discover};
 use crate::transcript;
 
-/// The transcript recorded beside a test file: `x.aptitude.yaml` → `x.transcript.jsonl`
-/// (or `x.transcript.json`).
-pub fn recorded_transcript(test_file: &Path) -> Option<PathBuf> {
-    let name = test_file.file_name()?.to_str()?;
-    let stem = name
-        .strip_suffix(".aptitude.yaml")
-        .or_else(|| name.strip_suffix(".aptitude.yml"))?;
-    ["jsonl", "json"]
-        .iter()
-        .map(|ext| test_file.with_file_name(format!("{stem}.transcript.{ext}")))
-        .find(|p| p.is_file())
-}
-
 pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
@@ -42,19 +28,10 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     let test_files = if explicit {
         vec![args.paths[0].clone()]
     } else {
-        match discover::discover(&args.paths) {
-            Ok(files) if !files.is_empty() => files,
-            Ok(_) => {
-                err(&error_line(
-                    "no test files (*.aptitude.yaml, *.aptitude.yml) found",
-                ));
-                return EXIT_INVALID;
-            }
-            Err(e) => {
-                err(&error_line(&e.to_string()));
-                return EXIT_INVALID;
-            }
-        }
+        let Some(files) = output::discover_tests(&args.paths) else {
+            return EXIT_INVALID;
+        };
+        files
     };
     let report = spec::load_files(&test_files);
     if output::report_load_errors(&bootstrap, &report, test_files.len()) {
@@ -67,19 +44,24 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         let transcript = if explicit {
             Some(args.paths[1].clone())
         } else {
-            recorded_transcript(&spec.file)
+            discover::recorded_transcript(&spec.file)
         };
         match transcript {
             Some(t) => pairs.push((spec, t)),
-            None => missing.push(diagnostic::display_path(&spec.file)),
+            None => missing.push((
+                diagnostic::display_path(&spec.file),
+                discover::transcript_path(&spec.file).map_or_else(
+                    || "x.transcript.jsonl".to_owned(),
+                    |p| diagnostic::display_path(&p),
+                ),
+            )),
         }
     }
     if !missing.is_empty() {
-        for file in &missing {
+        for (file, expected) in &missing {
             err(&error_line(&format!(
                 "no recorded transcript for {file} (expected {} beside it)",
-                file.replace(".aptitude.yaml", ".transcript.jsonl")
-                    .replace(".aptitude.yml", ".transcript.jsonl")
+                expected
             )));
         }
         err("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");

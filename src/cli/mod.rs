@@ -13,7 +13,6 @@ mod run;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub use analyze::recorded_transcript;
 pub use output::ReportArgs;
 
 use clap::{Args, Parser, Subcommand};

@@ -24,11 +24,48 @@ pub enum DiscoverError {
     },
 }
 
+/// The suffixes that mark a test file.
+const TEST_SUFFIXES: [&str; 2] = [".aptitude.yaml", ".aptitude.yml"];
+
+/// The suffixes of a recorded transcript, the one `aptitude run --record` writes first.
+const TRANSCRIPT_SUFFIXES: [&str; 2] = [".transcript.jsonl", ".transcript.json"];
+
+/// A test file's name without its suffix: `x.aptitude.yaml` → `x`; `None` for any other
+/// file.
+fn test_stem(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?;
+    TEST_SUFFIXES.iter().find_map(|s| name.strip_suffix(s))
+}
+
 /// Whether a file name marks a test file.
 pub fn is_test_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".aptitude.yaml") || n.ends_with(".aptitude.yml"))
+    test_stem(path).is_some()
+}
+
+/// Whether a file name marks one of aptitude's own files: a test file or a recorded
+/// transcript (never copied into an agent's workspace).
+pub fn is_aptitude_file(name: &str) -> bool {
+    TEST_SUFFIXES
+        .iter()
+        .chain(&TRANSCRIPT_SUFFIXES)
+        .any(|s| name.ends_with(s))
+}
+
+/// Where `aptitude run --record` writes a test's transcript: `x.aptitude.yaml` →
+/// `x.transcript.jsonl` beside it; `None` when `test_file` is not named as a test file.
+pub fn transcript_path(test_file: &Path) -> Option<PathBuf> {
+    let stem = test_stem(test_file)?;
+    Some(test_file.with_file_name(format!("{stem}{}", TRANSCRIPT_SUFFIXES[0])))
+}
+
+/// The transcript recorded beside a test file, if one exists: `x.transcript.jsonl`, else
+/// `x.transcript.json`.
+pub fn recorded_transcript(test_file: &Path) -> Option<PathBuf> {
+    let stem = test_stem(test_file)?;
+    TRANSCRIPT_SUFFIXES
+        .iter()
+        .map(|s| test_file.with_file_name(format!("{stem}{s}")))
+        .find(|p| p.is_file())
 }
 
 /// Expands `paths` into test files: directories recursively, files as given.
@@ -74,6 +111,38 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiscoverError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_files_and_their_transcripts_are_paired_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let yml = dir.path().join("a.aptitude.yml");
+        assert_eq!(
+            transcript_path(&yml),
+            Some(dir.path().join("a.transcript.jsonl"))
+        );
+        assert_eq!(transcript_path(&dir.path().join("a.yaml")), None);
+        assert_eq!(recorded_transcript(&yml), None);
+        std::fs::write(dir.path().join("a.transcript.json"), "").unwrap();
+        assert_eq!(
+            recorded_transcript(&yml),
+            Some(dir.path().join("a.transcript.json"))
+        );
+        std::fs::write(dir.path().join("a.transcript.jsonl"), "").unwrap();
+        assert_eq!(
+            recorded_transcript(&yml),
+            Some(dir.path().join("a.transcript.jsonl")),
+            "the recorded .jsonl wins"
+        );
+        for own in [
+            "t.aptitude.yaml",
+            "t.aptitude.yml",
+            "t.transcript.jsonl",
+            "t.transcript.json",
+        ] {
+            assert!(is_aptitude_file(own), "{own}");
+        }
+        assert!(!is_aptitude_file("transcript.md"));
+    }
 
     #[test]
     fn finds_nested_tests_and_respects_gitignore() {
