@@ -301,11 +301,7 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
     if config.record {
         result.recorded = Some(record_transcript(spec, &raw, redactor));
     }
-    // A run that failed has no answer worth paying a judge for.
-    let reviews = match &error {
-        None => grade_reviews(spec, judge, &transcript, cancel).await,
-        Some(_) => not_graded(spec, "not graded: the agent run failed"),
-    };
+    let reviews = grade_unless_failed(spec, judge, &transcript, error.is_some(), cancel).await;
     result.assertions = assertions::evaluate(
         spec,
         &Evidence {
@@ -364,14 +360,15 @@ fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Runs one `setup` command in the workspace; the error names the command and its output.
-async fn run_setup(
+/// Runs `command` with `sh -c` in `workspace` with `env` (a `setup` or `verify` command);
+/// returns its stdout and how it ended, or why `sh` could not be started.
+async fn run_shell(
     command: &str,
     workspace: &std::path::Path,
     env: &BTreeMap<String, String>,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> Result<(), String> {
+) -> (String, std::io::Result<process::Output>) {
     let spec = process::Spec {
         program: "sh".into(),
         args: vec!["-c".into(), command.into()],
@@ -385,8 +382,20 @@ async fn run_setup(
         stdout.push_str(line);
         stdout.push('\n');
     })
-    .await
-    .map_err(|e| format!("setup `{command}` could not start: {e}"))?;
+    .await;
+    (stdout, out)
+}
+
+/// Runs one `setup` command in the workspace; the error names the command and its output.
+async fn run_setup(
+    command: &str,
+    workspace: &std::path::Path,
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let (stdout, out) = run_shell(command, workspace, env, timeout, cancel).await;
+    let out = out.map_err(|e| format!("setup `{command}` could not start: {e}"))?;
     if out.success() {
         return Ok(());
     }
@@ -398,13 +407,28 @@ async fn run_setup(
     })
 }
 
-/// Skipped verdicts for every review of a test, saying why.
-pub fn not_graded(spec: &TestSpec, why: &str) -> BTreeMap<usize, ReviewVerdict> {
+/// Grades a test's reviews, unless its run `failed`: such a run has no answer worth paying
+/// a judge for, so its reviews are skipped, saying why.
+async fn grade_unless_failed(
+    spec: &TestSpec,
+    judge: &Judge,
+    transcript: &Transcript,
+    failed: bool,
+    cancel: &CancellationToken,
+) -> BTreeMap<usize, ReviewVerdict> {
+    if !failed {
+        return grade_reviews(spec, judge, transcript, cancel).await;
+    }
     spec.assertions
         .iter()
         .enumerate()
         .filter(|(_, a)| matches!(a.kind, AssertionKind::Review(_)))
-        .map(|(i, _)| (i, ReviewVerdict::skipped(why)))
+        .map(|(i, _)| {
+            (
+                i,
+                ReviewVerdict::skipped("not graded: the agent run failed"),
+            )
+        })
         .collect()
 }
 
@@ -482,21 +506,8 @@ async fn run_verify(
     env: &BTreeMap<String, String>,
     cancel: &CancellationToken,
 ) -> VerifyRun {
-    let spec = process::Spec {
-        program: "sh".into(),
-        args: vec!["-c".into(), v.run.clone().into()],
-        cwd: workspace.to_owned(),
-        env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        timeout: v.timeout,
-        grace: Duration::from_secs(2),
-    };
-    let mut stdout = String::new();
-    match process::run(&spec, cancel, |line| {
-        stdout.push_str(line);
-        stdout.push('\n');
-    })
-    .await
-    {
+    let (stdout, out) = run_shell(&v.run, workspace, env, v.timeout, cancel).await;
+    match out {
         Ok(out) => VerifyRun {
             code: (out.ending == Ending::Exited).then_some(out.code).flatten(),
             failure: match out.ending {
@@ -520,38 +531,41 @@ async fn run_verify(
 /// A transcript that stops on an API error, at max turns, on an interruption or mid-way
 /// can not show what the agent would have done, so guardrails such as `called: false`
 /// must not pass on it.
-pub fn outcome_error(outcome: &Outcome) -> Option<String> {
+fn outcome_error(outcome: &Outcome) -> Option<String> {
     match outcome {
         Outcome::Completed => None,
         other => Some(other.describe()),
     }
 }
 
-/// Evaluates `spec` against an existing transcript (`aptitude analyze`).
+/// Evaluates `spec` against an existing transcript (`aptitude analyze`), grading its
+/// reviews unless the session did not complete.
 ///
-/// `duration_ms` is the time the evaluation took; the agent's own time is in the
-/// transcript's usage.
-pub fn evaluate_transcript(
+/// `started` is when the evaluation began (the result's `duration_ms`); the agent's own
+/// time is in the transcript's usage.
+pub async fn evaluate_transcript(
     spec: &TestSpec,
     transcript: Transcript,
-    reviews: &BTreeMap<usize, ReviewVerdict>,
-    duration_ms: u64,
+    judge: &Judge,
+    cancel: &CancellationToken,
+    started: Instant,
 ) -> TestResult {
+    let error = outcome_error(&transcript.outcome);
+    let reviews = grade_unless_failed(spec, judge, &transcript, error.is_some(), cancel).await;
     let assertions = assertions::evaluate(
         spec,
         &Evidence {
-            reviews,
+            reviews: &reviews,
             ..Evidence::transcript_only(&transcript)
         },
     );
-    let error = outcome_error(&transcript.outcome);
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
         prompt: Some(spec.prompt.clone()),
         status: TestResult::status_of(error.as_deref(), &assertions),
-        duration_ms,
-        usage: Some(total_usage(&transcript, reviews)),
+        duration_ms: started.elapsed().as_millis() as u64,
+        usage: Some(total_usage(&transcript, &reviews)),
         error,
         assertions,
         agent: transcript.agent_version.clone(),

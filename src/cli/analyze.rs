@@ -103,13 +103,8 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         let graded = parsed.into_iter().map(|(spec, transcript, test_started)| {
             let (judge, cancel) = (&judge, &cancel);
             async move {
-                let reviews = if crate::runner::outcome_error(&transcript.outcome).is_some() {
-                    crate::runner::not_graded(&spec, "not graded: the agent run failed")
-                } else {
-                    crate::runner::grade_reviews(&spec, judge, &transcript, cancel).await
-                };
-                let elapsed = test_started.elapsed().as_millis() as u64;
-                crate::runner::evaluate_transcript(&spec, transcript, &reviews, elapsed)
+                crate::runner::evaluate_transcript(&spec, transcript, judge, cancel, test_started)
+                    .await
             }
         });
         futures_util::future::join_all(graded).await

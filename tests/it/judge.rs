@@ -227,6 +227,49 @@ fn an_unchanged_suite_is_graded_once() {
 }
 
 #[test]
+fn a_failed_run_is_not_graded() {
+    let model = ScriptedModel::start();
+    // A judge that would pass the answer, were it ever asked.
+    model.script(
+        "judge-failed",
+        vec![Turn::Text(
+            "{\"score\": 10, \"reasoning\": \"fine\"}".into(),
+        )],
+    );
+    model.script(
+        "agent-failed",
+        vec![
+            Turn::Http(500, "scripted boom"),
+            Turn::Http(500, "scripted boom"),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/failed.aptitude.yaml",
+        &review_test("failed", "judge-failed", 7),
+    );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let t = test(&results, "failed");
+    assert_eq!(t["status"], "error");
+    let review = review_of(t);
+    assert_eq!(review["status"], "skip", "{review}");
+    assert!(
+        review["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not graded: the agent run failed"),
+        "{review}"
+    );
+    assert_eq!(
+        grading_requests(&model),
+        0,
+        "no judge call for a failed run"
+    );
+}
+
+#[test]
 fn analyze_grades_with_the_configured_grader() {
     let model = ScriptedModel::start();
     model.script(

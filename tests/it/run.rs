@@ -292,6 +292,73 @@ fn timeout_is_an_error_keeps_the_partial_transcript_and_leaves_no_process() {
 }
 
 #[test]
+fn a_model_that_never_answers_is_a_timeout_error() {
+    let model = ScriptedModel::start();
+    model.script("hang-marker", vec![Turn::Hang]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/hung.aptitude.yaml",
+        "name: hung\nprompt: \"hang-marker\"\ntimeout: 3s\nassertions:\n  - tool: Read\n    called: false\n",
+    );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let t = test(&results, "hung");
+    assert_eq!(
+        t["status"], "error",
+        "a guardrail must not pass on a run that never finished"
+    );
+    let error = t["error"].as_str().unwrap();
+    assert!(error.starts_with("timed out after 3s"), "{error}");
+}
+
+#[test]
+fn parallel_tool_calls_in_one_message_are_each_recorded() {
+    let model = ScriptedModel::start();
+    model.script(
+        "parallel-marker",
+        vec![
+            Turn::Tools(vec![
+                ("Bash", json!({"command": "cat a.txt"})),
+                ("Bash", json!({"command": "cat b.txt"})),
+            ]),
+            Turn::Text("alpha and bravo".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file("tests/a.txt", "alpha\n")
+        .file("tests/b.txt", "bravo\n")
+        .file(
+            "tests/parallel.aptitude.yaml",
+            "name: parallel\nprompt: \"parallel-marker\"\nassertions:\n  - tool: Bash\n    call_count: 2\n",
+        );
+    let out = aptitude_run(&suite, &model, &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let t = test(&results, "parallel");
+    assert_eq!(commands(t), ["cat a.txt", "cat b.txt"]);
+    let outputs: Vec<&str> = t["transcript"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["output"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outputs,
+        ["alpha", "bravo"],
+        "each result joined to its call"
+    );
+    let requests = model.requests_for("parallel-marker");
+    assert_eq!(requests.len(), 2, "one request per turn");
+    assert!(
+        requests.iter().all(|r| r.path.starts_with("/v1/messages")),
+        "{:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn model_errors_and_dropped_connections_are_errors_with_the_message() {
     let model = ScriptedModel::start();
     model.script(

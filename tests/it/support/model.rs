@@ -27,7 +27,6 @@ use serde_json::{Value, json};
 
 /// One scripted reply.
 #[derive(Debug, Clone)]
-#[expect(dead_code, reason = "used by the judge tests of a later issue")]
 pub enum Turn {
     /// One `tool_use` block.
     Tool(&'static str, Value),
@@ -47,7 +46,6 @@ pub enum Turn {
 
 /// A recorded request.
 #[derive(Debug, Clone)]
-#[expect(dead_code, reason = "used by the judge tests of a later issue")]
 pub struct Request {
     /// Path and query.
     pub path: String,
