@@ -382,13 +382,11 @@ impl StdoutAssertion<'_> {
                 kind: AssertionKind::Review(review),
             }],
         };
-        let mut graders: BTreeMap<String, Arc<dyn Agent>> = BTreeMap::new();
-        graders.insert(grader.name().to_owned(), grader);
         let mut config = JudgeConfig::default();
         if !self.cache {
             config.cache = None;
         }
-        let judge = Judge::new(config, graders);
+        let judge = Judge::new(config, [grader]);
         let output = self.output;
         // A private runtime on its own thread: callable from sync tests and from inside
         // another runtime alike.

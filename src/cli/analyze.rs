@@ -1,6 +1,5 @@
 //! `aptitude analyze`: tests evaluated against recorded transcripts (reviews graded too).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -92,9 +91,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         args.claude_bin.clone(),
         PermissionMode::Bypass,
     ));
-    let mut graders: BTreeMap<String, Arc<dyn Agent>> = BTreeMap::new();
-    graders.insert("claude".to_owned(), claude);
-    let judge = crate::judge::Judge::new(args.judge.config(), graders);
+    let judge = crate::judge::Judge::new(args.judge.config(), [claude]);
     let cancel = CancellationToken::new();
     let tests: Vec<_> = runtime.block_on(async {
         if needs_judge {

@@ -87,15 +87,13 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             "claude".to_owned(),
             (Arc::clone(&claude), info.version.clone()),
         );
-        let mut graders: BTreeMap<String, Arc<dyn Agent>> = BTreeMap::new();
-        graders.insert("claude".to_owned(), claude);
         let config = RunConfig {
             jobs: args.jobs.max(1),
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
             record: args.record,
         };
-        let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), graders));
+        let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), [claude]));
         let runner = Runner::new(agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();

@@ -106,11 +106,7 @@ impl ReviewVerdict {
         usage: Option<Usage>,
     ) -> Self {
         ReviewVerdict {
-            status: if score >= threshold {
-                AssertionStatus::Pass
-            } else {
-                AssertionStatus::Fail
-            },
+            status: AssertionStatus::pass_if(score >= threshold),
             score: Some(score),
             reasoning: Some(reasoning),
             problem: None,
@@ -128,12 +124,16 @@ pub struct Judge {
 }
 
 impl Judge {
-    /// A judge with graders by agent name.
-    pub fn new(config: JudgeConfig, graders: BTreeMap<String, Arc<dyn Agent>>) -> Self {
+    /// A judge grading with `graders`, each used for the reviews of its agent
+    /// ([`Agent::name`]).
+    pub fn new(config: JudgeConfig, graders: impl IntoIterator<Item = Arc<dyn Agent>>) -> Self {
         let slots = Arc::new(Semaphore::new(config.jobs.max(1)));
         Judge {
             config,
-            graders,
+            graders: graders
+                .into_iter()
+                .map(|g| (g.name().to_owned(), g))
+                .collect(),
             slots,
         }
     }
@@ -154,11 +154,7 @@ impl Judge {
         cancel: &CancellationToken,
     ) -> ReviewVerdict {
         if !self.config.enabled {
-            return ReviewVerdict::problem(
-                AssertionStatus::Skip,
-                "not graded: grading is turned off (--no-grade)".into(),
-                None,
-            );
+            return ReviewVerdict::skipped("not graded: grading is turned off (--no-grade)");
         }
         let agent_name = review.agent.as_deref().unwrap_or(test_agent);
         let Some(grader) = self.graders.get(agent_name) else {
@@ -302,13 +298,12 @@ mod tests {
             ),
             calls: Mutex::new(0),
         });
-        let mut graders: BTreeMap<String, Arc<dyn Agent>> = BTreeMap::new();
-        graders.insert("claude".into(), canned.clone());
         let config = JudgeConfig {
             cache,
             ..JudgeConfig::default()
         };
-        (Judge::new(config, graders), canned)
+        let grader: Arc<dyn Agent> = canned.clone();
+        (Judge::new(config, [grader]), canned)
     }
 
     fn review(threshold: u8) -> ReviewAssertion {
