@@ -243,7 +243,7 @@ pub fn truncate_lines(s: &str, max: usize) -> String {
         return s.to_owned();
     }
     let kept: String = s.chars().take(max).collect();
-    format!("{kept}\n… [{} more characters]", count - max)
+    format!("{kept}\n… [truncated: {} more characters]", count - max)
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.

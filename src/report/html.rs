@@ -18,15 +18,7 @@ pub const OUTPUT_MAX: usize = 4_000;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= OUTPUT_MAX {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(OUTPUT_MAX).collect();
-    format!(
-        "{kept}\n… [truncated: {} more characters]",
-        count - OUTPUT_MAX
-    )
+    crate::assertions::truncate_lines(text, OUTPUT_MAX)
 }
 
 struct Stat {

@@ -214,13 +214,7 @@ fn failure(t: &TestResult) -> Option<String> {
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(|d| {
-                    let d = if d.chars().count() > DETAIL_MAX {
-                        let cut: String = d.chars().take(DETAIL_MAX).collect();
-                        format!("{cut}\n… (truncated)")
-                    } else {
-                        d.to_owned()
-                    };
-                    fenced(&d)
+                    fenced(&crate::assertions::truncate_lines(d, DETAIL_MAX))
                         .lines()
                         .map(|l| format!("  {l}"))
                         .collect::<Vec<_>>()
