@@ -1445,6 +1445,15 @@ mod tests {
             .collect()
     }
 
+    /// Asserts that one of `errs` mentions `needle`, showing them all otherwise.
+    #[track_caller]
+    fn assert_reports(errs: &[String], needle: &str) {
+        assert!(
+            errs.iter().any(|e| e.contains(needle)),
+            "{needle:?} not in {errs:?}"
+        );
+    }
+
     const HEAD: &str = "name: t\nprompt: p\nassertions:\n";
 
     #[test]
@@ -1477,28 +1486,11 @@ mod tests {
         let errs = errors(
             "name: t\npromt: p\ntimeout: soon\nassertions:\n  - tool: Read\n    called: nope\n  - exit_code: 300\n",
         );
-        assert!(
-            errs.iter().any(|e| e.contains("unknown key `promt`")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter()
-                .any(|e| e.contains("missing required key `prompt`")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter().any(|e| e.contains("invalid duration")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter()
-                .any(|e| e.contains("`called` must be a boolean")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter().any(|e| e.contains("between 0 and 255")),
-            "{errs:?}"
-        );
+        assert_reports(&errs, "unknown key `promt`");
+        assert_reports(&errs, "missing required key `prompt`");
+        assert_reports(&errs, "invalid duration");
+        assert_reports(&errs, "`called` must be a boolean");
+        assert_reports(&errs, "between 0 and 255");
     }
 
     #[test]
@@ -1540,22 +1532,15 @@ mod tests {
         let errs = errors(&format!(
             "{HEAD}  - tool: Bash\n    min_calls: 3\n    max_calls: 1\n"
         ));
-        assert!(
-            errs.iter().any(|e| e.contains("above `max_calls: 1`")),
-            "{errs:?}"
-        );
+        assert_reports(&errs, "above `max_calls: 1`");
         let errs = errors(&format!(
             "{HEAD}  - tool: Bash\n    call_count: 2\n    max_calls: 3\n"
         ));
-        assert!(
-            errs.iter()
-                .any(|e| e.contains("can not be combined with `call_count`")),
-            "{errs:?}"
-        );
+        assert_reports(&errs, "can not be combined with `call_count`");
         let errs = errors(&format!(
             "{HEAD}  - tool: Bash\n    call_count: 2\n    nth_call_params:\n      3: {{command: ls}}\n"
         ));
-        assert!(errs.iter().any(|e| e.contains("checks call 3")), "{errs:?}");
+        assert_reports(&errs, "checks call 3");
     }
 
     #[test]
@@ -1638,15 +1623,8 @@ mod tests {
         let errs = errors(&format!(
             "{HEAD}  - stdout: {{review: \"\", threshold: 11}}\n"
         ));
-        assert!(
-            errs.iter()
-                .any(|e| e.contains("`review` must not be empty")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter().any(|e| e.contains("between 1 and 10")),
-            "{errs:?}"
-        );
+        assert_reports(&errs, "`review` must not be empty");
+        assert_reports(&errs, "between 1 and 10");
         let errs = errors(&format!(
             "{HEAD}  - file_exists: ../secret\n  - file_exists: /etc/passwd\n"
         ));
@@ -1710,26 +1688,14 @@ mod tests {
         let errs = errors(&format!(
             "{HEAD}  - cost_usd: {{max: -1}}\n  - turns: {{}}\n  - duration: {{max: soon}}\n"
         ));
-        assert!(
-            errs.iter().any(|e| e.contains("an amount in USD")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter().any(|e| e.contains("`turns` needs `max:`")),
-            "{errs:?}"
-        );
-        assert!(
-            errs.iter().any(|e| e.contains("invalid duration")),
-            "{errs:?}"
-        );
+        assert_reports(&errs, "an amount in USD");
+        assert_reports(&errs, "`turns` needs `max:`");
+        assert_reports(&errs, "invalid duration");
         let errs = errors(&format!(
             "{HEAD}  - wrote: [../etc/passwd]\n  - wrote: []\n"
         ));
-        assert!(
-            errs.iter().any(|e| e.contains("leaves the workspace")),
-            "{errs:?}"
-        );
-        assert!(errs.iter().any(|e| e.contains("lists no path")), "{errs:?}");
+        assert_reports(&errs, "leaves the workspace");
+        assert_reports(&errs, "lists no path");
         let errs = errors(&format!("{HEAD}  - command_succeeded: \"(\"\n"));
         assert!(errs[0].contains("invalid regex"), "{errs:?}");
         let errs = errors(&format!("{HEAD}  - tool_calls: {{max: 1, tool: Reed}}\n"));
