@@ -6,7 +6,11 @@
 //! `[REDACTED]`:
 //! - the values of environment variables whose names mark them secret (`*KEY*`, `*TOKEN*`,
 //!   `*SECRET*`, `*PASSWORD*`, any case), from aptitude's own environment and the tests'
-//!   `env:`, when at least 8 characters long (shorter values would redact common words);
+//!   `env:`, when at least 8 characters long (shorter values would redact common words) —
+//!   in every encoding such a value takes in what we write: as is, JSON-escaped (once, as in
+//!   a recorded `x.transcript.jsonl` line, and twice, as in a JSON document carried inside a
+//!   JSON string; also with non-ASCII as `\uXXXX`, as Python's `json.dumps` writes it),
+//!   URL-encoded (`%XX`, with spaces as `%20` or `+`) and base64 (standard and URL-safe);
 //! - well-known token shapes: `sk-ant-…`, `sk-…`, `ghp_…` (and `gho_`, `ghu_`, `ghs_`,
 //!   `ghr_`), `github_pat_…`, `AKIA…`, `AIza…`, `xox?-…`, and PEM private key blocks.
 
@@ -36,7 +40,64 @@ const TOKEN_SHAPES: &[&str] = &[
 /// Replaces secrets in text.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    values: Vec<String>,
+    /// Every encoded form of every secret value, longest first.
+    needles: Vec<String>,
+}
+
+/// The forms a secret `value` can take in aptitude's outputs and recorded transcripts; the
+/// raw value first. Forms equal to another are listed once.
+fn encoded_forms(value: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let json_once = json_escaped(value);
+    let mut forms = vec![
+        value.to_owned(),
+        json_escaped(&json_once),
+        ascii_json_escaped(value),
+        percent_encoding::utf8_percent_encode(value, URL_COMPONENT).to_string(),
+        form_urlencoded::byte_serialize(value.as_bytes()).collect(),
+        base64::engine::general_purpose::STANDARD_NO_PAD.encode(value),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value),
+    ];
+    forms.insert(1, json_once);
+    let mut seen = std::collections::HashSet::new();
+    forms.retain(|f| !f.is_empty() && seen.insert(f.clone()));
+    forms
+}
+
+/// What `encodeURIComponent` leaves alone: ASCII letters, digits and `-_.!~*'()`.
+const URL_COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+/// `text` as it stands between the quotes of a JSON string written by serde_json or
+/// `JSON.stringify`.
+fn json_escaped(text: &str) -> String {
+    let quoted = serde_json::Value::String(text.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// Like [`json_escaped`], with every non-ASCII character as `\uXXXX` (UTF-16 units), as
+/// Python's `json.dumps` writes by default.
+fn ascii_json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in json_escaped(text).chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 /// The token shapes, compiled once.
@@ -60,15 +121,15 @@ pub fn is_secret_name(name: &str) -> bool {
 impl Redactor {
     /// A redactor for token shapes and the secret values among `env`.
     pub fn new<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let mut values: Vec<String> = env
+        let mut needles: Vec<String> = env
             .into_iter()
             .filter(|(name, value)| is_secret_name(name) && value.len() >= MIN_SECRET_LEN)
-            .map(|(_, value)| value.to_owned())
+            .flat_map(|(_, value)| encoded_forms(value))
             .collect();
         // Longest first, so a value containing another is replaced whole.
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        values.dedup();
-        Redactor { values }
+        needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        needles.dedup();
+        Redactor { needles }
     }
 
     /// A redactor for aptitude's own environment plus `extra` (the tests' `env:`).
@@ -83,9 +144,9 @@ impl Redactor {
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = shapes().replace_all(text, REDACTED).into_owned();
-        for value in &self.values {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), REDACTED);
+        for needle in &self.needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), REDACTED);
             }
         }
         out
@@ -180,6 +241,38 @@ mod tests {
             "/home/user-with-long-name/x",
             "not a secret name"
         );
+    }
+
+    #[test]
+    fn every_encoding_of_a_secret_value() {
+        let secret = r#"p@ss "wörd" \ 1234/x"#;
+        let r = Redactor::new([("DEPLOY_TOKEN", secret)]);
+        let line = serde_json::json!({"type": "user", "content": format!("echo {secret}")});
+        let recorded = line.to_string();
+        assert!(!recorded.contains(secret), "the test needs an escaped form");
+        assert_eq!(
+            r.redact(&recorded),
+            r#"{"content":"echo [REDACTED]","type":"user"}"#,
+            "JSON-escaped, as in a recorded transcript line"
+        );
+        let nested = serde_json::json!({"input": recorded}).to_string();
+        assert!(
+            !r.redact(&nested).contains("1234"),
+            "JSON inside a JSON string"
+        );
+        let python = r#"p@ss \"w\u00f6rd\" \\ 1234/x"#;
+        assert_eq!(r.redact(python), REDACTED, "json.dumps' ASCII escapes");
+        for encoded in [
+            "p%40ss%20%22w%C3%B6rd%22%20%5C%201234%2Fx",
+            "p%40ss+%22w%C3%B6rd%22+%5C+1234%2Fx",
+            "cEBzcyAid8O2cmQiIFwgMTIzNC94",
+        ] {
+            assert_eq!(
+                r.redact(&format!("?q={encoded}&")),
+                "?q=[REDACTED]&",
+                "{encoded}"
+            );
+        }
     }
 
     #[test]
