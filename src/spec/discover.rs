@@ -78,12 +78,14 @@ pub fn recorded_transcript(test_file: &Path) -> Option<PathBuf> {
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiscoverError> {
     let mut out: Vec<PathBuf> = Vec::new();
     for path in paths {
-        if path.is_file() {
+        if !path.is_dir() {
+            // A file named explicitly is taken whatever it is; loading it says when it is
+            // not a regular file (a FIFO, a device) rather than "no such file".
+            if std::fs::symlink_metadata(path).is_err() {
+                return Err(DiscoverError::Missing(path.clone()));
+            }
             out.push(path.clone());
             continue;
-        }
-        if !path.is_dir() {
-            return Err(DiscoverError::Missing(path.clone()));
         }
         let mut found = Vec::new();
         let walker = ignore::WalkBuilder::new(path)
@@ -96,7 +98,9 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiscoverError> {
                 path: path.clone(),
                 source,
             })?;
-            if entry.file_type().is_some_and(|t| t.is_file()) && is_test_file(entry.path()) {
+            // Anything named as a test but a directory is taken, links and FIFOs included,
+            // so that loading reports it instead of a test silently going missing.
+            if entry.file_type().is_some_and(|t| !t.is_dir()) && is_test_file(entry.path()) {
                 found.push(entry.into_path());
             }
         }

@@ -113,29 +113,102 @@ pub fn load_files(paths: &[PathBuf]) -> LoadReport {
     report
 }
 
-/// Reads and validates one test file.
+/// The largest test file read, in bytes (4 MiB): a test is a prompt and assertions, and a
+/// larger file is a mistake (a transcript or a fixture named as a test).
+pub const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads and validates one test file, and checks that its workspace directory exists.
 ///
 /// # Errors
-/// The file's diagnostics (an unreadable file gives one diagnostic without a position).
+/// The file's diagnostics: an unreadable file, one that is not a regular file (a FIFO, a
+/// device) or larger than [`MAX_TEST_FILE_BYTES`] gives one diagnostic without a position;
+/// a file that is not UTF-8 gives one at the first invalid byte.
 pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
-    let source = match std::fs::read_to_string(path) {
+    let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
+        path: path.to_owned(),
+        source,
+        diagnostics: vec![diagnostic],
+    };
+    let bytes = read_test_file(path)
+        .map_err(|message| fail(String::new(), Diagnostic::new(Pos::default(), message)))?;
+    let source = match String::from_utf8(bytes) {
         Ok(source) => source,
         Err(err) => {
-            return Err(FileDiagnostics {
-                path: path.to_owned(),
-                source: String::new(),
-                diagnostics: vec![Diagnostic::new(
-                    Pos::default(),
-                    format!("can not read test file: {err}"),
-                )],
-            });
+            let valid = err.utf8_error().valid_up_to();
+            let bytes = err.into_bytes();
+            let before = String::from_utf8_lossy(&bytes[..valid]);
+            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+            let pos = Pos {
+                line: u32::try_from(before.matches('\n').count() + 1).unwrap_or(u32::MAX),
+                column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+                len: 1,
+            };
+            let message = format!(
+                "the file is not valid UTF-8 (byte 0x{:02X})",
+                bytes.get(valid).copied().unwrap_or_default()
+            );
+            return Err(fail(
+                String::from_utf8_lossy(&bytes).into_owned(),
+                Diagnostic::new(pos, message)
+                    .label("not UTF-8")
+                    .hint("save the test file as UTF-8"),
+            ));
         }
     };
-    load_str(path, &source).map_err(|diagnostics| FileDiagnostics {
+    let mut ctx = Ctx {
+        check_workspace: true,
+        ..Ctx::default()
+    };
+    validate(&mut ctx, path, &source).map_err(|diagnostics| FileDiagnostics {
         path: path.to_owned(),
         source,
         diagnostics,
     })
+}
+
+/// A test file's bytes. It is opened without blocking and must be a regular file: a FIFO
+/// would block forever and a device such as `/dev/zero` never ends.
+fn read_test_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(format!(
+            "can not read test file: it is {what}, not a regular file"
+        ));
+    }
+    if meta.len() > MAX_TEST_FILE_BYTES {
+        return Err(format!(
+            "can not read test file: it has {} bytes, more than a test file may have ({MAX_TEST_FILE_BYTES})",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TEST_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    Ok(bytes)
 }
 
 /// Validates a test file's text; `path` is recorded in the spec and resolves `workspace`.
@@ -143,6 +216,10 @@ pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
 /// # Errors
 /// Every problem found, in file order.
 pub fn load_str(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
+    validate(&mut Ctx::default(), path, source)
+}
+
+fn validate(ctx: &mut Ctx, path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
     let root = match node::parse(source) {
         Ok(root) => root,
         Err(err) => {
@@ -155,9 +232,8 @@ pub fn load_str(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> 
             ]);
         }
     };
-    let mut ctx = Ctx::default();
     let spec = ctx.test(path, &root);
-    let mut diags = ctx.diags;
+    let mut diags = std::mem::take(&mut ctx.diags);
     if diags.is_empty() {
         spec.ok_or_else(Vec::new)
     } else {
@@ -193,6 +269,9 @@ impl<'a> Fields<'a> {
 #[derive(Default)]
 struct Ctx {
     diags: Vec<Diagnostic>,
+    /// Check that `workspace:` names an existing directory (when loading a file from disk;
+    /// `load_str` does not touch the file system).
+    check_workspace: bool,
 }
 
 impl Ctx {
@@ -337,6 +416,21 @@ impl Ctx {
             Some(n) => self.workspace(n),
             None => (None, false),
         };
+        if let (true, Some(n), Some(w)) =
+            (self.check_workspace, fields.get("workspace"), &workspace)
+        {
+            let dir = super::resolve_workspace(path, Some(w));
+            if !dir.is_dir() {
+                self.push(
+                    Diagnostic::new(n.pos, "the workspace directory does not exist")
+                        .label(format!(
+                            "resolves to {}",
+                            super::diagnostic::display_path(&dir)
+                        ))
+                        .hint("a relative workspace is relative to the test file's directory"),
+                );
+            }
+        }
         let setup = fields
             .get("setup")
             .map(|n| self.setup(n))
@@ -1455,6 +1549,77 @@ mod tests {
     }
 
     const HEAD: &str = "name: t\nprompt: p\nassertions:\n";
+
+    /// The one diagnostic of a file that failed to load, as (line, column, message).
+    fn file_error(path: &Path) -> (u32, u32, String) {
+        let diags = load_file(path).unwrap_err().diagnostics;
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        (
+            diags[0].pos.line,
+            diags[0].pos.column,
+            diags[0].message.clone(),
+        )
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f.aptitude.yaml");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (_, _, message) = file_error(&fifo);
+        assert!(
+            message.contains("a FIFO (named pipe), not a regular file"),
+            "{message}"
+        );
+        let (_, _, message) = file_error(Path::new("/dev/zero"));
+        assert!(message.contains("a character device"), "{message}");
+        let found = super::super::discover::discover(std::slice::from_ref(&fifo)).unwrap();
+        assert_eq!(
+            found,
+            std::slice::from_ref(&fifo),
+            "named explicitly, it is loaded and reported"
+        );
+        let found = super::super::discover::discover(&[dir.path().to_owned()]).unwrap();
+        assert_eq!(
+            found,
+            [fifo],
+            "found in a directory, it is not skipped silently"
+        );
+    }
+
+    #[test]
+    fn oversized_and_non_utf8_files_say_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("b.aptitude.yaml");
+        std::fs::write(&bad, b"name: t\nprompt: caf\xe9 au lait\n").unwrap();
+        let (line, column, message) = file_error(&bad);
+        assert_eq!((line, column), (2, 12), "{message}");
+        assert!(message.contains("not valid UTF-8 (byte 0xE9)"), "{message}");
+        let big = dir.path().join("big.aptitude.yaml");
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(MAX_TEST_FILE_BYTES + 1).unwrap();
+        let (_, _, message) = file_error(&big);
+        assert!(
+            message.contains("more than a test file may have"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_missing_workspace_is_a_load_error_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.aptitude.yaml");
+        std::fs::write(
+            &file,
+            "name: t\nprompt: p\nworkspace: nowhere\nassertions:\n  - tool: Read\n",
+        )
+        .unwrap();
+        let (line, column, message) = file_error(&file);
+        assert_eq!((line, column), (3, 12));
+        assert_eq!(message, "the workspace directory does not exist");
+        std::fs::create_dir(dir.path().join("nowhere")).unwrap();
+        assert!(load_file(&file).is_ok());
+    }
 
     #[test]
     fn seed_example_loads() {

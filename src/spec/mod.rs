@@ -65,16 +65,21 @@ impl TestSpec {
     /// The directory copied for the run: `workspace` resolved against the test file's
     /// directory, or that directory itself.
     pub fn workspace_dir(&self) -> PathBuf {
-        let base = self
-            .file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
-        match &self.workspace {
-            Some(w) if w.is_absolute() => w.clone(),
-            Some(w) => base.join(w),
-            None => base,
-        }
+        resolve_workspace(&self.file, self.workspace.as_deref())
+    }
+}
+
+/// `workspace` (as written in `test_file`) resolved against the test file's directory; that
+/// directory itself when `None`.
+fn resolve_workspace(test_file: &std::path::Path, workspace: Option<&std::path::Path>) -> PathBuf {
+    let base = test_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+    match workspace {
+        Some(w) if w.is_absolute() => w.to_owned(),
+        Some(w) => base.join(w),
+        None => base,
     }
 }
 

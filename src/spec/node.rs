@@ -257,6 +257,7 @@ pub struct SyntaxError {
 /// A [`SyntaxError`] for malformed YAML, duplicate keys, unknown anchors, or several
 /// documents in one file.
 pub fn parse(source: &str) -> Result<Node, SyntaxError> {
+    check_tags(source)?;
     match serde_saphyr::from_str::<Spanned<RawValue>>(source) {
         Ok(raw) => Ok(flatten(raw)),
         Err(err) => {
@@ -273,8 +274,61 @@ pub fn parse(source: &str) -> Result<Node, SyntaxError> {
     }
 }
 
-/// serde-saphyr appends " at line N, column M" and, for duplicate keys, advice about its
-/// own options; the diagnostic shows the location itself and gives advice for test files.
+/// The prefix of the YAML core schema's tags (`!!str` is `tag:yaml.org,2002:str`).
+const CORE_SCHEMA: &str = "tag:yaml.org,2002:";
+
+/// The core schema tags a test file may carry: they only say what a plain value is
+/// (`!!str 3` for the string "3"). Any other tag (`!!binary`, `!foo`) would be dropped or
+/// reinterpreted silently by the deserializer, so it is an error.
+const ALLOWED_TAGS: [&str; 7] = ["str", "int", "float", "bool", "null", "map", "seq"];
+
+/// Rejects explicit tags other than [`ALLOWED_TAGS`], at the tag's position. Syntax errors
+/// are left to the deserializer, which reports them in its own words.
+fn check_tags(source: &str) -> Result<(), SyntaxError> {
+    for event in granit_parser::Parser::new_from_str(source) {
+        let Ok((event, span)) = event else {
+            return Ok(());
+        };
+        let Some(tag) = event.tag() else { continue };
+        let core = tag.handle() == CORE_SCHEMA;
+        if core && ALLOWED_TAGS.contains(&tag.suffix()) {
+            continue;
+        }
+        let written = if core {
+            format!("!!{}", tag.suffix())
+        } else {
+            format!("{}{}", tag.handle(), tag.suffix())
+        };
+        // The event's span starts at the tagged value; the tag stands before it.
+        let (line, column) = span
+            .start
+            .byte_offset()
+            .and_then(|end| source.get(..end))
+            .and_then(|before| before.rfind(written.as_str()).map(|at| (before, at)))
+            .map_or((span.start.line(), span.start.col() + 1), |(before, at)| {
+                let line_start = before[..at].rfind('\n').map_or(0, |n| n + 1);
+                (
+                    before[..at].matches('\n').count() + 1,
+                    before[line_start..at].chars().count() + 1,
+                )
+            });
+        return Err(SyntaxError {
+            message: format!(
+                "YAML tag `{written}` is not supported in test files; write a plain value"
+            ),
+            pos: Some(Pos {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                column: u32::try_from(column).unwrap_or(u32::MAX),
+                len: u32::try_from(written.chars().count()).unwrap_or(1),
+            }),
+        });
+    }
+    Ok(())
+}
+
+/// serde-saphyr appends " at line N, column M", advice about its own API and options, and
+/// debug output of its limits; the diagnostic shows the location itself and speaks of test
+/// files.
 fn clean_parser_message(message: &str) -> String {
     let mut message = message.trim();
     if let Some(idx) = message.rfind(" at line ") {
@@ -283,6 +337,39 @@ fn clean_parser_message(message: &str) -> String {
     if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(", set ").next().unwrap_or(rest);
         return format!("duplicate key `{key}`");
+    }
+    if message.starts_with("recursion limit exceeded") {
+        return "the file is nested too deeply for a test file".to_owned();
+    }
+    if message.starts_with("multiple YAML documents") {
+        return "a test file holds one YAML document, and a second one starts here, after `---`: put each test in its own file".to_owned();
+    }
+    if let Some(breach) = message.strip_prefix("budget breached: ") {
+        // `Nodes { nodes: 250001 }` → the limit's name and the count reached.
+        let kind = breach.split([' ', '{']).next().unwrap_or(breach);
+        let count: String = breach
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let what = match kind {
+            "Nodes" => "YAML values",
+            "Events" => "YAML parser events",
+            "Depth" | "InclusionDepth" => "levels of nesting",
+            "Aliases" | "AliasAnchorRatio" => "alias uses (`*name`)",
+            "Anchors" => "anchors (`&name`)",
+            "Documents" => "YAML documents",
+            "ScalarBytes" | "InputBytes" | "CommentBytes" => "bytes",
+            "MergeKeys" => "merge keys (`<<`)",
+            _ => "YAML elements",
+        };
+        return if count.is_empty() {
+            format!("the file is too large or too deeply nested for a test file (too many {what})")
+        } else {
+            format!(
+                "the file is too large or too deeply nested for a test file ({count} {what} reached the limit)"
+            )
+        };
     }
     message.to_owned()
 }
@@ -321,6 +408,47 @@ mod tests {
         let err = parse("name: [\nfoo: bar\n").unwrap_err();
         assert_eq!(err.pos.map(|p| p.line), Some(1));
         assert!(!err.message.contains("at line"), "{}", err.message);
+    }
+
+    #[test]
+    fn tags_other_than_the_core_schema_are_errors() {
+        for (src, tag, col) in [
+            ("a: !foo bar\n", "!foo", 4),
+            ("a: !!binary aGVsbG8=\n", "!!binary", 4),
+        ] {
+            let err = parse(src).unwrap_err();
+            assert!(err.message.contains(&format!("`{tag}`")), "{}", err.message);
+            assert_eq!(err.pos.map(|p| (p.line, p.column)), Some((1, col)), "{src}");
+        }
+        let nested = parse("a:\n  b: !foo\n    c: 1\n").unwrap_err();
+        assert_eq!(nested.pos.map(|p| p.line), Some(2));
+        assert!(
+            parse("a: !!str 3\nb: !!int 4\n").is_ok(),
+            "core schema tags only type a value"
+        );
+    }
+
+    #[test]
+    fn parser_internals_stay_out_of_messages() {
+        let err = parse("a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(
+            err.message
+                .starts_with("a test file holds one YAML document"),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains("from_str"), "{}", err.message);
+        assert_eq!(err.pos.map(|p| p.line), Some(3));
+        let deep = format!("a: {}{}\n", "[".repeat(5_000), "]".repeat(5_000));
+        let err = parse(&deep).unwrap_err();
+        assert_eq!(err.message, "the file is nested too deeply for a test file");
+        // What serde-saphyr 2.1 says past 250,000 values (too slow to build in a unit test).
+        assert_eq!(
+            clean_parser_message(
+                "budget breached: Nodes { nodes: 250001 } at line 250000, column 3"
+            ),
+            "the file is too large or too deeply nested for a test file (250001 YAML values reached the limit)"
+        );
     }
 
     #[test]
