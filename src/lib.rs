@@ -23,6 +23,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod spec;
+pub mod stats;
 pub mod tools;
 pub mod transcript;
 pub mod workspace;
