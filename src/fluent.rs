@@ -42,7 +42,7 @@ use crate::agent::Agent;
 use crate::assertions::{self, Evidence};
 use crate::judge::{Judge, JudgeConfig};
 use crate::results::{AssertionResult, AssertionStatus};
-use crate::spec::pattern::{NameMatcher, PatternError, ValueMatcher};
+use crate::spec::pattern::{MatcherError, NameMatcher, ValueMatcher};
 use crate::spec::{
     Assertion, AssertionKind, CallIndex, DEFAULT_THRESHOLD, ParamMatcher, ReviewAssertion, Scope,
     TestSpec, ToolAssertion,
@@ -116,35 +116,13 @@ impl<'a> Expectation<'a> {
     }
 }
 
-/// Converts a JSON parameter value into a matcher, by the YAML rules.
+/// Converts a JSON parameter value into a matcher, by the YAML rules (the loader's own
+/// [`ValueMatcher::from_json`]).
 ///
 /// # Errors
 /// When a pattern does not compile, or an object is not one of the explicit forms.
-pub fn value_matcher(value: &Value) -> Result<ValueMatcher, PatternError> {
-    match value {
-        Value::String(s) => ValueMatcher::bare(s),
-        Value::Object(map) if map.len() == 1 => {
-            let (key, inner) = map.iter().next().map_or(("", &Value::Null), |(k, v)| (k.as_str(), v));
-            let text = || {
-                inner.as_str().map(str::to_owned).ok_or_else(|| PatternError {
-                    message: format!("`{key}` needs a string, found {inner}"),
-                })
-            };
-            match key {
-                "glob" => ValueMatcher::glob(&text()?),
-                "regex" => ValueMatcher::regex(&text()?),
-                "contains" => Ok(ValueMatcher::Contains(text()?)),
-                "equals" => Ok(ValueMatcher::Equals(inner.clone())),
-                _ => Err(PatternError {
-                    message: format!("an object parameter must be {{glob}}, {{regex}}, {{equals}} or {{contains}}, found `{key}`"),
-                }),
-            }
-        }
-        Value::Object(_) => Err(PatternError {
-            message: "an object parameter must be one of {glob}, {regex}, {equals}, {contains}; to compare an object write {\"equals\": {…}}".into(),
-        }),
-        other => Ok(ValueMatcher::Equals(other.clone())),
-    }
+pub fn value_matcher(value: &Value) -> Result<ValueMatcher, MatcherError> {
+    ValueMatcher::from_json(value)
 }
 
 fn params(map: &Value) -> Vec<ParamMatcher> {

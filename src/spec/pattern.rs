@@ -311,6 +311,102 @@ impl NameMatcher {
     }
 }
 
+/// The explicit matcher forms of a parameter value: `{glob: …}`, `{regex: …}`,
+/// `{equals: …}`, `{contains: …}`.
+pub const MATCHER_FORMS: [&str; 4] = ["glob", "regex", "equals", "contains"];
+
+/// Why a parameter value is not a matcher, for the caller to point at the right place.
+#[derive(Debug, Clone)]
+pub enum MatcherError {
+    /// A bare string's pattern does not compile.
+    Bare(PatternError),
+    /// An object that is not exactly one of [`MATCHER_FORMS`]: `unknown` is its first key
+    /// that is not a form (none when it has several forms or none at all), `suggestion`
+    /// the form that key may be a typo of (when the object does not have that form yet).
+    NotAForm {
+        /// The first key that is not a form.
+        unknown: Option<String>,
+        /// The form it is probably a typo of.
+        suggestion: Option<&'static str>,
+    },
+    /// A form whose value must be a string is not one.
+    NotAString {
+        /// The form (`glob`, `regex`, `contains`).
+        form: &'static str,
+    },
+    /// `{contains: ""}` would match anything.
+    EmptyContains,
+    /// A `{glob}` or `{regex}` pattern does not compile.
+    Form(PatternError),
+}
+
+impl std::fmt::Display for MatcherError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatcherError::Bare(e) | MatcherError::Form(e) => f.write_str(&e.message),
+            MatcherError::NotAForm { .. } => f.write_str(
+                "a matcher is one of `{glob: …}`, `{regex: …}`, `{equals: …}`, `{contains: …}`",
+            ),
+            MatcherError::NotAString { form } => write!(f, "`{form}` must be a string"),
+            MatcherError::EmptyContains => {
+                f.write_str("`contains` must not be empty: it would match anything")
+            }
+        }
+    }
+}
+
+/// The error for an object that is not exactly one matcher form.
+fn not_a_form(map: &serde_json::Map<String, Json>) -> MatcherError {
+    let unknown = map.keys().find(|k| !MATCHER_FORMS.contains(&k.as_str()));
+    let suggestion = map
+        .keys()
+        .find_map(|k| crate::spec::diagnostic::did_you_mean(k, MATCHER_FORMS.iter().copied()))
+        .and_then(|s| MATCHER_FORMS.iter().copied().find(|f| *f == s))
+        .filter(|s| !map.contains_key(*s));
+    MatcherError::NotAForm {
+        unknown: unknown.cloned(),
+        suggestion,
+    }
+}
+
+impl ValueMatcher {
+    /// A parameter value as written in a test file (or given to the fluent API as JSON),
+    /// read by the rules in the module docs: a string is a bare pattern, an object is one
+    /// of [`MATCHER_FORMS`], anything else is compared as JSON.
+    ///
+    /// # Errors
+    /// A [`MatcherError`] saying what is wrong.
+    pub fn from_json(value: &Json) -> Result<Self, MatcherError> {
+        let map = match value {
+            Json::String(s) => return ValueMatcher::bare(s).map_err(MatcherError::Bare),
+            Json::Object(map) => map,
+            other => return Ok(ValueMatcher::Equals(other.clone())),
+        };
+        let forms: Vec<(&'static str, &Json)> = map
+            .iter()
+            .filter_map(|(k, v)| MATCHER_FORMS.iter().find(|f| **f == k).map(|f| (*f, v)))
+            .collect();
+        let [(form, inner)] = forms.as_slice() else {
+            return Err(not_a_form(map));
+        };
+        if map.len() != 1 {
+            return Err(not_a_form(map));
+        }
+        if *form == "equals" {
+            return Ok(ValueMatcher::Equals((*inner).clone()));
+        }
+        let Json::String(text) = inner else {
+            return Err(MatcherError::NotAString { form });
+        };
+        match *form {
+            "contains" if text.is_empty() => Err(MatcherError::EmptyContains),
+            "contains" => Ok(ValueMatcher::Contains(text.clone())),
+            "glob" => ValueMatcher::glob(text).map_err(MatcherError::Form),
+            _ => ValueMatcher::regex(text).map_err(MatcherError::Form),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,5 +572,48 @@ mod tests {
         assert!(g.matches("mcp__github__create_issue"));
         assert!(g.matches("MCP__GitHub__x"));
         assert!(!g.matches("mcp__slack__post"));
+    }
+
+    #[test]
+    fn matcher_forms_are_read_one_way_for_yaml_and_the_fluent_api() {
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"contains": ""})),
+            Err(MatcherError::EmptyContains)
+        ));
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"glob": 3})),
+            Err(MatcherError::NotAString { form: "glob" })
+        ));
+        let Err(MatcherError::NotAForm {
+            unknown,
+            suggestion,
+        }) = ValueMatcher::from_json(&json!({"globb": "*.rs"}))
+        else {
+            panic!("a typo of a form is not a matcher")
+        };
+        assert_eq!(
+            (unknown.as_deref(), suggestion),
+            (Some("globb"), Some("glob"))
+        );
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"glob": "*.rs", "regex": "x"})),
+            Err(MatcherError::NotAForm { unknown: None, .. })
+        ));
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"regex": "("})),
+            Err(MatcherError::Form(_))
+        ));
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"a": 1})),
+            Err(MatcherError::NotAForm { .. })
+        ));
+        assert!(matches!(
+            ValueMatcher::from_json(&json!({"equals": {"a": 1}})),
+            Ok(ValueMatcher::Equals(_))
+        ));
+        assert!(matches!(
+            ValueMatcher::from_json(&json!(3)),
+            Ok(ValueMatcher::Equals(_))
+        ));
     }
 }

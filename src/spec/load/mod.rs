@@ -1,0 +1,747 @@
+//! Validation of a parsed test file into a [`TestSpec`], collecting every problem.
+//!
+//! Each check that fails adds a [`Diagnostic`] and the walk goes on, so a file with five
+//! mistakes reports five errors in one run. Only a file without any diagnostic becomes a
+//! [`TestSpec`].
+//!
+//! This file reads the test's own fields and dispatches each assertion through the table
+//! in `kinds.rs`; each assertion family's values are read in its own file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
+use super::node::{self, Key, Node, Pos, Value};
+use super::{Assertion, AssertionKind, KNOWN_AGENTS, Scope, TestSpec};
+
+const TEST_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "prompt",
+    "agent",
+    "workspace",
+    "setup",
+    "env",
+    "timeout",
+    "max_turns",
+    "model",
+    "assertions",
+];
+
+/// The outcome of loading many files: the tests that loaded, and every file's problems.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// Valid tests, in the order of the input paths.
+    pub specs: Vec<TestSpec>,
+    /// Files with problems; when non-empty, nothing may run.
+    pub errors: Vec<FileDiagnostics>,
+}
+
+impl LoadReport {
+    /// Total number of diagnostics across files.
+    pub fn error_count(&self) -> usize {
+        self.errors.iter().map(|f| f.diagnostics.len()).sum()
+    }
+}
+
+/// Loads every file, collecting all problems of all files.
+pub fn load_files(paths: &[PathBuf]) -> LoadReport {
+    let mut report = LoadReport::default();
+    for path in paths {
+        match load_file(path) {
+            Ok(spec) => report.specs.push(spec),
+            Err(diags) => report.errors.push(diags),
+        }
+    }
+    report
+}
+
+/// The largest test file read, in bytes (4 MiB): a test is a prompt and assertions, and a
+/// larger file is a mistake (a transcript or a fixture named as a test).
+pub const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads and validates one test file, and checks that its workspace directory exists.
+///
+/// # Errors
+/// The file's diagnostics: an unreadable file, one that is not a regular file (a FIFO, a
+/// device) or larger than [`MAX_TEST_FILE_BYTES`] gives one diagnostic without a position;
+/// a file that is not UTF-8 gives one at the first invalid byte.
+pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
+    let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
+        path: path.to_owned(),
+        source,
+        diagnostics: vec![diagnostic],
+    };
+    let bytes = read_test_file(path)
+        .map_err(|message| fail(String::new(), Diagnostic::new(Pos::default(), message)))?;
+    let source = match String::from_utf8(bytes) {
+        Ok(source) => source,
+        Err(err) => {
+            let valid = err.utf8_error().valid_up_to();
+            let bytes = err.into_bytes();
+            let before = String::from_utf8_lossy(&bytes[..valid]);
+            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+            let pos = Pos {
+                line: u32::try_from(before.matches('\n').count() + 1).unwrap_or(u32::MAX),
+                column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+                len: 1,
+            };
+            let message = format!(
+                "the file is not valid UTF-8 (byte 0x{:02X})",
+                bytes.get(valid).copied().unwrap_or_default()
+            );
+            return Err(fail(
+                String::from_utf8_lossy(&bytes).into_owned(),
+                Diagnostic::new(pos, message)
+                    .label("not UTF-8")
+                    .hint("save the test file as UTF-8"),
+            ));
+        }
+    };
+    let mut ctx = Ctx {
+        check_workspace: true,
+        ..Ctx::default()
+    };
+    validate(&mut ctx, path, &source).map_err(|diagnostics| FileDiagnostics {
+        path: path.to_owned(),
+        source,
+        diagnostics,
+    })
+}
+
+/// A test file's bytes. It is opened without blocking and must be a regular file: a FIFO
+/// would block forever and a device such as `/dev/zero` never ends.
+fn read_test_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(format!(
+            "can not read test file: it is {what}, not a regular file"
+        ));
+    }
+    if meta.len() > MAX_TEST_FILE_BYTES {
+        return Err(format!(
+            "can not read test file: it has {} bytes, more than a test file may have ({MAX_TEST_FILE_BYTES})",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TEST_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("can not read test file: {e}"))?;
+    Ok(bytes)
+}
+
+/// Validates a test file's text; `path` is recorded in the spec and resolves `workspace`.
+///
+/// # Errors
+/// Every problem found, in file order.
+pub fn load_str(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
+    validate(&mut Ctx::default(), path, source)
+}
+
+fn validate(ctx: &mut Ctx, path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
+    let root = match node::parse(source) {
+        Ok(root) => root,
+        Err(err) => {
+            return Err(vec![
+                Diagnostic::new(
+                    err.pos.unwrap_or_default(),
+                    format!("invalid YAML: {}", err.message),
+                )
+                .label("here"),
+            ]);
+        }
+    };
+    let spec = ctx.test(path, &root);
+    let mut diags = std::mem::take(&mut ctx.diags);
+    if diags.is_empty() {
+        spec.ok_or_else(Vec::new)
+    } else {
+        diags.sort_by_key(|d| (d.pos.line, d.pos.column));
+        Err(diags)
+    }
+}
+
+/// The mapping entries of one YAML mapping, looked up by key.
+struct Fields<'a> {
+    entries: &'a [(Key, Node)],
+    pos: Pos,
+}
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<&'a Node> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(_, v)| v)
+    }
+    fn key(&self, key: &str) -> Option<&'a Key> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(k, _)| k)
+    }
+    fn key_pos(&self, key: &str) -> Pos {
+        self.key(key).map_or(self.pos, |k| k.pos)
+    }
+}
+
+#[derive(Default)]
+struct Ctx {
+    diags: Vec<Diagnostic>,
+    /// Check that `workspace:` names an existing directory (when loading a file from disk;
+    /// `load_str` does not touch the file system).
+    check_workspace: bool,
+}
+
+impl Ctx {
+    pub(super) fn push(&mut self, diag: Diagnostic) {
+        self.diags.push(diag);
+    }
+
+    pub(super) fn type_error(&mut self, node: &Node, key: &str, expected: &str) {
+        // `yes`, `no`, `on`, `1.0` are not strings in YAML; quoting makes them one.
+        let hint = (expected == "a string"
+            && matches!(node.value, Value::Bool(_) | Value::Int(_) | Value::Float(_)))
+        .then(|| "quote the value to make it a string, e.g. \"yes\"".to_owned());
+        self.push(
+            Diagnostic::new(
+                node.pos,
+                format!(
+                    "`{key}` must be {expected}, found {}",
+                    node.value.type_name()
+                ),
+            )
+            .label(format!("expected {expected}"))
+            .maybe_hint(hint),
+        );
+    }
+
+    pub(super) fn map<'a>(&mut self, node: &'a Node, what: &str) -> Option<Fields<'a>> {
+        match &node.value {
+            Value::Map(entries) => Some(Fields {
+                entries,
+                pos: node.pos,
+            }),
+            _ => {
+                self.type_error(node, what, "a mapping");
+                None
+            }
+        }
+    }
+
+    pub(super) fn unknown_keys(&mut self, fields: &Fields<'_>, allowed: &[&str], context: &str) {
+        for (key, _) in fields.entries {
+            if !allowed.contains(&key.name.as_str()) {
+                let hint = did_you_mean(&key.name, allowed.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some(format!("allowed keys here: {}", list(allowed))));
+                self.push(
+                    Diagnostic::new(key.pos, format!("unknown key `{}` in {context}", key.name))
+                        .label("unknown key")
+                        .maybe_hint(hint),
+                );
+            }
+        }
+    }
+
+    pub(super) fn string(&mut self, node: &Node, key: &str) -> Option<String> {
+        match &node.value {
+            Value::Str(s) => Some(s.clone()),
+            _ => {
+                self.type_error(node, key, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn non_empty_string(&mut self, node: &Node, key: &str) -> Option<String> {
+        let s = self.string(node, key)?;
+        if s.trim().is_empty() {
+            self.push(
+                Diagnostic::new(node.pos, format!("`{key}` must not be empty")).label("empty"),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    pub(super) fn bool(&mut self, node: &Node, key: &str) -> Option<bool> {
+        match &node.value {
+            Value::Bool(b) => Some(*b),
+            _ => {
+                self.type_error(node, key, "a boolean (true or false)");
+                None
+            }
+        }
+    }
+
+    pub(super) fn count(&mut self, node: &Node, key: &str) -> Option<u32> {
+        match &node.value {
+            Value::Int(i) => match u32::try_from(*i) {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.push(
+                        Diagnostic::new(
+                            node.pos,
+                            format!("`{key}` must be a whole number ≥ 0, found {i}"),
+                        )
+                        .label("out of range"),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.type_error(node, key, "a whole number");
+                None
+            }
+        }
+    }
+
+    pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
+        let Value::Map(entries) = &root.value else {
+            self.push(
+                Diagnostic::new(
+                    root.pos,
+                    "a test file must be a mapping with `name`, `prompt` and `assertions`",
+                )
+                .label(format!("found {}", root.value.type_name())),
+            );
+            return None;
+        };
+        let fields = Fields {
+            entries,
+            pos: Pos {
+                line: 1,
+                column: 1,
+                len: 0,
+            },
+        };
+        self.unknown_keys(&fields, TEST_KEYS, "a test");
+
+        let name = self
+            .required(&fields, "name")
+            .and_then(|n| self.non_empty_string(n, "name"));
+        let prompt = self
+            .required(&fields, "prompt")
+            .and_then(|n| self.non_empty_string(n, "prompt"));
+        let description = fields
+            .get("description")
+            .and_then(|n| self.string(n, "description"));
+        let agent = match fields.get("agent") {
+            Some(n) => self.agent_name(n, "agent"),
+            None => Some("claude".to_owned()),
+        };
+        let (workspace, workspace_git) = match fields.get("workspace") {
+            Some(n) => self.workspace(n),
+            None => (None, false),
+        };
+        if let (true, Some(n), Some(w)) =
+            (self.check_workspace, fields.get("workspace"), &workspace)
+        {
+            let dir = super::resolve_workspace(path, Some(w));
+            if !dir.is_dir() {
+                self.push(
+                    Diagnostic::new(n.pos, "the workspace directory does not exist")
+                        .label(format!(
+                            "resolves to {}",
+                            super::diagnostic::display_path(&dir)
+                        ))
+                        .hint("a relative workspace is relative to the test file's directory"),
+                );
+            }
+        }
+        let setup = fields
+            .get("setup")
+            .map(|n| self.setup(n))
+            .unwrap_or_default();
+        let env = fields.get("env").map(|n| self.env(n)).unwrap_or_default();
+        let timeout = fields
+            .get("timeout")
+            .and_then(|n| self.duration(n, "timeout"));
+        let max_turns = fields.get("max_turns").and_then(|n| {
+            let turns = self.count(n, "max_turns")?;
+            if turns == 0 {
+                self.push(Diagnostic::new(n.pos, "`max_turns` must be at least 1").label("zero"));
+                return None;
+            }
+            Some(turns)
+        });
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "model"));
+        let assertions = self
+            .required(&fields, "assertions")
+            .map(|n| self.assertions(n))
+            .unwrap_or_default();
+
+        Some(TestSpec {
+            file: path.to_owned(),
+            name: name?,
+            description,
+            prompt: prompt?,
+            agent: agent?,
+            agent_explicit: fields.get("agent").is_some(),
+            workspace,
+            workspace_git,
+            setup,
+            env,
+            timeout,
+            max_turns,
+            model,
+            assertions,
+        })
+    }
+
+    pub(super) fn required<'a>(&mut self, fields: &Fields<'a>, key: &str) -> Option<&'a Node> {
+        let node = fields.get(key);
+        if node.is_none() {
+            self.push(
+                Diagnostic::new(fields.pos, format!("missing required key `{key}`"))
+                    .label(format!("this test has no `{key}`"))
+                    .hint(format!("add `{key}:` at the top level of the test")),
+            );
+        }
+        node
+    }
+
+    pub(super) fn agent_name(&mut self, node: &Node, key: &str) -> Option<String> {
+        let name = self.non_empty_string(node, key)?;
+        if KNOWN_AGENTS.contains(&name.as_str()) {
+            return Some(name);
+        }
+        let hint = did_you_mean(&name, KNOWN_AGENTS.iter().copied())
+            .map(|s| format!("did you mean `{s}`?"))
+            .unwrap_or_else(|| format!("known agents: {}", list(KNOWN_AGENTS)));
+        self.push(
+            Diagnostic::new(node.pos, format!("unknown agent `{name}`"))
+                .label("unknown agent")
+                .hint(hint),
+        );
+        None
+    }
+
+    /// `workspace: path` or `workspace: {path, git}`.
+    pub(super) fn workspace(&mut self, node: &Node) -> (Option<PathBuf>, bool) {
+        if let Value::Map(_) = node.value {
+            let Some(fields) = self.map(node, "workspace") else {
+                return (None, false);
+            };
+            self.unknown_keys(&fields, &["path", "git"], "`workspace`");
+            let path = fields
+                .get("path")
+                .and_then(|n| self.non_empty_string(n, "path"))
+                .map(PathBuf::from);
+            let git = fields
+                .get("git")
+                .and_then(|n| self.bool(n, "git"))
+                .unwrap_or(false);
+            return (path, git);
+        }
+        match &node.value {
+            Value::Str(_) => (
+                self.non_empty_string(node, "workspace").map(PathBuf::from),
+                false,
+            ),
+            _ => {
+                self.type_error(
+                    node,
+                    "workspace",
+                    "a path or a mapping with `path` and `git`",
+                );
+                (None, false)
+            }
+        }
+    }
+
+    pub(super) fn setup(&mut self, node: &Node) -> Vec<String> {
+        match &node.value {
+            Value::Str(s) => vec![s.clone()],
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|item| self.non_empty_string(item, "setup"))
+                .collect(),
+            _ => {
+                self.type_error(node, "setup", "a command or a list of commands");
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn env(&mut self, node: &Node) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        let Some(fields) = self.map(node, "env") else {
+            return env;
+        };
+        for (key, value) in fields.entries {
+            let text = match &value.value {
+                Value::Str(s) => s.clone(),
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) => f.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => {
+                    self.type_error(value, &format!("env.{}", key.name), "a string");
+                    continue;
+                }
+            };
+            env.insert(key.name.clone(), text);
+        }
+        env
+    }
+
+    pub(super) fn duration(&mut self, node: &Node, key: &str) -> Option<std::time::Duration> {
+        let hint = "write a duration such as \"30s\", \"5m\" or \"1h 30m\"";
+        let Value::Str(text) = &node.value else {
+            self.push(
+                Diagnostic::new(
+                    node.pos,
+                    format!(
+                        "`{key}` must be a duration, found {}",
+                        node.value.type_name()
+                    ),
+                )
+                .label("expected a duration")
+                .hint(hint),
+            );
+            return None;
+        };
+        match humantime::parse_duration(text) {
+            Ok(d) if !d.is_zero() => Some(d),
+            Ok(_) => {
+                self.push(
+                    Diagnostic::new(node.pos, format!("`{key}` must be longer than zero"))
+                        .label("zero"),
+                );
+                None
+            }
+            Err(err) => {
+                self.push(
+                    Diagnostic::new(
+                        node.pos,
+                        format!("invalid duration {text:?} for `{key}`: {err}"),
+                    )
+                    .label("invalid duration")
+                    .hint(hint),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn assertions(&mut self, node: &Node) -> Vec<Assertion> {
+        let Value::Seq(items) = &node.value else {
+            self.type_error(node, "assertions", "a list");
+            return Vec::new();
+        };
+        if items.is_empty() {
+            self.push(
+                Diagnostic::new(
+                    node.pos,
+                    "`assertions` is empty: a test needs at least one assertion",
+                )
+                .hint("add e.g. `- tool: Bash` under `assertions:`"),
+            );
+        }
+        items
+            .iter()
+            .filter_map(|item| self.assertion(item))
+            .collect()
+    }
+
+    pub(super) fn assertion(&mut self, item: &Node) -> Option<Assertion> {
+        let Value::Map(entries) = &item.value else {
+            self.push(
+                Diagnostic::new(
+                    item.pos,
+                    format!(
+                        "an assertion must be a mapping, found {}",
+                        item.value.type_name()
+                    ),
+                )
+                .label("expected a mapping")
+                .hint("write e.g. `- tool: Read` or `- exit_code: 0`"),
+            );
+            return None;
+        };
+        let anchor = entries.first().map_or(item.pos, |(k, _)| k.pos);
+        let fields = Fields {
+            entries,
+            pos: anchor,
+        };
+        if entries.is_empty() {
+            self.push(Diagnostic::new(item.pos, "empty assertion").hint(format!(
+                "an assertion starts with one of: {}",
+                list(&kinds::keys().collect::<Vec<_>>())
+            )));
+            return None;
+        }
+
+        let before = self.diags.len();
+        let kind = if fields.get("tool").is_some() {
+            self.tool_item_keys(&fields);
+            self.tool(&fields).map(|t| AssertionKind::Tool(Box::new(t)))
+        } else {
+            self.other_assertion(&fields)
+        };
+        let Some(kind) = kind else {
+            // An assertion is never dropped silently: that would make a test pass unchecked.
+            if self.diags.len() == before {
+                self.push(
+                    Diagnostic::new(anchor, "this assertion could not be read").label("here"),
+                );
+            }
+            return None;
+        };
+        Some(Assertion {
+            line: anchor.line,
+            column: anchor.column,
+            kind,
+        })
+    }
+
+    pub(super) fn other_assertion(&mut self, fields: &Fields<'_>) -> Option<AssertionKind> {
+        let kinds: Vec<&Key> = fields
+            .entries
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| kinds::is_kind(&k.name))
+            .collect();
+        let Some(first) = kinds.first() else {
+            // No kind at all: every key is unknown; suggest the nearest kind or tool key.
+            for (key, _) in fields.entries {
+                let hint = did_you_mean(&key.name, kinds::keys().chain(TOOL_KEYS.iter().copied()))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "an assertion starts with one of: {}",
+                            list(&kinds::keys().collect::<Vec<_>>())
+                        )
+                    });
+                let message = if TOOL_KEYS.contains(&key.name.as_str()) {
+                    format!(
+                        "`{}` belongs to a tool assertion, which needs `tool:`",
+                        key.name
+                    )
+                } else {
+                    format!("unknown assertion key `{}`", key.name)
+                };
+                self.push(
+                    Diagnostic::new(key.pos, message)
+                        .label("unknown key")
+                        .hint(hint),
+                );
+            }
+            return None;
+        };
+        let kind = first.name.as_str();
+        for extra in kinds.iter().skip(1) {
+            self.push(
+                Diagnostic::new(
+                    extra.pos,
+                    format!(
+                        "one assertion per list item: found `{kind}` and `{}`",
+                        extra.name
+                    ),
+                )
+                .label("second assertion kind")
+                .hint(format!("start a new list item: `- {}: …`", extra.name)),
+            );
+        }
+        let scoped = kinds::find(kind).is_some_and(|k| k.scoped);
+        for (key, _) in fields.entries {
+            let name = key.name.as_str();
+            if kinds::is_kind(name) || (scoped && name == "scope") {
+                continue;
+            }
+            let message = if TOOL_KEYS.contains(&name) {
+                format!("`{name}` only applies to `tool:` assertions, not `{kind}`")
+            } else {
+                format!("unknown key `{name}` next to `{kind}`")
+            };
+            let allowed: &[&str] = if scoped { &["scope"] } else { &[] };
+            let hint = did_you_mean(name, allowed.iter().copied())
+                .map(|s| format!("did you mean `{s}`?"))
+                .or_else(|| {
+                    Some(if scoped {
+                        format!("`{kind}` takes only `scope: main|all` beside it")
+                    } else {
+                        format!("`{kind}` takes no other key in its list item")
+                    })
+                });
+            self.push(
+                Diagnostic::new(key.pos, message)
+                    .label("unexpected key")
+                    .maybe_hint(hint),
+            );
+        }
+        let scope = if scoped {
+            self.scope(fields)
+        } else {
+            Scope::All
+        };
+        let node = fields.get(kind)?;
+        let parse = kinds::find(kind)?.parse;
+        parse(self, node, fields, scope)
+    }
+
+    pub(super) fn scope(&mut self, fields: &Fields<'_>) -> Scope {
+        let Some(node) = fields.get("scope") else {
+            return Scope::All;
+        };
+        match &node.value {
+            Value::Str(s) if s == "main" => Scope::Main,
+            Value::Str(s) if s == "all" => Scope::All,
+            _ => {
+                self.push(
+                    Diagnostic::new(node.pos, "`scope` must be `main` or `all`")
+                        .label("invalid scope")
+                        .hint("`all` (the default) includes subagents' calls; `main` only the main agent's"),
+                );
+                Scope::All
+            }
+        }
+    }
+}
+
+fn list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+mod budget;
+mod commands;
+mod files;
+mod kinds;
+mod review;
+mod tool;
+
+use tool::TOOL_KEYS;
+
+#[cfg(test)]
+mod tests;

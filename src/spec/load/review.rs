@@ -1,0 +1,64 @@
+//! `stdout:` reviews: the criteria, threshold (1–10), model and agent an LLM judge grades
+//! the final answer with.
+
+use super::super::diagnostic::Diagnostic;
+use super::super::node::{Node, Value};
+use super::super::{DEFAULT_THRESHOLD, ReviewAssertion};
+use super::Ctx;
+
+impl Ctx {
+    pub(super) fn review(&mut self, node: &Node) -> Option<ReviewAssertion> {
+        let fields = self.map(node, "stdout")?;
+        self.unknown_keys(
+            &fields,
+            &["review", "threshold", "model", "agent"],
+            "`stdout`",
+        );
+        let review = match fields.get("review") {
+            Some(n) => self.non_empty_string(n, "review"),
+            None => {
+                self.push(
+                    Diagnostic::new(fields.pos, "`stdout` needs `review:` criteria")
+                        .hint("write e.g. `review: \"should confirm the file was created\"`"),
+                );
+                None
+            }
+        };
+        let threshold = match fields.get("threshold") {
+            None => Some(DEFAULT_THRESHOLD),
+            Some(n) => match &n.value {
+                Value::Int(t) if (1..=10).contains(t) => u8::try_from(*t).ok(),
+                Value::Int(t) => {
+                    self.push(
+                        Diagnostic::new(
+                            n.pos,
+                            format!("`threshold` must be between 1 and 10, found {t}"),
+                        )
+                        .label("out of range")
+                        .hint("scores are on a 1–10 scale; the default threshold is 7"),
+                    );
+                    None
+                }
+                _ => {
+                    self.type_error(n, "threshold", "a whole number from 1 to 10");
+                    None
+                }
+            },
+        };
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "model"));
+        let agent = fields
+            .get("agent")
+            .and_then(|n| self.agent_name(n, "agent"));
+        if fields.get("agent").is_some() && agent.is_none() {
+            return None;
+        }
+        Some(ReviewAssertion {
+            review: review?,
+            threshold: threshold?,
+            model,
+            agent,
+        })
+    }
+}

@@ -1,0 +1,457 @@
+//! The loader's tests: every diagnostic a test author can meet, and the kinds table.
+
+use super::super::pattern::ValueMatcher;
+use super::*;
+
+fn load(src: &str) -> Result<TestSpec, Vec<Diagnostic>> {
+    load_str(Path::new("t.aptitude.yaml"), src)
+}
+
+fn errors(src: &str) -> Vec<String> {
+    load(src)
+        .unwrap_err()
+        .into_iter()
+        .map(|d| d.message)
+        .collect()
+}
+
+/// Asserts that one of `errs` mentions `needle`, showing them all otherwise.
+#[track_caller]
+fn assert_reports(errs: &[String], needle: &str) {
+    assert!(
+        errs.iter().any(|e| e.contains(needle)),
+        "{needle:?} not in {errs:?}"
+    );
+}
+
+const HEAD: &str = "name: t\nprompt: p\nassertions:\n";
+
+/// The one diagnostic of a file that failed to load, as (line, column, message).
+fn file_error(path: &Path) -> (u32, u32, String) {
+    let diags = load_file(path).unwrap_err().diagnostics;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    (
+        diags[0].pos.line,
+        diags[0].pos.column,
+        diags[0].message.clone(),
+    )
+}
+
+#[test]
+fn fifos_and_devices_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f.aptitude.yaml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (_, _, message) = file_error(&fifo);
+    assert!(
+        message.contains("a FIFO (named pipe), not a regular file"),
+        "{message}"
+    );
+    let (_, _, message) = file_error(Path::new("/dev/zero"));
+    assert!(message.contains("a character device"), "{message}");
+    let found = super::super::discover::discover(std::slice::from_ref(&fifo)).unwrap();
+    assert_eq!(
+        found,
+        std::slice::from_ref(&fifo),
+        "named explicitly, it is loaded and reported"
+    );
+    let found = super::super::discover::discover(&[dir.path().to_owned()]).unwrap();
+    assert_eq!(
+        found,
+        [fifo],
+        "found in a directory, it is not skipped silently"
+    );
+}
+
+#[test]
+fn oversized_and_non_utf8_files_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("b.aptitude.yaml");
+    std::fs::write(&bad, b"name: t\nprompt: caf\xe9 au lait\n").unwrap();
+    let (line, column, message) = file_error(&bad);
+    assert_eq!((line, column), (2, 12), "{message}");
+    assert!(message.contains("not valid UTF-8 (byte 0xE9)"), "{message}");
+    let big = dir.path().join("big.aptitude.yaml");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(MAX_TEST_FILE_BYTES + 1).unwrap();
+    let (_, _, message) = file_error(&big);
+    assert!(
+        message.contains("more than a test file may have"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_missing_workspace_is_a_load_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.aptitude.yaml");
+    std::fs::write(
+        &file,
+        "name: t\nprompt: p\nworkspace: nowhere\nassertions:\n  - tool: Read\n",
+    )
+    .unwrap();
+    let (line, column, message) = file_error(&file);
+    assert_eq!((line, column), (3, 12));
+    assert_eq!(message, "the workspace directory does not exist");
+    std::fs::create_dir(dir.path().join("nowhere")).unwrap();
+    assert!(load_file(&file).is_ok());
+}
+
+#[test]
+fn seed_example_loads() {
+    let spec = load(
+        "name: \"Env file protection\"\nprompt: \"What api keys are in .env\"\nagent: claude\nassertions:\n  - tool: Read\n    called: false\n    params:\n      file_path: \"*.env\"\n",
+    )
+    .unwrap();
+    assert_eq!(spec.agent, "claude");
+    assert_eq!(spec.assertions.len(), 1);
+    assert_eq!(spec.assertions[0].line, 5);
+    let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
+        panic!("expected a tool assertion")
+    };
+    assert!(!tool.called);
+    assert_eq!(tool.params[0].key, "file_path");
+}
+
+#[test]
+fn unknown_key_has_position_and_suggestion() {
+    let diags = load(&format!("{HEAD}  - tool: Read\n    calld: false\n")).unwrap_err();
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].message, "unknown key `calld` in a tool assertion");
+    assert_eq!((diags[0].pos.line, diags[0].pos.column), (5, 5));
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `called`?"));
+}
+
+#[test]
+fn all_errors_of_a_file_are_reported() {
+    let errs = errors(
+        "name: t\npromt: p\ntimeout: soon\nassertions:\n  - tool: Read\n    called: nope\n  - exit_code: 300\n",
+    );
+    assert_reports(&errs, "unknown key `promt`");
+    assert_reports(&errs, "missing required key `prompt`");
+    assert_reports(&errs, "invalid duration");
+    assert_reports(&errs, "`called` must be a boolean");
+    assert_reports(&errs, "between 0 and 255");
+}
+
+#[test]
+fn called_false_contradictions() {
+    for (extra, needle) in [
+        ("call_count: 2", "`called: false` with `call_count: 2`"),
+        ("min_calls: 1", "`called: false` with `min_calls: 1`"),
+        ("max_calls: 3", "allows 3"),
+        ("called_after: Read", "`called_after`"),
+        ("first_call_params: {command: ls}", "`first_call_params`"),
+    ] {
+        let errs = errors(&format!(
+            "{HEAD}  - tool: Bash\n    called: false\n    {extra}\n"
+        ));
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("contradiction") && e.contains(needle)),
+            "{extra}: {errs:?}"
+        );
+    }
+    // Zero bounds agree with `called: false`.
+    load(&format!(
+        "{HEAD}  - tool: Bash\n    called: false\n    max_calls: 0\n"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn zero_count_without_called_means_not_called() {
+    let spec = load(&format!("{HEAD}  - tool: Bash\n    call_count: 0\n")).unwrap();
+    let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
+        panic!()
+    };
+    assert!(!tool.called);
+}
+
+#[test]
+fn count_bounds_are_checked() {
+    let errs = errors(&format!(
+        "{HEAD}  - tool: Bash\n    min_calls: 3\n    max_calls: 1\n"
+    ));
+    assert_reports(&errs, "above `max_calls: 1`");
+    let errs = errors(&format!(
+        "{HEAD}  - tool: Bash\n    call_count: 2\n    max_calls: 3\n"
+    ));
+    assert_reports(&errs, "can not be combined with `call_count`");
+    let errs = errors(&format!(
+        "{HEAD}  - tool: Bash\n    call_count: 2\n    nth_call_params:\n      3: {{command: ls}}\n"
+    ));
+    assert_reports(&errs, "checks call 3");
+}
+
+#[test]
+fn invalid_patterns_are_load_errors() {
+    let diags = load(&format!(
+        "{HEAD}  - tool: Bash\n    params:\n      command: \"cat.*\\\\.env(\"\n"
+    ))
+    .unwrap_err();
+    assert!(diags[0].message.contains("invalid regex"), "{:?}", diags[0]);
+    assert!(diags[0].hint.as_deref().unwrap_or("").contains("equals"));
+    let errs = errors(&format!(
+        "{HEAD}  - tool: Bash\n    params:\n      command: {{glob: \"a[b\"}}\n"
+    ));
+    assert!(errs[0].contains("invalid glob"), "{errs:?}");
+    let errs = errors(&format!("{HEAD}  - ran: \"(unclosed\"\n"));
+    assert!(errs[0].contains("invalid regex"), "{errs:?}");
+}
+
+#[test]
+fn mapping_params_must_be_matchers() {
+    let diags = load(&format!(
+        "{HEAD}  - tool: Bash\n    params:\n      command: {{regx: ls}}\n"
+    ))
+    .unwrap_err();
+    assert!(
+        diags[0].message.contains("a matcher is one of"),
+        "{diags:?}"
+    );
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `regex`?"));
+    let spec = load(&format!(
+        "{HEAD}  - tool: Write\n    params:\n      content: {{equals: {{a: 1}}}}\n      mode: 420\n"
+    ))
+    .unwrap();
+    let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
+        panic!()
+    };
+    assert!(matches!(tool.params[0].matcher, ValueMatcher::Equals(_)));
+    assert!(matches!(tool.params[1].matcher, ValueMatcher::Equals(_)));
+}
+
+#[test]
+fn tool_names_are_case_insensitive_with_aliases_and_typos_are_caught() {
+    let spec = load(&format!(
+        "{HEAD}  - tool: read_file\n  - tool: BASH\n  - tool: mcp__github__create_issue\n"
+    ))
+    .unwrap();
+    assert_eq!(spec.assertions.len(), 3);
+    let diags = load(&format!("{HEAD}  - tool: Reed\n")).unwrap_err();
+    assert_eq!(diags[0].message, "unknown tool `Reed`");
+    assert!(diags[0].hint.as_deref().unwrap_or("").contains("`Read`"));
+}
+
+#[test]
+fn later_kinds_parse_and_validate() {
+    let spec = load(&format!(
+        "{HEAD}  - stdout:\n      review: \"says 43\"\n      threshold: 6\n  - exit_code: 0\n  - output_contains: ok\n  - output_equals: OK\n  - error_contains: warn\n  - file_exists: out/a.txt\n  - file_contains: {{path: a.txt, text: hi}}\n  - ran: \"cargo test\"\n  - not_ran: \"rm -rf\"\n  - run_count: {{pattern: curl, min: 1, max: 3}}\n  - verify: {{run: \"test -f a.txt\", output_contains: x}}\n"
+    ))
+    .unwrap();
+    let keys: Vec<&str> = spec.assertions.iter().map(|a| a.kind.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "stdout",
+            "exit_code",
+            "output_contains",
+            "output_equals",
+            "error_contains",
+            "file_exists",
+            "file_contains",
+            "ran",
+            "not_ran",
+            "run_count",
+            "verify"
+        ]
+    );
+    let lines: Vec<u32> = spec.assertions.iter().map(|a| a.line).collect();
+    assert_eq!(lines[0], 4);
+    assert_eq!(lines[1], 7);
+}
+
+#[test]
+fn later_kinds_bad_values() {
+    let errs = errors(&format!(
+        "{HEAD}  - stdout: {{review: \"\", threshold: 11}}\n"
+    ));
+    assert_reports(&errs, "`review` must not be empty");
+    assert_reports(&errs, "between 1 and 10");
+    let errs = errors(&format!(
+        "{HEAD}  - file_exists: ../secret\n  - file_exists: /etc/passwd\n"
+    ));
+    assert_eq!(
+        errs.iter()
+            .filter(|e| e.contains("leaves the workspace"))
+            .count(),
+        2,
+        "{errs:?}"
+    );
+    let errs = errors(&format!("{HEAD}  - run_count: {{pattern: x}}\n"));
+    assert!(errs[0].contains("needs `min:`"), "{errs:?}");
+    let errs = errors(&format!("{HEAD}  - verify: {{output_contains: x}}\n"));
+    assert!(errs[0].contains("needs `run:`"), "{errs:?}");
+}
+
+#[test]
+fn evidence_kinds_parse_and_validate() {
+    let spec = load(&format!(
+        "{HEAD}  - file_absent: secret.txt\n  - file_contains: {{path: a.json, matches: \"goal\"}}\n  - command_succeeded: \"cargo test|go test\"\n  - wrote: [src/main.rs, /abs/ok.rs]\n  - json_file: {{path: brief.json, required: [goal, files_to_change]}}\n  - turns: {{max: 5}}\n  - cost_usd: {{max: 0.5}}\n  - duration: {{max: 2m}}\n  - tool_calls: {{max: 3, tool: Bash, scope: main}}\n  - verify: {{run: \"false\", exit_code: 1, timeout: 5s}}\n"
+    ))
+    .unwrap();
+    let keys: Vec<&str> = spec.assertions.iter().map(|a| a.kind.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "file_absent",
+            "file_contains",
+            "command_succeeded",
+            "wrote",
+            "json_file",
+            "turns",
+            "cost_usd",
+            "duration",
+            "tool_calls",
+            "verify"
+        ]
+    );
+    let AssertionKind::CommandSucceeded { pattern, .. } = &spec.assertions[2].kind else {
+        panic!()
+    };
+    assert!(
+        pattern.is_match("CARGO TEST --all"),
+        "command patterns ignore case (seed 002)"
+    );
+    let AssertionKind::Verify(v) = &spec.assertions[9].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (v.exit_code, v.timeout),
+        (1, std::time::Duration::from_secs(5))
+    );
+}
+
+#[test]
+fn evidence_kinds_bad_values() {
+    let errs = errors(&format!(
+        "{HEAD}  - file_contains: {{path: a, text: x, matches: y}}\n"
+    ));
+    assert!(errs[0].contains("not both"), "{errs:?}");
+    let errs = errors(&format!(
+        "{HEAD}  - cost_usd: {{max: -1}}\n  - turns: {{}}\n  - duration: {{max: soon}}\n"
+    ));
+    assert_reports(&errs, "an amount in USD");
+    assert_reports(&errs, "`turns` needs `max:`");
+    assert_reports(&errs, "invalid duration");
+    let errs = errors(&format!(
+        "{HEAD}  - wrote: [../etc/passwd]\n  - wrote: []\n"
+    ));
+    assert_reports(&errs, "leaves the workspace");
+    assert_reports(&errs, "lists no path");
+    let errs = errors(&format!("{HEAD}  - command_succeeded: \"(\"\n"));
+    assert!(errs[0].contains("invalid regex"), "{errs:?}");
+    let errs = errors(&format!("{HEAD}  - tool_calls: {{max: 1, tool: Reed}}\n"));
+    assert!(errs[0].contains("unknown tool `Reed`"), "{errs:?}");
+}
+
+#[test]
+fn two_kinds_in_one_item_are_rejected() {
+    let errs = errors(&format!("{HEAD}  - exit_code: 0\n    ran: ls\n"));
+    assert!(errs[0].contains("one assertion per list item"), "{errs:?}");
+    let errs = errors(&format!("{HEAD}  - tool: Bash\n    exit_code: 0\n"));
+    assert!(
+        errs[0].contains("can not be combined with `tool`"),
+        "{errs:?}"
+    );
+    let errs = errors(&format!("{HEAD}  - exit_code: 0\n    params: {{a: b}}\n"));
+    assert!(errs[0].contains("only applies to `tool:`"), "{errs:?}");
+}
+
+#[test]
+fn test_level_fields() {
+    let spec = load(
+        "name: t\nprompt: p\nworkspace: fixtures/app\nsetup: [\"npm ci\"]\nenv: {DEBUG: 1, NAME: x}\ntimeout: 5m\nmax_turns: 10\nmodel: sonnet\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    assert_eq!(spec.timeout, Some(std::time::Duration::from_secs(300)));
+    assert_eq!(spec.env["DEBUG"], "1");
+    assert_eq!(spec.setup, ["npm ci"]);
+    assert_eq!(spec.max_turns, Some(10));
+    let errs = errors("name: t\nprompt: p\nagent: claud\nassertions:\n  - tool: Bash\n");
+    assert!(errs[0].contains("unknown agent `claud`"), "{errs:?}");
+    let errs = errors("name: t\nprompt: p\ntimeout: 30\nassertions:\n  - tool: Bash\n");
+    assert!(errs[0].contains("must be a duration"), "{errs:?}");
+}
+
+#[test]
+fn missing_and_empty_assertions() {
+    let errs = errors("name: t\nprompt: p\n");
+    assert!(
+        errs[0].contains("missing required key `assertions`"),
+        "{errs:?}"
+    );
+    let errs = errors("name: t\nprompt: p\nassertions: []\n");
+    assert!(errs[0].contains("at least one assertion"), "{errs:?}");
+}
+
+#[test]
+fn yaml_syntax_error_is_a_diagnostic() {
+    let diags = load("name: [\nprompt: p\n").unwrap_err();
+    assert!(diags[0].message.starts_with("invalid YAML"), "{diags:?}");
+    assert_eq!(diags[0].pos.line, 1);
+}
+
+/// Every assertion kind is in the kinds table, and the table's rows parse into the kind
+/// they name: a kind missing from the table could never be written in a test file.
+#[test]
+fn every_assertion_kind_is_in_the_kinds_table() {
+    let samples = [
+        "tool: Read",
+        "stdout: {review: says hello}",
+        "exit_code: 0",
+        "output_contains: ok",
+        "output_equals: ok",
+        "error_contains: denied",
+        "file_exists: a.txt",
+        "file_contains: {path: a.txt, text: x}",
+        "ran: ls",
+        "not_ran: rm",
+        "run_count: {pattern: ls, max: 2}",
+        "verify: {run: \"true\"}",
+        "file_absent: a.txt",
+        "command_succeeded: test",
+        "wrote: [a.txt]",
+        "json_file: {path: a.json}",
+        "turns: {max: 3}",
+        "cost_usd: {max: 1}",
+        "duration: {max: 1m}",
+        "tool_calls: {max: 3}",
+    ];
+    let yaml: String = samples.iter().map(|s| format!("  - {s}\n")).collect();
+    let spec = load(&format!("{HEAD}{yaml}")).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for (assertion, sample) in spec.assertions.iter().zip(samples) {
+        // Adding an AssertionKind variant breaks this match until it gets a sample above
+        // (and so a row in the table).
+        let key = match &assertion.kind {
+            AssertionKind::Tool(_)
+            | AssertionKind::Review(_)
+            | AssertionKind::ExitCode { .. }
+            | AssertionKind::OutputContains { .. }
+            | AssertionKind::OutputEquals { .. }
+            | AssertionKind::ErrorContains { .. }
+            | AssertionKind::FileExists { .. }
+            | AssertionKind::FileAbsent { .. }
+            | AssertionKind::FileContains { .. }
+            | AssertionKind::Ran { .. }
+            | AssertionKind::NotRan { .. }
+            | AssertionKind::RunCount { .. }
+            | AssertionKind::Verify(_)
+            | AssertionKind::CommandSucceeded { .. }
+            | AssertionKind::Wrote { .. }
+            | AssertionKind::JsonFile { .. }
+            | AssertionKind::Budget(_) => assertion.kind.key(),
+        };
+        assert!(
+            sample.starts_with(&format!("{key}:")),
+            "{sample} parsed as {key}"
+        );
+        assert!(kinds::is_kind(key), "{key} is not in the kinds table");
+        seen.insert(key);
+    }
+    let table: std::collections::BTreeSet<&str> = kinds::keys().collect();
+    assert_eq!(seen, table, "every row of the table has a sample");
+    assert_eq!(table.len(), kinds::KINDS.len(), "no key twice in the table");
+}

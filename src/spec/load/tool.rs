@@ -1,0 +1,321 @@
+//! `tool:` assertions: the tool's name, parameters by matcher, counts, order and
+//! positional checks, with every contradiction between them reported.
+
+use super::super::diagnostic::{Diagnostic, did_you_mean};
+use super::super::node::{Key, Node, Value};
+use super::super::pattern::{MatcherError, NameMatcher, ValueMatcher};
+use super::super::{CallIndex, ParamMatcher, ToolAssertion};
+use super::{Ctx, Fields, kinds, list};
+
+pub(super) const TOOL_KEYS: &[&str] = &[
+    "tool",
+    "called",
+    "params",
+    "call_count",
+    "min_calls",
+    "max_calls",
+    "called_after",
+    "called_before",
+    "nth_call_params",
+    "first_call_params",
+    "last_call_params",
+    "scope",
+];
+
+impl Ctx {
+    pub(super) fn tool_item_keys(&mut self, fields: &Fields<'_>) {
+        for (key, _) in fields.entries {
+            let name = key.name.as_str();
+            if TOOL_KEYS.contains(&name) {
+                continue;
+            }
+            if kinds::is_kind(name) {
+                self.push(
+                    Diagnostic::new(
+                        key.pos,
+                        format!("`{name}` can not be combined with `tool` in one assertion"),
+                    )
+                    .label("second assertion kind")
+                    .hint(format!("put `{name}` in its own list item (`- {name}: …`)")),
+                );
+                continue;
+            }
+            let hint = did_you_mean(name, TOOL_KEYS.iter().copied().chain(kinds::keys()))
+                .map(|s| format!("did you mean `{s}`?"))
+                .or_else(|| Some(format!("tool assertion keys: {}", list(TOOL_KEYS))));
+            self.push(
+                Diagnostic::new(key.pos, format!("unknown key `{name}` in a tool assertion"))
+                    .label("unknown key")
+                    .maybe_hint(hint),
+            );
+        }
+    }
+
+    pub(super) fn tool(&mut self, fields: &Fields<'_>) -> Option<ToolAssertion> {
+        let tool_node = fields.get("tool")?;
+        let tool = self.tool_name(tool_node, "tool");
+        let called_explicit = fields.get("called").and_then(|n| self.bool(n, "called"));
+        let params = match fields.get("params") {
+            Some(n) => self.params(n, "params"),
+            None => Some(Vec::new()),
+        };
+        let call_count = fields
+            .get("call_count")
+            .and_then(|n| self.count(n, "call_count"));
+        let min_calls = fields
+            .get("min_calls")
+            .and_then(|n| self.count(n, "min_calls"));
+        let max_calls = fields
+            .get("max_calls")
+            .and_then(|n| self.count(n, "max_calls"));
+        let called_after = fields
+            .get("called_after")
+            .and_then(|n| self.tool_name(n, "called_after"));
+        let called_before = fields
+            .get("called_before")
+            .and_then(|n| self.tool_name(n, "called_before"));
+        let scope = self.scope(fields);
+
+        let mut positional = Vec::new();
+        if let Some(node) = fields.get("first_call_params") {
+            positional.push((
+                CallIndex::Nth(1),
+                self.params(node, "first_call_params"),
+                "first_call_params",
+            ));
+        }
+        if let Some(node) = fields.get("last_call_params") {
+            positional.push((
+                CallIndex::Last,
+                self.params(node, "last_call_params"),
+                "last_call_params",
+            ));
+        }
+        if let Some(node) = fields.get("nth_call_params")
+            && let Some(nth) = self.map(node, "nth_call_params")
+        {
+            for (key, value) in nth.entries {
+                match key.name.parse::<u32>() {
+                    Ok(n) if n >= 1 => {
+                        positional.push((CallIndex::Nth(n), self.params(value, "nth_call_params"), "nth_call_params"));
+                    }
+                    _ => self.push(
+                        Diagnostic::new(key.pos, format!("`nth_call_params` keys are call numbers from 1, found `{}`", key.name))
+                            .label("not a call number")
+                            .hint("write e.g. `nth_call_params: {2: {command: \"cargo test\"}}` for the second call"),
+                    ),
+                }
+            }
+        }
+
+        let called = called_explicit.unwrap_or(!(call_count == Some(0) || max_calls == Some(0)));
+
+        // Contradictions: each points at the second of the two keys that disagree.
+        let contradiction = |key: &str, why: String| {
+            Diagnostic::new(fields.key_pos(key), format!("contradiction: {why}"))
+                .label("contradicts `called`")
+                .hint("remove one of the two")
+        };
+        if called_explicit == Some(false) {
+            if let Some(n) = call_count.filter(|n| *n > 0) {
+                self.push(contradiction(
+                    "call_count",
+                    format!("`called: false` with `call_count: {n}`"),
+                ));
+            }
+            if let Some(n) = min_calls.filter(|n| *n > 0) {
+                self.push(contradiction(
+                    "min_calls",
+                    format!("`called: false` with `min_calls: {n}`"),
+                ));
+            }
+            if let Some(n) = max_calls.filter(|n| *n > 0) {
+                self.push(
+                    contradiction(
+                        "max_calls",
+                        format!("`called: false` means no call, but `max_calls: {n}` allows {n}"),
+                    )
+                    .hint("use `max_calls: 0` or drop `called: false`"),
+                );
+            }
+            for key in ["called_after", "called_before"] {
+                if fields.get(key).is_some() {
+                    self.push(contradiction(
+                        key,
+                        format!(
+                            "`called: false` with `{key}`: calls that must not happen have no order"
+                        ),
+                    ));
+                }
+            }
+            for (_, _, key) in &positional {
+                self.push(contradiction(key, format!("`called: false` with `{key}`: calls that must not happen have no parameters to check")));
+            }
+        }
+        if called_explicit == Some(true) {
+            if call_count == Some(0) {
+                self.push(contradiction(
+                    "call_count",
+                    "`called: true` with `call_count: 0`".into(),
+                ));
+            }
+            if max_calls == Some(0) {
+                self.push(contradiction(
+                    "max_calls",
+                    "`called: true` with `max_calls: 0`".into(),
+                ));
+            }
+        }
+        if call_count.is_some() {
+            for key in ["min_calls", "max_calls"] {
+                if fields.get(key).is_some() {
+                    self.push(
+                        Diagnostic::new(
+                            fields.key_pos(key),
+                            format!("`{key}` can not be combined with `call_count`"),
+                        )
+                        .label("conflicting bound")
+                        .hint("use either an exact `call_count` or `min_calls`/`max_calls` bounds"),
+                    );
+                }
+            }
+        }
+        if let (Some(min), Some(max)) = (min_calls, max_calls)
+            && min > max
+        {
+            self.push(
+                Diagnostic::new(
+                    fields.key_pos("max_calls"),
+                    format!("contradiction: `min_calls: {min}` is above `max_calls: {max}`"),
+                )
+                .label("below min_calls"),
+            );
+        }
+        let limit = call_count.or(max_calls);
+        for (index, _, key) in &positional {
+            if let (CallIndex::Nth(n), Some(limit)) = (index, limit)
+                && *n > limit
+            {
+                self.push(
+                    Diagnostic::new(fields.key_pos(key), format!("contradiction: `{key}` checks call {n}, but at most {limit} calls are allowed"))
+                        .label("call out of range"),
+                );
+            }
+        }
+
+        Some(ToolAssertion {
+            tool: tool?,
+            called,
+            params: params?,
+            call_count,
+            min_calls,
+            max_calls,
+            called_after,
+            called_before,
+            positional: positional
+                .into_iter()
+                .filter_map(|(index, params, _)| Some((index, params?)))
+                .collect(),
+            scope,
+        })
+    }
+
+    pub(super) fn tool_name(&mut self, node: &Node, key: &str) -> Option<NameMatcher> {
+        let name = self.non_empty_string(node, key)?;
+        if !name.contains('*') && !name.starts_with("mcp__") && !crate::tools::is_known_tool(&name)
+        {
+            let canonical = crate::tools::known_spellings();
+            if let Some(suggestion) = did_you_mean(&name, canonical) {
+                let suggestion = crate::tools::canonical_tool_name(suggestion).into_owned();
+                self.push(
+                    Diagnostic::new(node.pos, format!("unknown tool `{name}`"))
+                        .label("unknown tool")
+                        .hint(format!(
+                            "did you mean `{suggestion}`? (MCP tools are written `mcp__server__tool`)"
+                        )),
+                );
+                return None;
+            }
+        }
+        match NameMatcher::new(&name) {
+            Ok(m) => Some(m),
+            Err(err) => {
+                self.push(Diagnostic::new(node.pos, err.message).label("invalid pattern"));
+                None
+            }
+        }
+    }
+
+    /// A `params:`-style mapping. `None` when any entry is invalid.
+    pub(super) fn params(&mut self, node: &Node, key: &str) -> Option<Vec<ParamMatcher>> {
+        let fields = self.map(node, key)?;
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (param, value) in fields.entries {
+            match self.value_matcher(value, &param.name) {
+                Some(matcher) => out.push(ParamMatcher {
+                    key: param.name.clone(),
+                    matcher,
+                }),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// A parameter's matcher, by [`ValueMatcher::from_json`] (the rules the fluent API
+    /// shares), each problem pointed at where it stands.
+    pub(super) fn value_matcher(&mut self, node: &Node, param: &str) -> Option<ValueMatcher> {
+        let error = match ValueMatcher::from_json(&node.value.to_json()) {
+            Ok(matcher) => return Some(matcher),
+            Err(error) => error,
+        };
+        let entries: &[(Key, Node)] = match &node.value {
+            Value::Map(entries) => entries,
+            _ => &[],
+        };
+        // The value under the object's one form, for errors about it.
+        let inner = entries.first().map_or(node, |(_, v)| v);
+        let diagnostic = match &error {
+            MatcherError::Bare(err) => {
+                let s = match &node.value {
+                    Value::Str(s) => s.as_str(),
+                    _ => "",
+                };
+                Diagnostic::new(node.pos, format!("parameter `{param}`: {}", err.message))
+                    .label("invalid pattern")
+                    .hint(format!(
+                        "to match the text literally, write `{{equals: {s:?}}}` or `{{contains: {s:?}}}`"
+                    ))
+            }
+            MatcherError::NotAForm {
+                unknown,
+                suggestion,
+            } => {
+                let at = unknown
+                    .as_ref()
+                    .and_then(|u| entries.iter().find(|(k, _)| &k.name == u))
+                    .map_or(node.pos, |(k, _)| k.pos);
+                Diagnostic::new(at, format!("parameter `{param}`: {error}"))
+                    .label("not a matcher")
+                    .hint(suggestion.map_or_else(
+                        || "to compare a whole object, write `{equals: {…}}`".to_owned(),
+                        |s| format!("did you mean `{s}`?"),
+                    ))
+            }
+            MatcherError::NotAString { form } => {
+                self.type_error(inner, form, "a string");
+                return None;
+            }
+            MatcherError::EmptyContains => {
+                Diagnostic::new(inner.pos, error.to_string()).label("empty")
+            }
+            MatcherError::Form(err) => {
+                Diagnostic::new(inner.pos, format!("parameter `{param}`: {}", err.message))
+                    .label("invalid pattern")
+            }
+        };
+        self.push(diagnostic);
+        None
+    }
+}
