@@ -11,6 +11,7 @@ pub mod discover;
 mod load;
 pub mod node;
 pub mod pattern;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -14,7 +14,8 @@ use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
 use super::{Assertion, AssertionKind, KNOWN_AGENTS, Scope, TestSpec};
 
-const TEST_KEYS: &[&str] = &[
+/// The keys of a test file's top level.
+pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "name",
     "description",
     "prompt",
@@ -741,7 +742,13 @@ mod kinds;
 mod review;
 mod tool;
 
-use tool::TOOL_KEYS;
+pub(in crate::spec) use tool::TOOL_KEYS;
+
+/// Every assertion kind's key, as the kinds table lists them.
+#[cfg(test)]
+pub(in crate::spec) fn kind_keys() -> impl Iterator<Item = &'static str> {
+    kinds::keys()
+}
 
 #[cfg(test)]
 mod tests;

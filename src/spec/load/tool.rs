@@ -7,7 +7,7 @@ use super::super::pattern::{MatcherError, NameMatcher, ValueMatcher};
 use super::super::{CallIndex, ParamMatcher, ToolAssertion};
 use super::{Ctx, Fields, kinds, list};
 
-pub(super) const TOOL_KEYS: &[&str] = &[
+pub(in crate::spec) const TOOL_KEYS: &[&str] = &[
     "tool",
     "called",
     "params",

@@ -1,0 +1,707 @@
+//! The JSON Schema of test files, for editors: completion and checking as a test is typed.
+//!
+//! Test files are validated by the loader (`load/`), which reports every problem with its
+//! position; the schema describes the same syntax for tools outside aptitude (the YAML
+//! language server behind VS Code's and other editors' YAML support, CI linters). It is
+//! generated from the types below by schemars, as JSON Schema draft-07 (the draft every
+//! YAML language server supports), and checked in at [`SCHEMA_PATH`]; a unit test fails
+//! when the checked-in file differs from what the types generate, and tests tie the types
+//! to the loader's tables (every test key, tool key and assertion kind appears, no more).
+//!
+//! A test file opts in with a modeline on its first line:
+//! `# yaml-language-server: $schema=<path or URL of aptitude-test.schema.json>`.
+//!
+//! These types only describe; nothing deserializes into them.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+
+/// Where the generated schema is checked in, relative to the repository root.
+pub const SCHEMA_PATH: &str = "schema/aptitude-test.schema.json";
+
+/// The schema of a test file (`*.aptitude.yaml`), as pretty-printed JSON with a final
+/// newline.
+pub fn test_file_schema() -> String {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let mut schema = generator.into_root_schema_for::<TestFile>().to_value();
+    not_nullable(&mut schema);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Removes the `null` that schemars adds to every `Option` field: an optional key is left
+/// out, never `null` (the loader rejects `key: ~`). Only the exact forms schemars writes
+/// are removed — `"type": [T, "null"]` and an `anyOf` member `{"type": "null"}` — so a
+/// described `null` (a parameter compared to null) stays.
+fn not_nullable(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if let [only] = types.as_slice() {
+                    let only = only.clone();
+                    map.insert("type".to_owned(), only);
+                }
+            }
+            if let Some(Value::Array(any_of)) = map.get_mut("anyOf") {
+                any_of.retain(|member| *member != serde_json::json!({"type": "null"}));
+                if let [only] = any_of.as_slice() {
+                    let only = only.clone();
+                    map.remove("anyOf");
+                    map.insert("allOf".to_owned(), Value::Array(vec![only]));
+                }
+            }
+            map.values_mut().for_each(not_nullable);
+        }
+        Value::Array(items) => items.iter_mut().for_each(not_nullable),
+        _ => {}
+    }
+}
+
+/// An aptitude test: a prompt, a workspace and assertions about what the agent did.
+#[derive(JsonSchema)]
+#[schemars(title = "aptitude test file")]
+#[serde(deny_unknown_fields)]
+#[expect(
+    dead_code,
+    reason = "describes the YAML for schemars; never constructed"
+)]
+struct TestFile {
+    /// The test's name, shown in every report.
+    name: NonEmpty,
+    /// Free text about the test.
+    description: Option<String>,
+    /// What the agent is asked.
+    prompt: NonEmpty,
+    /// The agent CLI that runs the test (default: claude).
+    agent: Option<AgentName>,
+    /// The directory copied for the run, relative to the test file's directory (default:
+    /// that directory).
+    workspace: Option<WorkspaceField>,
+    /// Shell commands run in the workspace copy before the agent.
+    setup: Option<OneOrMany>,
+    /// Environment variables for the agent (and setup and verify commands).
+    env: Option<BTreeMap<String, Scalar>>,
+    /// How long the agent may run (default 10m).
+    timeout: Option<Duration>,
+    /// The most turns the agent may take; passed to the agent.
+    #[schemars(range(min = 1))]
+    max_turns: Option<u32>,
+    /// The model, passed to the agent.
+    model: Option<NonEmpty>,
+    /// What must hold after the run; at least one.
+    #[schemars(length(min = 1))]
+    assertions: Vec<AssertionItem>,
+}
+
+/// A non-empty string.
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct NonEmpty(#[schemars(length(min = 1))] String);
+
+/// A duration such as "30s", "5m" or "1h 30m".
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct Duration(#[schemars(regex(pattern = r"^\s*\d"))] String);
+
+/// A string, number or boolean (environment values).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum Scalar {
+    /// Text.
+    Text(String),
+    /// A number.
+    Number(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+/// One string or a list of strings.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum OneOrMany {
+    /// One.
+    One(NonEmpty),
+    /// Several.
+    Many(Vec<NonEmpty>),
+}
+
+/// The agents a test can name.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "schema only")]
+enum AgentName {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Qwen Code.
+    Qwen,
+}
+
+/// `workspace: path` or `workspace: {path, git}`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum WorkspaceField {
+    /// The directory.
+    Path(NonEmpty),
+    /// The directory, and whether its `.git` is copied too.
+    Full(WorkspaceMap),
+}
+
+/// `{path, git}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct WorkspaceMap {
+    /// The directory.
+    path: Option<NonEmpty>,
+    /// Copy `.git` too (default false).
+    git: Option<bool>,
+}
+
+/// Which tool calls count: every call, subagents' included (`all`, the default), or only
+/// the main agent's (`main`).
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "schema only")]
+enum ScopeField {
+    /// Every call.
+    All,
+    /// The main agent's calls only.
+    Main,
+}
+
+/// A parameter value: a bare string (literal, glob or regex by its markers), one explicit
+/// matcher form, or any other value compared as JSON.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum ParamValue {
+    /// A bare pattern.
+    Bare(String),
+    /// `{glob: …}`.
+    Glob(GlobForm),
+    /// `{regex: …}`.
+    Regex(RegexForm),
+    /// `{contains: …}`.
+    Contains(ContainsForm),
+    /// `{equals: …}`.
+    Equals(EqualsForm),
+    /// A number, compared as JSON.
+    Number(f64),
+    /// A boolean, compared as JSON.
+    Bool(bool),
+    /// A list, compared as JSON.
+    List(Vec<serde_json::Value>),
+    /// `null`, compared as JSON.
+    Null(()),
+}
+
+/// `{glob: …}`: a glob over the whole value.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct GlobForm {
+    /// The glob.
+    glob: String,
+}
+
+/// `{regex: …}`: a regex searched anywhere in the value.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct RegexForm {
+    /// The regex.
+    regex: String,
+}
+
+/// `{contains: …}`: a substring.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct ContainsForm {
+    /// The substring.
+    contains: NonEmpty,
+}
+
+/// `{equals: …}`: any value, compared as JSON (objects too).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct EqualsForm {
+    /// The value.
+    equals: serde_json::Value,
+}
+
+/// Parameter constraints by input key (or dotted path such as `edits.0.old_string`).
+type Params = BTreeMap<String, ParamValue>;
+
+/// An exit code, 0–255.
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct ExitCode(#[schemars(range(min = 0, max = 255))] u8);
+
+/// One assertion: exactly one kind key per list item.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum AssertionItem {
+    /// `tool:` — was a tool called, how often, with which parameters, in which order.
+    Tool(ToolItem),
+    /// `stdout:` — the final answer graded 1–10 by an LLM judge.
+    Stdout(StdoutItem),
+    /// `exit_code:` — the last shell command's exit code.
+    ExitCode(ExitCodeItem),
+    /// `output_contains:` — the last shell command's stdout contains the text.
+    OutputContains(OutputContainsItem),
+    /// `output_equals:` — the last shell command's stdout equals the text, trimmed.
+    OutputEquals(OutputEqualsItem),
+    /// `error_contains:` — the last shell command's stderr contains the text.
+    ErrorContains(ErrorContainsItem),
+    /// `file_exists:` — a workspace file exists after the run.
+    FileExists(FileExistsItem),
+    /// `file_contains:` — a workspace file's content.
+    FileContains(FileContainsItem),
+    /// `ran:` — a shell command matching the regex ran.
+    Ran(RanItem),
+    /// `not_ran:` — no shell command matching the regex ran.
+    NotRan(NotRanItem),
+    /// `run_count:` — how many shell commands matching the pattern ran.
+    RunCount(RunCountItem),
+    /// `verify:` — a shell command run in the workspace after the agent.
+    Verify(VerifyItem),
+    /// `file_absent:` — no such workspace file after the run.
+    FileAbsent(FileAbsentItem),
+    /// `command_succeeded:` — a matching shell command ran and exited 0.
+    CommandSucceeded(CommandSucceededItem),
+    /// `wrote:` — each path was written by a tool call or changed in the workspace.
+    Wrote(WroteItem),
+    /// `json_file:` — a workspace file is valid JSON with the required fields.
+    JsonFile(JsonFileItem),
+    /// `turns:` — a budget on turns.
+    Turns(TurnsItem),
+    /// `cost_usd:` — a budget on cost in USD.
+    CostUsd(CostUsdItem),
+    /// `duration:` — a budget on the run's duration.
+    Duration(DurationItem),
+    /// `tool_calls:` — a budget on tool calls.
+    ToolCalls(ToolCallsItem),
+}
+
+/// `tool:` and its checks.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct ToolItem {
+    /// The tool's name (`Bash`, `Read`, `mcp__server__tool`; `*` globs).
+    tool: NonEmpty,
+    /// Whether it must be called (default true; false with `params` forbids matching calls).
+    called: Option<bool>,
+    /// Parameters the matching calls must have.
+    params: Option<Params>,
+    /// Exactly this many matching calls.
+    call_count: Option<u32>,
+    /// At least this many matching calls.
+    min_calls: Option<u32>,
+    /// At most this many matching calls.
+    max_calls: Option<u32>,
+    /// A tool that must have been called before it.
+    called_after: Option<NonEmpty>,
+    /// A tool that must be called after it.
+    called_before: Option<NonEmpty>,
+    /// Parameters of the Nth call, by call number from 1.
+    nth_call_params: Option<BTreeMap<String, Params>>,
+    /// Parameters of the first call.
+    first_call_params: Option<Params>,
+    /// Parameters of the last call.
+    last_call_params: Option<Params>,
+    /// Which calls count.
+    scope: Option<ScopeField>,
+}
+
+/// `stdout: {review, threshold, model, agent}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct StdoutItem {
+    /// The review.
+    stdout: Review,
+}
+
+/// What the judge grades the final answer against.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct Review {
+    /// The criteria, in natural language.
+    review: NonEmpty,
+    /// The lowest passing score on the 1–10 scale (default 7).
+    #[schemars(range(min = 1, max = 10))]
+    threshold: Option<u8>,
+    /// The judge's model.
+    model: Option<NonEmpty>,
+    /// The agent CLI that grades (default: the test's agent).
+    agent: Option<AgentName>,
+}
+
+/// Declares a list item made of one kind key (with a value of the given type) and, for
+/// kinds about tool calls, an optional `scope`.
+macro_rules! kind_item {
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty } scoped) => {
+        $(#[$doc])*
+        #[derive(JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        #[expect(dead_code, reason = "schema only")]
+        struct $name {
+            #[doc = concat!("The `", stringify!($key), "` check.")]
+            $key: $ty,
+            /// Which calls count (default `all`).
+            scope: Option<ScopeField>,
+        }
+    };
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
+        $(#[$doc])*
+        #[derive(JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        #[expect(dead_code, reason = "schema only")]
+        struct $name {
+            #[doc = concat!("The `", stringify!($key), "` check.")]
+            $key: $ty,
+        }
+    };
+}
+
+kind_item!(
+    /// `exit_code: N`.
+    ExitCodeItem { exit_code: ExitCode } scoped
+);
+kind_item!(
+    /// `output_contains: text`.
+    OutputContainsItem { output_contains: NonEmpty } scoped
+);
+kind_item!(
+    /// `output_equals: text`.
+    OutputEqualsItem { output_equals: String } scoped
+);
+kind_item!(
+    /// `error_contains: text`.
+    ErrorContainsItem { error_contains: NonEmpty } scoped
+);
+kind_item!(
+    /// `file_exists: path`.
+    FileExistsItem { file_exists: NonEmpty }
+);
+kind_item!(
+    /// `file_absent: path`.
+    FileAbsentItem { file_absent: NonEmpty }
+);
+kind_item!(
+    /// `file_contains: {path, text}` or `{path, matches}`.
+    FileContainsItem { file_contains: FileContains }
+);
+kind_item!(
+    /// `ran: regex`.
+    RanItem { ran: NonEmpty } scoped
+);
+kind_item!(
+    /// `not_ran: regex`.
+    NotRanItem { not_ran: NonEmpty } scoped
+);
+kind_item!(
+    /// `run_count: {pattern, min, max}`.
+    RunCountItem { run_count: RunCount } scoped
+);
+kind_item!(
+    /// `command_succeeded: regex` (case-insensitive).
+    CommandSucceededItem { command_succeeded: NonEmpty } scoped
+);
+kind_item!(
+    /// `verify: {run, exit_code, output_contains, output_equals, timeout}`.
+    VerifyItem { verify: Verify }
+);
+kind_item!(
+    /// `wrote: [paths]`.
+    WroteItem { wrote: OneOrMany }
+);
+kind_item!(
+    /// `json_file: {path, required}`.
+    JsonFileItem { json_file: JsonFile }
+);
+kind_item!(
+    /// `turns: {max}`.
+    TurnsItem { turns: MaxCount }
+);
+kind_item!(
+    /// `cost_usd: {max}`.
+    CostUsdItem { cost_usd: MaxCost }
+);
+kind_item!(
+    /// `duration: {max}`.
+    DurationItem { duration: MaxDuration }
+);
+kind_item!(
+    /// `tool_calls: {max, tool, scope}`.
+    ToolCallsItem { tool_calls: ToolCalls }
+);
+
+/// A workspace file's content: `text` (a substring) or `matches` (a regex), not both.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum FileContains {
+    /// A substring.
+    Text(FileText),
+    /// A regex.
+    Matches(FileMatches),
+}
+
+/// `{path, text}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct FileText {
+    /// The file, relative to the workspace.
+    path: NonEmpty,
+    /// The substring.
+    text: NonEmpty,
+}
+
+/// `{path, matches}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct FileMatches {
+    /// The file, relative to the workspace.
+    path: NonEmpty,
+    /// The regex.
+    matches: NonEmpty,
+}
+
+/// Bounds on how many matching shell commands ran; `min`, `max` or both.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct RunCount {
+    /// A regex over commands.
+    pattern: NonEmpty,
+    /// At least this many.
+    min: Option<u32>,
+    /// At most this many.
+    max: Option<u32>,
+}
+
+/// A shell command run in the workspace after the agent.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct Verify {
+    /// The command, run with `sh -c`.
+    run: NonEmpty,
+    /// The expected exit code (default 0).
+    exit_code: Option<ExitCode>,
+    /// A substring of its stdout.
+    output_contains: Option<NonEmpty>,
+    /// Its whole stdout, trimmed.
+    output_equals: Option<String>,
+    /// How long it may run (default 60s).
+    timeout: Option<Duration>,
+}
+
+/// A JSON file and the fields it must have.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct JsonFile {
+    /// The file, relative to the workspace.
+    path: NonEmpty,
+    /// Fields (dotted paths) that must be present and non-empty.
+    required: Option<Vec<NonEmpty>>,
+}
+
+/// A budget in a count.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct MaxCount {
+    /// The most allowed.
+    max: u32,
+}
+
+/// A budget in USD.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct MaxCost {
+    /// The most allowed, in USD.
+    #[schemars(range(min = 0))]
+    max: f64,
+}
+
+/// A budget in time.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct MaxDuration {
+    /// The most allowed.
+    max: Duration,
+}
+
+/// A budget on tool calls, of one tool or all.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct ToolCalls {
+    /// The most calls allowed.
+    max: u32,
+    /// Only this tool's calls (default: every tool).
+    tool: Option<NonEmpty>,
+    /// Which calls count.
+    scope: Option<ScopeField>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> serde_json::Value {
+        serde_json::from_str(&test_file_schema()).unwrap()
+    }
+
+    /// The checked-in schema is what the types generate; `UPDATE_SCHEMA=1 cargo test --lib
+    /// schema` rewrites it.
+    #[test]
+    fn checked_in_schema_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_PATH);
+        let generated = test_file_schema();
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            checked_in == generated,
+            "{SCHEMA_PATH} is out of date: run `UPDATE_SCHEMA=1 cargo test --lib schema` and commit it"
+        );
+    }
+
+    /// The schema names exactly the keys the loader accepts: the test's own, the tool
+    /// assertion's, and one list item per assertion kind.
+    #[test]
+    fn schema_and_loader_agree_on_every_key() {
+        let schema = schema();
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            k.sort();
+            k
+        };
+        let sorted = |items: &[&str]| {
+            let mut v: Vec<String> = items.iter().map(|s| (*s).to_owned()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(keys(&schema), sorted(super::super::load::TEST_KEYS));
+        let defs = &schema["definitions"];
+        assert_eq!(
+            keys(&defs["ToolItem"]),
+            sorted(super::super::load::TOOL_KEYS)
+        );
+        let items = defs["AssertionItem"]["anyOf"].as_array().unwrap();
+        let mut kinds: Vec<String> = items
+            .iter()
+            .map(|item| {
+                let reference = item.get("$ref").unwrap_or(&item["allOf"][0]["$ref"]);
+                let name = reference.as_str().unwrap().rsplit('/').next().unwrap();
+                let required = defs[name]["required"].as_array().unwrap();
+                assert_eq!(required.len(), 1, "{name} has one kind key");
+                required[0].as_str().unwrap().to_owned()
+            })
+            .collect();
+        kinds.sort();
+        let mut loader: Vec<String> = super::super::load::kind_keys().map(str::to_owned).collect();
+        loader.sort();
+        assert_eq!(kinds, loader);
+    }
+
+    fn validator() -> jsonschema::Validator {
+        jsonschema::draft7::new(&schema()).unwrap()
+    }
+
+    fn yaml_as_json(text: &str) -> serde_json::Value {
+        super::super::node::parse(text).unwrap().value.to_json()
+    }
+
+    /// Every bundled example passes the schema, as an editor would check it.
+    #[test]
+    fn examples_pass_the_schema() {
+        let validator = validator();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let files = super::super::discover::discover(&[root.join("examples")]).unwrap();
+        assert!(files.len() >= 3, "{files:?}");
+        for file in files {
+            let json = yaml_as_json(&std::fs::read_to_string(&file).unwrap());
+            let errors: Vec<String> = validator
+                .iter_errors(&json)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+        }
+    }
+
+    /// Mistakes the loader rejects, the schema rejects too; valid forms pass both.
+    #[test]
+    fn schema_rejects_what_the_loader_rejects() {
+        let validator = validator();
+        let head = "name: t\nprompt: p\nassertions:\n";
+        let valid = [
+            "  - tool: Bash\n    params: {command: {glob: \"git *\"}, timeout: 3}\n",
+            "  - exit_code: 0\n    scope: main\n",
+            "  - file_contains: {path: a.txt, matches: \"^x\"}\n",
+            "  - stdout: {review: polite, threshold: 8}\n",
+            "  - wrote: a.txt\n",
+        ];
+        for item in valid {
+            let text = format!("{head}{item}");
+            assert!(
+                super::super::load_str(std::path::Path::new("t.aptitude.yaml"), &text).is_ok(),
+                "{item}"
+            );
+            assert!(validator.is_valid(&yaml_as_json(&text)), "{item}");
+        }
+        let invalid = [
+            "  - tool: Read\n    calld: false\n",
+            "  - exit_code: 0\n    ran: ls\n",
+            "  - stdout: {review: polite, threshold: 11}\n",
+            "  - tool: Bash\n    params: {command: {globb: \"git *\"}}\n",
+            "  - file_contains: {path: a.txt, text: x, matches: y}\n",
+            "  - file_exists: a.txt\n    scope: main\n",
+            "  - turns: {max: 3, min: 1}\n",
+        ];
+        for item in invalid {
+            let text = format!("{head}{item}");
+            assert!(
+                super::super::load_str(std::path::Path::new("t.aptitude.yaml"), &text).is_err(),
+                "{item}"
+            );
+            assert!(!validator.is_valid(&yaml_as_json(&text)), "{item}");
+        }
+        assert!(!validator.is_valid(&yaml_as_json("name: t\nprompt: p\nassertions: []\n")));
+        assert!(!validator.is_valid(&yaml_as_json("name: t\nassertions:\n  - tool: Read\n")));
+    }
+}
