@@ -5,6 +5,7 @@
 //! (a test file, a transcript, an argument).
 
 mod analyze;
+mod init;
 mod inspect;
 mod output;
 mod publish;
@@ -64,6 +65,17 @@ pub enum Command {
     Report(ReportCommandArgs),
     /// Publish a results JSON file on GitHub: PR comment, check run, job summary, outputs.
     Publish(PublishArgs),
+    /// Scaffold a first test of the repository's AGENTS.md/CLAUDE.md and a workflow that
+    /// runs it on pull requests; never overwrites a file.
+    Init(InitArgs),
+}
+
+/// `aptitude init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The repository's root directory.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
 }
 
 /// GitHub publishing flags (`run --github`, `publish`).
@@ -273,6 +285,7 @@ pub fn main() -> ExitCode {
         Command::Transcript(args) => inspect::show_transcript(&args),
         Command::Report(args) => inspect::report(&args),
         Command::Publish(args) => publish::publish_command(&args),
+        Command::Init(args) => init::init(&args),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,96 @@
+//! `aptitude init`: the scaffold a new user starts from, and `validate` on it and on the
+//! bundled examples.
+
+use assert_cmd::Command;
+
+use crate::support::root;
+
+fn aptitude(dir: &std::path::Path) -> Command {
+    let mut cmd = Command::cargo_bin("aptitude").unwrap();
+    cmd.env_clear().current_dir(dir);
+    cmd
+}
+
+fn stdout(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn init_scaffolds_a_valid_test_and_workflow_and_never_overwrites() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join("AGENTS.md"), "- run `cargo test`\n").unwrap();
+    let created = stdout(aptitude(repo.path()).arg("init"), 0);
+    insta::assert_snapshot!("init_created", created);
+    let test = std::fs::read_to_string(repo.path().join("tests/agents/instructions.aptitude.yaml"))
+        .unwrap();
+    insta::assert_snapshot!("init_test_file", test);
+    let schema =
+        std::fs::read_to_string(repo.path().join("tests/agents/aptitude-test.schema.json"))
+            .unwrap();
+    assert_eq!(
+        schema,
+        aptitude::spec::schema::test_file_schema(),
+        "the modeline's schema is this version's"
+    );
+    let as_json: serde_json::Value = serde_saphyr::from_str(&test).unwrap();
+    let validator = jsonschema::draft7::new(&serde_json::from_str(&schema).unwrap()).unwrap();
+    assert!(
+        validator.is_valid(&as_json),
+        "the scaffold passes its own schema"
+    );
+    let workflow = repo.path().join(".github/workflows/aptitude.yml");
+    assert!(
+        std::fs::read_to_string(&workflow)
+            .unwrap()
+            .contains("tests: tests/agents")
+    );
+
+    let validated = stdout(aptitude(repo.path()).args(["validate", "tests/agents"]), 0);
+    insta::assert_snapshot!("init_validate", validated);
+
+    std::fs::write(&workflow, "mine\n").unwrap();
+    let again = stdout(aptitude(repo.path()).arg("init"), 0);
+    assert!(
+        again.contains("kept     .github/workflows/aptitude.yml (it exists)"),
+        "{again}"
+    );
+    assert!(!again.contains("created"), "{again}");
+    assert_eq!(
+        std::fs::read_to_string(&workflow).unwrap(),
+        "mine\n",
+        "never overwritten"
+    );
+}
+
+#[test]
+fn init_without_instructions_and_outside_a_directory() {
+    let repo = tempfile::tempdir().unwrap();
+    let created = stdout(aptitude(repo.path()).arg("init"), 0);
+    assert!(
+        created.contains("No AGENTS.md, CLAUDE.md or GEMINI.md here"),
+        "{created}"
+    );
+    let test = std::fs::read_to_string(repo.path().join("tests/agents/instructions.aptitude.yaml"))
+        .unwrap();
+    assert!(test.contains("this repository's conventions"), "{test}");
+    stdout(aptitude(repo.path()).args(["validate", "tests/agents"]), 0);
+    let out = aptitude(repo.path())
+        .args(["init", "AGENTS.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+}
+
+#[test]
+fn validate_output_for_the_bundled_examples() {
+    let out = stdout(aptitude(&root()).args(["validate", "examples"]), 0);
+    insta::assert_snapshot!("validate_examples", out);
+}
