@@ -25,6 +25,13 @@ use std::time::{Duration, Instant};
 )]
 mod model;
 
+#[path = "../tests/it/support/wire.rs"]
+#[expect(
+    clippy::unwrap_used,
+    reason = "the double's other protocols, served beside the one the benchmark uses"
+)]
+mod wire;
+
 use model::{ScriptedModel, Turn};
 
 const TESTS: usize = 16;

@@ -16,3 +16,4 @@ mod judge;
 mod reports;
 mod run;
 mod support;
+mod wire;

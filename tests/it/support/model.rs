@@ -1,10 +1,12 @@
 //! The scripted model: aptitude's one test double.
 //!
-//! A model server on 127.0.0.1 that speaks the Anthropic Messages API as Claude Code 2.1.328
-//! uses it (`POST /v1/messages?beta=true`, `stream: true`, SSE events `message_start`,
-//! `content_block_start` / `content_block_delta` / `content_block_stop`, `message_delta`,
-//! `message_stop`; `POST /v1/messages/count_tokens`). The agent is real; only its model is
-//! scripted.
+//! A model server on 127.0.0.1 that speaks each provider's wire protocol as the real agent
+//! CLIs use it. This file holds the scripts and the Anthropic Messages API as Claude Code
+//! 2.1.328 uses it (`POST /v1/messages?beta=true`, `stream: true`, SSE events
+//! `message_start`, `content_block_start` / `content_block_delta` / `content_block_stop`,
+//! `message_delta`, `message_stop`; `POST /v1/messages/count_tokens`); [`super::wire`]
+//! holds the OpenAI Responses and Chat Completions APIs and Gemini's
+//! `streamGenerateContent`. The agent is real; only its model is scripted.
 //!
 //! A script is a list of turns, chosen by a marker word found in the conversation's first
 //! user message (so that tests running at once each get their own script). Turn N is the
@@ -60,9 +62,45 @@ pub struct Request {
 }
 
 #[derive(Default)]
-struct Shared {
+pub(super) struct Shared {
     scripts: Mutex<Vec<(String, Vec<Turn>)>>,
     requests: Mutex<Vec<Request>>,
+}
+
+impl Shared {
+    /// Records a request and returns its scripted reply: the turn numbered `turn` of the
+    /// script whose marker is in `first` (the conversation's first user text), or a text
+    /// saying that nothing was scripted.
+    pub(super) fn next_turn(
+        &self,
+        path: String,
+        first: &str,
+        turn: usize,
+        has_tools: bool,
+        body: Value,
+    ) -> Turn {
+        let script = {
+            let scripts = self.scripts.lock().unwrap();
+            scripts
+                .iter()
+                .find(|(marker, _)| first.contains(marker.as_str()))
+                .map(|(marker, turns)| (marker.clone(), turns.get(turn).cloned()))
+        };
+        self.requests.lock().unwrap().push(Request {
+            path,
+            script: script.as_ref().map(|(m, _)| m.clone()),
+            turn,
+            has_tools,
+            body,
+        });
+        match script {
+            Some((_, Some(turn))) => turn,
+            Some((marker, None)) => Turn::Text(format!(
+                "(scripted model: script `{marker}` has no turn {turn})"
+            )),
+            None => Turn::Text("(scripted model: no script matches this conversation)".into()),
+        }
+    }
 }
 
 /// A running scripted model; stops when dropped.
@@ -91,11 +129,13 @@ impl ScriptedModel {
                 addr_tx
                     .send(listener.local_addr().expect("addr"))
                     .expect("send addr");
-                let app = Router::new()
-                    .route("/v1/messages", post(messages))
-                    .route("/v1/messages/count_tokens", post(count_tokens))
-                    .fallback(not_found)
-                    .with_state(state);
+                let app = super::wire::routes(
+                    Router::new()
+                        .route("/v1/messages", post(messages))
+                        .route("/v1/messages/count_tokens", post(count_tokens)),
+                )
+                .fallback(not_found)
+                .with_state(state);
                 let _ = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = stop_rx.await;
@@ -184,36 +224,17 @@ async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> R
                 .count()
         });
     let first = first_user_text(&body);
-    let script = {
-        let scripts = shared.scripts.lock().unwrap();
-        scripts
-            .iter()
-            .find(|(marker, _)| first.contains(marker.as_str()))
-            .map(|(marker, turns)| (marker.clone(), turns.get(turn).cloned()))
-    };
     let model = body
         .get("model")
         .and_then(Value::as_str)
         .unwrap_or("scripted")
         .to_owned();
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    shared.requests.lock().unwrap().push(Request {
-        path: uri.to_string(),
-        script: script.as_ref().map(|(m, _)| m.clone()),
-        turn,
-        has_tools: body
-            .get("tools")
-            .and_then(Value::as_array)
-            .is_some_and(|t| !t.is_empty()),
-        body,
-    });
-    let reply = match script {
-        Some((_, Some(turn))) => turn,
-        Some((marker, None)) => Turn::Text(format!(
-            "(scripted model: script `{marker}` has no turn {turn})"
-        )),
-        None => Turn::Text("(scripted model: no script matches this conversation)".into()),
-    };
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let reply = shared.next_turn(uri.to_string(), &first, turn, has_tools, body);
     respond(reply, turn, &model, stream).await
 }
 

@@ -1,0 +1,214 @@
+//! The scripted model speaks each provider's wire protocol as the real agent CLIs do: each
+//! pinned CLI (`package-lock.json`, installed by `scripts/test`) runs headless against it,
+//! makes the scripted shell tool call in a scratch workspace, sends the command's output
+//! back and prints the scripted final answer. These tests protect the test double itself;
+//! the agents' adapters are tested through `aptitude run`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::json;
+
+use crate::support::model::{ScriptedModel, Turn};
+use crate::support::root;
+
+/// A pinned agent CLI from `node_modules/.bin`.
+fn cli(name: &str) -> PathBuf {
+    let bin = root().join("node_modules/.bin").join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run `scripts/test` (it installs the pinned agent CLIs with `npm ci`)",
+        bin.display()
+    );
+    bin
+}
+
+/// A scratch workspace and a home directory for one CLI run.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Scratch { dir }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A command for `bin` in the workspace, with a cleared environment and this home.
+    fn command(&self, bin: &Path) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .current_dir(self.workspace())
+            .write_stdin(Vec::<u8>::new())
+            .timeout(Duration::from_secs(120));
+        cmd
+    }
+}
+
+/// Runs `cmd`, asserts it exited 0, and returns its stdout.
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// What every protocol must carry: the shell call ran in the workspace, its output went
+/// back to the model on the next request, and the final answer reached stdout.
+fn assert_round_trip(model: &ScriptedModel, marker: &str, scratch: &Scratch, stdout: &str) {
+    let made = std::fs::read_to_string(scratch.workspace().join("made.txt")).unwrap();
+    assert_eq!(
+        made.trim(),
+        "wire-ok",
+        "the scripted command ran in the workspace"
+    );
+    let requests = model.requests_for(marker);
+    let turns: Vec<usize> = requests.iter().map(|r| r.turn).collect();
+    assert!(turns.starts_with(&[0, 1]), "{turns:?}");
+    let second = requests.iter().find(|r| r.turn == 1).unwrap();
+    assert!(
+        second.body.to_string().contains("wire-ok"),
+        "the tool's output went back to the model: {}",
+        second.body
+    );
+    assert!(stdout.contains("all done"), "{stdout}");
+}
+
+const COMMAND: &str = "echo wire-ok > made.txt && cat made.txt";
+
+#[test]
+fn codex_speaks_the_responses_api() {
+    let model = ScriptedModel::start();
+    let marker = "WIRE-CODEX";
+    model.script(
+        marker,
+        vec![
+            Turn::Tool("exec_command", json!({"cmd": COMMAND})),
+            Turn::Text("all done".into()),
+        ],
+    );
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.home().join(".codex")).unwrap();
+    let provider = format!(
+        "model_providers.fake={{name=\"Fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
+        model.base_url()
+    );
+    let stdout = run_ok(
+        scratch
+            .command(&cli("codex"))
+            .env("CODEX_HOME", scratch.home().join(".codex"))
+            .env("FAKE_API_KEY", "sk-test")
+            .args([
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-m",
+                "fake-model",
+                "-c",
+                "model_provider=fake",
+                "-c",
+                &provider,
+            ])
+            .arg(format!("{marker}: make the file")),
+    );
+    assert!(
+        stdout.contains("\"type\":\"command_execution\""),
+        "{stdout}"
+    );
+    assert_round_trip(&model, marker, &scratch, &stdout);
+}
+
+#[test]
+fn gemini_cli_speaks_stream_generate_content() {
+    let model = ScriptedModel::start();
+    let marker = "WIRE-GEMINI";
+    model.script(
+        marker,
+        vec![
+            Turn::Tool("run_shell_command", json!({"command": COMMAND})),
+            Turn::Text("all done".into()),
+        ],
+    );
+    let scratch = Scratch::new();
+    let settings = scratch.home().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+               "privacy": {"usageStatisticsEnabled": false},
+               "telemetry": {"enabled": false}, "general": {"maxAttempts": 1}})
+        .to_string(),
+    )
+    .unwrap();
+    let stdout = run_ok(
+        scratch
+            .command(&cli("gemini"))
+            .env("GEMINI_CLI_HOME", scratch.home())
+            .env("GOOGLE_GEMINI_BASE_URL", model.base_url())
+            .env("GEMINI_API_KEY", "sk-test")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .arg("-p")
+            .arg(format!("{marker}: make the file"))
+            .args([
+                "-m",
+                "gemini-fake",
+                "--output-format",
+                "stream-json",
+                "--yolo",
+            ]),
+    );
+    assert!(stdout.contains("\"type\":\"tool_use\""), "{stdout}");
+    assert_round_trip(&model, marker, &scratch, &stdout);
+}
+
+#[test]
+fn qwen_code_speaks_chat_completions() {
+    let model = ScriptedModel::start();
+    let marker = "WIRE-QWEN";
+    model.script(
+        marker,
+        vec![
+            Turn::Tool("run_shell_command", json!({"command": COMMAND})),
+            Turn::Text("all done".into()),
+        ],
+    );
+    let scratch = Scratch::new();
+    let stdout = run_ok(
+        scratch
+            .command(&cli("qwen"))
+            .env("QWEN_HOME", scratch.home().join(".qwen"))
+            .env("OPENAI_BASE_URL", format!("{}/v1", model.base_url()))
+            .env("OPENAI_API_KEY", "sk-test")
+            .args([
+                "--auth-type",
+                "openai",
+                "-m",
+                "fake-model",
+                "-o",
+                "stream-json",
+                "--yolo",
+            ])
+            .arg(format!("{marker}: make the file")),
+    );
+    assert!(stdout.contains("\"tool_use\""), "{stdout}");
+    assert_round_trip(&model, marker, &scratch, &stdout);
+}
