@@ -5,7 +5,7 @@
 //! | route | protocol | clients |
 //! |---|---|---|
 //! | `POST /v1/responses` | Responses, SSE `response.created`, `response.output_item.added` / `.done`, `response.output_text.delta`, `response.completed` | Codex CLI 0.169.0 |
-//! | `POST /v1/chat/completions` | Chat Completions, SSE `chat.completion.chunk` deltas, a usage chunk, `data: [DONE]` | Qwen Code 0.24.4, Copilot CLI, opencode, pi, Aider |
+//! | `POST /v1/chat/completions` | Chat Completions, SSE `chat.completion.chunk` deltas, a usage chunk, `data: [DONE]` | Qwen Code 0.24.4, Copilot CLI 1.0.102, opencode 1.18.33, pi 0.73.1 (Aider 0.86.2 too, untested here) |
 //! | `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` | Gemini, SSE `data:` chunks of `candidates` + `usageMetadata` | Gemini CLI 0.61.0 |
 //!
 //! Scripts are shared with the Anthropic protocol ([`super::model`]): a [`Turn`] names the
