@@ -88,6 +88,7 @@ impl<'a> Expectation<'a> {
             review: None,
             threshold: DEFAULT_THRESHOLD,
             model: None,
+            votes: None,
             cache: true,
         }
     }
@@ -276,6 +277,7 @@ pub struct StdoutAssertion<'a> {
     review: Option<String>,
     threshold: u8,
     model: Option<String>,
+    votes: Option<u32>,
     cache: bool,
 }
 
@@ -289,6 +291,13 @@ impl StdoutAssertion<'_> {
     /// The passing score, 1–10 (default 7); out-of-range values are clamped.
     pub fn with_threshold(mut self, threshold: u8) -> Self {
         self.threshold = threshold.clamp(1, 10);
+        self
+    }
+
+    /// Grades with `n` independent calls whose median score decides (1–25; out-of-range
+    /// values are clamped), as `votes:` in YAML.
+    pub fn with_votes(mut self, n: u32) -> Self {
+        self.votes = Some(n.clamp(1, crate::spec::MAX_VOTES));
         self
     }
 
@@ -327,6 +336,7 @@ impl StdoutAssertion<'_> {
             threshold: self.threshold,
             model: self.model.clone(),
             agent: None,
+            votes: self.votes,
         };
         let Some(grader) = self.grader.clone() else {
             return AssertionResult::new(

@@ -184,6 +184,26 @@ pub struct AssertionResult {
     /// LLM-judged reviews: tokens, cost and time of the grading calls made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grading_usage: Option<Usage>,
+    /// LLM-judged reviews graded by several votes: each vote (`score` is their median).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<JudgeVote>,
+}
+
+/// One grading call of a review graded by several votes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeVote {
+    /// The vote's score, 1–10; absent when it could not grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u8>,
+    /// The judge's reasoning for this vote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Why this vote could not grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Whether the vote came from the grade cache.
+    #[serde(default)]
+    pub cached: bool,
 }
 
 impl AssertionResult {
@@ -206,6 +226,7 @@ impl AssertionResult {
             reasoning: None,
             cached: None,
             grading_usage: None,
+            votes: Vec::new(),
         }
     }
 }

@@ -137,9 +137,18 @@ fn review(
             )
         };
     };
+    let scores: Vec<u8> = v.votes.iter().filter_map(|vote| vote.score).collect();
+    let spread = match (scores.iter().min(), scores.iter().max()) {
+        (Some(lo), Some(hi)) => format!(
+            ", median of {} of {} votes, spread {lo}–{hi}",
+            scores.len(),
+            v.votes.len()
+        ),
+        _ => String::new(),
+    };
     let description = match v.score {
         Some(score) => format!(
-            "stdout review: {:?} (score: {score}/10, threshold: {})",
+            "stdout review: {:?} (score: {score}/10{spread}, threshold: {})",
             r.review, r.threshold
         ),
         None => format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
@@ -155,6 +164,7 @@ fn review(
         reasoning: v.reasoning.clone(),
         cached: v.score.map(|_| v.cached),
         grading_usage: v.usage.clone(),
+        votes: v.votes.clone(),
         ..AssertionResult::new("stdout", description, v.status, line, detail)
     }
 }

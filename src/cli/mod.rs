@@ -196,6 +196,11 @@ pub struct JudgeArgs {
     /// Retries for a judge reply that can not be parsed (then the review is an error).
     #[arg(long, default_value_t = crate::judge::DEFAULT_RETRIES, value_name = "N")]
     pub judge_retries: u32,
+    /// Grading calls per `stdout` review that sets no `votes:`; the median score decides
+    /// (1–25).
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::spec::MAX_VOTES)))]
+    pub judge_votes: u32,
 }
 
 impl JudgeArgs {
@@ -210,6 +215,7 @@ impl JudgeArgs {
                 crate::judge::cache::Cache::default_dir().map(crate::judge::cache::Cache::new)
             },
             timeout: crate::judge::GRADE_TIMEOUT,
+            votes: self.judge_votes,
         }
     }
 }

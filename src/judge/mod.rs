@@ -12,6 +12,13 @@
 //! Reviews are graded concurrently under one global limit (`--judge-jobs`, default 4), so
 //! grading overlaps other tests' agent runs. Grades are cached on disk ([`cache`]); a hit
 //! makes no call and is marked `cached`.
+//!
+//! **Votes.** `votes: n` on a review (or `--judge-votes n`) makes n independent grading
+//! calls, so judge noise shows apart from the agent's: the median score decides (for an
+//! even n, the mean of the two middle scores rounded down, like a fractional score), and
+//! every vote's score and reasoning are kept, with their spread. A vote that errors does
+//! not count; the review is `error` unless more than half of the votes graded. Each vote
+//! has its own cache entry (vote 1 shares the single-vote key).
 
 pub mod cache;
 pub mod parse;
@@ -25,7 +32,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::results::AssertionStatus;
+use crate::results::{AssertionStatus, JudgeVote};
 use crate::spec::ReviewAssertion;
 use crate::transcript::Usage;
 use cache::{Cache, CachedGrade};
@@ -50,6 +57,8 @@ pub struct JudgeConfig {
     pub cache: Option<Cache>,
     /// Time limit of one grading call.
     pub timeout: Duration,
+    /// Grading calls per review that sets no `votes:` (`--judge-votes`, default 1).
+    pub votes: u32,
 }
 
 impl Default for JudgeConfig {
@@ -60,6 +69,7 @@ impl Default for JudgeConfig {
             jobs: DEFAULT_JUDGE_JOBS,
             cache: Cache::default_dir().map(Cache::new),
             timeout: GRADE_TIMEOUT,
+            votes: 1,
         }
     }
 }
@@ -79,6 +89,8 @@ pub struct ReviewVerdict {
     pub cached: bool,
     /// Tokens, cost and time of the grading calls made (none on a cache hit).
     pub usage: Option<Usage>,
+    /// Every vote, when the review was graded by more than one (empty otherwise).
+    pub votes: Vec<JudgeVote>,
 }
 
 impl ReviewVerdict {
@@ -95,6 +107,7 @@ impl ReviewVerdict {
             problem: Some(why),
             cached: false,
             usage,
+            votes: Vec::new(),
         }
     }
 
@@ -112,6 +125,70 @@ impl ReviewVerdict {
             problem: None,
             cached,
             usage,
+            votes: Vec::new(),
+        }
+    }
+
+    /// The verdict of `votes` (one per grading call) against `threshold`, by the rules in
+    /// the module docs; a single vote gives exactly the single-call verdict.
+    fn of_votes(votes: Vec<(JudgeVote, Option<Usage>)>, threshold: u8) -> Self {
+        let mut usage: Option<Usage> = None;
+        for u in votes.iter().filter_map(|(_, u)| u.as_ref()) {
+            usage.get_or_insert_with(Usage::default).add(u);
+        }
+        let votes: Vec<JudgeVote> = votes.into_iter().map(|(v, _)| v).collect();
+        let mut scores: Vec<u8> = votes.iter().filter_map(|v| v.score).collect();
+        let first_problem = || {
+            votes
+                .iter()
+                .find_map(|v| v.problem.clone())
+                .unwrap_or_else(|| "no vote".to_owned())
+        };
+        if let [only] = votes.as_slice() {
+            return match only.score {
+                Some(score) => ReviewVerdict::graded(
+                    score,
+                    threshold,
+                    only.reasoning.clone().unwrap_or_default(),
+                    only.cached,
+                    usage,
+                ),
+                None => ReviewVerdict::problem(AssertionStatus::Error, first_problem(), usage),
+            };
+        }
+        if scores.len() * 2 <= votes.len() {
+            let problem = format!(
+                "only {} of {} judge votes graded, not a majority: {}",
+                scores.len(),
+                votes.len(),
+                first_problem()
+            );
+            return ReviewVerdict {
+                votes,
+                ..ReviewVerdict::problem(AssertionStatus::Error, problem, usage)
+            };
+        }
+        scores.sort_unstable();
+        let mid = scores.len() / 2;
+        let median = if scores.len() % 2 == 1 {
+            scores[mid]
+        } else {
+            // The mean of the two middle scores, rounded down: a pass needs the judges'
+            // own numbers to reach the threshold.
+            let sum = u16::from(scores[mid - 1]) + u16::from(scores[mid]);
+            u8::try_from(sum / 2).unwrap_or(scores[mid - 1])
+        };
+        // The reasoning shown is a vote that gave the median, else the closest below it.
+        let reasoning = votes
+            .iter()
+            .filter(|v| v.score.is_some_and(|s| s <= median))
+            .max_by_key(|v| v.score)
+            .and_then(|v| v.reasoning.clone())
+            .unwrap_or_default();
+        let cached = votes.iter().filter(|v| v.score.is_some()).all(|v| v.cached);
+        ReviewVerdict {
+            votes,
+            ..ReviewVerdict::graded(median, threshold, reasoning, cached, usage)
         }
     }
 }
@@ -172,27 +249,59 @@ impl Judge {
             answer,
         };
         let model = review.model.as_deref();
-        let key = Cache::key(agent_name, model, &prompt::canonical(&inputs));
+        let canonical = prompt::canonical(&inputs);
+        let count = review.votes.unwrap_or(self.config.votes).max(1);
+        let votes = (0..count).map(|vote| {
+            // Vote 1 keeps the single-vote key, so single-vote grades stay cached.
+            let key = if vote == 0 {
+                Cache::key(agent_name, model, &canonical)
+            } else {
+                Cache::key(agent_name, model, &format!("{canonical}\u{0}vote {vote}"))
+            };
+            self.vote(grader.as_ref(), agent_name, &inputs, model, key, cancel)
+        });
+        let votes = futures_util::future::join_all(votes).await;
+        ReviewVerdict::of_votes(votes, review.threshold)
+    }
+
+    /// One grading call (with its retries), or the cached grade under `key`.
+    async fn vote(
+        &self,
+        grader: &dyn Agent,
+        agent_name: &str,
+        inputs: &prompt::Inputs<'_>,
+        model: Option<&str>,
+        key: String,
+        cancel: &CancellationToken,
+    ) -> (JudgeVote, Option<Usage>) {
+        let failed = |problem: String| JudgeVote {
+            score: None,
+            reasoning: None,
+            problem: Some(problem),
+            cached: false,
+        };
         if let Some(hit) = self.config.cache.as_ref().and_then(|c| c.get(&key)) {
-            return ReviewVerdict::graded(hit.score, review.threshold, hit.reasoning, true, None);
+            let vote = JudgeVote {
+                score: Some(hit.score),
+                reasoning: Some(hit.reasoning),
+                problem: None,
+                cached: true,
+            };
+            return (vote, None);
         }
         let permit = tokio::select! {
             p = Arc::clone(&self.slots).acquire_owned() => p.ok(),
             () = cancel.cancelled() => None,
         };
         let Some(_permit) = permit else {
-            return ReviewVerdict::problem(
-                AssertionStatus::Error,
-                "not graded: the run was interrupted".into(),
-                None,
-            );
+            return (failed("not graded: the run was interrupted".into()), None);
         };
         let mut usage: Option<Usage> = None;
         let attempts = 1 + self.config.retries;
         let mut last_error = None;
         for _ in 0..attempts {
             let reply = grader
-                .grade(&prompt::render(&inputs), model, self.config.timeout, cancel)
+                .grade(&prompt::render(inputs), model, self.config.timeout, cancel)
                 .await;
             let reply = match reply {
                 Ok(reply) => reply,
@@ -202,9 +311,8 @@ impl Judge {
                     } else {
                         ""
                     };
-                    return ReviewVerdict::problem(
-                        AssertionStatus::Error,
-                        format!("the grading could not be done: {e}{hint}"),
+                    return (
+                        failed(format!("the grading could not be done: {e}{hint}")),
                         usage,
                     );
                 }
@@ -223,21 +331,22 @@ impl Judge {
                             },
                         );
                     }
-                    return ReviewVerdict::graded(
-                        grade.score,
-                        review.threshold,
-                        grade.reasoning,
-                        false,
-                        usage,
-                    );
+                    let vote = JudgeVote {
+                        score: Some(grade.score),
+                        reasoning: Some(grade.reasoning),
+                        problem: None,
+                        cached: false,
+                    };
+                    return (vote, usage);
                 }
                 Err(e) => last_error = Some(e),
             }
         }
         let why = last_error.map_or_else(|| "no reply".to_owned(), |e| e.to_string());
-        ReviewVerdict::problem(
-            AssertionStatus::Error,
-            format!("the judge's reply could not be parsed after {attempts} attempts: {why}"),
+        (
+            failed(format!(
+                "the judge's reply could not be parsed after {attempts} attempts: {why}"
+            )),
             usage,
         )
     }
@@ -312,6 +421,7 @@ mod tests {
             threshold,
             model: None,
             agent: None,
+            votes: None,
         }
     }
 
@@ -411,5 +521,132 @@ mod tests {
         let (mut j, _) = judge(vec![], None);
         j.config.enabled = false;
         assert_eq!(grade(&j, 7, "a").await.status, AssertionStatus::Skip);
+    }
+
+    async fn grade_votes(j: &Judge, votes: u32, threshold: u8) -> ReviewVerdict {
+        let review = ReviewAssertion {
+            votes: Some(votes),
+            ..review(threshold)
+        };
+        j.review(
+            &review,
+            "claude",
+            "task",
+            Some("a"),
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    fn scored(score: u8) -> String {
+        format!(r#"{{"score": {score}, "reasoning": "gave {score}"}}"#)
+    }
+
+    #[tokio::test]
+    async fn votes_take_the_median_and_keep_every_vote() {
+        let replies = [scored(9), scored(5), scored(8)];
+        let (j, canned) = judge(replies.iter().map(|r| Ok(r.as_str())).collect(), None);
+        let v = grade_votes(&j, 3, 7).await;
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            3,
+            "one grading call per vote"
+        );
+        assert_eq!((v.status, v.score), (AssertionStatus::Pass, Some(8)));
+        assert_eq!(
+            v.reasoning.as_deref(),
+            Some("gave 8"),
+            "the median vote's reasoning"
+        );
+        let scores: Vec<Option<u8>> = v.votes.iter().map(|vote| vote.score).collect();
+        assert_eq!(scores, [Some(9), Some(5), Some(8)]);
+        assert_eq!(
+            v.usage.unwrap().output_tokens,
+            15,
+            "every vote's usage counts"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_even_number_of_votes_rounds_the_middle_down() {
+        let replies = [scored(9), scored(8), scored(3), scored(2)];
+        let (j, _) = judge(replies.iter().map(|r| Ok(r.as_str())).collect(), None);
+        let v = grade_votes(&j, 4, 6).await;
+        // (3 + 8) / 2 = 5.5 → 5, below 6: a pass needs the judges' own numbers.
+        assert_eq!((v.status, v.score), (AssertionStatus::Fail, Some(5)));
+    }
+
+    #[tokio::test]
+    async fn votes_that_error_do_not_count_and_a_minority_is_an_error() {
+        let nine = scored(9);
+        let (j, _) = judge(
+            vec![Err("api down"), Ok(nine.as_str()), Ok(nine.as_str())],
+            None,
+        );
+        let v = grade_votes(&j, 3, 7).await;
+        assert_eq!(
+            (v.status, v.score),
+            (AssertionStatus::Pass, Some(9)),
+            "2 of 3 is a majority"
+        );
+        assert_eq!(
+            v.votes[0]
+                .problem
+                .as_deref()
+                .map(|p| p.contains("api down")),
+            Some(true)
+        );
+
+        let (j, _) = judge(
+            vec![Err("api down"), Err("api down"), Ok(nine.as_str())],
+            None,
+        );
+        let v = grade_votes(&j, 3, 7).await;
+        assert_eq!(
+            v.status,
+            AssertionStatus::Error,
+            "a 9 from 1 of 3 votes is not a pass"
+        );
+        assert!(
+            v.problem
+                .unwrap()
+                .starts_with("only 1 of 3 judge votes graded")
+        );
+        assert_eq!(v.votes.len(), 3);
+
+        let (j, _) = judge(vec![Err("api down"), Ok(nine.as_str())], None);
+        let v = grade_votes(&j, 2, 7).await;
+        assert_eq!(v.status, AssertionStatus::Error, "half is not a majority");
+    }
+
+    #[tokio::test]
+    async fn each_vote_is_cached_on_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = || Some(Cache::new(dir.path().to_owned()));
+        let replies = [scored(9), scored(5), scored(8)];
+        let (j, canned) = judge(replies.iter().map(|r| Ok(r.as_str())).collect(), cache());
+        let first = grade_votes(&j, 3, 7).await;
+        assert_eq!(*canned.calls.lock().unwrap(), 3);
+        let (j, canned) = judge(Vec::new(), cache());
+        let again = grade_votes(&j, 3, 7).await;
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            0,
+            "every vote came from the cache"
+        );
+        assert!(again.cached && again.votes.iter().all(|v| v.cached));
+        let scores = |v: &ReviewVerdict| v.votes.iter().map(|v| v.score).collect::<Vec<_>>();
+        assert_eq!(
+            scores(&again),
+            scores(&first),
+            "each vote keeps its own grade"
+        );
+        let (j, canned) = judge(Vec::new(), cache());
+        assert_eq!(
+            grade(&j, 7, "a").await.score,
+            Some(9),
+            "a single vote shares vote 1's key"
+        );
+        assert_eq!(*canned.calls.lock().unwrap(), 0);
     }
 }

@@ -326,7 +326,13 @@ pub struct ReviewAssertion {
     pub model: Option<String>,
     /// Which agent adapter grades; default: the test's agent.
     pub agent: Option<String>,
+    /// `votes: n`: independent grading calls whose median score decides (1–25); `None`
+    /// uses the run's `--judge-votes` (default 1).
+    pub votes: Option<u32>,
 }
+
+/// The most judge votes one review may ask for.
+pub const MAX_VOTES: u32 = 25;
 
 /// The default time limit of a `verify` command.
 pub const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(60);

@@ -354,6 +354,10 @@ struct Review {
     model: Option<NonEmpty>,
     /// The agent CLI that grades (default: the test's agent).
     agent: Option<AgentName>,
+    /// Independent grading calls whose median score decides (default 1, or
+    /// `--judge-votes`).
+    #[schemars(range(min = 1, max = 25))]
+    votes: Option<u32>,
 }
 
 /// Declares a list item made of one kind key (with a value of the given type) and, for

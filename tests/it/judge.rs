@@ -368,3 +368,70 @@ fn the_fluent_review_grades_through_the_claude_adapter() {
     assert_eq!(strict.reasoning.as_deref(), Some("says 42"));
     assert_eq!(model.requests_for("fluent-judge").len(), 3);
 }
+
+/// Judge votes with the real `claude` as grader: three grading calls, the median decides,
+/// every vote and the spread are kept; `--judge-votes` applies to reviews that set none.
+#[test]
+fn judge_votes_take_the_median_and_show_the_spread() {
+    let model = ScriptedModel::start();
+    let grade = |score: u8| {
+        Turn::Text(format!(
+            "{{\"score\": {score}, \"reasoning\": \"gave {score}\"}}"
+        ))
+    };
+    model.script(
+        "judge-votes",
+        vec![Turn::Sequence(vec![grade(9), grade(4), grade(8)])],
+    );
+    model.script(
+        "judge-flag",
+        vec![Turn::Sequence(vec![grade(3), grade(9), grade(9)])],
+    );
+    model.script("agent-votes", vec![Turn::Text("The counter is 43.".into())]);
+    model.script("agent-flag", vec![Turn::Text("The counter is 43.".into())]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/votes.aptitude.yaml",
+        &review_test("votes", "judge-votes", 7)
+            .replace("threshold: 7", "threshold: 7\n      votes: 3"),
+    );
+    suite.file(
+        "tests/flag.aptitude.yaml",
+        &review_test("flag", "judge-flag", 7),
+    );
+    let out = aptitude_run(&suite, &model, &["--judge-votes", "3", "--no-cache"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results = out.results.unwrap();
+    let votes = review_of(test(&results, "votes"));
+    assert_eq!(
+        (votes["status"].as_str(), votes["score"].as_u64()),
+        (Some("pass"), Some(8))
+    );
+    let scores: Vec<u64> = votes["votes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["score"].as_u64().unwrap())
+        .collect();
+    let mut sorted = scores.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [4, 8, 9], "every vote is kept");
+    assert_eq!(votes["reasoning"], "gave 8", "the median vote's reasoning");
+    assert_eq!(
+        model.requests_for("judge-votes").len(),
+        3,
+        "one grading call per vote"
+    );
+    assert!(
+        out.stdout
+            .contains("(score: 8/10, median of 3 of 3 votes, spread 4–9, threshold: 7)"),
+        "{}",
+        out.stdout
+    );
+    let flag = review_of(test(&results, "flag"));
+    assert_eq!(
+        flag["score"], 9,
+        "--judge-votes 3 applied: a lone 3 is outvoted"
+    );
+    assert_eq!(model.requests_for("judge-flag").len(), 3);
+}

@@ -1,9 +1,9 @@
-//! `stdout:` reviews: the criteria, threshold (1–10), model and agent an LLM judge grades
-//! the final answer with.
+//! `stdout:` reviews: the criteria, threshold (1–10), model, agent and number of votes an
+//! LLM judge grades the final answer with.
 
 use super::super::diagnostic::Diagnostic;
 use super::super::node::{Node, Value};
-use super::super::{DEFAULT_THRESHOLD, ReviewAssertion};
+use super::super::{DEFAULT_THRESHOLD, MAX_VOTES, ReviewAssertion};
 use super::Ctx;
 
 impl Ctx {
@@ -11,7 +11,7 @@ impl Ctx {
         let fields = self.map(node, "stdout")?;
         self.unknown_keys(
             &fields,
-            &["review", "threshold", "model", "agent"],
+            &["review", "threshold", "model", "agent", "votes"],
             "`stdout`",
         );
         let review = match fields.get("review") {
@@ -54,11 +54,35 @@ impl Ctx {
         if fields.get("agent").is_some() && agent.is_none() {
             return None;
         }
+        let votes = match fields.get("votes") {
+            None => None,
+            Some(n) => match &n.value {
+                Value::Int(v) if (1..=i64::from(MAX_VOTES)).contains(v) => {
+                    Some(u32::try_from(*v).ok()?)
+                }
+                Value::Int(v) => {
+                    self.push(
+                        Diagnostic::new(
+                            n.pos,
+                            format!("`votes` must be between 1 and {MAX_VOTES}, found {v}"),
+                        )
+                        .label("out of range")
+                        .hint("each vote is one grading call; 3 or 5 are usual"),
+                    );
+                    return None;
+                }
+                _ => {
+                    self.type_error(n, "votes", "a whole number of grading calls");
+                    return None;
+                }
+            },
+        };
         Some(ReviewAssertion {
             review: review?,
             threshold: threshold?,
             model,
             agent,
+            votes,
         })
     }
 }

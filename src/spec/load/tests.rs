@@ -455,3 +455,22 @@ fn every_assertion_kind_is_in_the_kinds_table() {
     assert_eq!(seen, table, "every row of the table has a sample");
     assert_eq!(table.len(), kinds::KINDS.len(), "no key twice in the table");
 }
+
+#[test]
+fn review_votes_are_bounded() {
+    let spec = load(&format!("{HEAD}  - stdout: {{review: polite, votes: 3}}\n")).unwrap();
+    let AssertionKind::Review(r) = &spec.assertions[0].kind else {
+        panic!("a review")
+    };
+    assert_eq!(r.votes, Some(3));
+    for (votes, message) in [
+        ("0", "between 1 and 25"),
+        ("26", "between 1 and 25"),
+        ("many", "whole number"),
+    ] {
+        let errs = errors(&format!(
+            "{HEAD}  - stdout: {{review: polite, votes: {votes}}}\n"
+        ));
+        assert_reports(&errs, message);
+    }
+}

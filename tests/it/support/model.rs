@@ -44,6 +44,9 @@ pub enum Turn {
     Drop,
     /// Never answers.
     Hang,
+    /// Successive requests for this turn get successive replies (the last one repeats):
+    /// a retried request, or several grading calls with the same prompt (judge votes).
+    Sequence(Vec<Turn>),
 }
 
 /// A recorded request.
@@ -65,6 +68,8 @@ pub struct Request {
 pub(super) struct Shared {
     scripts: Mutex<Vec<(String, Vec<Turn>)>>,
     requests: Mutex<Vec<Request>>,
+    /// How many requests each (script, turn) holding a [`Turn::Sequence`] has served.
+    served: Mutex<std::collections::HashMap<(String, usize), usize>>,
 }
 
 impl Shared {
@@ -94,6 +99,17 @@ impl Shared {
             body,
         });
         match script {
+            Some((marker, Some(Turn::Sequence(replies)))) => {
+                let mut served = self.served.lock().unwrap();
+                let count = served.entry((marker, turn)).or_insert(0);
+                let reply = replies
+                    .get(*count)
+                    .or(replies.last())
+                    .cloned()
+                    .unwrap_or(Turn::Text("(scripted model: empty sequence)".into()));
+                *count += 1;
+                reply
+            }
             Some((_, Some(turn))) => turn,
             Some((marker, None)) => Turn::Text(format!(
                 "(scripted model: script `{marker}` has no turn {turn})"
@@ -277,6 +293,17 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
         Turn::Delay(d, inner) => {
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, index, model, stream)).await
+        }
+        // Sequences are resolved by `Shared::next_turn`; one nested in another is a
+        // scripting mistake, answered as such.
+        Turn::Sequence(_) => {
+            Box::pin(respond(
+                Turn::Text("(scripted model: nested sequence)".into()),
+                index,
+                model,
+                stream,
+            ))
+            .await
         }
         Turn::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;

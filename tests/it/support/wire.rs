@@ -192,6 +192,14 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, parsed, protocol)).await
         }
+        Turn::Sequence(_) => {
+            Box::pin(respond(
+                Turn::Text("(scripted model: nested sequence)".into()),
+                parsed,
+                protocol,
+            ))
+            .await
+        }
         Turn::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
