@@ -6,6 +6,9 @@
 //! artifact. Every value is HTML-escaped by askama — an agent answer containing `<script>`
 //! shows as text. Tool-call inputs and outputs are collapsed (`<details>`) and cut at
 //! [`OUTPUT_MAX`] characters with a marker, so a report of a thousand tests stays usable.
+//!
+//! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
+//! scrollable box is focusable with a name, and the filter only shows with JavaScript.
 
 use askama::Template;
 
@@ -81,10 +84,12 @@ struct Report {
     script_hash: String,
 }
 
-/// The page's only script: the "failures only" filter, and failing tests opened. The
+/// The page's only script: the "failures only" filter (hidden until this script shows it,
+/// so that without JavaScript no control does nothing), and failing tests opened. The
 /// Content-Security-Policy allows this script by its hash and nothing else, so even an
 /// escaping bug could not run injected code.
 const SCRIPT: &str = r#"(function () {
+  document.getElementById("filter").hidden = false;
   var box = document.getElementById("failures-only");
   box.addEventListener("change", function () {
     document.body.classList.toggle("failures-only", box.checked);
@@ -160,7 +165,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
     if let Some(u) = &t.usage {
         meta.push(format_usage(u));
         if let Some(turns) = u.turns {
-            meta.push(format!("{turns} turns"));
+            meta.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
         }
     }
     if let Some(agent) = &t.agent {
