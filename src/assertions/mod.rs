@@ -241,7 +241,10 @@ pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
 pub fn truncate_lines(s: &str, max: usize) -> String {
     let cut = crate::cut::chars(s, max);
     if cut.was_cut() {
-        format!("{}\n… [truncated: {} more characters]", cut.kept, cut.left_out)
+        format!(
+            "{}\n… [truncated: {} more characters]",
+            cut.kept, cut.left_out
+        )
     } else {
         cut.kept
     }

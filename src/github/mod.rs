@@ -131,12 +131,7 @@ pub fn body(
 /// token can write.
 pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOptions) -> Published {
     let mut out = Published::default();
-    let summary_body = body(
-        results,
-        env,
-        options,
-        summary::SUMMARY_BYTES - MARGIN_BYTES,
-    );
+    let summary_body = body(results, env, options, summary::SUMMARY_BYTES - MARGIN_BYTES);
     if let Err(e) = write_step_summary(env, &summary_body) {
         out.warnings.push(e);
     }

@@ -94,6 +94,9 @@ mod tests {
         let path = dir.path().join("r.json");
         std::fs::write(&path, r#"{"version": 2, "tests": "whatever a v2 has"}"#).unwrap();
         let e = read(&path).unwrap_err().to_string();
-        assert!(e.contains("results version 2; this aptitude reads version 1"), "{e}");
+        assert!(
+            e.contains("results version 2; this aptitude reads version 1"),
+            "{e}"
+        );
     }
 }

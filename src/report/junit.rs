@@ -29,7 +29,10 @@ const TEXT_MAX: usize = 20_000;
 fn message_of(status: &TestCaseStatus) -> String {
     match status {
         TestCaseStatus::NonSuccess { message, .. } | TestCaseStatus::Skipped { message, .. } => {
-            message.as_ref().map(|m| m.as_str().to_owned()).unwrap_or_default()
+            message
+                .as_ref()
+                .map(|m| m.as_str().to_owned())
+                .unwrap_or_default()
         }
         TestCaseStatus::Success { .. } => String::new(),
     }

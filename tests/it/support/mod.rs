@@ -52,3 +52,5 @@ pub fn claude_bin() -> PathBuf {
     );
     bin
 }
+
+pub mod consumers;
