@@ -241,9 +241,7 @@ fn repo_path(file: &str, env: &GithubEnv) -> String {
         return clean(path);
     };
     if path.is_absolute() {
-        return path
-            .strip_prefix(root)
-            .map_or_else(|_| clean(path), |rel| clean(rel));
+        return path.strip_prefix(root).map_or_else(|_| clean(path), &clean);
     }
     let here = std::env::current_dir().ok();
     let mut bases: Vec<std::path::PathBuf> = here

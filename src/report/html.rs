@@ -329,6 +329,22 @@ mod tests {
     }
 
     #[test]
+    fn one_turn_is_singular() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/results/hostile.json"
+        ))
+        .unwrap();
+        let mut results: Results = serde_json::from_str(&text).unwrap();
+        let usage = results.tests[0].usage.as_mut().unwrap();
+        usage.turns = Some(1);
+        assert!(test_view(0, &results.tests[0]).meta.contains("1 turn"));
+        assert!(!test_view(0, &results.tests[0]).meta.contains("1 turns"));
+        results.tests[0].usage.as_mut().unwrap().turns = Some(2);
+        assert!(test_view(0, &results.tests[0]).meta.contains("2 turns"));
+    }
+
+    #[test]
     fn long_outputs_are_cut_with_a_marker() {
         let long = "x".repeat(OUTPUT_MAX + 10);
         assert!(cut(&long).ends_with("[truncated: 10 more characters]"));

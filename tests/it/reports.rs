@@ -482,3 +482,66 @@ fn a_key_straddling_a_cut_never_shows_in_part() {
         }
     }
 }
+
+/// The trigger of the truncate-then-redact leak: an assertion detail quotes a command's
+/// output cut at 300 characters, with a key straddling the cut. Whatever the offset, no
+/// part of the key reaches the terminal, the results JSON or a report.
+#[test]
+fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
+    let keys = [
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "AIzaSyA0123456789abcdefghijklmnopqrstuv",
+        "AKIAABCDEFGHIJKLMNOP",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let test = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &test,
+        "name: leak\nprompt: p\nassertions:\n  - output_contains: \"never there\"\n",
+    )
+    .unwrap();
+    for key in keys {
+        for offset in (270..=300).step_by(5) {
+            let output = format!("{}{key} after", "é".repeat(offset));
+            let lines = [
+                json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "claude_code_version": "2.1.328"}),
+                json!({"type": "assistant", "session_id": "s", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat log"}}], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+                json!({"type": "user", "session_id": "s", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": output, "is_error": false}]}}),
+                json!({"type": "result", "subtype": "success", "is_error": false, "num_turns": 1, "result": "done", "session_id": "s", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+            ];
+            let transcript = dir.path().join("session.jsonl");
+            let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+            std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
+            let (json_path, md) = (dir.path().join("r.json"), dir.path().join("s.md"));
+            let out = Command::cargo_bin("aptitude")
+                .unwrap()
+                .env_clear()
+                .current_dir(dir.path())
+                .arg("analyze")
+                .arg(&test)
+                .arg(&transcript)
+                .arg("--json")
+                .arg(&json_path)
+                .arg("--markdown")
+                .arg(&md)
+                .output()
+                .unwrap();
+            let json = std::fs::read_to_string(&json_path).unwrap();
+            assert!(
+                json.contains("\"fail\""),
+                "the check failed and quoted the output: {json}"
+            );
+            let shown = [
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                json,
+                std::fs::read_to_string(&md).unwrap(),
+            ];
+            for text in shown {
+                assert!(
+                    !text.contains(&key[..5]),
+                    "offset {offset} shows part of {key}: {text}"
+                );
+            }
+        }
+    }
+}
