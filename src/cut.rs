@@ -86,16 +86,23 @@ fn cut_at(text: String, end: Option<usize>) -> Cut {
     }
 }
 
-/// `text`, redacted, then cut to at most `max_chars` characters.
+/// `text` cut to at most `max_chars` characters: as it is when it fits (a whole text hides
+/// nothing from a later redaction), else redacted, then cut.
 pub fn chars(text: &str, max_chars: usize) -> Cut {
+    if text.len() <= max_chars || text.chars().count() <= max_chars {
+        return cut_at(text.to_owned(), None);
+    }
     let text = PROCESS.redact(text);
     let end = text.char_indices().nth(max_chars).map(|(i, _)| i);
     cut_at(text, end)
 }
 
-/// `text`, redacted, then cut to at most `max_bytes` bytes of UTF-8, on a character
-/// boundary.
+/// `text` cut to at most `max_bytes` bytes of UTF-8, on a character boundary: as it is
+/// when it fits, else redacted, then cut.
 pub fn bytes(text: &str, max_bytes: usize) -> Cut {
+    if text.len() <= max_bytes {
+        return cut_at(text.to_owned(), None);
+    }
     let text = PROCESS.redact(text);
     let end = (text.len() > max_bytes).then(|| {
         let mut end = max_bytes;
