@@ -328,6 +328,7 @@ async fn comments_by_other_users_carrying_the_marker_are_left_alone() {
             .iter()
             .any(|(m, p, _)| m == "POST" && p == "/repos/o/r/issues/7/comments")
     );
+    gh.assert_valid_for_github().await;
 }
 
 fn results_with(failing: usize, detail_len: usize) -> PathBuf {
@@ -581,6 +582,7 @@ async fn results_of_another_version_are_refused_by_publish_and_as_baseline() {
         out.contains("no baseline comparison") && out.contains("results version 2"),
         "{out}"
     );
+    gh.assert_valid_for_github().await;
 }
 
 #[tokio::test]
@@ -603,4 +605,5 @@ async fn a_fork_pull_request_makes_no_write_call() {
             .contains("3 of 4 tests failed"),
         "the job summary is still written"
     );
+    gh.assert_valid_for_github().await;
 }
