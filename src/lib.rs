@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod assertions;
 pub mod cli;
+pub mod cut;
 pub mod fluent;
 pub mod github;
 pub mod judge;

@@ -247,25 +247,30 @@ pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
 }
 
 /// Cuts `s` to at most `max` characters, keeping line breaks, and says how much was cut.
+/// Redacts before cutting and never shows part of a token ([`crate::cut`]).
 pub fn truncate_lines(s: &str, max: usize) -> String {
-    let count = s.chars().count();
-    if count <= max {
-        return s.to_owned();
+    let cut = crate::cut::chars(s, max);
+    if cut.was_cut() {
+        format!(
+            "{}\n… [truncated: {} more characters]",
+            cut.kept, cut.left_out
+        )
+    } else {
+        cut.kept
     }
-    let kept: String = s.chars().take(max).collect();
-    format!("{kept}\n… [truncated: {} more characters]", count - max)
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+/// Cuts `s` to at most `max` characters, marking the cut with `…`. Redacts before
+/// cutting and never shows part of a token ([`crate::cut`]).
 pub fn truncate(s: &str, max: usize) -> String {
     let s = s.replace('\n', "⏎");
-    if s.chars().count() <= max {
-        s
-    } else {
-        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-        out.push('…');
-        out
+    let whole = crate::cut::chars(&s, max);
+    if !whole.was_cut() {
+        return whole.kept;
     }
+    let mut out = crate::cut::chars(&s, max.saturating_sub(1)).kept;
+    out.push('…');
+    out
 }
 
 #[cfg(test)]

@@ -68,15 +68,6 @@ pub(super) fn report(args: &ReportCommandArgs) -> u8 {
             return EXIT_INVALID;
         }
     };
-    if results.version != crate::results::RESULTS_VERSION {
-        err(&error_line(&format!(
-            "{} has results version {}; this aptitude reads version {}",
-            args.results.display(),
-            results.version,
-            crate::results::RESULTS_VERSION
-        )));
-        return EXIT_INVALID;
-    }
     let Some(results) =
         super::output::redacted_or_report(&Redactor::from_process_env([]), &results)
     else {

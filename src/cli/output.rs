@@ -50,7 +50,8 @@ pub struct ReportArgs {
     /// Write JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Upper bound on the Markdown summary, in characters.
+    /// Upper bound on the Markdown summary, in characters; every value is honoured (below the
+    /// size of the headline and table header the text is cut with `…`).
     #[arg(long, value_name = "N", default_value_t = 65_000)]
     pub markdown_max_chars: usize,
 }

@@ -6,8 +6,11 @@ use octocrab::params::checks::{
 use octocrab::{Octocrab, Page};
 use serde_json::{Value, json};
 
-use super::{ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT, GithubEnv, PublishOptions};
-use crate::results::{AssertionStatus, Results};
+use super::{
+    ANNOTATION_MESSAGE_LIMIT, ANNOTATION_TITLE_LIMIT, ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT,
+    GithubEnv, MARGIN_BYTES, PublishOptions,
+};
+use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// Octocrab pointed at the environment's API with its token.
 pub(super) struct Client {
@@ -131,7 +134,7 @@ impl Client {
             CheckRunConclusion::Success
         };
         let title = crate::report::markdown::plain_title(results);
-        let summary = super::body(results, env, options, CHECK_SUMMARY_LIMIT - 100);
+        let summary = super::body(results, env, options, CHECK_SUMMARY_LIMIT - MARGIN_BYTES);
         let annotations = annotations(results, env);
         let mut batches = annotations.chunks(ANNOTATIONS_PER_REQUEST);
         let output = |batch: Option<&[Annotation]>| CheckRunOutput {
@@ -208,55 +211,118 @@ impl Annotation {
     }
 }
 
-/// The most characters of an annotation message (GitHub allows 64 KB).
+/// The most characters of an annotation message shown before the byte bound (GitHub
+/// allows 64 KiB; a few thousand characters keep the annotation readable).
 const MESSAGE_MAX: usize = 4_000;
 
-/// A test file path relative to the repository root.
+/// An annotation's title and message, cut to GitHub's limits after redaction.
+fn bounded(title: &str, message: &str) -> (String, String) {
+    let title = crate::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
+    let message = crate::assertions::truncate_lines(message, MESSAGE_MAX);
+    let message = crate::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
+    (title, message)
+}
+
+/// A test file path relative to the repository root (`GITHUB_WORKSPACE`), wherever
+/// aptitude runs: results hold paths as given to `run`, relative to the directory it ran
+/// in, which may not be the directory `publish` runs in. The first existing file among
+/// the path from here, from each parent directory up to the root, and from the root is
+/// taken; an absolute path is made relative directly.
 fn repo_path(file: &str, env: &GithubEnv) -> String {
     let path = std::path::Path::new(file);
-    let absolute = if path.is_absolute() {
-        path.to_owned()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_owned())
+    let clean = |p: &std::path::Path| {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
     };
-    env.workspace
+    let Some(root) = env.workspace.as_ref() else {
+        return clean(path);
+    };
+    if path.is_absolute() {
+        return path.strip_prefix(root).map_or_else(|_| clean(path), &clean);
+    }
+    let here = std::env::current_dir().ok();
+    let mut bases: Vec<std::path::PathBuf> = here
+        .iter()
+        .flat_map(|d| d.ancestors())
+        .take_while(|d| d.starts_with(root))
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    bases.push(root.clone());
+    bases
+        .iter()
+        .map(|base| base.join(path))
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| found.strip_prefix(root).ok().map(clean))
+        .unwrap_or_else(|| clean(path))
+}
+
+/// The line of a test's `name:` in its file, else 1: where an annotation about the whole
+/// test points.
+fn test_line(path: &str, env: &GithubEnv) -> u32 {
+    let file = env
+        .workspace
         .as_ref()
-        .and_then(|ws| absolute.strip_prefix(ws).ok())
-        .map_or_else(
-            || file.trim_start_matches("./").to_owned(),
-            |rel| rel.display().to_string(),
-        )
+        .map_or_else(|| std::path::PathBuf::from(path), |root| root.join(path));
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .position(|l| l.starts_with("name:"))
+                .and_then(|i| u32::try_from(i + 1).ok())
+        })
+        .unwrap_or(1)
+}
+
+fn test_annotations(t: &TestResult, env: &GithubEnv) -> Vec<Annotation> {
+    let path = repo_path(&t.file, env);
+    let mut out: Vec<Annotation> = t
+        .assertions
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.status,
+                AssertionStatus::Fail | AssertionStatus::Error | AssertionStatus::Invalid
+            )
+        })
+        .map(|a| {
+            let (title, message) = bounded(
+                &format!("{}: {}", t.name, a.description),
+                a.detail.as_deref().unwrap_or(&a.description),
+            );
+            Annotation {
+                path: path.clone(),
+                line: a.line,
+                failure: a.status == AssertionStatus::Fail,
+                title,
+                message,
+            }
+        })
+        .collect();
+    // A test that errored as a whole (timeout, crash) has no failing assertion to point
+    // at: it is annotated at the test itself.
+    if t.status == TestStatus::Error && out.is_empty() {
+        let (title, message) = bounded(
+            &format!("{}: could not be judged", t.name),
+            t.error.as_deref().unwrap_or("the test errored"),
+        );
+        out.push(Annotation {
+            line: test_line(&path, env),
+            path,
+            failure: true,
+            title,
+            message,
+        });
+    }
+    out
 }
 
 fn annotations(results: &Results, env: &GithubEnv) -> Vec<Annotation> {
     results
         .tests
         .iter()
-        .flat_map(|t| {
-            let path = repo_path(&t.file, env);
-            t.assertions
-                .iter()
-                .filter(|a| {
-                    matches!(
-                        a.status,
-                        AssertionStatus::Fail | AssertionStatus::Error | AssertionStatus::Invalid
-                    )
-                })
-                .map(move |a| Annotation {
-                    path: path.clone(),
-                    line: a.line,
-                    failure: a.status == AssertionStatus::Fail,
-                    title: format!("{}: {}", t.name, a.description)
-                        .chars()
-                        .take(255)
-                        .collect(),
-                    message: crate::assertions::truncate_lines(
-                        a.detail.as_deref().unwrap_or(&a.description),
-                        MESSAGE_MAX,
-                    ),
-                })
-        })
+        .flat_map(|t| test_annotations(t, env))
         .collect()
 }

@@ -4,11 +4,13 @@
 //! `GITHUB_EVENT_PATH`, `GITHUB_SHA`, `GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`,
 //! `GITHUB_SERVER_URL`, `GITHUB_RUN_ID`, `GITHUB_TOKEN`):
 //! - **one sticky PR comment**: found by a hidden marker among the comments the token's
-//!   user wrote (every page of them), updated in place, else created; ≤ 65,536 characters,
-//!   truncated with links to the run and its report artifact;
+//!   user wrote (every page of them), updated in place, else created; within GitHub's
+//!   65,536 bytes, truncated with links to the run and its report artifact;
 //! - **one check run** on the PR head SHA (not the merge SHA): success, failure, or neutral
-//!   when nothing ran; a summary; a failure annotation on each failing assertion at its test
-//!   file and line, sent 50 per request (create, then updates);
+//!   when nothing ran; a summary (≤ 65,535 bytes); a failure annotation on each failing
+//!   assertion at its test file and line (and one at the first line of a test that errored
+//!   without a failing assertion, e.g. a timeout), paths relative to the repository root
+//!   (`GITHUB_WORKSPACE`) wherever aptitude runs, sent 50 per request (create, then updates);
 //! - the Markdown in `GITHUB_STEP_SUMMARY` (≤ 1 MiB) and step outputs in `GITHUB_OUTPUT`
 //!   (random heredoc delimiters).
 //!
@@ -31,10 +33,19 @@ use crate::results::Results;
 /// Where to read about the fork-safe two-workflow setup.
 pub const FORK_DOCS: &str = "see \"Fork pull requests\" in the action's docs/github-action.md";
 
-/// GitHub's limit on an issue comment body, in characters.
+/// GitHub's limit on an issue comment body, in bytes (GitHub documents 65,536 characters
+/// but counts bytes of UTF-8 for some of its limits; bytes bound both).
 pub const COMMENT_LIMIT: usize = 65_536;
-/// GitHub's limit on a check run summary, in characters.
+/// GitHub's limit on a check run's `output.summary` and `output.text`, in bytes: over it
+/// the API answers 422 "summary exceeds a maximum bytesize of 65535".
 pub const CHECK_SUMMARY_LIMIT: usize = 65_535;
+/// GitHub's limit on an annotation's `message`, in bytes (64 KiB).
+pub const ANNOTATION_MESSAGE_LIMIT: usize = 64 * 1024;
+/// GitHub's limit on an annotation's `title`, in characters.
+pub const ANNOTATION_TITLE_LIMIT: usize = 255;
+/// What every body keeps below its limit, in bytes, so that a change in how GitHub counts
+/// (line endings, its own additions) can not push a body over.
+pub const MARGIN_BYTES: usize = 1_024;
 /// Annotations per check-run request (GitHub's limit).
 pub const ANNOTATIONS_PER_REQUEST: usize = 50;
 
@@ -87,12 +98,13 @@ pub fn marker(key: Option<&str>) -> String {
     }
 }
 
-/// The Markdown body shared by the comment, the check run and the job summary.
+/// The Markdown body shared by the comment, the check run and the job summary, at most
+/// `max_bytes` bytes of UTF-8 long.
 pub fn body(
     results: &Results,
     env: &GithubEnv,
     options: &PublishOptions,
-    max_chars: usize,
+    max_bytes: usize,
 ) -> String {
     let preamble = options
         .baseline
@@ -107,7 +119,8 @@ pub fn body(
         None => format!("\n\n<sub>aptitude {}</sub>\n", results.aptitude_version),
     };
     let md_options = MarkdownOptions {
-        max_chars: max_chars.saturating_sub(footer.chars().count() + 200),
+        max_chars: usize::MAX,
+        max_bytes: max_bytes.saturating_sub(footer.len()),
         report_url: run.map(|u| format!("{u}#artifacts")),
         preamble,
     };
@@ -118,7 +131,7 @@ pub fn body(
 /// token can write.
 pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOptions) -> Published {
     let mut out = Published::default();
-    let summary_body = body(results, env, options, summary::SUMMARY_CHARS);
+    let summary_body = body(results, env, options, summary::SUMMARY_BYTES - MARGIN_BYTES);
     if let Err(e) = write_step_summary(env, &summary_body) {
         out.warnings.push(e);
     }
@@ -148,7 +161,12 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
         let mark = marker(options.key.as_deref());
         let text = format!(
             "{mark}\n{}",
-            body(results, env, options, COMMENT_LIMIT - 100)
+            body(
+                results,
+                env,
+                options,
+                COMMENT_LIMIT - MARGIN_BYTES - mark.len() - 1
+            )
         );
         match client.upsert_comment(pr.number, &mark, &text).await {
             Ok(id) => out.comment_id = Some(id),

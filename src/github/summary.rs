@@ -6,10 +6,8 @@ use std::io::Write as _;
 use super::{GithubEnv, PublishOptions};
 use crate::results::Results;
 
-/// GitHub's limit on a step summary, in bytes.
+/// GitHub's limit on a step summary, in bytes (1 MiB).
 pub const SUMMARY_BYTES: usize = 1024 * 1024;
-/// The character budget tried first for the summary (bytes are checked after).
-pub const SUMMARY_CHARS: usize = 500_000;
 
 fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
     let mut file = std::fs::OpenOptions::new()
@@ -29,13 +27,10 @@ pub fn write_step_summary(env: &GithubEnv, markdown: &str) -> Result<(), String>
     let Some(path) = &env.step_summary else {
         return Ok(());
     };
-    let mut text = markdown.to_owned();
-    if text.len() > SUMMARY_BYTES - 1024 {
-        let mut cut = SUMMARY_BYTES - 2048;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+    // `body` already keeps within the limit; this guards any other caller.
+    let cut = crate::cut::bytes(markdown, SUMMARY_BYTES - super::MARGIN_BYTES);
+    let mut text = cut.kept;
+    if cut.left_out > 0 {
         text.push_str("\n\n> ✂️ The summary was cut at GitHub's 1 MiB limit; the HTML report has everything.\n");
     }
     append(path, &text)

@@ -6,6 +6,9 @@
 //! artifact. Every value is HTML-escaped by askama — an agent answer containing `<script>`
 //! shows as text. Tool-call inputs and outputs are collapsed (`<details>`) and cut at
 //! [`OUTPUT_MAX`] characters with a marker, so a report of a thousand tests stays usable.
+//!
+//! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
+//! scrollable box is focusable with a name, and the filter only shows with JavaScript.
 
 use askama::Template;
 
@@ -81,10 +84,12 @@ struct Report {
     script_hash: String,
 }
 
-/// The page's only script: the "failures only" filter, and failing tests opened. The
+/// The page's only script: the "failures only" filter (hidden until this script shows it,
+/// so that without JavaScript no control does nothing), and failing tests opened. The
 /// Content-Security-Policy allows this script by its hash and nothing else, so even an
 /// escaping bug could not run injected code.
 const SCRIPT: &str = r#"(function () {
+  document.getElementById("filter").hidden = false;
   var box = document.getElementById("failures-only");
   box.addEventListener("change", function () {
     document.body.classList.toggle("failures-only", box.checked);
@@ -160,7 +165,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
     if let Some(u) = &t.usage {
         meta.push(format_usage(u));
         if let Some(turns) = u.turns {
-            meta.push(format!("{turns} turns"));
+            meta.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
         }
     }
     if let Some(agent) = &t.agent {
@@ -321,6 +326,22 @@ mod tests {
             h.starts_with("sha256-") && h.len() == 7 + 44 && h.ends_with('='),
             "{h}"
         );
+    }
+
+    #[test]
+    fn one_turn_is_singular() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/results/hostile.json"
+        ))
+        .unwrap();
+        let mut results: Results = serde_json::from_str(&text).unwrap();
+        let usage = results.tests[0].usage.as_mut().unwrap();
+        usage.turns = Some(1);
+        assert!(test_view(0, &results.tests[0]).meta.contains("1 turn"));
+        assert!(!test_view(0, &results.tests[0]).meta.contains("1 turns"));
+        results.tests[0].usage.as_mut().unwrap().turns = Some(2);
+        assert!(test_view(0, &results.tests[0]).meta.contains("2 turns"));
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The results JSON writer (`--json FILE`) and reader.
+//! The results JSON writer (`--json FILE`) and reader. Every command that reads results
+//! (`report`, `publish`, `--baseline`) reads them here, so each one refuses a results file
+//! of another schema version with the same clear error.
 
 use std::path::Path;
 
-use crate::results::Results;
+use crate::results::{RESULTS_VERSION, Results};
 
 /// Why results could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +27,17 @@ pub enum JsonError {
         #[source]
         source: serde_json::Error,
     },
+    /// The file is results JSON of another schema version.
+    #[error(
+        "{} has results version {found}; this aptitude reads version {RESULTS_VERSION} (re-run the tests or use the aptitude that wrote it)",
+        path.display()
+    )]
+    Version {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its `version`.
+        found: u64,
+    },
 }
 
 /// Writes results as pretty JSON, creating parent directories.
@@ -43,17 +56,47 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
     std::fs::write(path, text + "\n").map_err(io)
 }
 
-/// Reads a results file.
+/// Reads a results file, checking its schema version first (a file of another version
+/// gets [`JsonError::Version`], not a parse error about some field).
 ///
 /// # Errors
-/// When the file can not be read or is not results JSON.
+/// When the file can not be read, is not results JSON, or has another version.
 pub fn read(path: &Path) -> Result<Results, JsonError> {
     let text = std::fs::read_to_string(path).map_err(|source| JsonError::Io {
         path: path.to_owned(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|source| JsonError::Parse {
+    let parse = |source| JsonError::Parse {
         path: path.to_owned(),
         source,
-    })
+    };
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: u64,
+    }
+    let Versioned { version } = serde_json::from_str(&text).map_err(parse)?;
+    if version != u64::from(RESULTS_VERSION) {
+        return Err(JsonError::Version {
+            path: path.to_owned(),
+            found: version,
+        });
+    }
+    serde_json::from_str(&text).map_err(parse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_results_version_is_refused_by_every_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, r#"{"version": 2, "tests": "whatever a v2 has"}"#).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("results version 2; this aptitude reads version 1"),
+            "{e}"
+        );
+    }
 }

@@ -1,10 +1,15 @@
 //! JUnit XML (`--junit FILE`), built with quick-junit.
 //!
 //! One `<testsuite>` per test file and one `<testcase>` per test, with `file` and `line`
-//! attributes (the first failing assertion's line) so that CI annotators
-//! (dorny/test-reporter, mikepenz/action-junit-report, GitLab) point at the YAML. A failed
-//! test is a `<failure>` whose message lists the failed assertions; an errored one an
-//! `<error>`; a skipped one `<skipped>`. Details go into the element's text.
+//! attributes (the first failing assertion's line, as pytest emits them) so that the
+//! annotators that read them (mikepenz/action-junit-report, GitLab) point at the YAML. A
+//! failed test is a `<failure>` whose message lists the failed assertions; an errored one
+//! an `<error>`; a skipped one `<skipped>`. Every `<failure>` and `<error>` has text (the
+//! details, else the message): some readers (dorny/test-reporter) crash on an empty one.
+//!
+//! The file is valid against the Jenkins xUnit plugin's `junit-10.xsd` extended with
+//! `testcase@file` and `testcase@line` (`tests/data/junit/junit-10-file-line.xsd`): so no
+//! `testsuites@skipped` and no `testcase@assertions`, which that schema rejects.
 
 use std::time::Duration;
 
@@ -16,6 +21,42 @@ use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
 #[derive(Debug, thiserror::Error)]
 #[error("can not write JUnit XML: {0}")]
 pub struct JunitError(String);
+
+/// The most characters of a `<failure>`/`<error>` text.
+const TEXT_MAX: usize = 20_000;
+
+/// A non-success status's message.
+fn message_of(status: &TestCaseStatus) -> String {
+    match status {
+        TestCaseStatus::NonSuccess { message, .. } | TestCaseStatus::Skipped { message, .. } => {
+            message
+                .as_ref()
+                .map(|m| m.as_str().to_owned())
+                .unwrap_or_default()
+        }
+        TestCaseStatus::Success { .. } => String::new(),
+    }
+}
+
+/// Removes `skipped="N"` from the `<testsuites>` tag: quick-junit always writes it and
+/// junit-10.xsd does not allow it there (each `<testsuite>` keeps its own count).
+fn without_testsuites_skipped(xml: String) -> String {
+    let Some(start) = xml.find("<testsuites") else {
+        return xml;
+    };
+    let Some(len) = xml[start..].find('>') else {
+        return xml;
+    };
+    let tag = &xml[start..start + len];
+    let Some(at) = tag.find(" skipped=\"") else {
+        return xml;
+    };
+    let Some(close) = tag[at + 10..].find('"') else {
+        return xml;
+    };
+    let (from, to) = (start + at, start + at + 10 + close + 1);
+    format!("{}{}", &xml[..from], &xml[to..])
+}
 
 fn case(test: &TestResult) -> TestCase {
     let failing = |s: AssertionStatus| test.assertions.iter().filter(move |a| a.status == s);
@@ -53,7 +94,7 @@ fn case(test: &TestResult) -> TestCase {
                 format!("could not be checked: {}", errored.join("; "))
             });
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-            s.set_message(message);
+            s.set_message(crate::cut::chars(&message, TEXT_MAX).kept);
             s.set_type("error");
             s
         }
@@ -73,13 +114,22 @@ fn case(test: &TestResult) -> TestCase {
             )
         })
         .collect();
-    if !details.is_empty() && !matches!(test.status, TestStatus::Passed | TestStatus::Skipped) {
-        status.set_description(details.join("\n\n"));
+    if !matches!(test.status, TestStatus::Passed | TestStatus::Skipped) {
+        let text = if details.is_empty() {
+            message_of(&status)
+        } else {
+            details.join("\n\n")
+        };
+        let text = if text.trim().is_empty() {
+            "no details were recorded".to_owned()
+        } else {
+            text
+        };
+        status.set_description(crate::cut::chars(&text, TEXT_MAX).kept);
     }
     let mut case = TestCase::new(test.name.as_str(), status);
     case.set_classname(test.file.as_str());
     case.set_time(Duration::from_millis(test.duration_ms));
-    case.set_assertions(test.assertions.len());
     let line = test
         .assertions
         .iter()
@@ -132,5 +182,24 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
         suite.set_time(Duration::from_millis(total));
         report.add_test_suite(suite);
     }
-    report.to_string().map_err(|e| JunitError(e.to_string()))
+    report
+        .to_string()
+        .map(without_testsuites_skipped)
+        .map_err(|e| JunitError(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_testsuites_tag_loses_only_its_skipped_count() {
+        let xml = r#"<?xml version="1.0"?>
+<testsuites name="aptitude" tests="1" skipped="0" failures="0" errors="0"><testsuite name="a" tests="1" skipped="1">"#;
+        assert_eq!(
+            without_testsuites_skipped(xml.to_owned()),
+            r#"<?xml version="1.0"?>
+<testsuites name="aptitude" tests="1" failures="0" errors="0"><testsuite name="a" tests="1" skipped="1">"#
+        );
+    }
 }

@@ -7,9 +7,12 @@
 //! Text that came from an agent, a judge or a file is neutralized: it goes into fenced code
 //! blocks whose fence is longer than any backtick run in it, so it can not contain raw
 //! HTML, `@mention` anyone, or close our `<details>`; names in table cells have `|`, `<`,
-//! `>`, `&`, `@`, `[`, `]` and line breaks escaped. The output is bounded: past
-//! [`MarkdownOptions::max_chars`] the remaining failures are left out with a notice
-//! (GitHub comments hold 65,536 characters).
+//! `>`, `&`, `@`, `[`, `]` and line breaks escaped; names inside `<summary>` (raw HTML,
+//! where Markdown escapes would show) only get HTML escapes. The output is bounded in
+//! characters and in bytes ([`MarkdownOptions`]; GitHub's limits are in bytes): past the
+//! bound the remaining failures are left out with a notice, a blockquote separated from the
+//! last `</details>` by a blank line so that GFM renders it as Markdown. It always ends with
+//! a line break.
 
 use askama::Template;
 
@@ -21,6 +24,8 @@ use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
 pub struct MarkdownOptions {
     /// Upper bound on the output, in characters.
     pub max_chars: usize,
+    /// Upper bound on the output, in bytes of UTF-8 (GitHub bounds its bodies in bytes).
+    pub max_bytes: usize,
     /// A link to the full report (the run's artifacts), shown in the truncation notice.
     pub report_url: Option<String>,
     /// Extra Markdown placed right after the status line (e.g. the baseline comparison).
@@ -31,6 +36,7 @@ impl Default for MarkdownOptions {
     fn default() -> Self {
         MarkdownOptions {
             max_chars: 65_000,
+            max_bytes: usize::MAX,
             report_url: None,
             preamble: None,
         }
@@ -51,6 +57,25 @@ pub fn inline(text: &str) -> String {
             ']' => out.push_str("\\]"),
             '`' => out.push('\''),
             // A word joiner after `@` keeps the text readable but never pings anyone.
+            '@' => out.push_str("@\u{2060}"),
+            '\n' | '\r' => out.push(' '),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Escapes text for raw HTML such as `<summary>`, where Markdown is not parsed (a `\|`
+/// would show as is): HTML escapes, no mention, no line break (which could end the HTML
+/// block).
+pub fn html_inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
             '@' => out.push_str("@\u{2060}"),
             '\n' | '\r' => out.push(' '),
             other => out.push(other),
@@ -230,7 +255,7 @@ fn failure(t: &TestResult) -> Option<String> {
     };
     let view = Failure {
         icon: icon(t.status),
-        name: inline(&t.name),
+        name: html_inline(&t.name),
         headline,
         error: t.error.as_deref().map(fenced),
         assertions: bad,
@@ -238,7 +263,54 @@ fn failure(t: &TestResult) -> Option<String> {
     view.render().ok()
 }
 
-/// Renders the summary within `options.max_chars`.
+/// The size of a text in both units a budget counts.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    chars: usize,
+    bytes: usize,
+}
+
+impl Size {
+    fn of(text: &str) -> Self {
+        Size {
+            chars: text.chars().count(),
+            bytes: text.len(),
+        }
+    }
+
+    fn plus(self, other: Size) -> Size {
+        Size {
+            chars: self.chars + other.chars,
+            bytes: self.bytes + other.bytes,
+        }
+    }
+
+    fn within(self, options: &MarkdownOptions) -> bool {
+        self.chars <= options.max_chars && self.bytes <= options.max_bytes
+    }
+}
+
+/// Cuts a summary whose fixed parts alone exceed the bound (a very small bound): the text is
+/// cut on a character boundary and ends with `…`.
+fn hard_bound(out: String, options: &MarkdownOptions) -> String {
+    if Size::of(&out).within(options) {
+        return out;
+    }
+    const TAIL: &str = "\n…\n";
+    let tail = Size::of(TAIL);
+    let (chars, bytes) = (
+        options.max_chars.saturating_sub(tail.chars),
+        options.max_bytes.saturating_sub(tail.bytes),
+    );
+    let kept = crate::cut::bytes(&crate::cut::chars(&out, chars).kept, bytes).kept;
+    if options.max_chars >= tail.chars && options.max_bytes >= tail.bytes {
+        kept + TAIL
+    } else {
+        kept
+    }
+}
+
+/// Renders the summary within `options.max_chars` characters and `options.max_bytes` bytes.
 pub fn render(results: &Results, options: &MarkdownOptions) -> String {
     let notice = |left: usize| {
         let link = options
@@ -247,8 +319,10 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
             .map_or_else(String::new, |url| {
                 format!(" — see the [full report]({url})")
             });
+        // The blank line ends the HTML block of the last `</details>`: without it GFM
+        // shows the `>` and the link as raw text.
         format!(
-            "\n> ✂️ {left} more failing test{} not shown{link}.\n",
+            "\n\n> ✂️ {left} more failing test{} not shown{link}.\n",
             if left == 1 { "" } else { "s" }
         )
     };
@@ -260,28 +334,39 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
         rows,
         rows_left_out: 0,
     };
+    let half = MarkdownOptions {
+        max_chars: options.max_chars / 2,
+        max_bytes: options.max_bytes / 2,
+        ..options.clone()
+    };
     let mut out = summary.render().unwrap_or_default();
     // Very large suites: keep the table within half the budget.
-    while out.chars().count() > options.max_chars / 2 && !summary.rows.is_empty() {
+    while !Size::of(&out).within(&half) && !summary.rows.is_empty() {
         let drop = (summary.rows.len() / 4).max(1);
         summary.rows.truncate(summary.rows.len() - drop);
         summary.rows_left_out += drop;
         out = summary.render().unwrap_or_default();
     }
     let failures: Vec<String> = results.tests.iter().filter_map(failure).collect();
-    let reserve = notice(failures.len()).chars().count() + 16;
-    let mut used = out.chars().count();
+    let reserve = Size::of(&notice(failures.len())).plus(Size {
+        chars: 16,
+        bytes: 16,
+    });
+    let mut used = Size::of(&out);
     for (i, f) in failures.iter().enumerate() {
-        let len = f.chars().count() + 1;
-        if used + len + reserve > options.max_chars {
+        let next = used.plus(Size::of(f)).plus(Size { chars: 1, bytes: 1 });
+        if !next.plus(reserve).within(options) {
             out.push_str(&notice(failures.len() - i));
-            return out;
+            return hard_bound(out, options);
         }
         out.push('\n');
         out.push_str(f);
-        used += len;
+        used = next;
     }
-    out
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    hard_bound(out, options)
 }
 
 #[cfg(test)]
@@ -295,6 +380,33 @@ mod tests {
             "&lt;b&gt;@\u{2060}octocat&lt;/b&gt; \\| \\[x\\](y)"
         );
         assert_eq!(inline("a\nb"), "a b");
+    }
+
+    #[test]
+    fn summary_text_gets_html_escapes_only() {
+        assert_eq!(
+            html_inline("a | b <i>@x</i>\n`c`"),
+            "a | b &lt;i&gt;@\u{2060}x&lt;/i&gt; `c`"
+        );
+    }
+
+    #[test]
+    fn every_bound_is_honoured_even_below_the_fixed_parts() {
+        let results = Results::new(Vec::new(), 0);
+        for max in [1, 10, 100, 301] {
+            let options = MarkdownOptions {
+                max_chars: max,
+                ..MarkdownOptions::default()
+            };
+            let md = render(&results, &options);
+            assert!(md.chars().count() <= max, "{max}: {md}");
+            let bytes = MarkdownOptions {
+                max_bytes: max,
+                ..MarkdownOptions::default()
+            };
+            assert!(render(&results, &bytes).len() <= max);
+        }
+        assert!(render(&results, &MarkdownOptions::default()).ends_with('\n'));
     }
 
     #[test]

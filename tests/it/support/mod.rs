@@ -53,3 +53,5 @@ pub fn claude_bin() -> PathBuf {
     );
     bin
 }
+
+pub mod consumers;
