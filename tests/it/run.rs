@@ -202,14 +202,19 @@ fn parallel_tests_do_not_mix_transcripts() {
         model.script(
             &format!("marker-{name}"),
             vec![
-                // Staggered latencies make the tests finish out of file order.
-                Turn::Delay(
-                    Duration::from_millis(if name == "alpha" { 1500 } else { 100 }),
-                    Box::new(Turn::Tool(
+                {
+                    let call = Turn::Tool(
                         "Bash",
                         json!({"command": format!("echo {name} > {name}.txt")}),
-                    )),
-                ),
+                    );
+                    // alpha, first in file order, starts only once delta asked for its
+                    // final answer, so the tests finish out of file order.
+                    if name == "alpha" {
+                        Turn::After("marker-delta", 1, Box::new(call))
+                    } else {
+                        call
+                    }
+                },
                 Turn::Text(format!("wrote {name}")),
             ],
         );

@@ -38,7 +38,13 @@ pub enum Turn {
     Text(String),
     /// An HTTP error with the Anthropic error body.
     Http(u16, &'static str),
-    /// Waits, then replies with the inner turn.
+    /// Waits, then replies with the inner turn (scripted latency, as the run-overhead
+    /// benchmark uses it).
+    #[allow(
+        dead_code,
+        reason = "used by the run-overhead benchmark, which includes this file, not by every \
+                  test build: an `expect` would be unfulfilled in one of the two crates"
+    )]
     Delay(Duration, Box<Turn>),
     /// Starts the event stream, then drops the connection.
     Drop,
@@ -47,6 +53,9 @@ pub enum Turn {
     /// Successive requests for this turn get successive replies (the last one repeats):
     /// a retried request, or several grading calls with the same prompt (judge votes).
     Sequence(Vec<Turn>),
+    /// Waits until a request of another script's turn has come in, then replies with the
+    /// inner turn: orders agents running at once by an event, not by a delay.
+    After(&'static str, usize, Box<Turn>),
 }
 
 /// A recorded request.
@@ -70,9 +79,34 @@ pub(super) struct Shared {
     requests: Mutex<Vec<Request>>,
     /// How many requests each (script, turn) holding a [`Turn::Sequence`] has served.
     served: Mutex<std::collections::HashMap<(String, usize), usize>>,
+    /// Woken whenever a request is recorded (for [`Turn::After`]).
+    recorded: tokio::sync::Notify,
 }
 
 impl Shared {
+    /// Waits out every [`Turn::After`] gate of `turn`, returning the turn to reply with.
+    pub(super) async fn ungate(&self, mut turn: Turn) -> Turn {
+        while let Turn::After(marker, wanted, then) = turn {
+            loop {
+                let notified = self.recorded.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                let seen = self
+                    .requests
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r.script.as_deref() == Some(marker) && r.turn >= wanted);
+                if seen {
+                    break;
+                }
+                notified.await;
+            }
+            turn = *then;
+        }
+        turn
+    }
+
     /// Records a request and returns its scripted reply: the turn numbered `turn` of the
     /// script whose marker is in `first` (the conversation's first user text), or a text
     /// saying that nothing was scripted.
@@ -98,6 +132,7 @@ impl Shared {
             has_tools,
             body,
         });
+        self.recorded.notify_waiters();
         match script {
             Some((marker, Some(Turn::Sequence(replies)))) => {
                 let mut served = self.served.lock().unwrap();
@@ -251,6 +286,7 @@ async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> R
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
     let reply = shared.next_turn(uri.to_string(), &first, turn, has_tools, body);
+    let reply = shared.ungate(reply).await;
     respond(reply, turn, &model, stream).await
 }
 
@@ -294,9 +330,9 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, index, model, stream)).await
         }
-        // Sequences are resolved by `Shared::next_turn`; one nested in another is a
+        // Sequences and gates are resolved by `Shared`; one nested elsewhere is a
         // scripting mistake, answered as such.
-        Turn::Sequence(_) => {
+        Turn::Sequence(_) | Turn::After(..) => {
             Box::pin(respond(
                 Turn::Text("(scripted model: nested sequence)".into()),
                 index,

@@ -182,6 +182,7 @@ async fn handle(
         parsed.has_tools,
         body,
     );
+    let turn = shared.ungate(turn).await;
     respond(turn, &parsed, protocol).await
 }
 
@@ -192,7 +193,7 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, parsed, protocol)).await
         }
-        Turn::Sequence(_) => {
+        Turn::Sequence(_) | Turn::After(..) => {
             Box::pin(respond(
                 Turn::Text("(scripted model: nested sequence)".into()),
                 parsed,
