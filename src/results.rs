@@ -5,7 +5,7 @@
 //! versioned by [`RESULTS_VERSION`]; fields are only ever added within a version.
 //!
 //! ```text
-//! {"version": 1,
+//! {"version": 1, "aptitude_version", "run_dir",
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
 //!             "error", "assertions": [{"kind", "description",
 //!                                      "status": "pass|fail|error|invalid|skip", "line", "detail"}],
@@ -28,6 +28,11 @@ pub struct Results {
     pub version: u32,
     /// The aptitude version that wrote the file.
     pub aptitude_version: String,
+    /// The directory the run started in, absolute: relative test file paths are relative
+    /// to it (so `publish` can make them relative to the repository root from anywhere).
+    /// Absent in files that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_dir: Option<String>,
     /// The tests, in the order their files were given or discovered.
     pub tests: Vec<TestResult>,
     /// Totals.
@@ -41,6 +46,9 @@ impl Results {
         Results {
             version: RESULTS_VERSION,
             aptitude_version: env!("CARGO_PKG_VERSION").to_owned(),
+            run_dir: std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string()),
             tests,
             summary,
         }

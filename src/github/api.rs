@@ -225,10 +225,12 @@ fn bounded(title: &str, message: &str) -> (String, String) {
 
 /// A test file path relative to the repository root (`GITHUB_WORKSPACE`), wherever
 /// aptitude runs: results hold paths as given to `run`, relative to the directory it ran
-/// in, which may not be the directory `publish` runs in. The first existing file among
-/// the path from here, from each parent directory up to the root, and from the root is
-/// taken; an absolute path is made relative directly.
-fn repo_path(file: &str, env: &GithubEnv) -> String {
+/// in (`run_dir`), which may not be the directory `publish` runs in. An absolute path is
+/// made relative directly; else the first existing file is taken among the path from
+/// `run_dir`, from here, from each parent directory up to the root, and from the root;
+/// when none exists (results from another machine), the path from `run_dir` if it is
+/// inside the root, else the path as it is.
+fn repo_path(file: &str, run_dir: Option<&str>, env: &GithubEnv) -> String {
     let path = std::path::Path::new(file);
     let clean = |p: &std::path::Path| {
         p.components()
@@ -243,20 +245,37 @@ fn repo_path(file: &str, env: &GithubEnv) -> String {
     if path.is_absolute() {
         return path.strip_prefix(root).map_or_else(|_| clean(path), &clean);
     }
+    let from_run_dir = run_dir.map(|dir| lexical(&std::path::Path::new(dir).join(path)));
     let here = std::env::current_dir().ok();
-    let mut bases: Vec<std::path::PathBuf> = here
+    let mut candidates: Vec<std::path::PathBuf> = from_run_dir.iter().cloned().collect();
+    candidates.extend(
+        here.iter()
+            .flat_map(|d| d.ancestors())
+            .take_while(|d| d.starts_with(root))
+            .map(|base| lexical(&base.join(path))),
+    );
+    candidates.push(lexical(&root.join(path)));
+    candidates
         .iter()
-        .flat_map(|d| d.ancestors())
-        .take_while(|d| d.starts_with(root))
-        .map(std::path::Path::to_path_buf)
-        .collect();
-    bases.push(root.clone());
-    bases
-        .iter()
-        .map(|base| base.join(path))
-        .find(|candidate| candidate.is_file())
-        .and_then(|found| found.strip_prefix(root).ok().map(clean))
+        .filter(|c| c.is_file())
+        .chain(from_run_dir.iter())
+        .find_map(|c| c.strip_prefix(root).ok().map(clean))
         .unwrap_or_else(|| clean(path))
+}
+
+/// `path` with `.` and `..` resolved without touching the file system.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The line of a test's `name:` in its file, else 1: where an annotation about the whole
@@ -276,8 +295,8 @@ fn test_line(path: &str, env: &GithubEnv) -> u32 {
         .unwrap_or(1)
 }
 
-fn test_annotations(t: &TestResult, env: &GithubEnv) -> Vec<Annotation> {
-    let path = repo_path(&t.file, env);
+fn test_annotations(t: &TestResult, run_dir: Option<&str>, env: &GithubEnv) -> Vec<Annotation> {
+    let path = repo_path(&t.file, run_dir, env);
     let mut out: Vec<Annotation> = t
         .assertions
         .iter()
@@ -323,6 +342,6 @@ fn annotations(results: &Results, env: &GithubEnv) -> Vec<Annotation> {
     results
         .tests
         .iter()
-        .flat_map(|t| test_annotations(t, env))
+        .flat_map(|t| test_annotations(t, results.run_dir.as_deref(), env))
         .collect()
 }

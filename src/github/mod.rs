@@ -8,8 +8,8 @@
 //!   65,536 bytes, truncated with links to the run and its report artifact;
 //! - **one check run** on the PR head SHA (not the merge SHA): success, failure, or neutral
 //!   when nothing ran; a summary (≤ 65,535 bytes); a failure annotation on each failing
-//!   assertion at its test file and line (and one at the first line of a test that errored
-//!   without a failing assertion, e.g. a timeout), paths relative to the repository root
+//!   assertion at its test file and line (and one at the `name:` line of a test that
+//!   errored without a failing assertion, e.g. a timeout), paths relative to the repository root
 //!   (`GITHUB_WORKSPACE`) wherever aptitude runs, sent 50 per request (create, then updates);
 //! - the Markdown in `GITHUB_STEP_SUMMARY` (≤ 1 MiB) and step outputs in `GITHUB_OUTPUT`
 //!   (random heredoc delimiters).

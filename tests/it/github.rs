@@ -546,6 +546,44 @@ async fn publish_from_a_subdirectory_annotates_repository_paths_and_errored_test
     gh.assert_valid_for_github().await;
 }
 
+/// Results record the directory `run` ran in: tests run from a subdirectory and published
+/// from the repository root are annotated at their paths from the root.
+#[tokio::test]
+async fn a_run_from_a_subdirectory_is_annotated_at_repository_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    results["run_dir"] = json!(root().join("examples/counter").display().to_string());
+    results["tests"][0]["file"] = json!("./counter.aptitude.yaml");
+    results["tests"][2]["file"] = json!("../hostile.aptitude.yaml");
+    results["tests"][3]["file"] = json!("../push-to-github/push.aptitude.yaml");
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    gh.publish(&file).await;
+    let writes = gh.writes().await;
+    let mut paths: Vec<&str> = writes[1].2["output"]["annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    paths.dedup();
+    assert_eq!(
+        paths,
+        [
+            "examples/counter/counter.aptitude.yaml",
+            "examples/hostile.aptitude.yaml",
+            "examples/push-to-github/push.aptitude.yaml"
+        ]
+    );
+    gh.assert_valid_for_github().await;
+}
+
 /// The results-version check is in results reading: `publish` refuses results of another
 /// version, and so does `--baseline` (a warning: publishing goes on without comparison).
 #[tokio::test]
