@@ -16,6 +16,7 @@ pub mod agent;
 pub mod assertions;
 pub mod cli;
 pub mod cut;
+pub mod files;
 pub mod fluent;
 pub mod github;
 pub mod judge;

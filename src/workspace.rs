@@ -6,6 +6,17 @@
 //! transcripts, so the agent can not read the assertions it is judged by. The source is
 //! never modified. A snapshot taken before the agent runs tells which files it created,
 //! modified or deleted. The copy is removed when the workspace is dropped, unless kept.
+//!
+//! The copy never gives the agent a way out of it:
+//! - a symbolic link that resolves inside the source is recreated as a *relative* link to
+//!   the same place inside the copy, so writing through it changes the copy, not the
+//!   original;
+//! - a link that leads outside the source (or dangles outside it) is replaced by a
+//!   dangling link whose target names the original, [`OUTSIDE_LINK_PREFIX`]`<target>`:
+//!   reading it fails and writing through it creates nothing outside the copy;
+//! - only regular files, directories and links are copied (FIFOs, sockets and devices are
+//!   skipped), files are copied sparse (holes stay holes) through a fixed buffer, and the
+//!   snapshot hashes each file by streaming it, so memory stays flat in file size.
 
 use std::collections::BTreeMap;
 use std::hash::Hasher;
@@ -57,6 +68,10 @@ pub struct FileChange {
 /// Content fingerprints of a tree: path → (size in bytes, hash).
 type Snapshot = BTreeMap<String, (u64, u64)>;
 
+/// The target given to a link of the source that leads outside it, followed by the original
+/// target: `aptitude-outside-link:/etc/passwd`. Such a link dangles in the copy.
+pub const OUTSIDE_LINK_PREFIX: &str = "aptitude-outside-link:";
+
 /// A temporary copy of a workspace.
 #[derive(Debug)]
 pub struct Workspace {
@@ -82,7 +97,7 @@ impl Workspace {
                 source: source_err,
             })?;
         let root = dir.path().join("workspace");
-        copy_tree(source, &root, include_git)?;
+        copy_tree(source, source, &root, include_git)?;
         let before = snapshot(&root)?;
         Ok(Workspace {
             dir: Some(dir),
@@ -147,7 +162,13 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path, include_git: bool) -> Result<(), WorkspaceError> {
+/// Copies the tree `from` (the source root is `source`) into `to`.
+fn copy_tree(
+    source: &Path,
+    from: &Path,
+    to: &Path,
+    include_git: bool,
+) -> Result<(), WorkspaceError> {
     std::fs::create_dir_all(to).map_err(io_err(to))?;
     for entry in std::fs::read_dir(from).map_err(io_err(from))? {
         let entry = entry.map_err(io_err(from))?;
@@ -162,16 +183,101 @@ fn copy_tree(from: &Path, to: &Path, include_git: bool) -> Result<(), WorkspaceE
         let dst = to.join(&name);
         let file_type = entry.file_type().map_err(io_err(&src))?;
         if file_type.is_symlink() {
-            let target = std::fs::read_link(&src).map_err(io_err(&src))?;
+            let target = link_target_in_copy(source, &src)?;
             std::os::unix::fs::symlink(&target, &dst).map_err(io_err(&dst))?;
         } else if file_type.is_dir() {
-            copy_tree(&src, &dst, include_git)?;
+            copy_tree(source, &src, &dst, include_git)?;
             let perms = std::fs::metadata(&src).map_err(io_err(&src))?.permissions();
             std::fs::set_permissions(&dst, perms).map_err(io_err(&dst))?;
         } else if file_type.is_file() {
-            std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+            copy_sparse(&src, &dst)?;
         }
     }
+    Ok(())
+}
+
+/// What a link of the source points to in the copy: the same place relative to the link
+/// when it stays inside the source, else a dangling [`OUTSIDE_LINK_PREFIX`] target.
+fn link_target_in_copy(source: &Path, link: &Path) -> Result<PathBuf, WorkspaceError> {
+    let original = std::fs::read_link(link).map_err(io_err(link))?;
+    let rel_link = link.strip_prefix(source).unwrap_or(link);
+    let resolved = crate::files::resolve_in(source, rel_link).map_err(io_err(link))?;
+    let source_canon = std::fs::canonicalize(source).map_err(io_err(source))?;
+    let inside = match &resolved {
+        crate::files::Resolved::Inside(p) => p.strip_prefix(&source_canon).ok(),
+        // A link to a missing file inside the source keeps its relative form.
+        crate::files::Resolved::Missing if original.is_relative() => {
+            return Ok(original);
+        }
+        _ => None,
+    };
+    match inside {
+        Some(target) => {
+            // From the link's directory (relative to the source) up to the root, then down.
+            let depth = rel_link.parent().map_or(0, |p| p.components().count());
+            let mut rel = PathBuf::new();
+            for _ in 0..depth {
+                rel.push("..");
+            }
+            rel.push(target);
+            if rel.as_os_str().is_empty() {
+                rel.push(".");
+            }
+            Ok(rel)
+        }
+        None => Ok(PathBuf::from(format!(
+            "{OUTSIDE_LINK_PREFIX}{}",
+            original.display()
+        ))),
+    }
+}
+
+/// Copies a regular file through a fixed buffer, skipping holes (`SEEK_DATA` /
+/// `SEEK_HOLE`) so that a sparse file stays sparse; keeps its permissions.
+fn copy_sparse(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
+    use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+    use std::os::fd::AsFd as _;
+    let (mut input, meta) = crate::files::open_regular(src).map_err(|e| match e {
+        crate::files::FileError::Io(source) => io_err(src)(source),
+        other => io_err(src)(std::io::Error::other(other.to_string())),
+    })?;
+    let len = meta.len();
+    let mut output = std::fs::File::create(dst).map_err(io_err(dst))?;
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut offset: u64 = 0;
+    while offset < len {
+        let Ok(at) = i64::try_from(offset) else { break };
+        // The next data at or after `offset`; none means the rest is a hole. A file system
+        // without SEEK_DATA reports all of the file as data.
+        let data = match nix::unistd::lseek(input.as_fd(), at, nix::unistd::Whence::SeekData) {
+            Ok(d) => u64::try_from(d).unwrap_or(offset),
+            Err(nix::errno::Errno::ENXIO) => break,
+            Err(_) => offset,
+        };
+        let hole = match nix::unistd::lseek(
+            input.as_fd(),
+            i64::try_from(data).unwrap_or(at),
+            nix::unistd::Whence::SeekHole,
+        ) {
+            Ok(h) => u64::try_from(h).unwrap_or(len),
+            Err(_) => len,
+        };
+        input.seek(SeekFrom::Start(data)).map_err(io_err(src))?;
+        output.seek(SeekFrom::Start(data)).map_err(io_err(dst))?;
+        let mut left = hole.saturating_sub(data);
+        while left > 0 {
+            let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+            let n = input.read(&mut buf[..want]).map_err(io_err(src))?;
+            if n == 0 {
+                break;
+            }
+            output.write_all(&buf[..n]).map_err(io_err(dst))?;
+            left -= n as u64;
+        }
+        offset = hole.max(data + 1);
+    }
+    output.set_len(len).map_err(io_err(dst))?;
+    std::fs::set_permissions(dst, meta.permissions()).map_err(io_err(dst))?;
     Ok(())
 }
 
@@ -208,14 +314,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Snapshot) -> Result<(), WorkspaceErro
                         .join("/")
                 })
                 .unwrap_or_default();
+            // A link is fingerprinted by its target, never followed; a file by streaming its
+            // content (a FIFO the agent made in place of a file is not opened).
             let fingerprint = if file_type.is_symlink() {
                 let target = std::fs::read_link(&path).unwrap_or_default();
                 (0, hash_bytes(target.as_os_str().as_encoded_bytes()))
             } else {
-                match std::fs::read(&path) {
-                    Ok(bytes) => (bytes.len() as u64, hash_bytes(&bytes)),
-                    Err(_) => (0, 0),
-                }
+                crate::files::hash(&path).unwrap_or((0, 0))
             };
             out.insert(rel, fingerprint);
         }
@@ -307,5 +412,92 @@ mod tests {
     fn missing_source_is_an_error() {
         let err = Workspace::create(Path::new("/nonexistent/ws"), false).unwrap_err();
         assert!(err.to_string().contains("does not exist"));
+    }
+
+    #[test]
+    fn links_never_reach_outside_the_copy() {
+        use std::os::unix::fs::symlink;
+        let outer = tempfile::tempdir().unwrap();
+        let src = outer.path().join("fixture");
+        std::fs::create_dir_all(src.join("conf")).unwrap();
+        std::fs::write(src.join("conf/app.toml"), "original").unwrap();
+        std::fs::write(outer.path().join("host.txt"), "host").unwrap();
+        // An absolute link into the fixture, a relative one, one up and out, one to /etc.
+        symlink(src.join("conf/app.toml"), src.join("abs")).unwrap();
+        symlink("conf/app.toml", src.join("rel")).unwrap();
+        symlink(src.join("conf"), src.join("conf/dirlink")).unwrap();
+        symlink("../host.txt", src.join("up")).unwrap();
+        symlink("/etc/passwd", src.join("passwd")).unwrap();
+        let ws = Workspace::create(&src, false).unwrap();
+        let copy = ws.path();
+        for link in ["abs", "rel"] {
+            std::fs::write(copy.join(link), "written through").unwrap();
+        }
+        std::fs::write(copy.join("conf/dirlink/app.toml"), "again").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(src.join("conf/app.toml")).unwrap(),
+            "original",
+            "the fixture is never written through a link"
+        );
+        assert_eq!(
+            std::fs::read_to_string(copy.join("conf/app.toml")).unwrap(),
+            "again"
+        );
+        assert_eq!(
+            std::fs::read_link(copy.join("abs")).unwrap(),
+            Path::new("conf/app.toml")
+        );
+        assert_eq!(
+            std::fs::read_link(copy.join("conf/dirlink")).unwrap(),
+            Path::new("../conf")
+        );
+        for (link, original) in [("up", "../host.txt"), ("passwd", "/etc/passwd")] {
+            let target = std::fs::read_link(copy.join(link)).unwrap();
+            assert_eq!(
+                target,
+                Path::new(&format!("{OUTSIDE_LINK_PREFIX}{original}"))
+            );
+            assert!(std::fs::read(copy.join(link)).is_err(), "{link} dangles");
+            assert!(
+                std::fs::write(copy.join(link), "x").is_err(),
+                "{link} writes nowhere"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(outer.path().join("host.txt")).unwrap(),
+            "host"
+        );
+    }
+
+    #[test]
+    fn sparse_files_stay_sparse_and_fifos_are_not_opened() {
+        use std::os::unix::fs::MetadataExt as _;
+        let src = tempfile::tempdir().unwrap();
+        let big = std::fs::File::create(src.path().join("disk.img")).unwrap();
+        big.set_len(1 << 34).unwrap();
+        {
+            use std::io::{Seek as _, SeekFrom, Write as _};
+            let mut f = &big;
+            f.seek(SeekFrom::Start(1 << 20)).unwrap();
+            f.write_all(b"data in the middle").unwrap();
+        }
+        let ws = Workspace::create(src.path(), false).unwrap();
+        let copied = std::fs::metadata(ws.path().join("disk.img")).unwrap();
+        assert_eq!(copied.len(), 1 << 34);
+        assert!(
+            copied.blocks() * 512 < 1 << 24,
+            "holes stay holes: {} blocks",
+            copied.blocks()
+        );
+        let mut middle = [0u8; 18];
+        {
+            use std::io::{Read as _, Seek as _, SeekFrom};
+            let mut f = std::fs::File::open(ws.path().join("disk.img")).unwrap();
+            f.seek(SeekFrom::Start(1 << 20)).unwrap();
+            f.read_exact(&mut middle).unwrap();
+        }
+        assert_eq!(&middle, b"data in the middle");
+        nix::unistd::mkfifo(&ws.path().join("out.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        ws.changes().unwrap();
     }
 }

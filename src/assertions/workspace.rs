@@ -3,6 +3,12 @@
 //!
 //! These need the workspace copy, which `aptitude run` has and `aptitude analyze` (a
 //! transcript only) does not: there they are `skip`, with the reason — never a pass.
+//!
+//! The agent may have left traps in the copy. Every path is resolved inside the copy,
+//! links included, before anything is opened: one that leads outside (`dirlink/x` with
+//! `dirlink → /etc`, a link to `/etc/passwd`) fails without being read, so no host file
+//! reaches a result. Only regular files are read, opened without blocking (a FIFO fails
+//! at once), and at most [`MAX_READ_BYTES`]: a larger file is an `error`, not read.
 
 use std::path::Path;
 
@@ -16,6 +22,10 @@ use crate::workspace::ChangeKind;
 
 /// Verify output shown in results, in characters (seed 004: 2,000).
 pub const VERIFY_OUTPUT_SHOWN: usize = 2000;
+
+/// The most bytes `file_contains` and `json_file` read of a file (16 MiB); a larger file
+/// makes them `error`.
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a `verify` command did, run by the runner after the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,15 +48,42 @@ pub(super) fn no_workspace(description: String) -> Verdict {
     )
 }
 
-fn read(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<Vec<u8>, String> {
-    let full = ws.root.join(path);
-    if !full.exists() {
-        return Err(format!("{path} does not exist{}", created_hint(ws)));
+/// Where a workspace path leads, every link resolved: the file inside the copy, or why
+/// it is not one (missing, or leading outside the copy — then nothing there was opened).
+fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, String> {
+    match crate::files::resolve_in(ws.root, Path::new(path)) {
+        Ok(crate::files::Resolved::Inside(full)) => Ok(full),
+        Ok(crate::files::Resolved::Missing) => {
+            Err(format!("{path} does not exist{}", created_hint(ws)))
+        }
+        Ok(crate::files::Resolved::Outside(to)) => Err(format!(
+            "{path} leads outside the workspace (to {}); it was not read",
+            to.display()
+        )),
+        Err(e) => Err(format!("can not resolve {path}: {e}")),
     }
-    if full.is_dir() {
-        return Err(format!("{path} is a directory"));
-    }
-    std::fs::read(&full).map_err(|e| format!("can not read {path}: {e}"))
+}
+
+/// A workspace file's content, or the status and reason it could not be read: `fail` for
+/// a missing file, a directory, a FIFO or a path leading outside; `error` for a file over
+/// [`MAX_READ_BYTES`] (too big to check either way) or a read error.
+fn read(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<Vec<u8>, (AssertionStatus, String)> {
+    let full = locate(ws, path).map_err(|why| (AssertionStatus::Fail, why))?;
+    crate::files::read_capped(&full, MAX_READ_BYTES).map_err(|e| match e {
+        crate::files::FileError::NotRegular(kind) => (
+            AssertionStatus::Fail,
+            format!("{path} is {kind}, not a regular file"),
+        ),
+        crate::files::FileError::TooLarge { size, cap } => (
+            AssertionStatus::Error,
+            format!(
+                "{path} has {size} bytes, more than the {cap} bytes aptitude reads for a file check"
+            ),
+        ),
+        crate::files::FileError::Io(e) => {
+            (AssertionStatus::Error, format!("can not read {path}: {e}"))
+        }
+    })
 }
 
 /// `; files created in the run: a, b` — what the agent made instead.
@@ -80,16 +117,37 @@ pub(super) fn file_exists(ws: Option<&WorkspaceEvidence<'_>>, path: &str, expect
     let Some(ws) = ws else {
         return no_workspace(description);
     };
-    let full = ws.root.join(path);
-    let exists = full.symlink_metadata().is_ok();
-    let detail = if exists {
-        match std::fs::metadata(&full) {
-            Ok(m) if m.is_dir() => format!("{path} exists (a directory)"),
-            Ok(m) => format!("{path} exists ({} bytes)", m.len()),
-            Err(_) => format!("{path} exists (a dangling link)"),
+    let (exists, detail) = match crate::files::resolve_in(ws.root, Path::new(path)) {
+        Ok(crate::files::Resolved::Inside(full)) => {
+            let what = match std::fs::symlink_metadata(&full) {
+                Ok(m) if m.is_file() => format!("{} bytes", m.len()),
+                Ok(m) => crate::files::kind_name(&m).to_owned(),
+                Err(_) => "unreadable".to_owned(),
+            };
+            (true, format!("{path} exists ({what})"))
         }
-    } else {
-        format!("{path} does not exist{}", created_hint(ws))
+        Ok(crate::files::Resolved::Missing) => {
+            // A dangling link inside the copy is something at that path, but no file.
+            let dangling = ws.root.join(path).symlink_metadata().is_ok();
+            if dangling {
+                (false, format!("{path} is a dangling link"))
+            } else {
+                (false, format!("{path} does not exist{}", created_hint(ws)))
+            }
+        }
+        // Something is at the path, but it is not a file of the workspace: it never counts
+        // as the file asked for, and it is not absent either.
+        Ok(crate::files::Resolved::Outside(to)) => {
+            let detail = format!("{path} leads outside the workspace (to {})", to.display());
+            return (AssertionStatus::Fail, description, Some(detail));
+        }
+        Err(e) => {
+            return (
+                AssertionStatus::Error,
+                description,
+                Some(format!("can not resolve {path}: {e}")),
+            );
+        }
     };
     let status = AssertionStatus::pass_if(exists == expect);
     (status, description, Some(detail))
@@ -110,7 +168,7 @@ pub(super) fn file_contains(
     };
     let bytes = match read(ws, path) {
         Ok(b) => b,
-        Err(why) => return (AssertionStatus::Fail, description, Some(why)),
+        Err((status, why)) => return (status, description, Some(why)),
     };
     let text = String::from_utf8_lossy(&bytes);
     let ok = match check {
@@ -138,7 +196,13 @@ pub(super) fn json_file(
     let fail = |why: String| (AssertionStatus::Fail, description.clone(), Some(why));
     let bytes = match read(ws, path) {
         Ok(b) => b,
-        Err(why) => return fail(format!("file check failed: {why}")),
+        Err((status, why)) => {
+            return (
+                status,
+                description,
+                Some(format!("file check failed: {why}")),
+            );
+        }
     };
     let value: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
@@ -214,6 +278,11 @@ fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
     // Relative and absolute forms of one file: match by tail, unless both are known to be
     // inside this workspace (then they must be equal, as checked above).
     if under_root(written) && (under_root(declared) || !declared.starts_with('/')) {
+        return false;
+    }
+    // With the workspace known (`run`), an absolute path the agent wrote outside it is
+    // another file, however it ends: `/elsewhere/out/report.json` is not `out/report.json`.
+    if root.is_some() && written.starts_with('/') && !under_root(written) {
         return false;
     }
     let (short, long) = if d.len() <= w.len() {
@@ -592,5 +661,70 @@ mod tests {
         };
         assert_eq!(verify(&v, Some(&timed_out)).0, AssertionStatus::Error);
         assert_eq!(verify(&v, None).0, AssertionStatus::Skip);
+    }
+
+    /// The hostile workspace of issue #10: FIFOs, links out, a file too big to read.
+    #[test]
+    fn traps_in_the_workspace_neither_block_nor_reach_the_host() {
+        use std::os::unix::fs::symlink;
+        let dir = ws_with(&[("ok.json", "{}")]);
+        let root = dir.path();
+        nix::unistd::mkfifo(&root.join("out.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        symlink("/etc/passwd", root.join("passwd")).unwrap();
+        symlink("/etc", root.join("dirlink")).unwrap();
+        std::fs::File::create(root.join("huge.log"))
+            .unwrap()
+            .set_len(MAX_READ_BYTES + 1)
+            .unwrap();
+        let ws = WorkspaceEvidence { root, changes: &[] };
+        let (status, _, detail) = json_file(Some(&ws), "out.json", &[]);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(
+            detail
+                .unwrap()
+                .contains("out.json is a FIFO (named pipe), not a regular file")
+        );
+        let contains =
+            |path: &str| file_contains(Some(&ws), path, &TextCheck::Contains("never there".into()));
+        for path in ["passwd", "dirlink/passwd", "dirlink/shadow"] {
+            let (status, _, detail) = contains(path);
+            let detail = detail.unwrap();
+            assert_eq!(status, AssertionStatus::Fail, "{path}");
+            assert!(detail.contains("leads outside the workspace"), "{detail}");
+            assert!(!detail.contains("root:"), "no host content: {detail}");
+            let (status, _, _) = file_exists(Some(&ws), path, true);
+            assert_eq!(status, AssertionStatus::Fail, "{path} is no workspace file");
+        }
+        let (status, _, detail) = contains("huge.log");
+        assert_eq!(
+            status,
+            AssertionStatus::Error,
+            "too big to check either way"
+        );
+        assert!(detail.unwrap().contains("more than the 16777216 bytes"));
+        let (status, _, _) = file_exists(Some(&ws), "ok.json", true);
+        assert_eq!(status, AssertionStatus::Pass);
+    }
+
+    #[test]
+    fn a_file_written_outside_the_workspace_is_not_the_one_asked_for() {
+        let dir = ws_with(&[]);
+        let ws = WorkspaceEvidence {
+            root: dir.path(),
+            changes: &[],
+        };
+        let outside = write_call("/home/user/elsewhere/out/report.json", false);
+        let (status, _, _) = wrote(Some(&ws), &[outside.clone()], &["out/report.json".into()]);
+        assert_eq!(
+            status,
+            AssertionStatus::Fail,
+            "a path elsewhere on this machine"
+        );
+        let inside = write_call(&format!("{}/out/report.json", dir.path().display()), false);
+        let (status, _, _) = wrote(Some(&ws), &[inside], &["out/report.json".into()]);
+        assert_eq!(status, AssertionStatus::Pass);
+        // Without the workspace (`analyze` of a recorded run) the tail still identifies it.
+        let (status, _, _) = wrote(None, &[outside], &["out/report.json".into()]);
+        assert_eq!(status, AssertionStatus::Pass);
     }
 }

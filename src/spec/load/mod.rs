@@ -110,49 +110,15 @@ pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
     })
 }
 
-/// A test file's bytes. It is opened without blocking and must be a regular file: a FIFO
-/// would block forever and a device such as `/dev/zero` never ends.
+/// A test file's bytes: a regular file of at most [`MAX_TEST_FILE_BYTES`], opened without
+/// blocking (a FIFO would block forever and a device such as `/dev/zero` never ends).
 fn read_test_file(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(|e| format!("can not read test file: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("can not read test file: {e}"))?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if kind.is_char_device() {
-            "a character device"
-        } else if kind.is_block_device() {
-            "a block device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(format!(
-            "can not read test file: it is {what}, not a regular file"
-        ));
-    }
-    if meta.len() > MAX_TEST_FILE_BYTES {
-        return Err(format!(
-            "can not read test file: it has {} bytes, more than a test file may have ({MAX_TEST_FILE_BYTES})",
-            meta.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_TEST_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("can not read test file: {e}"))?;
-    Ok(bytes)
+    crate::files::read_capped(path, MAX_TEST_FILE_BYTES).map_err(|e| match e {
+        crate::files::FileError::TooLarge { size, cap } => format!(
+            "can not read test file: it has {size} bytes, more than a test file may have ({cap})"
+        ),
+        e => format!("can not read test file: {e}"),
+    })
 }
 
 /// Validates a test file's text; `path` is recorded in the spec and resolves `workspace`.

@@ -1,0 +1,394 @@
+//! Reading files an agent (or a careless user) may have made hostile, below every pipeline
+//! stage: test files, workspace snapshots and assertions all read through here.
+//!
+//! - Only regular files are read. A FIFO would block the reader forever and a device such
+//!   as `/dev/zero` never ends, so the file is opened with `O_NONBLOCK` and its type checked
+//!   on the open descriptor (`fstat`) before a byte is read.
+//! - Reads are bounded: [`read_capped`] refuses a file over its cap before reading it, and
+//!   [`hash`] streams a file through a fixed buffer, so memory stays flat in file size.
+//! - [`resolve_in`] resolves a path inside a root one component at a time, links included,
+//!   and says when it leads outside, before anything there is opened.
+
+use std::fs::{File, Metadata};
+use std::hash::Hasher;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// It is a directory, FIFO, socket or device (the name says which).
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// It is larger than the reader's cap.
+    #[error("it has {size} bytes, more than the {cap} bytes read at most")]
+    TooLarge {
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// Opening or reading it failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What kind of file `meta` describes, in words ("a FIFO (named pipe)").
+pub fn kind_name(meta: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens `path` for reading without blocking and checks, on the open descriptor, that it is
+/// a regular file; links are followed.
+///
+/// # Errors
+/// [`FileError::NotRegular`] for anything else, [`FileError::Io`] when it can not be opened.
+pub fn open_regular(path: &Path) -> Result<(File, Metadata), FileError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(FileError::NotRegular(kind_name(&meta)));
+    }
+    Ok((file, meta))
+}
+
+/// The whole content of the regular file at `path`, when it has at most `cap` bytes.
+///
+/// # Errors
+/// [`FileError::NotRegular`], [`FileError::TooLarge`] (checked before reading), or
+/// [`FileError::Io`].
+pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
+    let (file, meta) = open_regular(path)?;
+    if meta.len() > cap {
+        return Err(FileError::TooLarge {
+            size: meta.len(),
+            cap,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // A file that grows while it is read is still cut at the cap.
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(FileError::TooLarge {
+            size: bytes.len() as u64,
+            cap,
+        });
+    }
+    Ok(bytes)
+}
+
+/// A fingerprint of the regular file at `path`: (size in bytes, hash of its content).
+///
+/// The content is streamed through a fixed buffer, and holes of a sparse file are skipped
+/// (`SEEK_DATA` / `SEEK_HOLE`) rather than read: a 6 GB sparse file costs neither 6 GB of
+/// memory nor 6 GB of reading. So that a file's fingerprint does not depend on how its zeros
+/// are stored, the hash sees the content in 4 KiB blocks at 4 KiB offsets, each all-zero
+/// block (written or a hole) counted, never hashed byte by byte.
+///
+/// # Errors
+/// As [`open_regular`], or a read error.
+pub fn hash(path: &Path) -> Result<(u64, u64), FileError> {
+    use std::io::{Seek as _, SeekFrom};
+    use std::os::fd::AsFd as _;
+    const BLOCK: u64 = 4096;
+    let (mut file, meta) = open_regular(path)?;
+    let len = meta.len();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut zero_blocks: u64 = 0;
+    let flush_zeros = |hasher: &mut std::collections::hash_map::DefaultHasher, n: &mut u64| {
+        if *n > 0 {
+            hasher.write_u8(0);
+            hasher.write_u64(*n);
+            *n = 0;
+        }
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut offset: u64 = 0;
+    while offset < len {
+        // Where the next data starts (a file system without SEEK_DATA: here).
+        let data = i64::try_from(offset)
+            .ok()
+            .and_then(|at| {
+                match nix::unistd::lseek(file.as_fd(), at, nix::unistd::Whence::SeekData) {
+                    Ok(d) => u64::try_from(d).ok(),
+                    Err(nix::errno::Errno::ENXIO) => Some(len),
+                    Err(_) => None,
+                }
+            })
+            .unwrap_or(offset);
+        // Holes are whole blocks of zeros.
+        let data = data - data % BLOCK;
+        if data > offset {
+            zero_blocks += (data - offset).div_ceil(BLOCK);
+            offset = data;
+        }
+        if offset >= len {
+            break;
+        }
+        let hole = i64::try_from(offset)
+            .ok()
+            .and_then(|at| {
+                nix::unistd::lseek(file.as_fd(), at, nix::unistd::Whence::SeekHole)
+                    .ok()
+                    .and_then(|h| u64::try_from(h).ok())
+            })
+            .unwrap_or(len)
+            .max(offset + 1);
+        file.seek(SeekFrom::Start(offset))?;
+        while offset < hole.min(len) {
+            let want = usize::try_from((hole.min(len) - offset).min(buf.len() as u64))
+                .unwrap_or(buf.len());
+            let n = file.read(&mut buf[..want])?;
+            if n == 0 {
+                offset = len;
+                break;
+            }
+            for block in buf[..n].chunks(BLOCK as usize) {
+                if block.iter().all(|b| *b == 0) && block.len() as u64 == BLOCK {
+                    zero_blocks += 1;
+                } else {
+                    flush_zeros(&mut hasher, &mut zero_blocks);
+                    hasher.write_u8(1);
+                    hasher.write(block);
+                }
+            }
+            offset += n as u64;
+        }
+    }
+    flush_zeros(&mut hasher, &mut zero_blocks);
+    hasher.write_u64(len);
+    Ok((len, hasher.finish()))
+}
+
+/// Where a path inside a directory leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// It exists, at this absolute path inside the root (every link resolved).
+    Inside(PathBuf),
+    /// Nothing is there (a missing file, or a link to a missing file inside the root).
+    Missing,
+    /// It leads outside the root, to this path (through `..` or a link); nothing there was
+    /// opened.
+    Outside(PathBuf),
+}
+
+/// Links followed at most while resolving one path (as Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Resolves `rel` (a path relative to `root`) one component at a time, following links,
+/// without opening anything. A path that only lexically stays inside (`dirlink/x` where
+/// `dirlink` points to `/etc`) is [`Resolved::Outside`].
+///
+/// # Errors
+/// When `root` can not be resolved, or a link can not be read or links loop.
+pub fn resolve_in(root: &Path, rel: &Path) -> std::io::Result<Resolved> {
+    let root = std::fs::canonicalize(root)?;
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> =
+        std::collections::VecDeque::new();
+    push_components(&mut pending, rel, true);
+    let mut current = root.clone();
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        if part == "/" {
+            current = PathBuf::from("/");
+            continue;
+        }
+        if part == ".." {
+            current.pop();
+            continue;
+        }
+        let next = current.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(std::io::Error::other("too many levels of symbolic links"));
+                }
+                let target = std::fs::read_link(&next)?;
+                let mut rest: Vec<std::ffi::OsString> = pending.drain(..).collect();
+                push_components(&mut pending, &target, false);
+                pending.extend(rest.drain(..));
+            }
+            Ok(_) => current = next,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                current = next;
+                for part in pending.drain(..) {
+                    if part == ".." {
+                        current.pop();
+                    } else if part != "/" {
+                        current.push(part);
+                    }
+                }
+                return Ok(if current.starts_with(&root) {
+                    Resolved::Missing
+                } else {
+                    Resolved::Outside(current)
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(if current.starts_with(&root) {
+        Resolved::Inside(current)
+    } else {
+        Resolved::Outside(current)
+    })
+}
+
+/// Queues the components of `path`; an absolute path starts again from `/` unless it is
+/// the user's relative path (then a leading `/` is ignored: paths are inside the root).
+fn push_components(
+    queue: &mut std::collections::VecDeque<std::ffi::OsString>,
+    path: &Path,
+    relative_only: bool,
+) {
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => {
+                if !relative_only {
+                    queue.push_back("/".into());
+                }
+            }
+            Component::CurDir => {}
+            Component::ParentDir => queue.push_back("..".into()),
+            Component::Normal(name) => queue.push_back(name.to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn only_regular_files_are_opened_and_nothing_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = read_capped(&fifo, 100).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "it is a FIFO (named pipe), not a regular file"
+        );
+        let err = read_capped(Path::new("/dev/zero"), 100).unwrap_err();
+        assert!(
+            matches!(err, FileError::NotRegular("a character device")),
+            "{err}"
+        );
+        assert!(matches!(hash(&fifo), Err(FileError::NotRegular(_))));
+    }
+
+    #[test]
+    fn reads_are_capped_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        File::create(&big)
+            .unwrap()
+            .set_len(10 * 1024 * 1024 * 1024)
+            .unwrap();
+        let err = read_capped(&big, 1024).unwrap_err();
+        assert!(
+            matches!(err, FileError::TooLarge { size, cap: 1024 } if size == 10 * 1024 * 1024 * 1024),
+            "{err}"
+        );
+        std::fs::write(dir.path().join("small"), "hello").unwrap();
+        assert_eq!(read_capped(&dir.path().join("small"), 5).unwrap(), b"hello");
+        let (size, h) = hash(&dir.path().join("small")).unwrap();
+        std::fs::write(dir.path().join("same"), "hello").unwrap();
+        assert_eq!(hash(&dir.path().join("same")).unwrap(), (size, h));
+        std::fs::write(dir.path().join("other"), "hellO").unwrap();
+        assert_ne!(hash(&dir.path().join("other")).unwrap(), (size, h));
+    }
+
+    #[test]
+    fn a_sparse_file_hashes_like_its_zeros_written_out_without_reading_the_holes() {
+        use std::io::{Seek as _, SeekFrom, Write as _};
+        let dir = tempfile::tempdir().unwrap();
+        let sparse = dir.path().join("sparse");
+        let mut f = File::create(&sparse).unwrap();
+        f.set_len(8 << 20).unwrap();
+        f.seek(SeekFrom::Start(1 << 20)).unwrap();
+        f.write_all(b"middle").unwrap();
+        let mut dense = vec![0u8; 8 << 20];
+        dense[1 << 20..(1 << 20) + 6].copy_from_slice(b"middle");
+        std::fs::write(dir.path().join("dense"), &dense).unwrap();
+        assert_eq!(
+            hash(&sparse).unwrap(),
+            hash(&dir.path().join("dense")).unwrap()
+        );
+        dense[5 << 20] = 1;
+        std::fs::write(dir.path().join("dense"), &dense).unwrap();
+        assert_ne!(
+            hash(&sparse).unwrap(),
+            hash(&dir.path().join("dense")).unwrap()
+        );
+        // A terabyte of holes hashes at once.
+        let huge = File::create(dir.path().join("huge")).unwrap();
+        huge.set_len(1 << 40).unwrap();
+        assert_eq!(hash(&dir.path().join("huge")).unwrap().0, 1 << 40);
+    }
+
+    #[test]
+    fn paths_are_resolved_inside_the_root_links_included() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("ws");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "a").unwrap();
+        std::fs::write(outer.path().join("secret"), "s").unwrap();
+        symlink("/etc", root.join("dirlink")).unwrap();
+        symlink("/etc/passwd", root.join("passwd")).unwrap();
+        symlink("sub/a.txt", root.join("inside")).unwrap();
+        symlink("../secret", root.join("up")).unwrap();
+        symlink("/nonexistent/x", root.join("dangling_out")).unwrap();
+        symlink("sub/missing", root.join("dangling_in")).unwrap();
+        let canon = std::fs::canonicalize(&root).unwrap();
+        let r = |p: &str| resolve_in(&root, Path::new(p)).unwrap();
+        assert_eq!(r("sub/a.txt"), Resolved::Inside(canon.join("sub/a.txt")));
+        assert_eq!(r("inside"), Resolved::Inside(canon.join("sub/a.txt")));
+        assert_eq!(
+            r("./sub/../sub/a.txt"),
+            Resolved::Inside(canon.join("sub/a.txt"))
+        );
+        assert_eq!(r("missing.txt"), Resolved::Missing);
+        assert_eq!(r("dangling_in"), Resolved::Missing);
+        assert!(matches!(r("dirlink/shadow"), Resolved::Outside(p) if p.starts_with("/etc")));
+        assert!(matches!(r("passwd"), Resolved::Outside(p) if p == Path::new("/etc/passwd")));
+        assert!(matches!(r("up"), Resolved::Outside(_)));
+        assert!(matches!(r("dangling_out"), Resolved::Outside(_)));
+        assert!(matches!(r("../secret"), Resolved::Outside(_)));
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        assert!(
+            resolve_in(&root, Path::new("loop1")).is_err(),
+            "a link loop ends"
+        );
+    }
+}
