@@ -714,7 +714,11 @@ mod tests {
             changes: &[],
         };
         let outside = write_call("/home/user/elsewhere/out/report.json", false);
-        let (status, _, _) = wrote(Some(&ws), &[outside.clone()], &["out/report.json".into()]);
+        let (status, _, _) = wrote(
+            Some(&ws),
+            std::slice::from_ref(&outside),
+            &["out/report.json".into()],
+        );
         assert_eq!(
             status,
             AssertionStatus::Fail,
