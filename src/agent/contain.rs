@@ -255,6 +255,45 @@ impl Drop for Jail {
     }
 }
 
+/// Kills every process of every jail of this aptitude process, running or not: the
+/// last resort when a run is stopped without its commands' own cleanup (a forced exit).
+/// Returns how many processes were found.
+pub fn kill_everything() -> usize {
+    match mode() {
+        Mode::Cgroup(parent) => {
+            let prefix = format!("aptitude-{}-", std::process::id());
+            std::fs::read_dir(parent)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                        .map(|e| linux::kill_cgroup(&e.path()))
+                        .sum()
+                })
+                .unwrap_or(0)
+        }
+        Mode::Subreaper => {
+            // Every child in another process group is a command or an orphan of one.
+            let me = std::process::id() as i32;
+            let my_group = nix::unistd::getpgrp().as_raw();
+            let procs = linux::processes();
+            let mut targets: Vec<i32> = Vec::new();
+            for p in procs.iter().filter(|p| p.ppid == me && p.pgrp != my_group) {
+                targets.push(p.pid);
+                targets.extend(linux::descendants(&procs, p.pid).iter().map(|d| d.pid));
+            }
+            for pid in &targets {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            targets.len()
+        }
+        Mode::Marker => 0,
+    }
+}
+
 /// Kills (and reaps) aptitude's orphans that belong to jail `key`: those in `seen` with
 /// their descendants, or all of them when no other command is running. Returns how many
 /// were killed.

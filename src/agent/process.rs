@@ -364,6 +364,19 @@ pub fn sweep(run_id: &str) -> usize {
     total
 }
 
+/// Kills every process of every command this aptitude process started, through their
+/// jails and markers: the last resort of a forced exit. Returns how many were found.
+pub fn kill_everything() -> usize {
+    let jailed = contain::kill_everything();
+    // Run ids start with aptitude's pid (see [`new_run_id`]).
+    let needle = format!("{RUN_ID_VAR}={}-", std::process::id()).into_bytes();
+    let marked = marked_processes(&needle, std::process::id());
+    for pid in &marked {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    jailed + marked.len()
+}
+
 /// The pids (other than ours) whose environment contains `needle`.
 fn marked_processes(needle: &[u8], me: u32) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
