@@ -335,6 +335,21 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         },
         () = cancel.cancelled() => Some(format!("interrupted during {}", current(&step))),
     };
+    if cut.is_some() && !config.keep_workspaces && Arc::strong_count(&workspace) > 1 {
+        // A cut step still holds the copy and may never return: remove it now. Only a
+        // directory made by `Workspace::create` (`aptitude-ws-*`) is removed.
+        let made_by_us = workspace
+            .path()
+            .parent()
+            .filter(|d| {
+                d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("aptitude-ws-"))
+            })
+            .map(std::path::Path::to_owned);
+        if let Some(dir) = made_by_us {
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+        }
+    }
     if let Some(path) = record_to.filter(|_| !cancel.is_cancelled()) {
         let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
         let recorded = tokio::task::spawn_blocking(move || record_atomically(&path, &text, before));
