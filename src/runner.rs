@@ -28,6 +28,10 @@ use crate::workspace::Workspace;
 /// The default per-test timeout (a test's `timeout:` overrides it).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long the post-run work of a test interrupted before it began may take (its
+/// assertions on what was captured), before it is cut.
+pub const INTERRUPTED_POST_RUN: Duration = Duration::from_secs(2);
+
 /// The default number of tests run at once: agent runs wait on the model, not the CPU.
 pub const DEFAULT_JOBS: usize = 4;
 
@@ -323,18 +327,39 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         &step,
         cancel,
     );
+    // An interrupted run still gets its assertions evaluated on what was captured (the
+    // report shows how far the agent got), within a short budget.
+    let interrupted_before = cancel.is_cancelled();
+    let budget = if interrupted_before {
+        INTERRUPTED_POST_RUN
+    } else {
+        timeout
+    };
     let cut = tokio::select! {
-        done = tokio::time::timeout(timeout, work) => match done {
+        biased;
+        () = cancel.cancelled(), if !interrupted_before => {
+            Some(format!("interrupted during {}", current(&step)))
+        }
+        done = tokio::time::timeout(budget, work) => match done {
             Ok(Ok(())) => None,
             Ok(Err(why)) => Some(why),
+            Err(_) if interrupted_before => Some(format!(
+                "the post-run work was cut {} after the interruption, during {}",
+                humantime::format_duration(budget),
+                current(&step)
+            )),
             Err(_) => Some(format!(
-                "post-run work did not finish within {} (the test's timeout): {} was cut",
+                "post-run work did not finish within {} (the test's timeout): cut during {}",
                 humantime::format_duration(timeout),
                 current(&step)
             )),
         },
-        () = cancel.cancelled() => Some(format!("interrupted during {}", current(&step))),
     };
+    // A step that ended because of the interruption (a verify stopped) is interrupted too.
+    let cut = cut.or_else(|| {
+        (!interrupted_before && cancel.is_cancelled())
+            .then(|| format!("interrupted during {}", current(&step)))
+    });
     if cut.is_some() && !config.keep_workspaces && Arc::strong_count(&workspace) > 1 {
         // A cut step still holds the copy and may never return: remove it now. Only a
         // directory made by `Workspace::create` (`aptitude-ws-*`) is removed.
@@ -353,15 +378,13 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
     if let Some(path) = record_to.filter(|_| !cancel.is_cancelled()) {
         let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
         let recorded = tokio::task::spawn_blocking(move || record_atomically(&path, &text, before));
-        result.recorded = Some(
-            tokio::select! {
-                r = tokio::time::timeout(Duration::from_secs(30), recorded) => match r {
-                    Ok(Ok(text)) => text,
-                    _ => "not recorded: writing the transcript did not finish within 30s".into(),
-                },
-                () = cancel.cancelled() => "not recorded: interrupted".into(),
+        result.recorded = Some(tokio::select! {
+            r = tokio::time::timeout(Duration::from_secs(30), recorded) => match r {
+                Ok(Ok(text)) => text,
+                _ => "not recorded: writing the transcript did not finish within 30s".into(),
             },
-        );
+            () = cancel.cancelled() => "not recorded: interrupted".into(),
+        });
     } else if config.record {
         result.recorded = Some(format!(
             "not recorded: {} is not named x.aptitude.yaml",
@@ -581,11 +604,7 @@ fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
 /// concurrent run recording the same test — never sees a mix of two runs. Returns where
 /// it went, saying when this run replaced a transcript another run wrote since `before`
 /// (the file's identity when this test started): the last run to record wins, and says so.
-fn record_atomically(
-    path: &std::path::Path,
-    text: &str,
-    before: Option<FileIdentity>,
-) -> String {
+fn record_atomically(path: &std::path::Path, text: &str, before: Option<FileIdentity>) -> String {
     use std::io::Write;
     let dir = path
         .parent()
@@ -664,6 +683,14 @@ async fn run_verify(
     env: &BTreeMap<String, String>,
     cancel: &CancellationToken,
 ) -> VerifyRun {
+    if cancel.is_cancelled() {
+        return VerifyRun {
+            code: None,
+            failure: Some("not run: interrupted".into()),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+    }
     let (stdout, out) = run_shell(&v.run, workspace, env, v.timeout, cancel).await;
     match out {
         Ok(out) => VerifyRun {
@@ -747,7 +774,9 @@ mod tests {
         std::fs::write(&path, "{\"other\":1}\n").unwrap();
         let said = record_atomically(&path, "{\"mine\":1}\n", before);
         assert!(
-            said.ends_with("(this run's transcript replaced one another run recorded while this test ran)"),
+            said.ends_with(
+                "(this run's transcript replaced one another run recorded while this test ran)"
+            ),
             "{said}"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mine\":1}\n");
@@ -779,6 +808,9 @@ mod tests {
             }
         });
         let kept = std::fs::read_to_string(&path).unwrap();
-        assert!(texts.contains(&kept), "the file is one run's transcript, whole");
+        assert!(
+            texts.contains(&kept),
+            "the file is one run's transcript, whole"
+        );
     }
 }

@@ -545,7 +545,8 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_command_names_parse() {
-        let stat = "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
+        let stat =
+            "4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
         let p = linux::parse_stat(4242, stat).unwrap();
         assert_eq!((p.ppid, p.pgrp, p.state, p.start), (17, 4242, 'S', 987654));
     }

@@ -295,8 +295,9 @@ impl Drop for Guard {
 /// name on `PATH` (the command's own `PATH` when its environment sets one).
 fn resolve(program: &Path, env: &[(String, String)]) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let executable =
-        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     let not_found = || {
         std::io::Error::new(
             std::io::ErrorKind::NotFound,
@@ -507,9 +508,11 @@ mod tests {
         let mut spec = escaping_daemons(dir.path(), "sleep 300");
         spec.timeout = Duration::from_millis(1500);
         let mut pids = Vec::new();
-        let out = run(&spec, &CancellationToken::new(), |l| pids.push(l.to_owned()))
-            .await
-            .unwrap();
+        let out = run(&spec, &CancellationToken::new(), |l| {
+            pids.push(l.to_owned())
+        })
+        .await
+        .unwrap();
         assert_eq!(out.ending, Ending::TimedOut);
         assert_eq!(pids.len(), 2, "{pids:?}");
         assert!(!pids.iter().any(|p| sleeping(p)), "{pids:?}");

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -274,7 +274,8 @@ fn spawn_signal_handlers(
             if streams.is_empty() {
                 return;
             }
-            let any = futures_util::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv())));
+            let any =
+                futures_util::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv())));
             let _ = any.await;
             interrupted.store(true, Ordering::SeqCst);
             token.cancel();

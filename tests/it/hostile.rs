@@ -25,6 +25,21 @@ use crate::support::claude_bin;
 use crate::support::model::{ScriptedModel, Turn};
 use crate::support::procs::{alive, marked, numbers, running};
 
+/// A tag for the commands of this test process (`sleep 7739.<tag>`), so that processes
+/// left by an earlier, broken run of the suite can not be mistaken for this one's.
+fn unique() -> String {
+    format!("{}", std::process::id())
+}
+
+/// The live processes of this test process whose command line contains `needle`.
+fn ours(needle: &str) -> Vec<i32> {
+    let tag = format!(".{}", unique());
+    running(needle)
+        .into_iter()
+        .filter(|p| alive(*p, &tag))
+        .collect()
+}
+
 /// The core of the secret; it must appear in no output whatever the encoding.
 const SECRET_CORE: &str = "7f3a9c2e51d4";
 
@@ -107,12 +122,22 @@ struct Finished {
 }
 
 fn finish(dir: &Path, aptitude_pid: u32, out: std::process::Output) -> Finished {
-    let results_text = std::fs::read_to_string(dir.join("results.json"))
-        .unwrap_or_else(|e| panic!("no results JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let results_text = std::fs::read_to_string(dir.join("results.json")).unwrap_or_else(|e| {
+        panic!(
+            "no results JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     let mut outputs = BTreeMap::new();
     outputs.insert("results.json".to_owned(), results_text.clone());
-    outputs.insert("stdout".to_owned(), String::from_utf8_lossy(&out.stdout).into_owned());
-    outputs.insert("stderr".to_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    outputs.insert(
+        "stdout".to_owned(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    );
+    outputs.insert(
+        "stderr".to_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     for name in ["report.html", "report.md", "junit.xml"] {
         if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
             outputs.insert(name.to_owned(), text);
@@ -173,17 +198,21 @@ fn scenario(dir: &Dir, name: &str, extra: &str) {
 
 /// A Bash tool call.
 fn bash(command: &str) -> Turn {
-    Turn::Tool("Bash", json!({"command": command, "description": "hostile"}))
+    Turn::Tool(
+        "Bash",
+        json!({"command": command, "description": "hostile"}),
+    )
 }
 
 /// Daemons that leave the session, the process group and the environment marker, each
 /// writing its pid to a file; then their pids are printed (`sleep 77nn` tells them apart).
 fn daemons(tag: &str) -> String {
     format!(
-        "setsid env -i sh -c 'echo $$ > d1.pid; exec sleep 77{tag}1' </dev/null >/dev/null 2>&1 &
-         env -u APTITUDE_RUN_ID setsid sh -c 'echo $$ > d2.pid; exec sleep 77{tag}2' </dev/null >/dev/null 2>&1 &
-         (setsid env -i sh -c 'echo $$ > d3.pid; exec sleep 77{tag}3' </dev/null >/dev/null 2>&1 &)
-         until [ -s d1.pid ] && [ -s d2.pid ] && [ -s d3.pid ]; do sleep 0.05; done; cat d1.pid d2.pid d3.pid"
+        "setsid env -i sh -c 'echo $$ > d1.pid; exec sleep 77{tag}1.{u}' </dev/null >/dev/null 2>&1 &
+         env -u APTITUDE_RUN_ID setsid sh -c 'echo $$ > d2.pid; exec sleep 77{tag}2.{u}' </dev/null >/dev/null 2>&1 &
+         (setsid env -i sh -c 'echo $$ > d3.pid; exec sleep 77{tag}3.{u}' </dev/null >/dev/null 2>&1 &)
+         until [ -s d1.pid ] && [ -s d2.pid ] && [ -s d3.pid ]; do sleep 0.05; done; cat d1.pid d2.pid d3.pid",
+        u = unique()
     )
 }
 
@@ -208,7 +237,8 @@ fn daemon_scenarios(model: &ScriptedModel, dir: &Dir) {
         "hostile-daemons-timeout",
         vec![
             bash(&daemons("2")),
-            bash("sleep 300"),
+            // Claude Code refuses a command that starts with a long `sleep`.
+            bash("echo waiting; sleep 300; echo end"),
             Turn::Text("never".into()),
         ],
     );
@@ -225,16 +255,21 @@ fn assert_no_daemon_survived(run: &Finished) {
     let end = test(&run.results, "daemons-end");
     assert_eq!(end["status"], "passed", "{end:#}");
     let timeout = test(&run.results, "daemons-timeout");
-    assert_eq!(timeout["status"], "error");
+    assert_eq!(timeout["status"], "error", "{timeout:#}");
     assert!(
-        timeout["error"].as_str().unwrap().starts_with("timed out after 25s"),
+        timeout["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("timed out after 25s"),
         "{}",
         timeout["error"]
     );
     for (t, tag) in [(end, "1"), (timeout, "2")] {
         let survivors: Vec<i32> = daemon_pids(t)
             .into_iter()
-            .filter(|pid| alive(*pid, &format!("sleep 77{tag}")))
+            .filter(|pid| {
+                alive(*pid, &format!("sleep 77{tag}")) && alive(*pid, &format!(".{}", unique()))
+            })
             .collect();
         assert!(
             survivors.is_empty(),
@@ -298,7 +333,7 @@ fn run_hostile() -> Hostile {
         ],
     );
 
-    // A write outside the workspace, and a 6 GB sparse file inside it.
+    // A write outside the workspace.
     model.script(
         "hostile-outside",
         vec![
@@ -306,14 +341,27 @@ fn run_hostile() -> Hostile {
                 "Write",
                 json!({"file_path": elsewhere.display().to_string(), "content": "{}\n"}),
             ),
-            bash("truncate -s 6G big.img && echo filled"),
             Turn::Text("wrote the report".into()),
         ],
     );
     scenario(
         &dir,
         "outside",
-        "timeout: 60s\nassertions:\n  - wrote: [out/report.json]\n",
+        "assertions:\n  - wrote: [out/report.json]\n",
+    );
+
+    // A 6 GB sparse file: the snapshot must neither read it whole nor take long.
+    model.script(
+        "hostile-sparse",
+        vec![
+            bash("truncate -s 6G big.img && echo filled"),
+            Turn::Text("filled".into()),
+        ],
+    );
+    scenario(
+        &dir,
+        "sparse",
+        "timeout: 60s\nassertions:\n  - tool: Bash\n",
     );
 
     // A secret with `"` and `\`, printed by the agent: its JSON-escaped form is what the
@@ -328,9 +376,7 @@ fn run_hostile() -> Hostile {
     scenario(
         &dir,
         "secret",
-        &format!(
-            "env:\n  API_TOKEN: '{SECRET}'\nassertions:\n  - tool: Bash\n"
-        ),
+        &format!("env:\n  API_TOKEN: '{SECRET}'\nassertions:\n  - tool: Bash\n"),
     );
 
     // Post-run work that blocks: a verify that never exits, with a long timeout of its own.
@@ -338,7 +384,10 @@ fn run_hostile() -> Hostile {
     scenario(
         &dir,
         "deadline",
-        "timeout: 15s\nassertions:\n  - verify: {run: \"exec sleep 7739\", timeout: 1h}\n",
+        &format!(
+            "timeout: 15s\nassertions:\n  - verify: {{run: \"exec sleep 7739.{}\", timeout: 1h}}\n",
+            unique()
+        ),
     );
 
     daemon_scenarios(&model, &dir);
@@ -360,7 +409,11 @@ fn run_hostile() -> Hostile {
             "junit.xml",
         ],
     );
-    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let run = finish(dir.path(), pid, out);
@@ -380,7 +433,8 @@ fn a_hostile_run_ends_leaves_no_process_and_no_temp_dir() {
     let h = hostile();
     assert_eq!(h.run.code, Some(1), "{}", h.run.outputs["stderr"]);
     assert_no_daemon_survived(&h.run);
-    assert!(running("sleep 773").is_empty());
+    let left = ours("sleep 77");
+    assert!(left.is_empty(), "{left:?} outlived the run");
     assert!(h.run.leftover_temp.is_empty(), "{:?}", h.run.leftover_temp);
 }
 
@@ -390,9 +444,12 @@ fn a_verify_that_never_exits_is_cut_by_the_post_run_deadline() {
     assert_eq!(t["status"], "error");
     assert_eq!(
         t["error"],
-        "post-run work did not finish within 15s (the test's timeout): verify `exec sleep 7739` was cut"
+        format!(
+            "post-run work did not finish within 15s (the test's timeout): cut during verify `exec sleep 7739.{}`",
+            unique()
+        )
     );
-    assert!(running("sleep 7739").is_empty(), "the verify outlived its cut");
+    assert!(ours("sleep 7739").is_empty(), "the verify outlived its cut");
 }
 
 #[test]
@@ -411,7 +468,10 @@ fn fifos_the_agent_made_fail_their_assertions_without_hanging() {
 #[test]
 fn writes_through_fixture_symlinks_never_reach_the_fixture() {
     let h = hostile();
-    assert_eq!(test(&h.run.results, "symlinks")["transcript"]["final_text"], "done");
+    assert_eq!(
+        test(&h.run.results, "symlinks")["transcript"]["final_text"],
+        "done"
+    );
     assert_eq!(h.fixture_after, h.fixture_before, "the fixture changed");
 }
 
@@ -435,7 +495,8 @@ fn a_write_outside_the_workspace_does_not_count_as_written() {
 
 #[test]
 fn a_six_gigabyte_sparse_file_is_snapshotted() {
-    let t = test(&hostile().run.results, "outside");
+    let t = test(&hostile().run.results, "sparse");
+    assert_eq!(t["status"], "passed", "{t:#}");
     let big = t["files"]
         .as_array()
         .unwrap()
@@ -474,8 +535,8 @@ fn daemons_die_in_the_subreaper_fallback_too() {
     .unwrap();
     let pid = child.id();
     let run = finish(dir.path(), pid, child.wait_with_output().unwrap());
-    assert_eq!(run.code, Some(1), "{}", run.outputs["stderr"]);
     assert_no_daemon_survived(&run);
+    assert_eq!(run.code, Some(1), "{}", run.outputs["stderr"]);
     assert!(run.leftover_temp.is_empty(), "{:?}", run.leftover_temp);
 }
 
@@ -494,7 +555,10 @@ fn wait_ready(path: &Path, child: &mut std::process::Child, limit: Duration) {
 }
 
 fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(made.success());
 }
 
@@ -561,12 +625,24 @@ fn sigterm_during_post_run_work_ends_the_run_with_results() {
     model.script(
         "hostile-busy",
         vec![
-            bash(&format!("echo go > {}; exec sleep 7761", agent_ready.display())),
+            bash(&format!(
+                "echo go > {}; exec sleep 7761.{}",
+                agent_ready.display(),
+                unique()
+            )),
             Turn::Text("never".into()),
         ],
     );
-    scenario(&dir, "quick", "assertions:\n  - tool: Bash\n    called: false\n");
-    let verify = format!("echo go > {}; exec sleep 7762", verify_ready.display());
+    scenario(
+        &dir,
+        "quick",
+        "assertions:\n  - tool: Bash\n    called: false\n",
+    );
+    let verify = format!(
+        "echo go > {}; exec sleep 7762.{}",
+        verify_ready.display(),
+        unique()
+    );
     scenario(
         &dir,
         "post",
@@ -581,14 +657,24 @@ fn sigterm_during_post_run_work_ends_the_run_with_results() {
         nix::sys::signal::Signal::SIGTERM,
     );
     assert_eq!(run.code, Some(130), "{}", run.outputs["stderr"]);
-    assert_eq!(test(&run.results, "quick")["status"], "passed", "finished results are kept");
+    assert_eq!(
+        test(&run.results, "quick")["status"],
+        "passed",
+        "finished results are kept"
+    );
     let post = test(&run.results, "post");
     assert_eq!(post["status"], "error");
-    assert_eq!(post["error"], format!("interrupted during verify `{verify}`"));
+    assert_eq!(
+        post["error"],
+        format!("interrupted during verify `{verify}`")
+    );
     let busy = test(&run.results, "busy");
     assert_eq!(busy["status"], "error");
     assert_eq!(busy["error"], "interrupted: the agent was stopped");
-    assert!(running("sleep 776").is_empty(), "a command outlived the signal");
+    assert!(
+        ours("sleep 776").is_empty(),
+        "a command outlived the signal"
+    );
     assert!(run.marked.is_empty(), "{:?}", run.marked);
     assert!(run.leftover_temp.is_empty(), "{:?}", run.leftover_temp);
 }
@@ -602,19 +688,29 @@ fn sighup_is_treated_like_sigterm() {
         "hostile-hup",
         vec![
             bash(&format!(
-                "(setsid env -i sleep 7781 </dev/null >/dev/null 2>&1 &); echo go > {}; exec sleep 7782",
-                ready.display()
+                "(setsid env -i sleep 7781.{u} </dev/null >/dev/null 2>&1 &); echo go > {}; exec sleep 7782.{u}",
+                ready.display(),
+                u = unique()
             )),
             Turn::Text("never".into()),
         ],
     );
     scenario(&dir, "hup", "timeout: 10m\nassertions:\n  - tool: Bash\n");
-    let run = interrupt(&model, &dir, None, &[ready], nix::sys::signal::Signal::SIGHUP);
+    let run = interrupt(
+        &model,
+        &dir,
+        None,
+        &[ready],
+        nix::sys::signal::Signal::SIGHUP,
+    );
     assert_eq!(run.code, Some(130), "{}", run.outputs["stderr"]);
     let t = test(&run.results, "hup");
     assert_eq!(t["status"], "error");
     assert_eq!(t["error"], "interrupted: the agent was stopped");
-    assert!(running("sleep 778").is_empty(), "the agent's processes outlived SIGHUP");
+    assert!(
+        ours("sleep 778").is_empty(),
+        "the agent's processes outlived SIGHUP"
+    );
     assert!(run.marked.is_empty(), "{:?}", run.marked);
     assert!(run.leftover_temp.is_empty(), "{:?}", run.leftover_temp);
 }

@@ -5,13 +5,19 @@
 
 /// Whether process `pid` is alive and its command line contains `needle`.
 pub fn alive(pid: i32, needle: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+        String::from_utf8_lossy(&c)
+            .replace('\0', " ")
+            .contains(needle)
+    })
 }
 
 /// The live processes whose command line contains `needle` (other than this one).
 pub fn running(needle: &str) -> Vec<i32> {
-    pids().into_iter().filter(|pid| alive(*pid, needle)).collect()
+    pids()
+        .into_iter()
+        .filter(|pid| alive(*pid, needle))
+        .collect()
 }
 
 /// The processes whose environment holds `APTITUDE_RUN_ID=<prefix>…`: what the aptitude
