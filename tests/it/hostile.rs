@@ -310,7 +310,7 @@ fn run_hostile() -> Hostile {
     scenario(
         &dir,
         "fifo",
-        "timeout: 20s\nassertions:\n  - json_file: {path: out.json, required: [goal]}\n  - file_contains: {path: notes.txt, text: done}\n",
+        "timeout: 30s\nassertions:\n  - json_file: {path: out.json, required: [goal]}\n  - file_contains: {path: notes.txt, text: done}\n",
     );
 
     // Links in the fixture that point into the fixture (absolute), and a link the agent
@@ -462,7 +462,7 @@ fn fifos_the_agent_made_fail_their_assertions_without_hanging() {
         .iter()
         .map(|a| &a["status"])
         .collect();
-    assert_eq!(statuses, ["failed", "failed"], "{t:#}");
+    assert_eq!(statuses, ["fail", "fail"], "{t:#}");
 }
 
 #[test]
@@ -479,7 +479,7 @@ fn writes_through_fixture_symlinks_never_reach_the_fixture() {
 fn a_link_to_a_host_file_is_never_read_into_any_output() {
     let h = hostile();
     let t = test(&h.run.results, "symlinks");
-    assert_eq!(t["assertions"][0]["status"], "failed", "{t:#}");
+    assert_eq!(t["assertions"][0]["status"], "fail", "{t:#}");
     for (name, text) in &h.run.outputs {
         assert!(!text.contains(PASSWD_TEXT), "{name} holds /etc/passwd");
     }
@@ -490,7 +490,7 @@ fn a_write_outside_the_workspace_does_not_count_as_written() {
     let h = hostile();
     assert!(h.wrote_outside, "the scenario's write did not happen");
     let t = test(&h.run.results, "outside");
-    assert_eq!(t["assertions"][0]["status"], "failed", "{t:#}");
+    assert_eq!(t["assertions"][0]["status"], "fail", "{t:#}");
 }
 
 #[test]
