@@ -246,7 +246,7 @@ fn daemon_scenarios(model: &ScriptedModel, dir: &Dir) {
     scenario(
         dir,
         "daemons-timeout",
-        "timeout: 25s\nassertions:\n  - tool: Bash\n",
+        "timeout: 40s\nassertions:\n  - tool: Bash\n",
     );
 }
 
@@ -260,7 +260,7 @@ fn assert_no_daemon_survived(run: &Finished) {
         timeout["error"]
             .as_str()
             .unwrap()
-            .starts_with("timed out after 25s"),
+            .starts_with("timed out after 40s"),
         "{}",
         timeout["error"]
     );
@@ -385,7 +385,7 @@ fn run_hostile() -> Hostile {
         &dir,
         "deadline",
         &format!(
-            "timeout: 15s\nassertions:\n  - verify: {{run: \"exec sleep 7739.{}\", timeout: 1h}}\n",
+            "timeout: 20s\nassertions:\n  - verify: {{run: \"exec sleep 7739.{}\", timeout: 1h}}\n",
             unique()
         ),
     );
@@ -445,7 +445,7 @@ fn a_verify_that_never_exits_is_cut_by_the_post_run_deadline() {
     assert_eq!(
         t["error"],
         format!(
-            "post-run work did not finish within 15s (the test's timeout): cut during verify `exec sleep 7739.{}`",
+            "post-run work did not finish within 20s (the test's timeout): cut during verify `exec sleep 7739.{}`",
             unique()
         )
     );
