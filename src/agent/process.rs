@@ -208,7 +208,8 @@ pub async fn run(
         }
         if ending != Ending::Exited {
             terminate(&mut child, pgid, spec.grace).await;
-            guard.kill_leftovers();
+            // Escaped processes may hold stdout open: all of them go before the drain.
+            guard.finish();
         }
         // Whatever the command wrote before it died is still part of its output.
         let drain = async {
@@ -251,7 +252,7 @@ pub async fn run(
         (None, _) => child.wait().await.ok(),
     };
     // Background processes the command left behind do not outlive it.
-    guard.kill_leftovers();
+    guard.finish();
     let stderr = tokio::time::timeout(Duration::from_secs(2), stderr_task)
         .await
         .ok()
@@ -276,18 +277,28 @@ struct Guard {
 }
 
 impl Guard {
+    /// Kills the group and the jail (cheap; may be called more than once).
     fn kill_leftovers(&mut self) {
         if let Some(pgid) = self.pgid {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
         self.jail.kill_all();
-        sweep(&self.run_id);
+    }
+
+    /// The last layer: the marker sweep over every process of the machine (costs a scan of
+    /// `/proc`, so once, when everything else was killed).
+    fn finish(&mut self) {
+        self.kill_leftovers();
+        if !self.run_id.is_empty() {
+            sweep(&self.run_id);
+            self.run_id.clear();
+        }
     }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.kill_leftovers();
+        self.finish();
     }
 }
 
