@@ -124,12 +124,14 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                 () = force.cancelled() => {}
             }
         };
+        let mut cut = false;
         let tests = tokio::select! {
             tests = runner.run(&specs, tx, cancel.clone()) => {
                 let _ = printer.await;
                 tests
             }
             () = stopped => {
+                cut = true;
                 printer.abort();
                 crate::agent::process::kill_everything();
                 let finished = finished.lock().map(|f| f.clone()).unwrap_or_default();
@@ -160,6 +162,11 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                 args.reports.html.as_ref().map(|p| p.display().to_string()),
             )
             .await;
+        }
+        if cut {
+            // The runner's tasks were aborted; what they started after the first sweep goes
+            // now.
+            crate::agent::process::kill_everything();
         }
         if interrupted.load(Ordering::SeqCst) {
             err(&error_line(
