@@ -148,7 +148,10 @@ impl Runner {
             tasks.spawn(async move {
                 let _permit = permit;
                 let result = match agent {
-                    None => not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                    None => (
+                        not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                        None,
+                    ),
                     Some((agent, version)) => {
                         let _ = events.send(Event::Started {
                             index,
@@ -169,19 +172,28 @@ impl Runner {
                             cancel: &cancel,
                             on_tool_call: Some(&live),
                         };
-                        run_test(&spec, &ctx).await
+                        run_one(&spec, &ctx).await
                     }
                 };
+                let (result, written) = result;
                 let _ = events.send(Event::Finished {
                     index,
                     result: Box::new(result.clone()),
                 });
-                (index, result)
+                (index, result, written)
             });
         }
+        let mut written = Vec::new();
         while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, result)) = joined {
+            if let Ok((index, result, w)) = joined {
                 results[index] = Some(result);
+                written.extend(w.map(|w| (index, w)));
+            }
+        }
+        // A recording another run replaced after this one wrote it is not this run's.
+        for (index, (path, identity)) in written {
+            if let Some(result) = results[index].as_mut() {
+                note_if_replaced(&mut result.recorded, &path, identity);
             }
         }
         results
@@ -237,6 +249,14 @@ pub struct TestContext<'a> {
 /// handler. The post-run work must finish within the test's timeout again; when it does
 /// not, or the run is cancelled meanwhile, the test is `error` saying which step was cut.
 pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
+    run_one(spec, ctx).await.0
+}
+
+/// A transcript this run recorded: where, and the file's identity right after.
+type Written = (std::path::PathBuf, FileIdentity);
+
+/// [`run_test`], and the transcript it recorded, if any.
+async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<Written>) {
     let TestContext {
         agent,
         agent_version,
@@ -274,11 +294,14 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
     let mut workspace = tokio::select! {
         created = created => match created {
             Ok(Ok(ws)) => ws,
-            Ok(Err(e)) => return finish(result, Some(e.to_string())),
-            Err(e) => return finish(result, Some(format!("the workspace copy failed: {e}"))),
+            Ok(Err(e)) => return (finish(result, Some(e.to_string())), None),
+            Err(e) => {
+                let why = format!("the workspace copy failed: {e}");
+                return (finish(result, Some(why)), None);
+            }
         },
         () = cancel.cancelled() => {
-            return finish(result, Some("interrupted while the workspace was copied".into()));
+            return (finish(result, Some("interrupted while the workspace was copied".into())), None);
         }
     };
     if config.keep_workspaces {
@@ -288,7 +311,7 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
 
     for command in &spec.setup {
         if let Err(why) = run_setup(command, workspace.path(), &spec.env, timeout, cancel).await {
-            return finish(result, Some(why));
+            return (finish(result, Some(why)), None);
         }
     }
 
@@ -306,7 +329,7 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         .await;
     let execution = match execution {
         Ok(e) => e,
-        Err(e) => return finish(result, Some(e.to_string())),
+        Err(e) => return (finish(result, Some(e.to_string())), None),
     };
     let error = run_error(&execution, timeout);
     let Execution {
@@ -375,12 +398,17 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
             let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
         }
     }
+    let mut written = None;
     if let Some(path) = record_to.filter(|_| !cancel.is_cancelled()) {
         let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
-        let recorded = tokio::task::spawn_blocking(move || record_atomically(&path, &text, before));
+        let to = path.clone();
+        let recorded = tokio::task::spawn_blocking(move || record_atomically(&to, &text, before));
         result.recorded = Some(tokio::select! {
             r = tokio::time::timeout(Duration::from_secs(30), recorded) => match r {
-                Ok(Ok(text)) => text,
+                Ok(Ok((said, identity))) => {
+                    written = identity.map(|i| (path, i));
+                    said
+                }
                 _ => "not recorded: writing the transcript did not finish within 30s".into(),
             },
             () = cancel.cancelled() => "not recorded: interrupted".into(),
@@ -398,7 +426,7 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         (Some(e), Some(c)) => Some(format!("{e}; {c}")),
         (e, c) => e.or(c),
     };
-    finish(result, error)
+    (finish(result, error), written)
 }
 
 /// What the post-run work produced, as far as it got.
@@ -604,7 +632,12 @@ fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
 /// concurrent run recording the same test — never sees a mix of two runs. Returns where
 /// it went, saying when this run replaced a transcript another run wrote since `before`
 /// (the file's identity when this test started): the last run to record wins, and says so.
-fn record_atomically(path: &std::path::Path, text: &str, before: Option<FileIdentity>) -> String {
+/// Also returns the identity of the file it wrote.
+fn record_atomically(
+    path: &std::path::Path,
+    text: &str,
+    before: Option<FileIdentity>,
+) -> (String, Option<FileIdentity>) {
     use std::io::Write;
     let dir = path
         .parent()
@@ -620,12 +653,32 @@ fn record_atomically(path: &std::path::Path, text: &str, before: Option<FileIden
         });
     let replaced = file_identity(path).is_some_and(|now| Some(now) != before);
     match written.and_then(|tmp| tmp.persist(path).map_err(|e| e.error)) {
-        Ok(_) if replaced => format!(
-            "{} (this run's transcript replaced one another run recorded while this test ran)",
-            display_path(path)
+        Ok(_) => {
+            let identity = file_identity(path);
+            let said = if replaced {
+                format!(
+                    "{} (this run's transcript replaced one another run recorded while this test ran)",
+                    display_path(path)
+                )
+            } else {
+                display_path(path)
+            };
+            (said, identity)
+        }
+        Err(e) => (
+            format!("not recorded: can not write {}: {e}", path.display()),
+            None,
         ),
-        Ok(_) => display_path(path),
-        Err(e) => format!("not recorded: can not write {}: {e}", path.display()),
+    }
+}
+
+/// Says in `recorded` when the transcript at `path` is no longer the one this run wrote
+/// (`identity`): another run recorded the same test after this one, and won.
+fn note_if_replaced(recorded: &mut Option<String>, path: &std::path::Path, identity: FileIdentity) {
+    if file_identity(path) != Some(identity)
+        && let Some(text) = recorded.as_mut()
+    {
+        text.push_str(" (since replaced: another run recorded this test after this one)");
     }
 }
 
@@ -772,7 +825,7 @@ mod tests {
         // This run starts with no recording; another run records while it runs.
         let before = file_identity(&path);
         std::fs::write(&path, "{\"other\":1}\n").unwrap();
-        let said = record_atomically(&path, "{\"mine\":1}\n", before);
+        let (said, _) = record_atomically(&path, "{\"mine\":1}\n", before);
         assert!(
             said.ends_with(
                 "(this run's transcript replaced one another run recorded while this test ran)"
@@ -783,7 +836,7 @@ mod tests {
 
         // A run that finds the file as it was when it started says nothing more.
         let before = file_identity(&path);
-        let said = record_atomically(&path, "{\"again\":1}\n", before);
+        let (said, mine) = record_atomically(&path, "{\"again\":1}\n", before);
         assert_eq!(said, display_path(&path));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"again\":1}\n");
         // The temp file was renamed, not left beside the transcript.
@@ -792,6 +845,20 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["t.transcript.jsonl"]);
+
+        // Another run records the same test afterwards: this run's result says it lost.
+        let mut recorded = Some(said);
+        note_if_replaced(&mut recorded, &path, mine.unwrap());
+        assert_eq!(recorded.as_deref(), Some(display_path(&path).as_str()));
+        std::fs::write(&path, "{\"later\":1}\n").unwrap();
+        note_if_replaced(&mut recorded, &path, mine.unwrap());
+        assert_eq!(
+            recorded.unwrap(),
+            format!(
+                "{} (since replaced: another run recorded this test after this one)",
+                display_path(&path)
+            )
+        );
     }
 
     #[test]
