@@ -28,6 +28,10 @@ use crate::workspace::Workspace;
 /// The default per-test timeout (a test's `timeout:` overrides it).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long the post-run work of a test interrupted before it began may take (its
+/// assertions on what was captured), before it is cut.
+pub const INTERRUPTED_POST_RUN: Duration = Duration::from_secs(2);
+
 /// The default number of tests run at once: agent runs wait on the model, not the CPU.
 pub const DEFAULT_JOBS: usize = 4;
 
@@ -144,7 +148,10 @@ impl Runner {
             tasks.spawn(async move {
                 let _permit = permit;
                 let result = match agent {
-                    None => not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                    None => (
+                        not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                        None,
+                    ),
                     Some((agent, version)) => {
                         let _ = events.send(Event::Started {
                             index,
@@ -165,19 +172,28 @@ impl Runner {
                             cancel: &cancel,
                             on_tool_call: Some(&live),
                         };
-                        run_test(&spec, &ctx).await
+                        run_one(&spec, &ctx).await
                     }
                 };
+                let (result, written) = result;
                 let _ = events.send(Event::Finished {
                     index,
                     result: Box::new(result.clone()),
                 });
-                (index, result)
+                (index, result, written)
             });
         }
+        let mut written = Vec::new();
         while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, result)) = joined {
+            if let Ok((index, result, w)) = joined {
                 results[index] = Some(result);
+                written.extend(w.map(|w| (index, w)));
+            }
+        }
+        // A recording another run replaced after this one wrote it is not this run's.
+        for (index, (path, identity)) in written {
+            if let Some(result) = results[index].as_mut() {
+                note_if_replaced(&mut result.recorded, &path, identity);
             }
         }
         results
@@ -188,8 +204,8 @@ impl Runner {
     }
 }
 
-/// A test that produced no run.
-fn not_run(spec: &TestSpec, why: &str) -> TestResult {
+/// A test that produced no run: `error`, with `why`.
+pub fn not_run(spec: &TestSpec, why: &str) -> TestResult {
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
@@ -225,8 +241,22 @@ pub struct TestContext<'a> {
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
 }
 
-/// Runs one test: workspace copy, setup, agent, assertions.
+/// Runs one test: workspace copy, setup, agent, then the post-run work (file snapshot,
+/// `verify` commands, recording, assertions) under a deadline.
+///
+/// Blocking file work runs on tokio's blocking pool, never on the async workers, so that a
+/// read that blocks (a FIFO the agent made) can neither stall other tests nor the signal
+/// handler. The post-run work must finish within the test's timeout again; when it does
+/// not, or the run is cancelled meanwhile, the test is `error` saying which step was cut.
 pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
+    run_one(spec, ctx).await.0
+}
+
+/// A transcript this run recorded: where, and the file's identity right after.
+type Written = (std::path::PathBuf, FileIdentity);
+
+/// [`run_test`], and the transcript it recorded, if any.
+async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<Written>) {
     let TestContext {
         agent,
         agent_version,
@@ -250,18 +280,38 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         r.duration_ms = started.elapsed().as_millis() as u64;
         r
     };
+    // What the recorded transcript's file is now, to tell whether another run replaced it
+    // while this one ran.
+    let record_to = config
+        .record
+        .then(|| crate::spec::discover::transcript_path(&spec.file))
+        .flatten();
+    let before = record_to.as_deref().and_then(file_identity);
 
-    let mut workspace = match Workspace::create(&spec.workspace_dir(), spec.workspace_git) {
-        Ok(ws) => ws,
-        Err(e) => return finish(result, Some(e.to_string())),
+    let source = spec.workspace_dir();
+    let git = spec.workspace_git;
+    let created = tokio::task::spawn_blocking(move || Workspace::create(&source, git));
+    let mut workspace = tokio::select! {
+        created = created => match created {
+            Ok(Ok(ws)) => ws,
+            Ok(Err(e)) => return (finish(result, Some(e.to_string())), None),
+            Err(e) => {
+                let why = format!("the workspace copy failed: {e}");
+                return (finish(result, Some(why)), None);
+            }
+        },
+        () = cancel.cancelled() => {
+            return (finish(result, Some("interrupted while the workspace was copied".into())), None);
+        }
     };
     if config.keep_workspaces {
         result.workspace = Some(workspace.keep().display().to_string());
     }
+    let workspace = Arc::new(workspace);
 
     for command in &spec.setup {
         if let Err(why) = run_setup(command, workspace.path(), &spec.env, timeout, cancel).await {
-            return finish(result, Some(why));
+            return (finish(result, Some(why)), None);
         }
     }
 
@@ -279,44 +329,175 @@ pub async fn run_test(spec: &TestSpec, ctx: &TestContext<'_>) -> TestResult {
         .await;
     let execution = match execution {
         Ok(e) => e,
-        Err(e) => return finish(result, Some(e.to_string())),
+        Err(e) => return (finish(result, Some(e.to_string())), None),
     };
     let error = run_error(&execution, timeout);
-    match workspace.changes() {
-        Ok(changes) => result.files = changes,
-        Err(e) => return finish(result, Some(e.to_string())),
+    let Execution {
+        transcript, raw, ..
+    } = execution;
+    // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
+    let reviews = grade_unless_failed(spec, judge, &transcript, error.is_some(), cancel).await;
+    result.usage = Some(total_usage(&transcript, &reviews));
+
+    let step = std::sync::Mutex::new(String::from("the file snapshot"));
+    let mut post = PostRun::default();
+    let work = post_run(
+        spec,
+        &workspace,
+        &transcript,
+        &reviews,
+        &mut post,
+        &step,
+        cancel,
+    );
+    // An interrupted run still gets its assertions evaluated on what was captured (the
+    // report shows how far the agent got), within a short budget.
+    let interrupted_before = cancel.is_cancelled();
+    let budget = if interrupted_before {
+        INTERRUPTED_POST_RUN
+    } else {
+        timeout
+    };
+    let cut = tokio::select! {
+        biased;
+        () = cancel.cancelled(), if !interrupted_before => {
+            Some(format!("interrupted during {}", current(&step)))
+        }
+        done = tokio::time::timeout(budget, work) => match done {
+            Ok(Ok(())) => None,
+            Ok(Err(why)) => Some(why),
+            Err(_) if interrupted_before => Some(format!(
+                "the post-run work was cut {} after the interruption, during {}",
+                humantime::format_duration(budget),
+                current(&step)
+            )),
+            Err(_) => Some(format!(
+                "post-run work did not finish within {} (the test's timeout): cut during {}",
+                humantime::format_duration(timeout),
+                current(&step)
+            )),
+        },
+    };
+    // A step that ended because of the interruption (a verify stopped) is interrupted too.
+    let cut = cut.or_else(|| {
+        (!interrupted_before && cancel.is_cancelled())
+            .then(|| format!("interrupted during {}", current(&step)))
+    });
+    if cut.is_some() && !config.keep_workspaces && Arc::strong_count(&workspace) > 1 {
+        // A cut step still holds the copy and may never return: remove it now. Only a
+        // directory made by `Workspace::create` (`aptitude-ws-*`) is removed.
+        let made_by_us = workspace
+            .path()
+            .parent()
+            .filter(|d| {
+                d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("aptitude-ws-"))
+            })
+            .map(std::path::Path::to_owned);
+        if let Some(dir) = made_by_us {
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+        }
     }
+    let mut written = None;
+    if let Some(path) = record_to.filter(|_| !cancel.is_cancelled()) {
+        let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
+        let to = path.clone();
+        let recorded = tokio::task::spawn_blocking(move || record_atomically(&to, &text, before));
+        result.recorded = Some(tokio::select! {
+            r = tokio::time::timeout(Duration::from_secs(30), recorded) => match r {
+                Ok(Ok((said, identity))) => {
+                    written = identity.map(|i| (path, i));
+                    said
+                }
+                _ => "not recorded: writing the transcript did not finish within 30s".into(),
+            },
+            () = cancel.cancelled() => "not recorded: interrupted".into(),
+        });
+    } else if config.record {
+        result.recorded = Some(format!(
+            "not recorded: {} is not named x.aptitude.yaml",
+            display_path(&spec.file)
+        ));
+    }
+    result.files = post.files;
+    result.assertions = post.assertions;
+    result.transcript = Some(transcript);
+    let error = match (error, cut) {
+        (Some(e), Some(c)) => Some(format!("{e}; {c}")),
+        (e, c) => e.or(c),
+    };
+    (finish(result, error), written)
+}
+
+/// What the post-run work produced, as far as it got.
+#[derive(Default)]
+struct PostRun {
+    files: Vec<crate::workspace::FileChange>,
+    assertions: Vec<crate::results::AssertionResult>,
+}
+
+fn current(step: &std::sync::Mutex<String>) -> String {
+    step.lock()
+        .map(|s| s.clone())
+        .unwrap_or_else(|e| e.into_inner().clone())
+}
+
+/// The work after the agent: file snapshot, `verify` commands, assertions; `step` names
+/// what is running (for the message when it is cut). An error is a failed snapshot.
+async fn post_run(
+    spec: &TestSpec,
+    workspace: &Arc<Workspace>,
+    transcript: &Transcript,
+    reviews: &BTreeMap<usize, ReviewVerdict>,
+    post: &mut PostRun,
+    step: &std::sync::Mutex<String>,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let set_step = |s: String| {
+        if let Ok(mut current) = step.lock() {
+            *current = s;
+        }
+    };
+    let ws = Arc::clone(workspace);
+    post.files = tokio::task::spawn_blocking(move || ws.changes())
+        .await
+        .map_err(|e| format!("the file snapshot failed: {e}"))?
+        .map_err(|e| e.to_string())?;
     let mut verify_runs = BTreeMap::new();
     for (index, assertion) in spec.assertions.iter().enumerate() {
         if let AssertionKind::Verify(v) = &assertion.kind {
+            set_step(format!("verify `{}`", v.run));
             verify_runs.insert(
                 index,
                 run_verify(v, workspace.path(), &spec.env, cancel).await,
             );
         }
     }
-    let Execution {
-        transcript, raw, ..
-    } = execution;
-    if config.record {
-        result.recorded = Some(record_transcript(spec, &raw, redactor));
-    }
-    let reviews = grade_unless_failed(spec, judge, &transcript, error.is_some(), cancel).await;
-    result.assertions = assertions::evaluate(
-        spec,
-        &Evidence {
-            transcript: &transcript,
-            workspace: Some(WorkspaceEvidence {
-                root: workspace.path(),
-                changes: &result.files,
-            }),
-            verify: &verify_runs,
-            reviews: &reviews,
-        },
+    set_step("the assertions".into());
+    let (spec, ws, transcript, reviews, files) = (
+        spec.clone(),
+        Arc::clone(workspace),
+        transcript.clone(),
+        reviews.clone(),
+        post.files.clone(),
     );
-    result.usage = Some(total_usage(&transcript, &reviews));
-    result.transcript = Some(transcript);
-    finish(result, error)
+    post.assertions = tokio::task::spawn_blocking(move || {
+        assertions::evaluate(
+            &spec,
+            &Evidence {
+                transcript: &transcript,
+                workspace: Some(WorkspaceEvidence {
+                    root: ws.path(),
+                    changes: &files,
+                }),
+                verify: &verify_runs,
+                reviews: &reviews,
+            },
+        )
+    })
+    .await
+    .map_err(|e| format!("the assertions failed: {e}"))?;
+    Ok(())
 }
 
 /// Why an agent run makes its test `error`, in the agent's own words where it gave any.
@@ -432,23 +613,72 @@ async fn grade_unless_failed(
         .collect()
 }
 
-/// Writes the agent's raw output beside the test file as `x.transcript.jsonl` (redacted),
-/// so that `aptitude analyze` can re-evaluate the test offline; returns where, or why not.
-fn record_transcript(
-    spec: &TestSpec,
-    raw: &[String],
-    redactor: &crate::redact::Redactor,
-) -> String {
-    let Some(path) = crate::spec::discover::transcript_path(&spec.file) else {
-        return format!(
-            "not recorded: {} is not named x.aptitude.yaml",
-            display_path(&spec.file)
-        );
-    };
-    let text: String = raw.iter().map(|l| redactor.redact(l) + "\n").collect();
-    match std::fs::write(&path, text) {
-        Ok(()) => display_path(&path),
-        Err(e) => format!("not recorded: can not write {}: {e}", path.display()),
+/// What identifies one version of a file: (inode, size in bytes, mtime in ns).
+type FileIdentity = (u64, u64, i128);
+
+/// The identity of the file at `path`, when there is one.
+fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.ino(),
+        m.len(),
+        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+    ))
+}
+
+/// Writes a recorded transcript (`x.transcript.jsonl`, already redacted) atomically: to a
+/// temp file in the same directory, then renamed over the old one, so that a reader — or a
+/// concurrent run recording the same test — never sees a mix of two runs. Returns where
+/// it went, saying when this run replaced a transcript another run wrote since `before`
+/// (the file's identity when this test started): the last run to record wins, and says so.
+/// Also returns the identity of the file it wrote.
+fn record_atomically(
+    path: &std::path::Path,
+    text: &str,
+    before: Option<FileIdentity>,
+) -> (String, Option<FileIdentity>) {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let written = tempfile::Builder::new()
+        .prefix(".aptitude-record-")
+        .tempfile_in(dir)
+        .and_then(|mut tmp| {
+            tmp.write_all(text.as_bytes())?;
+            tmp.as_file().sync_all()?;
+            Ok(tmp)
+        });
+    let replaced = file_identity(path).is_some_and(|now| Some(now) != before);
+    match written.and_then(|tmp| tmp.persist(path).map_err(|e| e.error)) {
+        Ok(_) => {
+            let identity = file_identity(path);
+            let said = if replaced {
+                format!(
+                    "{} (this run's transcript replaced one another run recorded while this test ran)",
+                    display_path(path)
+                )
+            } else {
+                display_path(path)
+            };
+            (said, identity)
+        }
+        Err(e) => (
+            format!("not recorded: can not write {}: {e}", path.display()),
+            None,
+        ),
+    }
+}
+
+/// Says in `recorded` when the transcript at `path` is no longer the one this run wrote
+/// (`identity`): another run recorded the same test after this one, and won.
+fn note_if_replaced(recorded: &mut Option<String>, path: &std::path::Path, identity: FileIdentity) {
+    if file_identity(path) != Some(identity)
+        && let Some(text) = recorded.as_mut()
+    {
+        text.push_str(" (since replaced: another run recorded this test after this one)");
     }
 }
 
@@ -506,6 +736,14 @@ async fn run_verify(
     env: &BTreeMap<String, String>,
     cancel: &CancellationToken,
 ) -> VerifyRun {
+    if cancel.is_cancelled() {
+        return VerifyRun {
+            code: None,
+            failure: Some("not run: interrupted".into()),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+    }
     let (stdout, out) = run_shell(&v.run, workspace, env, v.timeout, cancel).await;
     match out {
         Ok(out) => VerifyRun {
@@ -573,5 +811,73 @@ pub async fn evaluate_transcript(
         files: Vec::new(),
         workspace: None,
         recorded: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recording_says_when_it_replaced_another_runs_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.transcript.jsonl");
+        // This run starts with no recording; another run records while it runs.
+        let before = file_identity(&path);
+        std::fs::write(&path, "{\"other\":1}\n").unwrap();
+        let (said, _) = record_atomically(&path, "{\"mine\":1}\n", before);
+        assert!(
+            said.ends_with(
+                "(this run's transcript replaced one another run recorded while this test ran)"
+            ),
+            "{said}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mine\":1}\n");
+
+        // A run that finds the file as it was when it started says nothing more.
+        let before = file_identity(&path);
+        let (said, mine) = record_atomically(&path, "{\"again\":1}\n", before);
+        assert_eq!(said, display_path(&path));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"again\":1}\n");
+        // The temp file was renamed, not left beside the transcript.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["t.transcript.jsonl"]);
+
+        // Another run records the same test afterwards: this run's result says it lost.
+        let mut recorded = Some(said);
+        note_if_replaced(&mut recorded, &path, mine.unwrap());
+        assert_eq!(recorded.as_deref(), Some(display_path(&path).as_str()));
+        std::fs::write(&path, "{\"later\":1}\n").unwrap();
+        note_if_replaced(&mut recorded, &path, mine.unwrap());
+        assert_eq!(
+            recorded.unwrap(),
+            format!(
+                "{} (since replaced: another run recorded this test after this one)",
+                display_path(&path)
+            )
+        );
+    }
+
+    #[test]
+    fn concurrent_recordings_never_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.transcript.jsonl");
+        let texts: Vec<String> = (0..8)
+            .map(|i| format!("{{\"run\":{i}}}\n").repeat(20_000))
+            .collect();
+        std::thread::scope(|s| {
+            for text in &texts {
+                let path = &path;
+                s.spawn(move || record_atomically(path, text, None));
+            }
+        });
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            texts.contains(&kept),
+            "the file is one run's transcript, whole"
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! timeout → SIGTERM → grace → SIGKILL, and nothing outlives the run.
 
 pub mod claude;
+pub mod contain;
 pub mod process;
 
 use std::collections::BTreeMap;

@@ -2,18 +2,20 @@
 //!
 //! Every command aptitude starts — the agent, `setup` commands, `verify` commands — goes
 //! through [`run`]:
-//! - it gets its own process group, and an environment marker `APTITUDE_RUN_ID=<id>` that
-//!   its descendants inherit;
+//! - it gets its own process group, a [`Jail`] (a cgroup, or subreaper tracking; see
+//!   [`contain`]) and an environment marker `APTITUDE_RUN_ID=<id>` that its descendants
+//!   inherit;
 //! - stdout is read line by line as it comes (the agent's events) and stderr is kept (its
 //!   last [`STDERR_TAIL`] bytes);
 //! - on timeout or cancellation (Ctrl-C): SIGTERM to the group, a grace period, SIGKILL;
-//! - after the command ends, however it ends, every process still carrying the marker is
-//!   killed. This matters: Claude Code runs its Bash tool's commands in a new session, out
-//!   of its process group, so a group kill alone would leave them running. The sweep reads
-//!   `/proc/<pid>/environ` (Linux); elsewhere only the group is killed.
+//! - after the command ends, however it ends — and when its future is dropped — every
+//!   process left is killed: the group, the jail (which an agent can not leave), then every
+//!   process still carrying the marker (`/proc/<pid>/environ`, Linux). Claude Code runs its
+//!   Bash tool's commands in a new session, out of its process group, so a group kill alone
+//!   would leave them running; `setsid env -i` sheds the marker too, but not the jail.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,8 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
+
+use super::contain::{self, Jail};
 
 /// The environment variable that marks every process of one command.
 pub const RUN_ID_VAR: &str = "APTITUDE_RUN_ID";
@@ -109,6 +113,9 @@ pub fn new_run_id() -> String {
 /// Runs a command to its end, calling `on_line` with each stdout line (without the line
 /// break) as it arrives.
 ///
+/// Every process the command started is killed before this returns — and also when the
+/// returned future is dropped before it completes (a deadline or an abort cut it short).
+///
 /// # Errors
 /// When the program can not be started (not found, not executable).
 pub async fn run(
@@ -118,8 +125,21 @@ pub async fn run(
 ) -> std::io::Result<Output> {
     let started = Instant::now();
     let run_id = new_run_id();
-    let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(&spec.args)
+    let mut guard = Guard {
+        jail: Jail::new(),
+        pgid: None,
+        run_id: run_id.clone(),
+    };
+    let (program, args) = if guard.jail.wraps() {
+        // The jail starts a shell that `exec`s the program: a missing program must still
+        // be a start error, not a shell's exit code 127.
+        let program = resolve(&spec.program, &spec.env)?;
+        guard.jail.wrap(&program, &spec.args)
+    } else {
+        (spec.program.clone(), spec.args.clone())
+    };
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(RUN_ID_VAR, &run_id)
@@ -130,6 +150,10 @@ pub async fn run(
         .kill_on_drop(true);
     let mut child = cmd.spawn()?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    guard.pgid = pgid;
+    if let Some(pid) = pgid {
+        guard.jail.started(pid);
+    }
 
     let stderr = child.stderr.take();
     let stderr_task = tokio::spawn(async move {
@@ -153,45 +177,63 @@ pub async fn run(
     });
 
     let mut ending = Ending::Exited;
+    let mut status = None;
+    let sampling = guard.jail.wants_samples();
+    let mut samples = tokio::time::interval(contain::SAMPLE_EVERY);
     if let Some(stdout) = child.stdout.take() {
         let mut reader = BufReader::new(stdout);
         let mut buf: Vec<u8> = Vec::new();
         let deadline = tokio::time::sleep(spec.timeout);
         tokio::pin!(deadline);
         loop {
-            buf.clear();
             tokio::select! {
                 read = reader.read_until(b'\n', &mut buf) => {
                     match read {
                         Ok(0) | Err(_) => break,
-                        Ok(_) => emit(&buf, &mut on_line),
+                        Ok(_) => {
+                            emit(&buf, &mut on_line);
+                            buf.clear();
+                        }
                     }
                 }
+                exited = child.wait(), if status.is_none() => {
+                    // The command is gone; what it left behind may hold stdout open.
+                    status = Some(exited.ok());
+                    guard.kill_leftovers();
+                }
+                _ = samples.tick(), if sampling => guard.jail.sample(),
                 () = &mut deadline => { ending = Ending::TimedOut; break; }
                 () = cancel.cancelled() => { ending = Ending::Cancelled; break; }
             }
         }
         if ending != Ending::Exited {
             terminate(&mut child, pgid, spec.grace).await;
-            sweep(&run_id);
-            // Whatever the agent wrote before it died is still part of its transcript.
-            let drain = async {
-                loop {
-                    buf.clear();
-                    match reader.read_until(b'\n', &mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => emit(&buf, &mut on_line),
+            // Escaped processes may hold stdout open: all of them go before the drain.
+            guard.finish();
+        }
+        // Whatever the command wrote before it died is still part of its output.
+        let drain = async {
+            loop {
+                match reader.read_until(b'\n', &mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        emit(&buf, &mut on_line);
+                        buf.clear();
                     }
                 }
-            };
-            let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
-        }
+            }
+            if !buf.is_empty() {
+                emit(&buf, &mut on_line);
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     }
 
-    let status = match ending {
-        Ending::Exited => {
-            // Stdout is closed; the process may still be finishing (or a child holds the
-            // pipe no more). Bound the wait by what is left of the timeout.
+    let status = match (status, ending) {
+        (Some(status), _) => status,
+        (None, Ending::Exited) => {
+            // Stdout is closed; the process may still be finishing. Bound the wait by what
+            // is left of the timeout.
             let left = spec.timeout.saturating_sub(started.elapsed());
             tokio::select! {
                 status = child.wait() => status.ok(),
@@ -207,13 +249,10 @@ pub async fn run(
                 }
             }
         }
-        _ => child.wait().await.ok(),
+        (None, _) => child.wait().await.ok(),
     };
     // Background processes the command left behind do not outlive it.
-    if let Some(pgid) = pgid {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-    }
-    sweep(&run_id);
+    guard.finish();
     let stderr = tokio::time::timeout(Duration::from_secs(2), stderr_task)
         .await
         .ok()
@@ -227,6 +266,73 @@ pub async fn run(
         stderr,
         duration_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// Kills what is left of one command: its process group, its jail, its marked processes.
+/// Also on drop, so that a command whose future is dropped mid-way leaves nothing behind.
+struct Guard {
+    jail: Jail,
+    pgid: Option<i32>,
+    run_id: String,
+}
+
+impl Guard {
+    /// Kills the group and the jail (cheap; may be called more than once).
+    fn kill_leftovers(&mut self) {
+        if let Some(pgid) = self.pgid {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        self.jail.kill_all();
+    }
+
+    /// The last layer: the marker sweep over every process of the machine (costs a scan of
+    /// `/proc`, so once, when everything else was killed).
+    fn finish(&mut self) {
+        self.kill_leftovers();
+        if !self.run_id.is_empty() {
+            sweep(&self.run_id);
+            self.run_id.clear();
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The file `program` names: itself when it holds a `/`, else the first executable of that
+/// name on `PATH` (the command's own `PATH` when its environment sets one).
+fn resolve(program: &Path, env: &[(String, String)]) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let not_found = || {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{}: no such executable", program.display()),
+        )
+    };
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return if executable(program) {
+            Ok(program.to_owned())
+        } else {
+            Err(not_found())
+        };
+    }
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| OsString::from(v))
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+        .ok_or_else(not_found)
 }
 
 fn emit(buf: &[u8], on_line: &mut impl FnMut(&str)) {
@@ -268,6 +374,19 @@ pub fn sweep(run_id: &str) -> usize {
         std::thread::sleep(Duration::from_millis(20));
     }
     total
+}
+
+/// Kills every process of every command this aptitude process started, through their
+/// jails and markers: the last resort of a forced exit. Returns how many were found.
+pub fn kill_everything() -> usize {
+    let jailed = contain::kill_everything();
+    // Run ids start with aptitude's pid (see [`new_run_id`]).
+    let needle = format!("{RUN_ID_VAR}={}-", std::process::id()).into_bytes();
+    let marked = marked_processes(&needle, std::process::id());
+    for pid in &marked {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    jailed + marked.len()
 }
 
 /// The pids (other than ours) whose environment contains `needle`.
@@ -351,6 +470,93 @@ mod tests {
             "orphans: {}",
             String::from_utf8_lossy(&survivors.stdout)
         );
+    }
+
+    /// Starts two daemons that leave the process group, the session and the environment
+    /// marker (`setsid env -i`, `env -u APTITUDE_RUN_ID`), prints their pids, then runs
+    /// `then`.
+    fn escaping_daemons(dir: &Path, then: &str) -> Spec {
+        let script = format!(
+            "setsid env -i sh -c 'echo $$ > d1; exec sleep 3001' </dev/null >/dev/null 2>&1 &
+             env -u {RUN_ID_VAR} setsid sh -c 'echo $$ > d2; exec sleep 3002' </dev/null >/dev/null 2>&1 &
+             until [ -s d1 ] && [ -s d2 ]; do sleep 0.01; done; cat d1 d2; {then}"
+        );
+        let mut spec = sh(&script, Duration::from_secs(60));
+        spec.cwd = dir.to_owned();
+        spec
+    }
+
+    /// Whether `pid` is a live process running `sleep` (not a zombie, not a reused pid).
+    fn sleeping(pid: &str) -> bool {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).starts_with("sleep"))
+    }
+
+    #[tokio::test]
+    async fn daemons_that_shed_group_session_and_marker_die_with_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pids = Vec::new();
+        let out = run(
+            &escaping_daemons(dir.path(), "exit 0"),
+            &CancellationToken::new(),
+            |l| pids.push(l.to_owned()),
+        )
+        .await
+        .unwrap();
+        assert!(out.success(), "{out:?}");
+        assert_eq!(pids.len(), 2, "{pids:?}");
+        let alive: Vec<&String> = pids.iter().filter(|p| sleeping(p)).collect();
+        assert!(
+            alive.is_empty(),
+            "{alive:?} survived ({})",
+            contain::mode().name()
+        );
+    }
+
+    #[tokio::test]
+    async fn daemons_die_on_timeout_and_when_the_future_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = escaping_daemons(dir.path(), "sleep 300");
+        spec.timeout = Duration::from_millis(1500);
+        let mut pids = Vec::new();
+        let out = run(&spec, &CancellationToken::new(), |l| {
+            pids.push(l.to_owned())
+        })
+        .await
+        .unwrap();
+        assert_eq!(out.ending, Ending::TimedOut);
+        assert_eq!(pids.len(), 2, "{pids:?}");
+        assert!(!pids.iter().any(|p| sleeping(p)), "{pids:?}");
+
+        // A deadline above the command drops its future: the jail still kills everything.
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let mut tx = Some(tx);
+        let spec = escaping_daemons(dir.path(), "sleep 300");
+        let never = CancellationToken::new();
+        let cut = tokio::select! {
+            _ = run(&spec, &never, |_| {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(());
+                }
+            }) => false,
+            _ = async { let _ = rx.await; } => true,
+        };
+        assert!(cut);
+        for name in ["d1", "d2"] {
+            let pid = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert!(!sleeping(pid.trim()), "{name} {pid} survived the drop");
+        }
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_an_error_in_every_mode() {
+        let mut spec = sh("true", Duration::from_secs(1));
+        spec.program = "no-such-agent-on-path".into();
+        let err = run(&spec, &CancellationToken::new(), |_| {})
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
     }
 
     #[tokio::test]

@@ -2,7 +2,7 @@
 //! errors to exit codes.
 //!
 //! Exit codes: `0` every test passed; `1` a test failed or errored; `2` invalid input
-//! (a test file, a transcript, an argument).
+//! (a test file, a transcript, an argument); `130` interrupted (SIGINT, SIGTERM or SIGHUP).
 
 mod analyze;
 mod init;
@@ -24,7 +24,7 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code: invalid input or usage.
 pub const EXIT_INVALID: u8 = 2;
-/// Exit code: the run was interrupted (Ctrl-C / SIGTERM), as shells report SIGINT.
+/// Exit code: the run was interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Unit tests for AI coding agents.

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -14,9 +14,13 @@ use crate::agent::Agent;
 use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::redact::Redactor;
 use crate::report::terminal;
-use crate::results::Results;
+use crate::results::{Results, TestResult};
 use crate::runner::{Event, RunConfig, Runner};
 use crate::spec::{self, diagnostic};
+
+/// How long a cancelled run may take to stop its tests before it is cut: the agents' grace
+/// period (SIGTERM → SIGKILL) and then some.
+const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
 pub(super) fn run(args: &RunArgs) -> u8 {
     let started = Instant::now();
@@ -69,7 +73,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
     let Some(runtime) = output::runtime() else {
         return EXIT_INVALID;
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
             args.claude_bin.clone(),
             PermissionMode::parse(&args.permission_mode),
@@ -97,14 +101,51 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         let runner = Runner::new(agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();
+        let force = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
-        spawn_signal_handler(cancel.clone(), Arc::clone(&interrupted));
+        spawn_signal_handlers(cancel.clone(), force.clone(), Arc::clone(&interrupted));
 
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-        let printer = tokio::spawn(print_events(rx, names, args.verbose, redactor.clone()));
-        let tests = runner.run(&specs, tx, cancel).await;
-        let _ = printer.await;
+        let finished = Arc::new(Mutex::new(vec![None; specs.len()]));
+        let printer = tokio::spawn(print_events(
+            rx,
+            names,
+            args.verbose,
+            redactor.clone(),
+            Arc::clone(&finished),
+        ));
+        let stopped = async {
+            // Cancelled tests stop within the agents' grace period; a run still going well
+            // after that (or a second signal) is cut, so that a signal always ends it.
+            cancel.cancelled().await;
+            tokio::select! {
+                () = tokio::time::sleep(STOP_DEADLINE) => {}
+                () = force.cancelled() => {}
+            }
+        };
+        let mut cut = false;
+        let tests = tokio::select! {
+            tests = runner.run(&specs, tx, cancel.clone()) => {
+                let _ = printer.await;
+                tests
+            }
+            () = stopped => {
+                cut = true;
+                printer.abort();
+                crate::agent::process::kill_everything();
+                let finished = finished.lock().map(|f| f.clone()).unwrap_or_default();
+                specs
+                    .iter()
+                    .zip(finished)
+                    .map(|(spec, done)| {
+                        done.unwrap_or_else(|| {
+                            crate::runner::not_run(spec, "interrupted: it did not stop in time and was killed")
+                        })
+                    })
+                    .collect()
+            }
+        };
         let Some(results) = super::output::redacted_or_report(
             &redactor,
             &Results::new(tests, started.elapsed().as_millis() as u64),
@@ -122,6 +163,11 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             )
             .await;
         }
+        if cut {
+            // The runner's tasks were aborted; what they started after the first sweep goes
+            // now.
+            crate::agent::process::kill_everything();
+        }
         if interrupted.load(Ordering::SeqCst) {
             err(&error_line(
                 "interrupted: running agents were stopped; results cover the tests that finished",
@@ -134,7 +180,10 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         } else {
             EXIT_FAILED
         }
-    })
+    });
+    // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
+    runtime.shutdown_background();
+    code
 }
 
 /// Prints each test's block as it finishes. On a terminal a progress line shows what is
@@ -145,6 +194,7 @@ async fn print_events(
     names: Vec<String>,
     verbose: bool,
     redactor: Redactor,
+    finished: Arc<Mutex<Vec<Option<TestResult>>>>,
 ) {
     let total = names.len() as u64;
     let progress = std::io::stderr().is_terminal().then(|| {
@@ -176,6 +226,11 @@ async fn print_events(
             Event::ToolCall { .. } => {}
             Event::Finished { index, result } => {
                 running.retain(|i| *i != index);
+                if let Ok(mut finished) = finished.lock()
+                    && let Some(slot) = finished.get_mut(index)
+                {
+                    *slot = Some((*result).clone());
+                }
                 show(&progress, &(output::test_block(&redactor, &result) + "\n"));
                 if let Some(bar) = &progress {
                     bar.inc(1);
@@ -199,25 +254,38 @@ async fn print_events(
     }
 }
 
-/// Ctrl-C or SIGTERM cancels the run: running agents are stopped the same way a timeout
-/// stops them, and tests not yet started are not started.
+/// Ctrl-C, SIGTERM or SIGHUP (a closed terminal, a cancelled CI job) cancels the run:
+/// running agents are stopped the same way a timeout stops them, and tests not yet started
+/// are not started.
 pub(super) fn spawn_signal_handler(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+    spawn_signal_handlers(cancel, CancellationToken::new(), interrupted);
+}
+
+/// [`spawn_signal_handler`], where a second signal fires `force`: the run is cut at once.
+fn spawn_signal_handlers(
+    cancel: CancellationToken,
+    force: CancellationToken,
+    interrupted: Arc<AtomicBool>,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
     tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let sigterm = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
+        let mut streams: Vec<tokio::signal::unix::Signal> = [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ]
+        .into_iter()
+        .filter_map(|kind| signal(kind).ok())
+        .collect();
+        for token in [&cancel, &force] {
+            if streams.is_empty() {
+                return;
             }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = sigterm => {}
+            let any =
+                futures_util::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv())));
+            let _ = any.await;
+            interrupted.store(true, Ordering::SeqCst);
+            token.cancel();
         }
-        interrupted.store(true, Ordering::SeqCst);
-        cancel.cancel();
     });
 }

@@ -11,6 +11,7 @@ mod cli;
 mod corpus;
 mod evidence;
 mod github;
+mod hostile;
 mod init;
 mod judge;
 mod reports;

@@ -13,6 +13,7 @@ pub fn data(rel: &str) -> PathBuf {
 }
 
 pub mod model;
+pub mod procs;
 pub mod wire;
 
 /// Runs a Node helper script of this repository (`tests/...mjs`) from the root with `args`
