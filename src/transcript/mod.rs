@@ -95,6 +95,9 @@ pub struct Lost {
     /// Where the first of them is: `line 7`, `agent-a1.jsonl line 3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+    /// The line number in `first` (0 for a whole file), to keep the earliest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_line: Option<u64>,
     /// Tool results whose call the transcript does not contain.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub orphan_results: u64,
@@ -109,7 +112,14 @@ impl Lost {
     fn add(&mut self, other: Lost, prefix: Option<&str>) {
         self.lines = self.lines.saturating_add(other.lines);
         self.orphan_results = self.orphan_results.saturating_add(other.orphan_results);
-        if self.first.is_none() {
+        // Within one file the earliest line wins; another file's only when none is known.
+        let earlier = match (self.first_line, other.first_line, prefix) {
+            (None, Some(_), _) => true,
+            (Some(mine), Some(theirs), None) => theirs < mine,
+            _ => false,
+        };
+        if earlier {
+            self.first_line = other.first_line;
             self.first = other.first.map(|f| match prefix {
                 Some(p) => format!("{p} {f}"),
                 None => f,
@@ -199,6 +209,7 @@ impl WarningLog {
     pub fn warn_lost(&mut self, line: u64, message: impl Into<String>) {
         self.lost.lines = self.lost.lines.saturating_add(1);
         if self.lost.first.is_none() {
+            self.lost.first_line = Some(line);
             self.lost.first = Some(if line > 0 {
                 format!("line {line}")
             } else {
@@ -1037,5 +1048,255 @@ mod tests {
         assert!(err.to_string().contains("no line looks like"), "{err}");
         let err = parse_reader("".as_bytes()).unwrap_err();
         assert!(err.to_string().contains("empty"), "{err}");
+    }
+
+    const INIT: &str =
+        r#"{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}"#;
+    const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1,"session_id":"s1","usage":{"input_tokens":7,"output_tokens":3}}"#;
+
+    fn bash_use(id: &str, command: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","session_id":"s1","message":{{"id":"m-{id}","content":[{{"type":"tool_use","id":"{id}","name":"Bash","input":{{"command":"{command}"}}}}]}}}}"#
+        )
+    }
+
+    fn tool_result(id: &str) -> String {
+        format!(
+            r#"{{"type":"user","session_id":"s1","message":{{"content":[{{"type":"tool_result","tool_use_id":"{id}","content":"done"}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn hostile_numbers_never_panic() {
+        // Item 4 of issue #10: each of these panicked (or overflowed) in a parser.
+        let inputs = [
+            r#"{"timestamp":253402300800,"raw":{"type":"system","subtype":"init","session_id":"s"}}"#.to_owned(),
+            r#"{"timestamp":1e300,"raw":{"type":"system","subtype":"init","session_id":"s"}}"#.to_owned(),
+            r#"{"timestamp":-1e300,"raw":{"type":"assistant","session_id":"s","message":{"id":"m","content":[]}}}"#.to_owned(),
+            [
+                INIT,
+                r#"{"type":"result","subtype":"success","is_error":false,"num_turns":4294967295,"duration_ms":18446744073709551615,"session_id":"s1","usage":{"input_tokens":18446744073709551615,"output_tokens":18446744073709551615}}"#,
+                INIT,
+                r#"{"type":"result","subtype":"success","is_error":false,"num_turns":4294967295,"duration_ms":18446744073709551615,"session_id":"s1","usage":{"input_tokens":18446744073709551615,"output_tokens":18446744073709551615}}"#,
+            ]
+            .join("\n"),
+            [
+                r#"{"type":"user","sessionId":"s","uuid":"1","timestamp":"0001-01-01T00:00:00Z","message":{"id":"a","usage":{"input_tokens":18446744073709551615},"content":"x"}}"#,
+                r#"{"type":"assistant","sessionId":"s","uuid":"2","timestamp":"9999-12-31T23:59:59Z","message":{"id":"b","usage":{"input_tokens":18446744073709551615},"content":"x"}}"#,
+            ]
+            .join("\n"),
+            [
+                r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"r"}}"#,
+                r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"{\"output\":\"x\",\"metadata\":{\"exit_code\":99999999999999}}"}}"#,
+                r#"{"timestamp":"2025-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1,"cached_input_tokens":18446744073709551615}}}}"#,
+            ]
+            .join("\n"),
+            r#"{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"x","exit_code":-99999999999999}}"#.to_owned(),
+            r#"{"session_id":"g","response":"r","stats":{"models":{"m":{"api":{"totalRequests":18446744073709551615},"tokens":{"prompt":18446744073709551615,"candidates":18446744073709551615}},"n":{"api":{"totalRequests":18446744073709551615},"tokens":{"prompt":18446744073709551615}}}}}"#.to_owned(),
+            "{\"type\":\"init\",\"session_id\":\"g\"}\n{\"type\":\"tool_use\",\"tool_name\":\"\u{e9}\",\"tool_id\":\"\u{1F600}\"}\n{\"type\":\"tool_result\",\"tool_id\":\"\u{1F600}\",\"output\":\"Exit Code: -\"}".to_owned(),
+        ];
+        for input in &inputs {
+            // Parsing may fail with an error; it must not panic.
+            let _ = parse_reader(input.as_bytes());
+        }
+        assert_eq!(epoch_seconds_to_rfc3339(253402300800.0), None);
+        assert_eq!(epoch_seconds_to_rfc3339(1e300), None);
+        assert_eq!(
+            epoch_seconds_to_rfc3339(253402300799.0).as_deref(),
+            Some("9999-12-31T23:59:59.000Z")
+        );
+        let mut u = Usage {
+            turns: Some(u32::MAX),
+            duration_ms: Some(u64::MAX),
+            input_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        u.add(&u.clone());
+        assert_eq!((u.turns, u.input_tokens), (Some(u32::MAX), u64::MAX));
+    }
+
+    #[test]
+    fn warnings_are_bounded_and_counted_and_garbage_is_not_kept() {
+        // Item 7: 5.2 M garbage lines kept every warning (and every line) in memory.
+        let mut text = String::new();
+        for _ in 0..50_000 {
+            text.push_str("not json at all\n");
+        }
+        text.push_str(INIT);
+        text.push('\n');
+        text.push_str(RESULT);
+        text.push('\n');
+        for _ in 0..50_000 {
+            text.push_str("{\"broken\n");
+        }
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.warnings.len(), MAX_WARNINGS_KEPT);
+        assert_eq!(t.warning_count(), 100_000);
+        assert_eq!(
+            t.warnings[0].line, 1,
+            "the first warnings are kept, by line"
+        );
+        assert_eq!(t.lost.lines, 100_000);
+        assert_eq!(t.lost.first.as_deref(), Some("line 1"));
+        // Lines that are JSON but show no format yet are kept only up to a bound.
+        let mut text = String::new();
+        for _ in 0..(MAX_PENDING_LINES + 5) {
+            text.push_str("{\"x\":1}\n");
+        }
+        text.push_str(INIT);
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.lost.lines, 5);
+    }
+
+    #[test]
+    fn lines_of_another_format_are_lost_lines_not_silently_dropped() {
+        // Item 10: Gemini lines appended to a Claude stream vanished and zeroed its usage.
+        let text = [
+            INIT,
+            &bash_use("t1", "ls"),
+            &tool_result("t1"),
+            RESULT,
+            r#"{"type":"init","timestamp":"2026-11-22T01:58:40.273Z","session_id":"g","model":"m"}"#,
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"g1","parameters":{"command":"rm -rf /"}}"#,
+            r#"{"type":"result","status":"success","stats":{"input_tokens":0,"output_tokens":0}}"#,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.usage.input_tokens, 7, "Claude's usage is not zeroed");
+        assert_eq!(t.tool_calls.len(), 1);
+        assert_eq!(t.lost.lines, 3);
+        assert!(
+            t.warnings[0]
+                .message
+                .contains("gemini-stream-json line in a claude-stream-json transcript"),
+            "{:?}",
+            t.warnings
+        );
+        assert_eq!(
+            t.lost_tool_calls().as_deref(),
+            Some("transcript lost tool calls: line 5 could not be read (3 lines in all)")
+        );
+    }
+
+    #[test]
+    fn orphan_results_are_lost_tool_calls() {
+        // Item 12: the tool_use line is corrupt, its result survives.
+        let text = [
+            INIT,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","content":[{"type":"tool_us"#,
+            &tool_result("t1"),
+            RESULT,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.lost.orphan_results, 1);
+        assert_eq!(
+            t.lost_tool_calls().as_deref(),
+            Some(
+                "transcript lost tool calls: line 2 could not be read; 1 orphan tool result (its call is missing)"
+            )
+        );
+    }
+
+    #[test]
+    fn a_file_cut_mid_line_is_incomplete_in_every_format() {
+        // Item 11: a truncated Codex rollout read as completed.
+        let cases: [(&str, String); 5] = [
+            (
+                "claude-stream-json",
+                [INIT, RESULT, r#"{"type":"assistant","session_id":"s1","mess"#].join("\n"),
+            ),
+            (
+                "claude-session",
+                [
+                    r#"{"type":"user","sessionId":"s","uuid":"1","message":{"role":"user","content":"go"}}"#,
+                    r#"{"type":"assistant","sessionId":"s","uuid":"2","message":{"id":"m","content":[{"type":"text","text":"done"}]}}"#,
+                    r#"{"type":"assistant","sessionId":"s","uuid":"3","message":{"id":"m2","content":[{"type":"tool_use","id":"x","na"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "codex-rollout",
+                [
+                    r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"r"}}"#,
+                    r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}"#,
+                    r#"{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","call_id":"c1","argum"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "codex-exec-json",
+                [
+                    r#"{"type":"thread.started","thread_id":"t"}"#,
+                    r#"{"type":"turn.started"}"#,
+                    r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
+                    r#"{"type":"item.completed","item":{"id":"i","ty"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "gemini-stream-json",
+                [
+                    r#"{"type":"init","session_id":"g","model":"m"}"#,
+                    r#"{"type":"result","status":"success","stats":{}}"#,
+                    r#"{"type":"tool_use","tool_name":"run_sh"#,
+                ]
+                .join("\n"),
+            ),
+        ];
+        for (format, text) in &cases {
+            let t = parse_reader(text.as_bytes()).unwrap();
+            assert_eq!(t.format.name(), *format);
+            assert!(
+                matches!(&t.outcome, Outcome::Incomplete { message } if message.contains("cut off")),
+                "{format}: {:?}",
+                t.outcome
+            );
+            assert!(t.lost_tool_calls().is_some(), "{format}");
+            // The same file with its last line whole (and a line break) is not truncated.
+            let whole = text.rsplit_once('\n').map(|(head, _)| format!("{head}\n"));
+            let t = parse_reader(whole.unwrap().as_bytes()).unwrap();
+            assert!(t.outcome.is_completed(), "{format}: {:?}", t.outcome);
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_with_a_warning_everywhere() {
+        // Item 17: a pretty-printed document, or a broken line 1, was rejected whole.
+        let doc = b"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [\n    {\"id\": \"1\", \"type\": \"gemini\", \"content\": \"caf\xe9\"}\n  ]\n}\n";
+        let t = parse_reader(&doc[..]).unwrap();
+        assert_eq!(t.format, Format::GeminiChat);
+        assert!(
+            t.warnings
+                .iter()
+                .any(|w| w.message.contains("invalid UTF-8")),
+            "{:?}",
+            t.warnings
+        );
+        assert!(t.lost.is_empty(), "nothing was lost but one byte");
+        let mut lines = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"m\xff\"}\n".to_vec();
+        lines.extend_from_slice(RESULT.as_bytes());
+        lines.push(b'\n');
+        let t = parse_reader(&lines[..]).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.warnings.len(), 1);
+        assert_eq!(t.warnings[0].line, 1);
+        assert!(t.outcome.is_completed());
+        let array = b"[{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"\xff\"}]";
+        let t = parse_reader(&array[..]).unwrap();
+        assert!(t.warnings[0].message.contains("invalid UTF-8"));
+    }
+
+    #[test]
+    fn stream_parser_reports_foreign_lines_too() {
+        let mut p = StreamParser::new(Format::ClaudeStreamJson);
+        p.push_line(INIT);
+        p.push_line(r#"{"type":"thread.started","thread_id":"t"}"#);
+        p.push_line(RESULT);
+        let t = p.finish();
+        assert_eq!(t.lost.lines, 1);
+        assert!(t.outcome.is_completed());
     }
 }
