@@ -11,6 +11,7 @@ mod cli;
 mod corpus;
 mod evidence;
 mod github;
+mod hostile_transcripts;
 mod judge;
 mod reports;
 mod run;
