@@ -173,15 +173,6 @@ pub(super) fn exit_code(calls: &[ToolCall], scope: Scope, expected: i64) -> Verd
             }
             (status, description, Some(detail))
         }
-        None if expected == 0 && last.call.is_error => (
-            AssertionStatus::Fail,
-            description,
-            Some(format!(
-                "last command {} failed\n{}",
-                line(last),
-                excerpt("output", last.call.output.as_deref().unwrap_or(""))
-            )),
-        ),
         None => (
             AssertionStatus::Invalid,
             description,

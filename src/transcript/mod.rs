@@ -526,18 +526,19 @@ impl StreamParser {
 
 /// Parses a transcript file, detecting its format; Claude session logs also pick up their
 /// subagent files (`<session>/subagents/agent-*.jsonl`, and 2.0.x `agent-*.jsonl` siblings
-/// with the same `sessionId`), so that calls delegated to subagents are seen. Subagent
-/// files are opened only when they are regular files (a FIFO or a device is skipped with
-/// a warning), so a hostile directory can not make this block.
+/// with the same `sessionId`), so that calls delegated to subagents are seen. Only regular
+/// files are opened (a subagent file that is a FIFO or a device is skipped with a
+/// warning), so a hostile directory can not make this block.
 ///
 /// # Errors
-/// When the file can not be read or matches no known format.
+/// When the file can not be read, is not a regular file, or matches no known format.
 pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
     let io_err = |source| TranscriptError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io_err)?;
+    // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
+    let file = open_regular(path).map_err(io_err)?;
     let mut transcript = parse_reader(file).map_err(|e| match e {
         ReadError::Io(source) => io_err(source),
         ReadError::Unknown(reason) => TranscriptError::UnknownFormat {
@@ -1298,5 +1299,22 @@ mod tests {
         let t = p.finish();
         assert_eq!(t.lost.lines, 1);
         assert!(t.outcome.is_completed());
+    }
+
+    #[test]
+    fn results_written_before_warning_counts_still_load() {
+        let old = r#"{"format":"claude-stream-json","tool_calls":[],"final_text":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cost_usd":null,"turns":null,"duration_ms":null},"outcome":{"status":"completed"},"runs":1,"warnings":[{"line":3,"message":"invalid JSON"}]}"#;
+        let t: Transcript = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            t.warning_count(),
+            1,
+            "the kept warnings count when no total was written"
+        );
+        assert!(t.lost.is_empty());
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(
+            !json.contains("warnings_total") && !json.contains("\"lost\""),
+            "{json}"
+        );
     }
 }

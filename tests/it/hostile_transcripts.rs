@@ -117,6 +117,29 @@ fn a_fifo_or_device_named_like_a_subagent_file_is_skipped_not_waited_on() {
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
 }
 
+#[test]
+fn a_fifo_or_device_given_as_the_transcript_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(
+        &dir.path().join("fifo.jsonl"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.jsonl")).unwrap();
+    for (name, kind) in [
+        ("fifo.jsonl", "a FIFO"),
+        ("zero.jsonl", "a character device"),
+    ] {
+        let out = aptitude(dir.path(), &["transcript", name]);
+        assert_eq!(out.code, 2, "{name}\n{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("not a regular file ({kind})")),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
 const INIT: &str =
     r#"{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}"#;
 const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1,"session_id":"s1","usage":{"input_tokens":7,"output_tokens":3}}"#;
