@@ -815,12 +815,12 @@ fn parse_lines(mut reader: impl BufRead, allow_document: bool) -> Result<Transcr
         feeder.line(line_no, text);
     }
     let mut t = feeder.finish()?;
-    if let Some(line) = cut_off {
-        if t.outcome.is_completed() {
-            t.outcome = Outcome::Incomplete {
-                message: format!("the file ends mid-line: line {line} is cut off (truncated)"),
-            };
-        }
+    if let Some(line) = cut_off
+        && t.outcome.is_completed()
+    {
+        t.outcome = Outcome::Incomplete {
+            message: format!("the file ends mid-line: line {line} is cut off (truncated)"),
+        };
     }
     Ok(t)
 }
