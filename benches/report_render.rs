@@ -44,6 +44,8 @@ fn transcript(i: usize) -> Transcript {
         outcome: Outcome::Completed,
         runs: 1,
         warnings: Vec::new(),
+        warnings_total: 0,
+        lost: Default::default(),
     }
 }
 

@@ -6,7 +6,10 @@
 //! - aptitude's parser (`transcript::parse_file`) on the same file;
 //! - peak memory (VmHWM) of a child process parsing 100 MB and 200 MB files: it must not
 //!   grow with the file beyond the tool calls kept (the repeated sessions reuse their tool
-//!   ids, so the calls kept are the same).
+//!   ids, so the calls kept are the same);
+//! - peak memory of a child parsing 10 MB and 100 MB of garbage (`x` lines, 2 bytes each:
+//!   5.2 M and 52 M of them) around a real Claude Code stream (issue #10 item 7): warnings
+//!   are counted, only the first few kept, so it must be flat in the input size.
 //!
 //! Target: aptitude within 2× of the floor. Figures are printed, not asserted: speed is
 //! measured here, never in timed tests.
@@ -83,14 +86,46 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Garbage lines (`x`) around a real stream-json run, `bytes` in all.
+fn build_garbage_file(path: &Path, bytes: u64) -> std::io::Result<()> {
+    let stream = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/corpus/live/claude-2.1.328/events_tool_call.jsonl"),
+    )?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let garbage = bytes.saturating_sub(stream.len() as u64) / 2;
+    let block = "x\n".repeat(64 * 1024);
+    let mut lines = 0u64;
+    let mut stream_written = false;
+    while lines < garbage {
+        let n = (garbage - lines).min(64 * 1024);
+        out.write_all(&block.as_bytes()[..(n * 2) as usize])?;
+        lines += n;
+        if !stream_written && lines >= garbage / 2 {
+            out.write_all(&stream)?;
+            stream_written = true;
+        }
+    }
+    if !stream_written {
+        out.write_all(&stream)?;
+    }
+    out.flush()
+}
+
 fn child_mode(path: &Path) {
-    let t = aptitude::transcript::parse_file(path).map(|t| t.tool_calls.len());
-    let calls = t.unwrap_or(0);
+    let t = aptitude::transcript::parse_file(path)
+        .map(|t| (t.tool_calls.len(), t.warning_count(), t.warnings.len()));
+    let (calls, warnings, kept) = t.unwrap_or((0, 0, 0));
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{calls} {}", peak_rss_kib());
+    let _ = writeln!(stdout, "{calls} {} {warnings} {kept}", peak_rss_kib());
 }
 
 fn measure_child(path: &Path) -> Option<(u64, u64)> {
+    measure_child_full(path).map(|(calls, kib, _, _)| (calls, kib))
+}
+
+/// (tool calls, peak RSS KiB, warnings in all, warnings kept).
+fn measure_child_full(path: &Path) -> Option<(u64, u64, u64, u64)> {
     let exe = std::env::current_exe().ok()?;
     let out = std::process::Command::new(exe)
         .arg("--child")
@@ -99,7 +134,12 @@ fn measure_child(path: &Path) -> Option<(u64, u64)> {
         .ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
     let mut parts = text.split_whitespace().map(|p| p.parse::<u64>().ok());
-    Some((parts.next()??, parts.next()??))
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next()??,
+        parts.next()??,
+    ))
 }
 
 fn main() -> std::io::Result<()> {
@@ -165,6 +205,23 @@ fn main() -> std::io::Result<()> {
             )?,
             None => writeln!(out, "peak RSS parsing {label}: unavailable")?,
         }
+    }
+
+    for (label, size) in [("10 MB", 10 * MB), ("100 MB", 100 * MB)] {
+        let path = dir.path().join(format!("garbage-{}.jsonl", size / MB));
+        build_garbage_file(&path, size)?;
+        match measure_child_full(&path) {
+            Some((calls, kib, warnings, kept)) => writeln!(
+                out,
+                "peak RSS parsing {label} of garbage lines: {:.1} MB ({calls} tool calls, {warnings} warnings, {kept} kept)",
+                kib as f64 / 1024.0
+            )?,
+            None => writeln!(
+                out,
+                "peak RSS parsing {label} of garbage lines: unavailable"
+            )?,
+        }
+        std::fs::remove_file(&path)?;
     }
     Ok(())
 }

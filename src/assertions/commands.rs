@@ -18,6 +18,10 @@
 //!
 //! `exit_code`, `output_contains`, `output_equals` and `error_contains` look at the **last**
 //! command; `ran`, `not_ran`, `run_count` and `command_succeeded` at **all** of them.
+//!
+//! Those four need a command that **ran**: one the agent's sandbox or permission check
+//! blocked (no exit code, the tool reported an error, its text often echoing the command)
+//! or that has no result fails them, saying so — its error text is not the command's output.
 
 use std::borrow::Cow;
 
@@ -112,6 +116,35 @@ fn excerpt(label: &str, text: &str) -> String {
     }
 }
 
+/// Why the call's command did not run (or can not be shown to have run): no result, or no
+/// exit code while the tool reported an error (blocked by the agent's sandbox or
+/// permissions, or failed to start). `None` when it ran.
+fn not_run(call: &ToolCall) -> Option<&'static str> {
+    if call.exit_code.is_some() {
+        return None;
+    }
+    match (&call.output, call.is_error) {
+        (None, _) => Some("has no result: it may never have run"),
+        (Some(_), true) => Some(
+            "did not run: no exit code, and the agent reported an error (blocked by its sandbox or permissions, or failed to start)",
+        ),
+        (Some(_), false) => None,
+    }
+}
+
+/// The failure of an output or exit-code check on a command that did not run.
+fn did_not_run(description: String, last: &Shell<'_>, why: &str) -> Verdict {
+    (
+        AssertionStatus::Fail,
+        description,
+        Some(format!(
+            "the last command {} {why}; output and exit-code checks need a command that ran\n{}",
+            line(last),
+            excerpt("agent's error", last.call.output.as_deref().unwrap_or(""))
+        )),
+    )
+}
+
 fn no_commands(description: String) -> Verdict {
     (
         AssertionStatus::Fail,
@@ -127,6 +160,9 @@ pub(super) fn exit_code(calls: &[ToolCall], scope: Scope, expected: i64) -> Verd
     let Some(last) = all.last() else {
         return no_commands(description);
     };
+    if let Some(why) = not_run(last.call) {
+        return did_not_run(description, last, why);
+    }
     match last.call.exit_code {
         Some(code) => {
             let status = AssertionStatus::pass_if(i64::from(code) == expected);
@@ -137,15 +173,6 @@ pub(super) fn exit_code(calls: &[ToolCall], scope: Scope, expected: i64) -> Verd
             }
             (status, description, Some(detail))
         }
-        None if expected == 0 && last.call.is_error => (
-            AssertionStatus::Fail,
-            description,
-            Some(format!(
-                "last command {} failed\n{}",
-                line(last),
-                excerpt("output", last.call.output.as_deref().unwrap_or(""))
-            )),
-        ),
         None => (
             AssertionStatus::Invalid,
             description,
@@ -168,6 +195,9 @@ pub(super) fn output(calls: &[ToolCall], scope: Scope, expected: &str, equals: b
     let Some(last) = all.last() else {
         return no_commands(description);
     };
+    if let Some(why) = not_run(last.call) {
+        return did_not_run(description, last, why);
+    }
     let stdout = stdout_of(last.call);
     let ok = if equals {
         stdout.trim() == expected.trim()
@@ -193,6 +223,9 @@ pub(super) fn error_contains(calls: &[ToolCall], scope: Scope, expected: &str) -
     let Some(last) = all.last() else {
         return no_commands(description);
     };
+    if let Some(why) = not_run(last.call) {
+        return did_not_run(description, last, why);
+    }
     let stderr = stderr_of(last.call);
     let status = AssertionStatus::pass_if(stderr.contains(expected));
     (

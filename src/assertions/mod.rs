@@ -6,6 +6,16 @@
 //!
 //! Assertions see every tool call, subagents' included, unless they say `scope: main`:
 //! a guardrail must not be evaded by delegating to a subagent.
+//!
+//! **Transcript warnings and verdicts.** A warning that loses nothing (invalid UTF-8
+//! replaced, a line without `type`) does not change verdicts. A transcript known to have
+//! lost tool calls ([`Transcript::lost_tool_calls`]: a line that could not be read, a line
+//! of another format, an orphan tool result) can not prove an absence: an assertion whose
+//! pass rests on a call (or usage) *not* being there — `called: false`, `max_calls`,
+//! `call_count`, order and positional checks, `not_ran`, a `run_count` maximum, the
+//! last command's `exit_code` / output checks, budgets — is `error` instead of `pass`,
+//! saying why. Failures stand (a call that was seen was seen), and so do passes that rest on
+//! calls that were seen (`called: true`, `ran`, `command_succeeded`, `wrote`).
 
 mod budget;
 mod commands;
@@ -109,6 +119,20 @@ pub fn evaluate_one(
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
         AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
     };
+    let (status, detail) = match evidence.transcript.lost_tool_calls() {
+        Some(why) if status == AssertionStatus::Pass && rests_on_absence(&assertion.kind) => (
+            AssertionStatus::Error,
+            Some(match detail {
+                Some(d) => format!(
+                    "{why}, so this check, which passes only when calls are absent, can not pass\n{d}"
+                ),
+                None => format!(
+                    "{why}, so this check, which passes only when calls are absent, can not pass"
+                ),
+            }),
+        ),
+        _ => (status, detail),
+    };
     AssertionResult::new(
         assertion.kind.key(),
         description,
@@ -116,6 +140,29 @@ pub fn evaluate_one(
         assertion.line,
         detail,
     )
+}
+
+/// Whether a pass of this assertion rests on calls (or usage) *not* being in the
+/// transcript, so that a lost call could turn it into a failure (see the module docs).
+fn rests_on_absence(kind: &AssertionKind) -> bool {
+    match kind {
+        AssertionKind::Tool(t) => {
+            !t.called
+                || t.max_calls.is_some()
+                || t.call_count.is_some()
+                || t.called_after.is_some()
+                || t.called_before.is_some()
+                || !t.positional.is_empty()
+        }
+        AssertionKind::NotRan { .. }
+        | AssertionKind::ExitCode { .. }
+        | AssertionKind::OutputContains { .. }
+        | AssertionKind::OutputEquals { .. }
+        | AssertionKind::ErrorContains { .. }
+        | AssertionKind::Budget(_) => true,
+        AssertionKind::RunCount { max, .. } => max.is_some(),
+        _ => false,
+    }
 }
 
 /// A review's result from its verdict (seed 000's display:
@@ -291,6 +338,8 @@ mod tests {
             outcome: Outcome::Completed,
             runs: 1,
             warnings: Vec::new(),
+            warnings_total: 0,
+            lost: Default::default(),
         }
     }
 

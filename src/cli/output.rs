@@ -171,10 +171,17 @@ pub fn report_transcript_warnings(redactor: &Redactor, path: &Path, t: &Transcri
         };
         err(&redactor.redact(&warning_line(&format!("{at}: {}", w.message))));
     }
-    if t.warnings.len() > MAX_WARNINGS {
+    let shown = t.warnings.len().min(MAX_WARNINGS) as u64;
+    if t.warning_count() > shown {
         err(&warning_line(&format!(
             "… and {} more transcript warnings",
-            t.warnings.len() - MAX_WARNINGS
+            t.warning_count() - shown
+        )));
+    }
+    if let Some(lost) = t.lost_tool_calls() {
+        err(&warning_line(&format!(
+            "{}: {lost}",
+            diagnostic::display_path(path)
         )));
     }
 }

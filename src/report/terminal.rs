@@ -72,6 +72,11 @@ pub fn render_test(test: &TestResult) -> String {
     if let Some(error) = &test.error {
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, error));
     }
+    if let Some(t) = &test.transcript
+        && let Some(line) = transcript_warnings_line(t)
+    {
+        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &line));
+    }
     for a in &test.assertions {
         render_assertion(&mut out, a, &test.file);
     }
@@ -307,7 +312,32 @@ pub fn render_transcript(t: &Transcript) -> String {
     }
     let _ = writeln!(out, "usage: {}", usage.join(" · "));
     let _ = writeln!(out, "outcome: {}", t.outcome.describe());
+    if let Some(line) = transcript_warnings_line(t) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// `transcript: 3 warnings (first at line 7); transcript lost tool calls: …`, when the
+/// transcript has warnings.
+fn transcript_warnings_line(t: &Transcript) -> Option<String> {
+    let n = t.warning_count();
+    if n == 0 {
+        return None;
+    }
+    let mut line = if n == 1 {
+        "transcript: 1 warning".to_owned()
+    } else {
+        format!("transcript: {n} warnings")
+    };
+    if let Some(first) = t.warnings.iter().find(|w| w.line > 0) {
+        line.push_str(&format!(" (first at line {})", first.line));
+    }
+    if let Some(lost) = t.lost_tool_calls() {
+        line.push_str("; ");
+        line.push_str(&lost);
+    }
+    Some(line)
 }
 
 #[cfg(test)]

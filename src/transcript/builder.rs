@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{MAIN_AGENT, ToolCall, Warning};
+use super::{MAIN_AGENT, ToolCall, WarningLog};
 use crate::tools::{SHELL_TOOL, canonical_tool_name};
 
 /// A tool result waiting for (or attached to) its call.
@@ -22,7 +22,8 @@ pub(crate) struct Builder {
     calls: Vec<ToolCall>,
     by_id: HashMap<String, usize>,
     early_results: HashMap<String, ToolResult>,
-    pub warnings: Vec<Warning>,
+    /// The warnings so far (bounded; see [`WarningLog`]).
+    pub log: WarningLog,
     /// Whether a shell result's error flag is its exit status (Claude Code, Qwen Code: a
     /// successful call exited 0, a failed one says "Exit code N"). Gemini CLI reports
     /// `success` for a command that exited 3, so there it is not.
@@ -99,27 +100,27 @@ impl Builder {
         &self.calls
     }
 
-    /// Records a warning for a line.
+    /// Records a warning for a line that held nothing a tool call could be in.
     pub fn warn(&mut self, line: u64, message: impl Into<String>) {
-        self.warnings.push(Warning {
-            line,
-            message: message.into(),
-        });
+        self.log.warn(line, message);
     }
 
-    /// The calls, in order. Results whose call never appeared are reported as warnings.
-    pub fn finish(mut self) -> (Vec<super::ToolCall>, Vec<Warning>) {
+    /// Records a line that could not be read and may have held tool calls.
+    pub fn warn_lost(&mut self, line: u64, message: impl Into<String>) {
+        self.log.warn_lost(line, message);
+    }
+
+    /// The calls, in order, and the warnings. A result whose call never appeared proves
+    /// that a call was lost (its line was unreadable): it counts as an orphan.
+    pub fn finish(mut self) -> (Vec<super::ToolCall>, WarningLog) {
         let mut orphans: Vec<String> = self.early_results.into_keys().collect();
         orphans.sort();
         for id in orphans {
-            self.warnings.push(Warning {
-                line: 0,
-                message: format!(
-                    "tool result for call {id}, which the transcript does not contain"
-                ),
-            });
+            self.log.orphan(format!(
+                "tool result for call {id}, which the transcript does not contain"
+            ));
         }
-        (self.calls, self.warnings)
+        (self.calls, self.log)
     }
 }
 
@@ -166,14 +167,14 @@ mod tests {
                 ..Default::default()
             },
         );
-        let (calls, warnings) = b.finish();
+        let (calls, log) = b.finish();
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0].input, json!({"file_path": "a"}));
         assert_eq!(calls[0].output.as_deref(), Some("text"));
         assert_eq!(calls[0].exit_code, None, "not a shell call");
         assert_eq!(calls[1].exit_code, Some(3));
         assert_eq!(calls[1].agent, "sub");
-        assert!(warnings.is_empty());
+        assert!(log.kept.is_empty());
     }
 
     #[test]
@@ -217,8 +218,12 @@ mod tests {
     fn orphan_results_are_warnings() {
         let mut b = Builder::default();
         b.result("ghost", ToolResult::default());
-        let (_, warnings) = b.finish();
-        assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].message.contains("ghost"));
+        let (_, log) = b.finish();
+        assert_eq!(log.kept.len(), 1);
+        assert!(log.kept[0].message.contains("ghost"));
+        assert_eq!(
+            log.lost.orphan_results, 1,
+            "an orphan result proves a lost call"
+        );
     }
 }

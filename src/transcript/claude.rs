@@ -116,10 +116,18 @@ struct RawUsage {
 
 impl RawUsage {
     fn add_to(self, usage: &mut Usage) {
-        usage.input_tokens += self.input_tokens.unwrap_or(0);
-        usage.output_tokens += self.output_tokens.unwrap_or(0);
-        usage.cache_creation_input_tokens += self.cache_creation_input_tokens.unwrap_or(0);
-        usage.cache_read_input_tokens += self.cache_read_input_tokens.unwrap_or(0);
+        usage.input_tokens = usage
+            .input_tokens
+            .saturating_add(self.input_tokens.unwrap_or(0));
+        usage.output_tokens = usage
+            .output_tokens
+            .saturating_add(self.output_tokens.unwrap_or(0));
+        usage.cache_creation_input_tokens = usage
+            .cache_creation_input_tokens
+            .saturating_add(self.cache_creation_input_tokens.unwrap_or(0));
+        usage.cache_read_input_tokens = usage
+            .cache_read_input_tokens
+            .saturating_add(self.cache_read_input_tokens.unwrap_or(0));
     }
 }
 
@@ -279,7 +287,7 @@ impl ClaudeParser {
 
     fn start_run(&mut self) {
         self.close_run();
-        self.runs += 1;
+        self.runs = self.runs.saturating_add(1);
         self.run_active = true;
         self.final_text = None;
         self.final_text_message = None;
@@ -449,7 +457,8 @@ impl ClaudeParser {
                     usage.add_to(&mut self.run_messages);
                 }
                 if main {
-                    self.run_messages.turns = Some(self.run_messages.turns.unwrap_or(0) + 1);
+                    self.run_messages.turns =
+                        Some(self.run_messages.turns.unwrap_or(0).saturating_add(1));
                 }
             }
             if self.model.is_none() {
@@ -671,7 +680,7 @@ impl LineParser for ClaudeParser {
                 }
                 None => self.handle(line_no, line, None),
             },
-            Err(err) => self.b.warn(line_no, format!("invalid JSON: {err}")),
+            Err(err) => self.b.warn_lost(line_no, format!("invalid JSON: {err}")),
         }
     }
 
@@ -683,7 +692,7 @@ impl LineParser for ClaudeParser {
         let final_text = self.last_result_text.take();
         let total = std::mem::take(&mut self.total);
         let this = *self;
-        let (tool_calls, warnings) = this.b.finish();
+        let (tool_calls, log) = this.b.finish();
         Transcript {
             format: this.format,
             session_id: this.session_id,
@@ -694,7 +703,9 @@ impl LineParser for ClaudeParser {
             usage: total,
             outcome,
             runs: this.runs,
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }
@@ -702,18 +713,23 @@ impl LineParser for ClaudeParser {
 /// Adds the calls of a session's subagent files: `<dir>/<session>/subagents/*.jsonl`
 /// (2.1.x) and `<dir>/agent-*.jsonl` siblings with the same `sessionId` (2.0.x). Calls are
 /// then ordered by timestamp, so that order assertions see delegated calls in place.
+///
+/// `session.jsonl` and `./session.jsonl` find the same files (a bare name's directory is
+/// `.`). Only regular files are read (see [`super::open_regular`]); any other file named
+/// like a subagent file, or one that can not be read, is a warning.
 pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
-    let Some(dir) = path.parent() else {
-        return;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
+    let own_name = path.file_name();
     let mut candidates: Vec<std::path::PathBuf> = Vec::new();
     if let Some(stem) = path.file_stem()
         && let Ok(entries) = std::fs::read_dir(dir.join(stem).join("subagents"))
     {
         candidates.extend(entries.flatten().map(|e| e.path()));
     }
-    let is_agent_file = path
-        .file_name()
+    let is_agent_file = own_name
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("agent-"));
     if !is_agent_file && let Ok(entries) = std::fs::read_dir(dir) {
@@ -721,43 +737,63 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
+                && p.file_name() != own_name
         }));
     }
     candidates.sort();
     let mut merged = false;
+    let mut skipped = super::WarningLog::default();
     for candidate in candidates {
-        if candidate == path || candidate.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        let Ok(file) = std::fs::File::open(&candidate) else {
-            continue;
-        };
-        let Ok(sub) = super::parse_reader(file) else {
-            continue;
-        };
-        if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
+        if candidate.extension().and_then(|e| e.to_str()) != Some("jsonl") {
             continue;
         }
         let name = candidate
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let file = match super::open_regular(&candidate) {
+            Ok(f) => f,
+            Err(e) => {
+                skipped.warn(0, format!("subagent file {name} skipped: {e}"));
+                continue;
+            }
+        };
+        let sub = match super::parse_reader(file) {
+            Ok(sub) => sub,
+            // Not a transcript at all: not this session's subagent.
+            Err(super::ReadError::Unknown(_)) => continue,
+            Err(e) => {
+                skipped.warn(0, format!("subagent file {name} skipped: {e}"));
+                continue;
+            }
+        };
+        if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
+            continue;
+        }
         for call in sub.tool_calls {
             if !transcript.tool_calls.iter().any(|c| c.id == call.id) {
                 transcript.tool_calls.push(call);
                 merged = true;
             }
         }
-        for w in sub.warnings {
-            transcript.warnings.push(super::Warning {
-                line: w.line,
-                message: format!("{name}: {}", w.message),
-            });
-        }
-        transcript.usage.input_tokens += sub.usage.input_tokens;
-        transcript.usage.output_tokens += sub.usage.output_tokens;
-        transcript.usage.cache_creation_input_tokens += sub.usage.cache_creation_input_tokens;
-        transcript.usage.cache_read_input_tokens += sub.usage.cache_read_input_tokens;
+        let log = super::WarningLog {
+            total: sub.warnings_total.max(sub.warnings.len() as u64),
+            kept: sub.warnings,
+            lost: sub.lost,
+        };
+        transcript.absorb_warnings(log, Some(&name));
+        let u = &mut transcript.usage;
+        u.input_tokens = u.input_tokens.saturating_add(sub.usage.input_tokens);
+        u.output_tokens = u.output_tokens.saturating_add(sub.usage.output_tokens);
+        u.cache_creation_input_tokens = u
+            .cache_creation_input_tokens
+            .saturating_add(sub.usage.cache_creation_input_tokens);
+        u.cache_read_input_tokens = u
+            .cache_read_input_tokens
+            .saturating_add(sub.usage.cache_read_input_tokens);
+    }
+    if skipped.total > 0 {
+        transcript.absorb_warnings(skipped, None);
     }
     if merged && transcript.tool_calls.iter().all(|c| c.timestamp.is_some()) {
         transcript.tool_calls.sort_by_cached_key(|c| {

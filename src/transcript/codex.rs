@@ -150,13 +150,13 @@ impl LineParser for ExecParser {
         let event: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
-                self.b.warn(line_no, format!("invalid JSON: {err}"));
+                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
                 return;
             }
         };
         match str_of(&event, "type").unwrap_or("") {
             "thread.started" => {
-                self.runs += 1;
+                self.runs = self.runs.saturating_add(1);
                 self.session_id = str_of(&event, "thread_id").map(str::to_owned);
             }
             "turn.started" => {
@@ -166,7 +166,7 @@ impl LineParser for ExecParser {
             }
             "turn.completed" => {
                 self.turn_open = false;
-                self.turns += 1;
+                self.turns = self.turns.saturating_add(1);
                 if let Some(u) = event.get("usage") {
                     self.usage.add(&usage_of(u));
                 }
@@ -210,7 +210,7 @@ impl LineParser for ExecParser {
         };
         let mut usage = self.usage;
         usage.turns = None;
-        let (tool_calls, warnings) = self.b.finish();
+        let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::CodexExecJson,
             session_id: self.session_id,
@@ -221,7 +221,9 @@ impl LineParser for ExecParser {
             usage,
             outcome,
             runs: self.runs.max(1),
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }
@@ -355,7 +357,7 @@ impl LineParser for RolloutParser {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
-                self.b.warn(line_no, format!("invalid JSON: {err}"));
+                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
                 return;
             }
         };
@@ -371,7 +373,7 @@ impl LineParser for RolloutParser {
         };
         match str_of(&line, "type").unwrap_or("") {
             "session_meta" => {
-                self.runs += 1;
+                self.runs = self.runs.saturating_add(1);
                 self.session_id = str_of(payload, "id")
                     .map(str::to_owned)
                     .or(self.session_id.take());
@@ -426,7 +428,7 @@ impl LineParser for RolloutParser {
                 (Some(a), Some(b)) => super::millis_between(a, b),
                 _ => None,
             });
-        let (tool_calls, warnings) = self.b.finish();
+        let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::CodexRollout,
             session_id: self.session_id,
@@ -437,7 +439,9 @@ impl LineParser for RolloutParser {
             usage,
             outcome,
             runs: self.runs.max(1),
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }

@@ -81,14 +81,14 @@ impl LineParser for StreamParser {
         let event: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
-                self.b.warn(line_no, format!("invalid JSON: {err}"));
+                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
                 return;
             }
         };
         let ts = str_of(&event, "timestamp").map(str::to_owned);
         match str_of(&event, "type").unwrap_or("") {
             "init" => {
-                self.runs += 1;
+                self.runs = self.runs.saturating_add(1);
                 self.session_id = str_of(&event, "session_id").map(str::to_owned);
                 self.model = str_of(&event, "model").map(str::to_owned);
                 self.final_text = None;
@@ -110,7 +110,7 @@ impl LineParser for StreamParser {
                     (str_of(&event, "tool_id"), str_of(&event, "tool_name"))
                 else {
                     self.b
-                        .warn(line_no, "tool_use without tool_id or tool_name");
+                        .warn_lost(line_no, "tool_use without tool_id or tool_name");
                     return;
                 };
                 let input = event.get("parameters").cloned().unwrap_or(Value::Null);
@@ -166,7 +166,7 @@ impl LineParser for StreamParser {
     }
 
     fn finish(self: Box<Self>) -> Transcript {
-        let (tool_calls, warnings) = self.b.finish();
+        let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::GeminiStreamJson,
             session_id: self.session_id,
@@ -181,7 +181,9 @@ impl LineParser for StreamParser {
                         .into(),
             }),
             runs: self.runs.max(1),
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }
@@ -232,11 +234,18 @@ impl SessionParser {
                 if !id.is_empty() && self.counted.insert(id.to_owned()) {
                     if let Some(tokens) = m.get("tokens") {
                         let cached = u64_of(tokens, "cached");
-                        self.usage.input_tokens += u64_of(tokens, "input").saturating_sub(cached);
-                        self.usage.output_tokens += u64_of(tokens, "output");
-                        self.usage.cache_read_input_tokens += cached;
+                        self.usage.input_tokens = self
+                            .usage
+                            .input_tokens
+                            .saturating_add(u64_of(tokens, "input").saturating_sub(cached));
+                        self.usage.output_tokens = self
+                            .usage
+                            .output_tokens
+                            .saturating_add(u64_of(tokens, "output"));
+                        self.usage.cache_read_input_tokens =
+                            self.usage.cache_read_input_tokens.saturating_add(cached);
                     }
-                    self.usage.turns = Some(self.usage.turns.unwrap_or(0) + 1);
+                    self.usage.turns = Some(self.usage.turns.unwrap_or(0).saturating_add(1));
                 }
                 if let Some(model) = str_of(m, "model") {
                     self.model = Some(model.to_owned());
@@ -325,7 +334,7 @@ impl SessionParser {
         if let (Some(a), Some(b)) = (&self.first_ts, &self.last_ts) {
             usage.duration_ms = super::millis_between(a, b);
         }
-        let (tool_calls, warnings) = self.b.finish();
+        let (tool_calls, log) = self.b.finish();
         Transcript {
             format: self.format,
             session_id: self.session_id,
@@ -336,7 +345,9 @@ impl SessionParser {
             usage,
             outcome,
             runs: 1,
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }
@@ -363,7 +374,7 @@ impl LineParser for SessionParser {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
-                self.b.warn(line_no, format!("invalid JSON: {err}"));
+                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
                 return;
             }
         };
@@ -419,12 +430,19 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
             model = Some(name.clone());
             if let Some(tokens) = stats.get("tokens") {
                 let cached = u64_of(tokens, "cached");
-                usage.input_tokens += u64_of(tokens, "prompt").saturating_sub(cached);
-                usage.output_tokens += u64_of(tokens, "candidates");
-                usage.cache_read_input_tokens += cached;
+                usage.input_tokens = usage
+                    .input_tokens
+                    .saturating_add(u64_of(tokens, "prompt").saturating_sub(cached));
+                usage.output_tokens = usage
+                    .output_tokens
+                    .saturating_add(u64_of(tokens, "candidates"));
+                usage.cache_read_input_tokens =
+                    usage.cache_read_input_tokens.saturating_add(cached);
             }
             if let Some(api) = stats.get("api") {
-                usage.turns = Some(usage.turns.unwrap_or(0) + u64_of(api, "totalRequests") as u32);
+                usage.turns = Some(usage.turns.unwrap_or(0).saturating_add(
+                    u32::try_from(u64_of(api, "totalRequests")).unwrap_or(u32::MAX),
+                ));
             }
         }
     }
@@ -440,7 +458,7 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
                     .collect()
             })
             .unwrap_or_default();
-        b.warn(
+        b.warn_lost(
             0,
             format!(
                 "`gemini -o json` records only tool-call counts ({}); use `-o stream-json` to assert on tool calls",
@@ -453,7 +471,7 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
         Some(e) => api_failure(str_of(e, "message").map_or_else(|| e.to_string(), str::to_owned)),
         None => Outcome::Completed,
     };
-    let (tool_calls, warnings) = b.finish();
+    let (tool_calls, log) = b.finish();
     Transcript {
         format: Format::GeminiJson,
         session_id: str_of(doc, "session_id").map(str::to_owned),
@@ -464,6 +482,8 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
         usage,
         outcome,
         runs: 1,
-        warnings,
+        warnings: log.kept,
+        warnings_total: log.total,
+        lost: log.lost,
     }
 }

@@ -19,7 +19,18 @@
 //!
 //! Parsing streams line by line: memory grows with the tool calls kept, not with the file.
 //! A tool call repeated across lines (same id) counts once. A malformed line becomes a
-//! [`Warning`] with its line number, and the rest of the file is still used.
+//! [`Warning`] with its line number, and the rest of the file is still used; only the first
+//! [`MAX_WARNINGS_KEPT`] warnings are kept, the rest are counted (`warnings_total`).
+//!
+//! What a transcript could not read is never silently dropped:
+//! - invalid UTF-8 is replaced (U+FFFD) with a warning;
+//! - a line that is not JSON, a line of another format (Gemini lines appended to a Claude
+//!   file), a tool result whose call is missing (an orphan) are warnings **and** recorded
+//!   in [`Transcript::lost`]: the transcript may have lost tool calls, so assertions that
+//!   pass on the absence of a call (`called: false`, `not_ran`, at-most counts) can not
+//!   pass on it (they are `error`, see `crate::assertions`);
+//! - a file whose last line is cut off (no line break, not valid JSON) is truncated: its
+//!   outcome is [`Outcome::Incomplete`], which makes a test `error`.
 
 mod builder;
 mod claude;
@@ -56,8 +67,163 @@ pub struct Transcript {
     pub outcome: Outcome,
     /// How many runs the file held (several runs can be appended to one file).
     pub runs: u32,
-    /// Lines that could not be used, with why.
+    /// Lines that could not be used, with why: the first [`MAX_WARNINGS_KEPT`] of them.
     pub warnings: Vec<Warning>,
+    /// How many warnings there were in all (0 in results written before it existed: see
+    /// [`Transcript::warning_count`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warnings_total: u64,
+    /// What the transcript is known to have lost (unreadable lines, orphan results).
+    #[serde(default, skip_serializing_if = "Lost::is_empty")]
+    pub lost: Lost,
+}
+
+/// How many warnings a transcript keeps (with their line numbers); the rest are counted.
+pub const MAX_WARNINGS_KEPT: usize = 20;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Evidence that a transcript lost tool calls.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Lost {
+    /// Lines that could not be read and may have held tool calls: not JSON, cut off, of
+    /// another format, or a format that records calls only as counts (`gemini -o json`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lines: u64,
+    /// Where the first of them is: `line 7`, `agent-a1.jsonl line 3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+    /// The line number in `first` (0 for a whole file), to keep the earliest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_line: Option<u64>,
+    /// Tool results whose call the transcript does not contain.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub orphan_results: u64,
+}
+
+impl Lost {
+    /// Whether nothing is known to be lost.
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0 && self.orphan_results == 0
+    }
+
+    fn add(&mut self, other: Lost, prefix: Option<&str>) {
+        self.lines = self.lines.saturating_add(other.lines);
+        self.orphan_results = self.orphan_results.saturating_add(other.orphan_results);
+        // Within one file the earliest line wins; another file's only when none is known.
+        let earlier = match (self.first_line, other.first_line, prefix) {
+            (None, Some(_), _) => true,
+            (Some(mine), Some(theirs), None) => theirs < mine,
+            _ => false,
+        };
+        if earlier {
+            self.first_line = other.first_line;
+            self.first = other.first.map(|f| match prefix {
+                Some(p) => format!("{p} {f}"),
+                None => f,
+            });
+        }
+    }
+}
+
+impl Transcript {
+    /// All warnings, counting those not kept.
+    pub fn warning_count(&self) -> u64 {
+        self.warnings_total.max(self.warnings.len() as u64)
+    }
+
+    /// Why the transcript is known to have lost tool calls, when it is: `transcript lost
+    /// tool calls: line 7 could not be read (3 lines in all); 1 orphan tool result`.
+    pub fn lost_tool_calls(&self) -> Option<String> {
+        if self.lost.is_empty() {
+            return None;
+        }
+        let mut why = Vec::new();
+        if self.lost.lines > 0 {
+            let first = self.lost.first.as_deref().unwrap_or("a line");
+            why.push(if self.lost.lines == 1 {
+                format!("{first} could not be read")
+            } else {
+                format!(
+                    "{first} could not be read ({} lines in all)",
+                    self.lost.lines
+                )
+            });
+        }
+        match self.lost.orphan_results {
+            0 => {}
+            1 => why.push("1 orphan tool result (its call is missing)".into()),
+            n => why.push(format!("{n} orphan tool results (their calls are missing)")),
+        }
+        Some(format!("transcript lost tool calls: {}", why.join("; ")))
+    }
+
+    /// Adds another parse's warnings (a subagent file's, or those found before the format
+    /// was known), prefixing their messages with `prefix`; keeps the first
+    /// [`MAX_WARNINGS_KEPT`] by line.
+    pub(crate) fn absorb_warnings(&mut self, log: WarningLog, prefix: Option<&str>) {
+        let before = self.warning_count();
+        self.warnings_total = before.saturating_add(log.total);
+        self.lost.add(log.lost, prefix);
+        self.warnings.extend(log.kept.into_iter().map(|w| Warning {
+            line: w.line,
+            message: match prefix {
+                Some(p) => format!("{p}: {}", w.message),
+                None => w.message,
+            },
+        }));
+        if prefix.is_none() {
+            self.warnings.sort_by_key(|w| w.line);
+        }
+        self.warnings.truncate(MAX_WARNINGS_KEPT);
+    }
+}
+
+/// Warnings as a parse collects them: the first [`MAX_WARNINGS_KEPT`] kept, all counted,
+/// so that memory stays flat however broken the input is.
+#[derive(Debug, Default)]
+pub(crate) struct WarningLog {
+    /// The first warnings.
+    pub kept: Vec<Warning>,
+    /// How many in all.
+    pub total: u64,
+    /// What was lost.
+    pub lost: Lost,
+}
+
+impl WarningLog {
+    /// A warning about a line that can not have held a tool call.
+    pub fn warn(&mut self, line: u64, message: impl Into<String>) {
+        self.total = self.total.saturating_add(1);
+        if self.kept.len() < MAX_WARNINGS_KEPT {
+            self.kept.push(Warning {
+                line,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// A line that could not be read and may have held tool calls.
+    pub fn warn_lost(&mut self, line: u64, message: impl Into<String>) {
+        self.lost.lines = self.lost.lines.saturating_add(1);
+        if self.lost.first.is_none() {
+            self.lost.first_line = Some(line);
+            self.lost.first = Some(if line > 0 {
+                format!("line {line}")
+            } else {
+                "the file".into()
+            });
+        }
+        self.warn(line, message);
+    }
+
+    /// A tool result without its call.
+    pub fn orphan(&mut self, message: String) {
+        self.lost.orphan_results = self.lost.orphan_results.saturating_add(1);
+        self.warn(0, message);
+    }
 }
 
 /// The transcript formats (see the module docs for their sources).
@@ -183,21 +349,26 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another run's usage; unknown figures stay unknown only if both are.
+    /// Adds another run's usage (saturating: a hostile file can not overflow it); unknown
+    /// figures stay unknown only if both are.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
-        self.cache_read_input_tokens += other.cache_read_input_tokens;
-        self.cost_usd = sum_opt(self.cost_usd, other.cost_usd);
-        self.turns = sum_opt(self.turns, other.turns);
-        self.duration_ms = sum_opt(self.duration_ms, other.duration_ms);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(other.cache_creation_input_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(other.cache_read_input_tokens);
+        self.cost_usd = sum_opt(self.cost_usd, other.cost_usd, |a, b| a + b);
+        self.turns = sum_opt(self.turns, other.turns, u32::saturating_add);
+        self.duration_ms = sum_opt(self.duration_ms, other.duration_ms, u64::saturating_add);
     }
 }
 
-fn sum_opt<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+fn sum_opt<T>(a: Option<T>, b: Option<T>, add: impl FnOnce(T, T) -> T) -> Option<T> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(a + b),
+        (Some(a), Some(b)) => Some(add(a, b)),
         (a, b) => a.or(b),
     }
 }
@@ -302,7 +473,7 @@ pub(crate) trait LineParser {
 /// An incremental parser for output whose format is known, such as an agent's stdout read
 /// while it runs: whatever was pushed before the agent died still makes a transcript.
 pub struct StreamParser {
-    inner: Box<dyn LineParser + Send>,
+    feeder: Feeder,
     line_no: u64,
 }
 
@@ -310,7 +481,7 @@ impl StreamParser {
     /// A parser for `format`.
     pub fn new(format: Format) -> Self {
         StreamParser {
-            inner: new_parser(format),
+            feeder: Feeder::new(Some(format)),
             line_no: 0,
         }
     }
@@ -319,33 +490,55 @@ impl StreamParser {
     pub fn push_line(&mut self, line: &str) {
         self.line_no += 1;
         if !line.trim().is_empty() {
-            self.inner.line(self.line_no, line);
+            self.feeder.line(self.line_no, line);
         }
     }
 
     /// The tool calls recorded so far, in order (for live progress).
     pub fn calls(&self) -> &[ToolCall] {
-        self.inner.calls()
+        self.feeder.calls()
     }
 
     /// The transcript of everything pushed so far.
     pub fn finish(self) -> Transcript {
-        self.inner.finish()
+        match self.feeder.finish() {
+            Ok(t) => t,
+            // Unreachable: a feeder made with a format always has a parser.
+            Err(e) => Transcript {
+                format: Format::ClaudeStreamJson,
+                session_id: None,
+                agent_version: None,
+                model: None,
+                tool_calls: Vec::new(),
+                final_text: None,
+                usage: Usage::default(),
+                outcome: Outcome::Incomplete {
+                    message: e.to_string(),
+                },
+                runs: 0,
+                warnings: Vec::new(),
+                warnings_total: 0,
+                lost: Lost::default(),
+            },
+        }
     }
 }
 
 /// Parses a transcript file, detecting its format; Claude session logs also pick up their
 /// subagent files (`<session>/subagents/agent-*.jsonl`, and 2.0.x `agent-*.jsonl` siblings
-/// with the same `sessionId`), so that calls delegated to subagents are seen.
+/// with the same `sessionId`), so that calls delegated to subagents are seen. Only regular
+/// files are opened (a subagent file that is a FIFO or a device is skipped with a
+/// warning), so a hostile directory can not make this block.
 ///
 /// # Errors
-/// When the file can not be read or matches no known format.
+/// When the file can not be read, is not a regular file, or matches no known format.
 pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
     let io_err = |source| TranscriptError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io_err)?;
+    // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
+    let file = open_regular(path).map_err(io_err)?;
     let mut transcript = parse_reader(file).map_err(|e| match e {
         ReadError::Io(source) => io_err(source),
         ReadError::Unknown(reason) => TranscriptError::UnknownFormat {
@@ -357,6 +550,54 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
         claude::merge_subagent_files(path, &mut transcript);
     }
     Ok(transcript)
+}
+
+/// Opens `path` for reading only if it is a regular file, without ever blocking: the type
+/// is checked first (following links), the file is opened with `O_NONBLOCK` (a FIFO
+/// swapped in between can not block the open), and the type is checked again on the open
+/// file (`fstat`).
+///
+/// # Errors
+/// An I/O error, or `InvalidInput` saying what kind of file it is.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let not_regular = |meta: &std::fs::Metadata| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", file_kind(meta)),
+        )
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok(file)
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Why [`parse_reader`] failed.
@@ -382,11 +623,146 @@ pub fn parse_reader(reader: impl Read) -> Result<Transcript, ReadError> {
         buf.iter().copied().find(|b| !b.is_ascii_whitespace())
     };
     if first == Some(b'[') {
-        let mut text = String::new();
-        reader.read_to_string(&mut text)?;
-        return parse_json_array(&text);
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes)?;
+        let (text, lossy) = decode(&bytes);
+        let mut t = parse_json_array(&text)?;
+        if lossy {
+            t.absorb_warnings(invalid_utf8_warning(0), None);
+        }
+        return Ok(t);
     }
     parse_lines(reader, true)
+}
+
+/// Decodes bytes as UTF-8, replacing invalid sequences; `true` when any were replaced.
+fn decode(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, bool) {
+    let text = String::from_utf8_lossy(bytes);
+    let lossy = matches!(text, std::borrow::Cow::Owned(_));
+    (text, lossy)
+}
+
+fn invalid_utf8_warning(line: u64) -> WarningLog {
+    let mut log = WarningLog::default();
+    log.warn(line, "invalid UTF-8 replaced with U+FFFD");
+    log
+}
+
+/// Lines kept while no line has shown the format yet (they are replayed to the parser once
+/// it is known); beyond these bounds they are counted as lost, so memory stays flat.
+const MAX_PENDING_LINES: usize = 1000;
+const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
+
+/// Hands lines to the parser of the detected format. Lines of another format, lines that
+/// are not JSON and lines beyond the pending bounds become warnings (lost lines).
+struct Feeder {
+    parser: Option<(Format, Box<dyn LineParser + Send>)>,
+    pending: Vec<(u64, String)>,
+    pending_bytes: usize,
+    log: WarningLog,
+    not_json: u64,
+    unknown: u64,
+}
+
+impl Feeder {
+    fn new(format: Option<Format>) -> Self {
+        Feeder {
+            parser: format.map(|f| (f, new_parser(f))),
+            pending: Vec::new(),
+            pending_bytes: 0,
+            log: WarningLog::default(),
+            not_json: 0,
+            unknown: 0,
+        }
+    }
+
+    fn calls(&self) -> &[ToolCall] {
+        self.parser.as_ref().map_or(&[], |(_, p)| p.calls())
+    }
+
+    fn line(&mut self, line_no: u64, text: &str) {
+        if let Some((format, parser)) = self.parser.as_mut() {
+            // A line another format's detector claims would be misread (Gemini's `result`
+            // as Claude's) or silently ignored: it is a lost line instead.
+            if let Detected::Format(other) = detect_line(text)
+                && family(other) != family(*format)
+            {
+                self.log.warn_lost(
+                    line_no,
+                    format!(
+                        "a {} line in a {} transcript; skipped",
+                        other.name(),
+                        format.name()
+                    ),
+                );
+                return;
+            }
+            parser.line(line_no, text);
+            return;
+        }
+        match detect_line(text) {
+            Detected::Format(format) => {
+                let mut p = new_parser(format);
+                for (n, t) in self.pending.drain(..) {
+                    p.line(n, &t);
+                }
+                self.pending_bytes = 0;
+                p.line(line_no, text);
+                self.parser = Some((format, p));
+            }
+            Detected::NotJson => {
+                self.not_json += 1;
+                let why = serde_json::from_str::<serde::de::IgnoredAny>(text)
+                    .err()
+                    .map_or_else(|| "not an event".to_owned(), |e| e.to_string());
+                self.log.warn_lost(line_no, format!("invalid JSON: {why}"));
+            }
+            Detected::Unknown => {
+                self.unknown += 1;
+                if self.pending.len() < MAX_PENDING_LINES
+                    && self.pending_bytes + text.len() <= MAX_PENDING_BYTES
+                {
+                    self.pending_bytes += text.len();
+                    self.pending.push((line_no, text.to_owned()));
+                } else {
+                    self.log.warn_lost(
+                        line_no,
+                        "skipped: too many lines before one showed the transcript's format",
+                    );
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> Result<Transcript, ReadError> {
+        match self.parser {
+            Some((_, p)) => {
+                let mut t = p.finish();
+                t.absorb_warnings(self.log, None);
+                Ok(t)
+            }
+            None if self.not_json == 0 && self.unknown == 0 => {
+                Err(ReadError::Unknown("the file is empty".into()))
+            }
+            None if self.unknown == 0 => Err(ReadError::Unknown("no line is valid JSON".into())),
+            None => Err(ReadError::Unknown(
+                "no line looks like Claude Code, Codex CLI, Gemini CLI or Qwen Code output".into(),
+            )),
+        }
+    }
+}
+
+/// Formats whose lines may share a file: Claude Code session and stream-json lines (and
+/// the `{"raw": …}` wrapper) go through one parser; every other format stands alone.
+fn family(format: Format) -> u8 {
+    match format {
+        Format::ClaudeSession | Format::ClaudeStreamJson | Format::QwenStreamJson => 0,
+        Format::QwenSession => 1,
+        Format::CodexExecJson => 2,
+        Format::CodexRollout => 3,
+        Format::GeminiStreamJson => 4,
+        Format::GeminiSession | Format::GeminiChat | Format::GeminiJson => 5,
+    }
 }
 
 /// The line loop; `allow_document` lets a first line that is not JSON on its own switch to
@@ -394,67 +770,59 @@ pub fn parse_reader(reader: impl Read) -> Result<Transcript, ReadError> {
 fn parse_lines(mut reader: impl BufRead, allow_document: bool) -> Result<Transcript, ReadError> {
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no = 0u64;
-    let mut pending: Vec<(u64, String)> = Vec::new();
-    let mut parser: Option<Box<dyn LineParser + Send>> = None;
-    let mut not_json = 0usize;
+    let mut feeder = Feeder::new(None);
+    let mut cut_off: Option<u64> = None;
     loop {
         buf.clear();
         if reader.read_until(b'\n', &mut buf)? == 0 {
             break;
         }
         line_no += 1;
-        // Invalid UTF-8 is replaced rather than failing the whole file.
-        let lossy;
-        let text = match std::str::from_utf8(&buf) {
-            Ok(s) => s,
-            Err(_) => {
-                lossy = String::from_utf8_lossy(&buf).into_owned();
-                lossy.as_str()
-            }
-        };
+        let (text, lossy) = decode(&buf);
+        if lossy {
+            feeder
+                .log
+                .warn(line_no, "invalid UTF-8 replaced with U+FFFD");
+        }
         let text = text.trim_end_matches(['\n', '\r']);
         if text.trim().is_empty() {
             continue;
         }
-        if let Some(p) = parser.as_mut() {
-            p.line(line_no, text);
-            continue;
+        // Only the last line can lack its line break: if it is not JSON either, the file
+        // was cut mid-line.
+        if !buf.ends_with(b"\n") && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+            cut_off = Some(line_no);
         }
-        match detect_line(text) {
-            Detected::Format(format) => {
-                let mut p = new_parser(format);
-                for (n, t) in pending.drain(..) {
-                    p.line(n, &t);
-                }
-                p.line(line_no, text);
-                parser = Some(p);
+        if feeder.parser.is_none()
+            && allow_document
+            && line_no == 1
+            && text.trim_start().starts_with('{')
+            && matches!(detect_line(text), Detected::NotJson)
+        {
+            // A pretty-printed JSON document: its first line is not JSON on its own.
+            let mut rest = Vec::new();
+            reader.read_to_end(&mut rest)?;
+            let (rest, rest_lossy) = decode(&rest);
+            let whole = format!("{text}\n{rest}");
+            // Not a document after all: a JSONL file whose first line is broken.
+            let mut t =
+                parse_json_document(&whole).or_else(|_| parse_lines(whole.as_bytes(), false))?;
+            if lossy || rest_lossy {
+                t.absorb_warnings(invalid_utf8_warning(0), None);
             }
-            Detected::NotJson => {
-                // A pretty-printed JSON document: its first line is not JSON on its own.
-                if allow_document && line_no == 1 && text.trim_start().starts_with('{') {
-                    let mut rest = String::new();
-                    reader.read_to_string(&mut rest)?;
-                    let whole = format!("{text}\n{rest}");
-                    // Not a document after all: a JSONL file whose first line is broken.
-                    return parse_json_document(&whole)
-                        .or_else(|_| parse_lines(whole.as_bytes(), false));
-                }
-                not_json += 1;
-                pending.push((line_no, text.to_owned()));
-            }
-            Detected::Unknown => pending.push((line_no, text.to_owned())),
+            return Ok(t);
         }
+        feeder.line(line_no, text);
     }
-    match parser {
-        Some(p) => Ok(p.finish()),
-        None if pending.is_empty() => Err(ReadError::Unknown("the file is empty".into())),
-        None if not_json == pending.len() => {
-            Err(ReadError::Unknown("no line is valid JSON".into()))
-        }
-        None => Err(ReadError::Unknown(
-            "no line looks like Claude Code, Codex CLI, Gemini CLI or Qwen Code output".into(),
-        )),
+    let mut t = feeder.finish()?;
+    if let Some(line) = cut_off
+        && t.outcome.is_completed()
+    {
+        t.outcome = Outcome::Incomplete {
+            message: format!("the file ends mid-line: line {line} is cut off (truncated)"),
+        };
     }
+    Ok(t)
 }
 
 enum Detected {
@@ -486,6 +854,8 @@ struct Probe<'a> {
     tool_name: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     session_id: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    stats: Option<serde::de::IgnoredAny>,
 }
 
 fn detect_line(text: &str) -> Detected {
@@ -519,6 +889,10 @@ fn detect_line(text: &str) -> Detected {
         "init" | "tool_use" | "tool_result" | "message"
             if probe.tool_name.is_some() || kind == "init" || kind == "message" =>
         {
+            Detected::Format(Format::GeminiStreamJson)
+        }
+        // Gemini CLI's final event; Claude Code's `result` has no `stats`.
+        "result" if probe.stats.is_some() && probe.session_id.is_none() => {
             Detected::Format(Format::GeminiStreamJson)
         }
         "gemini" => Detected::Format(Format::GeminiSession),
@@ -560,21 +934,13 @@ fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
 fn parse_json_array(text: &str) -> Result<Transcript, ReadError> {
     let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
         .map_err(|e| ReadError::Unknown(format!("invalid JSON array: {e}")))?;
-    let mut parser: Option<Box<dyn LineParser + Send>> = None;
+    let mut feeder = Feeder::new(None);
     for (i, item) in items.iter().enumerate() {
-        let line_no = i as u64 + 1;
-        if parser.is_none()
-            && let Detected::Format(format) = detect_line(item.get())
-        {
-            parser = Some(new_parser(format));
-        }
-        if let Some(p) = parser.as_mut() {
-            p.line(line_no, item.get());
-        }
+        feeder.line(i as u64 + 1, item.get());
     }
-    parser
-        .map(|p| p.finish())
-        .ok_or_else(|| ReadError::Unknown("no element of the JSON array is a known event".into()))
+    feeder
+        .finish()
+        .map_err(|_| ReadError::Unknown("no element of the JSON array is a known event".into()))
 }
 
 /// A whole-file JSON object: a Gemini CLI chat recording.
@@ -628,11 +994,15 @@ pub(crate) fn exit_code_in_text(text: &str) -> Option<i32> {
 
 /// Converts a timestamp given as seconds since the epoch (the `{"raw": …}` wrapper's
 /// `timestamp`) to RFC 3339 with milliseconds.
+/// `None` for what RFC 3339 can not show (negative, not finite, after 9999-12-31).
 pub(crate) fn epoch_seconds_to_rfc3339(secs: f64) -> Option<String> {
-    if !secs.is_finite() || secs < 0.0 {
+    /// 9999-12-31T23:59:59Z: humantime panics when formatting a later time.
+    const MAX_SECS: f64 = 253_402_300_799.0;
+    if !(0.0..=MAX_SECS).contains(&secs) {
         return None;
     }
-    let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs_f64(secs))?;
+    let since = std::time::Duration::try_from_secs_f64(secs).ok()?;
+    let t = std::time::UNIX_EPOCH.checked_add(since)?;
     Some(humantime::format_rfc3339_millis(t).to_string())
 }
 
@@ -640,7 +1010,9 @@ pub(crate) fn epoch_seconds_to_rfc3339(secs: f64) -> Option<String> {
 pub(crate) fn millis_between(start: &str, end: &str) -> Option<u64> {
     let a = humantime::parse_rfc3339_weak(start).ok()?;
     let b = humantime::parse_rfc3339_weak(end).ok()?;
-    b.duration_since(a).ok().map(|d| d.as_millis() as u64)
+    b.duration_since(a)
+        .ok()
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -677,5 +1049,272 @@ mod tests {
         assert!(err.to_string().contains("no line looks like"), "{err}");
         let err = parse_reader("".as_bytes()).unwrap_err();
         assert!(err.to_string().contains("empty"), "{err}");
+    }
+
+    const INIT: &str =
+        r#"{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}"#;
+    const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1,"session_id":"s1","usage":{"input_tokens":7,"output_tokens":3}}"#;
+
+    fn bash_use(id: &str, command: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","session_id":"s1","message":{{"id":"m-{id}","content":[{{"type":"tool_use","id":"{id}","name":"Bash","input":{{"command":"{command}"}}}}]}}}}"#
+        )
+    }
+
+    fn tool_result(id: &str) -> String {
+        format!(
+            r#"{{"type":"user","session_id":"s1","message":{{"content":[{{"type":"tool_result","tool_use_id":"{id}","content":"done"}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn hostile_numbers_never_panic() {
+        // Item 4 of issue #10: each of these panicked (or overflowed) in a parser.
+        let inputs = [
+            r#"{"timestamp":253402300800,"raw":{"type":"system","subtype":"init","session_id":"s"}}"#.to_owned(),
+            r#"{"timestamp":1e300,"raw":{"type":"system","subtype":"init","session_id":"s"}}"#.to_owned(),
+            r#"{"timestamp":-1e300,"raw":{"type":"assistant","session_id":"s","message":{"id":"m","content":[]}}}"#.to_owned(),
+            [
+                INIT,
+                r#"{"type":"result","subtype":"success","is_error":false,"num_turns":4294967295,"duration_ms":18446744073709551615,"session_id":"s1","usage":{"input_tokens":18446744073709551615,"output_tokens":18446744073709551615}}"#,
+                INIT,
+                r#"{"type":"result","subtype":"success","is_error":false,"num_turns":4294967295,"duration_ms":18446744073709551615,"session_id":"s1","usage":{"input_tokens":18446744073709551615,"output_tokens":18446744073709551615}}"#,
+            ]
+            .join("\n"),
+            [
+                r#"{"type":"user","sessionId":"s","uuid":"1","timestamp":"0001-01-01T00:00:00Z","message":{"id":"a","usage":{"input_tokens":18446744073709551615},"content":"x"}}"#,
+                r#"{"type":"assistant","sessionId":"s","uuid":"2","timestamp":"9999-12-31T23:59:59Z","message":{"id":"b","usage":{"input_tokens":18446744073709551615},"content":"x"}}"#,
+            ]
+            .join("\n"),
+            [
+                r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"r"}}"#,
+                r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"{\"output\":\"x\",\"metadata\":{\"exit_code\":99999999999999}}"}}"#,
+                r#"{"timestamp":"2025-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1,"cached_input_tokens":18446744073709551615}}}}"#,
+            ]
+            .join("\n"),
+            r#"{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"x","exit_code":-99999999999999}}"#.to_owned(),
+            r#"{"session_id":"g","response":"r","stats":{"models":{"m":{"api":{"totalRequests":18446744073709551615},"tokens":{"prompt":18446744073709551615,"candidates":18446744073709551615}},"n":{"api":{"totalRequests":18446744073709551615},"tokens":{"prompt":18446744073709551615}}}}}"#.to_owned(),
+            "{\"type\":\"init\",\"session_id\":\"g\"}\n{\"type\":\"tool_use\",\"tool_name\":\"\u{e9}\",\"tool_id\":\"\u{1F600}\"}\n{\"type\":\"tool_result\",\"tool_id\":\"\u{1F600}\",\"output\":\"Exit Code: -\"}".to_owned(),
+        ];
+        for input in &inputs {
+            // Parsing may fail with an error; it must not panic.
+            let _ = parse_reader(input.as_bytes());
+        }
+        assert_eq!(epoch_seconds_to_rfc3339(253402300800.0), None);
+        assert_eq!(epoch_seconds_to_rfc3339(1e300), None);
+        assert_eq!(
+            epoch_seconds_to_rfc3339(253402300799.0).as_deref(),
+            Some("9999-12-31T23:59:59.000Z")
+        );
+        let mut u = Usage {
+            turns: Some(u32::MAX),
+            duration_ms: Some(u64::MAX),
+            input_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        u.add(&u.clone());
+        assert_eq!((u.turns, u.input_tokens), (Some(u32::MAX), u64::MAX));
+    }
+
+    #[test]
+    fn warnings_are_bounded_and_counted_and_garbage_is_not_kept() {
+        // Item 7: 5.2 M garbage lines kept every warning (and every line) in memory.
+        let mut text = String::new();
+        for _ in 0..50_000 {
+            text.push_str("not json at all\n");
+        }
+        text.push_str(INIT);
+        text.push('\n');
+        text.push_str(RESULT);
+        text.push('\n');
+        for _ in 0..50_000 {
+            text.push_str("{\"broken\n");
+        }
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.warnings.len(), MAX_WARNINGS_KEPT);
+        assert_eq!(t.warning_count(), 100_000);
+        assert_eq!(
+            t.warnings[0].line, 1,
+            "the first warnings are kept, by line"
+        );
+        assert_eq!(t.lost.lines, 100_000);
+        assert_eq!(t.lost.first.as_deref(), Some("line 1"));
+        // Lines that are JSON but show no format yet are kept only up to a bound.
+        let mut text = String::new();
+        for _ in 0..(MAX_PENDING_LINES + 5) {
+            text.push_str("{\"x\":1}\n");
+        }
+        text.push_str(INIT);
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.lost.lines, 5);
+    }
+
+    #[test]
+    fn lines_of_another_format_are_lost_lines_not_silently_dropped() {
+        // Item 10: Gemini lines appended to a Claude stream vanished and zeroed its usage.
+        let text = [
+            INIT,
+            &bash_use("t1", "ls"),
+            &tool_result("t1"),
+            RESULT,
+            r#"{"type":"init","timestamp":"2026-11-22T01:58:40.273Z","session_id":"g","model":"m"}"#,
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"g1","parameters":{"command":"rm -rf /"}}"#,
+            r#"{"type":"result","status":"success","stats":{"input_tokens":0,"output_tokens":0}}"#,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.usage.input_tokens, 7, "Claude's usage is not zeroed");
+        assert_eq!(t.tool_calls.len(), 1);
+        assert_eq!(t.lost.lines, 3);
+        assert!(
+            t.warnings[0]
+                .message
+                .contains("gemini-stream-json line in a claude-stream-json transcript"),
+            "{:?}",
+            t.warnings
+        );
+        assert_eq!(
+            t.lost_tool_calls().as_deref(),
+            Some("transcript lost tool calls: line 5 could not be read (3 lines in all)")
+        );
+    }
+
+    #[test]
+    fn orphan_results_are_lost_tool_calls() {
+        // Item 12: the tool_use line is corrupt, its result survives.
+        let text = [
+            INIT,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","content":[{"type":"tool_us"#,
+            &tool_result("t1"),
+            RESULT,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.lost.orphan_results, 1);
+        assert_eq!(
+            t.lost_tool_calls().as_deref(),
+            Some(
+                "transcript lost tool calls: line 2 could not be read; 1 orphan tool result (its call is missing)"
+            )
+        );
+    }
+
+    #[test]
+    fn a_file_cut_mid_line_is_incomplete_in_every_format() {
+        // Item 11: a truncated Codex rollout read as completed.
+        let cases: [(&str, String); 5] = [
+            (
+                "claude-stream-json",
+                [INIT, RESULT, r#"{"type":"assistant","session_id":"s1","mess"#].join("\n"),
+            ),
+            (
+                "claude-session",
+                [
+                    r#"{"type":"user","sessionId":"s","uuid":"1","message":{"role":"user","content":"go"}}"#,
+                    r#"{"type":"assistant","sessionId":"s","uuid":"2","message":{"id":"m","content":[{"type":"text","text":"done"}]}}"#,
+                    r#"{"type":"assistant","sessionId":"s","uuid":"3","message":{"id":"m2","content":[{"type":"tool_use","id":"x","na"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "codex-rollout",
+                [
+                    r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"r"}}"#,
+                    r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}"#,
+                    r#"{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","call_id":"c1","argum"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "codex-exec-json",
+                [
+                    r#"{"type":"thread.started","thread_id":"t"}"#,
+                    r#"{"type":"turn.started"}"#,
+                    r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
+                    r#"{"type":"item.completed","item":{"id":"i","ty"#,
+                ]
+                .join("\n"),
+            ),
+            (
+                "gemini-stream-json",
+                [
+                    r#"{"type":"init","session_id":"g","model":"m"}"#,
+                    r#"{"type":"result","status":"success","stats":{}}"#,
+                    r#"{"type":"tool_use","tool_name":"run_sh"#,
+                ]
+                .join("\n"),
+            ),
+        ];
+        for (format, text) in &cases {
+            let t = parse_reader(text.as_bytes()).unwrap();
+            assert_eq!(t.format.name(), *format);
+            assert!(
+                matches!(&t.outcome, Outcome::Incomplete { message } if message.contains("cut off")),
+                "{format}: {:?}",
+                t.outcome
+            );
+            assert!(t.lost_tool_calls().is_some(), "{format}");
+            // The same file with its last line whole (and a line break) is not truncated.
+            let whole = text.rsplit_once('\n').map(|(head, _)| format!("{head}\n"));
+            let t = parse_reader(whole.unwrap().as_bytes()).unwrap();
+            assert!(t.outcome.is_completed(), "{format}: {:?}", t.outcome);
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_with_a_warning_everywhere() {
+        // Item 17: a pretty-printed document, or a broken line 1, was rejected whole.
+        let doc = b"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [\n    {\"id\": \"1\", \"type\": \"gemini\", \"content\": \"caf\xe9\"}\n  ]\n}\n";
+        let t = parse_reader(&doc[..]).unwrap();
+        assert_eq!(t.format, Format::GeminiChat);
+        assert!(
+            t.warnings
+                .iter()
+                .any(|w| w.message.contains("invalid UTF-8")),
+            "{:?}",
+            t.warnings
+        );
+        assert!(t.lost.is_empty(), "nothing was lost but one byte");
+        let mut lines = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"m\xff\"}\n".to_vec();
+        lines.extend_from_slice(RESULT.as_bytes());
+        lines.push(b'\n');
+        let t = parse_reader(&lines[..]).unwrap();
+        assert_eq!(t.format, Format::ClaudeStreamJson);
+        assert_eq!(t.warnings.len(), 1);
+        assert_eq!(t.warnings[0].line, 1);
+        assert!(t.outcome.is_completed());
+        let array = b"[{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"\xff\"}]";
+        let t = parse_reader(&array[..]).unwrap();
+        assert!(t.warnings[0].message.contains("invalid UTF-8"));
+    }
+
+    #[test]
+    fn stream_parser_reports_foreign_lines_too() {
+        let mut p = StreamParser::new(Format::ClaudeStreamJson);
+        p.push_line(INIT);
+        p.push_line(r#"{"type":"thread.started","thread_id":"t"}"#);
+        p.push_line(RESULT);
+        let t = p.finish();
+        assert_eq!(t.lost.lines, 1);
+        assert!(t.outcome.is_completed());
+    }
+
+    #[test]
+    fn results_written_before_warning_counts_still_load() {
+        let old = r#"{"format":"claude-stream-json","tool_calls":[],"final_text":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cost_usd":null,"turns":null,"duration_ms":null},"outcome":{"status":"completed"},"runs":1,"warnings":[{"line":3,"message":"invalid JSON"}]}"#;
+        let t: Transcript = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            t.warning_count(),
+            1,
+            "the kept warnings count when no total was written"
+        );
+        assert!(t.lost.is_empty());
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(
+            !json.contains("warnings_total") && !json.contains("\"lost\""),
+            "{json}"
+        );
     }
 }

@@ -54,7 +54,7 @@ impl LineParser for QwenSessionParser {
         let line: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
-                self.b.warn(line_no, format!("invalid JSON: {err}"));
+                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
                 return;
             }
         };
@@ -83,10 +83,17 @@ impl LineParser for QwenSessionParser {
                 if let Some(u) = line.get("usageMetadata") {
                     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
                     let cached = n("cachedContentTokenCount");
-                    self.usage.input_tokens += n("promptTokenCount").saturating_sub(cached);
-                    self.usage.output_tokens += n("candidatesTokenCount");
-                    self.usage.cache_read_input_tokens += cached;
-                    self.usage.turns = Some(self.usage.turns.unwrap_or(0) + 1);
+                    self.usage.input_tokens = self
+                        .usage
+                        .input_tokens
+                        .saturating_add(n("promptTokenCount").saturating_sub(cached));
+                    self.usage.output_tokens = self
+                        .usage
+                        .output_tokens
+                        .saturating_add(n("candidatesTokenCount"));
+                    self.usage.cache_read_input_tokens =
+                        self.usage.cache_read_input_tokens.saturating_add(cached);
+                    self.usage.turns = Some(self.usage.turns.unwrap_or(0).saturating_add(1));
                 }
                 for part in parts.into_iter().flatten() {
                     if let Some(text) = str_of(part, "text") {
@@ -153,7 +160,7 @@ impl LineParser for QwenSessionParser {
         if let (Some(a), Some(b)) = (&self.first_ts, &self.last_ts) {
             usage.duration_ms = super::millis_between(a, b);
         }
-        let (tool_calls, warnings) = self.b.finish();
+        let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::QwenSession,
             session_id: self.session_id,
@@ -164,7 +171,9 @@ impl LineParser for QwenSessionParser {
             usage,
             outcome,
             runs: 1,
-            warnings,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
         }
     }
 }

@@ -12,6 +12,7 @@ mod corpus;
 mod evidence;
 mod github;
 mod hostile;
+mod hostile_transcripts;
 mod init;
 mod judge;
 mod reports;
