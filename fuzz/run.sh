@@ -13,7 +13,7 @@ shift || true
 export RUSTC_BOOTSTRAP=1
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^aptitude-fuzz$')
+  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^aptitude[-_]fuzz$')
 fi
 fuzz/seed-corpus.sh >/dev/null
 nice -n 19 cargo fuzz build --sanitizer none

@@ -47,7 +47,7 @@ chunks transcript_codex_exec_json "$c"/codex-exec-json/*.jsonl "$c"/live/codex-*
 chunks transcript_codex_rollout "$c"/codex-rollout/*.jsonl "$c"/live/codex-*/session_rollout_*.jsonl
 chunks transcript_gemini_stream_json "$c"/live/gemini-*/events_*.jsonl
 chunks transcript_gemini_session "$c"/live/gemini-*/session_log_*.jsonl
-seed transcript_gemini_document "$c"/gemini/*.json "$c"/live/*/result_json_*.json "$c"/live/*/grading_result_*.json
+seed transcript_gemini_document "$c"/gemini/*.json "$c"/live/gemini-*/result_json_*.json "$c"/live/*/grading_result_*.json
 # Detection sees every transcript: whole files and the pieces cut above.
 mkdir -p "$corpus/transcript_detect"
 for d in "$corpus"/transcript_*; do

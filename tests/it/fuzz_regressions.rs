@@ -18,7 +18,11 @@ fn fuzz_regression_inputs_do_not_panic() {
     let mut panics = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let target_dir = entry.unwrap().path();
-        let target = target_dir.file_name().unwrap().to_string_lossy().into_owned();
+        let target = target_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let body = harness::TARGETS
             .iter()
             .find(|(name, _)| *name == target)
@@ -64,7 +68,10 @@ fn every_fuzz_target_has_a_shared_body() {
     bins.sort_unstable();
     let mut names: Vec<&str> = harness::TARGETS.iter().map(|(name, _)| *name).collect();
     names.sort_unstable();
-    assert_eq!(bins, names, "[[bin]]s of fuzz/Cargo.toml vs harness::TARGETS");
+    assert_eq!(
+        bins, names,
+        "[[bin]]s of fuzz/Cargo.toml vs harness::TARGETS"
+    );
     for name in names {
         let source = std::fs::read_to_string(root().join(format!("fuzz/fuzz_targets/{name}.rs")))
             .unwrap_or_else(|e| panic!("fuzz/fuzz_targets/{name}.rs: {e}"));
