@@ -24,14 +24,17 @@ seed() {
   done
 }
 
-# chunks TARGET FILE...: the whole file plus 8-line pieces of it.
+# chunks TARGET FILE...: the whole file plus 8-line pieces of it, for the target and for
+# transcript_detect (which sees every transcript).
 chunks() {
   local target="$1"
   shift
-  seed "$target" "$@"
-  for f in "$@"; do
-    [ -f "$f" ] || continue
-    split -l 8 -d -a 3 "$f" "$corpus/$target/$(echo "${f#"$root"/}" | tr '/' '_').part"
+  for t in "$target" transcript_detect; do
+    seed "$t" "$@"
+    for f in "$@"; do
+      [ -f "$f" ] || continue
+      split -l 8 -d -a 3 "$f" "$corpus/$t/$(echo "${f#"$root"/}" | tr '/' '_').part"
+    done
   done
 }
 
@@ -48,12 +51,7 @@ chunks transcript_codex_rollout "$c"/codex-rollout/*.jsonl "$c"/live/codex-*/ses
 chunks transcript_gemini_stream_json "$c"/live/gemini-*/events_*.jsonl
 chunks transcript_gemini_session "$c"/live/gemini-*/session_log_*.jsonl
 seed transcript_gemini_document "$c"/gemini/*.json "$c"/live/gemini-*/result_json_*.json "$c"/live/*/grading_result_*.json
-# Detection sees every transcript: whole files and the pieces cut above.
-mkdir -p "$corpus/transcript_detect"
-for d in "$corpus"/transcript_*; do
-  [ "$d" = "$corpus/transcript_detect" ] || cp "$d"/* "$corpus/transcript_detect/"
-done
-seed transcript_detect "$c"/live/*/*.json
+seed transcript_detect "$c"/gemini/*.json "$c"/live/*/*.json
 
 seed spec_loader "$root"/examples/*/*.aptitude.yaml "$data"/*/*.aptitude.yaml
 seed report "$data"/results/*.json
