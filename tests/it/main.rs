@@ -10,6 +10,7 @@ mod action;
 mod cli;
 mod corpus;
 mod evidence;
+mod fuzz_regressions;
 mod github;
 mod hostile;
 mod hostile_transcripts;
