@@ -56,13 +56,19 @@ pub fn kind_name(meta: &Metadata) -> &'static str {
     }
 }
 
-/// Opens `path` for reading without blocking and checks, on the open descriptor, that it is
-/// a regular file; links are followed.
+/// Opens `path` for reading without blocking when it is a regular file: the type is checked
+/// before opening (opening a device can act on it) and again on the open descriptor (a
+/// FIFO swapped in between can not block the open); links are followed.
 ///
 /// # Errors
 /// [`FileError::NotRegular`] for anything else, [`FileError::Io`] when it can not be opened.
 pub fn open_regular(path: &Path) -> Result<(File, Metadata), FileError> {
     use std::os::unix::fs::OpenOptionsExt as _;
+    // The type is checked before opening too: opening a device can act on it.
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(FileError::NotRegular(kind_name(&meta)));
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())

@@ -552,51 +552,20 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
     Ok(transcript)
 }
 
-/// Opens `path` for reading only if it is a regular file, without ever blocking: the type
-/// is checked first (following links), the file is opened with `O_NONBLOCK` (a FIFO
-/// swapped in between can not block the open), and the type is checked again on the open
-/// file (`fstat`).
+/// Opens `path` for reading only if it is a regular file, without ever blocking
+/// ([`crate::files::open_regular`]).
 ///
 /// # Errors
 /// An I/O error, or `InvalidInput` saying what kind of file it is.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let not_regular = |meta: &std::fs::Metadata| {
-        std::io::Error::new(
+    match crate::files::open_regular(path) {
+        Ok((file, _)) => Ok(file),
+        Err(crate::files::FileError::Io(e)) => Err(e),
+        Err(e @ crate::files::FileError::NotRegular(_)) => Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            format!("not a regular file ({})", file_kind(meta)),
-        )
-    };
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    Ok(file)
-}
-
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
+            e.to_string(),
+        )),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
     }
 }
 

@@ -101,14 +101,15 @@ fn a_fifo_or_device_named_like_a_subagent_file_is_skipped_not_waited_on() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("[subagent a1]"), "{}", out.stdout);
     assert!(
-        out.stderr
-            .contains("subagent file agent-fifo.jsonl skipped: not a regular file (a FIFO)"),
+        out.stderr.contains(
+            "subagent file agent-fifo.jsonl skipped: it is a FIFO (named pipe), not a regular file"
+        ),
         "{}",
         out.stderr
     );
     assert!(
         out.stderr.contains(
-            "subagent file agent-zero.jsonl skipped: not a regular file (a character device)"
+            "subagent file agent-zero.jsonl skipped: it is a character device, not a regular file"
         ),
         "{}",
         out.stderr
@@ -127,13 +128,14 @@ fn a_fifo_or_device_given_as_the_transcript_is_refused_not_waited_on() {
     .unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.jsonl")).unwrap();
     for (name, kind) in [
-        ("fifo.jsonl", "a FIFO"),
+        ("fifo.jsonl", "a FIFO (named pipe)"),
         ("zero.jsonl", "a character device"),
     ] {
         let out = aptitude(dir.path(), &["transcript", name]);
         assert_eq!(out.code, 2, "{name}\n{}", out.stderr);
         assert!(
-            out.stderr.contains(&format!("not a regular file ({kind})")),
+            out.stderr
+                .contains(&format!("it is {kind}, not a regular file")),
             "{}",
             out.stderr
         );
