@@ -98,18 +98,30 @@ fn assert_round_trip(model: &ScriptedModel, marker: &str, scratch: &Scratch, std
 
 const COMMAND: &str = "echo wire-ok > made.txt && cat made.txt";
 
-#[test]
-fn codex_speaks_the_responses_api() {
+/// A scripted model whose conversation `marker` calls the agent's shell tool `tool` with
+/// `args` (plus `extra` fields), then answers "all done"; and a scratch workspace.
+fn shell_call_script(
+    marker: &str,
+    tool: &'static str,
+    command_key: &str,
+    extra: serde_json::Value,
+) -> (ScriptedModel, Scratch) {
     let model = ScriptedModel::start();
-    let marker = "WIRE-CODEX";
+    let mut args = json!({ command_key: COMMAND });
+    if let (Some(args), Some(extra)) = (args.as_object_mut(), extra.as_object()) {
+        args.extend(extra.clone());
+    }
     model.script(
         marker,
-        vec![
-            Turn::Tool("exec_command", json!({"cmd": COMMAND})),
-            Turn::Text("all done".into()),
-        ],
+        vec![Turn::Tool(tool, args), Turn::Text("all done".into())],
     );
-    let scratch = Scratch::new();
+    (model, Scratch::new())
+}
+
+#[test]
+fn codex_speaks_the_responses_api() {
+    let marker = "WIRE-CODEX";
+    let (model, scratch) = shell_call_script(marker, "exec_command", "cmd", json!({}));
     std::fs::create_dir_all(scratch.home().join(".codex")).unwrap();
     let provider = format!(
         "model_providers.fake={{name=\"Fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
@@ -143,16 +155,8 @@ fn codex_speaks_the_responses_api() {
 
 #[test]
 fn gemini_cli_speaks_stream_generate_content() {
-    let model = ScriptedModel::start();
     let marker = "WIRE-GEMINI";
-    model.script(
-        marker,
-        vec![
-            Turn::Tool("run_shell_command", json!({"command": COMMAND})),
-            Turn::Text("all done".into()),
-        ],
-    );
-    let scratch = Scratch::new();
+    let (model, scratch) = shell_call_script(marker, "run_shell_command", "command", json!({}));
     let settings = scratch.home().join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(
@@ -186,16 +190,8 @@ fn gemini_cli_speaks_stream_generate_content() {
 
 #[test]
 fn qwen_code_speaks_chat_completions() {
-    let model = ScriptedModel::start();
     let marker = "WIRE-QWEN";
-    model.script(
-        marker,
-        vec![
-            Turn::Tool("run_shell_command", json!({"command": COMMAND})),
-            Turn::Text("all done".into()),
-        ],
-    );
-    let scratch = Scratch::new();
+    let (model, scratch) = shell_call_script(marker, "run_shell_command", "command", json!({}));
     let stdout = run_ok(
         scratch
             .command(&cli("qwen"))
@@ -219,19 +215,13 @@ fn qwen_code_speaks_chat_completions() {
 
 #[test]
 fn opencode_speaks_chat_completions() {
-    let model = ScriptedModel::start();
     let marker = "WIRE-OPENCODE";
-    model.script(
+    let (model, scratch) = shell_call_script(
         marker,
-        vec![
-            Turn::Tool(
-                "bash",
-                json!({"command": COMMAND, "description": "make the file"}),
-            ),
-            Turn::Text("all done".into()),
-        ],
+        "bash",
+        "command",
+        json!({"description": "make the file"}),
     );
-    let scratch = Scratch::new();
     let config = json!({
         "model": "fake/fake-model",
         "provider": {"fake": {"npm": "@ai-sdk/openai-compatible",
@@ -260,16 +250,8 @@ fn opencode_speaks_chat_completions() {
 
 #[test]
 fn pi_speaks_chat_completions() {
-    let model = ScriptedModel::start();
     let marker = "WIRE-PI";
-    model.script(
-        marker,
-        vec![
-            Turn::Tool("bash", json!({"command": COMMAND})),
-            Turn::Text("all done".into()),
-        ],
-    );
-    let scratch = Scratch::new();
+    let (model, scratch) = shell_call_script(marker, "bash", "command", json!({}));
     let agent_dir = scratch.home().join(".pi");
     std::fs::create_dir_all(&agent_dir).unwrap();
     std::fs::write(
@@ -309,19 +291,13 @@ fn pi_speaks_chat_completions() {
 
 #[test]
 fn copilot_speaks_chat_completions() {
-    let model = ScriptedModel::start();
     let marker = "WIRE-COPILOT";
-    model.script(
+    let (model, scratch) = shell_call_script(
         marker,
-        vec![
-            Turn::Tool(
-                "bash",
-                json!({"command": COMMAND, "description": "make the file"}),
-            ),
-            Turn::Text("all done".into()),
-        ],
+        "bash",
+        "command",
+        json!({"description": "make the file"}),
     );
-    let scratch = Scratch::new();
     let stdout = run_ok(
         scratch
             .command(&cli("copilot"))

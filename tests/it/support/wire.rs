@@ -97,42 +97,35 @@ fn array<'a>(body: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
         .flatten()
 }
 
-async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (first, turn) = conversation(
-        array(&body, "input"),
-        |item| {
-            matches!(
-                item.get("type").and_then(Value::as_str),
-                Some("function_call" | "reasoning")
-            ) || role(item) == Some("assistant")
-        },
-        |item| role(item) == Some("user"),
-    );
-    let parsed = Parsed {
+/// What an OpenAI request (Responses or Chat Completions) says: its conversation is the
+/// array under `key`, whose reply items `is_reply` tells apart.
+fn openai_request(body: &Value, key: &str, is_reply: impl Fn(&Value) -> bool) -> Parsed {
+    let (first, turn) = conversation(array(body, key), is_reply, |item| {
+        role(item) == Some("user")
+    });
+    Parsed {
         first,
         turn,
-        has_tools: array(&body, "tools").next().is_some(),
-        model: model_of(&body),
+        has_tools: array(body, "tools").next().is_some(),
+        model: model_of(body),
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    };
+    }
+}
+
+async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let parsed = openai_request(&body, "input", |item| {
+        matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call" | "reasoning")
+        ) || role(item) == Some("assistant")
+    });
     handle(&shared, uri, body, parsed, Protocol::Responses).await
 }
 
 async fn chat_completions(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (first, turn) = conversation(
-        array(&body, "messages"),
-        |m| role(m) == Some("assistant"),
-        |m| role(m) == Some("user"),
-    );
-    let parsed = Parsed {
-        first,
-        turn,
-        has_tools: array(&body, "tools").next().is_some(),
-        model: model_of(&body),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    };
+    let parsed = openai_request(&body, "messages", |m| role(m) == Some("assistant"));
     handle(&shared, uri, body, parsed, Protocol::Chat).await
 }
 
