@@ -105,6 +105,17 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
     Ok(bytes)
 }
 
+/// The first `cap` bytes of the regular file at `path` (all of it when shorter).
+///
+/// # Errors
+/// [`FileError::NotRegular`] or [`FileError::Io`].
+pub fn read_prefix(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
+    let (file, _) = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// A fingerprint of the regular file at `path`: (size in bytes, hash of its content).
 ///
 /// The content is streamed through a fixed buffer, and holes of a sparse file are skipped

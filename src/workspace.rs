@@ -304,26 +304,31 @@ fn walk(root: &Path, dir: &Path, out: &mut Snapshot) -> Result<(), WorkspaceErro
         }
         if file_type.is_dir() {
             walk(root, &path, out)?;
-        } else if file_type.is_file() || file_type.is_symlink() {
-            let rel = path
-                .strip_prefix(root)
-                .map(|p| {
-                    p.components()
-                        .map(|c| c.as_os_str().to_string_lossy())
-                        .collect::<Vec<_>>()
-                        .join("/")
-                })
-                .unwrap_or_default();
-            // A link is fingerprinted by its target, never followed; a file by streaming its
-            // content (a FIFO the agent made in place of a file is not opened).
-            let fingerprint = if file_type.is_symlink() {
-                let target = std::fs::read_link(&path).unwrap_or_default();
-                (0, hash_bytes(target.as_os_str().as_encoded_bytes()))
-            } else {
-                crate::files::hash(&path).unwrap_or((0, 0))
-            };
-            out.insert(rel, fingerprint);
+            continue;
         }
+        let rel = path
+            .strip_prefix(root)
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .unwrap_or_default();
+        // A link is fingerprinted by its target, never followed; a file by streaming its
+        // content; a FIFO, socket or device the agent made by its kind alone, never opened
+        // (it still shows as created).
+        let fingerprint = if file_type.is_symlink() {
+            let target = std::fs::read_link(&path).unwrap_or_default();
+            (0, hash_bytes(target.as_os_str().as_encoded_bytes()))
+        } else if file_type.is_file() {
+            crate::files::hash(&path).unwrap_or((0, 0))
+        } else {
+            let kind = std::fs::symlink_metadata(&path)
+                .map_or("special file", |m| crate::files::kind_name(&m));
+            (0, hash_bytes(kind.as_bytes()))
+        };
+        out.insert(rel, fingerprint);
     }
     Ok(())
 }
@@ -498,6 +503,12 @@ mod tests {
         }
         assert_eq!(&middle, b"data in the middle");
         nix::unistd::mkfifo(&ws.path().join("out.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
-        ws.changes().unwrap();
+        let changes = ws.changes().unwrap();
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.path == "out.json" && c.change == ChangeKind::Created),
+            "a FIFO the agent made shows as created, without being opened: {changes:?}"
+        );
     }
 }
