@@ -24,8 +24,8 @@ use crate::workspace::ChangeKind;
 /// Verify output shown in results, in characters (seed 004: 2,000).
 pub const VERIFY_OUTPUT_SHOWN: usize = 2000;
 
-/// The most bytes `file_contains` and `json_file` read of a file (16 MiB); a larger file
-/// makes them `error`.
+/// The most bytes `file_contains` and `json_file` read of a file (16 MiB); the module docs
+/// say what a larger file gives.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a `verify` command did, run by the runner after the agent.
