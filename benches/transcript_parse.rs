@@ -18,6 +18,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[path = "support/peak_rss.rs"]
+mod peak_rss;
+use peak_rss::peak_rss_kib;
+
 const MB: u64 = 1024 * 1024;
 
 fn corpus_sources() -> Vec<PathBuf> {
@@ -72,18 +76,6 @@ fn floor_value(path: &Path) -> std::io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Garbage lines (`x`) around a real stream-json run, `bytes` in all.

@@ -15,19 +15,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-const MIB: u64 = 1024 * 1024;
+#[path = "support/peak_rss.rs"]
+mod peak_rss;
+use peak_rss::peak_rss_kib;
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
+const MIB: u64 = 1024 * 1024;
 
 fn sparse(path: &Path, len: u64) -> std::io::Result<()> {
     std::fs::File::create(path)?.set_len(len)
