@@ -12,7 +12,9 @@ use assert_cmd::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::consumers::{assert_renders_on_github, python_json, stress_results, xmllint};
+use crate::support::consumers::{
+    assert_renders_on_github, gfm, openapi_check, python_json, stress_results, xmllint,
+};
 use crate::support::{data, node_json, root};
 
 const SECRETS: &[&str] = &[
@@ -544,4 +546,54 @@ fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
             }
         }
     }
+}
+
+/// The consumers the tests rely on do reject what the issue found: a check is only worth
+/// as much as its power to fail.
+#[test]
+fn the_real_consumers_reject_the_defects_found_before() {
+    // GFM: a notice right after `</details>` is swallowed into the HTML block.
+    let seen = gfm(
+        "<details><summary>x</summary>\n\ny\n\n</details>\n> ✂️ 1 more failing test not shown — see the [full report](https://e.x).\n",
+    );
+    assert_eq!(seen["blockquotes"], json!([]));
+    assert!(seen["text"].as_str().unwrap().contains("[full report]("));
+    let seen =
+        gfm("<form>x</form>\n\n<span class=\"x\">y</span>\n\n<details><summary>a</summary>\n");
+    assert_eq!(seen["stripped"], json!(["<form>", "<span class>"]));
+    assert_eq!(seen["details"], json!([1, 0]));
+
+    // OpenAPI: an unknown level, a null text, and a route GitHub does not have.
+    let checked = openapi_check(&[
+        (
+            "PATCH".into(),
+            "/repos/o/r/check-runs/77".into(),
+            Some(
+                json!({"output": {"title": "t", "summary": "s", "annotations": [
+                {"path": "a", "start_line": 1, "end_line": 1, "annotation_level": "fatal", "message": "m"}]}}),
+            ),
+        ),
+        (
+            "POST".into(),
+            "/repos/o/r/check-runs".into(),
+            Some(
+                json!({"name": "a", "head_sha": "b", "output": {"title": "t", "summary": "s", "text": null}}),
+            ),
+        ),
+        ("POST".into(), "/repos/o/r/nope".into(), Some(json!({}))),
+    ]);
+    for c in &checked {
+        assert!(!c["errors"].as_array().unwrap().is_empty(), "{c}");
+    }
+
+    // junit-10: `testsuites@skipped` and `testcase@assertions`.
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("old.xml");
+    std::fs::write(
+        &xml,
+        r#"<?xml version="1.0"?><testsuites tests="1" skipped="0"><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="c" assertions="3"/></testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let e = xmllint(&data("junit/junit-10-file-line.xsd"), &xml).unwrap_err();
+    assert!(e.contains("'skipped'") && e.contains("'assertions'"), "{e}");
 }
