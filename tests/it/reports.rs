@@ -374,6 +374,42 @@ fn junit_is_read_by_real_readers_and_valid_against_junit_10() {
     let stress_read = python_json("junit", &stress_xml);
     assert_eq!(stress_read["failures"].as_u64(), Some(120));
 
+    // The HTML report of the stress suite: every box within 4,000 characters and a marker.
+    let html = std::fs::read_to_string(stress.path().join("report.html")).unwrap();
+    let mut boxes = 0;
+    for chunk in html.split("<pre").skip(1) {
+        let inner = chunk
+            .split_once('>')
+            .unwrap()
+            .1
+            .split("</pre>")
+            .next()
+            .unwrap();
+        // askama's escapes, numeric or named.
+        let text = [
+            ("&#60;", "<"),
+            ("&#62;", ">"),
+            ("&#34;", "\""),
+            ("&#39;", "'"),
+            ("&lt;", "<"),
+            ("&gt;", ">"),
+            ("&quot;", "\""),
+            ("&#38;", "&"),
+            ("&amp;", "&"),
+        ]
+        .iter()
+        .fold(inner.to_owned(), |t, (from, to)| t.replace(from, to));
+        let marker = text.rfind("\n… [truncated: ").unwrap_or(text.len());
+        assert!(
+            text[..marker].chars().count() <= 4_000,
+            "{}: {}",
+            text.chars().count(),
+            text.chars().take(200).collect::<String>()
+        );
+        boxes += 1;
+    }
+    assert!(boxes >= 360, "{boxes} boxes");
+
     let node = node_json("tests/consumers/junit-read.mjs", &[xml.as_os_str()], &[]);
     assert_eq!(node["total"], 4);
     assert_eq!(
