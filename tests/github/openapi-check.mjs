@@ -9,10 +9,19 @@ import Ajv from "ajv";
 
 const require = createRequire(import.meta.url);
 const description = JSON.parse(
-  readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.deref.json"), "utf8"),
+  readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.json"), "utf8"),
 );
-// OpenAPI 3.0 schemas: `nullable`, `example`, vendor keys; formats are not checked.
+// OpenAPI 3.0 schemas: `nullable`, `example`, vendor keys; formats are not checked. The
+// components are one schema that operations' `$ref`s point into.
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+ajv.addSchema({ $id: "github", components: description.components });
+const inComponents = (schema) =>
+  JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"github#/components/'));
+const deref = (node) => {
+  const ref = node?.$ref;
+  if (!ref) return node;
+  return ref.slice(2).split("/").reduce((n, key) => n[key.replaceAll("~1", "/").replaceAll("~0", "~")], description);
+};
 
 const routes = Object.entries(description.paths).map(([template, ops]) => ({
   template,
@@ -27,15 +36,16 @@ const out = requests.map(({ method, path, body }) => {
   const route = routes.find((r) => r.pattern.test(path) && r.ops[m]);
   if (!route) return { method, path, operation: null, errors: ["no such operation in GitHub's API"] };
   const op = route.ops[m];
-  const schema = op.requestBody?.content?.["application/json"]?.schema;
+  const requestBody = deref(op.requestBody);
+  const schema = requestBody?.content?.["application/json"]?.schema;
   if (!schema) {
     const errors = body === null || body === undefined ? [] : ["a body where the operation takes none"];
     return { method, path, operation: op.operationId, errors };
   }
-  if (op.requestBody.required && (body === null || body === undefined)) {
+  if (requestBody.required && (body === null || body === undefined)) {
     return { method, path, operation: op.operationId, errors: ["the required body is missing"] };
   }
-  if (!compiled.has(op.operationId)) compiled.set(op.operationId, ajv.compile(schema));
+  if (!compiled.has(op.operationId)) compiled.set(op.operationId, ajv.compile(inComponents(schema)));
   const validate = compiled.get(op.operationId);
   const errors = validate(body)
     ? []

@@ -12,7 +12,9 @@ use assert_cmd::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::consumers::{assert_renders_on_github, python_json, stress_results, xmllint};
+use crate::support::consumers::{
+    assert_renders_on_github, gfm, openapi_check, python_json, stress_results, xmllint,
+};
 use crate::support::{data, node_json, root};
 
 const SECRETS: &[&str] = &[
@@ -372,6 +374,42 @@ fn junit_is_read_by_real_readers_and_valid_against_junit_10() {
     let stress_read = python_json("junit", &stress_xml);
     assert_eq!(stress_read["failures"].as_u64(), Some(120));
 
+    // The HTML report of the stress suite: every box within 4,000 characters and a marker.
+    let html = std::fs::read_to_string(stress.path().join("report.html")).unwrap();
+    let mut boxes = 0;
+    for chunk in html.split("<pre").skip(1) {
+        let inner = chunk
+            .split_once('>')
+            .unwrap()
+            .1
+            .split("</pre>")
+            .next()
+            .unwrap();
+        // askama's escapes, numeric or named.
+        let text = [
+            ("&#60;", "<"),
+            ("&#62;", ">"),
+            ("&#34;", "\""),
+            ("&#39;", "'"),
+            ("&lt;", "<"),
+            ("&gt;", ">"),
+            ("&quot;", "\""),
+            ("&#38;", "&"),
+            ("&amp;", "&"),
+        ]
+        .iter()
+        .fold(inner.to_owned(), |t, (from, to)| t.replace(from, to));
+        let marker = text.rfind("\n… [truncated: ").unwrap_or(text.len());
+        assert!(
+            text[..marker].chars().count() <= 4_000,
+            "{}: {}",
+            text.chars().count(),
+            text.chars().take(200).collect::<String>()
+        );
+        boxes += 1;
+    }
+    assert!(boxes >= 360, "{boxes} boxes");
+
     let node = node_json("tests/consumers/junit-read.mjs", &[xml.as_os_str()], &[]);
     assert_eq!(node["total"], 4);
     assert_eq!(
@@ -544,4 +582,54 @@ fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
             }
         }
     }
+}
+
+/// The consumers the tests rely on do reject what the issue found: a check is only worth
+/// as much as its power to fail.
+#[test]
+fn the_real_consumers_reject_the_defects_found_before() {
+    // GFM: a notice right after `</details>` is swallowed into the HTML block.
+    let seen = gfm(
+        "<details><summary>x</summary>\n\ny\n\n</details>\n> ✂️ 1 more failing test not shown — see the [full report](https://e.x).\n",
+    );
+    assert_eq!(seen["blockquotes"], json!([]));
+    assert!(seen["text"].as_str().unwrap().contains("[full report]("));
+    let seen =
+        gfm("<form>x</form>\n\n<span class=\"x\">y</span>\n\n<details><summary>a</summary>\n");
+    assert_eq!(seen["stripped"], json!(["<form>", "<span class>"]));
+    assert_eq!(seen["details"], json!([1, 0]));
+
+    // OpenAPI: an unknown level, a null text, and a route GitHub does not have.
+    let checked = openapi_check(&[
+        (
+            "PATCH".into(),
+            "/repos/o/r/check-runs/77".into(),
+            Some(
+                json!({"output": {"title": "t", "summary": "s", "annotations": [
+                {"path": "a", "start_line": 1, "end_line": 1, "annotation_level": "fatal", "message": "m"}]}}),
+            ),
+        ),
+        (
+            "POST".into(),
+            "/repos/o/r/check-runs".into(),
+            Some(
+                json!({"name": "a", "head_sha": "b", "output": {"title": "t", "summary": "s", "text": null}}),
+            ),
+        ),
+        ("POST".into(), "/repos/o/r/nope".into(), Some(json!({}))),
+    ]);
+    for c in &checked {
+        assert!(!c["errors"].as_array().unwrap().is_empty(), "{c}");
+    }
+
+    // junit-10: `testsuites@skipped` and `testcase@assertions`.
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("old.xml");
+    std::fs::write(
+        &xml,
+        r#"<?xml version="1.0"?><testsuites tests="1" skipped="0"><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="c" assertions="3"/></testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let e = xmllint(&data("junit/junit-10-file-line.xsd"), &xml).unwrap_err();
+    assert!(e.contains("'skipped'") && e.contains("'assertions'"), "{e}");
 }
