@@ -97,6 +97,25 @@ pub fn chars(text: &str, max_chars: usize) -> Cut {
     cut_at(text, end)
 }
 
+/// The end of a text whose start was cut off (a tail kept from a stream): redacted, and
+/// without the token run it starts with when that run is at most [`TOKEN_BACKOFF`]
+/// characters long, since it may be the second half of a secret.
+pub fn after_cut_start(text: &str) -> String {
+    let text = PROCESS.redact(text);
+    let mut start = 0;
+    for (walked, (i, c)) in text.char_indices().enumerate() {
+        if !is_token_char(c) {
+            start = i;
+            break;
+        }
+        if walked >= TOKEN_BACKOFF {
+            return text;
+        }
+        start = i + c.len_utf8();
+    }
+    text[start..].to_owned()
+}
+
 /// `text` cut to at most `max_bytes` bytes of UTF-8, on a character boundary: as it is
 /// when it fits, else redacted, then cut.
 pub fn bytes(text: &str, max_bytes: usize) -> Cut {
@@ -156,5 +175,23 @@ mod tests {
         let c = bytes("ééé", 3);
         assert_eq!((c.kept.as_str(), c.left_out), ("é", 2));
         assert!(!bytes("short", 10).was_cut());
+    }
+
+    #[test]
+    fn a_tail_never_starts_with_the_end_of_a_key() {
+        let key = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        let stream = format!("error: token {key} refused\nnext line");
+        for start in 0..stream.len() {
+            let tail = after_cut_start(&stream[start..]);
+            for piece in key.as_bytes().windows(8) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(
+                    !tail.contains(piece),
+                    "start {start}: {tail:?} shows {piece:?}"
+                );
+            }
+        }
+        assert_eq!(after_cut_start("abc def"), " def");
+        assert_eq!(after_cut_start(" def"), " def");
     }
 }

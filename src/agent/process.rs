@@ -158,6 +158,7 @@ pub async fn run(
     let stderr = child.stderr.take();
     let stderr_task = tokio::spawn(async move {
         let mut tail: Vec<u8> = Vec::new();
+        let mut cut = false;
         if let Some(mut err) = stderr {
             let mut buf = [0u8; 8192];
             while let Ok(n) = err.read(&mut buf).await {
@@ -167,13 +168,21 @@ pub async fn run(
                 tail.extend_from_slice(&buf[..n]);
                 if tail.len() > 2 * STDERR_TAIL {
                     tail.drain(..tail.len() - STDERR_TAIL);
+                    cut = true;
                 }
             }
         }
         if tail.len() > STDERR_TAIL {
             tail.drain(..tail.len() - STDERR_TAIL);
+            cut = true;
         }
-        String::from_utf8_lossy(&tail).into_owned()
+        let text = String::from_utf8_lossy(&tail);
+        // A tail may start inside a secret: its second half would match no redaction.
+        if cut {
+            crate::cut::after_cut_start(&text)
+        } else {
+            text.into_owned()
+        }
     });
 
     let mut ending = Ending::Exited;

@@ -93,7 +93,8 @@ pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
     if let Some(g) = grade {
         return Ok(g);
     }
-    let excerpt: String = text.chars().take(EXCERPT).collect();
+    // Cut by the one cutting helper: a reply quoting a key never shows part of it.
+    let excerpt = crate::cut::chars(text, EXCERPT).kept;
     let reason = if ambiguous {
         "the judge's reply holds several different grades".to_owned()
     } else if let Some(problem) = problems.pop() {
