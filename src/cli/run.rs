@@ -45,15 +45,8 @@ pub(super) fn run(args: &RunArgs) -> u8 {
 
     // Everything that can be checked before an agent starts is checked now.
     let mut problems = Vec::new();
+    // (A missing workspace is already a load error, at its line.)
     for s in &specs {
-        let dir = s.workspace_dir();
-        if !dir.is_dir() {
-            problems.push(format!(
-                "{}: workspace {} does not exist",
-                diagnostic::display_path(&s.file),
-                diagnostic::display_path(&dir)
-            ));
-        }
         if s.agent != "claude" {
             problems.push(format!(
                 "{}: agent `{}` can not be run by this version of aptitude (only `claude`); its transcripts can be evaluated with `aptitude analyze`",
