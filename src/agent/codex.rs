@@ -8,8 +8,8 @@
 //! - **Isolation:** `CODEX_HOME` is the run's private home; the user's `auth.json` (a
 //!   ChatGPT login), when there is one, is copied in.
 //! - **Base URL:** a provider `aptitude` defined with `-c model_providers.aptitude={…}`
-//!   (Responses API, key from `OPENAI_API_KEY`), with one request retry and one stream
-//!   retry, so that a failing model is an error in seconds.
+//!   (Responses API, key from `OPENAI_API_KEY`), with no request or stream retries, so
+//!   that a failing model is an error in seconds (`--retry-infra` retries visibly).
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
 //! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only [-m M]
 //!   PROMPT` in an empty directory; the reply is the last agent message.
@@ -41,7 +41,7 @@ impl Codex {
             a.extend(["-c".into(), "model_provider=aptitude".into(), "-c".into()]);
             a.push(
                 format!(
-                    "model_providers.aptitude={{name=\"aptitude\",base_url={},wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=1,stream_max_retries=1}}",
+                    "model_providers.aptitude={{name=\"aptitude\",base_url={},wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
                     toml_string(url)
                 )
                 .into(),
@@ -165,7 +165,7 @@ mod tests {
         assert!(args.windows(2).any(|w| w == ["-m", "gpt-test"]));
         assert!(args.contains(&"model_provider=aptitude".to_owned()));
         assert!(args.iter().any(|a| a.contains(
-            "base_url=\"http://127.0.0.1:9/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=1"
+            "base_url=\"http://127.0.0.1:9/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=0"
         )), "{args:?}");
         assert_eq!(inv.isolation[0].0, "CODEX_HOME");
         assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");

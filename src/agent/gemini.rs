@@ -6,20 +6,22 @@
 //!   another model to pick one.
 //! - **Isolation:** `GEMINI_CLI_HOME` is the run's private home, holding a
 //!   `.gemini/settings.json` that selects API-key auth (`GEMINI_API_KEY`), turns off usage
-//!   statistics and telemetry, allows two attempts per model request (the default retries
-//!   for ~3.5 min) and sets `model.maxSessionTurns` from `max_turns`.
+//!   statistics and telemetry, makes one attempt per model request (the default retries
+//!   for ~3.5 min; `--retry-infra` retries visibly) and sets `model.maxSessionTurns` from `max_turns`.
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace copy.
 //! - **Base URL:** `GOOGLE_GEMINI_BASE_URL`.
 //! - **Exit codes:** a shell command that exits non-zero is still `status: success` in the
-//!   events; the exit code is read from the command's own output record.
+//!   events, whose output holds no exit code. After the run, the session log Gemini CLI
+//!   wrote under the private home (`.gemini/tmp/<project>/chats/session-*.jsonl`, whose
+//!   tool responses end `Exit Code: N`) gives each call its exit code, matched by call id.
 //! - **Grading:** `gemini -p PROMPT [-m M] --output-format stream-json --approval-mode plan`
 //!   in an empty directory (read-only tools); the reply is the final message.
 
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
-use crate::transcript::Format;
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use crate::transcript::{Format, Transcript};
 
 /// Gemini CLI.
 #[derive(Debug, Clone, Default)]
@@ -31,7 +33,7 @@ fn write_settings(home: &Path, max_turns: Option<u32>) -> Result<(), String> {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
-        "general": {"maxAttempts": 2, "disableAutoUpdate": true},
+        "general": {"maxAttempts": 1, "disableAutoUpdate": true},
     });
     if let Some(turns) = max_turns {
         settings["model"] = serde_json::json!({"maxSessionTurns": turns});
@@ -60,6 +62,23 @@ fn invocation(
         defaults,
         isolation: vec![("GEMINI_CLI_HOME".to_owned(), home.display().to_string())],
     }
+}
+
+/// The session logs Gemini CLI wrote under a run's home: `.gemini/tmp/*/chats/*.jsonl`.
+fn session_logs(home: &Path) -> Vec<std::path::PathBuf> {
+    let tmp = home.join(".gemini").join("tmp");
+    let mut logs = Vec::new();
+    for project in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let chats = project.path().join("chats");
+        for entry in std::fs::read_dir(chats).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                logs.push(path);
+            }
+        }
+    }
+    logs.sort();
+    logs
 }
 
 impl AgentCli for Gemini {
@@ -106,5 +125,25 @@ impl AgentCli for Gemini {
             "plan".into(),
         ];
         Ok(invocation(args, task.model, task.base_url, home))
+    }
+
+    /// Fills in the exit codes the stream left out, from the session log.
+    fn finish(&self, mut transcript: Transcript, finished: &Finished<'_>) -> Transcript {
+        if transcript.tool_calls.iter().all(|c| c.exit_code.is_some()) {
+            return transcript;
+        }
+        for log in session_logs(finished.home) {
+            let Ok(session) = crate::transcript::parse_file(&log) else {
+                continue;
+            };
+            for call in &mut transcript.tool_calls {
+                if call.exit_code.is_none()
+                    && let Some(logged) = session.tool_calls.iter().find(|c| c.id == call.id)
+                {
+                    call.exit_code = logged.exit_code;
+                }
+            }
+        }
+        transcript
     }
 }

@@ -3,11 +3,11 @@
 //!
 //! - **Run:** `qwen --auth-type openai [-m M] -o stream-json --yolo PROMPT` in the
 //!   workspace copy ([`Format::QwenStreamJson`]).
-//! - **Isolation:** `QWEN_HOME` is `<private home>/.qwen`.
+//! - **Isolation:** `QWEN_HOME` is `<private home>/.qwen`, holding a `settings.json` with
+//!   no retries of failed model requests (`model.generationConfig.maxRetries: 0`), no
+//!   telemetry, and `model.maxSessionTurns` from `max_turns`.
 //! - **Base URL:** `OPENAI_BASE_URL` (Chat Completions); the key is read from
 //!   `OPENAI_API_KEY`.
-//! - **Turns:** Qwen Code takes no turn limit on its command line; `max_turns` is not
-//!   passed.
 //! - **Grading:** `qwen --auth-type openai [-m M] -o stream-json --approval-mode plan
 //!   PROMPT` in an empty directory; the reply is the final message.
 
@@ -21,6 +21,23 @@ use crate::transcript::Format;
 /// Qwen Code.
 #[derive(Debug, Clone, Default)]
 pub struct Qwen;
+
+/// Writes `<QWEN_HOME>/settings.json`: no retries of a failed model request (a 500
+/// otherwise takes ~2 min of retries; `--retry-infra` retries visibly), no usage
+/// statistics or telemetry, and the turn limit.
+fn write_settings(qwen_home: &Path, max_turns: Option<u32>) -> Result<(), String> {
+    let mut settings = serde_json::json!({
+        "model": {"generationConfig": {"maxRetries": 0}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    if let Some(turns) = max_turns {
+        settings["model"]["maxSessionTurns"] = serde_json::json!(turns);
+    }
+    std::fs::create_dir_all(qwen_home)
+        .and_then(|()| std::fs::write(qwen_home.join("settings.json"), settings.to_string()))
+        .map_err(|e| format!("can not write its settings in {}: {e}", qwen_home.display()))
+}
 
 fn invocation(
     mode: &str,
@@ -49,6 +66,10 @@ fn invocation(
     }
 }
 
+fn qwen_home(home: &Path) -> std::path::PathBuf {
+    home.join(".qwen")
+}
+
 impl AgentCli for Qwen {
     fn kind(&self) -> AgentKind {
         AgentKind::Qwen
@@ -71,6 +92,7 @@ impl AgentCli for Qwen {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(&qwen_home(home), task.max_turns)?;
         Ok(invocation(
             "yolo",
             task.prompt,
@@ -81,6 +103,7 @@ impl AgentCli for Qwen {
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(&qwen_home(home), Some(1))?;
         Ok(invocation(
             "plan",
             task.prompt,
