@@ -96,6 +96,7 @@ fn main() -> std::io::Result<()> {
                 assertions,
                 transcript: Some(transcript(i)),
                 agent: Some("claude 2.1.328 (Claude Code)".into()),
+                agent_id: Some(aptitude::agent::AgentKind::Claude),
                 files: Vec::new(),
                 workspace: None,
                 recorded: None,
