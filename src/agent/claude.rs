@@ -108,11 +108,15 @@ impl AgentCli for Claude {
     }
 
     fn install_hint(&self) -> &'static str {
-        "npm install -g @anthropic-ai/claude-code"
+        "npm install -g @anthropic-ai/claude-code@2.1.328"
     }
 
     fn api_key_env(&self) -> &'static str {
         "ANTHROPIC_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "`ANTHROPIC_BASE_URL`"
     }
 
     fn stream_format(&self) -> Format {
@@ -241,7 +245,7 @@ mod tests {
             "{err}"
         );
         assert!(
-            err.contains("npm install -g @anthropic-ai/claude-code"),
+            err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
             "{err}"
         );
         assert!(err.contains("APTITUDE_CLAUDE_BIN"), "{err}");

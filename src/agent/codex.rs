@@ -105,6 +105,10 @@ impl AgentCli for Codex {
         "OPENAI_API_KEY"
     }
 
+    fn base_url_via(&self) -> &'static str {
+        "a provider `-c model_providers.aptitude={base_url, wire_api=\"responses\"}`"
+    }
+
     fn stream_format(&self) -> Format {
         Format::CodexExecJson
     }

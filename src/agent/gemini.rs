@@ -98,6 +98,10 @@ impl AgentCli for Gemini {
         "GEMINI_API_KEY"
     }
 
+    fn base_url_via(&self) -> &'static str {
+        "`GOOGLE_GEMINI_BASE_URL`"
+    }
+
     fn stream_format(&self) -> Format {
         Format::GeminiStreamJson
     }

@@ -246,6 +246,10 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …).
     fn api_key_env(&self) -> &'static str;
 
+    /// How `--agent-base-url` reaches the agent, for the docs table (`ANTHROPIC_BASE_URL`,
+    /// `a Codex provider (-c model_providers…)`).
+    fn base_url_via(&self) -> &'static str;
+
     /// The stream the agent writes on stdout, parsed line by line as it comes. An agent
     /// with no machine-readable output completes its transcript in [`AgentCli::finish`].
     fn stream_format(&self) -> Format;

@@ -87,6 +87,10 @@ impl AgentCli for Qwen {
         "OPENAI_API_KEY"
     }
 
+    fn base_url_via(&self) -> &'static str {
+        "`OPENAI_BASE_URL` (Chat Completions)"
+    }
+
     fn stream_format(&self) -> Format {
         Format::QwenStreamJson
     }
