@@ -171,6 +171,9 @@ impl AiderParser {
     /// Consumes one line of the history (without its line break).
     pub(crate) fn line(&mut self, raw: &str) {
         let line = raw.trim_end();
+        if !matches!(self.state, State::Text) {
+            self.reply.push(line.to_owned());
+        }
         match std::mem::replace(&mut self.state, State::Text) {
             State::Search(mut block) => {
                 if line == "=======" {

@@ -171,8 +171,11 @@ impl CursorParser {
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let subtype = str_of(event, "subtype").unwrap_or("success");
+                // `result` is every assistant message of the run joined: the last message
+                // is the answer, when there was one.
                 if let Some(text) = str_of(event, "result").filter(|t| !t.trim().is_empty())
                     && !is_error
+                    && self.final_text.is_none()
                 {
                     self.final_text = Some(text.to_owned());
                 }

@@ -570,10 +570,12 @@ impl StreamParser {
         }
     }
 
-    /// Feeds one line (without its line break); empty lines are skipped.
+    /// Feeds one line (without its line break); empty lines are skipped (except in Aider's
+    /// Markdown history, where they are part of the edits).
     pub fn push_line(&mut self, line: &str) {
         self.line_no += 1;
-        if !line.trim().is_empty() {
+        let markdown = matches!(&self.feeder.parser, Some((Format::AiderChat, _)));
+        if markdown || !line.trim().is_empty() {
             self.feeder.line(self.line_no, line);
         }
     }
@@ -768,7 +770,9 @@ impl Feeder {
         if let Some((format, parser)) = self.parser.as_mut() {
             // A line another format's detector claims would be misread (Gemini's `result`
             // as Claude's) or silently ignored: it is a lost line instead.
-            if let Detected::Format(other) = detect_line(text)
+            // Aider's history is Markdown: a JSON line in it is text of a reply.
+            if *format != Format::AiderChat
+                && let Detected::Format(other) = detect_line(text)
                 && !compatible(other, *format)
             {
                 self.log.warn_lost(

@@ -820,3 +820,87 @@ fn canonical_params_are_the_same_for_every_agent() {
     let json = serde_json::to_value(call).unwrap();
     assert!(json["input"].get("cmd").is_some() && json["params"].get("command").is_some());
 }
+
+/// Adapters feed an agent's stdout to a `StreamParser` line by line while it runs: it must
+/// read every transcript of the corpus as `parse_file` does.
+#[test]
+fn the_stream_parser_reads_every_line_format_like_parse_file() {
+    for path in corpus_files() {
+        let rel = rel(&path);
+        let Ok(whole) = transcript::parse_file(&path) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Whole-document formats are read at once, not streamed.
+        if serde_json::from_str::<Value>(&text).is_ok() || rel.starts_with("claude-session-jsonl") {
+            continue;
+        }
+        let mut p = transcript::StreamParser::new(whole.format);
+        for line in text.lines() {
+            p.push_line(line);
+        }
+        assert_eq!(p.calls().len(), whole.tool_calls.len(), "{rel}");
+        let streamed = p.finish();
+        assert_eq!(streamed.tool_calls, whole.tool_calls, "{rel}");
+        assert_eq!(streamed.outcome, whole.outcome, "{rel}");
+        assert_eq!(streamed.final_text, whole.final_text, "{rel}");
+        assert_eq!(streamed.format, whole.format, "{rel}");
+    }
+}
+
+/// `tool: Bash, params: {command: …}` gives the same verdict on every agent that ran the
+/// command, whatever the agent called its shell tool and its command key.
+#[test]
+fn one_assertion_gives_one_verdict_across_agents() {
+    for rel in [
+        "live/claude-2.1.328/events_tool_call.jsonl",
+        "live/codex-0.169.0/events_tool_call.jsonl",
+        "live/codex-0.169.0/session_rollout_example.jsonl",
+        "live/qwen-0.24.4/events_tool_call.jsonl",
+        "live/copilot-1.0.102/events_tool_exit3.jsonl",
+        "live/copilot-1.0.102/session_events_exit3.jsonl",
+        "live/opencode-1.18.33/events_tool_exit3.jsonl",
+        "live/kilo-7.7.7/events_tool_exit3.jsonl",
+        "live/pi-0.73.1/events_tool_exit3.jsonl",
+        "live/auggie-0.36.0/session_exit3.json",
+    ] {
+        let t = parse(rel);
+        let pass = aptitude::fluent::expect(&t)
+            .tool("Bash")
+            .called()
+            .with_param("command", "*exit 3*")
+            .evaluate();
+        assert_eq!(
+            pass.status,
+            aptitude::results::AssertionStatus::Pass,
+            "{rel}: {pass:?}"
+        );
+        let fail = aptitude::fluent::expect(&t)
+            .tool("Bash")
+            .called()
+            .with_param("command", "*pytest*")
+            .evaluate();
+        assert_eq!(
+            fail.status,
+            aptitude::results::AssertionStatus::Fail,
+            "{rel}: {fail:?}"
+        );
+    }
+    // Aider records no shell commands: an assertion on one can get no verdict.
+    let aider = parse("live/aider-0.86.2/chat_history_example.md");
+    let bash = aptitude::fluent::expect(&aider)
+        .tool("Bash")
+        .not_called()
+        .evaluate();
+    assert_eq!(bash.status, aptitude::results::AssertionStatus::Error);
+    assert!(
+        format!("{bash:?}").contains("aider records no shell commands"),
+        "{bash:?}"
+    );
+    let write = aptitude::fluent::expect(&aider)
+        .tool("Write")
+        .called()
+        .with_param("file_path", "out.txt")
+        .evaluate();
+    assert_eq!(write.status, aptitude::results::AssertionStatus::Pass);
+}
