@@ -14,8 +14,12 @@
 pub mod claude;
 pub mod codex;
 pub mod contain;
+pub mod copilot;
+pub mod cursor;
 pub mod executor;
 pub mod gemini;
+pub mod opencode;
+pub mod pi;
 pub mod process;
 pub mod qwen;
 pub mod registry;

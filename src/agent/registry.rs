@@ -23,13 +23,11 @@ pub fn cli(kind: AgentKind, options: &AgentOptions) -> Option<Arc<dyn AgentCli>>
         AgentKind::Codex => Arc::new(super::codex::Codex),
         AgentKind::Gemini => Arc::new(super::gemini::Gemini),
         AgentKind::Qwen => Arc::new(super::qwen::Qwen),
-        AgentKind::Copilot
-        | AgentKind::Opencode
-        | AgentKind::Pi
-        | AgentKind::Aider
-        | AgentKind::Cursor => {
-            return None;
-        }
+        AgentKind::Copilot => Arc::new(super::copilot::Copilot),
+        AgentKind::Opencode => Arc::new(super::opencode::Opencode),
+        AgentKind::Pi => Arc::new(super::pi::Pi),
+        AgentKind::Cursor => Arc::new(super::cursor::Cursor),
+        AgentKind::Aider => return None,
     })
 }
 

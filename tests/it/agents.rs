@@ -38,6 +38,27 @@ const AGENTS: &[fn() -> Agent] = &[
         base_path: "",
     },
     || Agent {
+        name: "copilot",
+        shell: "bash",
+        command_key: "command",
+        extra: json!({"description": "run it"}),
+        base_path: "/v1",
+    },
+    || Agent {
+        name: "opencode",
+        shell: "bash",
+        command_key: "command",
+        extra: json!({"description": "run it"}),
+        base_path: "/v1",
+    },
+    || Agent {
+        name: "pi",
+        shell: "bash",
+        command_key: "command",
+        extra: json!({}),
+        base_path: "/v1",
+    },
+    || Agent {
         name: "qwen",
         shell: "run_shell_command",
         command_key: "command",
