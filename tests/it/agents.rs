@@ -265,3 +265,65 @@ fn a_timeout_leaves_no_process_behind() {
         assert!(left.is_empty(), "{}: left behind: {left:?}", agent.name);
     }
 }
+
+/// Cursor's CLI can not be installed here (not on npm; it talks only to Cursor's backend),
+/// so its adapter's process handling runs against a stand-in `cursor-agent` that checks
+/// the documented flags and replays a real capture (`corpus/cursor-stream-json`). This
+/// verifies aptitude's side only; docs/agents.md says `run` with Cursor is not verified
+/// against the real binary.
+#[test]
+fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
+    let capture =
+        crate::support::data("corpus/cursor-stream-json/reifying_experiments_direct-sleep.jsonl");
+    let suite = Suite::new();
+    let stub = suite.path().join("cursor-agent");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = --version ]; then echo 2026.01.28-stand-in; exit 0; fi\n\
+             case \"$*\" in *'-p --output-format stream-json --force --trust --model auto'*) ;; *) echo \"unexpected flags: $*\" >&2; exit 9;; esac\n\
+             case \"$*\" in *STAND-IN-HANG*) sleep 317; exit 0;; esac\n\
+             cat '{}'\n",
+            capture.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    suite
+        .file(
+            "tests/ws/replay.aptitude.yaml",
+            "name: replay\nprompt: \"sleep twice\"\nagent: cursor\nmodel: auto\nassertions:\n  - tool: Bash\n    params: {command: \"sleep 5\"}\n  - tool: Bash\n    call_count: 2\n  - exit_code: 0\n",
+        )
+        .file(
+            "tests/ws/hang.aptitude.yaml",
+            "name: hang\nprompt: \"STAND-IN-HANG\"\nagent: cursor\nmodel: auto\ntimeout: 3s\nassertions:\n  - tool: Bash\n    called: false\n",
+        );
+    let out = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", suite.path())
+        .current_dir(suite.path())
+        .args(["run", "tests", "--no-grade", "--agent-bin"])
+        .arg(format!("cursor={}", stub.display()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let replay = crate::run::test(&results, "replay");
+    assert_eq!(replay["status"], "passed", "{stderr}\n{replay:#}");
+    assert_eq!(replay["agent_id"], "cursor");
+    assert_eq!(replay["agent"], "cursor 2026.01.28-stand-in");
+    let hang = crate::run::test(&results, "hang");
+    assert_eq!(hang["status"], "error", "{hang:#}");
+    assert!(hang["error"].as_str().unwrap_or("").contains("timed out"));
+    // The stand-in (its command line holds the prompt) and its child are both gone.
+    assert!(crate::support::procs::running("STAND-IN-HANG").is_empty());
+    assert!(crate::support::procs::running("sleep 317").is_empty());
+}
