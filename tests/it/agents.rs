@@ -120,7 +120,7 @@ fn run_on(
             model.base_url(),
             agent.base_path
         ))
-        .args(["--model", "fake-model", "--no-grade", "--json"])
+        .args(["--model", "fake-model", "--json"])
         .arg(suite.results_path())
         .args(extra)
         .timeout(Duration::from_secs(240))
@@ -163,7 +163,7 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
                 "name: shell\nprompt: \"{marker}: make the file\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*made.txt*\"\n  - tool: Bash\n    call_count: 2\n  - exit_code: 3\n  - file_contains: {{path: made.txt, text: agent-ok}}\n  - ran: \"exit 3\"\n"
             ),
         );
-        let (code, results, stderr) = run_on(&suite, &model, &agent, &[]);
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         assert_eq!(
             test["status"], "passed",
@@ -207,7 +207,7 @@ fn a_failing_model_is_an_error() {
                         ),
                     );
                     let started = Instant::now();
-                    let (code, results, stderr) = run_on(&suite, &model, &agent, &[]);
+                    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
                     (agent.name, code, results, stderr, started.elapsed())
                 })
             })
@@ -248,7 +248,7 @@ fn a_timeout_leaves_no_process_behind() {
                 "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
             ),
         );
-        let (_, results, stderr) = run_on(&suite, &model, &agent, &[]);
+        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         assert_eq!(
             test["status"], "error",
@@ -326,4 +326,53 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
     // The stand-in (its command line holds the prompt) and its child are both gone.
     assert!(crate::support::procs::running("STAND-IN-HANG").is_empty());
     assert!(crate::support::procs::running("sleep 317").is_empty());
+}
+
+/// `stdout` reviews grade through the test's own agent's one-shot command: each agent
+/// sends the grading prompt to its model (the scripted judge) and returns its reply.
+#[test]
+fn every_agent_grades_through_its_own_one_shot_command() {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    let up = agent.name.to_uppercase();
+                    let model = ScriptedModel::start();
+                    // The judge's script first: the grading prompt also quotes the task.
+                    model.script(
+                        &format!("JUDGE-{up}"),
+                        vec![Turn::Text(
+                            "{\"score\": 9, \"reasoning\": \"states 43\"}".into(),
+                        )],
+                    );
+                    model.script(
+                        &format!("TASK-{up}"),
+                        vec![Turn::Text("The counter is 43.".into())],
+                    );
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/ws/graded.aptitude.yaml",
+                        &format!(
+                            "name: graded\nprompt: \"TASK-{up}: what is the counter?\"\nassertions:\n  - stdout:\n      review: \"JUDGE-{up}: states that the counter is 43\"\n"
+                        ),
+                    );
+                    let (code, results, stderr) =
+                        run_on(&suite, &model, &agent, &["--no-cache"]);
+                    (agent.name, code, results, stderr)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, code, results, stderr) = run.join().unwrap();
+            let test = &results["tests"][0];
+            let review = &test["assertions"][0];
+            assert_eq!(
+                review["status"], "pass",
+                "{name}: exit {code}\n{stderr}\n{test:#}"
+            );
+            assert_eq!(review["score"], 9, "{name}");
+        }
+    });
 }
