@@ -376,3 +376,83 @@ fn every_agent_grades_through_its_own_one_shot_command() {
         }
     });
 }
+
+/// Aider (PyPI, pinned in `tests/agents-requirements.txt`, installed by `scripts/test`):
+/// its applied edit is recorded as a `Write`, the file is in the workspace copy, and an
+/// assertion about shell commands it can not record is `error`, never a pass or a fail.
+/// A model that fails makes the run `error` although Aider exits 0.
+#[test]
+fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
+    let aider = root().join(".venv-agents/bin/aider");
+    assert!(
+        aider.exists(),
+        "{} is missing: run `scripts/test`",
+        aider.display()
+    );
+    let model = ScriptedModel::start();
+    model.script(
+        "AIDER-EDIT",
+        vec![Turn::Text(
+            "I will create the file.\n\nout.txt\n```\n<<<<<<< SEARCH\n=======\nhello\n>>>>>>> REPLACE\n```\n".into(),
+        )],
+    );
+    model.script("AIDER-FAIL", vec![Turn::Http(500, "scripted outage")]);
+    let suite = Suite::new();
+    suite
+        .file(
+            "tests/ws/edit.aptitude.yaml",
+            "name: edit\nprompt: \"AIDER-EDIT: create out.txt containing hello\"\nassertions:\n  - tool: Write\n    params: {file_path: \"*out.txt\"}\n  - file_contains: {path: out.txt, text: hello}\n",
+        )
+        .file(
+            "tests/ws/shell.aptitude.yaml",
+            "name: shell\nprompt: \"AIDER-EDIT: create out.txt\"\nassertions:\n  - tool: Bash\n    called: false\n",
+        )
+        .file(
+            "tests/ws/fail.aptitude.yaml",
+            "name: fail\nprompt: \"AIDER-FAIL: do it\"\nassertions:\n  - file_absent: nothing.txt\n",
+        );
+    let out = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", suite.path())
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .current_dir(suite.path())
+        .args([
+            "run",
+            "tests",
+            "--no-grade",
+            "--agent",
+            "aider",
+            "--model",
+            "fake-model",
+        ])
+        .arg("--agent-bin")
+        .arg(format!("aider={}", aider.display()))
+        .arg("--agent-base-url")
+        .arg(format!("aider={}/v1", model.base_url()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
+    )
+    .unwrap();
+    let edit = crate::run::test(&results, "edit");
+    assert_eq!(edit["status"], "passed", "{stderr}\n{edit:#}");
+    let shell = crate::run::test(&results, "shell");
+    assert_eq!(shell["status"], "error", "{shell:#}");
+    assert!(
+        shell["assertions"][0]["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("aider records no shell commands"),
+        "{shell:#}"
+    );
+    let fail = crate::run::test(&results, "fail");
+    assert_eq!(fail["status"], "error", "{fail:#}");
+    assert!(!suite.path().join("tests/ws/out.txt").exists());
+}
