@@ -25,8 +25,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{f64_of, i32_of, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, f64_of, i32_of, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// Copilot CLI events, from stdout or the session log (the format says which).
@@ -108,7 +108,7 @@ impl CopilotParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let kind = str_of(event, "type").unwrap_or("");
         let ts = str_of(event, "timestamp").map(str::to_owned);
         let null = Value::Null;
@@ -244,18 +244,20 @@ pub fn usage_file(doc: &Value) -> Option<Usage> {
         .then(|| usage_of_model_metrics(doc.get("modelMetrics").unwrap_or(&Value::Null)))
 }
 
-impl LineParser for CopilotParser {
+impl EventParser for CopilotParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let outcome = match (self.error, self.exit_code) {
             (Some(error), _) => error,
             (None, Some(code)) if code != 0 => Outcome::Error {

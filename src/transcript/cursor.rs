@@ -19,8 +19,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{i32_of, millis_to_rfc3339, parse_line, str_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, i32_of, millis_to_rfc3339, str_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// `cursor-agent --output-format stream-json`.
@@ -128,7 +128,7 @@ impl CursorParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         match str_of(event, "type").unwrap_or("") {
             "system" => {
                 if str_of(event, "subtype") == Some("init") {
@@ -195,18 +195,20 @@ impl CursorParser {
     }
 }
 
-impl LineParser for CursorParser {
+impl EventParser for CursorParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::CursorStreamJson,

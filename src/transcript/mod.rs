@@ -1134,22 +1134,24 @@ fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
         Format::ClaudeSession | Format::ClaudeStreamJson | Format::QwenStreamJson => {
             Box::new(claude::ClaudeParser::new(format))
         }
-        Format::QwenSession => Box::new(qwen::QwenSessionParser::new()),
-        Format::CodexExecJson => Box::new(codex::ExecParser::new()),
-        Format::CodexRollout => Box::new(codex::RolloutParser::new()),
-        Format::GeminiStreamJson => Box::new(gemini::StreamParser::new()),
+        Format::QwenSession => Box::new(json::Events(qwen::QwenSessionParser::new())),
+        Format::CodexExecJson => Box::new(json::Events(codex::ExecParser::new())),
+        Format::CodexRollout => Box::new(json::Events(codex::RolloutParser::new())),
+        Format::GeminiStreamJson => Box::new(json::Events(gemini::StreamParser::new())),
         Format::GeminiSession | Format::GeminiChat | Format::GeminiJson => {
-            Box::new(gemini::SessionParser::new(format))
+            Box::new(json::Events(gemini::SessionParser::new(format)))
         }
         Format::CopilotJson | Format::CopilotSession => {
-            Box::new(copilot::CopilotParser::new(format))
+            Box::new(json::Events(copilot::CopilotParser::new(format)))
         }
         Format::OpencodeJson | Format::OpencodeSession => {
-            Box::new(opencode::OpencodeParser::new(format))
+            Box::new(json::Events(opencode::OpencodeParser::new(format)))
         }
-        Format::PiJson | Format::PiSession => Box::new(pi::PiParser::new(format)),
-        Format::CursorStreamJson => Box::new(cursor::CursorParser::new()),
-        Format::AuggieJson | Format::AuggieSession => Box::new(auggie::AuggieResultParser::new()),
+        Format::PiJson | Format::PiSession => Box::new(json::Events(pi::PiParser::new(format))),
+        Format::CursorStreamJson => Box::new(json::Events(cursor::CursorParser::new())),
+        Format::AuggieJson | Format::AuggieSession => {
+            Box::new(json::Events(auggie::AuggieResultParser::new()))
+        }
         Format::AiderChat => Box::new(AiderLines(aider::AiderParser::new())),
     }
 }

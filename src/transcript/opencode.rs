@@ -20,8 +20,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{f64_of, i32_of, millis_to_rfc3339, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, f64_of, i32_of, millis_to_rfc3339, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// What opencode says when `run` auto-rejects a permission.
@@ -171,7 +171,7 @@ impl OpencodeParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let session = str_of(event, "sessionID");
         match str_of(event, "type").unwrap_or("") {
             "error" => {
@@ -231,18 +231,20 @@ impl OpencodeParser {
     }
 }
 
-impl LineParser for OpencodeParser {
+impl EventParser for OpencodeParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         self.into_transcript()
     }
 }

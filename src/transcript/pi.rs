@@ -23,8 +23,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{content_text, f64_of, leading_http_status, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, content_text, f64_of, leading_http_status, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// pi events or session log (the parser switches to `pi-session` at its first `message`
@@ -126,7 +126,7 @@ impl PiParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let ts = str_of(event, "timestamp").map(str::to_owned);
         match str_of(event, "type").unwrap_or("") {
             "session" => {
@@ -174,18 +174,20 @@ impl PiParser {
     }
 }
 
-impl LineParser for PiParser {
+impl EventParser for PiParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let events = self.format == Format::PiJson;
         let outcome = match self.stop_reason.as_deref() {
             Some("error") => {
