@@ -27,7 +27,7 @@
 //! | `auggie-session` | Auggie session files (`sessions/<id>.json`) |
 //! | `aider-chat` | Aider's `.aider.chat.history.md` (0.86.2): its applied edits as calls |
 //!
-//! This module is the model; [`read`] reads files and streams and [`detect`] tells the
+//! This module is the model; `read.rs` reads files and streams and `detect.rs` tells the
 //! formats apart and picks their parsers.
 //!
 //! Parsing streams line by line: memory grows with the tool calls kept, not with the file.
