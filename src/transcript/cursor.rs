@@ -4,7 +4,7 @@
 //! One JSON object per line: `system/init` {session_id, model, cwd, apiKeySource,
 //! permissionMode} (no `tools` list, unlike Claude Code's), `user` and `assistant`
 //! {message {content [{type: text, text}]}} in Claude Code's shapes, `thinking`
-//! delta/completed, `tool_call` started/completed {call_id, tool_call {<kind>ToolCall
+//! delta/completed, `tool_call` started/completed {call_id, tool_call {`<kind>ToolCall`
 //! {args, result {success {exitCode, stdout, stderr} | failure {…} | rejected {…}}}},
 //! timestamp_ms}, and `result` {subtype, is_error, duration_ms, result, session_id,
 //! request_id}. The kinds seen or documented: `shellToolCall` {command},
