@@ -237,3 +237,58 @@ impl EventParser for PiParser {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Transcript {
+        let mut p = PiParser::new(Format::PiJson);
+        for line in lines {
+            let event: Value = serde_json::from_str(line).unwrap();
+            p.event(0, &event);
+        }
+        p.finish()
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"p1","cwd":"/w"}"#;
+
+    #[test]
+    fn an_aborted_run_is_interrupted_and_a_killed_one_incomplete() {
+        let aborted = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"aborted"}}"#,
+            r#"{"type":"agent_end"}"#,
+        ]);
+        assert_eq!(aborted.outcome, Outcome::Interrupted);
+        let killed = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"stopReason":"stop"}}"#,
+        ]);
+        assert!(
+            matches!(killed.outcome, Outcome::Incomplete { .. }),
+            "{:?}",
+            killed.outcome
+        );
+        assert_eq!(killed.final_text.as_deref(), Some("hi"));
+    }
+
+    #[test]
+    fn a_retry_that_succeeds_is_a_completed_run() {
+        let t = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"500 boom"}}"#,
+            r#"{"type":"agent_end"}"#,
+            r#"{"type":"auto_retry_start","attempt":1}"#,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"stopReason":"stop"}}"#,
+            r#"{"type":"agent_end"}"#,
+            r#"{"type":"auto_retry_end","success":true}"#,
+        ]);
+        assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+        assert_eq!(t.final_text.as_deref(), Some("Done."));
+    }
+}
