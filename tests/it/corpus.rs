@@ -788,6 +788,10 @@ fn aider_edits_become_write_and_edit_calls() {
     assert!(only.records("Write") && !only.records("Bash"));
     assert!(only.reason.contains("aider records no shell commands"));
     assert!(t.outcome.is_completed());
+    assert!(
+        aptitude::report::terminal::render_transcript(&t).contains("records only Edit, Write"),
+        "`aptitude transcript` says what it can not show"
+    );
 }
 
 /// The same assertion on the same command gives the same verdict whichever agent ran it.
