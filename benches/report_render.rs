@@ -99,6 +99,7 @@ fn main() -> std::io::Result<()> {
                 transcript: Some(transcript(i)),
                 agent: Some("claude 2.1.328 (Claude Code)".into()),
                 agent_id: Some(aptitude::agent::AgentKind::Claude),
+                variant: None,
                 files: Vec::new(),
                 workspace: None,
                 recorded: None,

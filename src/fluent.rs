@@ -256,6 +256,7 @@ impl ToolExpectation<'_> {
             line: 0,
             column: 0,
             kind: AssertionKind::Tool(Box::new(self.assertion.clone())),
+            variants: None,
         };
         assertions::evaluate_one(0, &assertion, &Evidence::transcript_only(self.output))
     }
@@ -369,7 +370,10 @@ impl StdoutAssertion<'_> {
                 line: 0,
                 column: 0,
                 kind: AssertionKind::Review(review),
+                variants: None,
             }],
+            variants: Vec::new(),
+            variant: None,
         };
         let mut config = JudgeConfig::default();
         if !self.cache {

@@ -134,6 +134,10 @@ pub struct TestResult {
     /// per agent. Absent in results written before agents could be chosen per test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<crate::agent_kind::AgentKind>,
+    /// The variant that ran (`default` is the test as written), for tests that declare
+    /// `variants:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     /// Files the agent created, modified or deleted in its workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
@@ -411,6 +415,7 @@ mod tests {
             transcript: None,
             agent: None,
             agent_id: None,
+            variant: None,
             files: Vec::new(),
             workspace: None,
             recorded: None,

@@ -224,6 +224,7 @@ pub fn not_run(spec: &TestSpec, why: &str) -> TestResult {
         transcript: None,
         agent: None,
         agent_id: Some(spec.agent.kind),
+        variant: (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
         files: Vec::new(),
         workspace: None,
         recorded: None,
@@ -313,6 +314,12 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     };
     if config.keep_workspaces {
         result.workspace = Some(workspace.keep().display().to_string());
+    }
+    if let Some(variant) = &spec.variant
+        && let Err(why) = workspace.apply_variant(&variant.remove, &variant.add)
+    {
+        let why = format!("variant `{}`: {why}", variant.name);
+        return (finish(result, Some(why)), None);
     }
     let workspace = Arc::new(workspace);
 
@@ -473,7 +480,9 @@ async fn post_run(
         .map_err(|e| e.to_string())?;
     let mut verify_runs = BTreeMap::new();
     for (index, assertion) in spec.assertions.iter().enumerate() {
-        if let AssertionKind::Verify(v) = &assertion.kind {
+        if let AssertionKind::Verify(v) = &assertion.kind
+            && crate::assertions::applies_to(assertion, spec.variant_name())
+        {
             set_step(format!("verify `{}`", v.run));
             verify_runs.insert(
                 index,
@@ -816,6 +825,7 @@ pub async fn evaluate_transcript(
         assertions,
         agent: transcript.agent_version.clone(),
         agent_id: None,
+        variant: None,
         transcript: Some(transcript),
         files: Vec::new(),
         workspace: None,

@@ -81,6 +81,58 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Applies a variant to the copy: deletes `remove` paths (a link itself, never its
+    /// target; a directory with its contents) and writes `add` files, creating their
+    /// directories. Paths are relative to the copy and were checked at load to stay inside
+    /// it; a parent that leads outside through a link is refused here.
+    ///
+    /// # Errors
+    /// A sentence naming the path: a `remove` path that is not in the copy, a path that
+    /// leads outside it, or an I/O failure.
+    pub fn apply_variant(&self, remove: &[String], add: &[(String, String)]) -> Result<(), String> {
+        let root = self.path();
+        let inside_parent = |rel: &str| -> Result<std::path::PathBuf, String> {
+            let rel = Path::new(rel);
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            match crate::files::resolve_in(root, parent)
+                .map_err(|e| format!("{}: {e}", rel.display()))?
+            {
+                crate::files::Resolved::Inside(p) => Ok(p),
+                crate::files::Resolved::Missing => Ok(root.join(parent)),
+                crate::files::Resolved::Outside(_) => {
+                    Err(format!("{} leads outside the workspace", rel.display()))
+                }
+            }
+        };
+        for rel in remove {
+            let name = Path::new(rel)
+                .file_name()
+                .ok_or_else(|| format!("`remove: {rel}` names no file"))?;
+            let path = inside_parent(rel)?.join(name);
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(|_| format!("`remove: {rel}`: there is no such path in the workspace"))?;
+            let removed = if meta.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| format!("`remove: {rel}`: {e}"))?;
+        }
+        for (rel, content) in add {
+            let name = Path::new(rel)
+                .file_name()
+                .ok_or_else(|| format!("`add: {rel}` names no file"))?;
+            let dir = inside_parent(rel)?;
+            std::fs::create_dir_all(&dir).map_err(|e| format!("`add: {rel}`: {e}"))?;
+            let path = dir.join(name);
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                std::fs::remove_file(&path).map_err(|e| format!("`add: {rel}`: {e}"))?;
+            }
+            std::fs::write(&path, content).map_err(|e| format!("`add: {rel}`: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Copies `source` into a new temp dir (`.git` only when `include_git`) and snapshots it.
     ///
     /// # Errors

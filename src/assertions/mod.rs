@@ -73,12 +73,36 @@ impl<'a> Evidence<'a> {
 }
 
 /// Evaluates every assertion of a test, in file order.
+///
+/// An assertion whose `variants:` do not name this test's variant is `skipped`, saying
+/// which variants it applies to.
 pub fn evaluate(spec: &TestSpec, evidence: &Evidence<'_>) -> Vec<AssertionResult> {
     spec.assertions
         .iter()
         .enumerate()
-        .map(|(i, a)| evaluate_one(i, a, evidence))
+        .map(|(i, a)| match &a.variants {
+            Some(names) if !applies_to(a, spec.variant_name()) => AssertionResult::new(
+                a.kind.key(),
+                format!("{} (variants: {})", a.kind.key(), names.join(", ")),
+                AssertionStatus::Skip,
+                a.line,
+                Some(format!(
+                    "applies only to the variants {}, not `{}`",
+                    names.join(", "),
+                    spec.variant_name()
+                )),
+            ),
+            _ => evaluate_one(i, a, evidence),
+        })
         .collect()
+}
+
+/// Whether `assertion` applies to the variant named `variant`.
+pub fn applies_to(assertion: &crate::spec::Assertion, variant: &str) -> bool {
+    assertion
+        .variants
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == variant))
 }
 
 /// Evaluates one assertion; `index` is its position in the test (for `verify` runs).

@@ -160,6 +160,9 @@ pub struct RunArgs {
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Run only these variants (`default` is each test as written), comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub variant: Vec<String>,
     /// Print each tool call as agents make it.
     #[arg(long, short = 'v')]
     pub verbose: bool,

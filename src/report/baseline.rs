@@ -25,13 +25,14 @@ pub struct Comparison {
     pub scores: Vec<(String, String, u8, u8)>,
 }
 
-/// A test's identity across runs: file, name and agent (results written before tests could
-/// run on several agents ran on Claude Code).
-fn key(t: &TestResult) -> (String, String, crate::agent_kind::AgentKind) {
+/// A test's identity across runs: file, name, agent and variant (results written before
+/// tests could run on several agents ran on Claude Code).
+fn key(t: &TestResult) -> (String, String, crate::agent_kind::AgentKind, Option<String>) {
     (
         t.file.clone(),
         t.name.clone(),
         t.agent_id.unwrap_or(crate::agent_kind::AgentKind::Claude),
+        t.variant.clone(),
     )
 }
 
@@ -172,6 +173,7 @@ mod tests {
             transcript: None,
             agent: None,
             agent_id: None,
+            variant: None,
             files: Vec::new(),
             workspace: None,
             recorded: None,

@@ -54,6 +54,29 @@ impl AgentTarget {
 /// The default LLM-judge threshold on the 1–10 scale (seed 000).
 pub const DEFAULT_THRESHOLD: u8 = 7;
 
+/// `variants:` entry: the test's workspace and settings changed one way (seed: "does my
+/// instruction change what the agent does?"). The test as written is the variant
+/// `default`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The variant's name (never `default`).
+    pub name: String,
+    /// `remove:` paths deleted from the workspace copy (relative, inside it).
+    pub remove: Vec<String>,
+    /// `add:` files written into the workspace copy: (relative path, content). A `from:`
+    /// file is read when the test file loads.
+    pub add: Vec<(String, String)>,
+    /// `env:` added to (and overriding) the test's.
+    pub env: BTreeMap<String, String>,
+    /// `model:` instead of the test's.
+    pub model: Option<String>,
+    /// `prompt:` instead of the test's.
+    pub prompt: Option<String>,
+}
+
+/// The name of the test as written, among its variants.
+pub const DEFAULT_VARIANT: &str = "default";
+
 /// One validated test.
 #[derive(Debug, Clone)]
 pub struct TestSpec {
@@ -87,9 +110,49 @@ pub struct TestSpec {
     pub model: Option<String>,
     /// The assertions, in file order (at least one).
     pub assertions: Vec<Assertion>,
+    /// `variants:` declared by the file, in file order.
+    pub variants: Vec<Variant>,
+    /// The variant this copy of the test runs ([`TestSpec::per_variant`]); `None` is the
+    /// test as written (`default`).
+    pub variant: Option<Variant>,
 }
 
 impl TestSpec {
+    /// The name of the variant this copy runs (`default` for the test as written).
+    pub fn variant_name(&self) -> &str {
+        self.variant
+            .as_ref()
+            .map_or(DEFAULT_VARIANT, |v| v.name.as_str())
+    }
+
+    /// One test per variant: `default` (the test as written), then each declared variant
+    /// with its `env`, `model` and `prompt` applied. `only` (from `--variant`), when not
+    /// empty, keeps the named ones.
+    pub fn per_variant(&self, only: &[String]) -> Vec<TestSpec> {
+        let keep = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+        let mut out = Vec::new();
+        if keep(DEFAULT_VARIANT) {
+            out.push(self.clone());
+        }
+        for v in self.variants.iter().filter(|v| keep(&v.name)) {
+            let mut spec = self.clone();
+            spec.env.extend(v.env.clone());
+            if let Some(model) = &v.model {
+                spec.model = Some(model.clone());
+                for target in &mut spec.agents {
+                    target.model = None;
+                }
+                spec.agent.model = None;
+            }
+            if let Some(prompt) = &v.prompt {
+                spec.prompt = prompt.clone();
+            }
+            spec.variant = Some(v.clone());
+            out.push(spec);
+        }
+        out
+    }
+
     /// Whether the file names its agents (`run --agent` only changes tests that do not).
     pub fn agent_explicit(&self) -> bool {
         !self.agents.is_empty()
@@ -151,6 +214,9 @@ pub struct Assertion {
     pub column: u32,
     /// What it checks.
     pub kind: AssertionKind,
+    /// `variants:` beside it: the variants it applies to (all when `None`); in the others
+    /// it is reported as skipped.
+    pub variants: Option<Vec<String>>,
 }
 
 /// Which tool calls an assertion looks at.

@@ -98,6 +98,8 @@ struct TestFile {
     /// What must hold after the run; at least one.
     #[schemars(length(min = 1))]
     assertions: Vec<AssertionItem>,
+    /// Variants of the workspace and settings; the test as written is `default`.
+    variants: Option<BTreeMap<String, VariantField>>,
 }
 
 /// A non-empty string.
@@ -349,6 +351,8 @@ struct ToolItem {
     last_call_params: Option<Params>,
     /// Which calls count.
     scope: Option<ScopeField>,
+    /// The variants this assertion applies to (default: all).
+    variants: Option<VariantNames>,
 }
 
 /// `stdout: {review, threshold, model, agent}`.
@@ -358,6 +362,8 @@ struct ToolItem {
 struct StdoutItem {
     /// The review.
     stdout: Review,
+    /// The variants this assertion applies to (default: all).
+    variants: Option<VariantNames>,
 }
 
 /// What the judge grades the final answer against.
@@ -393,6 +399,8 @@ macro_rules! kind_item {
             $key: $ty,
             /// Which calls count (default `all`).
             scope: Option<ScopeField>,
+            /// The variants this assertion applies to (default: all).
+            variants: Option<VariantNames>,
         }
     };
     ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
@@ -403,8 +411,59 @@ macro_rules! kind_item {
         struct $name {
             #[doc = concat!("The `", stringify!($key), "` check.")]
             $key: $ty,
+            /// The variants this assertion applies to (default: all).
+            variants: Option<VariantNames>,
         }
     };
+}
+
+/// Variant names: `default` (the test as written) or names declared under `variants:`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum VariantNames {
+    /// One name.
+    One(NonEmpty),
+    /// Several.
+    Many(Vec<NonEmpty>),
+}
+
+/// One variant of a test: its workspace and settings changed one way.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct VariantField {
+    /// Paths deleted from the workspace copy.
+    remove: Option<OneOrMany>,
+    /// Files written into the workspace copy: text, or `{from: FILE}` relative to the test
+    /// file.
+    add: Option<BTreeMap<String, AddedFile>>,
+    /// Environment added to the test's.
+    env: Option<BTreeMap<String, Scalar>>,
+    /// The model instead of the test's.
+    model: Option<NonEmpty>,
+    /// The prompt instead of the test's.
+    prompt: Option<NonEmpty>,
+}
+
+/// An added file's content.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum AddedFile {
+    /// The text.
+    Text(String),
+    /// A file's content.
+    From(AddedFrom),
+}
+
+/// `{from: FILE}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct AddedFrom {
+    /// The file, relative to the test file's directory.
+    from: NonEmpty,
 }
 
 kind_item!(
@@ -642,10 +701,9 @@ mod tests {
         };
         assert_eq!(keys(&schema), sorted(super::super::load::TEST_KEYS));
         let defs = &schema["definitions"];
-        assert_eq!(
-            keys(&defs["ToolItem"]),
-            sorted(super::super::load::TOOL_KEYS)
-        );
+        let mut tool_keys = super::super::load::TOOL_KEYS.to_vec();
+        tool_keys.push(super::super::load::ASSERTION_VARIANTS_KEY);
+        assert_eq!(keys(&defs["ToolItem"]), sorted(&tool_keys));
         let items = defs["AssertionItem"]["anyOf"].as_array().unwrap();
         let mut kinds: Vec<String> = items
             .iter()

@@ -326,6 +326,38 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
     // The stand-in (its command line holds the prompt) and its child are both gone.
     assert!(crate::support::procs::running("STAND-IN-HANG").is_empty());
     assert!(crate::support::procs::running("sleep 317").is_empty());
+
+    // A version pin the CLI does not meet stops the run before any test (the binary
+    // named by `APTITUDE_CURSOR_BIN` this time); a test's own `version:` pin too.
+    std::fs::remove_file(suite.results_path()).unwrap();
+    let pinned = Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", suite.path())
+        .env("APTITUDE_CURSOR_BIN", &stub)
+        .current_dir(suite.path())
+        .args([
+            "run",
+            "tests",
+            "--no-grade",
+            "--agent-version",
+            "cursor=2026.02.01",
+        ])
+        .arg("--json")
+        .arg(suite.results_path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&pinned.stderr);
+    assert_eq!(pinned.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("agent `cursor` must be version 2026.02.01, but")
+            && stderr.contains("reports `2026.01.28-stand-in`")
+            && stderr.contains("nothing was run"),
+        "{stderr}"
+    );
+    assert!(!suite.results_path().exists(), "no test ran");
 }
 
 /// `stdout` reviews grade through the test's own agent's one-shot command: each agent

@@ -28,7 +28,11 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "max_turns",
     "model",
     "assertions",
+    "variants",
 ];
+
+/// The key beside any assertion that names the variants it applies to.
+pub(in crate::spec) const ASSERTION_VARIANTS_KEY: &str = "variants";
 
 /// The outcome of loading many files: the tests that loaded, and every file's problems.
 #[derive(Debug, Default)]
@@ -183,6 +187,8 @@ struct Ctx {
     /// Check that `workspace:` names an existing directory (when loading a file from disk;
     /// `load_str` does not touch the file system).
     check_workspace: bool,
+    /// The variant names the test declares (for `variants:` beside assertions).
+    declared_variants: Vec<String>,
 }
 
 impl Ctx {
@@ -358,6 +364,11 @@ impl Ctx {
         let model = fields
             .get("model")
             .and_then(|n| self.non_empty_string(n, "model"));
+        let variants = fields
+            .get("variants")
+            .map(|n| self.variants(n, path))
+            .unwrap_or_default();
+        self.declared_variants = variants.iter().map(|v| v.name.clone()).collect();
         let assertions = self
             .required(&fields, "assertions")
             .map(|n| self.assertions(n))
@@ -381,6 +392,8 @@ impl Ctx {
             max_turns,
             model,
             assertions,
+            variants,
+            variant: None,
         })
     }
 
@@ -582,10 +595,20 @@ impl Ctx {
             }
             return None;
         };
+        let variants = match fields.get(ASSERTION_VARIANTS_KEY) {
+            Some(n) => {
+                let declared = std::mem::take(&mut self.declared_variants);
+                let names = self.assertion_variants(n, &declared);
+                self.declared_variants = declared;
+                names
+            }
+            None => None,
+        };
         Some(Assertion {
             line: anchor.line,
             column: anchor.column,
             kind,
+            variants,
         })
     }
 
@@ -640,7 +663,8 @@ impl Ctx {
         let scoped = kinds::find(kind).is_some_and(|k| k.scoped);
         for (key, _) in fields.entries {
             let name = key.name.as_str();
-            if kinds::is_kind(name) || (scoped && name == "scope") {
+            if kinds::is_kind(name) || (scoped && name == "scope") || name == ASSERTION_VARIANTS_KEY
+            {
                 continue;
             }
             let message = if TOOL_KEYS.contains(&name) {
@@ -708,6 +732,7 @@ mod files;
 mod kinds;
 mod review;
 mod tool;
+mod variants;
 
 pub(in crate::spec) use tool::TOOL_KEYS;
 

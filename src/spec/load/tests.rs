@@ -539,3 +539,66 @@ fn bad_agent_lists_are_load_errors() {
     );
     assert!(errs.iter().any(|e| e.contains("quote it")), "{errs:?}");
 }
+
+#[test]
+fn variants_split_a_test_and_scope_assertions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("skill.md"), "# deploy\n").unwrap();
+    let file = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &file,
+        "name: t\nprompt: p\nenv: {A: \"1\"}\nvariants:\n  baseline: {remove: [AGENTS.md]}\n  with-skill: {add: {\".claude/skills/deploy/SKILL.md\": {from: skill.md}, notes.txt: hi}}\n  strict: {env: {STRICT: \"1\"}, model: m2, prompt: p2}\nassertions:\n  - tool: Read\n    called: false\n    variants: [default, strict]\n  - file_absent: AGENTS.md\n    variants: baseline\n",
+    )
+    .unwrap();
+    let spec = load_file(&file).unwrap();
+    let all = spec.per_variant(&[]);
+    let names: Vec<&str> = all.iter().map(|s| s.variant_name()).collect();
+    assert_eq!(names, ["default", "baseline", "with-skill", "strict"]);
+    assert_eq!(
+        all[2].variant.as_ref().unwrap().add[0],
+        (
+            ".claude/skills/deploy/SKILL.md".to_owned(),
+            "# deploy\n".to_owned()
+        )
+    );
+    assert_eq!(all[3].env["STRICT"], "1");
+    assert_eq!(all[3].env["A"], "1");
+    assert_eq!(all[3].model.as_deref(), Some("m2"));
+    assert_eq!(all[3].prompt, "p2");
+    assert_eq!(
+        spec.assertions[0].variants.as_deref(),
+        Some(&["default".to_owned(), "strict".to_owned()][..])
+    );
+    let only = spec.per_variant(&["baseline".to_owned()]);
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0].variant_name(), "baseline");
+}
+
+#[test]
+fn bad_variants_are_load_errors_with_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &file,
+        "name: t\nprompt: p\nvariants:\n  default: {}\n  out: {remove: [../x]}\n  missing: {add: {a.txt: {from: nope.md}}}\n  typo: {remoev: [a]}\nassertions:\n  - tool: Read\n    variants: [basline]\n",
+    )
+    .unwrap();
+    let err = load_file(&file).unwrap_err();
+    let messages: Vec<String> = err
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}:{} {}", d.pos.line, d.pos.column, d.message))
+        .collect();
+    let has = |needle: &str| messages.iter().any(|m| m.contains(needle));
+    assert!(
+        has("4:3 a variant can not be named `default`"),
+        "{messages:?}"
+    );
+    assert!(has("leaves the workspace"), "{messages:?}");
+    assert!(
+        has("`from` file \"nope.md\" can not be read"),
+        "{messages:?}"
+    );
+    assert!(has("unknown key `remoev`"), "{messages:?}");
+    assert!(has("10:16 unknown variant `basline`"), "{messages:?}");
+}

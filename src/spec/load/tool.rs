@@ -26,7 +26,7 @@ impl Ctx {
     pub(super) fn tool_item_keys(&mut self, fields: &Fields<'_>) {
         for (key, _) in fields.entries {
             let name = key.name.as_str();
-            if TOOL_KEYS.contains(&name) {
+            if TOOL_KEYS.contains(&name) || name == super::ASSERTION_VARIANTS_KEY {
                 continue;
             }
             if kinds::is_kind(name) {
