@@ -1,6 +1,6 @@
 //! Running tests: workspace → setup → agent → assertions, several tests at once.
 //!
-//! The runner never prints. It emits [`Event`]s as tests start and finish; reporters render
+//! The runner never prints. It emits [`Event`]s ([`crate::events`]) as tests start and finish; reporters render
 //! them. Results come back in file order whatever the finishing order.
 //!
 //! A test is `error` — never `passed` — when its run could not be judged: a workspace or
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::process::{self, Ending};
 use crate::agent::{Agent, ExecuteRequest, Execution};
 use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
+use crate::events::Event;
 use crate::judge::{Judge, ReviewVerdict};
 use crate::results::TestResult;
 use crate::spec::diagnostic::display_path;
@@ -59,32 +60,6 @@ impl Default for RunConfig {
     }
 }
 
-/// What happens during a run, for reporters.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// A test started (its workspace is being prepared).
-    Started {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The test's name.
-        name: String,
-    },
-    /// An agent made a tool call (while its test runs).
-    ToolCall {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The call (its result may not be known yet).
-        call: Box<crate::transcript::ToolCall>,
-    },
-    /// A test finished; its result is final.
-    Finished {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The result.
-        result: Box<TestResult>,
-    },
-}
-
 /// Runs tests with agents chosen by each test's `agent:` name.
 pub struct Runner {
     agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
@@ -120,6 +95,9 @@ impl Runner {
         events: mpsc::UnboundedSender<Event>,
         cancel: CancellationToken,
     ) -> Vec<TestResult> {
+        let _ = events.send(Event::RunStarted {
+            names: specs.iter().map(|s| s.name.clone()).collect(),
+        });
         let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
         let mut results: Vec<Option<TestResult>> = vec![None; specs.len()];
@@ -131,7 +109,7 @@ impl Runner {
             };
             let Some(permit) = permit else {
                 let result = not_run(spec, "interrupted before it started");
-                let _ = events.send(Event::Finished {
+                let _ = events.send(Event::TestFinished {
                     index,
                     result: Box::new(result.clone()),
                 });
@@ -153,13 +131,14 @@ impl Runner {
                         None,
                     ),
                     Some((agent, version)) => {
-                        let _ = events.send(Event::Started {
+                        let _ = events.send(Event::TestStarted {
                             index,
                             name: spec.name.clone(),
                         });
                         let live = |call: &crate::transcript::ToolCall| {
                             let _ = events.send(Event::ToolCall {
                                 index,
+                                run: 1,
                                 call: Box::new(call.clone()),
                             });
                         };
@@ -176,7 +155,7 @@ impl Runner {
                     }
                 };
                 let (result, written) = result;
-                let _ = events.send(Event::Finished {
+                let _ = events.send(Event::TestFinished {
                     index,
                     result: Box::new(result.clone()),
                 });

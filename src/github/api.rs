@@ -218,7 +218,7 @@ const MESSAGE_MAX: usize = 4_000;
 /// An annotation's title and message, cut to GitHub's limits after redaction.
 fn bounded(title: &str, message: &str) -> (String, String) {
     let title = crate::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
-    let message = crate::assertions::truncate_lines(message, MESSAGE_MAX);
+    let message = crate::text::truncate_lines(message, MESSAGE_MAX);
     let message = crate::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
     (title, message)
 }

@@ -12,8 +12,8 @@
 
 use askama::Template;
 
-use crate::report::terminal::{format_duration, format_usage};
 use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::text::{format_duration, format_usage};
 use crate::workspace::ChangeKind;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
@@ -21,7 +21,7 @@ pub const OUTPUT_MAX: usize = 4_000;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
-    crate::assertions::truncate_lines(text, OUTPUT_MAX)
+    crate::text::truncate_lines(text, OUTPUT_MAX)
 }
 
 struct Stat {
@@ -190,7 +190,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
                         number: i + 1,
                         name: c.name.clone(),
                         agent: (!c.is_main()).then(|| c.agent.clone()),
-                        summary: crate::assertions::summarize_input(&c.input, 120),
+                        summary: crate::text::summarize_input(&c.input, 120),
                         input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
                         output: cut(c.output.as_deref().unwrap_or("")),
                         class,
@@ -236,6 +236,14 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
         workspace: t.workspace.clone(),
     }
 }
+
+/// The HTML file format (`--html FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "html",
+    render: |results, _| {
+        render(results).map_err(|e| format!("can not render the HTML report: {e}"))
+    },
+};
 
 /// Renders results as one self-contained HTML page.
 ///

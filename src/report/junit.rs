@@ -153,6 +153,12 @@ fn case(test: &TestResult) -> TestCase {
     case
 }
 
+/// The JUnit XML file format (`--junit FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "junit",
+    render: |results, _| render(results).map_err(|e| e.to_string()),
+};
+
 /// Renders results as JUnit XML.
 ///
 /// # Errors

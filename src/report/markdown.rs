@@ -16,8 +16,8 @@
 
 use askama::Template;
 
-use crate::report::terminal::{format_duration, format_usage};
 use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::text::{format_duration, format_usage};
 
 /// How the summary is rendered.
 #[derive(Debug, Clone)]
@@ -239,7 +239,7 @@ fn failure(t: &TestResult) -> Option<String> {
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(|d| {
-                    fenced(&crate::assertions::truncate_lines(d, DETAIL_MAX))
+                    fenced(&crate::text::truncate_lines(d, DETAIL_MAX))
                         .lines()
                         .map(|l| format!("  {l}"))
                         .collect::<Vec<_>>()
@@ -309,6 +309,20 @@ fn hard_bound(out: String, options: &MarkdownOptions) -> String {
         kept
     }
 }
+
+/// The Markdown summary file format (`--markdown FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "markdown",
+    render: |results, options| {
+        Ok(render(
+            results,
+            &MarkdownOptions {
+                max_chars: options.markdown_max_chars,
+                ..MarkdownOptions::default()
+            },
+        ))
+    },
+};
 
 /// Renders the summary within `options.max_chars` characters and `options.max_bytes` bytes.
 pub fn render(results: &Results, options: &MarkdownOptions) -> String {

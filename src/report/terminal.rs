@@ -18,7 +18,8 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 
 use crate::results::{AssertionResult, AssertionStatus, Results, Summary, TestResult, TestStatus};
-use crate::transcript::{Transcript, Usage};
+use crate::text::{format_duration, format_usage, thousands};
+use crate::transcript::Transcript;
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -143,43 +144,6 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
     );
 }
 
-/// `1.2s`, `340ms`, `2m 05s`.
-pub fn format_duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
-    }
-}
-
-/// `1,234`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
-pub fn format_usage(usage: &Usage) -> String {
-    let tokens = usage.input_tokens
-        + usage.output_tokens
-        + usage.cache_creation_input_tokens
-        + usage.cache_read_input_tokens;
-    let mut s = format!("{} tokens", thousands(tokens));
-    if let Some(cost) = usage.cost_usd {
-        s.push_str(&format!(" · ${cost:.4}"));
-    }
-    s
-}
-
 /// The closing summary line.
 pub fn render_summary(summary: &Summary) -> String {
     let parts: Vec<String> = summary
@@ -252,7 +216,7 @@ pub fn render_transcript(t: &Transcript) -> String {
             "  #{:<width$} {} {}",
             i + 1,
             paint(BOLD, &call.name),
-            crate::assertions::summarize_input(&call.input, 90)
+            crate::text::summarize_input(&call.input, 90)
         );
         if call.name != call.canonical {
             line.push_str(&paint(DIM, &format!(" ({})", call.canonical)));
@@ -264,26 +228,21 @@ pub fn render_transcript(t: &Transcript) -> String {
             (None, _, _) => paint(YELLOW, "no result"),
             (Some(o), true, Some(code)) => paint(
                 RED,
-                &format!("error, exit {code}: {}", crate::assertions::truncate(o, 60)),
+                &format!("error, exit {code}: {}", crate::text::truncate(o, 60)),
             ),
-            (Some(o), true, None) => paint(
-                RED,
-                &format!("error: {}", crate::assertions::truncate(o, 60)),
-            ),
-            (Some(o), false, Some(code)) => {
-                format!("exit {code}: {}", crate::assertions::truncate(o, 60))
+            (Some(o), true, None) => {
+                paint(RED, &format!("error: {}", crate::text::truncate(o, 60)))
             }
-            (Some(o), false, None) => crate::assertions::truncate(o, 60),
+            (Some(o), false, Some(code)) => {
+                format!("exit {code}: {}", crate::text::truncate(o, 60))
+            }
+            (Some(o), false, None) => crate::text::truncate(o, 60),
         };
         let _ = writeln!(out, "{line}\n      → {result}");
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(
-                out,
-                "final answer: {}",
-                crate::assertions::truncate(text, 300)
-            );
+            let _ = writeln!(out, "final answer: {}", crate::text::truncate(text, 300));
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");
@@ -346,10 +305,6 @@ mod tests {
 
     #[test]
     fn durations_and_numbers() {
-        assert_eq!(format_duration(340), "340ms");
-        assert_eq!(format_duration(1234), "1.2s");
-        assert_eq!(format_duration(125_000), "2m 05s");
         assert_eq!(thousands(1234567), "1,234,567");
-        assert_eq!(thousands(12), "12");
     }
 }
