@@ -22,6 +22,7 @@ pub mod fluent;
 pub mod github;
 pub mod judge;
 pub mod redact;
+pub mod repeat;
 pub mod report;
 pub mod results;
 pub mod runner;

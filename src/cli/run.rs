@@ -90,6 +90,13 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
             record: args.record,
+            runs: args.runs,
+            retry_infra: args.retry_infra,
+            retry_backoff: crate::runner::DEFAULT_RETRY_BACKOFF,
+            budget: crate::runner::BudgetLimits {
+                max_cost_usd: args.max_cost,
+                max_tokens: args.max_tokens,
+            },
         };
         let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), [claude]));
         let runner = Runner::new(agents, config, judge, redactor.clone());
@@ -130,16 +137,15 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                     .zip(finished)
                     .map(|(spec, done)| {
                         done.unwrap_or_else(|| {
-                            crate::runner::not_run(spec, "interrupted: it did not stop in time and was killed")
+                            crate::runner::not_run(spec, crate::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
                         })
                     })
                     .collect()
             }
         };
-        let Some(results) = super::output::redacted_or_report(
-            &redactor,
-            &Results::new(tests, started.elapsed().as_millis() as u64),
-        ) else {
+        let mut results = Results::new(tests, started.elapsed().as_millis() as u64);
+        results.summary.budget = runner.budget_summary();
+        let Some(results) = super::output::redacted_or_report(&redactor, &results) else {
             drop(summary_tx);
             if !cut {
                 let _ = printer.await;

@@ -4,17 +4,31 @@
 //!
 //! Tests are matched by (file, name); review scores by the assertion's description within
 //! the test.
+//!
+//! A test with repeated runs on both sides is compared by pass rate, not by status: it is a
+//! regression only when its pass rate fell and the one-sided Fisher exact test
+//! ([`crate::stats::fisher_exact_less`], this run's passed/failed runs against the
+//! baseline's) gives p below the significance level (`--significance`, default 0.05);
+//! otherwise a changed rate is listed as "changed, not significant" with both rates. Tests
+//! run once keep the status comparison.
 
 use std::collections::BTreeMap;
 
 use crate::report::markdown::inline;
 use crate::results::{Results, TestResult, TestStatus};
 
+/// The default significance level of a pass-rate regression (`--significance`).
+pub const DEFAULT_SIGNIFICANCE: f64 = 0.05;
+
 /// What changed between the baseline and this run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Comparison {
-    /// Passed before, failed or errored now.
+    /// Passed before, failed or errored now; for repeated tests, a pass rate that fell
+    /// significantly, with both rates and the p-value (`name (5/5 → 1/5 runs, p = 0.024)`).
     pub regressions: Vec<String>,
+    /// Repeated tests whose pass rate changed, not significantly: `name (4/5 → 3/5 runs,
+    /// p = 0.50)`.
+    pub changed: Vec<String>,
     /// Failed or errored before, passed now.
     pub fixes: Vec<String>,
     /// In this run only.
@@ -33,8 +47,15 @@ fn bad(s: TestStatus) -> bool {
     matches!(s, TestStatus::Failed | TestStatus::Error)
 }
 
-/// Compares `current` with `baseline`.
-pub fn compare(current: &Results, baseline: &Results) -> Comparison {
+/// (passed, judged) runs of a repeated test.
+fn judged_runs(t: &TestResult) -> Option<(u32, u32)> {
+    let r = t.repeat.as_ref()?;
+    (r.passed + r.failed > 0).then_some((r.passed, r.passed + r.failed))
+}
+
+/// Compares `current` with `baseline`; a repeated test's fall in pass rate is a regression
+/// when its one-sided Fisher p-value is below `significance`.
+pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comparison {
     let before: BTreeMap<(String, String), &TestResult> =
         baseline.tests.iter().map(|t| (key(t), t)).collect();
     let now: BTreeMap<(String, String), &TestResult> =
@@ -44,7 +65,42 @@ pub fn compare(current: &Results, baseline: &Results) -> Comparison {
         match before.get(&key(t)) {
             None => c.added.push(t.name.clone()),
             Some(old) => {
-                if old.status == TestStatus::Passed && bad(t.status) {
+                if let (Some((p_now, n_now)), Some((p_old, n_old))) =
+                    (judged_runs(t), judged_runs(old))
+                {
+                    // Compare rates without dividing: p_now/n_now vs p_old/n_old.
+                    let (now_x, old_x) = (
+                        u64::from(p_now) * u64::from(n_old),
+                        u64::from(p_old) * u64::from(n_now),
+                    );
+                    let what = |p: f64| {
+                        format!(
+                            "{} ({p_old}/{n_old} → {p_now}/{n_now} runs, p = {p:.3})",
+                            t.name
+                        )
+                    };
+                    if now_x < old_x {
+                        let p = crate::stats::fisher_exact_less([
+                            [p_now, n_now - p_now],
+                            [p_old, n_old - p_old],
+                        ]);
+                        if p < significance {
+                            c.regressions.push(what(p));
+                        } else {
+                            c.changed.push(what(p));
+                        }
+                    } else if now_x > old_x {
+                        let p = crate::stats::fisher_exact_less([
+                            [p_old, n_old - p_old],
+                            [p_now, n_now - p_now],
+                        ]);
+                        if p < significance {
+                            c.fixes.push(what(p));
+                        } else {
+                            c.changed.push(what(p));
+                        }
+                    }
+                } else if old.status == TestStatus::Passed && bad(t.status) {
                     c.regressions.push(t.name.clone());
                 } else if bad(old.status) && t.status == TestStatus::Passed {
                     c.fixes.push(t.name.clone());
@@ -120,6 +176,11 @@ impl Comparison {
         };
         list("🔴 regressions", &self.regressions, &mut out);
         list("🟢 fixes", &self.fixes, &mut out);
+        list(
+            "🟡 pass rate changed, not significant",
+            &self.changed,
+            &mut out,
+        );
         list("🆕 new tests", &self.added, &mut out);
         list("🗑️ removed tests", &self.removed, &mut out);
         if !self.scores.is_empty() {
@@ -170,6 +231,11 @@ mod tests {
             files: Vec::new(),
             workspace: None,
             recorded: None,
+            error_kind: None,
+            skip_reason: None,
+            attempts: Vec::new(),
+            runs: Vec::new(),
+            repeat: None,
         }
     }
 
@@ -191,7 +257,7 @@ mod tests {
             ],
             1,
         );
-        let c = compare(&now, &base);
+        let c = compare(&now, &base, DEFAULT_SIGNIFICANCE);
         assert_eq!(c.regressions, ["a"]);
         assert_eq!(c.fixes, ["b"]);
         assert_eq!(c.added, ["new"]);
@@ -210,6 +276,6 @@ mod tests {
             md.contains("regressions (1): a") && md.contains("9 → 5"),
             "{md}"
         );
-        assert!(compare(&base, &base).is_empty());
+        assert!(compare(&base, &base, DEFAULT_SIGNIFICANCE).is_empty());
     }
 }

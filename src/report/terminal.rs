@@ -62,24 +62,84 @@ fn assertion_icon(status: AssertionStatus) -> String {
 /// Renders one test as an uninterrupted block (ends with a newline).
 pub fn render_test(test: &TestResult) -> String {
     let mut out = String::new();
+    let repeat = test
+        .repeat
+        .as_ref()
+        .map(|r| {
+            let style = if r.flaky { YELLOW } else { DIM };
+            format!("  {}", paint(style, &r.headline()))
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "{} {}  {}  {}",
+        "{} {}  {}  {}{repeat}",
         test_icon(test.status),
         paint(BOLD, &test.name),
         paint(DIM, &test.file),
         test_word(test.status)
     );
+    if let Some(r) = &test.repeat {
+        let mut figures: Vec<String> = r.rate_phrase().into_iter().collect();
+        if let Some(e) = r.estimate_at_min_pass() {
+            figures.push(format!(
+                "pass@{k} {:.2} · pass^{k} {:.2}",
+                e.pass_at_k,
+                e.pass_hat_k,
+                k = e.k
+            ));
+        }
+        let marks: Vec<String> = test.runs.iter().map(|r| test_icon(r.status)).collect();
+        figures.push(format!("runs {}", marks.join("")));
+        let _ = writeln!(out, "  {}", paint(DIM, &figures.join(" · ")));
+    }
     if let Some(error) = &test.error {
-        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, error));
+        let error = match test.error_kind {
+            Some(kind) => format!("[{}] {error}", kind.word()),
+            None => error.clone(),
+        };
+        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &error));
+    }
+    if test.skip_reason == Some(crate::results::SkipReason::Budget) {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "⊘"),
+            paint(
+                DIM,
+                "not run: the run's cost or token ceiling was reached (budget)"
+            )
+        );
+    }
+    for a in &test.attempts {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "↻"),
+            paint(
+                DIM,
+                &format!(
+                    "retried after an infra error: {}",
+                    crate::text::truncate(&a.error, 200)
+                )
+            )
+        );
     }
     if let Some(t) = &test.transcript
         && let Some(line) = transcript_warnings_line(t)
     {
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &line));
     }
-    for a in &test.assertions {
-        render_assertion(&mut out, a, &test.file);
+    for (i, a) in test.assertions.iter().enumerate() {
+        let tally = test.repeat.as_ref().and_then(|r| {
+            let t = r.assertions.get(i)?;
+            let phrase = t.phrase(r.runs);
+            Some(if t.flaky {
+                paint(YELLOW, &format!("  {phrase} · flaky"))
+            } else {
+                paint(DIM, &format!("  {phrase}"))
+            })
+        });
+        render_assertion(&mut out, a, &test.file, tally.as_deref().unwrap_or(""));
     }
     if !test.files.is_empty() {
         let files: Vec<String> = test
@@ -113,7 +173,7 @@ pub fn render_test(test: &TestResult) -> String {
     out
 }
 
-fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
+fn render_assertion(out: &mut String, a: &AssertionResult, file: &str, tally: &str) {
     let cached = if a.cached == Some(true) {
         paint(DIM, " (cached)")
     } else {
@@ -121,7 +181,7 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
     };
     let _ = writeln!(
         out,
-        "  {} {}{cached}",
+        "  {} {}{cached}{tally}",
         assertion_icon(a.status),
         a.description
     );
@@ -171,13 +231,70 @@ pub fn render_summary(summary: &Summary) -> String {
             summary.tests_without_cost, summary.total
         ));
     }
+    let mut extra = String::new();
+    if let Some(r) = &summary.runs {
+        let mut runs = vec![format!("{} passed", r.passed)];
+        for (n, word) in [
+            (r.failed, "failed"),
+            (r.errors, "error"),
+            (r.skipped, "skipped"),
+        ] {
+            if n > 0 {
+                runs.push(format!("{n} {word}"));
+            }
+        }
+        extra.push_str(&format!(" · runs: {}", runs.join(", ")));
+        if r.flaky_tests > 0 {
+            extra.push_str(&paint(
+                YELLOW,
+                &format!(
+                    " ({} flaky test{})",
+                    r.flaky_tests,
+                    if r.flaky_tests == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    if let Some(b) = &summary.budget {
+        let text = budget_phrase(b);
+        extra.push_str(" · ");
+        extra.push_str(&if b.skipped_runs > 0 {
+            paint(YELLOW.bold(), &text)
+        } else {
+            text
+        });
+    }
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {usage}\n",
+        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n",
         summary.total,
         parts.join(", "),
         assertion_parts.join(", "),
         format_duration(summary.duration_ms),
     )
+}
+
+/// `spent $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling.
+pub fn budget_phrase(b: &crate::results::BudgetSummary) -> String {
+    let mut parts = Vec::new();
+    if let Some(max) = b.max_cost_usd {
+        parts.push(format!("spent ${:.4} of ${max:.4}", b.spent_cost_usd));
+    }
+    if let Some(max) = b.max_tokens {
+        parts.push(format!(
+            "{} of {} tokens",
+            thousands(b.spent_tokens),
+            thousands(max)
+        ));
+    }
+    let mut s = parts.join(", ");
+    if b.skipped_runs > 0 {
+        s.push_str(&format!(
+            " · {} run{} skipped (budget)",
+            b.skipped_runs,
+            if b.skipped_runs == 1 { "" } else { "s" }
+        ));
+    }
+    s
 }
 
 /// Every test block, then the summary.
