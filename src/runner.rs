@@ -1145,6 +1145,60 @@ mod tests {
     use super::*;
 
     #[test]
+    fn model_outages_are_infra_and_refusals_are_not() {
+        let api = |status| Outcome::ApiError {
+            message: "boom".into(),
+            http_status: status,
+        };
+        assert_eq!(outcome_kind(&api(Some(500))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(503))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(429))), ErrorKind::Infra);
+        assert_eq!(
+            outcome_kind(&api(None)),
+            ErrorKind::Infra,
+            "a dropped connection"
+        );
+        assert_eq!(outcome_kind(&api(Some(401))), ErrorKind::Setup);
+        assert_eq!(outcome_kind(&api(Some(400))), ErrorKind::Setup);
+        assert_eq!(
+            outcome_kind(&Outcome::MaxTurns {
+                message: "m".into()
+            }),
+            ErrorKind::Agent,
+            "max turns is the agent's, never retried"
+        );
+        assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
+    }
+
+    #[test]
+    fn spend_reaches_the_ceiling_by_cost_or_by_tokens() {
+        let mut spend = Spend::default();
+        let cost = BudgetLimits {
+            max_cost_usd: Some(0.10),
+            max_tokens: None,
+        };
+        let tokens = BudgetLimits {
+            max_cost_usd: None,
+            max_tokens: Some(1_000),
+        };
+        assert!(!spend.reached(&cost) && !spend.reached(&tokens));
+        spend.add(Some(&crate::transcript::Usage {
+            input_tokens: 600,
+            cache_read_input_tokens: 400,
+            cost_usd: Some(0.04),
+            ..Default::default()
+        }));
+        assert!(!spend.reached(&cost));
+        assert!(spend.reached(&tokens), "cache tokens count");
+        spend.add(Some(&crate::transcript::Usage {
+            cost_usd: Some(0.06),
+            ..Default::default()
+        }));
+        assert!(spend.reached(&cost), "reaching the ceiling exactly stops");
+        assert!(!spend.reached(&BudgetLimits::default()), "no ceiling");
+    }
+
+    #[test]
     fn a_recording_says_when_it_replaced_another_runs_transcript() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.transcript.jsonl");

@@ -278,4 +278,63 @@ mod tests {
         );
         assert!(compare(&base, &base, DEFAULT_SIGNIFICANCE).is_empty());
     }
+
+    /// A test of `runs` runs, `passed` of them passing.
+    fn repeated(name: &str, passed: u32, runs: u32) -> TestResult {
+        let each = (0..runs)
+            .map(|i| {
+                let status = if i < passed {
+                    TestStatus::Passed
+                } else {
+                    TestStatus::Failed
+                };
+                t(name, status, None)
+            })
+            .collect();
+        crate::repeat::aggregate(each, 1)
+    }
+
+    #[test]
+    fn a_fall_in_pass_rate_is_a_regression_only_when_significant() {
+        let base = Results::new(
+            vec![
+                repeated("real", 5, 5),
+                repeated("noise", 4, 5),
+                repeated("up", 0, 5),
+            ],
+            1,
+        );
+        let now = Results::new(
+            vec![
+                repeated("real", 1, 5),
+                repeated("noise", 3, 5),
+                repeated("up", 5, 5),
+            ],
+            1,
+        );
+        let c = compare(&now, &base, DEFAULT_SIGNIFICANCE);
+        // 5/5 → 1/5: scipy.stats.fisher_exact([[1, 4], [5, 0]], alternative="less")
+        // gives p = 6/252 = 0.0238.
+        assert_eq!(c.regressions, ["real (5/5 → 1/5 runs, p = 0.024)"]);
+        // 4/5 → 3/5: p = 0.5, a change but not a significant one.
+        assert_eq!(c.changed, ["noise (4/5 → 3/5 runs, p = 0.500)"]);
+        // 0/5 → 5/5 is a significant rise: a fix.
+        assert_eq!(c.fixes, ["up (0/5 → 5/5 runs, p = 0.004)"]);
+        let md = c.to_markdown();
+        let (reg, changed) = (
+            md.find("regressions").unwrap(),
+            md.find("changed, not significant").unwrap(),
+        );
+        assert!(reg < changed, "significant regressions come first: {md}");
+
+        // A stricter level makes the same fall not significant.
+        let c = compare(&now, &base, 0.01);
+        assert!(c.regressions.is_empty());
+        assert_eq!(c.changed.len(), 2);
+
+        // Single-run tests keep the status comparison.
+        let base = Results::new(vec![t("once", TestStatus::Passed, None)], 1);
+        let now = Results::new(vec![t("once", TestStatus::Failed, None)], 1);
+        assert_eq!(compare(&now, &base, 0.01).regressions, ["once"]);
+    }
 }

@@ -39,3 +39,77 @@ pub const FILE_FORMATS: &[FileFormat] =
 pub fn file_format(name: &str) -> Option<&'static FileFormat> {
     FILE_FORMATS.iter().find(|f| f.name == name)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::results::{AssertionStatus, Results, TestResult};
+
+    /// Five runs of one test whose second assertion held in runs 1, 3 and 5 only.
+    fn flaky_results() -> Results {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/results/hostile.json"
+        ))
+        .unwrap();
+        let results: Results = serde_json::from_str(&text).unwrap();
+        let mut template = results.tests[0].clone();
+        template.assertions.truncate(2);
+        template.error = None;
+        let runs: Vec<TestResult> = (0..5)
+            .map(|i| {
+                let mut r = template.clone();
+                r.assertions[0].status = AssertionStatus::Pass;
+                r.assertions[1].status = if i % 2 == 0 {
+                    AssertionStatus::Pass
+                } else {
+                    AssertionStatus::Fail
+                };
+                r.status = TestResult::status_of(None, &r.assertions);
+                r
+            })
+            .collect();
+        Results::new(vec![crate::repeat::aggregate(runs, 5)], 1)
+    }
+
+    #[test]
+    fn every_report_shows_the_run_counts_and_names_the_flaky_assertion() {
+        let results = flaky_results();
+        let flaky = results.tests[0].assertions[1].description.clone();
+        let options = super::RenderOptions {
+            markdown_max_chars: 65_000,
+        };
+        let terminal = crate::report::terminal::render_results(&results);
+        assert!(terminal.contains("3/5 runs passed (flaky)"), "{terminal}");
+        assert!(terminal.contains("3/5 runs · flaky"), "{terminal}");
+        for format in super::FILE_FORMATS {
+            let text = (format.render)(&results, &options).unwrap();
+            match format.name {
+                // JSON keeps every run and the figures.
+                "json" => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(v["tests"][0]["runs"].as_array().unwrap().len(), 5);
+                    assert_eq!(v["tests"][0]["repeat"]["flaky"], true);
+                }
+                "html" => {
+                    assert!(text.contains("3/5 runs passed (flaky)"), "html");
+                    assert!(text.contains("3/5 runs · flaky"), "html");
+                    assert!(text.contains("Run 5 · passed"), "each run can be opened");
+                }
+                "markdown" => {
+                    assert!(text.contains("3/5 runs passed (flaky)"), "{text}");
+                    assert!(text.contains("flaky: "), "{text}");
+                }
+                "junit" => {
+                    assert!(text.contains("3/5 runs passed (flaky)"), "{text}");
+                    assert!(text.contains("flaky assertion"), "{text}");
+                }
+                other => panic!("a new format needs a check here: {other}"),
+            }
+        }
+        // Markdown names the flaky assertion itself (escaped for inline HTML).
+        let md = (super::markdown::FORMAT.render)(&results, &options).unwrap();
+        let plain: String = flaky.chars().filter(|c| c.is_alphanumeric()).collect();
+        let md_plain: String = md.chars().filter(|c| c.is_alphanumeric()).collect();
+        assert!(md_plain.contains(&plain), "{md}");
+    }
+}
