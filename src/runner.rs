@@ -1170,6 +1170,80 @@ mod tests {
         assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
     }
 
+    /// Runs `yaml` (one test) with no agent adapter and `config`; returns the result and
+    /// the events.
+    fn run_without_agents(yaml: &str, config: RunConfig) -> (TestResult, Vec<Event>) {
+        let spec = crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap();
+        let runner = Runner::new(
+            BTreeMap::new(),
+            config,
+            Arc::new(Judge::new(crate::judge::JudgeConfig::default(), [])),
+            crate::redact::Redactor::new([]),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut results = rt.block_on(runner.run(&[spec], tx, CancellationToken::new()));
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        (results.remove(0), events)
+    }
+
+    #[test]
+    fn a_min_pass_above_the_runs_given_by_flag_is_an_error_never_a_pass() {
+        let config = RunConfig {
+            runs: 2,
+            ..RunConfig::default()
+        };
+        let (t, _) = run_without_agents(
+            "name: t\nprompt: p\nmin_pass: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Error);
+        assert_eq!(t.error_kind, Some(ErrorKind::Setup));
+        assert!(t.error.as_deref().unwrap().contains("min_pass 3 is more than the test's 2 runs"));
+    }
+
+    #[test]
+    fn a_reached_ceiling_skips_every_run_not_started() {
+        let config = RunConfig {
+            budget: BudgetLimits {
+                max_cost_usd: None,
+                max_tokens: Some(0),
+            },
+            ..RunConfig::default()
+        };
+        let (t, events) = run_without_agents(
+            "name: t\nprompt: p\nruns: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Skipped, "never passed");
+        assert_eq!(t.skip_reason, Some(crate::results::SkipReason::Budget));
+        assert_eq!(t.runs.len(), 3);
+        assert!(
+            t.runs
+                .iter()
+                .all(|r| r.skip_reason == Some(crate::results::SkipReason::Budget))
+        );
+        // One event per run, then the test's.
+        let per_run = events
+            .iter()
+            .filter(|e| matches!(e, Event::RunOfTestFinished { .. }))
+            .count();
+        assert_eq!(per_run, 3);
+        assert!(matches!(events.last(), Some(Event::TestFinished { .. })));
+        let mut results = crate::results::Results::new(vec![t], 1);
+        results.summary.budget = Some(crate::results::BudgetSummary {
+            skipped_runs: 3,
+            ..Default::default()
+        });
+        assert!(!results.all_passed(), "a cut-short suite is never green");
+    }
+
     #[test]
     fn spend_reaches_the_ceiling_by_cost_or_by_tokens() {
         let mut spend = Spend::default();
