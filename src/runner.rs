@@ -124,7 +124,7 @@ impl Spend {
 
 /// Runs tests with agents chosen by each test's `agent:` name.
 pub struct Runner {
-    agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+    agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
     config: RunConfig,
     judge: Arc<Judge>,
     redactor: crate::redact::Redactor,
@@ -143,10 +143,10 @@ struct Slots {
 type Board = Arc<std::sync::Mutex<Vec<Slots>>>;
 
 impl Runner {
-    /// A runner; `agents` maps agent names to adapters and their reported versions; `judge`
+    /// A runner; `agents` maps agents to their adapters and reported versions; `judge`
     /// grades `stdout` reviews.
     pub fn new(
-        agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+        agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
         config: RunConfig,
         judge: Arc<Judge>,
         redactor: crate::redact::Redactor,
@@ -250,7 +250,7 @@ impl Runner {
                     }
                 }
                 let spec = spec.clone();
-                let agent = self.agents.get(&spec.agent).cloned();
+                let agent = self.agents.get(&spec.agent.kind).cloned();
                 let mut config = self.config.clone();
                 config.record &= run == 1;
                 let judge = Arc::clone(&self.judge);
@@ -262,7 +262,10 @@ impl Runner {
                 tasks.spawn(async move {
                     let (result, written) = match agent {
                         None => {
-                            let why = format!("no adapter for agent `{}`", spec.agent);
+                            let why = format!(
+                                "the `{}` agent was not set up for this run",
+                                spec.agent.kind
+                            );
                             (not_run(&spec, ErrorKind::Setup, &why), None)
                         }
                         Some((agent, version)) => {
@@ -444,6 +447,7 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         assertions: Vec::new(),
         transcript: None,
         agent: None,
+        agent_id: Some(spec.agent.kind),
         files: Vec::new(),
         workspace: None,
         recorded: None,
@@ -566,6 +570,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             env: &spec.env,
             model: spec.model.as_deref(),
             max_turns: spec.max_turns,
+            base_url: spec.agent.base_url.as_deref(),
             timeout,
             cancel,
             on_tool_call,
@@ -1014,7 +1019,7 @@ pub async fn grade_reviews(
                 let verdict = judge
                     .review(
                         r,
-                        &spec.agent,
+                        spec.agent.kind,
                         &spec.prompt,
                         transcript.final_text.as_deref(),
                         cancel,
@@ -1128,6 +1133,7 @@ pub async fn evaluate_transcript(
         error,
         assertions,
         agent: transcript.agent_version.clone(),
+        agent_id: None,
         transcript: Some(transcript),
         files: Vec::new(),
         workspace: None,
@@ -1205,7 +1211,12 @@ mod tests {
         );
         assert_eq!(t.status, TestStatus::Error);
         assert_eq!(t.error_kind, Some(ErrorKind::Setup));
-        assert!(t.error.as_deref().unwrap().contains("min_pass 3 is more than the test's 2 runs"));
+        assert!(
+            t.error
+                .as_deref()
+                .unwrap()
+                .contains("min_pass 3 is more than the test's 2 runs")
+        );
     }
 
     #[test]

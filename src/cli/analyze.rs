@@ -8,8 +8,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, err, error_line};
 use super::{AnalyzeArgs, EXIT_FAILED, EXIT_INVALID, EXIT_OK};
-use crate::agent::Agent;
-use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::events::Event;
 use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
@@ -88,11 +86,14 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     let Some(runtime) = output::runtime() else {
         return EXIT_INVALID;
     };
-    let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
-        args.claude_bin.clone(),
-        PermissionMode::Bypass,
-    ));
-    let judge = crate::judge::Judge::new(args.judge.config(), [claude]);
+    // Graders: each review's agent, else its test's; one this version can not run leaves
+    // its reviews `error`, saying so.
+    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let specs: Vec<_> = parsed.iter().map(|(spec, _, _)| spec.clone()).collect();
+    let graders = super::settings::needed_agents(&specs, true)
+        .into_iter()
+        .filter_map(|kind| setup.agent(kind).ok());
+    let judge = crate::judge::Judge::new(args.judge.config(), graders);
     let cancel = CancellationToken::new();
     let tests: Vec<_> = runtime.block_on(async {
         if needs_judge {
