@@ -1,7 +1,13 @@
-//! Running tests: workspace → setup → agent → assertions, several tests at once.
+//! Running tests: workspace → setup → agent → assertions, several runs at once.
 //!
-//! The runner never prints. It emits [`Event`]s ([`crate::events`]) as tests start and finish; reporters render
-//! them. Results come back in file order whatever the finishing order.
+//! The runner never prints. It emits [`Event`]s ([`crate::events`]) as tests start and
+//! finish; reporters render them. Results come back in file order whatever the finishing
+//! order.
+//!
+//! A test with `runs: N` is N isolated runs, each scheduled on its own `--jobs` slot; when
+//! its last run finishes, [`crate::repeat`] decides it (k of n). A run that ends in an
+//! `infra` error is tried again when `--retry-infra` allows; once the spend ceiling is
+//! reached, runs not started are `skipped` (reason `budget`).
 //!
 //! A test is `error` — never `passed` — when its run could not be judged: a workspace or
 //! `setup` failure, an agent that exited non-zero without a result, an API error, max
