@@ -65,6 +65,9 @@ impl Claude {
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
                 "1".to_owned(),
             ),
+            // One retry instead of ten with backoff: a failing model is an `error` in
+            // seconds (`--retry-infra` retries visibly).
+            ("CLAUDE_CODE_MAX_RETRIES".to_owned(), "1".to_owned()),
         ];
         if nix::unistd::geteuid().is_root() {
             defaults.push(("IS_SANDBOX".to_owned(), "1".to_owned()));

@@ -113,7 +113,13 @@ impl CliAgent {
         test_env: &std::collections::BTreeMap<String, String>,
         timeout: Duration,
     ) -> Spec {
-        let mut env = invocation.defaults;
+        // A default the user already set in aptitude's own environment (which every agent
+        // inherits) stays the user's.
+        let mut env: Vec<(String, String)> = invocation
+            .defaults
+            .into_iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .collect();
         env.extend(self.settings.env.iter().cloned());
         env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
         env.extend(invocation.isolation);

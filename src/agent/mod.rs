@@ -11,11 +11,16 @@
 //! retry settings) is one module implementing [`AgentCli`], listed once in [`registry`].
 //! Adding an agent is one file plus one registry entry.
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod contain;
+pub mod copilot;
+pub mod cursor;
 pub mod executor;
 pub mod gemini;
+pub mod opencode;
+pub mod pi;
 pub mod process;
 pub mod qwen;
 pub mod registry;
