@@ -103,6 +103,11 @@ fn main() -> std::io::Result<()> {
                 files: Vec::new(),
                 workspace: None,
                 recorded: None,
+                error_kind: None,
+                skip_reason: None,
+                attempts: Vec::new(),
+                runs: Vec::new(),
+                repeat: None,
             }
         })
         .collect();

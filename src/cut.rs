@@ -9,7 +9,7 @@
 //! either shown whole — and redacted by it — or not at all.
 //!
 //! Every truncation of text that can hold agent output goes through here: the assertion
-//! details ([`crate::assertions::truncate_lines`], [`crate::assertions::truncate`]), the
+//! details ([`crate::text::truncate_lines`], [`crate::text::truncate`]), the
 //! HTML, Markdown, JUnit and terminal renderers and the GitHub bodies.
 
 use std::sync::LazyLock;

@@ -365,6 +365,8 @@ impl StdoutAssertion<'_> {
             env: BTreeMap::new(),
             timeout: None,
             max_turns: None,
+            runs: None,
+            min_pass: None,
             model: None,
             assertions: vec![Assertion {
                 line: 0,

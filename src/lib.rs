@@ -8,7 +8,10 @@
 //! ```
 //!
 //! [`judge`] grades `stdout` reviews with an LLM through the agent adapters. [`runner`]
-//! schedules tests through these stages and emits events; it never prints.
+//! schedules tests (each run of a repeated test) through these stages and emits
+//! [`events`]; it never prints. [`repeat`] decides a repeated test from its runs (k of n,
+//! flaky, figures from [`stats`]). [`text`] holds the text formatting shared by the
+//! assertions and the reporters, below both.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
 
@@ -17,17 +20,20 @@ pub mod agent_kind;
 pub mod assertions;
 pub mod cli;
 pub mod cut;
+pub mod events;
 pub mod files;
 pub mod fluent;
 pub mod github;
 pub mod judge;
 pub mod redact;
+pub mod repeat;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod spec;
 pub mod stats;
 pub mod suggest;
+pub mod text;
 pub mod tools;
 pub mod transcript;
 pub mod workspace;

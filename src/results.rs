@@ -5,13 +5,24 @@
 //! versioned by [`RESULTS_VERSION`]; fields are only ever added within a version.
 //!
 //! ```text
-//! {"version": 1, "aptitude_version", "run_dir",
+//! {"version": 2, "aptitude_version", "run_dir",
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
-//!             "error", "assertions": [{"kind", "description",
-//!                                      "status": "pass|fail|error|invalid|skip", "line", "detail"}],
-//!             "transcript"}],
-//!  "summary": {...}}
+//!             "error", "error_kind": "infra|agent|setup|judge|interrupted",
+//!             "skip_reason": "budget", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
+//!             "assertions": [{"kind", "description",
+//!                             "status": "pass|fail|error|invalid|skip", "line", "detail"}],
+//!             "transcript",
+//!             "runs": [<a test result per run, when the test has runs: N > 1>],
+//!             "repeat": {"runs", "min_pass", "passed", "failed", "errors", "skipped", "flaky",
+//!                        "pass_rate", "wilson_low", "wilson_high",
+//!                        "estimates": [{"k", "pass_at_k", "pass_hat_k"}],
+//!                        "assertions": [{"line", "kind", "description", "passed", "failed",
+//!                                        "other", "flaky", "scores", "judge_spread"}]}}],
+//!  "summary": {..., "runs": {...}, "budget": {...}}}
 //! ```
+//!
+//! Version 2 added `error_kind`, `skip_reason`, `attempts`, `runs`, `repeat`, and the
+//! summary's `runs` and `budget`; a version 1 file is read as version 2 without them.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +30,11 @@ use crate::transcript::{Transcript, Usage};
 use crate::workspace::FileChange;
 
 /// The results schema version.
-pub const RESULTS_VERSION: u32 = 1;
+pub const RESULTS_VERSION: u32 = 2;
+
+/// The oldest results version this aptitude reads (its fields are a subset of the current
+/// version's).
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 
 /// A whole run: every test, in file order, and the totals.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -54,9 +69,16 @@ impl Results {
         }
     }
 
-    /// Whether every test passed or was skipped (exit code 0).
+    /// Whether every test passed or was skipped (exit code 0). A run cut short by its
+    /// cost or token ceiling never is: its skipped runs were not judged.
     pub fn all_passed(&self) -> bool {
-        self.summary.failed == 0 && self.summary.errors == 0
+        self.summary.failed == 0
+            && self.summary.errors == 0
+            && self
+                .summary
+                .budget
+                .as_ref()
+                .is_none_or(|b| b.skipped_runs == 0)
     }
 }
 
@@ -103,6 +125,61 @@ impl AssertionStatus {
     }
 }
 
+/// Whose fault an error is: what to fix, and whether trying again can help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorKind {
+    /// The infrastructure failed: the model API returned 5xx or 429, the connection
+    /// dropped, the agent CLI is missing or crashed before its session began. Retried by
+    /// `--retry-infra`.
+    Infra,
+    /// The agent did not finish: a timeout, max turns, an exit after or without a result.
+    Agent,
+    /// The test's own preparation or checks could not run: the workspace copy, a `setup`
+    /// command, a `verify` command that could not start, a check that does not apply, a
+    /// model API refusal other than 429 (a bad key or model name).
+    Setup,
+    /// The judge could not grade a `stdout` review.
+    Judge,
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP).
+    Interrupted,
+}
+
+impl ErrorKind {
+    /// The lowercase word used in results JSON and reports.
+    pub fn word(self) -> &'static str {
+        match self {
+            ErrorKind::Infra => "infra",
+            ErrorKind::Agent => "agent",
+            ErrorKind::Setup => "setup",
+            ErrorKind::Judge => "judge",
+            ErrorKind::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Why a test or run was skipped without running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkipReason {
+    /// The run's `--max-cost` or `--max-tokens` ceiling was reached before it started.
+    Budget,
+}
+
+/// An attempt of a run that ended in an infra error and was tried again (`--retry-infra`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Attempt {
+    /// Why it failed.
+    pub error: String,
+    /// Always [`ErrorKind::Infra`] (only infra errors are retried).
+    pub error_kind: ErrorKind,
+    /// Its wall time in ms.
+    pub duration_ms: u64,
+    /// What it used (counted toward `--max-cost` / `--max-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
 /// One test's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -147,6 +224,23 @@ pub struct TestResult {
     /// Where the agent's raw transcript was recorded (`--record`), or why it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded: Option<String>,
+    /// Whose fault `error` is (or the errored assertion's), when the status is `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// Why the test (or run) was skipped without running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<SkipReason>,
+    /// Earlier attempts that ended in an infra error and were retried, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// A test with `runs: N > 1`: every run's own result (each with its transcript), in
+    /// run order. The test's `status`, `usage` (summed) and `assertions` (the first run
+    /// that did not pass each) are decided from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<TestResult>,
+    /// A test with `runs: N > 1`: its k-of-n figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::repeat::RepeatStats>,
 }
 
 impl TestResult {
@@ -284,6 +378,46 @@ pub struct Summary {
     /// Tests whose agent reported no cost (their cost is missing from `usage.cost_usd`).
     #[serde(default)]
     pub tests_without_cost: u32,
+    /// Run counts, when a test was run more than once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunCounts>,
+    /// The cost or token ceiling, when one was set (`--max-cost`, `--max-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetSummary>,
+}
+
+/// Runs across repeated tests (a test run once counts as one run).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunCounts {
+    /// Runs in all.
+    pub total: u32,
+    /// Runs passed.
+    pub passed: u32,
+    /// Runs failed.
+    pub failed: u32,
+    /// Runs errored.
+    pub errors: u32,
+    /// Runs skipped (not started: budget, interruption).
+    pub skipped: u32,
+    /// Tests whose runs disagreed.
+    pub flaky_tests: u32,
+}
+
+/// Spend against the run's ceiling.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BudgetSummary {
+    /// `--max-cost`, in USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// `--max-tokens`, in tokens (input, output and cache tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Reported cost of the finished runs and their grading, in USD.
+    pub spent_cost_usd: f64,
+    /// Tokens of the finished runs and their grading.
+    pub spent_tokens: u64,
+    /// Runs not started because the ceiling was reached (`skipped`, reason `budget`).
+    pub skipped_runs: u32,
 }
 
 impl Summary {
@@ -342,6 +476,29 @@ impl Summary {
             if t.usage.as_ref().is_none_or(|u| u.cost_usd.is_none()) {
                 s.tests_without_cost += 1;
             }
+        }
+        if tests.iter().any(|t| !t.runs.is_empty()) {
+            let mut runs = RunCounts::default();
+            for t in tests {
+                let each: Vec<&TestResult> = if t.runs.is_empty() {
+                    vec![t]
+                } else {
+                    t.runs.iter().collect()
+                };
+                for r in each {
+                    runs.total += 1;
+                    match r.status {
+                        TestStatus::Passed => runs.passed += 1,
+                        TestStatus::Failed => runs.failed += 1,
+                        TestStatus::Error => runs.errors += 1,
+                        TestStatus::Skipped => runs.skipped += 1,
+                    }
+                }
+                if t.repeat.as_ref().is_some_and(|r| r.flaky) {
+                    runs.flaky_tests += 1;
+                }
+            }
+            s.runs = Some(runs);
         }
         s
     }
@@ -419,6 +576,11 @@ mod tests {
             files: Vec::new(),
             workspace: None,
             recorded: None,
+            error_kind: None,
+            skip_reason: None,
+            attempts: Vec::new(),
+            runs: Vec::new(),
+            repeat: None,
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
         assert_eq!(

@@ -1,7 +1,13 @@
-//! Running tests: workspace → setup → agent → assertions, several tests at once.
+//! Running tests: workspace → setup → agent → assertions, several runs at once.
 //!
-//! The runner never prints. It emits [`Event`]s as tests start and finish; reporters render
-//! them. Results come back in file order whatever the finishing order.
+//! The runner never prints. It emits [`Event`]s ([`crate::events`]) as tests start and
+//! finish; reporters render them. Results come back in file order whatever the finishing
+//! order.
+//!
+//! A test with `runs: N` is N isolated runs, each scheduled on its own `--jobs` slot; when
+//! its last run finishes, [`crate::repeat`] decides it (k of n). A run that ends in an
+//! `infra` error is tried again when `--retry-infra` allows; once the spend ceiling is
+//! reached, runs not started are `skipped` (reason `budget`).
 //!
 //! A test is `error` — never `passed` — when its run could not be judged: a workspace or
 //! `setup` failure, an agent that exited non-zero without a result, an API error, max
@@ -18,8 +24,9 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::process::{self, Ending};
 use crate::agent::{Agent, ExecuteRequest, Execution};
 use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
+use crate::events::Event;
 use crate::judge::{Judge, ReviewVerdict};
-use crate::results::TestResult;
+use crate::results::{ErrorKind, TestResult, TestStatus};
 use crate::spec::diagnostic::display_path;
 use crate::spec::{AssertionKind, TestSpec, VerifyAssertion};
 use crate::transcript::{Outcome, Transcript};
@@ -44,9 +51,25 @@ pub struct RunConfig {
     pub keep_workspaces: bool,
     /// Timeout for tests that set none.
     pub default_timeout: Duration,
-    /// Write each agent's raw transcript beside its test file (`--record`).
+    /// Write each agent's raw transcript beside its test file (`--record`); a repeated
+    /// test records its first run.
     pub record: bool,
+    /// Runs of tests that set no `runs:` (`--runs`, at least 1).
+    pub runs: u32,
+    /// How many times a run that ended in an infra error is tried again (`--retry-infra`).
+    pub retry_infra: u32,
+    /// The wait before the first retry; each further retry waits twice as long, at most
+    /// [`MAX_RETRY_BACKOFF`].
+    pub retry_backoff: Duration,
+    /// The ceiling on what the run may spend (`--max-cost`, `--max-tokens`).
+    pub budget: BudgetLimits,
 }
+
+/// The longest wait between two attempts of a run (`--retry-infra`).
+pub const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The default wait before the first retry of an infra error.
+pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_secs(1);
 
 impl Default for RunConfig {
     fn default() -> Self {
@@ -55,34 +78,54 @@ impl Default for RunConfig {
             keep_workspaces: false,
             default_timeout: DEFAULT_TIMEOUT,
             record: false,
+            runs: 1,
+            retry_infra: 0,
+            retry_backoff: DEFAULT_RETRY_BACKOFF,
+            budget: BudgetLimits::default(),
         }
     }
 }
 
-/// What happens during a run, for reporters.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// A test started (its workspace is being prepared).
-    Started {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The test's name.
-        name: String,
-    },
-    /// An agent made a tool call (while its test runs).
-    ToolCall {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The call (its result may not be known yet).
-        call: Box<crate::transcript::ToolCall>,
-    },
-    /// A test finished; its result is final.
-    Finished {
-        /// Position of the test in the input order.
-        index: usize,
-        /// The result.
-        result: Box<TestResult>,
-    },
+/// A ceiling on spend: once the finished runs (and their grading) reach it, no new run
+/// starts; running ones finish.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetLimits {
+    /// In USD, of the cost agents report.
+    pub max_cost_usd: Option<f64>,
+    /// In tokens (input, output and cache), for agents that report no cost.
+    pub max_tokens: Option<u64>,
+}
+
+impl BudgetLimits {
+    /// Whether any ceiling is set.
+    pub fn is_set(&self) -> bool {
+        self.max_cost_usd.is_some() || self.max_tokens.is_some()
+    }
+}
+
+/// What the finished runs spent, against the limits.
+#[derive(Debug, Default)]
+struct Spend {
+    cost_usd: f64,
+    tokens: u64,
+    skipped_runs: u32,
+}
+
+impl Spend {
+    fn add(&mut self, usage: Option<&crate::transcript::Usage>) {
+        if let Some(u) = usage {
+            self.cost_usd += u.cost_usd.unwrap_or(0.0);
+            self.tokens += u.input_tokens
+                + u.output_tokens
+                + u.cache_creation_input_tokens
+                + u.cache_read_input_tokens;
+        }
+    }
+
+    fn reached(&self, limits: &BudgetLimits) -> bool {
+        limits.max_cost_usd.is_some_and(|max| self.cost_usd >= max)
+            || limits.max_tokens.is_some_and(|max| self.tokens >= max)
+    }
 }
 
 /// Runs tests with agents chosen by each test's `agent:` name.
@@ -91,7 +134,19 @@ pub struct Runner {
     config: RunConfig,
     judge: Arc<Judge>,
     redactor: crate::redact::Redactor,
+    spend: Arc<std::sync::Mutex<Spend>>,
 }
+
+/// One test's runs as they finish, until the last one decides it.
+struct Slots {
+    runs: Vec<Option<TestResult>>,
+    min_pass: u32,
+    started: bool,
+    done: Option<TestResult>,
+}
+
+/// Every test's [`Slots`], shared by the runs' tasks.
+type Board = Arc<std::sync::Mutex<Vec<Slots>>>;
 
 impl Runner {
     /// A runner; `agents` maps agents to their adapters and reported versions; `judge`
@@ -107,111 +162,286 @@ impl Runner {
             config,
             judge,
             redactor,
+            spend: Arc::default(),
         }
     }
 
-    /// Runs every test, `jobs` at a time, and returns their results in input order.
+    /// Spend against the ceiling, when one is set (after [`Runner::run`]).
+    pub fn budget_summary(&self) -> Option<crate::results::BudgetSummary> {
+        let limits = self.config.budget;
+        if !limits.is_set() {
+            return None;
+        }
+        let spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+        Some(crate::results::BudgetSummary {
+            max_cost_usd: limits.max_cost_usd,
+            max_tokens: limits.max_tokens,
+            spent_cost_usd: spend.cost_usd,
+            spent_tokens: spend.tokens,
+            skipped_runs: spend.skipped_runs,
+        })
+    }
+
+    /// Runs every test — each `runs` times, every run isolated — `jobs` runs at a time, and
+    /// returns their results in input order. Runs start in file order (a test's runs one
+    /// after another), so a slot freed by any run is taken by the next.
     ///
-    /// When `cancel` fires, running agents are stopped, tests not yet started are not
-    /// started, and both are reported as `error` ("interrupted").
+    /// When `cancel` fires, running agents are stopped, runs not yet started are not
+    /// started, and both are reported as `error` ("interrupted"). Once the budget is
+    /// reached, runs not yet started are `skipped` (reason `budget`).
     pub async fn run(
         &self,
         specs: &[TestSpec],
         events: mpsc::UnboundedSender<Event>,
         cancel: CancellationToken,
     ) -> Vec<TestResult> {
+        let _ = events.send(Event::RunStarted {
+            names: specs.iter().map(|s| s.name.clone()).collect(),
+        });
         let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
-        let mut results: Vec<Option<TestResult>> = vec![None; specs.len()];
-        // Tests start in file order: a slot is taken before the next test is spawned.
+        let plan: Vec<(u32, u32)> = specs
+            .iter()
+            .map(|s| {
+                let runs = s.runs.unwrap_or(self.config.runs).max(1);
+                (runs, s.min_pass.unwrap_or(runs))
+            })
+            .collect();
+        let board: Board = Arc::new(std::sync::Mutex::new(
+            plan.iter()
+                .map(|(runs, min_pass)| Slots {
+                    runs: vec![None; *runs as usize],
+                    min_pass: *min_pass,
+                    started: false,
+                    done: None,
+                })
+                .collect(),
+        ));
         for (index, spec) in specs.iter().enumerate() {
-            let permit = tokio::select! {
-                permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
-                () = cancel.cancelled() => None,
-            };
-            let Some(permit) = permit else {
-                let result = not_run(spec, "interrupted before it started");
-                let _ = events.send(Event::Finished {
-                    index,
-                    result: Box::new(result.clone()),
-                });
-                results[index] = Some(result);
+            let (runs, min_pass) = plan[index];
+            if min_pass > runs {
+                // `--runs` made a test's runs fewer than its `min_pass`: it can never pass.
+                let why = format!(
+                    "min_pass {min_pass} is more than the test's {runs} runs (--runs): it can not pass"
+                );
+                for run in 1..=runs {
+                    let r = not_run(spec, ErrorKind::Setup, &why);
+                    complete(&board, &events, index, run, r);
+                }
                 continue;
-            };
-            let spec = spec.clone();
-            let agent = self.agents.get(&spec.agent.kind).cloned();
-            let config = self.config.clone();
-            let judge = Arc::clone(&self.judge);
-            let redactor = self.redactor.clone();
-            let events = events.clone();
-            let cancel = cancel.clone();
-            tasks.spawn(async move {
-                let _permit = permit;
-                let result = match agent {
-                    None => (
-                        not_run(
-                            &spec,
-                            &format!(
+            }
+            for run in 1..=runs {
+                let permit = tokio::select! {
+                    permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+                    () = cancel.cancelled() => None,
+                };
+                let Some(permit) = permit else {
+                    let r = not_run(
+                        spec,
+                        ErrorKind::Interrupted,
+                        "interrupted before it started",
+                    );
+                    complete(&board, &events, index, run, r);
+                    continue;
+                };
+                {
+                    let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+                    if spend.reached(&self.config.budget) {
+                        spend.skipped_runs += 1;
+                        drop(spend);
+                        let r =
+                            crate::repeat::skipped_for_budget(not_run(spec, ErrorKind::Setup, ""));
+                        complete(&board, &events, index, run, r);
+                        continue;
+                    }
+                }
+                let spec = spec.clone();
+                let agent = self.agents.get(&spec.agent.kind).cloned();
+                let mut config = self.config.clone();
+                config.record &= run == 1;
+                let judge = Arc::clone(&self.judge);
+                let redactor = self.redactor.clone();
+                let events = events.clone();
+                let cancel = cancel.clone();
+                let board = Arc::clone(&board);
+                let spend = Arc::clone(&self.spend);
+                tasks.spawn(async move {
+                    let (result, written) = match agent {
+                        None => {
+                            let why = format!(
                                 "the `{}` agent was not set up for this run",
                                 spec.agent.kind
-                            ),
-                        ),
-                        None,
-                    ),
-                    Some((agent, version)) => {
-                        let _ = events.send(Event::Started {
-                            index,
-                            name: spec.name.clone(),
-                        });
-                        let live = |call: &crate::transcript::ToolCall| {
-                            let _ = events.send(Event::ToolCall {
-                                index,
-                                call: Box::new(call.clone()),
-                            });
-                        };
-                        let ctx = TestContext {
-                            agent: agent.as_ref(),
-                            agent_version: &version,
-                            config: &config,
-                            judge: &judge,
-                            redactor: &redactor,
-                            cancel: &cancel,
-                            on_tool_call: Some(&live),
-                        };
-                        run_one(&spec, &ctx).await
+                            );
+                            (not_run(&spec, ErrorKind::Setup, &why), None)
+                        }
+                        Some((agent, version)) => {
+                            let first = board
+                                .lock()
+                                .map(|mut b| !std::mem::replace(&mut b[index].started, true))
+                                .unwrap_or(false);
+                            if first {
+                                let _ = events.send(Event::TestStarted {
+                                    index,
+                                    name: spec.name.clone(),
+                                });
+                            }
+                            let live = |call: &crate::transcript::ToolCall| {
+                                let _ = events.send(Event::ToolCall {
+                                    index,
+                                    run,
+                                    call: Box::new(call.clone()),
+                                });
+                            };
+                            let ctx = TestContext {
+                                agent: agent.as_ref(),
+                                agent_version: &version,
+                                config: &config,
+                                judge: &judge,
+                                redactor: &redactor,
+                                cancel: &cancel,
+                                on_tool_call: Some(&live),
+                            };
+                            run_with_retries(&spec, &ctx).await
+                        }
+                    };
+                    // Spend is counted before the slot is freed, so the next run to start
+                    // sees it.
+                    if let Ok(mut spend) = spend.lock() {
+                        spend.add(result.usage.as_ref());
+                        for a in &result.attempts {
+                            spend.add(a.usage.as_ref());
+                        }
                     }
-                };
-                let (result, written) = result;
-                let _ = events.send(Event::Finished {
-                    index,
-                    result: Box::new(result.clone()),
+                    complete(&board, &events, index, run, result);
+                    drop(permit);
+                    (index, written)
                 });
-                (index, result, written)
-            });
+            }
         }
         let mut written = Vec::new();
         while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, result, w)) = joined {
-                results[index] = Some(result);
+            if let Ok((index, w)) = joined {
                 written.extend(w.map(|w| (index, w)));
             }
         }
+        let mut board = match Arc::try_unwrap(board) {
+            Ok(b) => b.into_inner().unwrap_or_else(|e| e.into_inner()),
+            Err(shared) => shared
+                .lock()
+                .map(|b| {
+                    b.iter()
+                        .map(|s| Slots {
+                            runs: s.runs.clone(),
+                            min_pass: s.min_pass,
+                            started: s.started,
+                            done: s.done.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
         // A recording another run replaced after this one wrote it is not this run's.
         for (index, (path, identity)) in written {
-            if let Some(result) = results[index].as_mut() {
+            if let Some(result) = board.get_mut(index).and_then(|s| s.done.as_mut()) {
                 note_if_replaced(&mut result.recorded, &path, identity);
+                if let Some(first) = result.runs.first_mut() {
+                    note_if_replaced(&mut first.recorded, &path, identity);
+                }
             }
         }
-        results
+        board
             .into_iter()
             .zip(specs)
-            .map(|(r, spec)| r.unwrap_or_else(|| not_run(spec, "the test's task failed")))
+            .map(|(slots, spec)| {
+                slots
+                    .done
+                    .unwrap_or_else(|| not_run(spec, ErrorKind::Infra, "the test's task failed"))
+            })
             .collect()
     }
 }
 
-/// A test that produced no run: `error`, with `why`.
-pub fn not_run(spec: &TestSpec, why: &str) -> TestResult {
+/// Puts run `run` (1-based) of test `index` in its slot; when it was the test's last run,
+/// decides the test and says so.
+fn complete(
+    board: &Board,
+    events: &mpsc::UnboundedSender<Event>,
+    index: usize,
+    run: u32,
+    result: TestResult,
+) {
+    let Ok(mut board) = board.lock() else {
+        return;
+    };
+    let Some(slots) = board.get_mut(index) else {
+        return;
+    };
+    let n = slots.runs.len() as u32;
+    if n > 1 {
+        let _ = events.send(Event::RunOfTestFinished {
+            index,
+            run,
+            runs: n,
+            status: result.status,
+        });
+    }
+    if let Some(slot) = slots.runs.get_mut(run.saturating_sub(1) as usize) {
+        *slot = Some(result);
+    }
+    if slots.done.is_some() || slots.runs.iter().any(Option::is_none) {
+        return;
+    }
+    let runs: Vec<TestResult> = slots.runs.iter().flatten().cloned().collect();
+    let decided = if n == 1 {
+        runs.into_iter().next()
+    } else {
+        Some(crate::repeat::aggregate(runs, slots.min_pass))
+    };
+    if let Some(decided) = decided {
+        slots.done = Some(decided.clone());
+        let _ = events.send(Event::TestFinished {
+            index,
+            result: Box::new(decided),
+        });
+    }
+}
+
+/// [`run_one`], tried again (after a backoff) while it ends in an infra error and
+/// `--retry-infra` allows; every failed attempt is kept in the result's `attempts`.
+/// Agent failures are never retried.
+async fn run_with_retries(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<Written>) {
+    let mut attempts = Vec::new();
+    let mut wait = ctx.config.retry_backoff;
+    loop {
+        let (mut result, written) = run_one(spec, ctx).await;
+        let retry = result.error_kind == Some(ErrorKind::Infra)
+            && (attempts.len() as u32) < ctx.config.retry_infra
+            && !ctx.cancel.is_cancelled();
+        if !retry {
+            result.attempts = attempts;
+            return (result, written);
+        }
+        attempts.push(crate::results::Attempt {
+            error: result.error.clone().unwrap_or_default(),
+            error_kind: ErrorKind::Infra,
+            duration_ms: result.duration_ms,
+            usage: result.usage.clone(),
+        });
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = ctx.cancel.cancelled() => {
+                // The last attempt stands; the ones before it are kept.
+                attempts.pop();
+                result.attempts = attempts;
+                return (result, written);
+            }
+        }
+        wait = (wait * 2).min(MAX_RETRY_BACKOFF);
+    }
+}
+
+/// A test that produced no run: `error` of `kind`, with `why`.
+pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
@@ -228,6 +458,11 @@ pub fn not_run(spec: &TestSpec, why: &str) -> TestResult {
         files: Vec::new(),
         workspace: None,
         recorded: None,
+        error_kind: Some(kind),
+        skip_reason: None,
+        attempts: Vec::new(),
+        runs: Vec::new(),
+        repeat: None,
     }
 }
 
@@ -276,15 +511,21 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     } = *ctx;
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
-    let mut result = not_run(spec, "");
+    let mut result = not_run(spec, ErrorKind::Setup, "");
     result.agent = Some(
         format!("{} {agent_version}", agent.name())
             .trim()
             .to_owned(),
     );
-    let finish = |mut r: TestResult, error: Option<String>| {
+    let finish = |mut r: TestResult, error: Option<(ErrorKind, String)>| {
+        let (kind, error) = error.unzip();
         r.error = error;
         r.status = TestResult::status_of(r.error.as_deref(), &r.assertions);
+        r.error_kind = match (kind, r.status) {
+            (Some(kind), _) => Some(kind),
+            (None, TestStatus::Error) => Some(assertion_error_kind(&r.assertions)),
+            (None, _) => None,
+        };
         r.duration_ms = started.elapsed().as_millis() as u64;
         r
     };
@@ -302,14 +543,15 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     let mut workspace = tokio::select! {
         created = created => match created {
             Ok(Ok(ws)) => ws,
-            Ok(Err(e)) => return (finish(result, Some(e.to_string())), None),
+            Ok(Err(e)) => return (finish(result, Some((ErrorKind::Setup, e.to_string()))), None),
             Err(e) => {
                 let why = format!("the workspace copy failed: {e}");
-                return (finish(result, Some(why)), None);
+                return (finish(result, Some((ErrorKind::Setup, why))), None);
             }
         },
         () = cancel.cancelled() => {
-            return (finish(result, Some("interrupted while the workspace was copied".into())), None);
+            let why = "interrupted while the workspace was copied".to_owned();
+            return (finish(result, Some((ErrorKind::Interrupted, why))), None);
         }
     };
     if config.keep_workspaces {
@@ -319,13 +561,18 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         && let Err(why) = workspace.apply_variant(&variant.remove, &variant.add)
     {
         let why = format!("variant `{}`: {why}", variant.name);
-        return (finish(result, Some(why)), None);
+        return (finish(result, Some((ErrorKind::Setup, why))), None);
     }
     let workspace = Arc::new(workspace);
 
     for command in &spec.setup {
         if let Err(why) = run_setup(command, workspace.path(), &spec.env, timeout, cancel).await {
-            return (finish(result, Some(why)), None);
+            let kind = if cancel.is_cancelled() {
+                ErrorKind::Interrupted
+            } else {
+                ErrorKind::Setup
+            };
+            return (finish(result, Some((kind, why))), None);
         }
     }
 
@@ -344,7 +591,13 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         .await;
     let execution = match execution {
         Ok(e) => e,
-        Err(e) => return (finish(result, Some(e.to_string())), None),
+        // The CLI is missing or could not start.
+        Err(e) => {
+            return (
+                finish(result, Some((ErrorKind::Infra, e.to_string()))),
+                None,
+            );
+        }
     };
     let error = run_error(&execution, timeout);
     let Execution {
@@ -437,8 +690,16 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     result.files = post.files;
     result.assertions = post.assertions;
     result.transcript = Some(transcript);
+    let cut = cut.map(|c| {
+        let kind = if cancel.is_cancelled() {
+            ErrorKind::Interrupted
+        } else {
+            ErrorKind::Agent
+        };
+        (kind, c)
+    });
     let error = match (error, cut) {
-        (Some(e), Some(c)) => Some(format!("{e}; {c}")),
+        (Some((kind, e)), Some((_, c))) => Some((kind, format!("{e}; {c}"))),
         (e, c) => e.or(c),
     };
     (finish(result, error), written)
@@ -517,38 +778,95 @@ async fn post_run(
     Ok(())
 }
 
-/// Why an agent run makes its test `error`, in the agent's own words where it gave any.
-fn run_error(execution: &Execution, timeout: Duration) -> Option<String> {
+/// Why an agent run makes its test `error`, in the agent's own words where it gave any,
+/// and whose fault it is.
+fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
     match p.ending {
-        Ending::Cancelled => return Some("interrupted: the agent was stopped".into()),
+        Ending::Cancelled => {
+            return Some((
+                ErrorKind::Interrupted,
+                "interrupted: the agent was stopped".into(),
+            ));
+        }
         Ending::TimedOut => {
-            return Some(format!(
-                "timed out after {}: the agent was stopped; its transcript up to then is kept",
-                humantime::format_duration(timeout)
+            return Some((
+                ErrorKind::Agent,
+                format!(
+                    "timed out after {}: the agent was stopped; its transcript up to then is kept",
+                    humantime::format_duration(timeout)
+                ),
             ));
         }
         Ending::Exited => {}
     }
     match outcome {
         Outcome::Completed if p.code == Some(0) => None,
-        Outcome::Completed => Some(format!(
-            "the agent {} after reporting success",
-            p.describe(timeout)
+        Outcome::Completed => Some((
+            ErrorKind::Agent,
+            format!("the agent {} after reporting success", p.describe(timeout)),
         )),
         Outcome::Incomplete { .. } => {
-            let stderr = last_lines(&p.stderr, 5);
-            Some(if stderr.is_empty() {
-                format!("the agent {} without a result", p.describe(timeout))
+            // A CLI that died before its session began (no session id, no tool call) is
+            // broken or misinstalled, not an agent that gave up.
+            let kind = if execution.transcript.session_id.is_none()
+                && execution.transcript.tool_calls.is_empty()
+            {
+                ErrorKind::Infra
             } else {
-                format!(
-                    "the agent {} without a result: {stderr}",
-                    p.describe(timeout)
-                )
-            })
+                ErrorKind::Agent
+            };
+            let stderr = last_lines(&p.stderr, 5);
+            Some((
+                kind,
+                if stderr.is_empty() {
+                    format!("the agent {} without a result", p.describe(timeout))
+                } else {
+                    format!(
+                        "the agent {} without a result: {stderr}",
+                        p.describe(timeout)
+                    )
+                },
+            ))
         }
-        other => Some(other.describe()),
+        other => Some((outcome_kind(other), other.describe())),
+    }
+}
+
+/// Whose fault a session that did not complete is.
+fn outcome_kind(outcome: &Outcome) -> ErrorKind {
+    match outcome {
+        // 5xx, 429, or no status at all (a dropped connection, a network error).
+        Outcome::ApiError { http_status, .. } => match http_status {
+            None => ErrorKind::Infra,
+            Some(s) if *s == 429 || *s >= 500 => ErrorKind::Infra,
+            // A refusal (bad key, unknown model): retrying can not help.
+            Some(_) => ErrorKind::Setup,
+        },
+        Outcome::Interrupted => ErrorKind::Interrupted,
+        _ => ErrorKind::Agent,
+    }
+}
+
+/// Whose fault an `error` caused by an assertion is: the judge's when a review could not
+/// be graded, else the test's own checks (a `verify` that could not start, a check that
+/// does not apply to the transcript).
+fn assertion_error_kind(assertions: &[crate::results::AssertionResult]) -> ErrorKind {
+    let errored = |a: &&crate::results::AssertionResult| {
+        matches!(
+            a.status,
+            crate::results::AssertionStatus::Error | crate::results::AssertionStatus::Invalid
+        )
+    };
+    if assertions
+        .iter()
+        .filter(errored)
+        .any(|a| a.kind == "stdout" && a.threshold.is_some())
+    {
+        ErrorKind::Judge
+    } else {
+        ErrorKind::Setup
     }
 }
 
@@ -814,11 +1132,17 @@ pub async fn evaluate_transcript(
             ..Evidence::transcript_only(&transcript)
         },
     );
+    let status = TestResult::status_of(error.as_deref(), &assertions);
+    let error_kind = match (&error, status) {
+        (Some(_), _) => Some(outcome_kind(&transcript.outcome)),
+        (None, TestStatus::Error) => Some(assertion_error_kind(&assertions)),
+        (None, _) => None,
+    };
     TestResult {
         name: spec.name.clone(),
         file: display_path(&spec.file),
         prompt: Some(spec.prompt.clone()),
-        status: TestResult::status_of(error.as_deref(), &assertions),
+        status,
         duration_ms: started.elapsed().as_millis() as u64,
         usage: Some(total_usage(&transcript, &reviews)),
         error,
@@ -830,12 +1154,150 @@ pub async fn evaluate_transcript(
         files: Vec::new(),
         workspace: None,
         recorded: None,
+        error_kind,
+        skip_reason: None,
+        attempts: Vec::new(),
+        runs: Vec::new(),
+        repeat: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_outages_are_infra_and_refusals_are_not() {
+        let api = |status| Outcome::ApiError {
+            message: "boom".into(),
+            http_status: status,
+        };
+        assert_eq!(outcome_kind(&api(Some(500))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(503))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(429))), ErrorKind::Infra);
+        assert_eq!(
+            outcome_kind(&api(None)),
+            ErrorKind::Infra,
+            "a dropped connection"
+        );
+        assert_eq!(outcome_kind(&api(Some(401))), ErrorKind::Setup);
+        assert_eq!(outcome_kind(&api(Some(400))), ErrorKind::Setup);
+        assert_eq!(
+            outcome_kind(&Outcome::MaxTurns {
+                message: "m".into()
+            }),
+            ErrorKind::Agent,
+            "max turns is the agent's, never retried"
+        );
+        assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
+    }
+
+    /// Runs `yaml` (one test) with no agent adapter and `config`; returns the result and
+    /// the events.
+    fn run_without_agents(yaml: &str, config: RunConfig) -> (TestResult, Vec<Event>) {
+        let spec = crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap();
+        let runner = Runner::new(
+            BTreeMap::new(),
+            config,
+            Arc::new(Judge::new(crate::judge::JudgeConfig::default(), [])),
+            crate::redact::Redactor::new([]),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut results = rt.block_on(runner.run(&[spec], tx, CancellationToken::new()));
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        (results.remove(0), events)
+    }
+
+    #[test]
+    fn a_min_pass_above_the_runs_given_by_flag_is_an_error_never_a_pass() {
+        let config = RunConfig {
+            runs: 2,
+            ..RunConfig::default()
+        };
+        let (t, _) = run_without_agents(
+            "name: t\nprompt: p\nmin_pass: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Error);
+        assert_eq!(t.error_kind, Some(ErrorKind::Setup));
+        assert!(
+            t.error
+                .as_deref()
+                .unwrap()
+                .contains("min_pass 3 is more than the test's 2 runs")
+        );
+    }
+
+    #[test]
+    fn a_reached_ceiling_skips_every_run_not_started() {
+        let config = RunConfig {
+            budget: BudgetLimits {
+                max_cost_usd: None,
+                max_tokens: Some(0),
+            },
+            ..RunConfig::default()
+        };
+        let (t, events) = run_without_agents(
+            "name: t\nprompt: p\nruns: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Skipped, "never passed");
+        assert_eq!(t.skip_reason, Some(crate::results::SkipReason::Budget));
+        assert_eq!(t.runs.len(), 3);
+        assert!(
+            t.runs
+                .iter()
+                .all(|r| r.skip_reason == Some(crate::results::SkipReason::Budget))
+        );
+        // One event per run, then the test's.
+        let per_run = events
+            .iter()
+            .filter(|e| matches!(e, Event::RunOfTestFinished { .. }))
+            .count();
+        assert_eq!(per_run, 3);
+        assert!(matches!(events.last(), Some(Event::TestFinished { .. })));
+        let mut results = crate::results::Results::new(vec![t], 1);
+        results.summary.budget = Some(crate::results::BudgetSummary {
+            skipped_runs: 3,
+            ..Default::default()
+        });
+        assert!(!results.all_passed(), "a cut-short suite is never green");
+    }
+
+    #[test]
+    fn spend_reaches_the_ceiling_by_cost_or_by_tokens() {
+        let mut spend = Spend::default();
+        let cost = BudgetLimits {
+            max_cost_usd: Some(0.10),
+            max_tokens: None,
+        };
+        let tokens = BudgetLimits {
+            max_cost_usd: None,
+            max_tokens: Some(1_000),
+        };
+        assert!(!spend.reached(&cost) && !spend.reached(&tokens));
+        spend.add(Some(&crate::transcript::Usage {
+            input_tokens: 600,
+            cache_read_input_tokens: 400,
+            cost_usd: Some(0.04),
+            ..Default::default()
+        }));
+        assert!(!spend.reached(&cost));
+        assert!(spend.reached(&tokens), "cache tokens count");
+        spend.add(Some(&crate::transcript::Usage {
+            cost_usd: Some(0.06),
+            ..Default::default()
+        }));
+        assert!(spend.reached(&cost), "reaching the ceiling exactly stops");
+        assert!(!spend.reached(&BudgetLimits::default()), "no ceiling");
+    }
 
     #[test]
     fn a_recording_says_when_it_replaced_another_runs_transcript() {

@@ -208,7 +208,8 @@ pub fn report(data: &[u8]) {
     for test in &results.tests {
         let _ = terminal::render_test(test);
     }
-    let comparison = baseline::compare(&results, &results).to_markdown();
+    let comparison =
+        baseline::compare(&results, &results, baseline::DEFAULT_SIGNIFICANCE).to_markdown();
     for (max_chars, max_bytes) in [(65_000, usize::MAX), (2_000, 64_512), (302, 302), (0, 0)] {
         let options = MarkdownOptions {
             max_chars,

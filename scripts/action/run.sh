@@ -21,6 +21,8 @@ artifact="aptitude-$(printf '%s' "$key-${RUNNER_OS:-}-${RUNNER_ARCH:-}" | tr -c 
 args=(run --github --json "$out/results.json" --html "$out/report.html" --markdown "$out/summary.md" --junit "$out/junit.xml" --jobs "${JOBS:-4}")
 [ -n "${AGENT:-}" ] && args+=(--agent "$AGENT")
 [ -n "${MODEL:-}" ] && args+=(--model "$MODEL")
+[ -n "${RUNS:-}" ] && args+=(--runs "$RUNS")
+[ -n "${MAX_COST:-}" ] && args+=(--max-cost "$MAX_COST")
 [ "${COMMENT:-true}" = "true" ] || args+=(--no-comment)
 [ "${CHECK_RUN:-true}" = "true" ] || args+=(--no-check-run)
 [ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")

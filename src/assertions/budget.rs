@@ -51,7 +51,7 @@ pub(super) fn evaluate(budget: &Budget, t: &Transcript) -> Verdict {
                     description,
                     ms as f64,
                     max.as_millis() as f64,
-                    format!("took {}", crate::report::terminal::format_duration(ms)),
+                    format!("took {}", crate::text::format_duration(ms)),
                 ),
                 None => unreported(description, "duration"),
             }

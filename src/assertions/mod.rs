@@ -295,77 +295,7 @@ pub(crate) fn in_scope(calls: &[ToolCall], scope: Scope) -> Vec<(usize, &ToolCal
         .collect()
 }
 
-/// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
-pub fn describe_call(position: usize, call: &ToolCall) -> String {
-    let mut s = format!(
-        "#{position} {} {}",
-        call.name,
-        summarize_input(&call.input, 100)
-    );
-    if !call.is_main() {
-        s.push_str(&format!(" [subagent {}]", call.agent));
-    }
-    s
-}
-
-/// A tool input in one short line: its main field (`command`, `file_path`, `pattern`,
-/// `path`, `url`, `query`) as `key="value"`, or its JSON, cut to `max` characters.
-pub fn summarize_input(input: &serde_json::Value, max: usize) -> String {
-    let text = main_field(input)
-        .and_then(|k| input.get(k).map(|v| (k, v)))
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s:?}"),
-            other => format!("{k}={other}"),
-        })
-        .unwrap_or_else(|| input.to_string());
-    truncate(&text, max)
-}
-
-/// The input field that best identifies a call, shown by [`summarize_input`].
-pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
-    const MAIN_FIELDS: &[&str] = &[
-        "command",
-        "cmd",
-        "file_path",
-        "notebook_path",
-        "pattern",
-        "path",
-        "url",
-        "query",
-        "prompt",
-    ];
-    MAIN_FIELDS
-        .iter()
-        .copied()
-        .find(|k| input.get(*k).is_some())
-}
-
-/// Cuts `s` to at most `max` characters, keeping line breaks, and says how much was cut.
-/// Redacts before cutting and never shows part of a token ([`crate::cut`]).
-pub fn truncate_lines(s: &str, max: usize) -> String {
-    let cut = crate::cut::chars(s, max);
-    if cut.was_cut() {
-        format!(
-            "{}\n… [truncated: {} more characters]",
-            cut.kept, cut.left_out
-        )
-    } else {
-        cut.kept
-    }
-}
-
-/// Cuts `s` to at most `max` characters, marking the cut with `…`. Redacts before
-/// cutting and never shows part of a token ([`crate::cut`]).
-pub fn truncate(s: &str, max: usize) -> String {
-    let s = s.replace('\n', "⏎");
-    let whole = crate::cut::chars(&s, max);
-    if !whole.was_cut() {
-        return whole.kept;
-    }
-    let mut out = crate::cut::chars(&s, max.saturating_sub(1)).kept;
-    out.push('…');
-    out
-}
+pub use crate::text::{describe_call, main_field, summarize_input, truncate, truncate_lines};
 
 #[cfg(test)]
 mod tests {

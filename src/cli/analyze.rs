@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{self, err, error_line, out};
+use super::output::{self, err, error_line};
 use super::{AnalyzeArgs, EXIT_FAILED, EXIT_INVALID, EXIT_OK};
+use crate::events::Event;
 use crate::redact::Redactor;
-use crate::report::terminal;
+use crate::report::live::LiveReporter;
 use crate::results::Results;
 use crate::spec::{self, AssertionKind, diagnostic, discover};
 use crate::transcript;
@@ -112,7 +113,30 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     ) else {
         return EXIT_INVALID;
     };
-    out(&terminal::render_results(&results));
+    // The results are shown through the same events and reporter as a live run's.
+    runtime.block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let shown = tokio::spawn(output::show_events(
+            rx,
+            LiveReporter::new(false, redactor.clone()),
+            None,
+            None,
+        ));
+        let _ = tx.send(Event::RunStarted {
+            names: results.tests.iter().map(|t| t.name.clone()).collect(),
+        });
+        for (index, result) in results.tests.iter().enumerate() {
+            let _ = tx.send(Event::TestFinished {
+                index,
+                result: Box::new(result.clone()),
+            });
+        }
+        let _ = tx.send(Event::RunFinished {
+            summary: Box::new(results.summary.clone()),
+        });
+        drop(tx);
+        let _ = shown.await;
+    });
     let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
     if !written {
         EXIT_INVALID

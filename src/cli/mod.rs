@@ -55,7 +55,7 @@ pub enum ColorWhen {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run tests with the real agent CLI, each in a fresh copy of its workspace.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check test files without running anything; every problem of every file is reported.
     Validate(ValidateArgs),
     /// Evaluate a test's assertions against an existing transcript.
@@ -80,12 +80,17 @@ pub struct InitArgs {
 }
 
 /// GitHub publishing flags (`run --github`, `publish`).
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct GithubArgs {
     /// Compare with a baseline results file (e.g. the base branch's last results):
     /// regressions, fixes, new and removed tests, score changes.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// With repeated runs on both sides, a test whose pass rate fell is a regression only
+    /// when a one-sided Fisher exact test gives a p-value below this (0–1).
+    #[arg(long, default_value_t = crate::report::baseline::DEFAULT_SIGNIFICANCE, value_name = "P",
+          value_parser = parse_significance)]
+    pub significance: f64,
     /// Do not post or update the PR comment.
     #[arg(long)]
     pub no_comment: bool,
@@ -160,6 +165,25 @@ pub struct RunArgs {
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Runs of each test that sets no `runs:`; each run is isolated (1–100). A test passes
+    /// when `min_pass` of its runs pass (default: all).
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::spec::MAX_RUNS)))]
+    pub runs: u32,
+    /// Try a run again, up to N times, when it ends in an infra error (model API 5xx or 429,
+    /// a dropped connection, an agent CLI that could not start); waits 1s, 2s, 4s … between
+    /// attempts. Agent failures are never retried.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub retry_infra: u32,
+    /// Stop starting runs once the finished runs and their grading have cost this much
+    /// (USD, as agents report it); runs not started are skipped (reason `budget`) and the
+    /// exit code is 1.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+    /// Stop starting runs once the finished runs and their grading have used this many
+    /// tokens (input, output and cache), for agents that report no cost.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
     /// Run only these variants (`default` is each test as written), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub variant: Vec<String>,
@@ -218,6 +242,20 @@ impl JudgeArgs {
             timeout: crate::judge::GRADE_TIMEOUT,
             votes: self.judge_votes,
         }
+    }
+}
+
+fn parse_significance(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err("write a p-value between 0 and 1, e.g. 0.05".into()),
+    }
+}
+
+fn parse_usd(s: &str) -> Result<f64, String> {
+    match s.trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("write an amount in USD, e.g. \"5\" or \"0.50\"".into()),
     }
 }
 

@@ -2,13 +2,17 @@
 //! terminal or with `NO_COLOR`), the report files, and the redaction every one of them
 //! goes through.
 
-use std::io::Write as _;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use clap::Args;
 
+use crate::events::Event;
 use crate::redact::Redactor;
-use crate::report::{html, json, junit, markdown, terminal};
+use crate::report::live::LiveReporter;
+use crate::report::{FILE_FORMATS, RenderOptions};
 use crate::results::{Results, TestResult};
 use crate::spec::{self, diagnostic};
 use crate::transcript::Transcript;
@@ -59,7 +63,17 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// Whether any report file was asked for.
     pub fn any(&self) -> bool {
-        self.html.is_some() || self.markdown.is_some() || self.junit.is_some()
+        FILE_FORMATS.iter().any(|f| self.path(f.name).is_some())
+    }
+
+    /// The file asked for the report format called `name` ([`FILE_FORMATS`]).
+    pub fn path(&self, name: &str) -> Option<&Path> {
+        match name {
+            "html" => self.html.as_deref(),
+            "markdown" => self.markdown.as_deref(),
+            "junit" => self.junit.as_deref(),
+            _ => None,
+        }
     }
 }
 
@@ -74,29 +88,20 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 /// Writes the results JSON and every report asked for, printing each problem on stderr;
 /// returns whether everything was written.
 pub fn write_reports(results: &Results, json_path: Option<&Path>, reports: &ReportArgs) -> bool {
+    let options = RenderOptions {
+        markdown_max_chars: reports.markdown_max_chars,
+    };
     let mut problems = Vec::new();
-    if let Some(path) = json_path
-        && let Err(e) = json::write(results, path)
-    {
-        problems.push(e.to_string());
-    }
-    if let Some(path) = &reports.html {
-        match html::render(results) {
-            Ok(text) => problems.extend(write_file(path, &text).err()),
-            Err(e) => problems.push(format!("can not render the HTML report: {e}")),
-        }
-    }
-    if let Some(path) = &reports.markdown {
-        let options = markdown::MarkdownOptions {
-            max_chars: reports.markdown_max_chars,
-            ..markdown::MarkdownOptions::default()
+    for format in FILE_FORMATS {
+        let path = match format.name {
+            "json" => json_path,
+            name => reports.path(name),
         };
-        problems.extend(write_file(path, &markdown::render(results, &options)).err());
-    }
-    if let Some(path) = &reports.junit {
-        match junit::render(results) {
-            Ok(text) => problems.extend(write_file(path, &text).err()),
-            Err(e) => problems.push(e.to_string()),
+        if let Some(path) = path {
+            match (format.render)(results, &options) {
+                Ok(text) => problems.extend(write_file(path, &text).err()),
+                Err(e) => problems.push(e),
+            }
         }
     }
     for p in &problems {
@@ -127,11 +132,61 @@ pub fn redacted_or_report<T: serde::Serialize + serde::de::DeserializeOwned + Cl
         .ok()
 }
 
-/// A test's verdict block, redacted.
-pub fn test_block(redactor: &Redactor, test: &TestResult) -> String {
-    match redacted(redactor, test) {
-        Ok(t) => terminal::render_test(&t),
-        Err(e) => error_line(&e),
+/// Shows run events as they arrive through `reporter`, until the channel closes. On a
+/// terminal a progress line (when `total` tests are given) shows what is running; elsewhere (CI logs) only
+/// plain lines are written. Each finished test is also put in its `finished` slot, for a
+/// run cut short to report what had finished.
+pub async fn show_events(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>,
+    mut reporter: LiveReporter,
+    total: Option<usize>,
+    finished: Option<Arc<Mutex<Vec<Option<TestResult>>>>>,
+) {
+    let progress = total
+        .filter(|_| std::io::stderr().is_terminal())
+        .map(|total| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            let style = indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} done · {elapsed} · {wide_msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+    while let Some(event) = rx.recv().await {
+        if let Event::TestFinished { index, result } = &event
+            && let Some(finished) = &finished
+            && let Ok(mut finished) = finished.lock()
+            && let Some(slot) = finished.get_mut(*index)
+        {
+            *slot = Some((**result).clone());
+        }
+        if matches!(event, Event::RunFinished { .. })
+            && let Some(bar) = &progress
+        {
+            bar.finish_and_clear();
+        }
+        if let Some(text) = reporter.handle(&event) {
+            match &progress {
+                Some(bar) => bar.suspend(|| out(&text)),
+                None => out(&text),
+            }
+        }
+        if let Some(bar) = &progress {
+            if matches!(event, Event::TestFinished { .. }) {
+                bar.inc(1);
+            }
+            let now = reporter.running();
+            bar.set_message(if now.is_empty() {
+                String::new()
+            } else {
+                format!("running: {}", now.join(", "))
+            });
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
     }
 }
 

@@ -48,6 +48,7 @@ pub(super) async fn publish(
         results_path,
         report_path,
         baseline,
+        significance: args.significance,
     };
     let published = crate::github::publish(results, &env, &options).await;
     let redactor = Redactor::from_process_env([]);

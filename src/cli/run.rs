@@ -1,7 +1,6 @@
 //! `aptitude run`: load, check what can be checked before any agent starts, run, report.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,10 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, err, error_line, out};
 use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, RunArgs};
+use crate::events::Event;
 use crate::redact::Redactor;
+use crate::report::live::LiveReporter;
 use crate::report::terminal;
-use crate::results::{Results, TestResult};
-use crate::runner::{Event, RunConfig, Runner};
+use crate::results::Results;
+use crate::runner::{RunConfig, Runner};
 use crate::spec::{self, diagnostic};
 
 /// How long a cancelled run may take to stop its tests before it is cut: the agents' grace
@@ -103,6 +104,13 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
             record: args.record,
+            runs: args.runs,
+            retry_infra: args.retry_infra,
+            retry_backoff: crate::runner::DEFAULT_RETRY_BACKOFF,
+            budget: crate::runner::BudgetLimits {
+                max_cost_usd: args.max_cost,
+                max_tokens: args.max_tokens,
+            },
         };
         let judge = Arc::new(crate::judge::Judge::new(
             args.judge.config(),
@@ -116,15 +124,14 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         spawn_signal_handlers(cancel.clone(), force.clone(), Arc::clone(&interrupted));
 
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         let finished = Arc::new(Mutex::new(vec![None; specs.len()]));
-        let printer = tokio::spawn(print_events(
+        let printer = tokio::spawn(output::show_events(
             rx,
-            names,
-            args.verbose,
-            redactor.clone(),
-            Arc::clone(&finished),
+            LiveReporter::new(args.verbose, redactor.clone()),
+            Some(specs.len()),
+            Some(Arc::clone(&finished)),
         ));
+        let summary_tx = tx.clone();
         let stopped = async {
             // Cancelled tests stop within the agents' grace period; a run still going well
             // after that (or a second signal) is cut, so that a signal always ends it.
@@ -136,10 +143,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         };
         let mut cut = false;
         let tests = tokio::select! {
-            tests = runner.run(&specs, tx, cancel.clone()) => {
-                let _ = printer.await;
-                tests
-            }
+            tests = runner.run(&specs, tx, cancel.clone()) => tests,
             () = stopped => {
                 cut = true;
                 printer.abort();
@@ -150,19 +154,30 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                     .zip(finished)
                     .map(|(spec, done)| {
                         done.unwrap_or_else(|| {
-                            crate::runner::not_run(spec, "interrupted: it did not stop in time and was killed")
+                            crate::runner::not_run(spec, crate::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
                         })
                     })
                     .collect()
             }
         };
-        let Some(results) = super::output::redacted_or_report(
-            &redactor,
-            &Results::new(tests, started.elapsed().as_millis() as u64),
-        ) else {
+        let mut results = Results::new(tests, started.elapsed().as_millis() as u64);
+        results.summary.budget = runner.budget_summary();
+        let Some(results) = super::output::redacted_or_report(&redactor, &results) else {
+            drop(summary_tx);
+            if !cut {
+                let _ = printer.await;
+            }
             return EXIT_INVALID;
         };
-        out(&terminal::render_summary(&results.summary));
+        if cut {
+            out(&terminal::render_summary(&results.summary));
+        } else {
+            let _ = summary_tx.send(Event::RunFinished {
+                summary: Box::new(results.summary.clone()),
+            });
+            drop(summary_tx);
+            let _ = printer.await;
+        }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(
@@ -194,74 +209,6 @@ pub(super) fn run(args: &RunArgs) -> u8 {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
-}
-
-/// Prints each test's block as it finishes. On a terminal a progress line shows what is
-/// running; elsewhere (CI logs) only plain lines are written. `-v` adds each tool call as
-/// it happens.
-async fn print_events(
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>,
-    names: Vec<String>,
-    verbose: bool,
-    redactor: Redactor,
-    finished: Arc<Mutex<Vec<Option<TestResult>>>>,
-) {
-    let total = names.len() as u64;
-    let progress = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(total);
-        let style = indicatif::ProgressStyle::with_template(
-            "{spinner} {pos}/{len} done · {elapsed} · {wide_msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
-        bar.set_style(style);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    });
-    let mut running: Vec<usize> = Vec::new();
-    let show = |progress: &Option<indicatif::ProgressBar>, text: &str| match progress {
-        Some(bar) => bar.suspend(|| out(text)),
-        None => out(text),
-    };
-    while let Some(event) = rx.recv().await {
-        match event {
-            Event::Started { index, .. } => running.push(index),
-            Event::ToolCall { index, call } if verbose => {
-                let line = format!(
-                    "  ↳ {}: {}\n",
-                    names.get(index).map_or("?", String::as_str),
-                    crate::assertions::describe_call(0, &call).trim_start_matches("#0 ")
-                );
-                show(&progress, &redactor.redact(&line));
-            }
-            Event::ToolCall { .. } => {}
-            Event::Finished { index, result } => {
-                running.retain(|i| *i != index);
-                if let Ok(mut finished) = finished.lock()
-                    && let Some(slot) = finished.get_mut(index)
-                {
-                    *slot = Some((*result).clone());
-                }
-                show(&progress, &(output::test_block(&redactor, &result) + "\n"));
-                if let Some(bar) = &progress {
-                    bar.inc(1);
-                }
-            }
-        }
-        if let Some(bar) = &progress {
-            let now: Vec<&str> = running
-                .iter()
-                .filter_map(|i| names.get(*i).map(String::as_str))
-                .collect();
-            bar.set_message(if now.is_empty() {
-                String::new()
-            } else {
-                format!("running: {}", now.join(", "))
-            });
-        }
-    }
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
 }
 
 /// Ctrl-C, SIGTERM or SIGHUP (a closed terminal, a cancelled CI job) cancels the run:

@@ -218,7 +218,7 @@ const MESSAGE_MAX: usize = 4_000;
 /// An annotation's title and message, cut to GitHub's limits after redaction.
 fn bounded(title: &str, message: &str) -> (String, String) {
     let title = crate::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
-    let message = crate::assertions::truncate_lines(message, MESSAGE_MAX);
+    let message = crate::text::truncate_lines(message, MESSAGE_MAX);
     let message = crate::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
     (title, message)
 }
@@ -300,21 +300,34 @@ fn test_annotations(t: &TestResult, run_dir: Option<&str>, env: &GithubEnv) -> V
     let mut out: Vec<Annotation> = t
         .assertions
         .iter()
-        .filter(|a| {
+        .enumerate()
+        .filter(|(_, a)| {
             matches!(
                 a.status,
                 AssertionStatus::Fail | AssertionStatus::Error | AssertionStatus::Invalid
             )
         })
-        .map(|a| {
-            let (title, message) = bounded(
-                &format!("{}: {}", t.name, a.description),
-                a.detail.as_deref().unwrap_or(&a.description),
-            );
+        .map(|(i, a)| {
+            let detail = a.detail.as_deref().unwrap_or(&a.description);
+            // A repeated test: which runs it held in, and whether it is the flaky one.
+            let (title, message) = match &t.repeat {
+                Some(r) => {
+                    let tally = r.assertions.get(i).map_or_else(String::new, |tally| {
+                        let flaky = if tally.flaky { " (flaky)" } else { "" };
+                        format!("{}{flaky}\n", tally.phrase(r.runs))
+                    });
+                    bounded(
+                        &format!("{} — {}: {}", t.name, r.headline(), a.description),
+                        &format!("{tally}{detail}"),
+                    )
+                }
+                None => bounded(&format!("{}: {}", t.name, a.description), detail),
+            };
             Annotation {
                 path: path.clone(),
                 line: a.line,
-                failure: a.status == AssertionStatus::Fail,
+                // A flaky assertion of a test that passed anyway (min_pass) is a warning.
+                failure: a.status == AssertionStatus::Fail && t.status != TestStatus::Passed,
                 title,
                 message,
             }

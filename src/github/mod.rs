@@ -64,6 +64,8 @@ pub struct PublishOptions {
     pub report_path: Option<String>,
     /// The baseline comparison, shown in the comment and the summary.
     pub baseline: Option<Results>,
+    /// The p-value below which a repeated test's fall in pass rate is a regression.
+    pub significance: f64,
 }
 
 impl Default for PublishOptions {
@@ -75,6 +77,7 @@ impl Default for PublishOptions {
             results_path: None,
             report_path: None,
             baseline: None,
+            significance: crate::report::baseline::DEFAULT_SIGNIFICANCE,
         }
     }
 }
@@ -109,7 +112,7 @@ pub fn body(
     let preamble = options
         .baseline
         .as_ref()
-        .map(|b| crate::report::baseline::compare(results, b).to_markdown());
+        .map(|b| crate::report::baseline::compare(results, b, options.significance).to_markdown());
     let run = env.run_url();
     let footer = match &run {
         Some(url) => format!(

@@ -4,17 +4,31 @@
 //!
 //! Tests are matched by (file, name); review scores by the assertion's description within
 //! the test.
+//!
+//! A test with repeated runs on both sides is compared by pass rate, not by status: it is a
+//! regression only when its pass rate fell and the one-sided Fisher exact test
+//! ([`crate::stats::fisher_exact_less`], this run's passed/failed runs against the
+//! baseline's) gives p below the significance level (`--significance`, default 0.05);
+//! otherwise a changed rate is listed as "changed, not significant" with both rates. Tests
+//! run once keep the status comparison.
 
 use std::collections::BTreeMap;
 
 use crate::report::markdown::inline;
 use crate::results::{Results, TestResult, TestStatus};
 
+/// The default significance level of a pass-rate regression (`--significance`).
+pub const DEFAULT_SIGNIFICANCE: f64 = 0.05;
+
 /// What changed between the baseline and this run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Comparison {
-    /// Passed before, failed or errored now.
+    /// Passed before, failed or errored now; for repeated tests, a pass rate that fell
+    /// significantly, with both rates and the p-value (`name (5/5 → 1/5 runs, p = 0.024)`).
     pub regressions: Vec<String>,
+    /// Repeated tests whose pass rate changed, not significantly: `name (4/5 → 3/5 runs,
+    /// p = 0.50)`.
+    pub changed: Vec<String>,
     /// Failed or errored before, passed now.
     pub fixes: Vec<String>,
     /// In this run only.
@@ -40,8 +54,15 @@ fn bad(s: TestStatus) -> bool {
     matches!(s, TestStatus::Failed | TestStatus::Error)
 }
 
-/// Compares `current` with `baseline`.
-pub fn compare(current: &Results, baseline: &Results) -> Comparison {
+/// (passed, judged) runs of a repeated test.
+fn judged_runs(t: &TestResult) -> Option<(u32, u32)> {
+    let r = t.repeat.as_ref()?;
+    (r.passed + r.failed > 0).then_some((r.passed, r.passed + r.failed))
+}
+
+/// Compares `current` with `baseline`; a repeated test's fall in pass rate is a regression
+/// when its one-sided Fisher p-value is below `significance`.
+pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comparison {
     let before: BTreeMap<_, &TestResult> = baseline.tests.iter().map(|t| (key(t), t)).collect();
     let now: BTreeMap<_, &TestResult> = current.tests.iter().map(|t| (key(t), t)).collect();
     let mut c = Comparison::default();
@@ -49,7 +70,42 @@ pub fn compare(current: &Results, baseline: &Results) -> Comparison {
         match before.get(&key(t)) {
             None => c.added.push(t.name.clone()),
             Some(old) => {
-                if old.status == TestStatus::Passed && bad(t.status) {
+                if let (Some((p_now, n_now)), Some((p_old, n_old))) =
+                    (judged_runs(t), judged_runs(old))
+                {
+                    // Compare rates without dividing: p_now/n_now vs p_old/n_old.
+                    let (now_x, old_x) = (
+                        u64::from(p_now) * u64::from(n_old),
+                        u64::from(p_old) * u64::from(n_now),
+                    );
+                    let what = |p: f64| {
+                        format!(
+                            "{} ({p_old}/{n_old} → {p_now}/{n_now} runs, p = {p:.3})",
+                            t.name
+                        )
+                    };
+                    if now_x < old_x {
+                        let p = crate::stats::fisher_exact_less([
+                            [p_now, n_now - p_now],
+                            [p_old, n_old - p_old],
+                        ]);
+                        if p < significance {
+                            c.regressions.push(what(p));
+                        } else {
+                            c.changed.push(what(p));
+                        }
+                    } else if now_x > old_x {
+                        let p = crate::stats::fisher_exact_less([
+                            [p_old, n_old - p_old],
+                            [p_now, n_now - p_now],
+                        ]);
+                        if p < significance {
+                            c.fixes.push(what(p));
+                        } else {
+                            c.changed.push(what(p));
+                        }
+                    }
+                } else if old.status == TestStatus::Passed && bad(t.status) {
                     c.regressions.push(t.name.clone());
                 } else if bad(old.status) && t.status == TestStatus::Passed {
                     c.fixes.push(t.name.clone());
@@ -125,6 +181,11 @@ impl Comparison {
         };
         list("🔴 regressions", &self.regressions, &mut out);
         list("🟢 fixes", &self.fixes, &mut out);
+        list(
+            "🟡 pass rate changed, not significant",
+            &self.changed,
+            &mut out,
+        );
         list("🆕 new tests", &self.added, &mut out);
         list("🗑️ removed tests", &self.removed, &mut out);
         if !self.scores.is_empty() {
@@ -177,6 +238,11 @@ mod tests {
             files: Vec::new(),
             workspace: None,
             recorded: None,
+            error_kind: None,
+            skip_reason: None,
+            attempts: Vec::new(),
+            runs: Vec::new(),
+            repeat: None,
         }
     }
 
@@ -198,7 +264,7 @@ mod tests {
             ],
             1,
         );
-        let c = compare(&now, &base);
+        let c = compare(&now, &base, DEFAULT_SIGNIFICANCE);
         assert_eq!(c.regressions, ["a"]);
         assert_eq!(c.fixes, ["b"]);
         assert_eq!(c.added, ["new"]);
@@ -217,6 +283,65 @@ mod tests {
             md.contains("regressions (1): a") && md.contains("9 → 5"),
             "{md}"
         );
-        assert!(compare(&base, &base).is_empty());
+        assert!(compare(&base, &base, DEFAULT_SIGNIFICANCE).is_empty());
+    }
+
+    /// A test of `runs` runs, `passed` of them passing.
+    fn repeated(name: &str, passed: u32, runs: u32) -> TestResult {
+        let each = (0..runs)
+            .map(|i| {
+                let status = if i < passed {
+                    TestStatus::Passed
+                } else {
+                    TestStatus::Failed
+                };
+                t(name, status, None)
+            })
+            .collect();
+        crate::repeat::aggregate(each, 1)
+    }
+
+    #[test]
+    fn a_fall_in_pass_rate_is_a_regression_only_when_significant() {
+        let base = Results::new(
+            vec![
+                repeated("real", 5, 5),
+                repeated("noise", 4, 5),
+                repeated("up", 0, 5),
+            ],
+            1,
+        );
+        let now = Results::new(
+            vec![
+                repeated("real", 1, 5),
+                repeated("noise", 3, 5),
+                repeated("up", 5, 5),
+            ],
+            1,
+        );
+        let c = compare(&now, &base, DEFAULT_SIGNIFICANCE);
+        // 5/5 → 1/5: scipy.stats.fisher_exact([[1, 4], [5, 0]], alternative="less")
+        // gives p = 6/252 = 0.0238.
+        assert_eq!(c.regressions, ["real (5/5 → 1/5 runs, p = 0.024)"]);
+        // 4/5 → 3/5: p = 0.5, a change but not a significant one.
+        assert_eq!(c.changed, ["noise (4/5 → 3/5 runs, p = 0.500)"]);
+        // 0/5 → 5/5 is a significant rise: a fix.
+        assert_eq!(c.fixes, ["up (0/5 → 5/5 runs, p = 0.004)"]);
+        let md = c.to_markdown();
+        let (reg, changed) = (
+            md.find("regressions").unwrap(),
+            md.find("changed, not significant").unwrap(),
+        );
+        assert!(reg < changed, "significant regressions come first: {md}");
+
+        // A stricter level makes the same fall not significant.
+        let c = compare(&now, &base, 0.01);
+        assert!(c.regressions.is_empty());
+        assert_eq!(c.changed.len(), 2);
+
+        // Single-run tests keep the status comparison.
+        let base = Results::new(vec![t("once", TestStatus::Passed, None)], 1);
+        let now = Results::new(vec![t("once", TestStatus::Failed, None)], 1);
+        assert_eq!(compare(&now, &base, 0.01).regressions, ["once"]);
     }
 }

@@ -12,8 +12,8 @@
 
 use askama::Template;
 
-use crate::report::terminal::{format_duration, format_usage};
 use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::text::{format_duration, format_usage};
 use crate::workspace::ChangeKind;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
@@ -21,7 +21,7 @@ pub const OUTPUT_MAX: usize = 4_000;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
-    crate::assertions::truncate_lines(text, OUTPUT_MAX)
+    crate::text::truncate_lines(text, OUTPUT_MAX)
 }
 
 struct Stat {
@@ -38,6 +38,8 @@ struct AssertionView {
     score: Option<String>,
     detail: Option<String>,
     open: bool,
+    /// Repeated tests: `3/5 runs · flaky`.
+    tally: Option<String>,
 }
 
 struct CallView {
@@ -71,6 +73,20 @@ struct TestView {
     files: Vec<FileView>,
     answer: Option<String>,
     workspace: Option<String>,
+    /// Repeated tests: `3/5 runs passed (flaky) · pass rate 60% (95% CI 23%–88%)`.
+    repeat: Option<String>,
+    /// Repeated tests: each run, with its own timeline.
+    runs: Vec<RunView>,
+}
+
+/// One run of a repeated test.
+struct RunView {
+    class: &'static str,
+    label: String,
+    error: Option<String>,
+    assertions: Vec<AssertionView>,
+    calls: Vec<CallView>,
+    answer: Option<String>,
 }
 
 #[derive(Template)]
@@ -156,23 +172,12 @@ fn assertion(a: &crate::results::AssertionResult) -> AssertionView {
         score,
         detail: a.detail.as_deref().map(cut),
         open: false,
+        tally: None,
     }
 }
 
-fn test_view(index: usize, t: &TestResult) -> TestView {
-    let (class, icon, status) = status_class(t.status);
-    let mut meta = vec![format_duration(t.duration_ms)];
-    if let Some(u) = &t.usage {
-        meta.push(format_usage(u));
-        if let Some(turns) = u.turns {
-            meta.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
-        }
-    }
-    if let Some(agent) = &t.agent {
-        meta.push(agent.clone());
-    }
-    let calls = t
-        .transcript
+fn calls_view(t: &TestResult) -> Vec<CallView> {
+    t.transcript
         .as_ref()
         .map(|tr| {
             tr.tool_calls
@@ -190,7 +195,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
                         number: i + 1,
                         name: c.name.clone(),
                         agent: (!c.is_main()).then(|| c.agent.clone()),
-                        summary: crate::assertions::summarize_input(&c.input, 120),
+                        summary: crate::text::summarize_input(&c.input, 120),
                         input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
                         output: cut(c.output.as_deref().unwrap_or("")),
                         class,
@@ -199,10 +204,65 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
                 })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn error_text(t: &TestResult) -> Option<String> {
+    t.error.as_ref().map(|e| match t.error_kind {
+        Some(kind) => format!("[{}] {e}", kind.word()),
+        None => e.clone(),
+    })
+}
+
+fn run_view(number: usize, r: &TestResult) -> RunView {
+    let (class, _, status) = status_class(r.status);
+    let mut label = format!(
+        "Run {number} · {status} · {}",
+        format_duration(r.duration_ms)
+    );
+    if !r.attempts.is_empty() {
+        label.push_str(&format!(
+            " · {} retried infra error{}",
+            r.attempts.len(),
+            if r.attempts.len() == 1 { "" } else { "s" }
+        ));
+    }
+    RunView {
+        class,
+        label,
+        error: error_text(r),
+        assertions: r.assertions.iter().map(assertion).collect(),
+        calls: calls_view(r),
+        answer: r
+            .transcript
+            .as_ref()
+            .and_then(|tr| tr.final_text.as_deref())
+            .map(cut),
+    }
+}
+
+fn test_view(index: usize, t: &TestResult) -> TestView {
+    let (class, icon, status) = status_class(t.status);
+    let mut meta = vec![format_duration(t.duration_ms)];
+    if let Some(u) = &t.usage {
+        meta.push(format_usage(u));
+        if let Some(turns) = u.turns {
+            meta.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
+        }
+    }
+    if let Some(agent) = &t.agent {
+        meta.push(agent.clone());
+    }
+    let calls = calls_view(t);
     let mut assertions: Vec<AssertionView> = t.assertions.iter().map(assertion).collect();
-    for a in &mut assertions {
+    for (i, a) in assertions.iter_mut().enumerate() {
         a.open = a.class == "fail" || a.class == "error";
+        if let Some(r) = &t.repeat
+            && let Some(tally) = r.assertions.get(i)
+        {
+            let flaky = if tally.flaky { " · flaky" } else { "" };
+            a.tally = Some(format!("{}{flaky}", tally.phrase(r.runs)));
+        }
     }
     TestView {
         id: format!("t{index}"),
@@ -213,7 +273,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
         status,
         meta: meta.join(" · "),
         prompt: t.prompt.clone(),
-        error: t.error.clone(),
+        error: error_text(t),
         assertions,
         calls,
         files: t
@@ -234,8 +294,35 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             .and_then(|tr| tr.final_text.as_deref())
             .map(cut),
         workspace: t.workspace.clone(),
+        repeat: t.repeat.as_ref().map(|r| {
+            let mut parts = vec![r.headline()];
+            parts.extend(r.rate_phrase());
+            if let Some(e) = r.estimate_at_min_pass() {
+                parts.push(format!(
+                    "pass@{k} {:.2} · pass^{k} {:.2}",
+                    e.pass_at_k,
+                    e.pass_hat_k,
+                    k = e.k
+                ));
+            }
+            parts.join(" · ")
+        }),
+        runs: t
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| run_view(i + 1, r))
+            .collect(),
     }
 }
+
+/// The HTML file format (`--html FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "html",
+    render: |results, _| {
+        render(results).map_err(|e| format!("can not render the HTML report: {e}"))
+    },
+};
 
 /// Renders results as one self-contained HTML page.
 ///

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::results::{RESULTS_VERSION, Results};
+use crate::results::{OLDEST_READABLE_VERSION, RESULTS_VERSION, Results};
 
 /// Why results could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +29,7 @@ pub enum JsonError {
     },
     /// The file is results JSON of another schema version.
     #[error(
-        "{} has results version {found}; this aptitude reads version {RESULTS_VERSION} (re-run the tests or use the aptitude that wrote it)",
+        "{} has results version {found}; this aptitude reads versions {OLDEST_READABLE_VERSION} to {RESULTS_VERSION} (re-run the tests or use the aptitude that wrote it)",
         path.display()
     )]
     Version {
@@ -39,6 +39,16 @@ pub enum JsonError {
         found: u64,
     },
 }
+
+/// The results JSON file format (`--json FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "json",
+    render: |results, _| {
+        serde_json::to_string_pretty(results)
+            .map(|text| text + "\n")
+            .map_err(|e| format!("can not serialize the results: {e}"))
+    },
+};
 
 /// Writes results as pretty JSON, creating parent directories.
 ///
@@ -75,7 +85,7 @@ pub fn read(path: &Path) -> Result<Results, JsonError> {
         version: u64,
     }
     let Versioned { version } = serde_json::from_str(&text).map_err(parse)?;
-    if version != u64::from(RESULTS_VERSION) {
+    if !(u64::from(OLDEST_READABLE_VERSION)..=u64::from(RESULTS_VERSION)).contains(&version) {
         return Err(JsonError::Version {
             path: path.to_owned(),
             found: version,
@@ -92,10 +102,10 @@ mod tests {
     fn another_results_version_is_refused_by_every_reader() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
-        std::fs::write(&path, r#"{"version": 2, "tests": "whatever a v2 has"}"#).unwrap();
+        std::fs::write(&path, r#"{"version": 3, "tests": "whatever a v3 has"}"#).unwrap();
         let e = read(&path).unwrap_err().to_string();
         assert!(
-            e.contains("results version 2; this aptitude reads version 1"),
+            e.contains("results version 3; this aptitude reads versions 1 to 2"),
             "{e}"
         );
     }

@@ -64,7 +64,13 @@ fn case(test: &TestResult) -> TestCase {
         TestStatus::Passed => TestCaseStatus::success(),
         TestStatus::Skipped => {
             let mut s = TestCaseStatus::skipped();
-            s.set_message("every assertion was skipped");
+            s.set_message(match (test.skip_reason, &test.repeat) {
+                (_, Some(r)) => format!("{}: too few runs ran to decide", r.headline()),
+                (Some(crate::results::SkipReason::Budget), None) => {
+                    "not run: the cost ceiling was reached (budget)".to_owned()
+                }
+                (None, None) => "every assertion was skipped".to_owned(),
+            });
             s
         }
         TestStatus::Failed => {
@@ -72,8 +78,13 @@ fn case(test: &TestResult) -> TestCase {
                 .map(|a| a.description.clone())
                 .collect();
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let repeat = test
+                .repeat
+                .as_ref()
+                .map(|r| format!("{}; ", r.headline()))
+                .unwrap_or_default();
             s.set_message(format!(
-                "{} assertion{} failed: {}",
+                "{repeat}{} assertion{} failed: {}",
                 failed.len(),
                 if failed.len() == 1 { "" } else { "s" },
                 failed.join("; ")
@@ -95,7 +106,8 @@ fn case(test: &TestResult) -> TestCase {
             });
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
             s.set_message(crate::cut::chars(&message, TEXT_MAX).kept);
-            s.set_type("error");
+            // The error kind (infra, agent, setup, judge, interrupted) says whose fault.
+            s.set_type(test.error_kind.map_or("error", |k| k.word()));
             s
         }
     };
@@ -141,6 +153,16 @@ fn case(test: &TestResult) -> TestCase {
         })
         .or(test.assertions.first())
         .map_or(1, |a| a.line);
+    if let Some(r) = &test.repeat {
+        case.properties
+            .push(quick_junit::Property::new("runs", r.headline()));
+        for a in r.flaky_assertions() {
+            case.properties.push(quick_junit::Property::new(
+                "flaky assertion",
+                format!("{}: {}", a.description, a.phrase(r.runs)),
+            ));
+        }
+    }
     case.extra.insert("file".into(), test.file.as_str().into());
     case.extra.insert("line".into(), line.to_string().into());
     if let Some(answer) = test
@@ -152,6 +174,12 @@ fn case(test: &TestResult) -> TestCase {
     }
     case
 }
+
+/// The JUnit XML file format (`--junit FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "junit",
+    render: |results, _| render(results).map_err(|e| e.to_string()),
+};
 
 /// Renders results as JUnit XML.
 ///

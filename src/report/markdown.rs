@@ -16,8 +16,8 @@
 
 use askama::Template;
 
-use crate::report::terminal::{format_duration, format_usage};
 use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::text::{format_duration, format_usage};
 
 /// How the summary is rendered.
 #[derive(Debug, Clone)]
@@ -157,8 +157,33 @@ pub fn status_line(results: &Results) -> String {
             .join(", ")
     };
     let (parts, assertions) = (join(s.test_counts()), join(s.assertion_counts()));
+    let mut extra = String::new();
+    if let Some(r) = &s.runs {
+        let mut runs = vec![(r.passed, "passed")];
+        runs.extend(
+            [
+                (r.failed, "failed"),
+                (r.errors, "error"),
+                (r.skipped, "skipped"),
+            ]
+            .into_iter()
+            .filter(|(n, _)| *n > 0),
+        );
+        extra.push_str(&format!(" · **runs**: {}", join(runs)));
+        if r.flaky_tests > 0 {
+            extra.push_str(&format!(
+                " ({} flaky test{})",
+                r.flaky_tests,
+                if r.flaky_tests == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    if let Some(b) = &s.budget {
+        extra.push_str(" · ");
+        extra.push_str(&crate::report::terminal::budget_phrase(b));
+    }
     format!(
-        "**{} test{}**: {} · **assertions**: {} · {} · {}",
+        "**{} test{}**: {} · **assertions**: {} · {} · {}{extra}",
         s.total,
         if s.total == 1 { "" } else { "s" },
         parts,
@@ -187,6 +212,12 @@ pub fn title(results: &Results) -> String {
             "⚠️ aptitude: {} of {} tests could not be judged",
             s.errors, s.total
         )
+    } else if let Some(b) = s.budget.as_ref().filter(|b| b.skipped_runs > 0) {
+        format!(
+            "⚠️ aptitude: the cost ceiling was reached, {} run{} skipped",
+            b.skipped_runs,
+            if b.skipped_runs == 1 { "" } else { "s" }
+        )
     } else if s.passed == 0 {
         format!("⏭️ aptitude: all {} tests skipped", s.total)
     } else {
@@ -208,7 +239,10 @@ fn row(t: &TestResult) -> Row {
         icon: icon(t.status),
         name: inline(&t.name),
         file: inline(&t.file),
-        assertions: format!("{passed}/{}", t.assertions.len()),
+        assertions: match &t.repeat {
+            Some(r) => inline(&r.headline()),
+            None => format!("{passed}/{}", t.assertions.len()),
+        },
         time: format_duration(t.duration_ms),
         cost: t
             .usage
@@ -223,7 +257,8 @@ fn row(t: &TestResult) -> Row {
 const DETAIL_MAX: usize = 2_000;
 
 fn failure(t: &TestResult) -> Option<String> {
-    if !matches!(t.status, TestStatus::Failed | TestStatus::Error) {
+    let flaky = t.repeat.as_ref().is_some_and(|r| r.flaky);
+    if !matches!(t.status, TestStatus::Failed | TestStatus::Error) && !flaky {
         return None;
     }
     let bad: Vec<FailedAssertion> = t
@@ -239,7 +274,7 @@ fn failure(t: &TestResult) -> Option<String> {
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(|d| {
-                    fenced(&crate::assertions::truncate_lines(d, DETAIL_MAX))
+                    fenced(&crate::text::truncate_lines(d, DETAIL_MAX))
                         .lines()
                         .map(|l| format!("  {l}"))
                         .collect::<Vec<_>>()
@@ -248,16 +283,30 @@ fn failure(t: &TestResult) -> Option<String> {
         })
         .collect();
     let failed = bad.iter().filter(|a| a.icon == "❌").count();
-    let headline = match (t.status, failed) {
-        (TestStatus::Error, _) => "could not be judged".to_owned(),
-        (_, 1) => "1 assertion failed".to_owned(),
-        (_, n) => format!("{n} assertions failed"),
+    let mut headline = match (t.status, failed, &t.repeat) {
+        (TestStatus::Error, _, _) => "could not be judged".to_owned(),
+        (_, _, Some(r)) => html_inline(&r.headline()),
+        (_, 1, None) => "1 assertion failed".to_owned(),
+        (_, n, None) => format!("{n} assertions failed"),
     };
+    if let Some(r) = &t.repeat {
+        let names: Vec<String> = r
+            .flaky_assertions()
+            .map(|a| html_inline(&format!("{} ({})", a.description, a.phrase(r.runs))))
+            .collect();
+        if !names.is_empty() {
+            headline.push_str(&format!(" — flaky: {}", names.join("; ")));
+        }
+    }
+    let error = t.error.as_deref().map(|e| match t.error_kind {
+        Some(kind) => format!("[{}] {e}", kind.word()),
+        None => e.to_owned(),
+    });
     let view = Failure {
         icon: icon(t.status),
         name: html_inline(&t.name),
         headline,
-        error: t.error.as_deref().map(fenced),
+        error: error.as_deref().map(fenced),
         assertions: bad,
     };
     view.render().ok()
@@ -309,6 +358,20 @@ fn hard_bound(out: String, options: &MarkdownOptions) -> String {
         kept
     }
 }
+
+/// The Markdown summary file format (`--markdown FILE`).
+pub const FORMAT: super::FileFormat = super::FileFormat {
+    name: "markdown",
+    render: |results, options| {
+        Ok(render(
+            results,
+            &MarkdownOptions {
+                max_chars: options.markdown_max_chars,
+                ..MarkdownOptions::default()
+            },
+        ))
+    },
+};
 
 /// Renders the summary within `options.max_chars` characters and `options.max_bytes` bytes.
 pub fn render(results: &Results, options: &MarkdownOptions) -> String {

@@ -18,7 +18,8 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 
 use crate::results::{AssertionResult, AssertionStatus, Results, Summary, TestResult, TestStatus};
-use crate::transcript::{Transcript, Usage};
+use crate::text::{format_duration, format_usage, thousands};
+use crate::transcript::Transcript;
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -61,24 +62,84 @@ fn assertion_icon(status: AssertionStatus) -> String {
 /// Renders one test as an uninterrupted block (ends with a newline).
 pub fn render_test(test: &TestResult) -> String {
     let mut out = String::new();
+    let repeat = test
+        .repeat
+        .as_ref()
+        .map(|r| {
+            let style = if r.flaky { YELLOW } else { DIM };
+            format!("  {}", paint(style, &r.headline()))
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "{} {}  {}  {}",
+        "{} {}  {}  {}{repeat}",
         test_icon(test.status),
         paint(BOLD, &test.name),
         paint(DIM, &test.file),
         test_word(test.status)
     );
+    if let Some(r) = &test.repeat {
+        let mut figures: Vec<String> = r.rate_phrase().into_iter().collect();
+        if let Some(e) = r.estimate_at_min_pass() {
+            figures.push(format!(
+                "pass@{k} {:.2} · pass^{k} {:.2}",
+                e.pass_at_k,
+                e.pass_hat_k,
+                k = e.k
+            ));
+        }
+        let marks: Vec<String> = test.runs.iter().map(|r| test_icon(r.status)).collect();
+        figures.push(format!("runs {}", marks.join("")));
+        let _ = writeln!(out, "  {}", paint(DIM, &figures.join(" · ")));
+    }
     if let Some(error) = &test.error {
-        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, error));
+        let error = match test.error_kind {
+            Some(kind) => format!("[{}] {error}", kind.word()),
+            None => error.clone(),
+        };
+        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &error));
+    }
+    if test.skip_reason == Some(crate::results::SkipReason::Budget) {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "⊘"),
+            paint(
+                DIM,
+                "not run: the run's cost or token ceiling was reached (budget)"
+            )
+        );
+    }
+    for a in &test.attempts {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "↻"),
+            paint(
+                DIM,
+                &format!(
+                    "retried after an infra error: {}",
+                    crate::text::truncate(&a.error, 200)
+                )
+            )
+        );
     }
     if let Some(t) = &test.transcript
         && let Some(line) = transcript_warnings_line(t)
     {
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &line));
     }
-    for a in &test.assertions {
-        render_assertion(&mut out, a, &test.file);
+    for (i, a) in test.assertions.iter().enumerate() {
+        let tally = test.repeat.as_ref().and_then(|r| {
+            let t = r.assertions.get(i)?;
+            let phrase = t.phrase(r.runs);
+            Some(if t.flaky {
+                paint(YELLOW, &format!("  {phrase} · flaky"))
+            } else {
+                paint(DIM, &format!("  {phrase}"))
+            })
+        });
+        render_assertion(&mut out, a, &test.file, tally.as_deref().unwrap_or(""));
     }
     if !test.files.is_empty() {
         let files: Vec<String> = test
@@ -112,7 +173,7 @@ pub fn render_test(test: &TestResult) -> String {
     out
 }
 
-fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
+fn render_assertion(out: &mut String, a: &AssertionResult, file: &str, tally: &str) {
     let cached = if a.cached == Some(true) {
         paint(DIM, " (cached)")
     } else {
@@ -120,7 +181,7 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
     };
     let _ = writeln!(
         out,
-        "  {} {}{cached}",
+        "  {} {}{cached}{tally}",
         assertion_icon(a.status),
         a.description
     );
@@ -141,43 +202,6 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str) {
         "       {}",
         paint(DIM, &format!("at {file}:{}", a.line))
     );
-}
-
-/// `1.2s`, `340ms`, `2m 05s`.
-pub fn format_duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
-    }
-}
-
-/// `1,234`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
-pub fn format_usage(usage: &Usage) -> String {
-    let tokens = usage.input_tokens
-        + usage.output_tokens
-        + usage.cache_creation_input_tokens
-        + usage.cache_read_input_tokens;
-    let mut s = format!("{} tokens", thousands(tokens));
-    if let Some(cost) = usage.cost_usd {
-        s.push_str(&format!(" · ${cost:.4}"));
-    }
-    s
 }
 
 /// The closing summary line.
@@ -207,13 +231,70 @@ pub fn render_summary(summary: &Summary) -> String {
             summary.tests_without_cost, summary.total
         ));
     }
+    let mut extra = String::new();
+    if let Some(r) = &summary.runs {
+        let mut runs = vec![format!("{} passed", r.passed)];
+        for (n, word) in [
+            (r.failed, "failed"),
+            (r.errors, "error"),
+            (r.skipped, "skipped"),
+        ] {
+            if n > 0 {
+                runs.push(format!("{n} {word}"));
+            }
+        }
+        extra.push_str(&format!(" · runs: {}", runs.join(", ")));
+        if r.flaky_tests > 0 {
+            extra.push_str(&paint(
+                YELLOW,
+                &format!(
+                    " ({} flaky test{})",
+                    r.flaky_tests,
+                    if r.flaky_tests == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    if let Some(b) = &summary.budget {
+        let text = budget_phrase(b);
+        extra.push_str(" · ");
+        extra.push_str(&if b.skipped_runs > 0 {
+            paint(YELLOW.bold(), &text)
+        } else {
+            text
+        });
+    }
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {usage}\n",
+        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n",
         summary.total,
         parts.join(", "),
         assertion_parts.join(", "),
         format_duration(summary.duration_ms),
     )
+}
+
+/// `spent $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling.
+pub fn budget_phrase(b: &crate::results::BudgetSummary) -> String {
+    let mut parts = Vec::new();
+    if let Some(max) = b.max_cost_usd {
+        parts.push(format!("spent ${:.4} of ${max:.4}", b.spent_cost_usd));
+    }
+    if let Some(max) = b.max_tokens {
+        parts.push(format!(
+            "{} of {} tokens",
+            thousands(b.spent_tokens),
+            thousands(max)
+        ));
+    }
+    let mut s = parts.join(", ");
+    if b.skipped_runs > 0 {
+        s.push_str(&format!(
+            " · {} run{} skipped (budget)",
+            b.skipped_runs,
+            if b.skipped_runs == 1 { "" } else { "s" }
+        ));
+    }
+    s
 }
 
 /// Every test block, then the summary.
@@ -252,7 +333,7 @@ pub fn render_transcript(t: &Transcript) -> String {
             "  #{:<width$} {} {}",
             i + 1,
             paint(BOLD, &call.name),
-            crate::assertions::summarize_input(&call.input, 90)
+            crate::text::summarize_input(&call.input, 90)
         );
         // The raw call first; the canonical name and keys the assertions match on after it.
         match &call.params {
@@ -276,26 +357,21 @@ pub fn render_transcript(t: &Transcript) -> String {
             (None, _, _) => paint(YELLOW, "no result"),
             (Some(o), true, Some(code)) => paint(
                 RED,
-                &format!("error, exit {code}: {}", crate::assertions::truncate(o, 60)),
+                &format!("error, exit {code}: {}", crate::text::truncate(o, 60)),
             ),
-            (Some(o), true, None) => paint(
-                RED,
-                &format!("error: {}", crate::assertions::truncate(o, 60)),
-            ),
-            (Some(o), false, Some(code)) => {
-                format!("exit {code}: {}", crate::assertions::truncate(o, 60))
+            (Some(o), true, None) => {
+                paint(RED, &format!("error: {}", crate::text::truncate(o, 60)))
             }
-            (Some(o), false, None) => crate::assertions::truncate(o, 60),
+            (Some(o), false, Some(code)) => {
+                format!("exit {code}: {}", crate::text::truncate(o, 60))
+            }
+            (Some(o), false, None) => crate::text::truncate(o, 60),
         };
         let _ = writeln!(out, "{line}\n      → {result}");
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(
-                out,
-                "final answer: {}",
-                crate::assertions::truncate(text, 300)
-            );
+            let _ = writeln!(out, "final answer: {}", crate::text::truncate(text, 300));
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");
@@ -368,10 +444,6 @@ mod tests {
 
     #[test]
     fn durations_and_numbers() {
-        assert_eq!(format_duration(340), "340ms");
-        assert_eq!(format_duration(1234), "1.2s");
-        assert_eq!(format_duration(125_000), "2m 05s");
         assert_eq!(thousands(1234567), "1,234,567");
-        assert_eq!(thousands(12), "12");
     }
 }

@@ -108,6 +108,12 @@ pub struct TestSpec {
     pub max_turns: Option<u32>,
     /// `model:` passed to the agent.
     pub model: Option<String>,
+    /// `runs: N`: how many isolated runs the test gets (1–[`MAX_RUNS`]); `None` uses the
+    /// run's `--runs` (default 1).
+    pub runs: Option<u32>,
+    /// `min_pass: k`: how many runs must pass for the test to pass (at least 1, at most
+    /// the runs); `None` means every run.
+    pub min_pass: Option<u32>,
     /// The assertions, in file order (at least one).
     pub assertions: Vec<Assertion>,
     /// `variants:` declared by the file, in file order.
@@ -454,6 +460,9 @@ pub struct ReviewAssertion {
     /// uses the run's `--judge-votes` (default 1).
     pub votes: Option<u32>,
 }
+
+/// The most runs one test may ask for (`runs:`, `--runs`).
+pub const MAX_RUNS: u32 = 100;
 
 /// The most judge votes one review may ask for.
 pub const MAX_VOTES: u32 = 25;

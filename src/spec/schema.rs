@@ -95,6 +95,12 @@ struct TestFile {
     max_turns: Option<u32>,
     /// The model, passed to the agent.
     model: Option<NonEmpty>,
+    /// How many isolated runs the test gets (default: `--runs`, else 1).
+    #[schemars(range(min = 1, max = 100))]
+    runs: Option<u32>,
+    /// How many runs must pass for the test to pass (default: every run); at most `runs`.
+    #[schemars(range(min = 1))]
+    min_pass: Option<u32>,
     /// What must hold after the run; at least one.
     #[schemars(length(min = 1))]
     assertions: Vec<AssertionItem>,

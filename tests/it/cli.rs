@@ -69,7 +69,7 @@ fn analyze_writes_results_json_in_file_order_with_lines() {
     assert_eq!(out.code, 1);
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(results["version"], 1);
+    assert_eq!(results["version"], 2);
     let tests = results["tests"].as_array().unwrap();
     let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(

@@ -27,6 +27,8 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "timeout",
     "max_turns",
     "model",
+    "runs",
+    "min_pass",
     "assertions",
     "variants",
 ];
@@ -364,6 +366,46 @@ impl Ctx {
         let model = fields
             .get("model")
             .and_then(|n| self.non_empty_string(n, "model"));
+        let runs = fields.get("runs").and_then(|n| {
+            let runs = self.count(n, "runs")?;
+            if !(1..=super::MAX_RUNS).contains(&runs) {
+                self.push(
+                    Diagnostic::new(
+                        n.pos,
+                        format!(
+                            "`runs` must be between 1 and {}, found {runs}",
+                            super::MAX_RUNS
+                        ),
+                    )
+                    .label("out of range"),
+                );
+                return None;
+            }
+            Some(runs)
+        });
+        let min_pass = fields.get("min_pass").and_then(|n| {
+            let k = self.count(n, "min_pass")?;
+            if k == 0 {
+                self.push(
+                    Diagnostic::new(n.pos, "`min_pass` must be at least 1")
+                        .label("zero")
+                        .hint("a test that passes with no passing run could never fail"),
+                );
+                return None;
+            }
+            if let Some(runs) = runs.filter(|r| k > *r) {
+                self.push(
+                    Diagnostic::new(
+                        n.pos,
+                        format!("`min_pass: {k}` is more than the test's `runs: {runs}`"),
+                    )
+                    .label("can never be reached")
+                    .hint("min_pass counts passing runs out of `runs`"),
+                );
+                return None;
+            }
+            Some(k)
+        });
         let variants = fields
             .get("variants")
             .map(|n| self.variants(n, path))
@@ -391,6 +433,8 @@ impl Ctx {
             timeout,
             max_turns,
             model,
+            runs,
+            min_pass,
             assertions,
             variants,
             variant: None,

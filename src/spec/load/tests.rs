@@ -477,6 +477,36 @@ fn review_votes_are_bounded() {
 }
 
 #[test]
+fn runs_and_min_pass_are_checked_against_each_other() {
+    let spec =
+        load("name: t\nprompt: p\nruns: 5\nmin_pass: 3\nassertions:\n  - tool: Bash\n").unwrap();
+    assert_eq!((spec.runs, spec.min_pass), (Some(5), Some(3)));
+    let spec = load(&format!("{HEAD}  - tool: Bash\n")).unwrap();
+    assert_eq!(
+        (spec.runs, spec.min_pass),
+        (None, None),
+        "default: --runs, all"
+    );
+    // min_pass alone is checked against --runs when the run starts.
+    assert_eq!(
+        load("name: t\nprompt: p\nmin_pass: 2\nassertions:\n  - tool: Bash\n")
+            .unwrap()
+            .min_pass,
+        Some(2)
+    );
+    let errs = errors("name: t\nprompt: p\nruns: 2\nmin_pass: 3\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "`min_pass: 3` is more than the test's `runs: 2`");
+    let errs = errors("name: t\nprompt: p\nruns: 0\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "`runs` must be between 1 and 100, found 0");
+    let errs = errors("name: t\nprompt: p\nruns: 101\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "`runs` must be between 1 and 100, found 101");
+    let errs = errors("name: t\nprompt: p\nmin_pass: 0\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "`min_pass` must be at least 1");
+    let errs = errors("name: t\nprompt: p\nrun: 3\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "unknown key `run`");
+}
+
+#[test]
 fn agents_lists_split_a_test_per_agent() {
     let spec = load_str(
         Path::new("t.aptitude.yaml"),

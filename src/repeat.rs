@@ -1,0 +1,543 @@
+//! Repeated runs: the k-of-n verdict of a test run `runs: N` times, which runs and which
+//! assertions disagree (flaky), and the figures reports show.
+//!
+//! A real model does not do the same thing twice, so one run makes a verdict a coin toss.
+//! A test with `runs: N` gets N isolated runs; `min_pass: k` (default N) decides it:
+//! - `passed` when at least k runs passed;
+//! - `error` when the runs that did not error cannot reach k (an errored run is neither a
+//!   pass nor a fail: it is left out, never counted toward k);
+//! - `skipped` when the runs that were neither errored nor skipped cannot reach k (runs not
+//!   started because of the cost ceiling, reason `budget`, are left out the same way; when
+//!   both errored and skipped runs are left out, the test is `error`);
+//! - `failed` otherwise: enough runs were judged, and too few of them passed.
+//!
+//! Whatever its status, a test whose runs disagree (some passed, some failed) is **flaky**,
+//! and so is each assertion that held in some runs and not in others: that assertion is the
+//! one to look at. Figures ([`crate::stats`]): the pass rate over the judged runs (passed and
+//! failed, errors and skips left out) with its Wilson 95% interval, and for each k from 1 to
+//! the judged runs the unbiased pass@k (`1 − C(n−c, k)/C(n, k)`, Chen et al. 2021) and
+//! pass^k (`C(c, k)/C(n, k)`, Yao et al. 2024, τ-bench) estimates.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::{AssertionResult, AssertionStatus, SkipReason, TestResult, TestStatus};
+use crate::transcript::Usage;
+
+/// The k-of-n figures of a repeated test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RepeatStats {
+    /// Runs asked for (N).
+    pub runs: u32,
+    /// Passing runs needed (k).
+    pub min_pass: u32,
+    /// Runs passed.
+    pub passed: u32,
+    /// Runs failed.
+    pub failed: u32,
+    /// Runs errored (not counted toward k, nor in the pass rate).
+    pub errors: u32,
+    /// Runs skipped (not started, or every assertion skipped).
+    pub skipped: u32,
+    /// Whether the runs disagreed: at least one passed and one failed.
+    pub flaky: bool,
+    /// Passed ÷ judged (passed + failed), 0–1; absent when no run was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    /// Lower end of the pass rate's Wilson 95% interval, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wilson_low: Option<f64>,
+    /// Upper end of the pass rate's Wilson 95% interval, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wilson_high: Option<f64>,
+    /// pass@k and pass^k for k = 1 … judged runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub estimates: Vec<PassK>,
+    /// Per assertion (in file order): how many runs it held in.
+    pub assertions: Vec<AssertionTally>,
+}
+
+/// pass@k and pass^k at one k.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct PassK {
+    /// Runs drawn.
+    pub k: u32,
+    /// Chance that at least one of k runs passes, 0–1.
+    pub pass_at_k: f64,
+    /// Chance that all k runs pass, 0–1.
+    pub pass_hat_k: f64,
+}
+
+/// How one assertion fared across the runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AssertionTally {
+    /// 1-based line in the test file.
+    pub line: u32,
+    /// The assertion kind (its YAML key).
+    pub kind: String,
+    /// What was asserted.
+    pub description: String,
+    /// Runs in which it held.
+    pub passed: u32,
+    /// Runs in which it did not hold.
+    pub failed: u32,
+    /// Runs in which it errored, was invalid or skipped.
+    pub other: u32,
+    /// Held in some runs and not in others: the flaky assertion.
+    pub flaky: bool,
+    /// `stdout` reviews: the score of each graded run, in run order (the run-to-run
+    /// spread is their min–max).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<u8>,
+    /// `stdout` reviews graded by several votes: the widest max − min of one run's votes
+    /// (the judge's own spread, apart from the agent's run-to-run spread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_spread: Option<u8>,
+}
+
+impl RepeatStats {
+    /// `3/5 runs passed (flaky)`, the phrase every report shows.
+    pub fn headline(&self) -> String {
+        let mut s = format!("{}/{} runs passed", self.passed, self.runs);
+        if self.min_pass < self.runs {
+            s.push_str(&format!(", {} needed", self.min_pass));
+        }
+        let mut notes = Vec::new();
+        if self.errors > 0 {
+            notes.push(format!("{} errored", self.errors));
+        }
+        if self.skipped > 0 {
+            notes.push(format!("{} skipped", self.skipped));
+        }
+        if !notes.is_empty() {
+            s.push_str(&format!(", {}", notes.join(", ")));
+        }
+        if self.flaky {
+            s.push_str(" (flaky)");
+        }
+        s
+    }
+
+    /// `pass rate 60% (95% CI 23%–88%)`, when a run was judged.
+    pub fn rate_phrase(&self) -> Option<String> {
+        let rate = self.pass_rate?;
+        let pct = |x: f64| format!("{:.0}%", x * 100.0);
+        Some(match (self.wilson_low, self.wilson_high) {
+            (Some(lo), Some(hi)) => {
+                format!("pass rate {} (95% CI {}–{})", pct(rate), pct(lo), pct(hi))
+            }
+            _ => format!("pass rate {}", pct(rate)),
+        })
+    }
+
+    /// pass@k and pass^k at k = `min_pass` (or the judged runs, when fewer): the chance
+    /// that k runs drawn pass at least once, and every time.
+    pub fn estimate_at_min_pass(&self) -> Option<&PassK> {
+        self.estimates.iter().rev().find(|e| e.k <= self.min_pass)
+    }
+
+    /// The assertions that held in some runs and not in others.
+    pub fn flaky_assertions(&self) -> impl Iterator<Item = &AssertionTally> {
+        self.assertions.iter().filter(|a| a.flaky)
+    }
+}
+
+impl AssertionTally {
+    /// `3/5 runs`, and the review scores' spreads when there are any:
+    /// `3/5 runs · scores 4–8 across runs · judge spread 2`.
+    pub fn phrase(&self, runs: u32) -> String {
+        let mut s = format!("{}/{runs} runs", self.passed);
+        if let (Some(lo), Some(hi)) = (self.scores.iter().min(), self.scores.iter().max()) {
+            s.push_str(&if lo == hi {
+                format!(" · score {lo} in every graded run")
+            } else {
+                format!(" · scores {lo}–{hi} across runs")
+            });
+        }
+        if let Some(spread) = self.judge_spread {
+            s.push_str(&format!(" · judge spread {spread}"));
+        }
+        s
+    }
+}
+
+/// The k-of-n status from run counts (see the module docs). `runs` is N, `min_pass` k.
+pub fn decide(runs: u32, min_pass: u32, passed: u32, errors: u32, skipped: u32) -> TestStatus {
+    if passed >= min_pass {
+        TestStatus::Passed
+    } else if runs.saturating_sub(errors + skipped) < min_pass {
+        // The runs left out decide it; an error says more about what to fix than a skip.
+        if errors > 0 {
+            TestStatus::Error
+        } else {
+            TestStatus::Skipped
+        }
+    } else {
+        TestStatus::Failed
+    }
+}
+
+/// One test's result from its runs (in run order, at least one): the k-of-n status, the
+/// usage and duration summed, each assertion as in the first run where it did not hold
+/// (else the first run's), every run kept, and the figures.
+pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
+    let n = runs.len() as u32;
+    let count = |s: TestStatus| runs.iter().filter(|r| r.status == s).count() as u32;
+    let (passed, failed, errors, skipped) = (
+        count(TestStatus::Passed),
+        count(TestStatus::Failed),
+        count(TestStatus::Error),
+        count(TestStatus::Skipped),
+    );
+    let status = decide(n, min_pass, passed, errors, skipped);
+    let judged = passed + failed;
+    let interval = crate::stats::wilson_interval(passed, judged);
+    let estimates = (1..=judged)
+        .filter_map(|k| {
+            Some(PassK {
+                k,
+                pass_at_k: crate::stats::pass_at_k(judged, passed, k)?,
+                pass_hat_k: crate::stats::pass_hat_k(judged, passed, k)?,
+            })
+        })
+        .collect();
+    let tallies = tally(&runs);
+    let stats = RepeatStats {
+        runs: n,
+        min_pass,
+        passed,
+        failed,
+        errors,
+        skipped,
+        flaky: passed > 0 && failed > 0,
+        pass_rate: (judged > 0).then(|| f64::from(passed) / f64::from(judged)),
+        wilson_low: interval.map(|i| i.low),
+        wilson_high: interval.map(|i| i.high),
+        estimates,
+        assertions: tallies,
+    };
+
+    let first = runs.first();
+    let mut usage: Option<Usage> = None;
+    for u in runs.iter().filter_map(|r| r.usage.as_ref()) {
+        usage.get_or_insert_with(Usage::default).add(u);
+    }
+    let error = match status {
+        TestStatus::Error => Some(error_phrase(&runs, n, min_pass, errors)),
+        _ => None,
+    };
+    let error_kind = match status {
+        TestStatus::Error => runs
+            .iter()
+            .find(|r| r.status == TestStatus::Error)
+            .and_then(|r| r.error_kind),
+        _ => None,
+    };
+    let skip_reason = (status == TestStatus::Skipped)
+        .then(|| runs.iter().find_map(|r| r.skip_reason))
+        .flatten();
+    TestResult {
+        name: first.map(|r| r.name.clone()).unwrap_or_default(),
+        file: first.map(|r| r.file.clone()).unwrap_or_default(),
+        prompt: first.and_then(|r| r.prompt.clone()),
+        status,
+        duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
+        usage,
+        error,
+        assertions: representative_assertions(&runs),
+        transcript: None,
+        agent: runs.iter().find_map(|r| r.agent.clone()),
+        agent_id: first.and_then(|r| r.agent_id),
+        variant: first.and_then(|r| r.variant.clone()),
+        files: Vec::new(),
+        workspace: None,
+        recorded: runs.iter().find_map(|r| r.recorded.clone()),
+        error_kind,
+        skip_reason,
+        attempts: Vec::new(),
+        repeat: Some(stats),
+        runs,
+    }
+}
+
+/// Why a repeated test is `error`: how many runs errored, and the first one's error.
+fn error_phrase(runs: &[TestResult], n: u32, min_pass: u32, errors: u32) -> String {
+    let first = runs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.status == TestStatus::Error);
+    let why = first
+        .map(|(i, r)| {
+            let e = r
+                .error
+                .as_deref()
+                .unwrap_or("an assertion could not be checked");
+            format!(" (run {}: {e})", i + 1)
+        })
+        .unwrap_or_default();
+    format!(
+        "{errors} of {n} runs errored: the other {} can not reach min_pass {min_pass}{why}",
+        n - errors
+    )
+}
+
+/// Each assertion, as in the first run where it did not pass (its detail says which run),
+/// else as in the first run.
+fn representative_assertions(runs: &[TestResult]) -> Vec<AssertionResult> {
+    let Some(first) = runs.iter().find(|r| !r.assertions.is_empty()) else {
+        return Vec::new();
+    };
+    first
+        .assertions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            runs.iter()
+                .enumerate()
+                .find_map(|(run, r)| {
+                    r.assertions
+                        .get(i)
+                        .filter(|a| a.status != AssertionStatus::Pass)
+                        .map(|a| {
+                            let mut a = a.clone();
+                            a.detail = Some(match a.detail.take() {
+                                Some(d) => format!("run {}: {d}", run + 1),
+                                None => format!("run {}", run + 1),
+                            });
+                            a
+                        })
+                })
+                .unwrap_or_else(|| a.clone())
+        })
+        .collect()
+}
+
+/// Per assertion (by position; every run of a test has the same assertions).
+fn tally(runs: &[TestResult]) -> Vec<AssertionTally> {
+    let Some(first) = runs.iter().find(|r| !r.assertions.is_empty()) else {
+        return Vec::new();
+    };
+    first
+        .assertions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut t = AssertionTally {
+                line: a.line,
+                kind: a.kind.clone(),
+                description: a.description.clone(),
+                passed: 0,
+                failed: 0,
+                other: 0,
+                flaky: false,
+                scores: Vec::new(),
+                judge_spread: None,
+            };
+            for r in runs.iter().filter_map(|r| r.assertions.get(i)) {
+                match r.status {
+                    AssertionStatus::Pass => t.passed += 1,
+                    AssertionStatus::Fail => t.failed += 1,
+                    _ => t.other += 1,
+                }
+                t.scores.extend(r.score);
+                let votes: Vec<u8> = r.votes.iter().filter_map(|v| v.score).collect();
+                if let (Some(lo), Some(hi)) = (votes.iter().min(), votes.iter().max()) {
+                    t.judge_spread = Some(t.judge_spread.unwrap_or(0).max(hi - lo));
+                }
+            }
+            t.flaky = t.passed > 0 && t.failed > 0;
+            t
+        })
+        .collect()
+}
+
+/// A run that did not start because the cost or token ceiling was reached: `skipped`,
+/// reason `budget`, built from a result of the test that never ran (`not_run`).
+pub fn skipped_for_budget(mut not_run: TestResult) -> TestResult {
+    not_run.status = TestStatus::Skipped;
+    not_run.error = None;
+    not_run.error_kind = None;
+    not_run.skip_reason = Some(SkipReason::Budget);
+    not_run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::AssertionResult;
+
+    fn run(statuses: &[AssertionStatus], error: bool) -> TestResult {
+        let assertions: Vec<AssertionResult> = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                AssertionResult::new(
+                    "stdout",
+                    format!("a{i}"),
+                    *s,
+                    i as u32 + 5,
+                    Some("seen".into()),
+                )
+            })
+            .collect();
+        let error = error.then(|| "timed out".to_owned());
+        TestResult {
+            name: "t".into(),
+            file: "t.aptitude.yaml".into(),
+            prompt: None,
+            status: TestResult::status_of(error.as_deref(), &assertions),
+            duration_ms: 10,
+            usage: Some(Usage {
+                input_tokens: 100,
+                cost_usd: Some(0.01),
+                ..Usage::default()
+            }),
+            error_kind: error.as_ref().map(|_| crate::results::ErrorKind::Agent),
+            error,
+            assertions,
+            transcript: None,
+            agent: None,
+            agent_id: None,
+            variant: None,
+            files: Vec::new(),
+            workspace: None,
+            recorded: None,
+            skip_reason: None,
+            attempts: Vec::new(),
+            runs: Vec::new(),
+            repeat: None,
+        }
+    }
+
+    use AssertionStatus::{Fail, Pass};
+
+    #[test]
+    fn k_of_n_decides_the_status() {
+        use TestStatus::*;
+        // decide(N, k, passed, errors, skipped)
+        assert_eq!(decide(5, 5, 5, 0, 0), Passed);
+        assert_eq!(decide(5, 5, 4, 0, 0), Failed, "all runs needed by default");
+        assert_eq!(decide(5, 3, 3, 0, 0), Passed, "min_pass 3 of 5");
+        assert_eq!(decide(5, 3, 2, 0, 0), Failed);
+        assert_eq!(decide(5, 1, 1, 0, 0), Passed);
+        assert_eq!(decide(5, 1, 0, 0, 0), Failed);
+    }
+
+    #[test]
+    fn errored_runs_never_count_toward_k() {
+        use TestStatus::*;
+        // 4 passed, 1 errored, all 5 needed: the non-errored runs can not reach 5.
+        assert_eq!(decide(5, 5, 4, 1, 0), Error);
+        // 3 passed, 2 errored, 3 needed: reached anyway.
+        assert_eq!(decide(5, 3, 3, 2, 0), Passed);
+        // 2 passed, 1 failed, 2 errored, 3 needed: 3 runs did not error, so k was
+        // reachable by them, and it was not reached: failed.
+        assert_eq!(decide(5, 3, 2, 2, 0), Failed);
+        // 2 passed, 3 errored, 3 needed: the 2 runs that did not error can not reach 3.
+        assert_eq!(decide(5, 3, 2, 3, 0), Error);
+        // Every run errored: error, never passed.
+        assert_eq!(decide(3, 1, 0, 3, 0), Error);
+    }
+
+    #[test]
+    fn runs_cut_by_the_budget_make_the_test_skipped_not_passed() {
+        use TestStatus::*;
+        // 2 passed, 3 not started, all 5 needed.
+        assert_eq!(decide(5, 5, 2, 0, 3), Skipped);
+        // 2 passed, 3 not started, 2 needed: decided already.
+        assert_eq!(decide(5, 2, 2, 0, 3), Passed);
+        // 1 passed, 2 failed, 2 not started, 4 needed: like errored runs, runs that did
+        // not start are left out, and the 3 that ran can not reach 4.
+        assert_eq!(decide(5, 4, 1, 0, 2), Skipped);
+        // Errors and skips together: error wins (it says more about what to fix).
+        assert_eq!(decide(5, 4, 1, 1, 1), Error);
+    }
+
+    #[test]
+    fn a_flaky_test_names_its_flaky_assertion() {
+        // Five runs: the first assertion always holds, the second in runs 1, 3 and 5.
+        let runs = vec![
+            run(&[Pass, Pass], false),
+            run(&[Pass, Fail], false),
+            run(&[Pass, Pass], false),
+            run(&[Pass, Fail], false),
+            run(&[Pass, Pass], false),
+        ];
+        let t = aggregate(runs, 5);
+        assert_eq!(t.status, TestStatus::Failed);
+        let r = t.repeat.as_ref().unwrap();
+        assert_eq!((r.passed, r.failed, r.errors), (3, 2, 0));
+        assert!(r.flaky);
+        assert_eq!(r.headline(), "3/5 runs passed (flaky)");
+        let flaky: Vec<&str> = r
+            .flaky_assertions()
+            .map(|a| a.description.as_str())
+            .collect();
+        assert_eq!(flaky, ["a1"]);
+        assert_eq!((r.assertions[0].passed, r.assertions[1].passed), (5, 3));
+        assert_eq!(r.pass_rate, Some(0.6));
+        // The shown assertion is the first run where it failed, saying so.
+        assert_eq!(t.assertions[1].status, Fail);
+        assert_eq!(t.assertions[1].detail.as_deref(), Some("run 2: seen"));
+        assert_eq!(t.assertions[0].status, Pass);
+        // Usage and duration are summed; every run is kept.
+        assert_eq!(t.usage.as_ref().unwrap().input_tokens, 500);
+        assert_eq!(t.duration_ms, 50);
+        assert_eq!(t.runs.len(), 5);
+        // pass@1 is the pass rate; pass^5 of 3/5 is 0.
+        assert_eq!(r.estimates.len(), 5);
+        assert!((r.estimates[0].pass_at_k - 0.6).abs() < 1e-12);
+        assert!((r.estimates[0].pass_hat_k - 0.6).abs() < 1e-12);
+        assert_eq!(r.estimates[4].pass_hat_k, 0.0);
+        assert_eq!(r.estimates[4].pass_at_k, 1.0);
+
+        // With min_pass 3 the same runs pass, still flaky.
+        let runs = t.runs.clone();
+        let t = aggregate(runs, 3);
+        assert_eq!(t.status, TestStatus::Passed);
+        assert_eq!(
+            t.repeat.unwrap().headline(),
+            "3/5 runs passed, 3 needed (flaky)"
+        );
+    }
+
+    #[test]
+    fn an_errored_run_is_left_out_of_the_rate_and_named() {
+        let runs = vec![run(&[Pass], false), run(&[Pass], true), run(&[Pass], false)];
+        let t = aggregate(runs, 3);
+        assert_eq!(t.status, TestStatus::Error);
+        assert_eq!(t.error_kind, Some(crate::results::ErrorKind::Agent));
+        assert_eq!(
+            t.error.as_deref(),
+            Some("1 of 3 runs errored: the other 2 can not reach min_pass 3 (run 2: timed out)")
+        );
+        let r = t.repeat.unwrap();
+        assert_eq!(r.pass_rate, Some(1.0), "2 of 2 judged runs passed");
+        assert!(!r.flaky, "an error is not a disagreement");
+    }
+
+    #[test]
+    fn review_scores_keep_the_judge_spread_apart_from_the_run_spread() {
+        let mut runs = vec![run(&[Pass], false), run(&[Fail], false)];
+        for (r, (score, votes)) in runs.iter_mut().zip([(8, [7, 8, 9]), (4, [4, 4, 5])]) {
+            let a = &mut r.assertions[0];
+            a.score = Some(score);
+            a.votes = votes
+                .iter()
+                .map(|s| crate::results::JudgeVote {
+                    score: Some(*s),
+                    reasoning: None,
+                    problem: None,
+                    cached: false,
+                })
+                .collect();
+        }
+        let t = aggregate(runs, 1);
+        let a = &t.repeat.as_ref().unwrap().assertions[0];
+        assert_eq!(a.scores, [8, 4]);
+        assert_eq!(a.judge_spread, Some(2));
+        assert_eq!(
+            a.phrase(2),
+            "1/2 runs · scores 4–8 across runs · judge spread 2"
+        );
+    }
+}

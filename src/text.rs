@@ -1,0 +1,130 @@
+//! Shared text formatting for every stage that writes words for people: durations, token
+//! counts and costs, tool calls in one line, and cuts to a size.
+//!
+//! It sits below the assertions (whose evidence uses it) and the reporters (which show it),
+//! so neither reaches into the other for a helper.
+
+use crate::transcript::{ToolCall, Usage};
+
+/// `1.2s`, `340ms`, `2m 05s`.
+pub fn format_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// `1,234`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
+pub fn format_usage(usage: &Usage) -> String {
+    let tokens = usage.input_tokens
+        + usage.output_tokens
+        + usage.cache_creation_input_tokens
+        + usage.cache_read_input_tokens;
+    let mut s = format!("{} tokens", thousands(tokens));
+    if let Some(cost) = usage.cost_usd {
+        s.push_str(&format!(" · ${cost:.4}"));
+    }
+    s
+}
+
+/// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
+pub fn describe_call(position: usize, call: &ToolCall) -> String {
+    let mut s = format!(
+        "#{position} {} {}",
+        call.name,
+        summarize_input(&call.input, 100)
+    );
+    if !call.is_main() {
+        s.push_str(&format!(" [subagent {}]", call.agent));
+    }
+    s
+}
+
+/// A tool input in one short line: its main field (`command`, `file_path`, `pattern`,
+/// `path`, `url`, `query`) as `key="value"`, or its JSON, cut to `max` characters.
+pub fn summarize_input(input: &serde_json::Value, max: usize) -> String {
+    let text = main_field(input)
+        .and_then(|k| input.get(k).map(|v| (k, v)))
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s:?}"),
+            other => format!("{k}={other}"),
+        })
+        .unwrap_or_else(|| input.to_string());
+    truncate(&text, max)
+}
+
+/// The input field that best identifies a call, shown by [`summarize_input`].
+pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
+    const MAIN_FIELDS: &[&str] = &[
+        "command",
+        "cmd",
+        "file_path",
+        "notebook_path",
+        "pattern",
+        "path",
+        "url",
+        "query",
+        "prompt",
+    ];
+    MAIN_FIELDS
+        .iter()
+        .copied()
+        .find(|k| input.get(*k).is_some())
+}
+
+/// Cuts `s` to at most `max` characters, keeping line breaks, and says how much was cut.
+/// Redacts before cutting and never shows part of a token ([`crate::cut`]).
+pub fn truncate_lines(s: &str, max: usize) -> String {
+    let cut = crate::cut::chars(s, max);
+    if cut.was_cut() {
+        format!(
+            "{}\n… [truncated: {} more characters]",
+            cut.kept, cut.left_out
+        )
+    } else {
+        cut.kept
+    }
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut with `…`. Redacts before
+/// cutting and never shows part of a token ([`crate::cut`]).
+pub fn truncate(s: &str, max: usize) -> String {
+    let s = s.replace('\n', "⏎");
+    let whole = crate::cut::chars(&s, max);
+    if !whole.was_cut() {
+        return whole.kept;
+    }
+    let mut out = crate::cut::chars(&s, max.saturating_sub(1)).kept;
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_numbers() {
+        assert_eq!(format_duration(340), "340ms");
+        assert_eq!(format_duration(1234), "1.2s");
+        assert_eq!(format_duration(125_000), "2m 05s");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+    }
+}
