@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::run::{Suite, aptitude_run, test};
 use crate::support::claude_bin;
+use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
 
 /// A test whose agent answers `answer`, with one review whose criteria carry `marker`.
@@ -284,30 +285,21 @@ fn analyze_grades_with_the_configured_grader() {
         "name: counter\nprompt: \"What is in counter.txt?\"\nassertions:\n  - stdout: {review: \"judge-analyze: says 42\"}\n",
     );
     let transcript = crate::support::data("corpus/live/claude-2.1.328/events_tool_call.jsonl");
-    let out = assert_cmd::Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", suite.path())
-        .envs(model.claude_env())
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .model(&model)
         .current_dir(suite.path())
         .arg("analyze")
         .arg("t.aptitude.yaml")
         .arg(transcript)
-        .arg("--claude-bin")
-        .arg(claude_bin())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .claude()
+        .output();
+    out.code(0);
     assert!(
-        stdout.contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"),
-        "{stdout}"
+        out.stdout
+            .contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"),
+        "{}",
+        out.stdout
     );
     let body = model.requests_for("judge-analyze")[0].body.to_string();
     assert!(
