@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{self, err, error_line, out};
-use super::{AnalyzeArgs, EXIT_FAILED, EXIT_INVALID, EXIT_OK};
+use super::output::{self, out};
+use super::{AnalyzeArgs, CliError, Outcome};
 use crate::agent::Agent;
 use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::redact::Redactor;
@@ -16,7 +16,7 @@ use crate::results::Results;
 use crate::spec::{self, AssertionKind, diagnostic, discover};
 use crate::transcript;
 
-pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
+pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
     // `TEST TRANSCRIPT`: the second path is a file that is not a test file.
@@ -27,15 +27,10 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     let test_files = if explicit {
         vec![args.paths[0].clone()]
     } else {
-        let Some(files) = output::discover_tests(&args.paths) else {
-            return EXIT_INVALID;
-        };
-        files
+        output::discover_tests(&args.paths)?
     };
     let report = spec::load_files(&test_files);
-    if output::report_load_errors(&bootstrap, &report, test_files.len()) {
-        return EXIT_INVALID;
-    }
+    output::check_load_errors(&bootstrap, &report, test_files.len())?;
     let redactor = output::redactor_for(&report.specs);
     let mut pairs = Vec::new();
     let mut missing = Vec::new();
@@ -57,25 +52,12 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         }
     }
     if !missing.is_empty() {
-        for (file, expected) in &missing {
-            err(&error_line(&format!(
-                "no recorded transcript for {file} (expected {} beside it)",
-                expected
-            )));
-        }
-        err("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");
-        return EXIT_INVALID;
+        return Err(CliError::MissingTranscripts { missing });
     }
     let mut parsed = Vec::new();
     for (spec, path) in pairs {
         let test_started = Instant::now();
-        let transcript = match transcript::parse_file(&path) {
-            Ok(t) => t,
-            Err(e) => {
-                err(&error_line(&e.to_string()));
-                return EXIT_INVALID;
-            }
-        };
+        let transcript = transcript::parse_file(&path)?;
         output::report_transcript_warnings(&redactor, &path, &transcript);
         parsed.push((spec, transcript, test_started));
     }
@@ -84,9 +66,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
             .iter()
             .any(|a| matches!(a.kind, AssertionKind::Review(_)))
     });
-    let Some(runtime) = output::runtime() else {
-        return EXIT_INVALID;
-    };
+    let runtime = output::runtime()?;
     let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
         args.claude_bin.clone(),
         PermissionMode::Bypass,
@@ -106,19 +86,11 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         });
         futures_util::future::join_all(graded).await
     });
-    let Some(results) = super::output::redacted_or_report(
+    let results = output::redacted(
         &redactor,
         &Results::new(tests, started.elapsed().as_millis() as u64),
-    ) else {
-        return EXIT_INVALID;
-    };
+    )?;
     out(&terminal::render_results(&results));
-    let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
-    if !written {
-        EXIT_INVALID
-    } else if results.all_passed() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    output::write_reports(&results, args.json.as_deref(), &args.reports)?;
+    Ok(Outcome::of(results.all_passed()))
 }

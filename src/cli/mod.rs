@@ -1,10 +1,12 @@
 //! The command line: clap structs, the commands, and the one place that maps outcomes and
-//! errors to exit codes.
+//! errors to exit codes ([`main`]).
 //!
-//! Exit codes: `0` every test passed; `1` a test failed or errored; `2` invalid input
-//! (a test file, a transcript, an argument); `130` interrupted (SIGINT, SIGTERM or SIGHUP).
+//! Exit codes (see [`error`]): `0` every test passed; `1` a test failed or errored; `2`
+//! invalid input (a test file, a transcript, an argument); `130` interrupted (SIGINT,
+//! SIGTERM or SIGHUP).
 
 mod analyze;
+pub mod error;
 mod init;
 mod inspect;
 mod output;
@@ -14,18 +16,10 @@ mod run;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use error::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Outcome};
 pub use output::ReportArgs;
 
 use clap::{Args, Parser, Subcommand};
-
-/// Exit code: every test passed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a test failed or errored.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code: invalid input or usage.
-pub const EXIT_INVALID: u8 = 2;
-/// Exit code: the run was interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Unit tests for AI coding agents.
 #[derive(Debug, Parser)]
@@ -284,7 +278,7 @@ pub fn main() -> ExitCode {
         ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
         ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
-    let code = match cli.command {
+    let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Validate(args) => inspect::validate(&args),
         Command::Analyze(args) => analyze::analyze(&args),
@@ -293,5 +287,12 @@ pub fn main() -> ExitCode {
         Command::Publish(args) => publish::publish_command(&args),
         Command::Init(args) => init::init(&args),
     };
-    ExitCode::from(code)
+    // The one place an error is printed and mapped to an exit code.
+    ExitCode::from(match result {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            output::err(&e.render());
+            e.exit_code()
+        }
+    })
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{self, err, error_line, out};
-use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, RunArgs};
+use super::output::{self, out};
+use super::{CliError, Outcome, RunArgs};
 use crate::agent::Agent;
 use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::redact::Redactor;
@@ -22,16 +22,12 @@ use crate::spec::{self, diagnostic};
 /// period (SIGTERM → SIGKILL) and then some.
 const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
-pub(super) fn run(args: &RunArgs) -> u8 {
+pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
-    let Some(files) = output::discover_tests(&args.paths) else {
-        return EXIT_INVALID;
-    };
+    let files = output::discover_tests(&args.paths)?;
     let report = spec::load_files(&files);
-    if output::report_load_errors(&bootstrap, &report, files.len()) {
-        return EXIT_INVALID;
-    }
+    output::check_load_errors(&bootstrap, &report, files.len())?;
     let mut specs = report.specs;
     for s in &mut specs {
         if let (false, Some(agent)) = (s.agent_explicit, &args.agent) {
@@ -56,29 +52,18 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         }
     }
     if !problems.is_empty() {
-        for p in &problems {
-            err(&error_line(p));
-        }
-        err(&error_line("nothing was run"));
-        return EXIT_INVALID;
+        return Err(CliError::NothingRun { problems });
     }
 
-    let Some(runtime) = output::runtime() else {
-        return EXIT_INVALID;
-    };
+    let runtime = output::runtime()?;
     let code = runtime.block_on(async {
         let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
             args.claude_bin.clone(),
             PermissionMode::parse(&args.permission_mode),
         ));
-        let info = match claude.check().await {
-            Ok(info) => info,
-            Err(e) => {
-                err(&error_line(&e.to_string()));
-                err(&error_line("nothing was run"));
-                return EXIT_INVALID;
-            }
-        };
+        let info = claude.check().await.map_err(|e| CliError::NothingRun {
+            problems: vec![e.to_string()],
+        })?;
         let mut agents = BTreeMap::new();
         agents.insert(
             "claude".to_owned(),
@@ -139,12 +124,10 @@ pub(super) fn run(args: &RunArgs) -> u8 {
                     .collect()
             }
         };
-        let Some(results) = super::output::redacted_or_report(
+        let results = output::redacted(
             &redactor,
             &Results::new(tests, started.elapsed().as_millis() as u64),
-        ) else {
-            return EXIT_INVALID;
-        };
+        )?;
         out(&terminal::render_summary(&results.summary));
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
@@ -162,17 +145,12 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             crate::agent::process::kill_everything();
         }
         if interrupted.load(Ordering::SeqCst) {
-            err(&error_line(
-                "interrupted: running agents were stopped; results cover the tests that finished",
-            ));
-            EXIT_INTERRUPTED
-        } else if !written {
-            EXIT_INVALID
-        } else if results.all_passed() {
-            EXIT_OK
-        } else {
-            EXIT_FAILED
+            return Err(CliError::Interrupted {
+                also: written.err().map(Box::new),
+            });
         }
+        written?;
+        Ok(Outcome::of(results.all_passed()))
     });
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
