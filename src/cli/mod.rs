@@ -9,6 +9,7 @@ mod analyze;
 pub mod error;
 mod init;
 mod inspect;
+mod log;
 mod output;
 mod publish;
 mod run;
@@ -156,9 +157,10 @@ pub struct RunArgs {
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
-    /// Print each tool call as agents make it.
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
+    /// Print each tool call as agents make it; twice (-vv) adds the engine's diagnostics on
+    /// stderr (as RUST_LOG=aptitude=debug does).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// Publish the results on GitHub (inside GitHub Actions): PR comment, check run, job
     /// summary, step outputs.
     #[arg(long)]
@@ -273,6 +275,7 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    log::init(matches!(&cli.command, Command::Run(args) if args.verbose >= 2));
     match cli.color {
         ColorWhen::Auto => {}
         ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
@@ -291,7 +294,9 @@ pub fn main() -> ExitCode {
     ExitCode::from(match result {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
-            output::err(&e.render());
+            // Errors quote paths, commands and agent output: redacted like all output.
+            let redactor = crate::redact::Redactor::from_process_env([]);
+            output::err(&redactor.redact(&e.render()));
             e.exit_code()
         }
     })

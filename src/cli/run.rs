@@ -89,7 +89,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         let printer = tokio::spawn(print_events(
             rx,
             names,
-            args.verbose,
+            args.verbose > 0,
             redactor.clone(),
             Arc::clone(&finished),
         ));

@@ -76,6 +76,7 @@ impl Client {
         body: &str,
     ) -> Result<u64, GithubError> {
         let me = self.login().await;
+        tracing::debug!(number, login = %me, "looking for the sticky comment");
         let route = format!(
             "/repos/{}/{}/issues/{number}/comments",
             self.owner, self.repo
@@ -171,6 +172,7 @@ impl Client {
             .get("id")
             .and_then(Value::as_u64)
             .ok_or(GithubError::NoId("check run"))?;
+        tracing::debug!(id, annotations = annotations.len(), "check run created");
         for batch in batches {
             let _: Value = self
                 .octo

@@ -352,6 +352,57 @@ fn usage_errors_exit_2() {
     assert_eq!(out.code, 0);
 }
 
+/// Engine diagnostics (`tracing`) are off unless RUST_LOG or `run -vv` asks for them, go to
+/// stderr only, and are redacted like everything else.
+#[test]
+fn engine_diagnostics_are_opt_in_on_stderr_and_redacted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t.aptitude.yaml",
+        "name: T\nprompt: p\nassertions:\n  - tool: Bash\n",
+    );
+    // An agent that fails its `--version` check, in a directory named like a secret.
+    let secret = "zz-secret-dir-4f9c2a";
+    let bin = dir.path().join(secret).join("claude");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |env: &[(&str, &str)], extra: &[&str]| {
+        Aptitude::new()
+            .current_dir(dir.path())
+            .env("MY_API_KEY", secret)
+            .envs(env.iter().copied())
+            .args(["run", "t.aptitude.yaml", "--claude-bin"])
+            .arg(&bin)
+            .args(extra)
+            .output()
+    };
+    let quiet = run(&[], &["-v"]);
+    quiet.code(2);
+    assert!(
+        !quiet.stderr.contains("process started"),
+        "{}",
+        quiet.stderr
+    );
+    for loud in [
+        run(&[("RUST_LOG", "aptitude=debug")], &[]),
+        run(&[], &["-vv"]),
+    ] {
+        loud.code(2);
+        assert_eq!(loud.stdout, "");
+        assert!(
+            loud.stderr
+                .contains("DEBUG aptitude::agent::process: process started"),
+            "{}",
+            loud.stderr
+        );
+        assert!(loud.stderr.contains("[REDACTED]"), "{}", loud.stderr);
+        assert!(!loud.stderr.contains(secret), "{}", loud.stderr);
+    }
+}
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
