@@ -66,8 +66,8 @@ impl Sandbox {
     }
 }
 
-/// A command to run: `aptitude` itself ([`Aptitude::new`]) or a script that calls it
-/// ([`Aptitude::program`]).
+/// A command to run: `aptitude` itself ([`Aptitude::new`]), a script that calls it
+/// ([`Aptitude::program`]) or an agent CLI ([`Aptitude::agent_cli`]).
 pub struct Aptitude {
     cmd: std::process::Command,
     sandbox: Sandbox,
@@ -97,6 +97,12 @@ impl Aptitude {
     pub fn program(program: impl AsRef<OsStr>) -> Self {
         let dir = bin().parent().map(Path::to_owned).into_iter().collect();
         Self::command(program, dir)
+    }
+
+    /// An agent CLI run directly the same way (the scripted model's own tests, which check
+    /// the test double against the real clients).
+    pub fn agent_cli(bin: impl AsRef<OsStr>) -> Self {
+        Self::command(bin, Vec::new())
     }
 
     fn command(program: impl AsRef<OsStr>, path_dirs: Vec<PathBuf>) -> Self {
