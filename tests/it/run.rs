@@ -142,8 +142,13 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
     )
     .unwrap();
 
-    let out = aptitude_run(&suite, &model, &["--keep-workspaces", "--record"]);
+    // `-v` adds each tool call as it is made.
+    let out = aptitude_run(&suite, &model, &["--keep-workspaces", "--record", "-v"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stderr, "",
+        "no engine diagnostics without -vv or RUST_LOG"
+    );
     out.settings()
         .bind(|| insta::assert_snapshot!("run_passed_kept_workspace", out.stdout));
     let results = out.results.unwrap();
