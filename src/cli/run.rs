@@ -61,9 +61,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             args.claude_bin.clone(),
             PermissionMode::parse(&args.permission_mode),
         ));
-        let info = claude.check().await.map_err(|e| CliError::NothingRun {
-            problems: vec![e.to_string()],
-        })?;
+        let info = claude
+            .check()
+            .await
+            .map_err(CliError::AgentUnavailable)?;
         let mut agents = BTreeMap::new();
         agents.insert(
             "claude".to_owned(),
