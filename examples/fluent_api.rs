@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use aptitude::agent::claude::{ClaudeAdapter, PermissionMode};
+use aptitude::agent::claude::Claude;
+use aptitude::agent::{AgentSettings, CliAgent};
 use aptitude::fluent::expect;
 use serde_json::json;
 
@@ -44,7 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // The final answer, graded 1–10 by an LLM judge through the Claude Code adapter.
-    let grader = Arc::new(ClaudeAdapter::new(None, PermissionMode::Bypass));
+    let grader = Arc::new(CliAgent::new(
+        Arc::new(Claude::default()),
+        AgentSettings::default(),
+    ));
     let review = expect(&output)
         .with_grader(grader)
         .with_task("What is in counter.txt?")

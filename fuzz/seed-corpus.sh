@@ -50,8 +50,13 @@ chunks transcript_codex_exec_json "$c"/codex-exec-json/*.jsonl "$c"/live/codex-*
 chunks transcript_codex_rollout "$c"/codex-rollout/*.jsonl "$c"/live/codex-*/session_rollout_*.jsonl
 chunks transcript_gemini_stream_json "$c"/live/gemini-*/events_*.jsonl
 chunks transcript_gemini_session "$c"/live/gemini-*/session_log_*.jsonl
+chunks transcript_copilot_json "$c"/live/copilot-*/events_*.jsonl "$c"/live/copilot-*/session_events_*.jsonl
+chunks transcript_opencode_json "$c"/live/opencode-*/events_*.jsonl "$c"/live/kilo-*/events_*.jsonl
+chunks transcript_pi_json "$c"/live/pi-*/events_*.jsonl "$c"/live/pi-*/session_log_*.jsonl
+chunks transcript_cursor_stream_json "$c"/cursor-stream-json/*.jsonl
+chunks transcript_aider_chat "$c"/live/aider-*/chat_history_*.md
 seed transcript_gemini_document "$c"/gemini/*.json "$c"/live/gemini-*/result_json_*.json "$c"/live/*/grading_result_*.json
-seed transcript_detect "$c"/gemini/*.json "$c"/live/*/*.json
+seed transcript_detect "$c"/gemini/*.json "$c"/live/*/*.json "$c"/live/*/*.md
 
 seed spec_loader "$root"/examples/*/*.aptitude.yaml "$data"/*/*.aptitude.yaml
 seed report "$data"/results/*.json

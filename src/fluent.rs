@@ -3,7 +3,8 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use aptitude::agent::claude::{ClaudeAdapter, PermissionMode};
+//! use aptitude::agent::claude::Claude;
+//! use aptitude::agent::{AgentSettings, CliAgent};
 //! use aptitude::fluent::expect;
 //!
 //! let output = aptitude::transcript::parse_file("session.jsonl".as_ref()).unwrap();
@@ -13,7 +14,7 @@
 //! expect(&output).tool("Bash").called().with_param("command", "cargo test*").to_pass();
 //!
 //! // The final answer, graded by an LLM judge through an agent adapter.
-//! let grader = Arc::new(ClaudeAdapter::new(None, PermissionMode::Bypass));
+//! let grader = Arc::new(CliAgent::new(Arc::new(Claude::default()), AgentSettings::default()));
 //! expect(&output)
 //!     .with_grader(grader)
 //!     .stdout()
@@ -355,8 +356,8 @@ impl StdoutAssertion<'_> {
             name: "fluent".into(),
             description: None,
             prompt: self.task.clone(),
-            agent: grader.name().to_owned(),
-            agent_explicit: true,
+            agent: crate::spec::AgentTarget::new(grader.kind()),
+            agents: vec![crate::spec::AgentTarget::new(grader.kind())],
             workspace: None,
             workspace_git: false,
             setup: Vec::new(),

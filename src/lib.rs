@@ -13,6 +13,7 @@
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
 
 pub mod agent;
+pub mod agent_kind;
 pub mod assertions;
 pub mod cli;
 pub mod cut;
@@ -26,6 +27,7 @@ pub mod results;
 pub mod runner;
 pub mod spec;
 pub mod stats;
+pub mod suggest;
 pub mod tools;
 pub mod transcript;
 pub mod workspace;

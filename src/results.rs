@@ -178,6 +178,10 @@ pub struct TestResult {
     /// The agent that ran, with its version (`claude 2.1.328 (Claude Code)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Which agent the test ran on (`codex`): a test listing several agents has one result
+    /// per agent. Absent in results written before agents could be chosen per test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<crate::agent_kind::AgentKind>,
     /// Files the agent created, modified or deleted in its workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
@@ -473,6 +477,7 @@ mod tests {
             assertions: vec![a(AssertionStatus::Pass)],
             transcript: None,
             agent: None,
+            agent_id: None,
             files: Vec::new(),
             workspace: None,
             recorded: None,

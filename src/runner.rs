@@ -130,17 +130,17 @@ pub enum Event {
 
 /// Runs tests with agents chosen by each test's `agent:` name.
 pub struct Runner {
-    agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+    agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
     config: RunConfig,
     judge: Arc<Judge>,
     redactor: crate::redact::Redactor,
 }
 
 impl Runner {
-    /// A runner; `agents` maps agent names to adapters and their reported versions; `judge`
+    /// A runner; `agents` maps agents to their adapters and reported versions; `judge`
     /// grades `stdout` reviews.
     pub fn new(
-        agents: BTreeMap<String, (Arc<dyn Agent>, String)>,
+        agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
         config: RunConfig,
         judge: Arc<Judge>,
         redactor: crate::redact::Redactor,
@@ -182,7 +182,7 @@ impl Runner {
                 continue;
             };
             let spec = spec.clone();
-            let agent = self.agents.get(&spec.agent).cloned();
+            let agent = self.agents.get(&spec.agent.kind).cloned();
             let config = self.config.clone();
             let judge = Arc::clone(&self.judge);
             let redactor = self.redactor.clone();
@@ -192,7 +192,13 @@ impl Runner {
                 let _permit = permit;
                 let result = match agent {
                     None => (
-                        not_run(&spec, &format!("no adapter for agent `{}`", spec.agent)),
+                        not_run(
+                            &spec,
+                            &format!(
+                                "the `{}` agent was not set up for this run",
+                                spec.agent.kind
+                            ),
+                        ),
                         None,
                     ),
                     Some((agent, version)) => {
@@ -260,6 +266,7 @@ pub fn not_run(spec: &TestSpec, why: &str) -> TestResult {
         assertions: Vec::new(),
         transcript: None,
         agent: None,
+        agent_id: Some(spec.agent.kind),
         files: Vec::new(),
         workspace: None,
         recorded: None,
@@ -365,6 +372,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             env: &spec.env,
             model: spec.model.as_deref(),
             max_turns: spec.max_turns,
+            base_url: spec.agent.base_url.as_deref(),
             timeout,
             cancel,
             on_tool_call,
@@ -743,7 +751,7 @@ pub async fn grade_reviews(
                 let verdict = judge
                     .review(
                         r,
-                        &spec.agent,
+                        spec.agent.kind,
                         &spec.prompt,
                         transcript.final_text.as_deref(),
                         cancel,
@@ -851,6 +859,7 @@ pub async fn evaluate_transcript(
         error,
         assertions,
         agent: transcript.agent_version.clone(),
+        agent_id: None,
         transcript: Some(transcript),
         files: Vec::new(),
         workspace: None,

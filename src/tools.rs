@@ -8,8 +8,15 @@
 //!
 //! Names that are not in the table (MCP tools such as `mcp__github__create_issue`, custom
 //! tools) keep their own spelling and compare case-insensitively.
+//!
+//! What each agent calls its tools and their parameters, and how those map onto this
+//! vocabulary, is in [`vocabulary`] (one table per agent).
 
 use std::borrow::Cow;
+
+pub mod vocabulary;
+
+pub use vocabulary::{Vocabulary, canonical_name, canonical_params};
 
 /// Canonical tool names (Claude Code's spelling) with their lowercase aliases.
 ///

@@ -42,6 +42,14 @@ pub const TARGETS: &[Target] = &[
     ),
     ("transcript_gemini_session", transcript_gemini_session),
     ("transcript_gemini_document", transcript_gemini_document),
+    ("transcript_copilot_json", transcript_copilot_json),
+    ("transcript_opencode_json", transcript_opencode_json),
+    ("transcript_pi_json", transcript_pi_json),
+    (
+        "transcript_cursor_stream_json",
+        transcript_cursor_stream_json,
+    ),
+    ("transcript_aider_chat", transcript_aider_chat),
     ("report", report),
 ];
 
@@ -131,6 +139,31 @@ pub fn transcript_gemini_stream_json(data: &[u8]) {
 /// Gemini CLI session log lines.
 pub fn transcript_gemini_session(data: &[u8]) {
     stream_lines(Format::GeminiSession, data);
+}
+
+/// GitHub Copilot CLI `--output-format json` lines (and session-state log lines).
+pub fn transcript_copilot_json(data: &[u8]) {
+    stream_lines(Format::CopilotJson, data);
+}
+
+/// opencode / Kilo `run --format json` lines.
+pub fn transcript_opencode_json(data: &[u8]) {
+    stream_lines(Format::OpencodeJson, data);
+}
+
+/// pi `--mode json` lines (and session log lines).
+pub fn transcript_pi_json(data: &[u8]) {
+    stream_lines(Format::PiJson, data);
+}
+
+/// Cursor CLI `--output-format stream-json` lines.
+pub fn transcript_cursor_stream_json(data: &[u8]) {
+    stream_lines(Format::CursorStreamJson, data);
+}
+
+/// Aider chat history (Markdown) lines.
+pub fn transcript_aider_chat(data: &[u8]) {
+    stream_lines(Format::AiderChat, data);
 }
 
 /// A whole-file JSON document: a Gemini CLI chat recording, `gemini -o json` output, or a

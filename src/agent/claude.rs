@@ -6,7 +6,7 @@
 //!   stdin closed. The events are read from stdout as they come and parsed into the
 //!   transcript; no session file is ever looked up under `~/.claude` (under concurrency the
 //!   newest file there belongs to another test).
-//! - **Isolation:** each run gets its own `CLAUDE_CONFIG_DIR` (a temp dir, removed after);
+//! - **Isolation:** each run gets its own `CLAUDE_CONFIG_DIR` (its private home, removed after);
 //!   the user's `.credentials.json`, when there is one, is copied in so that a logged-in
 //!   user's subscription keeps working. `IS_SANDBOX=1` is set when running as root, where
 //!   Claude Code otherwise refuses `--dangerously-skip-permissions`; auto-updates and
@@ -17,18 +17,13 @@
 //!   --no-session-persistence [--model M]`: one request, no tools; the reply's `result`.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use tokio_util::sync::CancellationToken;
-
-use super::process::{self, Spec};
-use super::{Agent, AgentError, AgentInfo, ExecuteRequest, Execution, GradeReply};
-use crate::transcript::{Format, StreamParser, Usage};
-
-/// The environment variable that names the `claude` binary (the flag `--claude-bin` wins).
-pub const BIN_ENV: &str = "APTITUDE_CLAUDE_BIN";
+use super::executor::args;
+use super::process;
+use super::{AgentCli, AgentError, AgentKind, GradeReply, GradeTask, Invocation, Task};
+use crate::transcript::{Format, Usage};
 
 /// How Claude Code handles permission prompts in a run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -53,259 +48,129 @@ impl PermissionMode {
     }
 }
 
-/// The Claude Code adapter.
-#[derive(Debug, Clone)]
-pub struct ClaudeAdapter {
-    binary: Option<PathBuf>,
-    looked: String,
-    permission_mode: PermissionMode,
-    grace: Duration,
-    extra_env: Vec<(String, String)>,
+/// Claude Code.
+#[derive(Debug, Clone, Default)]
+pub struct Claude {
+    /// How permission prompts are handled in task runs.
+    pub permission_mode: PermissionMode,
 }
 
-impl ClaudeAdapter {
-    /// An adapter for `binary` (from `--claude-bin`), else `$APTITUDE_CLAUDE_BIN`, else
-    /// `claude` on `PATH`.
-    pub fn new(binary: Option<PathBuf>, permission_mode: PermissionMode) -> Self {
-        let (binary, looked) = match binary {
-            Some(b) => {
-                let looked = format!("--claude-bin {}", b.display());
-                (Some(b), looked)
-            }
-            None => match std::env::var_os(BIN_ENV) {
-                Some(b) => {
-                    let b = PathBuf::from(b);
-                    let looked = format!("{BIN_ENV}={}", b.display());
-                    (Some(b), looked)
-                }
-                None => (super::find_on_path("claude"), "`claude` on PATH".to_owned()),
-            },
-        };
-        ClaudeAdapter {
-            binary,
-            looked,
-            permission_mode,
-            grace: Duration::from_secs(5),
-            extra_env: Vec::new(),
-        }
-    }
-
-    /// Adds environment variables for every run and grading call (a test's `env:` still
-    /// wins), e.g. `ANTHROPIC_BASE_URL` for a gateway.
-    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
-        self.extra_env.extend(env);
-        self
-    }
-
-    /// Sets the time between SIGTERM and SIGKILL when a run is stopped.
-    pub fn with_grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
-        self
-    }
-
-    fn binary(&self) -> Result<&Path, AgentError> {
-        match &self.binary {
-            Some(b) if b.is_file() => Ok(b),
-            _ => Err(AgentError::Missing {
-                agent: "claude",
-                looked: self.looked.clone(),
-                hint: "install it with `npm install -g @anthropic-ai/claude-code`, or name the binary with --claude-bin PATH or APTITUDE_CLAUDE_BIN".into(),
-            }),
-        }
-    }
-
-    /// The variables every Claude run gets: defaults a test's `env:` may change, then the
-    /// per-run config dir, which it may not.
-    fn env(
-        &self,
-        test_env: &std::collections::BTreeMap<String, String>,
-        config_dir: &Path,
-    ) -> Vec<(String, String)> {
-        let mut env = vec![
+impl Claude {
+    /// The variables every Claude run gets: quiet defaults a test's `env:` may change,
+    /// and the per-run config dir, which it may not.
+    fn invocation(&self, args: Vec<OsString>, base_url: Option<&str>, home: &Path) -> Invocation {
+        let mut defaults = vec![
             ("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned()),
             (
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
                 "1".to_owned(),
             ),
+            // One retry instead of ten with backoff: a failing model is an `error` in
+            // seconds (`--retry-infra` retries visibly).
+            ("CLAUDE_CODE_MAX_RETRIES".to_owned(), "1".to_owned()),
         ];
         if nix::unistd::geteuid().is_root() {
-            env.push(("IS_SANDBOX".to_owned(), "1".to_owned()));
+            defaults.push(("IS_SANDBOX".to_owned(), "1".to_owned()));
         }
-        env.extend(self.extra_env.iter().cloned());
-        env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        env.push((
-            "CLAUDE_CONFIG_DIR".to_owned(),
-            config_dir.display().to_string(),
-        ));
-        env
+        if let Some(url) = base_url {
+            defaults.push(("ANTHROPIC_BASE_URL".to_owned(), url.to_owned()));
+        }
+        copy_login(home);
+        Invocation {
+            args,
+            defaults,
+            isolation: vec![("CLAUDE_CONFIG_DIR".to_owned(), home.display().to_string())],
+        }
     }
 }
 
-/// A fresh config dir for one run, with the user's login copied in when there is one.
-fn config_dir() -> Result<tempfile::TempDir, AgentError> {
-    let dir = tempfile::Builder::new()
-        .prefix("aptitude-claude-config-")
-        .tempdir()
-        .map_err(|e| AgentError::Start {
-            binary: PathBuf::from("claude"),
-            message: format!("can not create a config dir: {e}"),
-        })?;
+/// Copies the user's login into a run's config dir, when there is one, so that a logged-in
+/// user's subscription keeps working.
+fn copy_login(home: &Path) {
     let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".claude")));
     if let Some(creds) = user_dir.map(|d| d.join(".credentials.json"))
         && creds.is_file()
     {
-        let target = dir.path().join(".credentials.json");
+        let target = home.join(".credentials.json");
         if std::fs::copy(&creds, &target).is_ok() {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
         }
     }
-    Ok(dir)
 }
 
-#[async_trait]
-impl Agent for ClaudeAdapter {
-    fn name(&self) -> &'static str {
+impl AgentCli for Claude {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Claude
+    }
+
+    fn program(&self) -> &'static str {
         "claude"
     }
 
-    async fn check(&self) -> Result<AgentInfo, AgentError> {
-        let binary = self.binary()?.to_owned();
-        let spec = Spec {
-            program: binary.clone(),
-            args: vec!["--version".into()],
-            cwd: std::env::temp_dir(),
-            env: Vec::new(),
-            timeout: Duration::from_secs(60),
-            grace: Duration::from_secs(1),
-        };
-        let mut lines = Vec::new();
-        let out = process::run(&spec, &CancellationToken::new(), |l| {
-            lines.push(l.to_owned())
-        })
-        .await
-        .map_err(|e| AgentError::Start {
-            binary: binary.clone(),
-            message: e.to_string(),
-        })?;
-        if !out.success() {
-            return Err(AgentError::Start {
-                binary,
-                message: format!(
-                    "`--version` {}: {}",
-                    out.describe(spec.timeout),
-                    out.stderr.trim()
-                ),
-            });
-        }
-        Ok(AgentInfo {
-            name: "claude",
-            binary,
-            version: lines.first().cloned().unwrap_or_default(),
-        })
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @anthropic-ai/claude-code@2.1.328"
     }
 
-    async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
-        let binary = self.binary()?.to_owned();
-        let config = config_dir()?;
-        let mut args: Vec<OsString> = vec![
-            "-p".into(),
-            req.prompt.into(),
-            "--output-format".into(),
-            "stream-json".into(),
-            "--verbose".into(),
-        ];
+    fn api_key_env(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "`ANTHROPIC_BASE_URL`"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::ClaudeStreamJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
+        a.extend(args(["--output-format", "stream-json", "--verbose"]));
         match &self.permission_mode {
-            PermissionMode::Bypass => args.push("--dangerously-skip-permissions".into()),
+            PermissionMode::Bypass => a.push("--dangerously-skip-permissions".into()),
             PermissionMode::Mode(mode) => {
-                args.push("--permission-mode".into());
-                args.push(mode.into());
+                a.push("--permission-mode".into());
+                a.push(mode.into());
             }
         }
-        if let Some(model) = req.model {
-            args.push("--model".into());
-            args.push(model.into());
+        if let Some(model) = task.model {
+            a.extend(["--model".into(), model.into()]);
         }
-        if let Some(turns) = req.max_turns {
-            args.push("--max-turns".into());
-            args.push(turns.to_string().into());
+        if let Some(turns) = task.max_turns {
+            a.extend(["--max-turns".into(), turns.to_string().into()]);
         }
-        let spec = Spec {
-            program: binary.clone(),
-            args,
-            cwd: req.workspace.to_owned(),
-            env: self.env(req.env, config.path()),
-            timeout: req.timeout,
-            grace: self.grace,
-        };
-        let mut parser = StreamParser::new(Format::ClaudeStreamJson);
-        let mut raw = Vec::new();
-        let mut reported = 0;
-        let output = process::run(&spec, req.cancel, |line| {
-            parser.push_line(line);
-            raw.push(line.to_owned());
-            if let Some(hook) = req.on_tool_call {
-                for call in &parser.calls()[reported..] {
-                    hook(call);
-                }
-                reported = parser.calls().len();
-            }
-        })
-        .await
-        .map_err(|e| AgentError::Start {
-            binary,
-            message: e.to_string(),
-        })?;
-        Ok(Execution {
-            transcript: parser.finish(),
-            process: output,
-            raw,
-        })
+        Ok(self.invocation(a, task.base_url, home))
     }
 
-    async fn grade(
-        &self,
-        prompt: &str,
-        model: Option<&str>,
-        timeout: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<GradeReply, AgentError> {
-        let binary = self.binary()?.to_owned();
-        let config = config_dir()?;
-        let cwd = tempfile::tempdir()
-            .map_err(|e| AgentError::Grade(format!("can not create a temp dir: {e}")))?;
-        let mut args: Vec<OsString> = vec![
-            "-p".into(),
-            prompt.into(),
-            "--output-format".into(),
-            "json".into(),
-            "--tools".into(),
-            "".into(),
-            "--max-turns".into(),
-            "1".into(),
-            "--no-session-persistence".into(),
-        ];
-        if let Some(model) = model {
-            args.push("--model".into());
-            args.push(model.into());
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
+        a.extend(args([
+            "--output-format",
+            "json",
+            "--tools",
+            "",
+            "--max-turns",
+            "1",
+            "--no-session-persistence",
+        ]));
+        if let Some(model) = task.model {
+            a.extend(["--model".into(), model.into()]);
         }
-        let spec = Spec {
-            program: binary,
-            args,
-            cwd: cwd.path().to_owned(),
-            env: self.env(&Default::default(), config.path()),
-            timeout,
-            grace: self.grace,
-        };
-        let mut stdout = String::new();
-        let out = process::run(&spec, cancel, |line| {
-            stdout.push_str(line);
-            stdout.push('\n');
-        })
-        .await
-        .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
+        Ok(self.invocation(a, task.base_url, home))
+    }
+
+    /// `--output-format json` prints one object: `result` (the text), `is_error`,
+    /// `usage`, `total_cost_usd`, `num_turns`, `duration_ms` (Claude Code 2.1.x).
+    fn grade_reply(
+        &self,
+        stdout: &[String],
+        out: &process::Output,
+        timeout: Duration,
+    ) -> Result<GradeReply, AgentError> {
+        let stdout = stdout.join("\n");
         let reply: serde_json::Value = serde_json::from_str(stdout.trim()).map_err(|_| {
             AgentError::Grade(format!(
                 "the grader {}; {}",
@@ -364,39 +229,68 @@ impl Agent for ClaudeAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::{Agent, AgentSettings, CliAgent};
+    use std::sync::Arc;
 
     #[test]
     fn missing_binary_has_an_install_hint() {
-        let adapter =
-            ClaudeAdapter::new(Some("/nonexistent/claude".into()), PermissionMode::Bypass);
-        let err = adapter.binary().unwrap_err().to_string();
-        assert!(err.contains("--claude-bin /nonexistent/claude"), "{err}");
+        let agent = CliAgent::new(
+            Arc::new(Claude::default()),
+            AgentSettings {
+                binary: Some("/nonexistent/claude".into()),
+                binary_source: Some("--agent-bin claude=/nonexistent/claude".into()),
+                ..AgentSettings::default()
+            },
+        );
+        let err = agent.binary().unwrap_err().to_string();
         assert!(
-            err.contains("npm install -g @anthropic-ai/claude-code"),
+            err.contains("--agent-bin claude=/nonexistent/claude"),
             "{err}"
         );
+        assert!(
+            err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
+            "{err}"
+        );
+        assert!(err.contains("APTITUDE_CLAUDE_BIN"), "{err}");
+        assert_eq!(agent.name(), "claude");
     }
 
     #[test]
-    fn test_env_can_not_move_the_config_dir() {
-        let mut test_env = std::collections::BTreeMap::new();
-        test_env.insert("CLAUDE_CONFIG_DIR".to_owned(), "/home/u/.claude".to_owned());
-        test_env.insert("DISABLE_AUTOUPDATER".to_owned(), "0".to_owned());
-        let adapter = ClaudeAdapter::new(None, PermissionMode::Bypass)
-            .with_env([("DISABLE_AUTOUPDATER".to_owned(), "2".to_owned())]);
-        let env = adapter.env(&test_env, Path::new("/tmp/run"));
-        let last = |k: &str| {
-            env.iter()
-                .rev()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.as_str())
+    fn the_config_dir_is_isolation_and_quiet_defaults_are_defaults() {
+        let home = tempfile::tempdir().unwrap();
+        let task = Task {
+            prompt: "p",
+            workspace: home.path(),
+            model: Some("m"),
+            max_turns: Some(3),
+            base_url: Some("http://127.0.0.1:9"),
         };
-        assert_eq!(last("CLAUDE_CONFIG_DIR"), Some("/tmp/run"));
+        let inv = Claude::default().task(&task, home.path()).unwrap();
         assert_eq!(
-            last("DISABLE_AUTOUPDATER"),
-            Some("0"),
-            "a test may change the defaults"
+            inv.isolation,
+            vec![(
+                "CLAUDE_CONFIG_DIR".to_owned(),
+                home.path().display().to_string()
+            )]
         );
+        assert!(
+            inv.defaults
+                .contains(&("DISABLE_AUTOUPDATER".into(), "1".into()))
+        );
+        assert!(
+            inv.defaults
+                .contains(&("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into()))
+        );
+        let args: Vec<String> = inv
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            args.windows(2).any(|w| w == ["--max-turns", "3"]),
+            "{args:?}"
+        );
+        assert!(args.contains(&"--dangerously-skip-permissions".to_owned()));
     }
 
     #[test]
@@ -406,5 +300,24 @@ mod tests {
             PermissionMode::parse("acceptEdits"),
             PermissionMode::Mode("acceptEdits".into())
         );
+        let home = tempfile::tempdir().unwrap();
+        let claude = Claude {
+            permission_mode: PermissionMode::parse("plan"),
+        };
+        let task = Task {
+            prompt: "p",
+            workspace: home.path(),
+            model: None,
+            max_turns: None,
+            base_url: None,
+        };
+        let args: Vec<String> = claude
+            .task(&task, home.path())
+            .unwrap()
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(args.windows(2).any(|w| w == ["--permission-mode", "plan"]));
     }
 }

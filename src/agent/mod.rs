@@ -1,23 +1,41 @@
 //! Agents: running a real agent CLI non-interactively, and one-shot grading prompts.
 //!
-//! The [`Agent`] trait follows the seeds' design (seed 000): a name, an availability check,
-//! `execute` returning a transcript, and `grade(prompt, model)` returning text. Claude Code
-//! is the first adapter ([`claude::ClaudeAdapter`]); Codex CLI, Gemini CLI and Qwen Code come
-//! behind the same trait. Processes are handled by [`process`]: own process group,
-//! timeout → SIGTERM → grace → SIGKILL, and nothing outlives the run.
+//! The runner and the judge see one trait, [`Agent`] (seed 000's design: a name, an
+//! availability check, `execute` returning a transcript, `grade(prompt, model)` returning
+//! text). It has one implementation for real CLIs, [`executor::CliAgent`], which owns
+//! everything common to every agent: finding the binary, a private home per run, spawning
+//! in its own process group, streaming stdout into the transcript parser, live tool-call
+//! events, timeouts and the kill sweep ([`process`]).
+//!
+//! What is particular to one agent (its flags, environment, config files, stream format,
+//! retry settings) is one module implementing [`AgentCli`], listed once in [`registry`].
+//! Adding an agent is one file plus one registry entry.
 
 pub mod claude;
+pub mod codex;
 pub mod contain;
+pub mod copilot;
+pub mod cursor;
+pub mod executor;
+pub mod gemini;
+pub mod opencode;
+pub mod pi;
 pub mod process;
+pub mod qwen;
+pub mod registry;
+
+pub use crate::agent_kind::AgentKind;
+pub use executor::{AgentSettings, CliAgent};
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::transcript::{Transcript, Usage};
+use crate::transcript::{Format, StreamParser, Transcript, Usage};
 
 /// Called with each tool call as soon as the agent reports it (live progress).
 pub type ToolCallHook<'a> = &'a (dyn Fn(&crate::transcript::ToolCall) + Send + Sync);
@@ -35,6 +53,8 @@ pub struct ExecuteRequest<'a> {
     pub model: Option<&'a str>,
     /// The test's `max_turns:`.
     pub max_turns: Option<u32>,
+    /// The test's `base_url:` for this agent; wins over the agent's settings.
+    pub base_url: Option<&'a str>,
     /// Wall-time limit for the agent.
     pub timeout: Duration,
     /// Fires on Ctrl-C / SIGTERM.
@@ -66,8 +86,8 @@ pub struct GradeReply {
 /// An installed agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentInfo {
-    /// The adapter name (`claude`).
-    pub name: &'static str,
+    /// The agent.
+    pub kind: AgentKind,
     /// The binary that will run.
     pub binary: PathBuf,
     /// Its reported version (`2.1.328 (Claude Code)`).
@@ -80,8 +100,8 @@ pub enum AgentError {
     /// The binary is not installed (or not where it was said to be).
     #[error("the `{agent}` agent CLI was not found ({looked}); {hint}")]
     Missing {
-        /// Adapter name.
-        agent: &'static str,
+        /// The agent.
+        agent: AgentKind,
         /// Where it was looked for.
         looked: String,
         /// How to install it.
@@ -98,13 +118,26 @@ pub enum AgentError {
     /// A grading call failed (non-zero exit, timeout, an error result).
     #[error("{0}")]
     Grade(String),
+    /// The agent can not do what the test asks (grade, reach a base URL, …).
+    #[error("{agent} {message}")]
+    Unsupported {
+        /// The agent.
+        agent: AgentKind,
+        /// What it can not do, as the end of a sentence after its name.
+        message: String,
+    },
 }
 
 /// An agent CLI (seed 000's `Agent` trait).
 #[async_trait]
 pub trait Agent: Send + Sync {
-    /// The adapter name, as written in test files (`claude`).
-    fn name(&self) -> &'static str;
+    /// Which agent this is.
+    fn kind(&self) -> AgentKind;
+
+    /// The name written in test files (`claude`).
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
 
     /// Checks that the agent is installed and runs; returns its version.
     ///
@@ -144,4 +177,155 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
             std::fs::metadata(candidate)
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+/// One agent run's task, as an [`AgentCli`] turns it into a command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Task<'a> {
+    /// The prompt.
+    pub prompt: &'a str,
+    /// The workspace copy the agent runs in (its working directory).
+    pub workspace: &'a Path,
+    /// The model (`model:` or `--model`), passed through as the agent spells models.
+    pub model: Option<&'a str>,
+    /// `max_turns:`, for agents that have such a limit.
+    pub max_turns: Option<u32>,
+    /// An API-compatible endpoint (`--agent-base-url NAME=URL`, `base_url:`), set through
+    /// the agent's own mechanism (an environment variable or its config).
+    pub base_url: Option<&'a str>,
+}
+
+/// A one-shot grading call: one prompt, no tools, a text reply.
+#[derive(Debug, Clone, Copy)]
+pub struct GradeTask<'a> {
+    /// The grading prompt.
+    pub prompt: &'a str,
+    /// An empty scratch directory to run in.
+    pub workspace: &'a Path,
+    /// The grader model, when the review names one.
+    pub model: Option<&'a str>,
+    /// As for [`Task::base_url`].
+    pub base_url: Option<&'a str>,
+}
+
+/// The command line and environment an [`AgentCli`] wants for one run.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// Arguments after the program.
+    pub args: Vec<OsString>,
+    /// Variables a test's `env:` (and `--agent-env`) may change: quiet defaults, base URL.
+    pub defaults: Vec<(String, String)>,
+    /// Variables that isolate the run (config dirs under its private home); set last, so
+    /// that nothing can point the agent at the user's own configuration.
+    pub isolation: Vec<(String, String)>,
+}
+
+/// What a finished run left, for an agent that completes its transcript after the
+/// process ends (from a file it wrote, or from its plain-text output).
+#[derive(Debug, Clone, Copy)]
+pub struct Finished<'a> {
+    /// The run's private home (config dirs, logs), still present.
+    pub home: &'a Path,
+    /// The workspace copy.
+    pub workspace: &'a Path,
+    /// Every stdout line.
+    pub stdout: &'a [String],
+    /// How the process ended.
+    pub process: &'a process::Output,
+}
+
+/// Everything particular to one agent CLI. Implementations are pure descriptions: the
+/// [`executor::CliAgent`] does the spawning, streaming, timeouts and cleanup.
+pub trait AgentCli: Send + Sync + std::fmt::Debug {
+    /// Which agent this describes.
+    fn kind(&self) -> AgentKind;
+
+    /// The binary looked up on `PATH` (`claude`, `cursor-agent`).
+    fn program(&self) -> &'static str;
+
+    /// How to install it, e.g. `npm install -g @openai/codex@0.169.0`.
+    fn install_hint(&self) -> &'static str;
+
+    /// The variable the agent reads its API key from, for docs and error messages
+    /// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …).
+    fn api_key_env(&self) -> &'static str;
+
+    /// How `--agent-base-url` reaches the agent, for the docs table (`ANTHROPIC_BASE_URL`,
+    /// `a Codex provider (-c model_providers…)`).
+    fn base_url_via(&self) -> &'static str;
+
+    /// The stream the agent writes on stdout, parsed line by line as it comes. An agent
+    /// with no machine-readable output completes its transcript in [`AgentCli::finish`].
+    fn stream_format(&self) -> Format;
+
+    /// Arguments that print the version (`--version`).
+    fn version_args(&self) -> Vec<OsString> {
+        vec!["--version".into()]
+    }
+
+    /// The command for one run. `home` is a fresh private directory for this run (removed
+    /// after it); config files the agent needs are written there.
+    ///
+    /// # Errors
+    /// When the task can not be expressed for this agent (e.g. a base URL without a model),
+    /// or a config file can not be written; the message ends a sentence after the agent's
+    /// name.
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String>;
+
+    /// The command for a one-shot grading call, whose stdout is [`AgentCli::grade_reply`]'s
+    /// input.
+    ///
+    /// # Errors
+    /// As for [`AgentCli::task`]; agents that can not grade say so.
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String>;
+
+    /// The grading reply from the grading call's stdout lines. The default parses them as
+    /// [`AgentCli::stream_format`] and takes the final answer; a run that did not complete,
+    /// or a process that failed, is an error in the agent's words.
+    ///
+    /// # Errors
+    /// [`AgentError::Grade`] saying why there is no reply.
+    fn grade_reply(
+        &self,
+        stdout: &[String],
+        output: &process::Output,
+        timeout: Duration,
+    ) -> Result<GradeReply, AgentError> {
+        let mut parser = StreamParser::new(self.stream_format());
+        for line in stdout {
+            parser.push_line(line);
+        }
+        let transcript = parser.finish();
+        let why = if !transcript.outcome.is_completed() {
+            Some(transcript.outcome.describe())
+        } else if !output.success() {
+            Some(format!("the grader {}", output.describe(timeout)))
+        } else {
+            None
+        };
+        match (why, transcript.final_text) {
+            (None, Some(text)) => Ok(GradeReply {
+                text,
+                usage: transcript.usage,
+            }),
+            (why, _) => {
+                let stderr = output.stderr.trim();
+                Err(AgentError::Grade(format!(
+                    "the {} grader gave no answer: {}{}",
+                    self.kind(),
+                    why.unwrap_or_else(|| "its output has no final text".into()),
+                    if stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; stderr: {}", crate::cut::chars(stderr, 2000).kept)
+                    }
+                )))
+            }
+        }
+    }
+
+    /// Completes the transcript after the process ended; the default keeps it as parsed.
+    fn finish(&self, transcript: Transcript, _finished: &Finished<'_>) -> Transcript {
+        transcript
+    }
 }

@@ -360,6 +360,7 @@ mod tests {
 
     fn bash(id: &str, command: &str, output: &str, is_error: bool, exit: Option<i32>) -> ToolCall {
         ToolCall {
+            params: None,
             id: id.into(),
             name: "Bash".into(),
             canonical: "Bash".into(),

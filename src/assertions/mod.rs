@@ -133,6 +133,10 @@ pub fn evaluate_one(
         ),
         _ => (status, detail),
     };
+    let (status, detail) = match unrecordable(&assertion.kind, evidence.transcript) {
+        Some(why) => (AssertionStatus::Error, Some(why)),
+        None => (status, detail),
+    };
     AssertionResult::new(
         assertion.kind.key(),
         description,
@@ -140,6 +144,25 @@ pub fn evaluate_one(
         assertion.line,
         detail,
     )
+}
+
+/// Why an assertion can get no verdict from this transcript, when it is about tools the
+/// format can not record ([`Transcript::records_only`]: Aider records no shell commands).
+fn unrecordable(kind: &AssertionKind, transcript: &Transcript) -> Option<String> {
+    let only = transcript.records_only.as_ref()?;
+    let about_unrecorded = match kind {
+        AssertionKind::Tool(t) => !only.tools.iter().any(|tool| t.tool.matches(tool)),
+        AssertionKind::ExitCode { .. }
+        | AssertionKind::OutputContains { .. }
+        | AssertionKind::OutputEquals { .. }
+        | AssertionKind::ErrorContains { .. }
+        | AssertionKind::Ran { .. }
+        | AssertionKind::NotRan { .. }
+        | AssertionKind::RunCount { .. }
+        | AssertionKind::CommandSucceeded { .. } => !only.records(crate::tools::SHELL_TOOL),
+        _ => false,
+    };
+    about_unrecorded.then(|| format!("{}: this check can get no verdict", only.reason))
 }
 
 /// Whether a pass of this assertion rests on calls (or usage) *not* being in the
@@ -340,6 +363,7 @@ mod tests {
             warnings: Vec::new(),
             warnings_total: 0,
             lost: Default::default(),
+            records_only: None,
         }
     }
 

@@ -33,7 +33,7 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
     let matching: Vec<(usize, &ToolCall)> = of_tool
         .iter()
         .copied()
-        .filter(|(_, c)| params_match(&a.params, &c.input))
+        .filter(|(_, c)| params_match(&a.params, c))
         .collect();
 
     let mut failures: Vec<String> = Vec::new();
@@ -171,22 +171,28 @@ fn lookup<'a>(input: &'a Value, key: &str) -> Option<&'a Value> {
     })
 }
 
-fn params_match(params: &[ParamMatcher], input: &Value) -> bool {
+/// A parameter of a call: under its canonical key ([`ToolCall::params`]), else under the
+/// agent's own key (so a test written against `cmd` still finds Codex's command).
+fn param<'a>(call: &'a ToolCall, key: &str) -> Option<&'a Value> {
+    lookup(call.params(), key).or_else(|| lookup(&call.input, key))
+}
+
+fn params_match(params: &[ParamMatcher], call: &ToolCall) -> bool {
     params
         .iter()
-        .all(|p| lookup(input, &p.key).is_some_and(|v| p.matcher.matches(v)))
+        .all(|p| param(call, &p.key).is_some_and(|v| p.matcher.matches(v)))
 }
 
 /// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`
 /// (the value is left out when the call's one-line summary already shows it).
-fn param_mismatches(params: &[ParamMatcher], input: &Value) -> Vec<String> {
-    let shown = super::main_field(input);
+fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
+    let shown = super::main_field(call.params());
     params
         .iter()
-        .filter_map(|p| match lookup(input, &p.key) {
+        .filter_map(|p| match param(call, &p.key) {
             None => Some(format!("{} is missing", p.key)),
             Some(_) if Some(p.key.as_str()) == shown => {
-                (!params_match(std::slice::from_ref(p), input))
+                (!params_match(std::slice::from_ref(p), call))
                     .then(|| format!("{} does not match {}", p.key, p.matcher.describe()))
             }
             Some(v) if !p.matcher.matches(v) => Some(format!(
@@ -247,13 +253,13 @@ fn count_failure(
     }
     let non_matching: Vec<String> = of_tool
         .iter()
-        .filter(|(_, c)| !params_match(&a.params, &c.input))
+        .filter(|(_, c)| !params_match(&a.params, c))
         .take(MAX_LISTED)
         .map(|(i, c)| {
             format!(
                 "  {} — {}",
                 describe_call(*i, c),
-                param_mismatches(&a.params, &c.input).join("; ")
+                param_mismatches(&a.params, c).join("; ")
             )
         })
         .collect();
@@ -333,7 +339,7 @@ fn positional_failure(
             times(of_tool.len() as u64)
         ));
     };
-    let mismatches = param_mismatches(params, &call.input);
+    let mismatches = param_mismatches(params, call);
     (!mismatches.is_empty()).then(|| {
         format!(
             "{which} ({}) does not match: {}",
@@ -351,6 +357,7 @@ mod tests {
 
     fn call(id: &str, name: &str, input: Value) -> ToolCall {
         ToolCall {
+            params: None,
             id: id.into(),
             name: name.into(),
             canonical: crate::tools::canonical_tool_name(name).into_owned(),

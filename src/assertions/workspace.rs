@@ -318,7 +318,7 @@ fn written_paths(call: &ToolCall) -> Vec<String> {
     }
     let mut out = Vec::new();
     for key in ["file_path", "notebook_path", "path"] {
-        if let Some(p) = call.input.get(key).and_then(Value::as_str) {
+        if let Some(p) = call.params().get(key).and_then(Value::as_str) {
             out.push(p.to_owned());
         }
     }
@@ -587,6 +587,7 @@ mod tests {
 
     fn write_call(path: &str, is_error: bool) -> ToolCall {
         ToolCall {
+            params: None,
             id: path.into(),
             name: "Write".into(),
             canonical: "Write".into(),

@@ -8,8 +8,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, out};
 use super::{AnalyzeArgs, CliError, Outcome};
-use crate::agent::Agent;
-use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::redact::Redactor;
 use crate::report::terminal;
 use crate::results::Results;
@@ -67,11 +65,14 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
             .any(|a| matches!(a.kind, AssertionKind::Review(_)))
     });
     let runtime = output::runtime()?;
-    let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
-        args.claude_bin.clone(),
-        PermissionMode::Bypass,
-    ));
-    let judge = crate::judge::Judge::new(args.judge.config(), [claude]);
+    // Graders: each review's agent, else its test's; one this version can not run leaves
+    // its reviews `error`, saying so.
+    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let specs: Vec<_> = parsed.iter().map(|(spec, _, _)| spec.clone()).collect();
+    let graders = super::settings::needed_agents(&specs, true)
+        .into_iter()
+        .filter_map(|kind| setup.agent(kind).ok());
+    let judge = crate::judge::Judge::new(args.judge.config(), graders);
     let cancel = CancellationToken::new();
     let tests: Vec<_> = runtime.block_on(async {
         if needs_judge {

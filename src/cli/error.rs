@@ -82,9 +82,6 @@ pub enum CliError {
         /// Each problem (printed on its own `error:` line first).
         problems: Vec<String>,
     },
-    /// The agent CLI can not be run (not found, its `--version` check failed); no test ran.
-    #[error("nothing was run")]
-    AgentUnavailable(#[source] crate::agent::AgentError),
     /// Tests without their recorded transcript (`analyze PATHS`).
     #[error("{} test file{} without a recorded transcript", missing.len(), plural(missing.len()))]
     MissingTranscripts {
@@ -158,9 +155,6 @@ impl CliError {
             Self::NothingRun { problems } => {
                 problems.iter().map(|p| error_line(p)).collect::<String>()
                     + &error_line(&self.to_string())
-            }
-            Self::AgentUnavailable(e) => {
-                error_line(&e.to_string()) + &error_line(&self.to_string())
             }
             Self::MissingTranscripts { missing } => {
                 let mut text: String = missing

@@ -13,6 +13,7 @@ mod log;
 mod output;
 mod publish;
 mod run;
+mod settings;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -141,19 +142,16 @@ pub struct RunArgs {
     /// `x.transcript.jsonl`, for `aptitude analyze` to re-evaluate offline.
     #[arg(long)]
     pub record: bool,
-    /// The Claude Code binary (default: $APTITUDE_CLAUDE_BIN, else `claude` on PATH).
-    #[arg(long, value_name = "PATH")]
-    pub claude_bin: Option<PathBuf>,
-    /// Claude Code's permission mode: `bypass` (the default: the workspace is a throwaway
-    /// copy) or a mode passed as `--permission-mode` (acceptEdits, plan, …).
-    #[arg(long, default_value = "bypass", value_name = "MODE")]
-    pub permission_mode: String,
+    /// Agent binaries, endpoints and version pins.
+    #[command(flatten)]
+    pub agents: settings::AgentArgs,
     /// Timeout for tests that set none ("30s", "5m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
-    /// The agent for tests that name none (default: claude).
-    #[arg(long, value_name = "AGENT", value_parser = clap::builder::PossibleValuesParser::new(crate::spec::KNOWN_AGENTS))]
-    pub agent: Option<String>,
+    /// The agents for tests that name none, comma-separated (default: claude); each test
+    /// runs once per agent.
+    #[arg(long, value_name = "AGENT,...", value_delimiter = ',', value_parser = settings::parse_agent)]
+    pub agent: Vec<crate::agent::AgentKind>,
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -239,10 +237,9 @@ pub struct AnalyzeArgs {
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// The Claude Code binary that grades `stdout` reviews (default: $APTITUDE_CLAUDE_BIN,
-    /// else `claude` on PATH).
-    #[arg(long, value_name = "PATH")]
-    pub claude_bin: Option<PathBuf>,
+    /// The agents that grade `stdout` reviews: binaries, endpoints, version pins.
+    #[command(flatten)]
+    pub agents: settings::AgentArgs,
     /// How `stdout` reviews are graded.
     #[command(flatten)]
     pub judge: JudgeArgs,

@@ -10,8 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, RunArgs};
-use crate::agent::Agent;
-use crate::agent::claude::{ClaudeAdapter, PermissionMode};
 use crate::redact::Redactor;
 use crate::report::terminal;
 use crate::results::{Results, TestResult};
@@ -28,27 +26,38 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let files = output::discover_tests(&args.paths)?;
     let report = spec::load_files(&files);
     output::check_load_errors(&bootstrap, &report, files.len())?;
-    let mut specs = report.specs;
-    for s in &mut specs {
-        if let (false, Some(agent)) = (s.agent_explicit, &args.agent) {
-            s.agent = agent.clone();
-        }
-        if s.model.is_none() {
-            s.model = args.model.clone().filter(|m| !m.is_empty());
-        }
-    }
+    let specs: Vec<_> = report
+        .specs
+        .iter()
+        .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
+        .collect();
     let redactor = output::redactor_for(&specs);
 
     // Everything that can be checked before an agent starts is checked now.
-    let mut problems = Vec::new();
     // (A missing workspace is already a load error, at its line.)
-    for s in &specs {
-        if s.agent != "claude" {
-            problems.push(format!(
-                "{}: agent `{}` can not be run by this version of aptitude (only `claude`); its transcripts can be evaluated with `aptitude analyze`",
-                diagnostic::display_path(&s.file),
-                s.agent
-            ));
+    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let needed = super::settings::needed_agents(&specs, !args.judge.no_grade);
+    let mut agents = BTreeMap::new();
+    let mut problems = Vec::new();
+    for kind in &needed {
+        match setup.agent(*kind) {
+            Ok(agent) => {
+                agents.insert(*kind, agent);
+            }
+            Err(why) => {
+                let files: Vec<String> = specs
+                    .iter()
+                    .filter(|s| s.agent.kind == *kind)
+                    .map(|s| diagnostic::display_path(&s.file))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                problems.push(if files.is_empty() {
+                    why
+                } else {
+                    format!("{}: {why}", files.join(", "))
+                });
+            }
         }
     }
     if !problems.is_empty() {
@@ -57,27 +66,61 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let runtime = output::runtime()?;
     let code = runtime.block_on(async {
-        let claude: Arc<dyn Agent> = Arc::new(ClaudeAdapter::new(
-            args.claude_bin.clone(),
-            PermissionMode::parse(&args.permission_mode),
-        ));
-        let info = claude
-            .check()
-            .await
-            .map_err(CliError::AgentUnavailable)?;
-        let mut agents = BTreeMap::new();
-        agents.insert(
-            "claude".to_owned(),
-            (Arc::clone(&claude), info.version.clone()),
-        );
+        let checks = agents.iter().map(|(kind, agent)| {
+            let agent = Arc::clone(agent);
+            async move { (*kind, agent.check().await) }
+        });
+        let mut versions = BTreeMap::new();
+        let mut problems = Vec::new();
+        for (kind, checked) in futures_util::future::join_all(checks).await {
+            match checked {
+                Ok(info) => {
+                    let pins = setup
+                        .pin(kind)
+                        .map(|p| ("--agent-version".to_owned(), p.to_owned()))
+                        .into_iter()
+                        .chain(specs.iter().filter(|s| s.agent.kind == kind).filter_map(|s| {
+                            let version = s.agent.version.clone()?;
+                            Some((diagnostic::display_path(&s.file), version))
+                        }));
+                    for (source, pin) in pins {
+                        if !super::settings::version_matches(&info.version, &pin) {
+                            problems.push(format!(
+                                "{source}: agent `{kind}` must be version {pin}, but {} reports `{}`",
+                                info.binary.display(),
+                                info.version
+                            ));
+                        }
+                    }
+                    versions.insert(kind, info.version);
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        if !problems.is_empty() {
+            problems.sort();
+            problems.dedup();
+            return Err(CliError::NothingRun { problems });
+        }
+        let runner_agents: BTreeMap<_, _> = agents
+            .iter()
+            .filter_map(|(kind, agent)| {
+                versions
+                    .get(kind)
+                    .map(|v| (*kind, (Arc::clone(agent), v.clone())))
+            })
+            .collect();
         let config = RunConfig {
             jobs: args.jobs.max(1),
             keep_workspaces: args.keep_workspaces,
             default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
             record: args.record,
         };
-        let judge = Arc::new(crate::judge::Judge::new(args.judge.config(), [claude]));
-        let runner = Runner::new(agents, config, judge, redactor.clone());
+        let judge = Arc::new(crate::judge::Judge::new(
+            args.judge.config(),
+            agents.values().cloned(),
+        ));
+        let runner = Runner::new(runner_agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();
         let force = CancellationToken::new();

@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, AgentKind};
 use crate::results::{AssertionStatus, JudgeVote};
 use crate::spec::ReviewAssertion;
 use crate::transcript::Usage;
@@ -196,7 +196,7 @@ impl ReviewVerdict {
 /// Grades reviews with the agents' `grade` calls.
 pub struct Judge {
     config: JudgeConfig,
-    graders: BTreeMap<String, Arc<dyn Agent>>,
+    graders: BTreeMap<AgentKind, Arc<dyn Agent>>,
     slots: Arc<Semaphore>,
 }
 
@@ -207,10 +207,7 @@ impl Judge {
         let slots = Arc::new(Semaphore::new(config.jobs.max(1)));
         Judge {
             config,
-            graders: graders
-                .into_iter()
-                .map(|g| (g.name().to_owned(), g))
-                .collect(),
+            graders: graders.into_iter().map(|g| (g.kind(), g)).collect(),
             slots,
         }
     }
@@ -225,7 +222,7 @@ impl Judge {
     pub async fn review(
         &self,
         review: &ReviewAssertion,
-        test_agent: &str,
+        test_agent: AgentKind,
         task: &str,
         answer: Option<&str>,
         cancel: &CancellationToken,
@@ -233,12 +230,13 @@ impl Judge {
         if !self.config.enabled {
             return ReviewVerdict::skipped("not graded: grading is turned off (--no-grade)");
         }
-        let agent_name = review.agent.as_deref().unwrap_or(test_agent);
-        let Some(grader) = self.graders.get(agent_name) else {
+        let agent = review.agent.unwrap_or(test_agent);
+        let agent_name = agent.name();
+        let Some(grader) = self.graders.get(&agent) else {
             return ReviewVerdict::problem(
                 AssertionStatus::Error,
                 format!(
-                    "the grading could not be done: no `{agent_name}` grader is available in this version of aptitude"
+                    "the grading could not be done: no `{agent_name}` grader was set up for this run"
                 ),
                 None,
             );
@@ -368,8 +366,8 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Agent for Canned {
-        fn name(&self) -> &'static str {
-            "claude"
+        fn kind(&self) -> AgentKind {
+            AgentKind::Claude
         }
         async fn check(&self) -> Result<AgentInfo, AgentError> {
             Err(AgentError::Grade("unused".into()))
@@ -429,7 +427,7 @@ mod tests {
     async fn grade(j: &Judge, threshold: u8, answer: &str) -> ReviewVerdict {
         j.review(
             &review(threshold),
-            "claude",
+            AgentKind::Claude,
             "task",
             Some(answer),
             &CancellationToken::new(),
@@ -531,7 +529,7 @@ mod tests {
         };
         j.review(
             &review,
-            "claude",
+            AgentKind::Claude,
             "task",
             Some("a"),
             &CancellationToken::new(),

@@ -25,8 +25,14 @@ pub struct Comparison {
     pub scores: Vec<(String, String, u8, u8)>,
 }
 
-fn key(t: &TestResult) -> (String, String) {
-    (t.file.clone(), t.name.clone())
+/// A test's identity across runs: file, name and agent (results written before tests could
+/// run on several agents ran on Claude Code).
+fn key(t: &TestResult) -> (String, String, crate::agent_kind::AgentKind) {
+    (
+        t.file.clone(),
+        t.name.clone(),
+        t.agent_id.unwrap_or(crate::agent_kind::AgentKind::Claude),
+    )
 }
 
 fn bad(s: TestStatus) -> bool {
@@ -35,10 +41,8 @@ fn bad(s: TestStatus) -> bool {
 
 /// Compares `current` with `baseline`.
 pub fn compare(current: &Results, baseline: &Results) -> Comparison {
-    let before: BTreeMap<(String, String), &TestResult> =
-        baseline.tests.iter().map(|t| (key(t), t)).collect();
-    let now: BTreeMap<(String, String), &TestResult> =
-        current.tests.iter().map(|t| (key(t), t)).collect();
+    let before: BTreeMap<_, &TestResult> = baseline.tests.iter().map(|t| (key(t), t)).collect();
+    let now: BTreeMap<_, &TestResult> = current.tests.iter().map(|t| (key(t), t)).collect();
     let mut c = Comparison::default();
     for t in &current.tests {
         match before.get(&key(t)) {
@@ -167,6 +171,7 @@ mod tests {
             assertions: vec![a],
             transcript: None,
             agent: None,
+            agent_id: None,
             files: Vec::new(),
             workspace: None,
             recorded: None,

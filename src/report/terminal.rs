@@ -254,8 +254,20 @@ pub fn render_transcript(t: &Transcript) -> String {
             paint(BOLD, &call.name),
             crate::assertions::summarize_input(&call.input, 90)
         );
-        if call.name != call.canonical {
-            line.push_str(&paint(DIM, &format!(" ({})", call.canonical)));
+        // The raw call first; the canonical name and keys the assertions match on after it.
+        match &call.params {
+            Some(params) => line.push_str(&paint(
+                DIM,
+                &format!(
+                    " ({} {})",
+                    call.canonical,
+                    crate::assertions::summarize_input(params, 90)
+                ),
+            )),
+            None if call.name != call.canonical => {
+                line.push_str(&paint(DIM, &format!(" ({})", call.canonical)));
+            }
+            None => {}
         }
         if !call.is_main() {
             line.push_str(&paint(DIM, &format!(" [subagent {}]", call.agent)));

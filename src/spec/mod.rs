@@ -23,8 +23,33 @@ pub use diagnostic::{Diagnostic, FileDiagnostics};
 pub use load::{LoadReport, load_file, load_files, load_str};
 use pattern::{NameMatcher, ValueMatcher};
 
-/// The agents a test may name in `agent:` (and a review in `stdout.agent:`).
-pub const KNOWN_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen"];
+pub use crate::agent_kind::AgentKind;
+
+/// One agent a test runs on, from `agent:` or an `agents:` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentTarget {
+    /// The agent.
+    pub kind: AgentKind,
+    /// `model:` for this agent (wins over the test's `model:`).
+    pub model: Option<String>,
+    /// `base_url:`: an API-compatible endpoint for this agent.
+    pub base_url: Option<String>,
+    /// `version:`: the agent CLI version this test needs (a pin; a mismatch stops the run
+    /// before any agent starts).
+    pub version: Option<String>,
+}
+
+impl AgentTarget {
+    /// `kind` with nothing else set.
+    pub fn new(kind: AgentKind) -> Self {
+        AgentTarget {
+            kind,
+            model: None,
+            base_url: None,
+            version: None,
+        }
+    }
+}
 
 /// The default LLM-judge threshold on the 1–10 scale (seed 000).
 pub const DEFAULT_THRESHOLD: u8 = 7;
@@ -40,10 +65,12 @@ pub struct TestSpec {
     pub description: Option<String>,
     /// `prompt:` given to the agent (required, non-empty).
     pub prompt: String,
-    /// `agent:`, one of [`KNOWN_AGENTS`]; default `claude`.
-    pub agent: String,
-    /// Whether the file names its agent (`run --agent` only changes tests that do not).
-    pub agent_explicit: bool,
+    /// The agent this test runs on: `agent:`, or one entry of `agents:` once the test is
+    /// split per agent ([`TestSpec::per_agent`]); default `claude`.
+    pub agent: AgentTarget,
+    /// The agents the file names (`agent:` or `agents:`), in file order; empty when it
+    /// names none (`run --agent` then decides).
+    pub agents: Vec<AgentTarget>,
     /// `workspace:` (or `workspace.path`) as written, relative to the test file's directory.
     pub workspace: Option<PathBuf>,
     /// `workspace.git: true`: copy the workspace's `.git` too.
@@ -63,6 +90,37 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
+    /// Whether the file names its agents (`run --agent` only changes tests that do not).
+    pub fn agent_explicit(&self) -> bool {
+        !self.agents.is_empty()
+    }
+
+    /// One test per agent it runs on: the agents the file names, else `default` (from
+    /// `--agent`), else Claude Code. Each copy's [`TestSpec::agent`] is its agent, and its
+    /// `model` is the agent's own `model:`, else the test's, else `default_model`.
+    pub fn per_agent(&self, default: &[AgentKind], default_model: Option<&str>) -> Vec<TestSpec> {
+        let targets: Vec<AgentTarget> = if !self.agents.is_empty() {
+            self.agents.clone()
+        } else if !default.is_empty() {
+            default.iter().copied().map(AgentTarget::new).collect()
+        } else {
+            vec![AgentTarget::new(AgentKind::Claude)]
+        };
+        targets
+            .into_iter()
+            .map(|target| {
+                let mut spec = self.clone();
+                spec.model = target
+                    .model
+                    .clone()
+                    .or_else(|| self.model.clone())
+                    .or_else(|| default_model.map(str::to_owned));
+                spec.agent = target;
+                spec
+            })
+            .collect()
+    }
+
     /// The directory copied for the run: `workspace` resolved against the test file's
     /// directory, or that directory itself.
     pub fn workspace_dir(&self) -> PathBuf {
@@ -324,8 +382,8 @@ pub struct ReviewAssertion {
     pub threshold: u8,
     /// Model passed to the grading agent.
     pub model: Option<String>,
-    /// Which agent adapter grades; default: the test's agent.
-    pub agent: Option<String>,
+    /// Which agent grades; default: the test's agent.
+    pub agent: Option<AgentKind>,
     /// `votes: n`: independent grading calls whose median score decides (1–25); `None`
     /// uses the run's `--judge-votes` (default 1).
     pub votes: Option<u32>,

@@ -76,8 +76,11 @@ struct TestFile {
     description: Option<String>,
     /// What the agent is asked.
     prompt: NonEmpty,
-    /// The agent CLI that runs the test (default: claude).
+    /// The agent CLI that runs the test (default: claude, or `run --agent`).
     agent: Option<AgentName>,
+    /// Several agents: the test runs once on each (instead of `agent`).
+    #[schemars(length(min = 1))]
+    agents: Option<Vec<AgentEntry>>,
     /// The directory copied for the run, relative to the test file's directory (default:
     /// that directory).
     workspace: Option<WorkspaceField>,
@@ -133,19 +136,36 @@ enum OneOrMany {
     Many(Vec<NonEmpty>),
 }
 
-/// The agents a test can name.
+/// The agents a test can name: [`AgentKind`], so a new agent appears here with no edit.
+type AgentName = crate::agent_kind::AgentKind;
+
+/// `agents:` entries: a name, or a name with its own model, endpoint and version pin.
 #[derive(JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(untagged)]
 #[expect(dead_code, reason = "schema only")]
-enum AgentName {
-    /// Claude Code.
-    Claude,
-    /// OpenAI Codex CLI.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Qwen Code.
-    Qwen,
+enum AgentEntry {
+    /// An agent name.
+    Name(AgentName),
+    /// An agent with settings.
+    Full(AgentEntryMap),
+}
+
+/// `{agent, model, base_url, version}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct AgentEntryMap {
+    /// The agent.
+    agent: AgentName,
+    /// The model for this agent (wins over the test's `model`).
+    model: Option<NonEmpty>,
+    /// An API-compatible endpoint (http:// or https://), set through the agent's own
+    /// variable or config.
+    #[schemars(regex(pattern = r"^https?://"))]
+    base_url: Option<String>,
+    /// The version the agent CLI must report; a mismatch stops the run before any agent
+    /// starts.
+    version: Option<NonEmpty>,
 }
 
 /// `workspace: path` or `workspace: {path, git}`.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{MAIN_AGENT, ToolCall, WarningLog};
-use crate::tools::{SHELL_TOOL, canonical_tool_name};
+use crate::tools::{SHELL_TOOL, Vocabulary, canonical_name, canonical_params};
 
 /// A tool result waiting for (or attached to) its call.
 #[derive(Debug, Default, Clone)]
@@ -28,6 +28,8 @@ pub(crate) struct Builder {
     /// successful call exited 0, a failed one says "Exit code N"). Gemini CLI reports
     /// `success` for a command that exited 3, so there it is not.
     pub exit_from_status: bool,
+    /// Whose tool names and parameter keys the calls use.
+    pub vocabulary: Vocabulary,
 }
 
 impl Builder {
@@ -37,6 +39,12 @@ impl Builder {
             exit_from_status,
             ..Builder::default()
         }
+    }
+
+    /// The builder for calls named in `vocabulary`.
+    pub fn with_vocabulary(mut self, vocabulary: Vocabulary) -> Self {
+        self.vocabulary = vocabulary;
+        self
     }
 
     /// The canonical name of a recorded call.
@@ -59,11 +67,13 @@ impl Builder {
         if self.by_id.contains_key(id) {
             return;
         }
+        let input = input();
         let mut call = ToolCall {
             id: id.to_owned(),
             name: name.to_owned(),
-            canonical: canonical_tool_name(name).into_owned(),
-            input: input(),
+            canonical: canonical_name(self.vocabulary, name).into_owned(),
+            params: canonical_params(self.vocabulary, name, &input),
+            input,
             output: None,
             is_error: false,
             exit_code: None,

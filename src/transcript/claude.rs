@@ -263,7 +263,11 @@ impl ClaudeParser {
     pub(crate) fn new(format: Format) -> Self {
         ClaudeParser {
             format,
-            b: Builder::new(true),
+            b: Builder::new(true).with_vocabulary(if format == Format::QwenStreamJson {
+                crate::tools::Vocabulary::Qwen
+            } else {
+                crate::tools::Vocabulary::Claude
+            }),
             session_id: None,
             agent_version: None,
             model: None,
@@ -706,6 +710,7 @@ impl LineParser for ClaudeParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }

@@ -56,7 +56,7 @@ pub(crate) struct ExecParser {
 impl ExecParser {
     pub(crate) fn new() -> Self {
         ExecParser {
-            b: Builder::default(),
+            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Codex),
             session_id: None,
             runs: 0,
             usage: Usage::default(),
@@ -224,6 +224,7 @@ impl LineParser for ExecParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }
@@ -248,7 +249,7 @@ pub(crate) struct RolloutParser {
 impl RolloutParser {
     pub(crate) fn new() -> Self {
         RolloutParser {
-            b: Builder::default(),
+            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Codex),
             session_id: None,
             agent_version: None,
             model: None,
@@ -442,6 +443,7 @@ impl LineParser for RolloutParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }

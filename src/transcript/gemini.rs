@@ -60,7 +60,7 @@ pub(crate) struct StreamParser {
 impl StreamParser {
     pub(crate) fn new() -> Self {
         StreamParser {
-            b: Builder::default(),
+            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini),
             session_id: None,
             model: None,
             runs: 0,
@@ -184,6 +184,7 @@ impl LineParser for StreamParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }
@@ -207,7 +208,7 @@ impl SessionParser {
     pub(crate) fn new(format: Format) -> Self {
         SessionParser {
             format,
-            b: Builder::default(),
+            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini),
             session_id: None,
             model: None,
             usage: Usage::default(),
@@ -348,6 +349,7 @@ impl SessionParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }
@@ -446,7 +448,7 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
             }
         }
     }
-    let mut b = Builder::default();
+    let mut b = Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini);
     let tools = doc.get("stats").and_then(|s| s.get("tools"));
     if tools.is_some_and(|t| u64_of(t, "totalCalls") > 0) {
         let by_name: Vec<String> = tools
@@ -485,5 +487,6 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
         warnings: log.kept,
         warnings_total: log.total,
         lost: log.lost,
+        records_only: None,
     }
 }

@@ -16,6 +16,16 @@
 //! | `gemini-stream-json` | `gemini -o stream-json` events |
 //! | `gemini-session` | Gemini CLI session logs (`chats/session-*.jsonl`) |
 //! | `gemini-chat` | Gemini CLI chat recordings (one JSON document) |
+//! | `copilot-json` | `copilot -p --output-format json` events (GitHub Copilot CLI 1.0.102) |
+//! | `copilot-session` | Copilot CLI session-state logs (`session-state/<id>/events.jsonl`) |
+//! | `opencode-json` | `opencode run --format json` events (1.18.33; also Kilo 7.7.7) |
+//! | `opencode-session` | `opencode export` session documents |
+//! | `pi-json` | `pi --mode json` events (0.73.1) |
+//! | `pi-session` | pi session logs (`sessions/--<cwd>--/*.jsonl`) |
+//! | `cursor-stream-json` | `cursor-agent -p --output-format stream-json` (2026.01.28) |
+//! | `auggie-json` | `auggie --output-format json` (0.36.0): the answer, no tool calls |
+//! | `auggie-session` | Auggie session files (`sessions/<id>.json`) |
+//! | `aider-chat` | Aider's `.aider.chat.history.md` (0.86.2): its applied edits as calls |
 //!
 //! Parsing streams line by line: memory grows with the tool calls kept, not with the file.
 //! A tool call repeated across lines (same id) counts once. A malformed line becomes a
@@ -32,11 +42,20 @@
 //! - a file whose last line is cut off (no line break, not valid JSON) is truncated: its
 //!   outcome is [`Outcome::Incomplete`], which makes a test `error`.
 
+mod aider;
+mod auggie;
 mod builder;
 mod claude;
 mod codex;
+mod copilot;
+mod cursor;
 mod gemini;
+mod json;
+mod opencode;
+mod pi;
 mod qwen;
+
+pub use copilot::usage_file as copilot_usage_file;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -76,6 +95,34 @@ pub struct Transcript {
     /// What the transcript is known to have lost (unreadable lines, orphan results).
     #[serde(default, skip_serializing_if = "Lost::is_empty")]
     pub lost: Lost,
+    /// The only tools the format can record, when it can not record them all (Aider: its
+    /// applied edits). Assertions about the others are `error`, never a verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_only: Option<RecordsOnly>,
+}
+
+/// The tools a transcript format can record, when it can not record them all.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordsOnly {
+    /// Canonical names of the tools it records (`Edit`, `Write`).
+    pub tools: Vec<String>,
+    /// Why the others are missing: `aider records no shell commands …`.
+    pub reason: String,
+}
+
+impl RecordsOnly {
+    /// Aider 0.86.2: edits only; it runs no shell command headless and has no tools.
+    pub fn aider() -> Self {
+        RecordsOnly {
+            tools: vec!["Edit".into(), "Write".into()],
+            reason: "aider records no shell commands and no tool calls (only the edits it applied, as Edit and Write)".into(),
+        }
+    }
+
+    /// Whether calls of `tool` (a canonical name) can be in the transcript.
+    pub fn records(&self, tool: &str) -> bool {
+        self.tools.iter().any(|t| crate::tools::same_tool(t, tool))
+    }
 }
 
 /// How many warnings a transcript keeps (with their line numbers); the rest are counted.
@@ -250,6 +297,26 @@ pub enum Format {
     GeminiChat,
     /// `gemini -o json`: the answer and statistics, without individual tool calls.
     GeminiJson,
+    /// GitHub Copilot CLI `--output-format json` events.
+    CopilotJson,
+    /// GitHub Copilot CLI session-state log (`events.jsonl`).
+    CopilotSession,
+    /// opencode (or Kilo) `run --format json` events.
+    OpencodeJson,
+    /// `opencode export` session document.
+    OpencodeSession,
+    /// pi `--mode json` events.
+    PiJson,
+    /// pi session log.
+    PiSession,
+    /// Cursor CLI `--output-format stream-json`.
+    CursorStreamJson,
+    /// `auggie --output-format json`: the answer, without tool calls.
+    AuggieJson,
+    /// Auggie session file (one JSON document).
+    AuggieSession,
+    /// Aider chat history (Markdown).
+    AiderChat,
 }
 
 impl Format {
@@ -266,6 +333,16 @@ impl Format {
             Format::GeminiSession => "gemini-session",
             Format::GeminiChat => "gemini-chat",
             Format::GeminiJson => "gemini-json",
+            Format::CopilotJson => "copilot-json",
+            Format::CopilotSession => "copilot-session",
+            Format::OpencodeJson => "opencode-json",
+            Format::OpencodeSession => "opencode-session",
+            Format::PiJson => "pi-json",
+            Format::PiSession => "pi-session",
+            Format::CursorStreamJson => "cursor-stream-json",
+            Format::AuggieJson => "auggie-json",
+            Format::AuggieSession => "auggie-session",
+            Format::AiderChat => "aider-chat",
         }
     }
 }
@@ -278,12 +355,18 @@ pub const MAIN_AGENT: &str = "main";
 pub struct ToolCall {
     /// The agent's id for the call (`toolu_…`, `call_…`).
     pub id: String,
-    /// The tool's name as the agent called it.
+    /// The tool's name as the agent called it (raw): `run_shell_command`, `bash`,
+    /// `shellToolCall`.
     pub name: String,
-    /// The canonical name (see [`crate::tools`]): `run_shell_command` → `Bash`.
+    /// The canonical name (see [`crate::tools::vocabulary`]): `run_shell_command` → `Bash`.
     pub canonical: String,
-    /// The call's input, as JSON.
+    /// The call's input as the agent recorded it (raw), as JSON.
     pub input: serde_json::Value,
+    /// The input with canonical parameter keys (`{"cmd": …}` → `{"command": …}`,
+    /// `{"filePath": …}` → `{"file_path": …}`), only when it differs from `input`: read it
+    /// through [`ToolCall::params`]. Assertions match on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
     /// The tool result's text (image parts as `[image]`), when a result was recorded.
     pub output: Option<String>,
     /// Whether the tool reported an error.
@@ -310,20 +393,21 @@ impl ToolCall {
         self.agent == MAIN_AGENT
     }
 
-    /// The command string of a shell call (`command`, `cmd`, or an argv array joined).
+    /// The call's parameters with canonical keys (see [`ToolCall::params`] the field):
+    /// `input` itself when the agent already used them.
+    pub fn params(&self) -> &serde_json::Value {
+        self.params.as_ref().unwrap_or(&self.input)
+    }
+
+    /// The command string of a shell call (canonical `command`; an argv array runs its
+    /// `sh -c` script, or its words joined).
     pub fn command(&self) -> Option<String> {
-        match self
-            .input
-            .get("command")
-            .or_else(|| self.input.get("cmd"))?
-        {
+        let params = self.params();
+        match params.get("command").or_else(|| params.get("cmd"))? {
             serde_json::Value::String(s) => Some(s.clone()),
-            serde_json::Value::Array(argv) => Some(
-                argv.iter()
-                    .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
+            serde_json::Value::Array(argv) => {
+                Some(crate::tools::vocabulary::shell_command_of_argv(argv))
+            }
             _ => None,
         }
     }
@@ -486,10 +570,12 @@ impl StreamParser {
         }
     }
 
-    /// Feeds one line (without its line break); empty lines are skipped.
+    /// Feeds one line (without its line break); empty lines are skipped (except in Aider's
+    /// Markdown history, where they are part of the edits).
     pub fn push_line(&mut self, line: &str) {
         self.line_no += 1;
-        if !line.trim().is_empty() {
+        let markdown = matches!(&self.feeder.parser, Some((Format::AiderChat, _)));
+        if markdown || !line.trim().is_empty() {
             self.feeder.line(self.line_no, line);
         }
     }
@@ -519,6 +605,7 @@ impl StreamParser {
                 warnings: Vec::new(),
                 warnings_total: 0,
                 lost: Lost::default(),
+                records_only: None,
             },
         }
     }
@@ -591,6 +678,13 @@ pub fn parse_reader(reader: impl Read) -> Result<Transcript, ReadError> {
         let buf = reader.fill_buf()?;
         buf.iter().copied().find(|b| !b.is_ascii_whitespace())
     };
+    if reader
+        .fill_buf()?
+        .trim_ascii_start()
+        .starts_with(aider::RUN_HEADER.as_bytes())
+    {
+        return parse_aider(reader);
+    }
     if first == Some(b'[') {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes)?;
@@ -602,6 +696,29 @@ pub fn parse_reader(reader: impl Read) -> Result<Transcript, ReadError> {
         return Ok(t);
     }
     parse_lines(reader, true)
+}
+
+/// Aider's chat history, line by line (it is Markdown: no line is JSON).
+fn parse_aider(mut reader: impl BufRead) -> Result<Transcript, ReadError> {
+    let mut parser = aider::AiderParser::new();
+    let mut buf = Vec::new();
+    let mut log = WarningLog::default();
+    let mut line_no = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        line_no += 1;
+        let (text, lossy) = decode(&buf);
+        if lossy {
+            log.warn(line_no, "invalid UTF-8 replaced with U+FFFD");
+        }
+        parser.line(text.trim_end_matches(['\n', '\r']));
+    }
+    let mut t = parser.finish();
+    t.absorb_warnings(log, None);
+    Ok(t)
 }
 
 /// Decodes bytes as UTF-8, replacing invalid sequences; `true` when any were replaced.
@@ -653,8 +770,10 @@ impl Feeder {
         if let Some((format, parser)) = self.parser.as_mut() {
             // A line another format's detector claims would be misread (Gemini's `result`
             // as Claude's) or silently ignored: it is a lost line instead.
-            if let Detected::Format(other) = detect_line(text)
-                && family(other) != family(*format)
+            // Aider's history is Markdown: a JSON line in it is text of a reply.
+            if *format != Format::AiderChat
+                && let Detected::Format(other) = detect_line(text)
+                && !compatible(other, *format)
             {
                 self.log.warn_lost(
                     line_no,
@@ -715,7 +834,9 @@ impl Feeder {
             }
             None if self.unknown == 0 => Err(ReadError::Unknown("no line is valid JSON".into())),
             None => Err(ReadError::Unknown(
-                "no line looks like Claude Code, Codex CLI, Gemini CLI or Qwen Code output".into(),
+                "no line looks like the output of an agent aptitude knows (Claude Code, Codex CLI, \
+                 Gemini CLI, Qwen Code, Copilot CLI, opencode, pi, Cursor CLI)"
+                    .into(),
             )),
         }
     }
@@ -731,7 +852,21 @@ fn family(format: Format) -> u8 {
         Format::CodexRollout => 3,
         Format::GeminiStreamJson => 4,
         Format::GeminiSession | Format::GeminiChat | Format::GeminiJson => 5,
+        Format::CopilotJson | Format::CopilotSession => 6,
+        Format::OpencodeJson | Format::OpencodeSession => 7,
+        Format::PiJson | Format::PiSession => 8,
+        Format::CursorStreamJson => 9,
+        Format::AuggieJson | Format::AuggieSession => 10,
+        Format::AiderChat => 11,
     }
+}
+
+/// Whether a line detected as `line` may appear in a `transcript` of another format: one
+/// family, or Claude Code-shaped `user`/`assistant`/`result` lines in a Cursor stream (Cursor
+/// writes those shapes too).
+fn compatible(line: Format, transcript: Format) -> bool {
+    family(line) == family(transcript)
+        || (transcript == Format::CursorStreamJson && line == Format::ClaudeStreamJson)
 }
 
 /// The line loop; `allow_document` lets a first line that is not JSON on its own switch to
@@ -773,9 +908,15 @@ fn parse_lines(mut reader: impl BufRead, allow_document: bool) -> Result<Transcr
             reader.read_to_end(&mut rest)?;
             let (rest, rest_lossy) = decode(&rest);
             let whole = format!("{text}\n{rest}");
-            // Not a document after all: a JSONL file whose first line is broken.
-            let mut t =
-                parse_json_document(&whole).or_else(|_| parse_lines(whole.as_bytes(), false))?;
+            // Not a document after all: a JSONL file whose first line is broken. A document
+            // that is JSON but no transcript keeps its own reason.
+            let mut t = match parse_json_document(&whole) {
+                Err(e) if serde_json::from_str::<serde::de::IgnoredAny>(&whole).is_ok() => {
+                    return Err(e);
+                }
+                Err(_) => parse_lines(whole.as_bytes(), false)?,
+                Ok(t) => t,
+            };
             if lossy || rest_lossy {
                 t.absorb_warnings(invalid_utf8_warning(0), None);
             }
@@ -825,6 +966,36 @@ struct Probe<'a> {
     session_id: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     stats: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    data: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "exitCode", default)]
+    exit_code: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "sessionID", default)]
+    session_id_upper: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    message: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    role: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    version: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    cwd: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    subtype: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tools: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    claude_code_version: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    request_id: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    num_turns: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "apiKeySource", default)]
+    api_key_source: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "permissionMode", default)]
+    permission_mode: Option<serde::de::IgnoredAny>,
 }
 
 fn detect_line(text: &str) -> Detected {
@@ -853,6 +1024,9 @@ fn detect_line(text: &str) -> Detected {
     }
     if probe.provenance.is_some() {
         return Detected::Format(Format::QwenSession);
+    }
+    if let Some(format) = detect_newer_agents(&probe, kind) {
+        return Detected::Format(format);
     }
     match kind {
         "init" | "tool_use" | "tool_result" | "message"
@@ -884,6 +1058,77 @@ fn detect_line(text: &str) -> Detected {
     }
 }
 
+/// Copilot CLI, opencode, pi and Cursor CLI lines (checked before the Claude and Gemini
+/// shapes, which some of them resemble).
+fn detect_newer_agents(probe: &Probe<'_>, kind: &str) -> Option<Format> {
+    // Copilot: dotted event types with a `data` object, and its final `result`.
+    if probe.data.is_some() && kind.contains('.') {
+        return Some(if kind == "session.start" {
+            Format::CopilotSession
+        } else {
+            Format::CopilotJson
+        });
+    }
+    if kind == "result" && probe.exit_code.is_some() && probe.session_id_camel.is_some() {
+        return Some(Format::CopilotJson);
+    }
+    // opencode / Kilo: `sessionID` (upper-case ID) on every event.
+    if probe.session_id_upper.is_some()
+        && matches!(
+            kind,
+            "step_start" | "step_finish" | "tool_use" | "text" | "reasoning" | "error"
+        )
+    {
+        return Some(Format::OpencodeJson);
+    }
+    // pi: its header, its event names, and session entries wrapping a `message`.
+    match kind {
+        "session" if probe.version.is_some() && probe.cwd.is_some() => {
+            return Some(Format::PiJson);
+        }
+        "agent_start"
+        | "agent_end"
+        | "turn_start"
+        | "turn_end"
+        | "message_start"
+        | "message_update"
+        | "message_end"
+        | "tool_execution_start"
+        | "tool_execution_update"
+        | "tool_execution_end"
+        | "auto_retry_start"
+        | "auto_retry_end" => {
+            return Some(Format::PiJson);
+        }
+        "message" if probe.message.is_some() && probe.role.is_none() => {
+            return Some(Format::PiSession);
+        }
+        "model_change" | "thinking_level_change" => return Some(Format::PiSession),
+        _ => {}
+    }
+    // Cursor: its own event types; an `init` without Claude Code's tool list; a `result`
+    // with a `request_id` and no turn count.
+    match kind {
+        "tool_call" | "thinking" => Some(Format::CursorStreamJson),
+        "system"
+            if probe.subtype.as_deref() == Some("init")
+                && probe.api_key_source.is_some()
+                && probe.permission_mode.is_some()
+                && probe.tools.is_none()
+                && probe.claude_code_version.is_none()
+                && probe.qwen_code_version.is_none() =>
+        {
+            Some(Format::CursorStreamJson)
+        }
+        "result" if probe.request_id.is_some() && probe.num_turns.is_none() => {
+            Some(Format::CursorStreamJson)
+        }
+        // Auggie: Claude Code's `result` shape with a `request_id`, without usage.
+        "result" if probe.request_id.is_some() && probe.usage.is_none() => Some(Format::AuggieJson),
+        _ => None,
+    }
+}
+
 fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
     match format {
         Format::ClaudeSession | Format::ClaudeStreamJson | Format::QwenStreamJson => {
@@ -896,6 +1141,33 @@ fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
         Format::GeminiSession | Format::GeminiChat | Format::GeminiJson => {
             Box::new(gemini::SessionParser::new(format))
         }
+        Format::CopilotJson | Format::CopilotSession => {
+            Box::new(copilot::CopilotParser::new(format))
+        }
+        Format::OpencodeJson | Format::OpencodeSession => {
+            Box::new(opencode::OpencodeParser::new(format))
+        }
+        Format::PiJson | Format::PiSession => Box::new(pi::PiParser::new(format)),
+        Format::CursorStreamJson => Box::new(cursor::CursorParser::new()),
+        Format::AuggieJson | Format::AuggieSession => Box::new(auggie::AuggieResultParser::new()),
+        Format::AiderChat => Box::new(AiderLines(aider::AiderParser::new())),
+    }
+}
+
+/// Aider's Markdown history through the line-parser interface (for [`StreamParser`]).
+struct AiderLines(aider::AiderParser);
+
+impl LineParser for AiderLines {
+    fn line(&mut self, _line_no: u64, text: &str) {
+        self.0.line(text);
+    }
+
+    fn calls(&self) -> &[ToolCall] {
+        self.0.calls()
+    }
+
+    fn finish(self: Box<Self>) -> Transcript {
+        self.0.finish()
     }
 }
 
@@ -922,6 +1194,19 @@ fn parse_json_document(text: &str) -> Result<Transcript, ReadError> {
     if value.get("response").is_some() && value.get("stats").is_some() {
         return Ok(gemini::parse_json_output(&value));
     }
+    if opencode::is_export(&value) {
+        return Ok(opencode::parse_export(&value));
+    }
+    if auggie::is_session(&value) {
+        return Ok(auggie::parse_session(&value));
+    }
+    if copilot::is_usage_file(&value) {
+        return Err(ReadError::Unknown(
+            "a GitHub Copilot CLI usage file (`--usage-output-file`): token totals without \
+             tool calls, not a transcript"
+                .into(),
+        ));
+    }
     // A single pretty-printed event: feed it as one line.
     let compact = value.to_string();
     match detect_line(&compact) {
@@ -938,7 +1223,7 @@ fn parse_json_document(text: &str) -> Result<Transcript, ReadError> {
 
 /// Parses the exit code a shell tool reports in its output text: Claude's `Exit code 3`
 /// (first line), Qwen's and Gemini's `Exit Code: 3` lines, Codex's
-/// `Process exited with code 3` / `Exit code: 3`.
+/// `Process exited with code 3` / `Exit code: 3`, pi's `Command exited with code 3`.
 pub(crate) fn exit_code_in_text(text: &str) -> Option<i32> {
     let first = text.lines().next().unwrap_or("");
     if let Some(rest) = first.strip_prefix("Exit code ") {
@@ -946,7 +1231,12 @@ pub(crate) fn exit_code_in_text(text: &str) -> Option<i32> {
     }
     for line in text.lines() {
         let line = line.trim();
-        for prefix in ["Exit Code: ", "Exit code: ", "Process exited with code "] {
+        for prefix in [
+            "Exit Code: ",
+            "Exit code: ",
+            "Process exited with code ",
+            "Command exited with code ",
+        ] {
             if let Some(rest) = line.strip_prefix(prefix) {
                 let digits: String = rest
                     .chars()

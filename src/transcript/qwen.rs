@@ -32,7 +32,7 @@ pub(crate) struct QwenSessionParser {
 impl QwenSessionParser {
     pub(crate) fn new() -> Self {
         QwenSessionParser {
-            b: Builder::new(true),
+            b: Builder::new(true).with_vocabulary(crate::tools::Vocabulary::Qwen),
             session_id: None,
             agent_version: None,
             model: None,
@@ -174,6 +174,7 @@ impl LineParser for QwenSessionParser {
             warnings: log.kept,
             warnings_total: log.total,
             lost: log.lost,
+            records_only: None,
         }
     }
 }

@@ -301,7 +301,8 @@ fn analyze_grades_with_the_configured_grader() {
 fn the_fluent_review_grades_through_the_claude_adapter() {
     use std::sync::Arc;
 
-    use aptitude::agent::claude::{ClaudeAdapter, PermissionMode};
+    use aptitude::agent::claude::Claude;
+    use aptitude::agent::{AgentSettings, CliAgent};
     use aptitude::fluent::expect;
     use aptitude::results::AssertionStatus;
 
@@ -318,8 +319,16 @@ fn the_fluent_review_grades_through_the_claude_adapter() {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .chain([("HOME".to_owned(), home.path().display().to_string())]);
-    let grader =
-        Arc::new(ClaudeAdapter::new(Some(claude_bin()), PermissionMode::Bypass).with_env(env));
+    let grader = Arc::new(
+        CliAgent::new(
+            Arc::new(Claude::default()),
+            AgentSettings {
+                binary: Some(claude_bin()),
+                ..AgentSettings::default()
+            },
+        )
+        .with_env(env),
+    );
     let output = aptitude::transcript::parse_file(&crate::support::data(
         "corpus/live/claude-2.1.328/events_tool_call.jsonl",
     ))

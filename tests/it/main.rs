@@ -7,6 +7,7 @@
 )]
 
 mod action;
+mod agents;
 mod cli;
 mod corpus;
 mod evidence;

@@ -549,7 +549,7 @@ fn a_missing_agent_is_one_clear_error_before_any_test() {
     assert_eq!(out.stdout, "");
     assert_eq!(
         out.stderr,
-        "error: the `claude` agent CLI was not found (`claude` on PATH); install it with `npm install -g @anthropic-ai/claude-code`, or name the binary with --claude-bin PATH or APTITUDE_CLAUDE_BIN\nerror: nothing was run\n"
+        "error: the `claude` agent CLI was not found (`claude` on PATH); install it with `npm install -g @anthropic-ai/claude-code@2.1.328`, or name the binary with --agent-bin claude=PATH or APTITUDE_CLAUDE_BIN\nerror: nothing was run\n"
     );
 }
 

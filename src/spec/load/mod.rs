@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
-use super::{Assertion, AssertionKind, KNOWN_AGENTS, Scope, TestSpec};
+use super::{AgentKind, AgentTarget, Assertion, AssertionKind, Scope, TestSpec};
 
 /// The keys of a test file's top level.
 pub(in crate::spec) const TEST_KEYS: &[&str] = &[
@@ -20,6 +20,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "description",
     "prompt",
     "agent",
+    "agents",
     "workspace",
     "setup",
     "env",
@@ -318,10 +319,7 @@ impl Ctx {
         let description = fields
             .get("description")
             .and_then(|n| self.string(n, "description"));
-        let agent = match fields.get("agent") {
-            Some(n) => self.agent_name(n, "agent"),
-            None => Some("claude".to_owned()),
-        };
+        let agents = self.agents(&fields);
         let (workspace, workspace_git) = match fields.get("workspace") {
             Some(n) => self.workspace(n),
             None => (None, false),
@@ -370,8 +368,11 @@ impl Ctx {
             name: name?,
             description,
             prompt: prompt?,
-            agent: agent?,
-            agent_explicit: fields.get("agent").is_some(),
+            agent: agents
+                .first()
+                .cloned()
+                .unwrap_or_else(|| AgentTarget::new(AgentKind::Claude)),
+            agents,
             workspace,
             workspace_git,
             setup,
@@ -395,20 +396,19 @@ impl Ctx {
         node
     }
 
-    pub(super) fn agent_name(&mut self, node: &Node, key: &str) -> Option<String> {
+    pub(super) fn agent_name(&mut self, node: &Node, key: &str) -> Option<AgentKind> {
         let name = self.non_empty_string(node, key)?;
-        if KNOWN_AGENTS.contains(&name.as_str()) {
-            return Some(name);
+        match name.parse::<AgentKind>() {
+            Ok(kind) => Some(kind),
+            Err(e) => {
+                self.push(
+                    Diagnostic::new(node.pos, format!("unknown agent `{name}`"))
+                        .label("unknown agent")
+                        .hint(e.hint),
+                );
+                None
+            }
         }
-        let hint = did_you_mean(&name, KNOWN_AGENTS.iter().copied())
-            .map(|s| format!("did you mean `{s}`?"))
-            .unwrap_or_else(|| format!("known agents: {}", list(KNOWN_AGENTS)));
-        self.push(
-            Diagnostic::new(node.pos, format!("unknown agent `{name}`"))
-                .label("unknown agent")
-                .hint(hint),
-        );
-        None
     }
 
     /// `workspace: path` or `workspace: {path, git}`.
@@ -701,6 +701,7 @@ fn list(items: &[&str]) -> String {
         .join(", ")
 }
 
+mod agents;
 mod budget;
 mod commands;
 mod files;

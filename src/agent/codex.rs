@@ -1,0 +1,177 @@
+//! The Codex CLI adapter (`@openai/codex`, flags and events as observed with 0.169.0; see
+//! `docs/agents.md` and the captures in `tests/data/corpus/live/codex-0.169.0/`).
+//!
+//! - **Run:** `codex exec --json --skip-git-repo-check
+//!   --dangerously-bypass-approvals-and-sandbox [-m M] PROMPT` in the workspace copy (a
+//!   throwaway copy: Codex's own sandbox is not needed, and needs kernel features CI
+//!   containers lack). Events: `codex exec --json` ([`Format::CodexExecJson`]).
+//! - **Isolation:** `CODEX_HOME` is the run's private home; the user's `auth.json` (a
+//!   ChatGPT login), when there is one, is copied in.
+//! - **Base URL:** a provider `aptitude` defined with `-c model_providers.aptitude={…}`
+//!   (Responses API, key from `OPENAI_API_KEY`), with no request or stream retries, so
+//!   that a failing model is an error in seconds (`--retry-infra` retries visibly).
+//! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
+//! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only [-m M]
+//!   PROMPT` in an empty directory; the reply is the last agent message.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::executor::args;
+use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use crate::transcript::Format;
+
+/// Codex CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Codex;
+
+impl Codex {
+    fn invocation(
+        &self,
+        mut a: Vec<OsString>,
+        prompt: &str,
+        model: Option<&str>,
+        base_url: Option<&str>,
+        home: &Path,
+    ) -> Invocation {
+        if let Some(model) = model {
+            a.extend(["-m".into(), model.into()]);
+        }
+        if let Some(url) = base_url {
+            a.extend(["-c".into(), "model_provider=aptitude".into(), "-c".into()]);
+            a.push(
+                format!(
+                    "model_providers.aptitude={{name=\"aptitude\",base_url={},wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
+                    toml_string(url)
+                )
+                .into(),
+            );
+        }
+        a.push(prompt.into());
+        copy_login(home);
+        Invocation {
+            args: a,
+            defaults: Vec::new(),
+            isolation: vec![("CODEX_HOME".to_owned(), home.display().to_string())],
+        }
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Copies the user's `auth.json` into the run's `CODEX_HOME`, when there is one.
+fn copy_login(home: &Path) {
+    let user = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+    if let Some(auth) = user.map(|d| d.join("auth.json"))
+        && auth.is_file()
+    {
+        let target = home.join("auth.json");
+        if std::fs::copy(&auth, &target).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}
+
+impl AgentCli for Codex {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Codex
+    }
+
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @openai/codex@0.169.0"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "a provider `-c model_providers.aptitude={base_url, wire_api=\"responses\"}`"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::CodexExecJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        Ok(self.invocation(
+            args([
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+            ]),
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        ))
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        Ok(self.invocation(
+            args([
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+            ]),
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_url_is_a_provider_with_bounded_retries() {
+        let home = tempfile::tempdir().unwrap();
+        let task = Task {
+            prompt: "do \"it\"",
+            workspace: home.path(),
+            model: Some("gpt-test"),
+            max_turns: None,
+            base_url: Some("http://127.0.0.1:9/v1"),
+        };
+        let inv = Codex.task(&task, home.path()).unwrap();
+        let args: Vec<String> = inv
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args.last().map(String::as_str), Some("do \"it\""));
+        assert!(args.windows(2).any(|w| w == ["-m", "gpt-test"]));
+        assert!(args.contains(&"model_provider=aptitude".to_owned()));
+        assert!(args.iter().any(|a| a.contains(
+            "base_url=\"http://127.0.0.1:9/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=0"
+        )), "{args:?}");
+        assert_eq!(inv.isolation[0].0, "CODEX_HOME");
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+    }
+}

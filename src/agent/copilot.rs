@@ -1,0 +1,146 @@
+//! The GitHub Copilot CLI adapter (`@github/copilot`, flags and events as observed with
+//! 1.0.102; see `docs/agents.md` and `tests/data/corpus/live/copilot-1.0.102/`).
+//!
+//! - **Run:** `copilot -p PROMPT --allow-all --output-format json --no-auto-update
+//!   --usage-output-file <home>/usage.json [--model M]` in the workspace copy
+//!   ([`Format::CopilotJson`]).
+//! - **Isolation:** `COPILOT_HOME` is the run's private home. Copilot unpacks ~235 MB into
+//!   `$XDG_CACHE_HOME/copilot/pkg` on first run; that cache stays shared (aptitude's own
+//!   `XDG_CACHE_HOME`, else `~/.cache`).
+//! - **Base URL:** `COPILOT_PROVIDER_BASE_URL` (Chat Completions), with the key from
+//!   `COPILOT_PROVIDER_API_KEY`, the model in `COPILOT_MODEL` and `COPILOT_OFFLINE=true`
+//!   (no GitHub login needed). Without one, Copilot signs in with `COPILOT_GITHUB_TOKEN`
+//!   (or `GH_TOKEN`).
+//! - **Exit codes:** a command that exited 3 is still `success: true`; the transcript takes
+//!   the exit code from `shellExecution.exitCode`.
+//! - **Tokens:** not on stdout; read after the run from the `--usage-output-file` JSON
+//!   (`modelMetrics.<model>.usage.{inputTokens, outputTokens, cacheReadTokens,
+//!   cacheWriteTokens}`).
+//! - **Retries:** a model 500 is retried 6 times over ~15–25 s; no setting found shortens
+//!   it.
+//! - **Grading:** `copilot -p PROMPT --output-format json --no-auto-update [--model M]`
+//!   without `--allow-all`, so no tool runs; the reply is the last assistant message.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::executor::args;
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use crate::transcript::{Format, Transcript};
+
+/// GitHub Copilot CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Copilot;
+
+fn invocation(
+    mut a: Vec<OsString>,
+    prompt: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    home: &Path,
+) -> Invocation {
+    let mut defaults = Vec::new();
+    match (base_url, model) {
+        (Some(url), model) => {
+            defaults.push(("COPILOT_PROVIDER_BASE_URL".to_owned(), url.to_owned()));
+            defaults.push(("COPILOT_OFFLINE".to_owned(), "true".to_owned()));
+            if let Some(model) = model {
+                defaults.push(("COPILOT_MODEL".to_owned(), model.to_owned()));
+            }
+        }
+        (None, Some(model)) => a.extend(["--model".into(), model.into()]),
+        (None, None) => {}
+    }
+    let mut args: Vec<OsString> = vec!["-p".into(), prompt.into()];
+    args.extend(a);
+    Invocation {
+        args,
+        defaults,
+        isolation: vec![("COPILOT_HOME".to_owned(), home.display().to_string())],
+    }
+}
+
+/// Token counts from Copilot's `--usage-output-file` JSON, summed over its models.
+fn read_usage(path: &Path, transcript: &mut Transcript) {
+    let Ok(text) = crate::files::read_capped(path, 1 << 20) else {
+        return;
+    };
+    let Ok(usage) = serde_json::from_slice::<serde_json::Value>(&text) else {
+        return;
+    };
+    let Some(models) = usage.get("modelMetrics").and_then(|m| m.as_object()) else {
+        return;
+    };
+    let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_u64);
+    let u = &mut transcript.usage;
+    for metrics in models.values() {
+        let Some(m) = metrics.get("usage") else {
+            continue;
+        };
+        u.input_tokens += n(m, "inputTokens").unwrap_or(0);
+        u.output_tokens += n(m, "outputTokens").unwrap_or(0);
+        u.cache_read_input_tokens += n(m, "cacheReadTokens").unwrap_or(0);
+        u.cache_creation_input_tokens += n(m, "cacheWriteTokens").unwrap_or(0);
+    }
+}
+
+impl AgentCli for Copilot {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Copilot
+    }
+
+    fn program(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @github/copilot@1.0.102"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "COPILOT_PROVIDER_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "`COPILOT_PROVIDER_BASE_URL` (+ `COPILOT_MODEL`, `COPILOT_OFFLINE=true`)"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::CopilotJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        let mut a = args(["--allow-all", "--output-format", "json", "--no-auto-update"]);
+        a.push("--usage-output-file".into());
+        a.push(home.join("usage.json").into());
+        Ok(invocation(a, task.prompt, task.model, task.base_url, home))
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        let a = args(["--output-format", "json", "--no-auto-update"]);
+        Ok(invocation(a, task.prompt, task.model, task.base_url, home))
+    }
+
+    fn finish(&self, mut transcript: Transcript, finished: &Finished<'_>) -> Transcript {
+        if transcript.usage.input_tokens == 0 && transcript.usage.output_tokens == 0 {
+            read_usage(&finished.home.join("usage.json"), &mut transcript);
+        }
+        transcript
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_comes_from_the_usage_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/corpus/live/copilot-1.0.102/usage_output_file_example.json");
+        let mut parser = crate::transcript::StreamParser::new(Format::CopilotJson);
+        parser.push_line("");
+        let mut t = parser.finish();
+        read_usage(&path, &mut t);
+        assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (200, 20));
+    }
+}

@@ -1,0 +1,296 @@
+//! The one executor for every agent CLI: binary lookup, a private home per run, spawning,
+//! streaming stdout into the transcript parser, live tool-call events, timeouts and the
+//! kill sweep. What differs between agents comes from their [`AgentCli`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::process::{self, Spec};
+use super::{
+    Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
+    GradeReply, GradeTask, Invocation, Task,
+};
+use crate::transcript::StreamParser;
+
+/// How one agent is run, as resolved by the settings stage from flags, environment and
+/// test files.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// The binary (`--agent-bin NAME=PATH`, `APTITUDE_<NAME>_BIN`), or `None` to look the
+    /// agent's program up on `PATH`.
+    pub binary: Option<PathBuf>,
+    /// Where the binary came from, for error messages (`--agent-bin codex=/x`).
+    pub binary_source: Option<String>,
+    /// An API-compatible endpoint (`--agent-base-url NAME=URL`).
+    pub base_url: Option<String>,
+    /// Variables for every run and grading call; a test's `env:` wins over them.
+    pub env: Vec<(String, String)>,
+    /// Time between SIGTERM and SIGKILL when a run is stopped.
+    pub grace: Duration,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            binary: None,
+            binary_source: None,
+            base_url: None,
+            env: Vec::new(),
+            grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// An agent CLI run through its [`AgentCli`] description.
+#[derive(Debug, Clone)]
+pub struct CliAgent {
+    cli: Arc<dyn AgentCli>,
+    settings: AgentSettings,
+}
+
+impl CliAgent {
+    /// An agent described by `cli`, run with `settings`.
+    pub fn new(cli: Arc<dyn AgentCli>, settings: AgentSettings) -> Self {
+        CliAgent { cli, settings }
+    }
+
+    /// Adds variables for every run and grading call (a test's `env:` still wins), e.g.
+    /// `ANTHROPIC_BASE_URL` for a gateway.
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.settings.env.extend(env);
+        self
+    }
+
+    /// Sets the time between SIGTERM and SIGKILL when a run is stopped.
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.settings.grace = grace;
+        self
+    }
+
+    /// The binary that will run.
+    ///
+    /// # Errors
+    /// [`AgentError::Missing`] with where it was looked for and how to install it.
+    pub fn binary(&self) -> Result<PathBuf, AgentError> {
+        let kind = self.cli.kind();
+        let (found, looked) = match &self.settings.binary {
+            Some(b) => (
+                Some(b.clone()),
+                self.settings
+                    .binary_source
+                    .clone()
+                    .unwrap_or_else(|| b.display().to_string()),
+            ),
+            None => (
+                super::find_on_path(self.cli.program()),
+                format!("`{}` on PATH", self.cli.program()),
+            ),
+        };
+        match found {
+            Some(b) if b.is_file() => Ok(b),
+            _ => Err(AgentError::Missing {
+                agent: kind,
+                looked,
+                hint: format!(
+                    "install it with `{}`, or name the binary with --agent-bin {kind}=PATH or {}",
+                    self.cli.install_hint(),
+                    kind.bin_env()
+                ),
+            }),
+        }
+    }
+
+    fn spec(
+        &self,
+        binary: PathBuf,
+        invocation: Invocation,
+        cwd: &Path,
+        test_env: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Spec {
+        // A default the user already set in aptitude's own environment (which every agent
+        // inherits) stays the user's.
+        let mut env: Vec<(String, String)> = invocation
+            .defaults
+            .into_iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .collect();
+        env.extend(self.settings.env.iter().cloned());
+        env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env.extend(invocation.isolation);
+        Spec {
+            program: binary,
+            args: invocation.args,
+            cwd: cwd.to_owned(),
+            env,
+            timeout,
+            grace: self.settings.grace,
+        }
+    }
+
+    fn start_error(&self, binary: &Path, message: String) -> AgentError {
+        AgentError::Start {
+            binary: binary.to_owned(),
+            message,
+        }
+    }
+}
+
+/// A fresh private home for one run or grading call, removed when dropped.
+fn private_home(kind: AgentKind) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(&format!("aptitude-{kind}-home-"))
+        .tempdir()
+        .map_err(|e| format!("can not create a private home for {kind}: {e}"))
+}
+
+#[async_trait]
+impl Agent for CliAgent {
+    fn kind(&self) -> AgentKind {
+        self.cli.kind()
+    }
+
+    async fn check(&self) -> Result<AgentInfo, AgentError> {
+        let binary = self.binary()?;
+        let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
+        let spec = Spec {
+            program: binary.clone(),
+            args: self.cli.version_args(),
+            cwd: home.path().to_owned(),
+            env: self.settings.env.clone(),
+            timeout: Duration::from_secs(60),
+            grace: Duration::from_secs(1),
+        };
+        let mut lines = Vec::new();
+        let out = process::run(&spec, &CancellationToken::new(), |l| {
+            lines.push(l.to_owned())
+        })
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        if !out.success() {
+            return Err(self.start_error(
+                &binary,
+                format!(
+                    "`{}` {}: {}",
+                    spec.args
+                        .iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    out.describe(spec.timeout),
+                    crate::cut::chars(out.stderr.trim(), 2000).kept
+                ),
+            ));
+        }
+        Ok(AgentInfo {
+            kind: self.kind(),
+            binary,
+            version: lines
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.is_empty())
+                .unwrap_or_default()
+                .to_owned(),
+        })
+    }
+
+    async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
+        let binary = self.binary()?;
+        let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
+        let task = Task {
+            prompt: req.prompt,
+            workspace: req.workspace,
+            model: req.model,
+            max_turns: req.max_turns,
+            base_url: req.base_url.or(self.settings.base_url.as_deref()),
+        };
+        let invocation = self
+            .cli
+            .task(&task, home.path())
+            .map_err(|m| self.start_error(&binary, m))?;
+        let spec = self.spec(
+            binary.clone(),
+            invocation,
+            req.workspace,
+            req.env,
+            req.timeout,
+        );
+        let mut parser = StreamParser::new(self.cli.stream_format());
+        let mut raw = Vec::new();
+        let mut reported = 0;
+        let output = process::run(&spec, req.cancel, |line| {
+            raw.push(line.to_owned());
+            parser.push_line(line);
+            if let Some(hook) = req.on_tool_call {
+                for call in &parser.calls()[reported..] {
+                    hook(call);
+                }
+                reported = parser.calls().len();
+            }
+        })
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let transcript = self.cli.finish(
+            parser.finish(),
+            &Finished {
+                home: home.path(),
+                workspace: req.workspace,
+                stdout: &raw,
+                process: &output,
+            },
+        );
+        Ok(Execution {
+            transcript,
+            process: output,
+            raw,
+        })
+    }
+
+    async fn grade(
+        &self,
+        prompt: &str,
+        model: Option<&str>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<GradeReply, AgentError> {
+        let binary = self.binary()?;
+        let home = private_home(self.kind()).map_err(AgentError::Grade)?;
+        let scratch = tempfile::tempdir()
+            .map_err(|e| AgentError::Grade(format!("can not create a temp dir: {e}")))?;
+        let task = GradeTask {
+            prompt,
+            workspace: scratch.path(),
+            model,
+            base_url: self.settings.base_url.as_deref(),
+        };
+        let invocation =
+            self.cli
+                .grade(&task, home.path())
+                .map_err(|message| AgentError::Unsupported {
+                    agent: self.kind(),
+                    message,
+                })?;
+        let spec = self.spec(
+            binary,
+            invocation,
+            scratch.path(),
+            &Default::default(),
+            timeout,
+        );
+        let mut stdout = Vec::new();
+        let out = process::run(&spec, cancel, |line| stdout.push(line.to_owned()))
+            .await
+            .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
+        self.cli.grade_reply(&stdout, &out, timeout)
+    }
+}
+
+/// `OsString` arguments from string slices.
+pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
+    items.into_iter().map(OsString::from).collect()
+}

@@ -1,0 +1,153 @@
+//! The Gemini CLI adapter (`@google/gemini-cli`, flags and events as observed with 0.61.0;
+//! see `docs/agents.md` and `tests/data/corpus/live/gemini-0.61.0/`).
+//!
+//! - **Run:** `gemini -p PROMPT [-m M] --output-format stream-json --yolo` in the workspace
+//!   copy ([`Format::GeminiStreamJson`]). Name a model: without `-m` Gemini CLI first asks
+//!   another model to pick one.
+//! - **Isolation:** `GEMINI_CLI_HOME` is the run's private home, holding a
+//!   `.gemini/settings.json` that selects API-key auth (`GEMINI_API_KEY`), turns off usage
+//!   statistics and telemetry, makes one attempt per model request (the default retries
+//!   for ~3.5 min; `--retry-infra` retries visibly) and sets `model.maxSessionTurns` from `max_turns`.
+//!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace copy.
+//! - **Base URL:** `GOOGLE_GEMINI_BASE_URL`.
+//! - **Exit codes:** a shell command that exits non-zero is still `status: success` in the
+//!   events, whose output holds no exit code. After the run, the session log Gemini CLI
+//!   wrote under the private home (`.gemini/tmp/<project>/chats/session-*.jsonl`, whose
+//!   tool responses end `Exit Code: N`) gives each call its exit code, matched by call id.
+//! - **Grading:** `gemini -p PROMPT [-m M] --output-format stream-json --approval-mode plan`
+//!   in an empty directory (read-only tools); the reply is the final message.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use crate::transcript::{Format, Transcript};
+
+/// Gemini CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Gemini;
+
+/// Writes `<home>/.gemini/settings.json`.
+fn write_settings(home: &Path, max_turns: Option<u32>) -> Result<(), String> {
+    let mut settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"maxAttempts": 1, "disableAutoUpdate": true},
+    });
+    if let Some(turns) = max_turns {
+        settings["model"] = serde_json::json!({"maxSessionTurns": turns});
+    }
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("settings.json"), settings.to_string()))
+        .map_err(|e| format!("can not write its settings in {}: {e}", dir.display()))
+}
+
+fn invocation(
+    mut args: Vec<OsString>,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    home: &Path,
+) -> Invocation {
+    if let Some(model) = model {
+        args.extend(["-m".into(), model.into()]);
+    }
+    let mut defaults = vec![("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
+    if let Some(url) = base_url {
+        defaults.push(("GOOGLE_GEMINI_BASE_URL".to_owned(), url.to_owned()));
+    }
+    Invocation {
+        args,
+        defaults,
+        isolation: vec![("GEMINI_CLI_HOME".to_owned(), home.display().to_string())],
+    }
+}
+
+/// The session logs Gemini CLI wrote under a run's home: `.gemini/tmp/*/chats/*.jsonl`.
+fn session_logs(home: &Path) -> Vec<std::path::PathBuf> {
+    let tmp = home.join(".gemini").join("tmp");
+    let mut logs = Vec::new();
+    for project in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let chats = project.path().join("chats");
+        for entry in std::fs::read_dir(chats).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                logs.push(path);
+            }
+        }
+    }
+    logs.sort();
+    logs
+}
+
+impl AgentCli for Gemini {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Gemini
+    }
+
+    fn program(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @google/gemini-cli@0.61.0"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "GEMINI_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "`GOOGLE_GEMINI_BASE_URL`"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::GeminiStreamJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(home, task.max_turns)?;
+        let args = vec![
+            "-p".into(),
+            task.prompt.into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--yolo".into(),
+        ];
+        Ok(invocation(args, task.model, task.base_url, home))
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(home, Some(1))?;
+        let args = vec![
+            "-p".into(),
+            task.prompt.into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--approval-mode".into(),
+            "plan".into(),
+        ];
+        Ok(invocation(args, task.model, task.base_url, home))
+    }
+
+    /// Fills in the exit codes the stream left out, from the session log.
+    fn finish(&self, mut transcript: Transcript, finished: &Finished<'_>) -> Transcript {
+        if transcript.tool_calls.iter().all(|c| c.exit_code.is_some()) {
+            return transcript;
+        }
+        for log in session_logs(finished.home) {
+            let Ok(session) = crate::transcript::parse_file(&log) else {
+                continue;
+            };
+            for call in &mut transcript.tool_calls {
+                if call.exit_code.is_none()
+                    && let Some(logged) = session.tool_calls.iter().find(|c| c.id == call.id)
+                {
+                    call.exit_code = logged.exit_code;
+                }
+            }
+        }
+        transcript
+    }
+}

@@ -1,0 +1,115 @@
+//! The opencode adapter (`opencode-ai`, flags and events as observed with 1.18.33; see
+//! `docs/agents.md` and `tests/data/corpus/live/opencode-1.18.33/`).
+//!
+//! - **Run:** `opencode run --format json --pure [-m M] PROMPT` in the workspace copy
+//!   ([`Format::OpencodeJson`]). `--pure` keeps opencode from installing its plugin
+//!   package with npm at run time.
+//! - **Isolation:** `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_CACHE_HOME` and
+//!   `XDG_STATE_HOME` under the run's private home; the configuration is passed whole in
+//!   `OPENCODE_CONFIG_CONTENT`: every permission `allow` (the workspace is a throwaway copy;
+//!   a permission left at `ask` is auto-rejected and opencode still exits 0, which the
+//!   transcript reports as a failure), and with a base URL a provider `aptitude`.
+//! - **Base URL:** provider `aptitude` (`@ai-sdk/openai-compatible`, Chat Completions) with
+//!   `baseURL` and `apiKey: {env:OPENAI_API_KEY}`; the model is then `aptitude/M`, so a
+//!   model is required. Without a base URL, `model` is opencode's own `provider/model`.
+//! - **Retries:** a model 500 is retried with a fixed backoff, ~75 s in all; no setting
+//!   found shortens it.
+//! - **Turns:** opencode takes no turn limit; `max_turns` is not enforced.
+//! - **Grading:** the same command with every permission `deny`.
+
+use std::path::Path;
+
+use super::executor::args;
+use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use crate::transcript::Format;
+
+/// opencode.
+#[derive(Debug, Clone, Default)]
+pub struct Opencode;
+
+fn invocation(
+    prompt: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    permission: &str,
+    home: &Path,
+) -> Result<Invocation, String> {
+    let mut config = serde_json::json!({
+        "permission": {"*": permission},
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    let mut a = args(["run", "--format", "json", "--pure"]);
+    match (base_url, model) {
+        (Some(url), Some(model)) => {
+            config["model"] = serde_json::json!(format!("aptitude/{model}"));
+            config["provider"] = serde_json::json!({"aptitude": {
+                "npm": "@ai-sdk/openai-compatible",
+                "options": {"baseURL": url, "apiKey": "{env:OPENAI_API_KEY}"},
+                "models": {model: {"tool_call": true}},
+            }});
+        }
+        (Some(_), None) => {
+            return Err(
+                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider"
+                    .into(),
+            );
+        }
+        (None, Some(model)) => a.extend(["-m".into(), model.into()]),
+        (None, None) => {}
+    }
+    a.push(prompt.into());
+    let xdg = |kind: &str, dir: &str| (kind.to_owned(), home.join(dir).display().to_string());
+    Ok(Invocation {
+        args: a,
+        defaults: vec![
+            ("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()),
+            ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
+            (
+                "OPENCODE_DISABLE_DEFAULT_PLUGINS".to_owned(),
+                "1".to_owned(),
+            ),
+        ],
+        isolation: vec![
+            xdg("XDG_CONFIG_HOME", "config"),
+            xdg("XDG_DATA_HOME", "data"),
+            xdg("XDG_CACHE_HOME", "cache"),
+            xdg("XDG_STATE_HOME", "state"),
+            ("OPENCODE_CONFIG_CONTENT".to_owned(), config.to_string()),
+        ],
+    })
+}
+
+impl AgentCli for Opencode {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Opencode
+    }
+
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g opencode-ai@1.18.33"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "a provider `aptitude` in `OPENCODE_CONFIG_CONTENT` (Chat Completions; needs a model)"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::OpencodeJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        invocation(task.prompt, task.model, task.base_url, "allow", home)
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        invocation(task.prompt, task.model, task.base_url, "deny", home)
+    }
+}

@@ -1,0 +1,120 @@
+//! The pi adapter (`@mariozechner/pi-coding-agent`, flags and events as observed with
+//! 0.73.1; see `docs/agents.md` and `tests/data/corpus/live/pi-0.73.1/`).
+//!
+//! - **Run:** `pi [--provider aptitude] [--model M] --mode json -p PROMPT` in the workspace
+//!   copy ([`Format::PiJson`]). pi has no permission system: its tools always run.
+//! - **Isolation:** `PI_CODING_AGENT_DIR` is the run's private home, with a
+//!   `settings.json` that turns pi's retries off (a 500 is then one request);
+//!   `PI_OFFLINE=1`, `PI_TELEMETRY=0`.
+//! - **Base URL:** a provider `aptitude` in `models.json` (`openai-completions`, key from
+//!   the variable `OPENAI_API_KEY`, which pi resolves), so a model is required.
+//! - **Failures:** in json mode pi exits 0 even when the model API fails; the transcript
+//!   reports `stopReason: "error"` as a failed outcome, so such a run is `error`.
+//! - **Turns:** pi takes no turn limit; `max_turns` is not enforced.
+//! - **Grading:** the same command with `--no-tools`.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use crate::transcript::Format;
+
+/// pi.
+#[derive(Debug, Clone, Default)]
+pub struct Pi;
+
+fn write(home: &Path, name: &str, value: &serde_json::Value) -> Result<(), String> {
+    std::fs::write(home.join(name), value.to_string())
+        .map_err(|e| format!("can not write its {name} in {}: {e}", home.display()))
+}
+
+fn invocation(
+    extra: &[&str],
+    prompt: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    home: &Path,
+) -> Result<Invocation, String> {
+    write(
+        home,
+        "settings.json",
+        &serde_json::json!({"retry": {"enabled": false, "provider": {"maxRetries": 0}}}),
+    )?;
+    let mut a: Vec<OsString> = Vec::new();
+    match (base_url, model) {
+        (Some(url), Some(model)) => {
+            write(
+                home,
+                "models.json",
+                &serde_json::json!({"providers": {"aptitude": {
+                    "baseUrl": url,
+                    "api": "openai-completions",
+                    "apiKey": "OPENAI_API_KEY",
+                    "compat": {"supportsDeveloperRole": false},
+                    "models": [{"id": model}],
+                }}}),
+            )?;
+            a.extend(["--provider".into(), "aptitude".into()]);
+            a.extend(["--model".into(), model.into()]);
+        }
+        (Some(_), None) => {
+            return Err(
+                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider"
+                    .into(),
+            );
+        }
+        (None, Some(model)) => a.extend(["--model".into(), model.into()]),
+        (None, None) => {}
+    }
+    a.extend(["--mode".into(), "json".into()]);
+    a.extend(extra.iter().map(OsString::from));
+    a.extend(["-p".into(), prompt.into()]);
+    Ok(Invocation {
+        args: a,
+        defaults: vec![
+            ("PI_OFFLINE".to_owned(), "1".to_owned()),
+            ("PI_TELEMETRY".to_owned(), "0".to_owned()),
+        ],
+        isolation: vec![("PI_CODING_AGENT_DIR".to_owned(), home.display().to_string())],
+    })
+}
+
+impl AgentCli for Pi {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Pi
+    }
+
+    fn program(&self) -> &'static str {
+        "pi"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @mariozechner/pi-coding-agent@0.73.1"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "a provider `aptitude` in its `models.json` (Chat Completions; needs a model)"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::PiJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        invocation(&[], task.prompt, task.model, task.base_url, home)
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        invocation(
+            &["--no-tools"],
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        )
+    }
+}

@@ -1,0 +1,119 @@
+//! The Qwen Code adapter (`@qwen-code/qwen-code`, flags and events as observed with 0.24.4;
+//! see `docs/agents.md` and `tests/data/corpus/live/qwen-0.24.4/`).
+//!
+//! - **Run:** `qwen --auth-type openai [-m M] -o stream-json --yolo PROMPT` in the
+//!   workspace copy ([`Format::QwenStreamJson`]).
+//! - **Isolation:** `QWEN_HOME` is `<private home>/.qwen`, holding a `settings.json` with
+//!   no retries of failed model requests (`model.generationConfig.maxRetries: 0`), no
+//!   telemetry, and `model.maxSessionTurns` from `max_turns`.
+//! - **Base URL:** `OPENAI_BASE_URL` (Chat Completions); the key is read from
+//!   `OPENAI_API_KEY`.
+//! - **Grading:** `qwen --auth-type openai [-m M] -o stream-json --approval-mode plan
+//!   PROMPT` in an empty directory; the reply is the final message.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::executor::args;
+use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use crate::transcript::Format;
+
+/// Qwen Code.
+#[derive(Debug, Clone, Default)]
+pub struct Qwen;
+
+/// Writes `<QWEN_HOME>/settings.json`: no retries of a failed model request (a 500
+/// otherwise takes ~2 min of retries; `--retry-infra` retries visibly), no usage
+/// statistics or telemetry, and the turn limit.
+fn write_settings(qwen_home: &Path, max_turns: Option<u32>) -> Result<(), String> {
+    let mut settings = serde_json::json!({
+        "model": {"generationConfig": {"maxRetries": 0}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    if let Some(turns) = max_turns {
+        settings["model"]["maxSessionTurns"] = serde_json::json!(turns);
+    }
+    std::fs::create_dir_all(qwen_home)
+        .and_then(|()| std::fs::write(qwen_home.join("settings.json"), settings.to_string()))
+        .map_err(|e| format!("can not write its settings in {}: {e}", qwen_home.display()))
+}
+
+fn invocation(
+    mode: &str,
+    prompt: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    home: &Path,
+) -> Invocation {
+    let mut a: Vec<OsString> = args(["--auth-type", "openai", "-o", "stream-json"]);
+    a.extend(["--approval-mode".into(), mode.into()]);
+    if let Some(model) = model {
+        a.extend(["-m".into(), model.into()]);
+    }
+    a.push(prompt.into());
+    let defaults = base_url
+        .map(|url| ("OPENAI_BASE_URL".to_owned(), url.to_owned()))
+        .into_iter()
+        .collect();
+    Invocation {
+        args: a,
+        defaults,
+        isolation: vec![(
+            "QWEN_HOME".to_owned(),
+            home.join(".qwen").display().to_string(),
+        )],
+    }
+}
+
+fn qwen_home(home: &Path) -> std::path::PathBuf {
+    home.join(".qwen")
+}
+
+impl AgentCli for Qwen {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Qwen
+    }
+
+    fn program(&self) -> &'static str {
+        "qwen"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "npm install -g @qwen-code/qwen-code@0.24.4"
+    }
+
+    fn api_key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn base_url_via(&self) -> &'static str {
+        "`OPENAI_BASE_URL` (Chat Completions)"
+    }
+
+    fn stream_format(&self) -> Format {
+        Format::QwenStreamJson
+    }
+
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(&qwen_home(home), task.max_turns)?;
+        Ok(invocation(
+            "yolo",
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        ))
+    }
+
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+        write_settings(&qwen_home(home), Some(1))?;
+        Ok(invocation(
+            "plan",
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        ))
+    }
+}

@@ -1,0 +1,104 @@
+//! The registry: one entry per agent, from its [`AgentKind`] to its [`AgentCli`]
+//! description. The only place that lists the agent modules.
+
+use std::sync::Arc;
+
+use super::claude::{Claude, PermissionMode};
+use super::{Agent, AgentCli, AgentKind, AgentSettings, CliAgent};
+
+/// Options that only some agents take.
+#[derive(Debug, Clone, Default)]
+pub struct AgentOptions {
+    /// Claude Code's permission mode (`--permission-mode`).
+    pub permission_mode: PermissionMode,
+}
+
+/// The description of `kind`, or `None` for an agent this version can only parse
+/// transcripts of.
+pub fn cli(kind: AgentKind, options: &AgentOptions) -> Option<Arc<dyn AgentCli>> {
+    Some(match kind {
+        AgentKind::Claude => Arc::new(Claude {
+            permission_mode: options.permission_mode.clone(),
+        }),
+        AgentKind::Codex => Arc::new(super::codex::Codex),
+        AgentKind::Gemini => Arc::new(super::gemini::Gemini),
+        AgentKind::Qwen => Arc::new(super::qwen::Qwen),
+        AgentKind::Copilot => Arc::new(super::copilot::Copilot),
+        AgentKind::Opencode => Arc::new(super::opencode::Opencode),
+        AgentKind::Pi => Arc::new(super::pi::Pi),
+        AgentKind::Cursor => Arc::new(super::cursor::Cursor),
+        AgentKind::Aider => return None,
+    })
+}
+
+/// The agent `kind`, run with `settings`; `None` as for [`cli`].
+pub fn agent(
+    kind: AgentKind,
+    settings: AgentSettings,
+    options: &AgentOptions,
+) -> Option<Arc<dyn Agent>> {
+    cli(kind, options).map(|cli| Arc::new(CliAgent::new(cli, settings)) as Arc<dyn Agent>)
+}
+
+/// The per-agent table of `docs/agents.md` (Markdown), generated from the registry so the
+/// docs can not drift from the code: binary, install command, API key variable, how a base
+/// URL is set, and the stream format parsed.
+pub fn docs_table() -> String {
+    let mut out = String::from(
+        "| agent | binary (override) | install | API key | `--agent-base-url` sets | stream parsed |\n|---|---|---|---|---|---|\n",
+    );
+    for kind in AgentKind::ALL {
+        match cli(kind, &AgentOptions::default()) {
+            Some(cli) => out.push_str(&format!(
+                "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | `{}` |\n",
+                cli.program(),
+                kind.bin_env(),
+                cli.install_hint(),
+                cli.api_key_env(),
+                cli.base_url_via(),
+                cli.stream_format().name(),
+            )),
+            None => out.push_str(&format!(
+                "| `{kind}` | — | — | — | — | `run` not supported yet; `analyze` and `transcript` read its transcripts |\n"
+            )),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `docs/agents.md` holds [`docs_table`] between its markers; `UPDATE_DOCS=1` rewrites it.
+    #[test]
+    fn the_docs_table_is_generated_from_the_registry() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (start, end) = ("<!-- agents-table:start -->\n", "<!-- agents-table:end -->");
+        let (Some(i), Some(j)) = (text.find(start), text.find(end)) else {
+            panic!("docs/agents.md lacks the {start:?} … {end:?} markers");
+        };
+        let current = &text[i + start.len()..j];
+        let wanted = docs_table();
+        if current != wanted {
+            if std::env::var_os("UPDATE_DOCS").is_some() {
+                let updated = format!("{}{wanted}{}", &text[..i + start.len()], &text[j..]);
+                std::fs::write(&path, updated).unwrap();
+            } else {
+                panic!(
+                    "docs/agents.md's agents table differs from the registry; run `UPDATE_DOCS=1 cargo test --lib registry`\n{wanted}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_entry_describes_its_own_kind() {
+        for kind in AgentKind::ALL {
+            if let Some(cli) = cli(kind, &AgentOptions::default()) {
+                assert_eq!(cli.kind(), kind);
+            }
+        }
+    }
+}

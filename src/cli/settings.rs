@@ -1,0 +1,219 @@
+//! The settings stage: agent flags and environment turned into resolved settings, once,
+//! before anything runs. This is the only place that reads the environment for the agents'
+//! configuration (`APTITUDE_<NAME>_BIN`); the engine gets resolved values.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::agent::registry::{self, AgentOptions};
+use crate::agent::{Agent, AgentKind, AgentSettings, claude::PermissionMode};
+use crate::spec::{AssertionKind, TestSpec};
+
+/// Flags that choose and configure agents (`run`, `analyze`).
+#[derive(Debug, Args, Default)]
+pub struct AgentArgs {
+    /// An agent's binary, as NAME=PATH (repeatable). Default: $APTITUDE_<NAME>_BIN, else
+    /// the agent's program on PATH.
+    #[arg(long = "agent-bin", value_name = "NAME=PATH", value_parser = parse_agent_pair)]
+    pub agent_bin: Vec<(AgentKind, String)>,
+    /// An API-compatible endpoint for an agent, as NAME=URL (repeatable), set through the
+    /// agent's own variable or config (ANTHROPIC_BASE_URL, a Codex provider, …).
+    #[arg(long = "agent-base-url", value_name = "NAME=URL", value_parser = parse_agent_pair)]
+    pub agent_base_url: Vec<(AgentKind, String)>,
+    /// The version an agent CLI must report, as NAME=VERSION (repeatable); a mismatch stops
+    /// the run before any agent starts.
+    #[arg(long = "agent-version", value_name = "NAME=VERSION", value_parser = parse_agent_pair)]
+    pub agent_version: Vec<(AgentKind, String)>,
+    /// The Claude Code binary (the same as --agent-bin claude=PATH).
+    #[arg(long, value_name = "PATH")]
+    pub claude_bin: Option<PathBuf>,
+    /// Claude Code's permission mode: `bypass` (the default: the workspace is a throwaway
+    /// copy) or a mode passed as `--permission-mode` (acceptEdits, plan, …).
+    #[arg(long, default_value = "bypass", value_name = "MODE")]
+    pub permission_mode: String,
+}
+
+/// `NAME=VALUE` with a known agent name.
+fn parse_agent_pair(s: &str) -> Result<(AgentKind, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, e.g. codex={s}"))?;
+    let kind = name
+        .trim()
+        .parse::<AgentKind>()
+        .map_err(|e| e.to_string())?;
+    if value.is_empty() {
+        return Err(format!("no value after `{name}=`"));
+    }
+    Ok((kind, value.to_owned()))
+}
+
+/// Parses one `--agent` value (a name; lists are split on commas by clap).
+pub fn parse_agent(s: &str) -> Result<AgentKind, String> {
+    s.trim().parse::<AgentKind>().map_err(|e| e.to_string())
+}
+
+/// The agents of a run, resolved from flags and environment.
+#[derive(Debug, Clone)]
+pub struct AgentSetup {
+    settings: BTreeMap<AgentKind, AgentSettings>,
+    pins: BTreeMap<AgentKind, String>,
+    options: AgentOptions,
+}
+
+impl AgentArgs {
+    /// Resolves the flags, reading `APTITUDE_<NAME>_BIN` through `env` for agents whose
+    /// binary no flag names.
+    pub fn resolve(&self, env: impl Fn(&str) -> Option<OsString>) -> AgentSetup {
+        let mut settings = BTreeMap::new();
+        for kind in AgentKind::ALL {
+            let mut s = AgentSettings::default();
+            let flag = self
+                .agent_bin
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, p)| PathBuf::from(p))
+                .or_else(|| {
+                    (kind == AgentKind::Claude)
+                        .then(|| self.claude_bin.clone())
+                        .flatten()
+                });
+            if let Some(path) = flag {
+                s.binary_source = Some(format!("--agent-bin {kind}={}", path.display()));
+                s.binary = Some(path);
+            } else if let Some(path) = env(&kind.bin_env()).filter(|p| !p.is_empty()) {
+                let path = PathBuf::from(path);
+                s.binary_source = Some(format!("{}={}", kind.bin_env(), path.display()));
+                s.binary = Some(path);
+            }
+            s.base_url = self
+                .agent_base_url
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, u)| u.clone());
+            settings.insert(kind, s);
+        }
+        AgentSetup {
+            settings,
+            pins: self.agent_version.iter().cloned().collect(),
+            options: AgentOptions {
+                permission_mode: PermissionMode::parse(&self.permission_mode),
+            },
+        }
+    }
+}
+
+impl AgentSetup {
+    /// The agent `kind`, or why this version can not run it.
+    ///
+    /// # Errors
+    /// A sentence naming the agent, when it has no adapter.
+    pub fn agent(&self, kind: AgentKind) -> Result<Arc<dyn Agent>, String> {
+        let settings = self.settings.get(&kind).cloned().unwrap_or_default();
+        registry::agent(kind, settings, &self.options).ok_or_else(|| {
+            format!(
+                "agent `{kind}` can not be run by this version of aptitude; its transcripts can be evaluated with `aptitude analyze`"
+            )
+        })
+    }
+
+    /// The version `kind` is pinned to by `--agent-version`, if any.
+    pub fn pin(&self, kind: AgentKind) -> Option<&str> {
+        self.pins.get(&kind).map(String::as_str)
+    }
+}
+
+/// The agents `specs` need: each test's agent, and each review's grader (when grading).
+pub fn needed_agents(specs: &[TestSpec], grading: bool) -> BTreeSet<AgentKind> {
+    let mut kinds = BTreeSet::new();
+    for spec in specs {
+        kinds.insert(spec.agent.kind);
+        if grading {
+            for a in &spec.assertions {
+                if let AssertionKind::Review(r) = &a.kind {
+                    kinds.insert(r.agent.unwrap_or(spec.agent.kind));
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// Whether an agent's reported version (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`)
+/// is `pin`: one of its words, with or without a leading `v`.
+pub fn version_matches(reported: &str, pin: &str) -> bool {
+    let pin = pin.trim().trim_start_matches('v');
+    reported
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '@' | '/'))
+        .map(|w| w.trim_start_matches('v'))
+        .any(|w| !w.is_empty() && w == pin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_environment() {
+        let args = AgentArgs {
+            agent_bin: vec![(AgentKind::Codex, "/opt/codex".into())],
+            agent_base_url: vec![(AgentKind::Qwen, "http://127.0.0.1:1/v1".into())],
+            permission_mode: "bypass".into(),
+            ..AgentArgs::default()
+        };
+        let setup = args.resolve(|name| match name {
+            "APTITUDE_CODEX_BIN" => Some("/env/codex".into()),
+            "APTITUDE_GEMINI_BIN" => Some("/env/gemini".into()),
+            _ => None,
+        });
+        let codex = &setup.settings[&AgentKind::Codex];
+        assert_eq!(codex.binary, Some(PathBuf::from("/opt/codex")));
+        assert_eq!(
+            codex.binary_source.as_deref(),
+            Some("--agent-bin codex=/opt/codex")
+        );
+        let gemini = &setup.settings[&AgentKind::Gemini];
+        assert_eq!(
+            gemini.binary_source.as_deref(),
+            Some("APTITUDE_GEMINI_BIN=/env/gemini")
+        );
+        assert_eq!(
+            setup.settings[&AgentKind::Qwen].base_url.as_deref(),
+            Some("http://127.0.0.1:1/v1")
+        );
+        assert_eq!(setup.settings[&AgentKind::Claude].binary, None);
+    }
+
+    #[test]
+    fn agent_pairs_are_checked() {
+        assert_eq!(
+            parse_agent_pair("codex=/x"),
+            Ok((AgentKind::Codex, "/x".into()))
+        );
+        assert!(
+            parse_agent_pair("codx=/x")
+                .unwrap_err()
+                .contains("did you mean `codex`")
+        );
+        assert!(
+            parse_agent_pair("codex")
+                .unwrap_err()
+                .contains("NAME=VALUE")
+        );
+        assert!(parse_agent_pair("codex=").unwrap_err().contains("no value"));
+    }
+
+    #[test]
+    fn versions_match_whole_words() {
+        assert!(version_matches("2.1.328 (Claude Code)", "2.1.328"));
+        assert!(version_matches("codex-cli 0.169.0", "v0.169.0"));
+        assert!(!version_matches("codex-cli 0.169.0", "0.169"));
+        assert!(!version_matches("2.1.3289", "2.1.328"));
+    }
+}
