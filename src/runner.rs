@@ -751,7 +751,7 @@ pub async fn grade_reviews(
                 let verdict = judge
                     .review(
                         r,
-                        spec.agent.kind,
+                        (spec.agent.kind, spec.model.as_deref()),
                         &spec.prompt,
                         transcript.final_text.as_deref(),
                         cancel,

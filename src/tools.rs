@@ -102,12 +102,19 @@ pub fn canonical_tool_name(name: &str) -> Cow<'_, str> {
     Cow::Borrowed(name)
 }
 
-/// Whether `name` (any spelling) is in the table of known tools.
+/// Whether `name` (any spelling) is in the table of known tools, or is an agent's own name
+/// for a tool ([`vocabulary`]: `launch-process`, `shellToolCall`), which a test may name to
+/// ask about that agent's calls only.
 pub fn is_known_tool(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     TABLE
         .iter()
         .any(|(_, aliases)| aliases.contains(&lower.as_str()))
+        || Vocabulary::ALL.iter().any(|v| {
+            v.mappings()
+                .iter()
+                .any(|m| m.raw.eq_ignore_ascii_case(name))
+        })
 }
 
 /// Every known spelling (canonical names and aliases), for "did you mean" hints.
@@ -146,6 +153,9 @@ mod tests {
             "mcp__github__create_issue"
         );
         assert!(!is_known_tool("mcp__github__create_issue"));
+        // Agents' own names are known too (a test may ask about one agent's calls).
+        assert!(is_known_tool("launch-process") && is_known_tool("shellToolCall"));
+        assert!(is_known_tool("create"), "Copilot's file creation");
     }
 
     #[test]

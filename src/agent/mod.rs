@@ -11,6 +11,7 @@
 //! retry settings) is one module implementing [`AgentCli`], listed once in [`registry`].
 //! Adding an agent is one file plus one registry entry.
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod contain;

@@ -13,10 +13,9 @@ pub struct AgentOptions {
     pub permission_mode: PermissionMode,
 }
 
-/// The description of `kind`, or `None` for an agent this version can only parse
-/// transcripts of.
-pub fn cli(kind: AgentKind, options: &AgentOptions) -> Option<Arc<dyn AgentCli>> {
-    Some(match kind {
+/// The description of `kind`.
+pub fn cli(kind: AgentKind, options: &AgentOptions) -> Arc<dyn AgentCli> {
+    match kind {
         AgentKind::Claude => Arc::new(Claude {
             permission_mode: options.permission_mode.clone(),
         }),
@@ -27,17 +26,13 @@ pub fn cli(kind: AgentKind, options: &AgentOptions) -> Option<Arc<dyn AgentCli>>
         AgentKind::Opencode => Arc::new(super::opencode::Opencode),
         AgentKind::Pi => Arc::new(super::pi::Pi),
         AgentKind::Cursor => Arc::new(super::cursor::Cursor),
-        AgentKind::Aider => return None,
-    })
+        AgentKind::Aider => Arc::new(super::aider::Aider),
+    }
 }
 
-/// The agent `kind`, run with `settings`; `None` as for [`cli`].
-pub fn agent(
-    kind: AgentKind,
-    settings: AgentSettings,
-    options: &AgentOptions,
-) -> Option<Arc<dyn Agent>> {
-    cli(kind, options).map(|cli| Arc::new(CliAgent::new(cli, settings)) as Arc<dyn Agent>)
+/// The agent `kind`, run with `settings`.
+pub fn agent(kind: AgentKind, settings: AgentSettings, options: &AgentOptions) -> Arc<dyn Agent> {
+    Arc::new(CliAgent::new(cli(kind, options), settings))
 }
 
 /// The per-agent table of `docs/agents.md` (Markdown), generated from the registry so the
@@ -48,20 +43,16 @@ pub fn docs_table() -> String {
         "| agent | binary (override) | install | API key | `--agent-base-url` sets | stream parsed |\n|---|---|---|---|---|---|\n",
     );
     for kind in AgentKind::ALL {
-        match cli(kind, &AgentOptions::default()) {
-            Some(cli) => out.push_str(&format!(
-                "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | `{}` |\n",
-                cli.program(),
-                kind.bin_env(),
-                cli.install_hint(),
-                cli.api_key_env(),
-                cli.base_url_via(),
-                cli.stream_format().name(),
-            )),
-            None => out.push_str(&format!(
-                "| `{kind}` | — | — | — | — | `run` not supported yet; `analyze` and `transcript` read its transcripts |\n"
-            )),
-        }
+        let cli = cli(kind, &AgentOptions::default());
+        out.push_str(&format!(
+            "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | `{}` |\n",
+            cli.program(),
+            kind.bin_env(),
+            cli.install_hint(),
+            cli.api_key_env(),
+            cli.base_url_via(),
+            cli.stream_format().name(),
+        ));
     }
     out
 }
@@ -96,9 +87,7 @@ mod tests {
     #[test]
     fn every_entry_describes_its_own_kind() {
         for kind in AgentKind::ALL {
-            if let Some(cli) = cli(kind, &AgentOptions::default()) {
-                assert_eq!(cli.kind(), kind);
-            }
+            assert_eq!(cli(kind, &AgentOptions::default()).kind(), kind);
         }
     }
 }

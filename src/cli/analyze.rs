@@ -65,13 +65,12 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
             .any(|a| matches!(a.kind, AssertionKind::Review(_)))
     });
     let runtime = output::runtime()?;
-    // Graders: each review's agent, else its test's; one this version can not run leaves
-    // its reviews `error`, saying so.
+    // Graders: each review's agent, else its test's.
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let specs: Vec<_> = parsed.iter().map(|(spec, _, _)| spec.clone()).collect();
     let graders = super::settings::needed_agents(&specs, true)
         .into_iter()
-        .filter_map(|kind| setup.agent(kind).ok());
+        .map(|kind| setup.agent(kind));
     let judge = crate::judge::Judge::new(args.judge.config(), graders);
     let cancel = CancellationToken::new();
     let tests: Vec<_> = runtime.block_on(async {

@@ -37,32 +37,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // (A missing workspace is already a load error, at its line.)
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let needed = super::settings::needed_agents(&specs, !args.judge.no_grade);
-    let mut agents = BTreeMap::new();
-    let mut problems = Vec::new();
-    for kind in &needed {
-        match setup.agent(*kind) {
-            Ok(agent) => {
-                agents.insert(*kind, agent);
-            }
-            Err(why) => {
-                let files: Vec<String> = specs
-                    .iter()
-                    .filter(|s| s.agent.kind == *kind)
-                    .map(|s| diagnostic::display_path(&s.file))
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                problems.push(if files.is_empty() {
-                    why
-                } else {
-                    format!("{}: {why}", files.join(", "))
-                });
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(CliError::NothingRun { problems });
-    }
+    let agents: BTreeMap<_, _> = needed
+        .iter()
+        .map(|kind| (*kind, setup.agent(*kind)))
+        .collect();
 
     let runtime = output::runtime()?;
     let code = runtime.block_on(async {

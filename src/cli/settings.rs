@@ -110,17 +110,10 @@ impl AgentArgs {
 }
 
 impl AgentSetup {
-    /// The agent `kind`, or why this version can not run it.
-    ///
-    /// # Errors
-    /// A sentence naming the agent, when it has no adapter.
-    pub fn agent(&self, kind: AgentKind) -> Result<Arc<dyn Agent>, String> {
+    /// The agent `kind`, set up as resolved.
+    pub fn agent(&self, kind: AgentKind) -> Arc<dyn Agent> {
         let settings = self.settings.get(&kind).cloned().unwrap_or_default();
-        registry::agent(kind, settings, &self.options).ok_or_else(|| {
-            format!(
-                "agent `{kind}` can not be run by this version of aptitude; its transcripts can be evaluated with `aptitude analyze`"
-            )
-        })
+        registry::agent(kind, settings, &self.options)
     }
 
     /// The version `kind` is pinned to by `--agent-version`, if any.

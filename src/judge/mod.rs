@@ -217,12 +217,13 @@ impl Judge {
         self.config.enabled
     }
 
-    /// Grades one review of `answer` to `task`; `test_agent` grades when the review names
-    /// no agent.
+    /// Grades one review of `answer` to `task`. The review's `agent` grades, else
+    /// `test.0` (the test's agent); with the review's `model`, else, when the test's own
+    /// agent grades, `test.1` (the test's model: behind a gateway it may be the only one).
     pub async fn review(
         &self,
         review: &ReviewAssertion,
-        test_agent: AgentKind,
+        test: (AgentKind, Option<&str>),
         task: &str,
         answer: Option<&str>,
         cancel: &CancellationToken,
@@ -230,6 +231,7 @@ impl Judge {
         if !self.config.enabled {
             return ReviewVerdict::skipped("not graded: grading is turned off (--no-grade)");
         }
+        let (test_agent, test_model) = test;
         let agent = review.agent.unwrap_or(test_agent);
         let agent_name = agent.name();
         let Some(grader) = self.graders.get(&agent) else {
@@ -246,7 +248,10 @@ impl Judge {
             task,
             answer,
         };
-        let model = review.model.as_deref();
+        let model = review
+            .model
+            .as_deref()
+            .or(test_model.filter(|_| agent == test_agent));
         let canonical = prompt::canonical(&inputs);
         let count = review.votes.unwrap_or(self.config.votes).max(1);
         let votes = (0..count).map(|vote| {
@@ -427,7 +432,7 @@ mod tests {
     async fn grade(j: &Judge, threshold: u8, answer: &str) -> ReviewVerdict {
         j.review(
             &review(threshold),
-            AgentKind::Claude,
+            (AgentKind::Claude, None),
             "task",
             Some(answer),
             &CancellationToken::new(),
@@ -529,7 +534,7 @@ mod tests {
         };
         j.review(
             &review,
-            AgentKind::Claude,
+            (AgentKind::Claude, None),
             "task",
             Some("a"),
             &CancellationToken::new(),

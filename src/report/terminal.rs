@@ -324,6 +324,16 @@ pub fn render_transcript(t: &Transcript) -> String {
     }
     let _ = writeln!(out, "usage: {}", usage.join(" · "));
     let _ = writeln!(out, "outcome: {}", t.outcome.describe());
+    if let Some(only) = &t.records_only {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                YELLOW,
+                &format!("records only {}: {}", only.tools.join(", "), only.reason)
+            )
+        );
+    }
     if let Some(line) = transcript_warnings_line(t) {
         let _ = writeln!(out, "{line}");
     }

@@ -93,6 +93,46 @@ impl Vocabulary {
         }
     }
 
+    /// Where the table comes from, for docs/agents.md: what was seen in real captures and
+    /// what follows the agent's documented names only.
+    fn source_note(self) -> &'static str {
+        match self {
+            Vocabulary::Claude => "Claude Code's own tool list (`system/init`).",
+            Vocabulary::Codex => {
+                "recorded calls (`shell`, `shell_command`, `exec_command`, `apply_patch`, \
+                 `update_plan`, exec JSON items); `read_file`, `list_dir`, `grep_files` follow \
+                 Codex CLI's tool names and were not seen in a capture."
+            }
+            Vocabulary::Gemini => {
+                "recorded calls (`run_shell_command`, `read_file`, `write_file`, `replace`); \
+                 the others follow Gemini CLI's tool names and were not seen in a capture."
+            }
+            Vocabulary::Qwen => {
+                "recorded calls (`run_shell_command`); the others follow Qwen Code's tool names \
+                 and were not seen in a capture."
+            }
+            Vocabulary::Copilot => {
+                "the tool definitions Copilot CLI sent to the model (captured requests)."
+            }
+            Vocabulary::Opencode => {
+                "the tool definitions opencode and Kilo sent to the model (captured requests)."
+            }
+            Vocabulary::Pi => {
+                "the tool definitions pi sent to the model (`read`, `bash`, `edit`, `write`); \
+                 `grep`, `find`, `ls` are its optional tools, not seen in a capture."
+            }
+            Vocabulary::Cursor => {
+                "recorded `shellToolCall`s only; the other kinds follow Cursor's stream-json \
+                 documentation and were not seen in a capture."
+            }
+            Vocabulary::Auggie => {
+                "recorded `launch-process` calls only; the others follow Auggie's tool names \
+                 and were not seen in a capture."
+            }
+            Vocabulary::Aider => "its chat history.",
+        }
+    }
+
     /// How the agent names MCP tools, for docs/agents.md.
     fn mcp_note(self) -> &'static str {
         match self {
@@ -428,6 +468,7 @@ pub fn render_markdown() -> String {
             }
         }
         out.push_str(&format!("\nMCP tools: {}.\n", v.mcp_note()));
+        out.push_str(&format!("\nSource: {}\n", v.source_note()));
     }
     out
 }

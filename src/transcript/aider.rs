@@ -31,6 +31,12 @@ use crate::tools::Vocabulary;
 /// The first line of every aider chat history run.
 pub(crate) const RUN_HEADER: &str = "# aider chat started at";
 
+/// Unapplied SEARCH/REPLACE blocks kept per reply (waiting for `Applied edit to`), and the
+/// bytes of reply text kept for the answer: a hostile history can not grow memory beyond
+/// the calls it makes.
+const MAX_PENDING_BLOCKS: usize = 256;
+const MAX_REPLY_BYTES: usize = 1024 * 1024;
+
 struct Block {
     path: String,
     search: Vec<String>,
@@ -56,6 +62,8 @@ pub(crate) struct AiderParser {
     model: Option<String>,
     usage: Usage,
     reply: Vec<String>,
+    reply_bytes: usize,
+    reply_cut: bool,
     final_text: Option<String>,
     prompts: u32,
     replies: u32,
@@ -75,6 +83,8 @@ impl AiderParser {
             model: None,
             usage: Usage::default(),
             reply: Vec::new(),
+            reply_bytes: 0,
+            reply_cut: false,
             final_text: None,
             prompts: 0,
             replies: 0,
@@ -84,8 +94,13 @@ impl AiderParser {
 
     /// Ends the reply being read: its text is the answer so far.
     fn close_reply(&mut self) {
-        let text = self.reply.join("\n").trim().to_owned();
+        let mut text = self.reply.join("\n").trim().to_owned();
+        if self.reply_cut {
+            text.push_str("\n… [reply truncated]");
+        }
         self.reply.clear();
+        self.reply_bytes = 0;
+        self.reply_cut = false;
         if !text.is_empty() {
             self.replies = self.replies.saturating_add(1);
             self.final_text = Some(text);
@@ -163,6 +178,16 @@ impl AiderParser {
         self.usage.add(&usage);
     }
 
+    /// Keeps a line of reply text, up to [`MAX_REPLY_BYTES`].
+    fn keep(&mut self, line: &str) {
+        if self.reply_bytes.saturating_add(line.len()) > MAX_REPLY_BYTES {
+            self.reply_cut = true;
+            return;
+        }
+        self.reply_bytes += line.len() + 1;
+        self.reply.push(line.to_owned());
+    }
+
     /// The calls recorded so far.
     pub(crate) fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
@@ -172,7 +197,7 @@ impl AiderParser {
     pub(crate) fn line(&mut self, raw: &str) {
         let line = raw.trim_end();
         if !matches!(self.state, State::Text) {
-            self.reply.push(line.to_owned());
+            self.keep(line);
         }
         match std::mem::replace(&mut self.state, State::Text) {
             State::Search(mut block) => {
@@ -186,6 +211,13 @@ impl AiderParser {
             }
             State::Replace(mut block) => {
                 if line.starts_with(">>>>>>> REPLACE") {
+                    if self.pending.len() >= MAX_PENDING_BLOCKS {
+                        self.pending.remove(0);
+                        self.b.warn_lost(
+                            0,
+                            "more unapplied SEARCH/REPLACE blocks in one reply than are kept; the oldest was dropped",
+                        );
+                    }
                     self.pending.push(block);
                 } else {
                     block.replace.push(raw.to_owned());
@@ -213,14 +245,14 @@ impl AiderParser {
                 [_, Some(prev)] if !prev.starts_with("```") => prev.clone(),
                 _ => String::new(),
             };
-            self.reply.push(line.to_owned());
+            self.keep(line);
             self.state = State::Search(Block {
                 path: path.trim().to_owned(),
                 search: Vec::new(),
                 replace: Vec::new(),
             });
         } else {
-            self.reply.push(line.to_owned());
+            self.keep(line);
         }
         if !line.trim().is_empty() {
             self.previous = [self.previous[1].take(), Some(line.trim().to_owned())];
@@ -288,6 +320,36 @@ fn count(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unapplied_blocks_and_reply_text_are_bounded() {
+        let mut p = AiderParser::new();
+        p.line("#### go");
+        for i in 0..(MAX_PENDING_BLOCKS + 3) {
+            for line in [
+                format!("f{i}.txt"),
+                "```".into(),
+                "<<<<<<< SEARCH".into(),
+                "=======".into(),
+                "x".repeat(10_000),
+                ">>>>>>> REPLACE".into(),
+                "```".into(),
+            ] {
+                p.line(&line);
+            }
+        }
+        assert_eq!(p.pending.len(), MAX_PENDING_BLOCKS);
+        p.line("> Applied edit to f0.txt");
+        p.line(&format!(
+            "> Applied edit to f{}.txt",
+            MAX_PENDING_BLOCKS + 2
+        ));
+        let t = p.finish();
+        assert_eq!(t.tool_calls.len(), 1, "the oldest blocks were dropped");
+        assert_eq!(t.lost.lines, 3);
+        let text = t.final_text.unwrap_or_default();
+        assert!(text.len() <= MAX_REPLY_BYTES + 100 && text.ends_with("[reply truncated]"));
+    }
 
     #[test]
     fn token_counts_are_read_with_their_suffix() {

@@ -13,8 +13,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{millis_to_rfc3339, parse_line, str_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, millis_to_rfc3339, str_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// `auggie --output-format json` (its one `result` line).
@@ -36,24 +36,25 @@ impl AuggieResultParser {
     }
 }
 
-impl LineParser for AuggieResultParser {
+impl EventParser for AuggieResultParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let Some(event) = parse_line(&mut self.b, line_no, text) else {
-            return;
-        };
-        if str_of(&event, "type") != Some("result") {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        if str_of(event, "type") != Some("result") {
             return;
         }
-        self.session_id = str_of(&event, "session_id").map(str::to_owned);
+        self.session_id = str_of(event, "session_id").map(str::to_owned);
         let is_error = event
             .get("is_error")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let text = str_of(&event, "result").map(str::to_owned);
+        let text = str_of(event, "result").map(str::to_owned);
         if is_error {
             self.outcome = Some(Outcome::Error {
                 message: text.unwrap_or_else(|| "auggie reported an error".into()),
@@ -64,7 +65,7 @@ impl LineParser for AuggieResultParser {
         }
     }
 
-    fn finish(mut self: Box<Self>) -> Transcript {
+    fn finish(mut self) -> Transcript {
         self.b.warn_lost(
             0,
             "auggie --output-format json records no tool calls (its session file does)",

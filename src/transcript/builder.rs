@@ -68,11 +68,52 @@ impl Builder {
             return;
         }
         let input = input();
+        let canonical = canonical_name(self.vocabulary, name).into_owned();
+        let params = canonical_params(self.vocabulary, name, &input);
+        self.push(id, name, canonical, input, params, agent, timestamp);
+    }
+
+    /// Records an MCP tool call once per id, under its raw name and input (`name`, `input`)
+    /// and the shared `mcp__<server>__<tool>` name, with `arguments` (the tool's own
+    /// arguments, when the agent nests them in its input) as its canonical parameters.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call's fields, named at each site"
+    )]
+    pub fn mcp_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        (server, tool): (&str, &str),
+        input: serde_json::Value,
+        arguments: Option<serde_json::Value>,
+        agent: Option<&str>,
+        timestamp: Option<String>,
+    ) {
+        if self.by_id.contains_key(id) {
+            return;
+        }
+        let canonical = format!("mcp__{server}__{tool}");
+        let params = arguments.filter(|a| *a != input);
+        self.push(id, name, canonical, input, params, agent, timestamp);
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one call's fields")]
+    fn push(
+        &mut self,
+        id: &str,
+        name: &str,
+        canonical: String,
+        input: serde_json::Value,
+        params: Option<serde_json::Value>,
+        agent: Option<&str>,
+        timestamp: Option<String>,
+    ) {
         let mut call = ToolCall {
             id: id.to_owned(),
             name: name.to_owned(),
-            canonical: canonical_name(self.vocabulary, name).into_owned(),
-            params: canonical_params(self.vocabulary, name, &input),
+            canonical,
+            params,
             input,
             output: None,
             is_error: false,

@@ -18,15 +18,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn u64_of(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
+use super::json::{EventParser, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 
 /// Codex usage objects: `input_tokens` includes `cached_input_tokens`.
 fn usage_of(v: &Value) -> Usage {
@@ -141,23 +134,20 @@ impl ExecParser {
     }
 }
 
-impl LineParser for ExecParser {
+impl EventParser for ExecParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let event: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(err) => {
-                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
-                return;
-            }
-        };
-        match str_of(&event, "type").unwrap_or("") {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        match str_of(event, "type").unwrap_or("") {
             "thread.started" => {
                 self.runs = self.runs.saturating_add(1);
-                self.session_id = str_of(&event, "thread_id").map(str::to_owned);
+                self.session_id = str_of(event, "thread_id").map(str::to_owned);
             }
             "turn.started" => {
                 self.runs = self.runs.max(1);
@@ -180,7 +170,7 @@ impl LineParser for ExecParser {
                     .or_else(|| self.last_error.clone())
                     .or_else(|| Some("turn failed".into()));
             }
-            "error" => self.last_error = str_of(&event, "message").map(str::to_owned),
+            "error" => self.last_error = str_of(event, "message").map(str::to_owned),
             "item.started" | "item.updated" => {
                 if let Some(item) = event.get("item") {
                     self.item(item, false);
@@ -195,7 +185,7 @@ impl LineParser for ExecParser {
         }
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn finish(self) -> Transcript {
         let outcome = if let Some(message) = self.failed {
             Outcome::ApiError {
                 message,
@@ -349,20 +339,17 @@ impl RolloutParser {
     }
 }
 
-impl LineParser for RolloutParser {
+impl EventParser for RolloutParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let line: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(err) => {
-                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
-                return;
-            }
-        };
-        let ts = str_of(&line, "timestamp").map(str::to_owned);
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, _line_no: u64, line: &Value) {
+        let ts = str_of(line, "timestamp").map(str::to_owned);
         if let Some(t) = &ts {
             if self.first_ts.is_none() {
                 self.first_ts = Some(t.clone());
@@ -372,7 +359,7 @@ impl LineParser for RolloutParser {
         let Some(payload) = line.get("payload") else {
             return;
         };
-        match str_of(&line, "type").unwrap_or("") {
+        match str_of(line, "type").unwrap_or("") {
             "session_meta" => {
                 self.runs = self.runs.saturating_add(1);
                 self.session_id = str_of(payload, "id")
@@ -412,7 +399,7 @@ impl LineParser for RolloutParser {
         }
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn finish(self) -> Transcript {
         let outcome = if self.aborted {
             Outcome::Interrupted
         } else if self.completed || (self.final_text.is_some() && !self.last_was_call) {

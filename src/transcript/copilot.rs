@@ -17,6 +17,9 @@
 //! - session log only: `session.start` {sessionId, copilotVersion, selectedModel},
 //!   `session.usage_record` {usage {inputTokens, outputTokens, cacheReadTokens,
 //!   cacheWriteTokens, cost}} per model call, `session.shutdown` at the end.
+//! - in the event schema the package ships, not in the captures: `assistant.usage` {the same
+//!   token fields} per model call (used when there are no usage records), `abort` and
+//!   `agent.interrupted` (the user stopped the run).
 //!
 //! Many other events (deltas, `session.background_tasks_changed`, …) carry nothing a
 //! transcript keeps. The `--usage-output-file` JSON (token totals, no calls) is not a
@@ -25,8 +28,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{f64_of, i32_of, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, f64_of, i32_of, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// Copilot CLI events, from stdout or the session log (the format says which).
@@ -39,6 +42,10 @@ pub(crate) struct CopilotParser {
     usage: Usage,
     turns: u32,
     usage_records: u32,
+    /// Tokens of `assistant.usage` events, used only without `session.usage_record`s
+    /// (which count the same calls).
+    assistant_usage: Option<Usage>,
+    interrupted: bool,
     final_text: Option<String>,
     error: Option<Outcome>,
     exit_code: Option<i64>,
@@ -56,6 +63,8 @@ impl CopilotParser {
             usage: Usage::default(),
             turns: 0,
             usage_records: 0,
+            assistant_usage: None,
+            interrupted: false,
             final_text: None,
             error: None,
             exit_code: None,
@@ -70,13 +79,15 @@ impl CopilotParser {
         let raw = str_of(req, "name")
             .or_else(|| str_of(req, "toolName"))
             .unwrap_or("unknown");
-        // An MCP tool: its server and tool name are given apart.
-        let name = match (str_of(req, "mcpServerName"), str_of(req, "mcpToolName")) {
-            (Some(server), Some(tool)) => format!("mcp__{server}__{tool}"),
-            _ => raw.to_owned(),
-        };
         let input = req.get("arguments").cloned().unwrap_or(Value::Null);
-        self.b.call(id, &name, || input, agent, ts);
+        // An MCP tool: its server and tool name are given apart.
+        match (str_of(req, "mcpServerName"), str_of(req, "mcpToolName")) {
+            (Some(server), Some(tool)) => {
+                self.b
+                    .mcp_call(id, raw, (server, tool), input, None, agent, ts);
+            }
+            _ => self.b.call(id, raw, || input, agent, ts),
+        }
     }
 
     fn complete(&mut self, data: &Value) {
@@ -108,7 +119,7 @@ impl CopilotParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let kind = str_of(event, "type").unwrap_or("");
         let ts = str_of(event, "timestamp").map(str::to_owned);
         let null = Value::Null;
@@ -172,19 +183,19 @@ impl CopilotParser {
             "session.usage_record" => {
                 if let Some(u) = data.get("usage") {
                     self.usage_records = self.usage_records.saturating_add(1);
-                    self.usage.add(&Usage {
-                        input_tokens: u64_of(u, "inputTokens"),
-                        output_tokens: u64_of(u, "outputTokens"),
-                        cache_creation_input_tokens: u64_of(u, "cacheWriteTokens"),
-                        cache_read_input_tokens: u64_of(u, "cacheReadTokens"),
-                        cost_usd: f64_of(u, "cost"),
-                        ..Usage::default()
-                    });
+                    self.usage.add(&call_usage(u));
                 }
             }
+            "assistant.usage" => {
+                self.assistant_usage
+                    .get_or_insert_with(Usage::default)
+                    .add(&call_usage(data));
+            }
+            "abort" | "agent.interrupted" => self.interrupted = true,
             "session.shutdown" => {
                 self.ended = true;
                 if self.usage_records == 0
+                    && self.assistant_usage.is_none()
                     && let Some(totals) = data
                         .get("accountingSnapshot")
                         .and_then(|a| a.get("modelMetrics"))
@@ -206,6 +217,19 @@ impl CopilotParser {
             }
             _ => {}
         }
+    }
+}
+
+/// One model call's tokens and cost (USD): {inputTokens, outputTokens, cacheReadTokens,
+/// cacheWriteTokens, cost}.
+fn call_usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: u64_of(u, "inputTokens"),
+        output_tokens: u64_of(u, "outputTokens"),
+        cache_creation_input_tokens: u64_of(u, "cacheWriteTokens"),
+        cache_read_input_tokens: u64_of(u, "cacheReadTokens"),
+        cost_usd: f64_of(u, "cost"),
+        ..Usage::default()
     }
 }
 
@@ -244,20 +268,23 @@ pub fn usage_file(doc: &Value) -> Option<Usage> {
         .then(|| usage_of_model_metrics(doc.get("modelMetrics").unwrap_or(&Value::Null)))
 }
 
-impl LineParser for CopilotParser {
+impl EventParser for CopilotParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let outcome = match (self.error, self.exit_code) {
             (Some(error), _) => error,
+            (None, _) if self.interrupted => Outcome::Interrupted,
             (None, Some(code)) if code != 0 => Outcome::Error {
                 message: format!("copilot exited with code {code}"),
             },
@@ -269,6 +296,11 @@ impl LineParser for CopilotParser {
             },
         };
         let mut usage = self.usage;
+        if self.usage_records == 0
+            && let Some(per_call) = &self.assistant_usage
+        {
+            usage.add(per_call);
+        }
         if self.turns > 0 {
             usage.turns = Some(self.turns);
         }
@@ -288,5 +320,56 @@ impl LineParser for CopilotParser {
             lost: log.lost,
             records_only: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Transcript {
+        let mut p = CopilotParser::new(Format::CopilotJson);
+        for line in lines {
+            let event: Value = serde_json::from_str(line).unwrap();
+            p.handle(&event);
+        }
+        p.finish()
+    }
+
+    #[test]
+    fn usage_events_count_once_and_an_abort_is_an_interruption() {
+        let t = parse(&[
+            r#"{"type":"assistant.usage","data":{"inputTokens":5,"outputTokens":2}}"#,
+            r#"{"type":"assistant.usage","data":{"inputTokens":5,"outputTokens":2}}"#,
+            r#"{"type":"abort","data":{"reason":"user_initiated"}}"#,
+            r#"{"type":"result","sessionId":"s","exitCode":0}"#,
+        ]);
+        assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (10, 4));
+        assert_eq!(t.outcome, Outcome::Interrupted);
+        // With usage records (the session log), `assistant.usage` is not counted again.
+        let t = parse(&[
+            r#"{"type":"assistant.usage","data":{"inputTokens":5,"outputTokens":2}}"#,
+            r#"{"type":"session.usage_record","data":{"usage":{"inputTokens":5,"outputTokens":2}}}"#,
+            r#"{"type":"session.shutdown","data":{}}"#,
+        ]);
+        assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (5, 2));
+        assert!(t.outcome.is_completed());
+    }
+
+    #[test]
+    fn mcp_tools_get_the_shared_spelling() {
+        let t = parse(&[
+            r#"{"type":"assistant.message","data":{"content":"","toolRequests":[{"toolCallId":"c1","name":"github-get_issue","mcpServerName":"github","mcpToolName":"get_issue","arguments":{"n":1}}]}}"#,
+            r#"{"type":"tool.execution_complete","data":{"toolCallId":"c1","success":false,"error":{"message":"not found"}}}"#,
+            r#"{"type":"assistant.message","data":{"content":"It failed.","toolRequests":[]}}"#,
+            r#"{"type":"result","sessionId":"s","exitCode":0}"#,
+        ]);
+        let call = &t.tool_calls[0];
+        assert_eq!(call.name, "github-get_issue", "the raw name stays");
+        assert_eq!(call.canonical, "mcp__github__get_issue");
+        assert!(call.is_error);
+        assert_eq!(call.output.as_deref(), Some("not found"));
+        assert_eq!(call.exit_code, None, "not a shell call");
+        assert_eq!(t.final_text.as_deref(), Some("It failed."));
     }
 }

@@ -4,13 +4,14 @@
 //! One JSON object per line: `system/init` {session_id, model, cwd, apiKeySource,
 //! permissionMode} (no `tools` list, unlike Claude Code's), `user` and `assistant`
 //! {message {content [{type: text, text}]}} in Claude Code's shapes, `thinking`
-//! delta/completed, `tool_call` started/completed {call_id, tool_call {<kind>ToolCall
+//! delta/completed, `tool_call` started/completed {call_id, tool_call {`<kind>ToolCall`
 //! {args, result {success {exitCode, stdout, stderr} | failure {…} | rejected {…}}}},
 //! timestamp_ms}, and `result` {subtype, is_error, duration_ms, result, session_id,
 //! request_id}. The kinds seen or documented: `shellToolCall` {command},
 //! `readToolCall` {path}, `editToolCall` {path}, `writeToolCall`, `globToolCall`,
 //! `grepToolCall`, `lsToolCall`, `deleteToolCall`, `updateTodosToolCall`, `mcpToolCall`
-//! {providerIdentifier, toolName, args} (named `mcp__<server>__<tool>` here), and a
+//! {providerIdentifier, toolName, args} (canonical `mcp__<server>__<tool>` with `args` as
+//! its parameters), and a
 //! generic `function` {name, arguments}.
 //!
 //! `call_id` can contain a line break (`call_…\nfc_…`); it is kept as it is. On errors the
@@ -19,8 +20,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{i32_of, millis_to_rfc3339, parse_line, str_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, i32_of, millis_to_rfc3339, str_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// `cursor-agent --output-format stream-json`.
@@ -60,17 +61,25 @@ impl CursorParser {
         };
         let null = Value::Null;
         let args = body.get("args").unwrap_or(&null);
+        let ts = millis_to_rfc3339(event.get("timestamp_ms"));
+        if kind == "mcpToolCall" {
+            // The raw call is `mcpToolCall` {providerIdentifier, toolName, args}.
+            let server = str_of(args, "providerIdentifier").unwrap_or("unknown");
+            let tool = str_of(args, "toolName")
+                .or_else(|| str_of(args, "name"))
+                .unwrap_or("unknown");
+            let arguments = args.get("args").cloned();
+            self.b.mcp_call(
+                id,
+                kind,
+                (server, tool),
+                args.clone(),
+                arguments,
+                None,
+                ts.clone(),
+            );
+        }
         let (name, input) = match kind.as_str() {
-            "mcpToolCall" => (
-                format!(
-                    "mcp__{}__{}",
-                    str_of(args, "providerIdentifier").unwrap_or("unknown"),
-                    str_of(args, "toolName")
-                        .or_else(|| str_of(args, "name"))
-                        .unwrap_or("unknown")
-                ),
-                args.get("args").cloned().unwrap_or(Value::Null),
-            ),
             "function" => (
                 str_of(body, "name").unwrap_or("function").to_owned(),
                 body.get("arguments")
@@ -82,7 +91,6 @@ impl CursorParser {
             ),
             _ => (kind.clone(), args.clone()),
         };
-        let ts = millis_to_rfc3339(event.get("timestamp_ms"));
         self.b.call(id, &name, || input, None, ts);
         self.final_text = None;
         if !completed {
@@ -128,7 +136,7 @@ impl CursorParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         match str_of(event, "type").unwrap_or("") {
             "system" => {
                 if str_of(event, "subtype") == Some("init") {
@@ -195,18 +203,20 @@ impl CursorParser {
     }
 }
 
-impl LineParser for CursorParser {
+impl EventParser for CursorParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::CursorStreamJson,
@@ -227,5 +237,49 @@ impl LineParser for CursorParser {
             lost: log.lost,
             records_only: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Transcript {
+        let mut p = CursorParser::new();
+        for line in lines {
+            let event: Value = serde_json::from_str(line).unwrap();
+            p.handle(&event);
+        }
+        p.finish()
+    }
+
+    #[test]
+    fn mcp_calls_failures_and_rejections() {
+        let t = parse(&[
+            r#"{"type":"system","subtype":"init","session_id":"s","model":"m","apiKeySource":"login","permissionMode":"default"}"#,
+            r#"{"type":"tool_call","subtype":"started","call_id":"a\nb","tool_call":{"mcpToolCall":{"args":{"providerIdentifier":"github","toolName":"get_issue","args":{"n":1}}}}}"#,
+            r#"{"type":"tool_call","subtype":"completed","call_id":"a\nb","tool_call":{"mcpToolCall":{"args":{"providerIdentifier":"github","toolName":"get_issue","args":{"n":1}},"result":{"success":{"content":"issue 1"}}}}}"#,
+            r#"{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":{"shellToolCall":{"args":{"command":"false"},"result":{"failure":{"exitCode":1,"stdout":"","stderr":"boom"}}}}}"#,
+            r#"{"type":"tool_call","subtype":"completed","call_id":"d","tool_call":{"readToolCall":{"args":{"path":"/etc/x"},"result":{"rejected":{"reason":"outside the workspace"}}}}}"#,
+        ]);
+        let mcp = &t.tool_calls[0];
+        assert_eq!(
+            (mcp.name.as_str(), mcp.canonical.as_str()),
+            ("mcpToolCall", "mcp__github__get_issue")
+        );
+        assert_eq!(mcp.params(), &serde_json::json!({"n": 1}));
+        assert_eq!(mcp.output.as_deref(), Some("issue 1"));
+        let shell = &t.tool_calls[1];
+        assert_eq!((shell.exit_code, shell.is_error), (Some(1), true));
+        assert_eq!(shell.stderr.as_deref(), Some("boom"));
+        let read = &t.tool_calls[2];
+        assert_eq!(read.canonical, "Read");
+        assert_eq!(read.params()["file_path"], "/etc/x");
+        assert!(read.is_error);
+        assert_eq!(read.output.as_deref(), Some("outside the workspace"));
+        assert!(
+            matches!(t.outcome, Outcome::Incomplete { .. }),
+            "no `result` line"
+        );
     }
 }

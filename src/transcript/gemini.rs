@@ -24,15 +24,8 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn u64_of(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
+use super::json::{EventParser, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 
 fn api_failure(message: String) -> Outcome {
     if message.contains("API Error") || message.contains("api error") {
@@ -72,30 +65,27 @@ impl StreamParser {
     }
 }
 
-impl LineParser for StreamParser {
+impl EventParser for StreamParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let event: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(err) => {
-                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
-                return;
-            }
-        };
-        let ts = str_of(&event, "timestamp").map(str::to_owned);
-        match str_of(&event, "type").unwrap_or("") {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, line_no: u64, event: &Value) {
+        let ts = str_of(event, "timestamp").map(str::to_owned);
+        match str_of(event, "type").unwrap_or("") {
             "init" => {
                 self.runs = self.runs.saturating_add(1);
-                self.session_id = str_of(&event, "session_id").map(str::to_owned);
-                self.model = str_of(&event, "model").map(str::to_owned);
+                self.session_id = str_of(event, "session_id").map(str::to_owned);
+                self.model = str_of(event, "model").map(str::to_owned);
                 self.final_text = None;
                 self.outcome = None;
             }
-            "message" if str_of(&event, "role") == Some("assistant") => {
-                let content = str_of(&event, "content").unwrap_or("");
+            "message" if str_of(event, "role") == Some("assistant") => {
+                let content = str_of(event, "content").unwrap_or("");
                 let delta = event.get("delta").and_then(Value::as_bool).unwrap_or(false);
                 match (&mut self.final_text, delta && self.assistant_open) {
                     (Some(text), true) => text.push_str(content),
@@ -106,8 +96,7 @@ impl LineParser for StreamParser {
             "tool_use" => {
                 self.assistant_open = false;
                 self.final_text = None;
-                let (Some(id), Some(name)) =
-                    (str_of(&event, "tool_id"), str_of(&event, "tool_name"))
+                let (Some(id), Some(name)) = (str_of(event, "tool_id"), str_of(event, "tool_name"))
                 else {
                     self.b
                         .warn_lost(line_no, "tool_use without tool_id or tool_name");
@@ -118,11 +107,11 @@ impl LineParser for StreamParser {
             }
             "tool_result" => {
                 self.assistant_open = false;
-                let Some(id) = str_of(&event, "tool_id") else {
+                let Some(id) = str_of(event, "tool_id") else {
                     return;
                 };
-                let is_error = str_of(&event, "status") == Some("error");
-                let mut output = str_of(&event, "output").unwrap_or("").to_owned();
+                let is_error = str_of(event, "status") == Some("error");
+                let mut output = str_of(event, "output").unwrap_or("").to_owned();
                 if let Some(message) = event.get("error").and_then(|e| str_of(e, "message")) {
                     if !output.is_empty() {
                         output.push('\n');
@@ -150,7 +139,7 @@ impl LineParser for StreamParser {
                         ..Usage::default()
                     });
                 }
-                self.outcome = Some(if str_of(&event, "status") == Some("success") {
+                self.outcome = Some(if str_of(event, "status") == Some("success") {
                     Outcome::Completed
                 } else {
                     let message = event
@@ -165,7 +154,7 @@ impl LineParser for StreamParser {
         }
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn finish(self) -> Transcript {
         let (tool_calls, log) = self.b.finish();
         Transcript {
             format: Format::GeminiStreamJson,
@@ -367,20 +356,17 @@ fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-impl LineParser for SessionParser {
+impl EventParser for SessionParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let line: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(err) => {
-                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
-                return;
-            }
-        };
-        if let Some(sid) = str_of(&line, "sessionId") {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, _line_no: u64, line: &Value) {
+        if let Some(sid) = str_of(line, "sessionId") {
             self.session_id = Some(sid.to_owned());
         }
         if let Some(set) = line.get("$set") {
@@ -395,11 +381,11 @@ impl LineParser for SessionParser {
             return;
         }
         if line.get("type").is_some() {
-            self.message(&line);
+            self.message(line);
         }
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn finish(self) -> Transcript {
         self.into_transcript()
     }
 }

@@ -1,18 +1,50 @@
-//! Small readers of `serde_json::Value` events that the format parsers share: a line
-//! parsed or turned into a warning, string and number fields, epoch-millisecond times.
+//! What the parsers of JSON-event formats share: they get each line already parsed
+//! ([`EventParser`], through [`Events`], which turns a line that is not JSON into a lost-line
+//! warning), and small readers of `serde_json::Value` fields (strings, numbers,
+//! epoch-millisecond times, content parts).
+//!
+//! Claude Code's parser reads its lines itself (borrowed, without building a `Value`): its
+//! logs are the largest.
 
 use serde_json::Value;
 
 use super::builder::Builder;
+use super::{LineParser, ToolCall, Transcript};
 
-/// The line as JSON, or `None` after recording it as a lost line (it may have held a call).
-pub(crate) fn parse_line(b: &mut Builder, line_no: u64, text: &str) -> Option<Value> {
-    match serde_json::from_str(text) {
-        Ok(v) => Some(v),
-        Err(err) => {
-            b.warn_lost(line_no, format!("invalid JSON: {err}"));
-            None
+/// A parser of a format whose lines are JSON events.
+pub(crate) trait EventParser {
+    /// Consumes one event, from 1-based line `line_no`.
+    fn event(&mut self, line_no: u64, event: &Value);
+    /// The builder the parser records calls and warnings in.
+    fn builder(&mut self) -> &mut Builder;
+    /// The tool calls recorded so far.
+    fn calls(&self) -> &[ToolCall];
+    /// Finishes the transcript.
+    fn finish(self) -> Transcript;
+}
+
+/// An [`EventParser`] as a [`LineParser`]: each line is parsed once here; a line that is not
+/// JSON is a lost line (it may have held a tool call).
+pub(crate) struct Events<P>(pub(crate) P);
+
+impl<P: EventParser> LineParser for Events<P> {
+    fn line(&mut self, line_no: u64, text: &str) {
+        match serde_json::from_str::<Value>(text) {
+            Ok(event) => self.0.event(line_no, &event),
+            Err(err) => self
+                .0
+                .builder()
+                .warn_lost(line_no, format!("invalid JSON: {err}")),
         }
+    }
+
+    fn calls(&self) -> &[ToolCall] {
+        self.0.calls()
+    }
+
+    fn finish(self: Box<Self>) -> Transcript {
+        let Events(parser) = *self;
+        parser.finish()
     }
 }
 

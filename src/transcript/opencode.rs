@@ -20,8 +20,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{f64_of, i32_of, millis_to_rfc3339, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, f64_of, i32_of, millis_to_rfc3339, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// What opencode says when `run` auto-rejects a permission.
@@ -171,7 +171,7 @@ impl OpencodeParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let session = str_of(event, "sessionID");
         match str_of(event, "type").unwrap_or("") {
             "error" => {
@@ -231,18 +231,20 @@ impl OpencodeParser {
     }
 }
 
-impl LineParser for OpencodeParser {
+impl EventParser for OpencodeParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         self.into_transcript()
     }
 }
@@ -292,4 +294,65 @@ pub(crate) fn parse_export(doc: &Value) -> Transcript {
         }
     }
     p.into_transcript()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Transcript {
+        let mut p = OpencodeParser::new(Format::OpencodeJson);
+        for line in lines {
+            let event: Value = serde_json::from_str(line).unwrap();
+            p.event(0, &event);
+        }
+        p.into_transcript()
+    }
+
+    const STOP: &str = r#"{"type":"step_finish","sessionID":"s","part":{"type":"step-finish","reason":"stop","tokens":{"input":1,"output":2,"reasoning":3,"cache":{"read":4,"write":5}},"cost":0.5}}"#;
+
+    #[test]
+    fn a_tool_error_the_model_answered_is_no_failed_run() {
+        let t = parse(&[
+            r#"{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{"filePath":"/nope"},"error":"File not found: /nope"}}}"#,
+            r#"{"type":"text","sessionID":"s","part":{"type":"text","text":"It does not exist."}}"#,
+            STOP,
+        ]);
+        assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+        let call = &t.tool_calls[0];
+        assert!(call.is_error);
+        assert_eq!(
+            (call.name.as_str(), call.canonical.as_str()),
+            ("read", "Read")
+        );
+        assert_eq!(call.params()["file_path"], "/nope");
+        assert_eq!(call.input["filePath"], "/nope", "the raw input stays");
+        assert_eq!(t.final_text.as_deref(), Some("It does not exist."));
+        assert_eq!(
+            (
+                t.usage.input_tokens,
+                t.usage.output_tokens,
+                t.usage.cache_read_input_tokens
+            ),
+            (1, 5, 4),
+            "reasoning tokens are output"
+        );
+        assert_eq!(t.usage.cost_usd, Some(0.5));
+    }
+
+    #[test]
+    fn subagent_calls_and_a_run_cut_after_tool_calls() {
+        let t = parse(&[
+            r#"{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"task","callID":"t1","state":{"status":"completed","input":{"prompt":"go"},"output":"ok"}}}"#,
+            r#"{"type":"tool_use","sessionID":"child","part":{"type":"tool","tool":"bash","callID":"b1","state":{"status":"completed","input":{"command":"ls"},"output":"","metadata":{"exit":0}}}}"#,
+            r#"{"type":"step_finish","sessionID":"s","part":{"type":"step-finish","reason":"tool-calls"}}"#,
+        ]);
+        assert!(t.tool_calls[0].is_main());
+        assert_eq!(t.tool_calls[1].agent, "child");
+        assert!(
+            matches!(t.outcome, Outcome::Incomplete { .. }),
+            "{:?}",
+            t.outcome
+        );
+    }
 }

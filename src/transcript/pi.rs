@@ -23,8 +23,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::json::{content_text, f64_of, leading_http_status, parse_line, str_of, u64_of};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
+use super::json::{EventParser, content_text, f64_of, leading_http_status, str_of, u64_of};
+use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
 
 /// pi events or session log (the parser switches to `pi-session` at its first `message`
@@ -126,7 +126,7 @@ impl PiParser {
         );
     }
 
-    fn event(&mut self, event: &Value) {
+    fn handle(&mut self, event: &Value) {
         let ts = str_of(event, "timestamp").map(str::to_owned);
         match str_of(event, "type").unwrap_or("") {
             "session" => {
@@ -174,18 +174,20 @@ impl PiParser {
     }
 }
 
-impl LineParser for PiParser {
+impl EventParser for PiParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        if let Some(event) = parse_line(&mut self.b, line_no, text) {
-            self.event(&event);
-        }
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn event(&mut self, _line_no: u64, event: &Value) {
+        self.handle(event);
+    }
+
+    fn finish(self) -> Transcript {
         let events = self.format == Format::PiJson;
         let outcome = match self.stop_reason.as_deref() {
             Some("error") => {
@@ -233,5 +235,60 @@ impl LineParser for PiParser {
             lost: log.lost,
             records_only: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Transcript {
+        let mut p = PiParser::new(Format::PiJson);
+        for line in lines {
+            let event: Value = serde_json::from_str(line).unwrap();
+            p.event(0, &event);
+        }
+        p.finish()
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"p1","cwd":"/w"}"#;
+
+    #[test]
+    fn an_aborted_run_is_interrupted_and_a_killed_one_incomplete() {
+        let aborted = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"aborted"}}"#,
+            r#"{"type":"agent_end"}"#,
+        ]);
+        assert_eq!(aborted.outcome, Outcome::Interrupted);
+        let killed = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"stopReason":"stop"}}"#,
+        ]);
+        assert!(
+            matches!(killed.outcome, Outcome::Incomplete { .. }),
+            "{:?}",
+            killed.outcome
+        );
+        assert_eq!(killed.final_text.as_deref(), Some("hi"));
+    }
+
+    #[test]
+    fn a_retry_that_succeeds_is_a_completed_run() {
+        let t = parse(&[
+            HEADER,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"500 boom"}}"#,
+            r#"{"type":"agent_end"}"#,
+            r#"{"type":"auto_retry_start","attempt":1}"#,
+            r#"{"type":"agent_start"}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"stopReason":"stop"}}"#,
+            r#"{"type":"agent_end"}"#,
+            r#"{"type":"auto_retry_end","success":true}"#,
+        ]);
+        assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+        assert_eq!(t.final_text.as_deref(), Some("Done."));
     }
 }

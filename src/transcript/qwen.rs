@@ -11,11 +11,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, ToolResult};
-use super::{Format, LineParser, Outcome, Transcript, Usage};
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
+use super::json::{EventParser, str_of};
+use super::{Format, Outcome, Transcript, Usage};
 
 pub(crate) struct QwenSessionParser {
     b: Builder,
@@ -45,26 +42,23 @@ impl QwenSessionParser {
     }
 }
 
-impl LineParser for QwenSessionParser {
+impl EventParser for QwenSessionParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
     }
 
-    fn line(&mut self, line_no: u64, text: &str) {
-        let line: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(err) => {
-                self.b.warn_lost(line_no, format!("invalid JSON: {err}"));
-                return;
-            }
-        };
-        if let Some(sid) = str_of(&line, "sessionId") {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn event(&mut self, _line_no: u64, line: &Value) {
+        if let Some(sid) = str_of(line, "sessionId") {
             self.session_id = Some(sid.to_owned());
         }
-        if let Some(v) = str_of(&line, "version") {
+        if let Some(v) = str_of(line, "version") {
             self.agent_version = Some(format!("qwen-code {v}"));
         }
-        let ts = str_of(&line, "timestamp").map(str::to_owned);
+        let ts = str_of(line, "timestamp").map(str::to_owned);
         if let Some(t) = &ts {
             if self.first_ts.is_none() {
                 self.first_ts = Some(t.clone());
@@ -75,9 +69,9 @@ impl LineParser for QwenSessionParser {
             .get("message")
             .and_then(|m| m.get("parts"))
             .and_then(Value::as_array);
-        match str_of(&line, "type").unwrap_or("") {
+        match str_of(line, "type").unwrap_or("") {
             "assistant" => {
-                if let Some(m) = str_of(&line, "model") {
+                if let Some(m) = str_of(line, "model") {
                     self.model = Some(m.to_owned());
                 }
                 if let Some(u) = line.get("usageMetadata") {
@@ -148,7 +142,7 @@ impl LineParser for QwenSessionParser {
         }
     }
 
-    fn finish(self: Box<Self>) -> Transcript {
+    fn finish(self) -> Transcript {
         let outcome = if self.final_text.is_some() && !self.last_was_call {
             Outcome::Completed
         } else {

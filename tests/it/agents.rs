@@ -116,7 +116,7 @@ fn run_on(
             model.base_url(),
             agent.base_path
         ))
-        .args(["--model", "fake-model", "--no-grade", "--json"])
+        .args(["--model", "fake-model", "--json"])
         .arg(suite.results_path())
         .args(extra)
         .limit(Duration::from_secs(240))
@@ -157,7 +157,7 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
                 "name: shell\nprompt: \"{marker}: make the file\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*made.txt*\"\n  - tool: Bash\n    call_count: 2\n  - exit_code: 3\n  - file_contains: {{path: made.txt, text: agent-ok}}\n  - ran: \"exit 3\"\n"
             ),
         );
-        let (code, results, stderr) = run_on(&suite, &model, &agent, &[]);
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         assert_eq!(
             test["status"], "passed",
@@ -201,7 +201,7 @@ fn a_failing_model_is_an_error() {
                         ),
                     );
                     let started = Instant::now();
-                    let (code, results, stderr) = run_on(&suite, &model, &agent, &[]);
+                    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
                     (agent.name, code, results, stderr, started.elapsed())
                 })
             })
@@ -242,7 +242,7 @@ fn a_timeout_leaves_no_process_behind() {
                 "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
             ),
         );
-        let (_, results, stderr) = run_on(&suite, &model, &agent, &[]);
+        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         assert_eq!(
             test["status"], "error",
@@ -317,4 +317,130 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
     // The stand-in (its command line holds the prompt) and its child are both gone.
     assert!(crate::support::procs::running("STAND-IN-HANG").is_empty());
     assert!(crate::support::procs::running("sleep 317").is_empty());
+}
+
+/// `stdout` reviews grade through the test's own agent's one-shot command: each agent
+/// sends the grading prompt to its model (the scripted judge) and returns its reply.
+#[test]
+fn every_agent_grades_through_its_own_one_shot_command() {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    let up = agent.name.to_uppercase();
+                    let model = ScriptedModel::start();
+                    // The judge's script first: the grading prompt also quotes the task.
+                    model.script(
+                        &format!("JUDGE-{up}"),
+                        vec![Turn::Text(
+                            "{\"score\": 9, \"reasoning\": \"states 43\"}".into(),
+                        )],
+                    );
+                    model.script(
+                        &format!("TASK-{up}"),
+                        vec![Turn::Text("The counter is 43.".into())],
+                    );
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/ws/graded.aptitude.yaml",
+                        &format!(
+                            "name: graded\nprompt: \"TASK-{up}: what is the counter?\"\nassertions:\n  - stdout:\n      review: \"JUDGE-{up}: states that the counter is 43\"\n"
+                        ),
+                    );
+                    let (code, results, stderr) =
+                        run_on(&suite, &model, &agent, &["--no-cache"]);
+                    (agent.name, code, results, stderr)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, code, results, stderr) = run.join().unwrap();
+            let test = &results["tests"][0];
+            let review = &test["assertions"][0];
+            assert_eq!(
+                review["status"], "pass",
+                "{name}: exit {code}\n{stderr}\n{test:#}"
+            );
+            assert_eq!(review["score"], 9, "{name}");
+        }
+    });
+}
+
+/// Aider (PyPI, pinned in `tests/agents-requirements.txt`, installed by `scripts/test`):
+/// its applied edit is recorded as a `Write`, the file is in the workspace copy, and an
+/// assertion about shell commands it can not record is `error`, never a pass or a fail.
+/// A model that fails makes the run `error` although Aider exits 0.
+#[test]
+fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
+    let aider = root().join(".venv-agents/bin/aider");
+    assert!(
+        aider.exists(),
+        "{} is missing: run `scripts/test`",
+        aider.display()
+    );
+    let model = ScriptedModel::start();
+    model.script(
+        "AIDER-EDIT",
+        vec![Turn::Text(
+            "I will create the file.\n\nout.txt\n```\n<<<<<<< SEARCH\n=======\nhello\n>>>>>>> REPLACE\n```\n".into(),
+        )],
+    );
+    model.script("AIDER-FAIL", vec![Turn::Http(500, "scripted outage")]);
+    let suite = Suite::new();
+    suite
+        .file(
+            "tests/ws/edit.aptitude.yaml",
+            "name: edit\nprompt: \"AIDER-EDIT: create out.txt containing hello\"\nassertions:\n  - tool: Write\n    params: {file_path: \"*out.txt\"}\n  - file_contains: {path: out.txt, text: hello}\n",
+        )
+        .file(
+            "tests/ws/shell.aptitude.yaml",
+            "name: shell\nprompt: \"AIDER-EDIT: create out.txt\"\nassertions:\n  - tool: Bash\n    called: false\n",
+        )
+        .file(
+            "tests/ws/fail.aptitude.yaml",
+            "name: fail\nprompt: \"AIDER-FAIL: do it\"\nassertions:\n  - file_absent: nothing.txt\n",
+        );
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .current_dir(suite.path())
+        .args([
+            "run",
+            "tests",
+            "--no-grade",
+            "--agent",
+            "aider",
+            "--model",
+            "fake-model",
+        ])
+        .arg("--agent-bin")
+        .arg(format!("aider={}", aider.display()))
+        .arg("--agent-base-url")
+        .arg(format!("aider={}/v1", model.base_url()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .limit(Duration::from_secs(300))
+        .output();
+    let stderr = &out.stderr;
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
+    )
+    .unwrap();
+    let edit = crate::run::test(&results, "edit");
+    assert_eq!(edit["status"], "passed", "{stderr}\n{edit:#}");
+    let shell = crate::run::test(&results, "shell");
+    assert_eq!(shell["status"], "error", "{shell:#}");
+    assert!(
+        shell["assertions"][0]["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("aider records no shell commands"),
+        "{shell:#}"
+    );
+    let fail = crate::run::test(&results, "fail");
+    assert_eq!(fail["status"], "error", "{fail:#}");
+    assert!(!suite.path().join("tests/ws/out.txt").exists());
 }

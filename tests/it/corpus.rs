@@ -124,6 +124,19 @@ fn files_that_are_not_transcripts_are_refused() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("usage file"), "{err}");
+    // An adapter reads its token totals apart.
+    let usage_file: Value = serde_json::from_slice(
+        &std::fs::read(data("corpus").join("live/copilot-1.0.102/usage_output_file_example.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let usage = transcript::copilot_usage_file(&usage_file).unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (200, 20));
+    assert_eq!(usage.turns, Some(2));
+    assert_eq!(
+        transcript::copilot_usage_file(&serde_json::json!({"x": 1})),
+        None
+    );
 }
 
 /// Every JSON value in the file: one per line, or the whole document.
@@ -775,6 +788,10 @@ fn aider_edits_become_write_and_edit_calls() {
     assert!(only.records("Write") && !only.records("Bash"));
     assert!(only.reason.contains("aider records no shell commands"));
     assert!(t.outcome.is_completed());
+    assert!(
+        aptitude::report::terminal::render_transcript(&t).contains("records only Edit, Write"),
+        "`aptitude transcript` says what it can not show"
+    );
 }
 
 /// The same assertion on the same command gives the same verdict whichever agent ran it.

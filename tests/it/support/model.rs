@@ -107,6 +107,15 @@ impl Shared {
         turn
     }
 
+    /// Whether `text` holds a scripted marker.
+    pub(super) fn is_scripted(&self, text: &str) -> bool {
+        self.scripts
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(marker, _)| text.contains(marker.as_str()))
+    }
+
     /// Records a request and returns its scripted reply: the turn numbered `turn` of the
     /// script whose marker is in `first` (the conversation's first user text), or a text
     /// saying that nothing was scripted.

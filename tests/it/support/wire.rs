@@ -5,7 +5,7 @@
 //! | route | protocol | clients |
 //! |---|---|---|
 //! | `POST /v1/responses` | Responses, SSE `response.created`, `response.output_item.added` / `.done`, `response.output_text.delta`, `response.completed` | Codex CLI 0.169.0 |
-//! | `POST /v1/chat/completions` | Chat Completions, SSE `chat.completion.chunk` deltas, a usage chunk, `data: [DONE]` | Qwen Code 0.24.4, Copilot CLI 1.0.102, opencode 1.18.33, pi 0.73.1 (Aider 0.86.2 too, untested here) |
+//! | `POST /v1/chat/completions` | Chat Completions, SSE `chat.completion.chunk` deltas, a usage chunk, `data: [DONE]` | Qwen Code 0.24.4, Copilot CLI 1.0.102, opencode 1.18.33, pi 0.73.1 Aider 0.86.2 |
 //! | `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` | Gemini, SSE `data:` chunks of `candidates` + `usageMetadata` | Gemini CLI 0.61.0 |
 //!
 //! Scripts are shared with the Anthropic protocol ([`super::model`]): a [`Turn`] names the
@@ -62,15 +62,25 @@ struct Parsed {
 
 /// Splits a conversation into (user text before the first reply, number of replies),
 /// where consecutive reply items count as one reply (a turn with several tool calls).
+///
+/// The conversation starts at the first user item holding a scripted marker, when one
+/// does: Aider sends few-shot example exchanges (user, assistant, …) before the real
+/// prompt, and those replies are not the script's.
 fn conversation<'a>(
     items: impl Iterator<Item = &'a Value>,
     is_reply: impl Fn(&Value) -> bool,
     is_user: impl Fn(&Value) -> bool,
+    is_scripted: impl Fn(&str) -> bool,
 ) -> (String, usize) {
+    let items: Vec<&Value> = items.collect();
+    let start = items
+        .iter()
+        .position(|i| is_user(i) && is_scripted(&i.to_string()))
+        .unwrap_or(0);
     let mut first = String::new();
     let mut replies = 0;
     let mut in_reply = false;
-    for item in items {
+    for item in &items[start..] {
         if is_reply(item) {
             if !in_reply {
                 replies += 1;
@@ -99,10 +109,18 @@ fn array<'a>(body: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
 
 /// What an OpenAI request (Responses or Chat Completions) says: its conversation is the
 /// array under `key`, whose reply items `is_reply` tells apart.
-fn openai_request(body: &Value, key: &str, is_reply: impl Fn(&Value) -> bool) -> Parsed {
-    let (first, turn) = conversation(array(body, key), is_reply, |item| {
-        role(item) == Some("user")
-    });
+fn openai_request(
+    shared: &Shared,
+    body: &Value,
+    key: &str,
+    is_reply: impl Fn(&Value) -> bool,
+) -> Parsed {
+    let (first, turn) = conversation(
+        array(body, key),
+        is_reply,
+        |item| role(item) == Some("user"),
+        |text| shared.is_scripted(text),
+    );
     Parsed {
         first,
         turn,
@@ -114,7 +132,7 @@ fn openai_request(body: &Value, key: &str, is_reply: impl Fn(&Value) -> bool) ->
 
 async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let parsed = openai_request(&body, "input", |item| {
+    let parsed = openai_request(&shared, &body, "input", |item| {
         matches!(
             item.get("type").and_then(Value::as_str),
             Some("function_call" | "reasoning")
@@ -125,7 +143,7 @@ async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> 
 
 async fn chat_completions(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let parsed = openai_request(&body, "messages", |m| role(m) == Some("assistant"));
+    let parsed = openai_request(&shared, &body, "messages", |m| role(m) == Some("assistant"));
     handle(&shared, uri, body, parsed, Protocol::Chat).await
 }
 
@@ -135,6 +153,7 @@ async fn gemini(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
         array(&body, "contents"),
         |c| role(c) == Some("model"),
         |c| role(c) == Some("user"),
+        |text| shared.is_scripted(text),
     );
     // `models/{model}:{method}`: only the streaming method streams.
     let path = uri.path().rsplit('/').next().unwrap_or("");
