@@ -1,15 +1,18 @@
-//! Harness overhead of `aptitude run` (`cargo bench --bench run_overhead`).
+//! Harness overhead of `aptitude run`, per agent (`cargo bench --bench run_overhead
+//! [-- AGENT...]`; default: every agent installed in `node_modules/.bin`).
 //!
-//! N = 16 tests, each a two-turn conversation (a Bash call, then an answer) with the
-//! scripted model answering after a fixed latency per turn, run with `--jobs 4`. Measured
-//! in one run, alternating:
-//! - `aptitude run tests --jobs 4`;
-//! - the same 16 `claude -p … --output-format stream-json` commands launched directly with
-//!   `xargs -P 4`, each in its own copy of the workspace and its own config dir — what any
-//!   harness must do at least.
+//! N = 16 tests, each a two-turn conversation (the agent's own shell tool call, then an
+//! answer) with the scripted model answering after a fixed latency per turn, run with
+//! `--jobs 4`. Measured per agent in one process, alternating:
+//! - `aptitude run tests --agent A --jobs 4`;
+//! - the same 16 agent commands launched directly, 4 at a time, each in its own copy of
+//!   the workspace and its own private home: the command line, environment and config
+//!   files come from the agent's own registry entry ([`aptitude::agent::registry::cli`]),
+//!   so the baseline runs exactly what aptitude runs — what any harness must do at least.
 //!
-//! Reported: the ratio of wall times (target ≤ 1.10) and the overhead per test in ms.
-//! Requires the pinned `claude` (`npm ci`). Figures are printed, not asserted.
+//! Reported per agent: the ratio of wall times (target ≤ 1.10) and the overhead per test in
+//! ms. Figures are printed, not asserted. Aider (no tool calls) and Cursor (not installable)
+//! are not measured.
 
 use std::io::Write;
 use std::path::Path;
@@ -39,33 +42,87 @@ const JOBS: usize = 4;
 const LATENCY: Duration = Duration::from_millis(400);
 const ROUNDS: usize = 3;
 
+/// An agent measured: its name, its shell tool and that tool's command key, extra tool
+/// arguments, and the path its protocol puts after the server's base URL.
+struct Bench {
+    name: &'static str,
+    shell: &'static str,
+    key: &'static str,
+    extra: serde_json::Value,
+    base_path: &'static str,
+}
+
+fn benches() -> Vec<Bench> {
+    let b = |name, shell, key, extra, base_path| Bench {
+        name,
+        shell,
+        key,
+        extra,
+        base_path,
+    };
+    let none = serde_json::json!({});
+    let described = serde_json::json!({"description": "write it"});
+    vec![
+        b("claude", "Bash", "command", described.clone(), ""),
+        b("codex", "exec_command", "cmd", none.clone(), "/v1"),
+        b("gemini", "run_shell_command", "command", none.clone(), ""),
+        b("qwen", "run_shell_command", "command", none.clone(), "/v1"),
+        b("copilot", "bash", "command", described.clone(), "/v1"),
+        b("opencode", "bash", "command", described, "/v1"),
+        b("pi", "bash", "command", none, "/v1"),
+    ]
+}
+
 fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let claude = root.join("node_modules/.bin/claude");
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let mut out = std::io::stdout().lock();
-    if !claude.exists() {
-        writeln!(
-            out,
-            "skipped: {} is missing (run `npm ci`)",
-            claude.display()
-        )?;
-        return Ok(());
+    writeln!(
+        out,
+        "{TESTS} tests, --jobs {JOBS}, scripted model latency {} ms per turn, median of {ROUNDS}",
+        LATENCY.as_millis()
+    )?;
+    for bench in benches() {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == bench.name) {
+            continue;
+        }
+        let bin = root.join("node_modules/.bin").join(bench.name);
+        if !bin.exists() {
+            writeln!(
+                out,
+                "{}: skipped, {} is missing (run `scripts/test`)",
+                bench.name,
+                bin.display()
+            )?;
+            continue;
+        }
+        measure(&mut out, &bench, &bin)?;
     }
+    Ok(())
+}
+
+fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<()> {
+    use aptitude::agent::registry::{self, AgentOptions};
+    use aptitude::agent::{AgentKind, Task};
+
+    let kind: AgentKind = bench.name.parse().map_err(std::io::Error::other)?;
     let model = ScriptedModel::start();
+    let base_url = format!("{}{}", model.base_url(), bench.base_path);
     let dir = tempfile::tempdir()?;
     let tests = dir.path().join("tests");
     for i in 0..TESTS {
-        let marker = format!("bench-marker-{i:02}");
+        let marker = format!("bench-marker-{}-{i:02}", bench.name);
+        let mut args = serde_json::json!({ bench.key: format!("echo {i} > out.txt") });
+        if let (Some(a), Some(e)) = (args.as_object_mut(), bench.extra.as_object()) {
+            a.extend(e.clone());
+        }
         model.script(
             &marker,
             vec![
-                Turn::Delay(
-                    LATENCY,
-                    Box::new(Turn::Tool(
-                        "Bash",
-                        serde_json::json!({"command": format!("echo {i} > out.txt")}),
-                    )),
-                ),
+                Turn::Delay(LATENCY, Box::new(Turn::Tool(bench.shell, args))),
                 Turn::Delay(LATENCY, Box::new(Turn::Text(format!("wrote {i}")))),
             ],
         );
@@ -79,27 +136,73 @@ fn main() -> std::io::Result<()> {
     }
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
-    let env: Vec<(&str, String)> = model
-        .claude_env()
-        .into_iter()
-        .chain([
-            ("HOME", home.display().to_string()),
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("IS_SANDBOX", "1".to_owned()),
-            ("DISABLE_AUTOUPDATER", "1".to_owned()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-        ])
-        .collect();
+    let env: Vec<(String, String)> = [
+        ("HOME", home.display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("ANTHROPIC_API_KEY", "sk-ant-bench".to_owned()),
+        ("OPENAI_API_KEY", "sk-bench".to_owned()),
+        ("GEMINI_API_KEY", "sk-bench".to_owned()),
+        ("COPILOT_PROVIDER_API_KEY", "sk-bench".to_owned()),
+        (
+            "XDG_CACHE_HOME",
+            std::env::temp_dir()
+                .join("aptitude-tests-copilot-cache")
+                .display()
+                .to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
 
-    // The direct baseline: per test, copy the workspace, make a config dir, run claude.
-    let script = format!(
-        "set -e; ws=$(mktemp -d); cp -r {tests}/t$1/. \"$ws\"; cfg=$(mktemp -d); cd \"$ws\"; \
-         CLAUDE_CONFIG_DIR=\"$cfg\" {claude} -p \"bench-marker-$1\" --output-format stream-json --verbose \
-         --dangerously-skip-permissions </dev/null >/dev/null; rm -rf \"$ws\" \"$cfg\"",
-        tests = tests.display(),
-        claude = claude.display()
-    );
-    let ids: String = (0..TESTS).map(|i| format!("{i:02}\n")).collect();
+    let cli = registry::cli(kind, &AgentOptions::default());
+    // One direct run: copy the workspace, make a private home, run the agent's own
+    // invocation (the defaults, then the isolation variables, as aptitude sets them).
+    let direct_one = |i: usize| -> std::io::Result<()> {
+        let ws = tempfile::tempdir()?;
+        let copied = Command::new("cp")
+            .arg("-r")
+            .arg(tests.join(format!("t{i:02}/.")))
+            .arg(ws.path())
+            .status()?;
+        if !copied.success() {
+            return Err(std::io::Error::other("cp failed"));
+        }
+        let run_home = tempfile::tempdir()?;
+        let prompt = format!("bench-marker-{}-{i:02}", bench.name);
+        let task = Task {
+            prompt: &prompt,
+            workspace: ws.path(),
+            model: Some("fake-model"),
+            max_turns: None,
+            base_url: Some(&base_url),
+        };
+        let inv = cli
+            .task(&task, run_home.path())
+            .map_err(std::io::Error::other)?;
+        let status = Command::new(bin)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(
+                inv.defaults
+                    .iter()
+                    .chain(&inv.isolation)
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
+            .args(&inv.args)
+            .current_dir(ws.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err(std::io::Error::other(format!(
+                "{} exited {status}",
+                bench.name
+            )));
+        }
+        Ok(())
+    };
 
     let mut harness = Vec::new();
     let mut direct = Vec::new();
@@ -107,40 +210,59 @@ fn main() -> std::io::Result<()> {
         let t = Instant::now();
         let status = Command::new(env!("CARGO_BIN_EXE_aptitude"))
             .env_clear()
-            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(dir.path())
-            .args(["run", "tests", "--jobs", &JOBS.to_string(), "--claude-bin"])
-            .arg(&claude)
+            .args([
+                "run",
+                "tests",
+                "--no-grade",
+                "--jobs",
+                &JOBS.to_string(),
+                "--agent",
+                bench.name,
+            ])
+            .arg("--agent-bin")
+            .arg(format!("{}={}", bench.name, bin.display()))
+            .arg("--agent-base-url")
+            .arg(format!("{}={base_url}", bench.name))
+            .args(["--model", "fake-model"])
             .stdout(std::process::Stdio::null())
             .status()?;
         harness.push(t.elapsed().as_secs_f64());
         if !status.success() {
-            writeln!(out, "aptitude run failed: {status}")?;
+            writeln!(out, "{}: aptitude run failed: {status}", bench.name)?;
         }
 
         let t = Instant::now();
-        let mut xargs = Command::new("xargs")
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-            .args([
-                "-P",
-                &JOBS.to_string(),
-                "-I{}",
-                "sh",
-                "-c",
-                &script,
-                "sh",
-                "{}",
-            ])
-            .stdin(std::process::Stdio::piped())
-            .spawn()?;
-        if let Some(mut stdin) = xargs.stdin.take() {
-            stdin.write_all(ids.as_bytes())?;
-        }
-        let status = xargs.wait()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failures = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..JOBS {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        if i >= TESTS {
+                            break;
+                        }
+                        if let Err(e) = direct_one(i)
+                            && let Ok(mut f) = failures.lock()
+                        {
+                            f.push(e.to_string());
+                        }
+                    }
+                });
+            }
+        });
         direct.push(t.elapsed().as_secs_f64());
-        if !status.success() {
-            writeln!(out, "direct claude runs failed: {status}")?;
+        if let Ok(f) = failures.lock()
+            && !f.is_empty()
+        {
+            writeln!(
+                out,
+                "{}: direct runs failed: {:?}",
+                bench.name,
+                &f[..f.len().min(3)]
+            )?;
         }
     }
     let median = |v: &mut Vec<f64>| {
@@ -150,23 +272,10 @@ fn main() -> std::io::Result<()> {
     let (h, d) = (median(&mut harness), median(&mut direct));
     writeln!(
         out,
-        "{TESTS} tests, --jobs {JOBS}, scripted model latency {} ms per turn, median of {ROUNDS}",
-        LATENCY.as_millis()
-    )?;
-    writeln!(
-        out,
-        "aptitude run:           {h:.2} s  (runs: {harness:.2?})"
-    )?;
-    writeln!(
-        out,
-        "claude -p via xargs -P: {d:.2} s  (runs: {direct:.2?})"
-    )?;
-    writeln!(out, "ratio: {:.3} (target ≤ 1.10)", h / d)?;
-    writeln!(
-        out,
-        "overhead per test: {:.0} ms of wall time ({:.0} ms per test slot)",
+        "{:9} aptitude run {h:6.2} s, direct {d:6.2} s, ratio {:.3} (target ≤ 1.10), overhead {:.0} ms per test  (runs: {harness:.2?} vs {direct:.2?})",
+        bench.name,
+        h / d,
         (h - d) * 1000.0 / TESTS as f64,
-        (h - d) * 1000.0 * JOBS as f64 / TESTS as f64
     )?;
     Ok(())
 }
