@@ -36,10 +36,32 @@ pub const RESULTS_VERSION: u32 = 2;
 /// version's).
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 
+/// Why results JSON could not be read ([`Results::from_json`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The text is not results JSON.
+    #[error("not results JSON: {0}")]
+    Parse(#[source] serde_json::Error),
+    /// Results JSON of another schema version.
+    #[error(
+        "results version {found}; this aptitude reads versions {OLDEST_READABLE_VERSION} to {RESULTS_VERSION} (re-run the tests or use the aptitude that wrote it)"
+    )]
+    Version {
+        /// Its `version`.
+        found: u64,
+    },
+}
+
 /// A whole run: every test, in file order, and the totals.
+///
+/// Reading checks the schema version: [`Results::from_json`] refuses another version
+/// before looking at any other field, and deserializing a `Results` any other way refuses
+/// it too (its `version` field accepts only [`OLDEST_READABLE_VERSION`] to
+/// [`RESULTS_VERSION`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Results {
     /// Schema version ([`RESULTS_VERSION`]).
+    #[serde(deserialize_with = "current_version")]
     pub version: u32,
     /// The aptitude version that wrote the file.
     pub aptitude_version: String,
@@ -54,7 +76,40 @@ pub struct Results {
     pub summary: Summary,
 }
 
+/// Whether this aptitude reads results of `version`.
+fn readable(version: u64) -> bool {
+    (u64::from(OLDEST_READABLE_VERSION)..=u64::from(RESULTS_VERSION)).contains(&version)
+}
+
+/// A readable version, read as [`RESULTS_VERSION`] (older versions hold a subset of its
+/// fields), or an error naming the version found.
+fn current_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let found = u64::deserialize(d)?;
+    if readable(found) {
+        Ok(RESULTS_VERSION)
+    } else {
+        Err(serde::de::Error::custom(ReadError::Version { found }))
+    }
+}
+
 impl Results {
+    /// Reads results JSON, checking its schema version first: a file of another version
+    /// gets [`ReadError::Version`], not a parse error about some field it changed.
+    ///
+    /// # Errors
+    /// When the text is not results JSON or has another version.
+    pub fn from_json(text: &str) -> Result<Self, ReadError> {
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u64,
+        }
+        let Versioned { version } = serde_json::from_str(text).map_err(ReadError::Parse)?;
+        if !readable(version) {
+            return Err(ReadError::Version { found: version });
+        }
+        serde_json::from_str(text).map_err(ReadError::Parse)
+    }
+
     /// Builds the results of a run, computing the summary.
     pub fn new(tests: Vec<TestResult>, duration_ms: u64) -> Self {
         let summary = Summary::of(&tests, duration_ms);
@@ -516,6 +571,27 @@ fn nonzero_after_passed<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reader_refuses_another_results_version() {
+        let mut json = serde_json::to_value(Results::new(Vec::new(), 0)).unwrap();
+        json["version"] = 3.into();
+        let e = serde_json::from_value::<Results>(json.clone())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("results version 3; this aptitude reads versions 1 to 2"),
+            "{e}"
+        );
+        let e = Results::from_json(r#"{"tests": "a v3 shape", "version": 3}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("results version 3;"), "{e}");
+        json["version"] = 1.into();
+        assert!(Results::from_json(&json.to_string()).is_ok());
+        json["version"] = 2.into();
+        assert!(Results::from_json(&json.to_string()).is_ok());
+    }
 
     fn a(status: AssertionStatus) -> AssertionResult {
         AssertionResult::new("tool", String::new(), status, 1, None)

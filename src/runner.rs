@@ -30,7 +30,50 @@ use crate::results::{ErrorKind, TestResult, TestStatus};
 use crate::spec::diagnostic::display_path;
 use crate::spec::{AssertionKind, TestSpec, VerifyAssertion};
 use crate::transcript::{Outcome, Transcript};
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// Why a test's own steps around the agent failed (`setup`, the post-run work); its message
+/// becomes the test's `error`.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// A `setup` command could not be started.
+    #[error("setup `{command}` could not start: {source}")]
+    SetupStart {
+        /// The command.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `setup` command failed: how it ended and the last lines it printed.
+    #[error("setup `{command}` {ending}{}", colon_lines(.output))]
+    SetupFailed {
+        /// The command.
+        command: String,
+        /// `exited with code 3`, `killed by signal 9`, `timed out after 30s`.
+        ending: String,
+        /// Its last 10 lines of stdout and stderr (may be empty).
+        output: String,
+    },
+    /// The file snapshot's task died.
+    #[error("the file snapshot failed: {0}")]
+    SnapshotTask(#[source] tokio::task::JoinError),
+    /// The workspace could not be read for the file snapshot.
+    #[error(transparent)]
+    Snapshot(#[from] WorkspaceError),
+    /// The assertions' task died.
+    #[error("the assertions failed: {0}")]
+    AssertionsTask(#[source] tokio::task::JoinError),
+}
+
+/// `:\n` and `output`, or nothing when it is empty.
+fn colon_lines(output: &str) -> String {
+    if output.is_empty() {
+        String::new()
+    } else {
+        format!(":\n{output}")
+    }
+}
 
 /// The default per-test timeout (a test's `timeout:` overrides it).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -572,7 +615,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             } else {
                 ErrorKind::Setup
             };
-            return (finish(result, Some((kind, why))), None);
+            return (finish(result, Some((kind, why.to_string()))), None);
         }
     }
 
@@ -633,7 +676,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         }
         done = tokio::time::timeout(budget, work) => match done {
             Ok(Ok(())) => None,
-            Ok(Err(why)) => Some(why),
+            Ok(Err(why)) => Some(why.to_string()),
             Err(_) if interrupted_before => Some(format!(
                 "the post-run work was cut {} after the interruption, during {}",
                 humantime::format_duration(budget),
@@ -728,7 +771,7 @@ async fn post_run(
     post: &mut PostRun,
     step: &std::sync::Mutex<String>,
     cancel: &CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     let set_step = |s: String| {
         if let Ok(mut current) = step.lock() {
             *current = s;
@@ -737,8 +780,7 @@ async fn post_run(
     let ws = Arc::clone(workspace);
     post.files = tokio::task::spawn_blocking(move || ws.changes())
         .await
-        .map_err(|e| format!("the file snapshot failed: {e}"))?
-        .map_err(|e| e.to_string())?;
+        .map_err(StepError::SnapshotTask)??;
     let mut verify_runs = BTreeMap::new();
     for (index, assertion) in spec.assertions.iter().enumerate() {
         if let AssertionKind::Verify(v) = &assertion.kind
@@ -774,7 +816,7 @@ async fn post_run(
         )
     })
     .await
-    .map_err(|e| format!("the assertions failed: {e}"))?;
+    .map_err(StepError::AssertionsTask)?;
     Ok(())
 }
 
@@ -909,17 +951,19 @@ async fn run_setup(
     env: &BTreeMap<String, String>,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     let (stdout, out) = run_shell(command, workspace, env, timeout, cancel).await;
-    let out = out.map_err(|e| format!("setup `{command}` could not start: {e}"))?;
+    let out = out.map_err(|source| StepError::SetupStart {
+        command: command.to_owned(),
+        source,
+    })?;
     if out.success() {
         return Ok(());
     }
-    let output = last_lines(&format!("{stdout}{}", out.stderr), 10);
-    Err(if output.is_empty() {
-        format!("setup `{command}` {}", out.describe(timeout))
-    } else {
-        format!("setup `{command}` {}:\n{output}", out.describe(timeout))
+    Err(StepError::SetupFailed {
+        command: command.to_owned(),
+        ending: out.describe(timeout),
+        output: last_lines(&format!("{stdout}{}", out.stderr), 10),
     })
 }
 

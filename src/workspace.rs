@@ -151,6 +151,12 @@ impl Workspace {
         let root = dir.path().join("workspace");
         copy_tree(source, source, &root, include_git)?;
         let before = snapshot(&root)?;
+        tracing::debug!(
+            source = %source.display(),
+            copy = %root.display(),
+            files = before.len(),
+            "workspace copied"
+        );
         Ok(Workspace {
             dir: Some(dir),
             root,

@@ -150,6 +150,14 @@ pub async fn run(
         .kill_on_drop(true);
     let mut child = cmd.spawn()?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    tracing::debug!(
+        program = %spec.program.display(),
+        cwd = %spec.cwd.display(),
+        pgid,
+        run_id = %run_id,
+        jailed = guard.jail.wraps(),
+        "process started"
+    );
     guard.pgid = pgid;
     if let Some(pid) = pgid {
         guard.jail.started(pid);
@@ -268,6 +276,14 @@ pub async fn run(
         .and_then(Result::ok)
         .unwrap_or_default();
     use std::os::unix::process::ExitStatusExt;
+    tracing::debug!(
+        pgid,
+        ending = ?ending,
+        code = status.and_then(|s| s.code()),
+        signal = status.and_then(|s| s.signal()),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "process ended"
+    );
     Ok(Output {
         ending,
         code: status.and_then(|s| s.code()),

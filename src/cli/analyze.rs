@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{self, err, error_line};
-use super::{AnalyzeArgs, EXIT_FAILED, EXIT_INVALID, EXIT_OK};
+use super::output;
+use super::{AnalyzeArgs, CliError, Outcome};
 use crate::events::Event;
 use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
@@ -15,7 +15,7 @@ use crate::results::Results;
 use crate::spec::{self, AssertionKind, diagnostic, discover};
 use crate::transcript;
 
-pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
+pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
     // `TEST TRANSCRIPT`: the second path is a file that is not a test file.
@@ -26,15 +26,10 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
     let test_files = if explicit {
         vec![args.paths[0].clone()]
     } else {
-        let Some(files) = output::discover_tests(&args.paths) else {
-            return EXIT_INVALID;
-        };
-        files
+        output::discover_tests(&args.paths)?
     };
     let report = spec::load_files(&test_files);
-    if output::report_load_errors(&bootstrap, &report, test_files.len()) {
-        return EXIT_INVALID;
-    }
+    output::check_load_errors(&bootstrap, &report, test_files.len())?;
     let redactor = output::redactor_for(&report.specs);
     let mut pairs = Vec::new();
     let mut missing = Vec::new();
@@ -56,25 +51,12 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         }
     }
     if !missing.is_empty() {
-        for (file, expected) in &missing {
-            err(&error_line(&format!(
-                "no recorded transcript for {file} (expected {} beside it)",
-                expected
-            )));
-        }
-        err("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");
-        return EXIT_INVALID;
+        return Err(CliError::MissingTranscripts { missing });
     }
     let mut parsed = Vec::new();
     for (spec, path) in pairs {
         let test_started = Instant::now();
-        let transcript = match transcript::parse_file(&path) {
-            Ok(t) => t,
-            Err(e) => {
-                err(&error_line(&e.to_string()));
-                return EXIT_INVALID;
-            }
-        };
+        let transcript = transcript::parse_file(&path)?;
         output::report_transcript_warnings(&redactor, &path, &transcript);
         parsed.push((spec, transcript, test_started));
     }
@@ -83,9 +65,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
             .iter()
             .any(|a| matches!(a.kind, AssertionKind::Review(_)))
     });
-    let Some(runtime) = output::runtime() else {
-        return EXIT_INVALID;
-    };
+    let runtime = output::runtime()?;
     // Graders: each review's agent, else its test's.
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let specs: Vec<_> = parsed.iter().map(|(spec, _, _)| spec.clone()).collect();
@@ -107,12 +87,10 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         });
         futures_util::future::join_all(graded).await
     });
-    let Some(results) = super::output::redacted_or_report(
+    let results = output::redacted(
         &redactor,
         &Results::new(tests, started.elapsed().as_millis() as u64),
-    ) else {
-        return EXIT_INVALID;
-    };
+    )?;
     // The results are shown through the same events and reporter as a live run's.
     runtime.block_on(async {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -137,12 +115,6 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> u8 {
         drop(tx);
         let _ = shown.await;
     });
-    let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
-    if !written {
-        EXIT_INVALID
-    } else if results.all_passed() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    output::write_reports(&results, args.json.as_deref(), &args.reports)?;
+    Ok(Outcome::of(results.all_passed()))
 }

@@ -12,8 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::output::{err, error_line, out};
-use super::{EXIT_INVALID, EXIT_OK, InitArgs};
+use super::output::out;
+use super::{CliError, InitArgs, Outcome};
 
 /// The agent instruction files a test is scaffolded for, in the order they are named.
 const INSTRUCTION_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
@@ -21,16 +21,14 @@ const INSTRUCTION_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
 /// Where the scaffolded tests live, relative to `DIR`.
 const TESTS_DIR: &str = "tests/agents";
 
-/// Writes the scaffold; returns the exit code (`2` when `DIR` is not a directory or a file
-/// can not be written).
-pub fn init(args: &InitArgs) -> u8 {
+/// Writes the scaffold.
+///
+/// # Errors
+/// When `DIR` is not a directory or a file can not be written.
+pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
     let root = &args.dir;
     if !root.is_dir() {
-        err(&error_line(&format!(
-            "{} is not a directory",
-            root.display()
-        )));
-        return EXIT_INVALID;
+        return Err(CliError::NotADirectory(root.clone()));
     }
     let found: Vec<&str> = INSTRUCTION_FILES
         .into_iter()
@@ -56,13 +54,10 @@ pub fn init(args: &InitArgs) -> u8 {
             out(&format!("kept     {} (it exists)\n", rel.display()));
             continue;
         }
-        if let Err(e) = write_new(&path, content) {
-            err(&error_line(&format!(
-                "can not write {}: {e}",
-                path.display()
-            )));
-            return EXIT_INVALID;
-        }
+        write_new(&path, content).map_err(|source| CliError::Write {
+            path: path.clone(),
+            source,
+        })?;
         out(&format!("created  {}\n", rel.display()));
     }
     if found.is_empty() {
@@ -79,7 +74,7 @@ pub fn init(args: &InitArgs) -> u8 {
     out(&format!(
         "\nNext: edit the prompt and assertions, then\n  aptitude validate {tests}\n  aptitude run {tests}\n"
     ));
-    EXIT_OK
+    Ok(Outcome::Passed)
 }
 
 /// Creates `path` (and its directories) with `content`, failing if it appeared meanwhile.

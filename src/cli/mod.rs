@@ -1,12 +1,15 @@
 //! The command line: clap structs, the commands, and the one place that maps outcomes and
-//! errors to exit codes.
+//! errors to exit codes ([`main`]).
 //!
-//! Exit codes: `0` every test passed; `1` a test failed or errored; `2` invalid input
-//! (a test file, a transcript, an argument); `130` interrupted (SIGINT, SIGTERM or SIGHUP).
+//! Exit codes (see [`error`]): `0` every test passed; `1` a test failed or errored; `2`
+//! invalid input (a test file, a transcript, an argument); `130` interrupted (SIGINT,
+//! SIGTERM or SIGHUP).
 
 mod analyze;
+pub mod error;
 mod init;
 mod inspect;
+mod log;
 mod output;
 mod publish;
 mod run;
@@ -15,18 +18,10 @@ mod settings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use error::{CliError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Outcome};
 pub use output::ReportArgs;
 
 use clap::{Args, Parser, Subcommand};
-
-/// Exit code: every test passed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a test failed or errored.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code: invalid input or usage.
-pub const EXIT_INVALID: u8 = 2;
-/// Exit code: the run was interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Unit tests for AI coding agents.
 #[derive(Debug, Parser)]
@@ -187,9 +182,10 @@ pub struct RunArgs {
     /// Run only these variants (`default` is each test as written), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub variant: Vec<String>,
-    /// Print each tool call as agents make it.
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
+    /// Print each tool call as agents make it; twice (-vv) adds the engine's diagnostics on
+    /// stderr (as RUST_LOG=aptitude=debug does).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// Publish the results on GitHub (inside GitHub Actions): PR comment, check run, job
     /// summary, step outputs.
     #[arg(long)]
@@ -317,12 +313,13 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    log::init(matches!(&cli.command, Command::Run(args) if args.verbose >= 2));
     match cli.color {
         ColorWhen::Auto => {}
         ColorWhen::Always => anstream::ColorChoice::Always.write_global(),
         ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
-    let code = match cli.command {
+    let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Validate(args) => inspect::validate(&args),
         Command::Analyze(args) => analyze::analyze(&args),
@@ -331,5 +328,14 @@ pub fn main() -> ExitCode {
         Command::Publish(args) => publish::publish_command(&args),
         Command::Init(args) => init::init(&args),
     };
-    ExitCode::from(code)
+    // The one place an error is printed and mapped to an exit code.
+    ExitCode::from(match result {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            // Errors quote paths, commands and agent output: redacted like all output.
+            let redactor = crate::redact::Redactor::from_process_env([]);
+            output::err(&redactor.redact(&e.render()));
+            e.exit_code()
+        }
+    })
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::error::CliError;
 use crate::events::Event;
 use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
@@ -85,9 +86,13 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("can not write {}: {e}", path.display()))
 }
 
-/// Writes the results JSON and every report asked for, printing each problem on stderr;
-/// returns whether everything was written.
-pub fn write_reports(results: &Results, json_path: Option<&Path>, reports: &ReportArgs) -> bool {
+/// Writes the results JSON and every report asked for; what could not be written is
+/// [`CliError::Reports`], after every other report was written.
+pub fn write_reports(
+    results: &Results,
+    json_path: Option<&Path>,
+    reports: &ReportArgs,
+) -> Result<(), CliError> {
     let options = RenderOptions {
         markdown_max_chars: reports.markdown_max_chars,
     };
@@ -104,32 +109,20 @@ pub fn write_reports(results: &Results, json_path: Option<&Path>, reports: &Repo
             }
         }
     }
-    for p in &problems {
-        err(&error_line(p));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Reports { problems })
     }
-    problems.is_empty()
 }
 
-/// Redacts a value for output; a value that can not round-trip is replaced by an error
-/// rather than shown unredacted.
+/// Redacts a value for output; a value that can not round-trip is an error rather than
+/// shown unredacted.
 pub fn redacted<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(
     redactor: &Redactor,
     value: &T,
-) -> Result<T, String> {
-    redactor
-        .redact_value(value)
-        .map_err(|e| format!("can not redact the output: {e}"))
-}
-
-/// [`redacted`], printing the error on stderr when redaction fails; `None` then, so the
-/// caller exits with [`super::EXIT_INVALID`] instead of showing an unredacted value.
-pub fn redacted_or_report<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(
-    redactor: &Redactor,
-    value: &T,
-) -> Option<T> {
-    redacted(redactor, value)
-        .map_err(|e| err(&error_line(&e)))
-        .ok()
+) -> Result<T, CliError> {
+    redactor.redact_value(value).map_err(CliError::Redact)
 }
 
 /// Shows run events as they arrive through `reporter`, until the channel closes. On a
@@ -190,27 +183,26 @@ pub async fn show_events(
     }
 }
 
-/// Prints every diagnostic (redacted: test files may hold secrets in `env:`) and the count
-/// line; returns whether there were any.
-pub fn report_load_errors(
+/// [`CliError::Load`] when test files have problems, with every diagnostic rendered and
+/// redacted (test files may hold secrets in `env:`).
+pub fn check_load_errors(
     redactor: &Redactor,
     report: &spec::LoadReport,
     total_files: usize,
-) -> bool {
+) -> Result<(), CliError> {
     if report.errors.is_empty() {
-        return false;
+        return Ok(());
     }
-    for file in &report.errors {
-        err(&redactor.redact(&diagnostic::render(file, true)));
-    }
-    let n = report.error_count();
-    err(&error_line(&format!(
-        "{n} problem{} in {} of {total_files} test file{}; nothing was run",
-        if n == 1 { "" } else { "s" },
-        report.errors.len(),
-        if total_files == 1 { "" } else { "s" },
-    )));
-    true
+    Err(CliError::Load {
+        diagnostics: report
+            .errors
+            .iter()
+            .map(|file| redactor.redact(&diagnostic::render(file, true)))
+            .collect(),
+        count: report.error_count(),
+        files: report.errors.len(),
+        total: total_files,
+    })
 }
 
 /// At most this many transcript warnings are printed; the rest are counted.
@@ -250,41 +242,31 @@ pub fn redactor_for(specs: &[spec::TestSpec]) -> Redactor {
     )
 }
 
-/// The test files under `paths`; `None` (after saying why) when there are none or a path
-/// is missing.
-pub fn discover_tests(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
-    match crate::spec::discover::discover(paths) {
-        Ok(files) if !files.is_empty() => Some(files),
-        Ok(_) => {
-            err(&error_line(&format!(
-                "no test files (*.aptitude.yaml, *.aptitude.yml) under {}",
-                paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-            None
-        }
-        Err(e) => {
-            err(&error_line(&e.to_string()));
-            None
-        }
+/// The test files under `paths`.
+///
+/// # Errors
+/// When there are none or a path is missing.
+pub fn discover_tests(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let files = crate::spec::discover::discover(paths)?;
+    if files.is_empty() {
+        return Err(CliError::NoTestFiles {
+            paths: paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
     }
+    Ok(files)
 }
 
-/// A tokio runtime; `None` (after saying why) when it can not start.
-pub fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread()
+/// A tokio runtime.
+///
+/// # Errors
+/// When it can not start.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            err(&error_line(&format!(
-                "can not start the async runtime: {e}"
-            )));
-            None
-        }
-    }
+        .map_err(CliError::Runtime)
 }

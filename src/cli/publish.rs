@@ -1,8 +1,8 @@
 //! `aptitude publish` and `run --github`: results on GitHub. Publishing never changes the
 //! exit code — it reflects the tests: a GitHub problem is a warning.
 
-use super::output::{err, error_line, out, warning_line};
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, GithubArgs, PublishArgs};
+use super::output::{err, out, warning_line};
+use super::{CliError, GithubArgs, Outcome, PublishArgs};
 use crate::github::{GithubEnv, PublishOptions};
 use crate::redact::Redactor;
 use crate::report::json;
@@ -57,22 +57,10 @@ pub(super) async fn publish(
     }
 }
 
-pub(super) fn publish_command(args: &PublishArgs) -> u8 {
-    let results = match json::read(&args.results) {
-        Ok(r) => r,
-        Err(e) => {
-            err(&error_line(&e.to_string()));
-            return EXIT_INVALID;
-        }
-    };
-    let Some(results) =
-        super::output::redacted_or_report(&Redactor::from_process_env([]), &results)
-    else {
-        return EXIT_INVALID;
-    };
-    let Some(runtime) = super::output::runtime() else {
-        return EXIT_INVALID;
-    };
+pub(super) fn publish_command(args: &PublishArgs) -> Result<Outcome, CliError> {
+    let results = json::read(&args.results)?;
+    let results = super::output::redacted(&Redactor::from_process_env([]), &results)?;
+    let runtime = super::output::runtime()?;
     runtime.block_on(publish(
         &results,
         &args.github,
@@ -80,9 +68,5 @@ pub(super) fn publish_command(args: &PublishArgs) -> u8 {
         args.report_path.clone(),
     ));
     // The exit code reflects the tests, never GitHub's answers.
-    if results.all_passed() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    Ok(Outcome::of(results.all_passed()))
 }

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{self, err, error_line, out};
-use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, RunArgs};
+use super::output::{self, out};
+use super::{CliError, Outcome, RunArgs};
 use crate::events::Event;
 use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
@@ -21,19 +21,16 @@ use crate::spec::{self, diagnostic};
 /// period (SIGTERM → SIGKILL) and then some.
 const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
-pub(super) fn run(args: &RunArgs) -> u8 {
+pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let bootstrap = Redactor::from_process_env([]);
-    let Some(files) = output::discover_tests(&args.paths) else {
-        return EXIT_INVALID;
-    };
+    let files = output::discover_tests(&args.paths)?;
     let report = spec::load_files(&files);
-    if output::report_load_errors(&bootstrap, &report, files.len()) {
-        return EXIT_INVALID;
-    }
+    output::check_load_errors(&bootstrap, &report, files.len())?;
     let specs: Vec<_> = report
         .specs
         .iter()
+        .flat_map(|s| s.per_variant(&args.variant))
         .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
         .collect();
     let redactor = output::redactor_for(&specs);
@@ -47,9 +44,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         .map(|kind| (*kind, setup.agent(*kind)))
         .collect();
 
-    let Some(runtime) = output::runtime() else {
-        return EXIT_INVALID;
-    };
+    let runtime = output::runtime()?;
     let code = runtime.block_on(async {
         let checks = agents.iter().map(|(kind, agent)| {
             let agent = Arc::clone(agent);
@@ -85,11 +80,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         if !problems.is_empty() {
             problems.sort();
             problems.dedup();
-            for p in &problems {
-                err(&error_line(p));
-            }
-            err(&error_line("nothing was run"));
-            return EXIT_INVALID;
+            return Err(CliError::NothingRun { problems });
         }
         let runner_agents: BTreeMap<_, _> = agents
             .iter()
@@ -127,7 +118,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         let finished = Arc::new(Mutex::new(vec![None; specs.len()]));
         let printer = tokio::spawn(output::show_events(
             rx,
-            LiveReporter::new(args.verbose, redactor.clone()),
+            LiveReporter::new(args.verbose > 0, redactor.clone()),
             Some(specs.len()),
             Some(Arc::clone(&finished)),
         ));
@@ -162,12 +153,15 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         };
         let mut results = Results::new(tests, started.elapsed().as_millis() as u64);
         results.summary.budget = runner.budget_summary();
-        let Some(results) = super::output::redacted_or_report(&redactor, &results) else {
-            drop(summary_tx);
-            if !cut {
-                let _ = printer.await;
+        let results = match output::redacted(&redactor, &results) {
+            Ok(results) => results,
+            Err(e) => {
+                drop(summary_tx);
+                if !cut {
+                    let _ = printer.await;
+                }
+                return Err(e);
             }
-            return EXIT_INVALID;
         };
         if cut {
             out(&terminal::render_summary(&results.summary));
@@ -194,17 +188,12 @@ pub(super) fn run(args: &RunArgs) -> u8 {
             crate::agent::process::kill_everything();
         }
         if interrupted.load(Ordering::SeqCst) {
-            err(&error_line(
-                "interrupted: running agents were stopped; results cover the tests that finished",
-            ));
-            EXIT_INTERRUPTED
-        } else if !written {
-            EXIT_INVALID
-        } else if results.all_passed() {
-            EXIT_OK
-        } else {
-            EXIT_FAILED
+            return Err(CliError::Interrupted {
+                also: written.err().map(Box::new),
+            });
         }
+        written?;
+        Ok(Outcome::of(results.all_passed()))
     });
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();

@@ -1,4 +1,19 @@
 //! The GitHub REST calls, through octocrab: the sticky comment and the check run.
+//!
+//! Why raw routes (`octo.get/post/patch` with `serde_json::Value` replies) rather than
+//! octocrab's typed handlers (`issues().list_comments()`, `checks().create_check_run()`):
+//! - only two fields of any reply are read (a comment's `id`, `user.login` and `body`; a
+//!   check run's `id`). The typed models make dozens of fields required, so a reply that
+//!   lacks one (GitHub Enterprise Server versions, API previews, a proxy) fails to
+//!   deserialize after the write succeeded: the comment or check run exists, yet is
+//!   reported as not posted;
+//! - the request bodies are the ones GitHub documents, built here field by field and
+//!   checked against GitHub's OpenAPI description by the tests (tests/it/github.rs asserts
+//!   the exact requests against wiremock); the typed builders add or drop fields across
+//!   octocrab versions;
+//! - octocrab still does the rest: the base URL, authentication, pagination
+//!   (`all_pages`), timeouts, redirects and error decoding; the request types of the check
+//!   run's output (`CheckRunOutput`, annotations) are octocrab's.
 
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
@@ -6,6 +21,7 @@ use octocrab::params::checks::{
 use octocrab::{Octocrab, Page};
 use serde_json::{Value, json};
 
+use super::error::GithubError;
 use super::{
     ANNOTATION_MESSAGE_LIMIT, ANNOTATION_TITLE_LIMIT, ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT,
     GithubEnv, MARGIN_BYTES, PublishOptions,
@@ -19,28 +35,18 @@ pub(super) struct Client {
     repo: String,
 }
 
-/// An API error in a line: status and GitHub's message.
-fn describe(e: &octocrab::Error) -> String {
-    match e {
-        octocrab::Error::GitHub { source, .. } => {
-            format!("HTTP {}: {}", source.status_code.as_u16(), source.message)
-        }
-        other => other.to_string(),
-    }
-}
-
 impl Client {
-    pub(super) fn new(env: &GithubEnv) -> Result<Self, String> {
-        let token = env
-            .token
-            .clone()
-            .ok_or("GITHUB_TOKEN is not set, so no PR comment or check run can be posted")?;
+    pub(super) fn new(env: &GithubEnv) -> Result<Self, GithubError> {
+        let token = env.token.clone().ok_or(GithubError::NoToken)?;
         let octo = Octocrab::builder()
             .base_uri(env.api_url.as_str())
-            .map_err(|e| format!("invalid GITHUB_API_URL {}: {e}", env.api_url))?
+            .map_err(|e| GithubError::ApiUrl {
+                url: env.api_url.clone(),
+                source: Box::new(e),
+            })?
             .personal_token(token)
             .build()
-            .map_err(|e| format!("can not set up the GitHub client: {e}"))?;
+            .map_err(|e| GithubError::Client(Box::new(e)))?;
         let (owner, repo) = env.owner_repo();
         Ok(Client {
             octo,
@@ -68,8 +74,9 @@ impl Client {
         number: u64,
         marker: &str,
         body: &str,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, GithubError> {
         let me = self.login().await;
+        tracing::debug!(number, login = %me, "looking for the sticky comment");
         let route = format!(
             "/repos/{}/{}/issues/{number}/comments",
             self.owner, self.repo
@@ -78,8 +85,8 @@ impl Client {
             .octo
             .get(&route, Some(&[("per_page", "100")]))
             .await
-            .map_err(|e| describe(&e))?;
-        let comments = self.octo.all_pages(first).await.map_err(|e| describe(&e))?;
+            .map_err(GithubError::api)?;
+        let comments = self.octo.all_pages(first).await.map_err(GithubError::api)?;
         let ours = comments.iter().find(|c| {
             c.get("user")
                 .and_then(|u| u.get("login"))
@@ -97,17 +104,17 @@ impl Client {
                     Some(&json!({"body": body})),
                 )
                 .await
-                .map_err(|e| describe(&e))?,
+                .map_err(GithubError::api)?,
             None => self
                 .octo
                 .post(&route, Some(&json!({"body": body})))
                 .await
-                .map_err(|e| describe(&e))?,
+                .map_err(GithubError::api)?,
         };
         reply
             .get("id")
             .and_then(Value::as_u64)
-            .ok_or_else(|| "GitHub returned no comment id".into())
+            .ok_or(GithubError::NoId("comment"))
     }
 
     /// Creates the check run with the first 50 annotations, then adds the rest 50 at a
@@ -117,10 +124,8 @@ impl Client {
         results: &Results,
         env: &GithubEnv,
         options: &PublishOptions,
-    ) -> Result<u64, String> {
-        let sha = env
-            .head_sha()
-            .ok_or("no commit SHA (GITHUB_SHA) to attach the check run to")?;
+    ) -> Result<u64, GithubError> {
+        let sha = env.head_sha().ok_or(GithubError::NoSha)?;
         let name = match &options.key {
             Some(k) => format!("aptitude ({k})"),
             None => "aptitude".to_owned(),
@@ -148,7 +153,7 @@ impl Client {
         };
         // Raw JSON replies: only the id is needed, whatever else the API returns.
         let route = format!("/repos/{}/{}/check-runs", self.owner, self.repo);
-        let conclusion = serde_json::to_value(conclusion).map_err(|e| e.to_string())?;
+        let conclusion = serde_json::to_value(conclusion).map_err(GithubError::Encode)?;
         let created: Value = self
             .octo
             .post(
@@ -162,11 +167,12 @@ impl Client {
                 })),
             )
             .await
-            .map_err(|e| describe(&e))?;
+            .map_err(GithubError::api)?;
         let id = created
             .get("id")
             .and_then(Value::as_u64)
-            .ok_or("GitHub returned no check run id")?;
+            .ok_or(GithubError::NoId("check run"))?;
+        tracing::debug!(id, annotations = annotations.len(), "check run created");
         for batch in batches {
             let _: Value = self
                 .octo
@@ -175,7 +181,7 @@ impl Client {
                     Some(&json!({"output": output(Some(batch))})),
                 )
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(GithubError::api)?;
         }
         Ok(id)
     }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::error::GithubError;
+
 /// What a workflow step knows about where it runs.
 #[derive(Debug, Clone, Default)]
 pub struct GithubEnv {
@@ -49,18 +51,20 @@ impl GithubEnv {
     ///
     /// # Errors
     /// When `GITHUB_REPOSITORY` is missing or the event file can not be read.
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, GithubError> {
         let repository = var("GITHUB_REPOSITORY")
             .filter(|r| r.contains('/'))
-            .ok_or("GITHUB_REPOSITORY is not set: --github and `aptitude publish` run inside GitHub Actions")?;
+            .ok_or(GithubError::NoRepository)?;
         let event = match var("GITHUB_EVENT_PATH") {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("can not read GITHUB_EVENT_PATH {path}: {e}"))?;
-                Some(
-                    serde_json::from_str(&text)
-                        .map_err(|e| format!("GITHUB_EVENT_PATH {path} is not JSON: {e}"))?,
-                )
+                let text = match std::fs::read_to_string(&path) {
+                    Ok(text) => text,
+                    Err(source) => return Err(GithubError::EventRead { path, source }),
+                };
+                match serde_json::from_str(&text) {
+                    Ok(event) => Some(event),
+                    Err(source) => return Err(GithubError::EventJson { path, source }),
+                }
             }
             None => None,
         };
@@ -84,7 +88,7 @@ impl GithubEnv {
     ///
     /// # Errors
     /// As [`GithubEnv::from_vars`].
-    pub fn from_process() -> Result<Self, String> {
+    pub fn from_process() -> Result<Self, GithubError> {
         Self::from_vars(|k| std::env::var(k).ok())
     }
 

@@ -22,9 +22,11 @@
 
 mod api;
 mod env;
+mod error;
 mod summary;
 
 pub use env::{GithubEnv, PullRequest};
+pub use error::GithubError;
 pub use summary::{write_outputs, write_step_summary};
 
 use crate::report::markdown::{self, MarkdownOptions};
@@ -136,10 +138,10 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
     let mut out = Published::default();
     let summary_body = body(results, env, options, summary::SUMMARY_BYTES - MARGIN_BYTES);
     if let Err(e) = write_step_summary(env, &summary_body) {
-        out.warnings.push(e);
+        out.warnings.push(e.to_string());
     }
     if let Err(e) = write_outputs(env, results, options) {
-        out.warnings.push(e);
+        out.warnings.push(e.to_string());
     }
     if !options.comment && !options.check_run {
         return out;
@@ -153,7 +155,7 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
     let client = match api::Client::new(env) {
         Ok(c) => c,
         Err(e) => {
-            out.warnings.push(e);
+            out.warnings.push(e.to_string());
             return out;
         }
     };

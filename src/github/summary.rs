@@ -3,27 +3,34 @@
 
 use std::io::Write as _;
 
+use super::error::GithubError;
 use super::{GithubEnv, PublishOptions};
 use crate::results::Results;
 
 /// GitHub's limit on a step summary, in bytes (1 MiB).
 pub const SUMMARY_BYTES: usize = 1024 * 1024;
 
-fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
+fn append(path: &std::path::Path, text: &str) -> Result<(), GithubError> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| format!("can not open {}: {e}", path.display()))?;
+        .map_err(|source| GithubError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
     file.write_all(text.as_bytes())
-        .map_err(|e| format!("can not write {}: {e}", path.display()))
+        .map_err(|source| GithubError::Write {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// Appends the Markdown to `GITHUB_STEP_SUMMARY`, within 1 MiB.
 ///
 /// # Errors
 /// When the file can not be written.
-pub fn write_step_summary(env: &GithubEnv, markdown: &str) -> Result<(), String> {
+pub fn write_step_summary(env: &GithubEnv, markdown: &str) -> Result<(), GithubError> {
     let Some(path) = &env.step_summary else {
         return Ok(());
     };
@@ -55,7 +62,7 @@ pub fn write_outputs(
     env: &GithubEnv,
     results: &Results,
     options: &PublishOptions,
-) -> Result<(), String> {
+) -> Result<(), GithubError> {
     let Some(path) = &env.output else {
         return Ok(());
     };

@@ -284,6 +284,7 @@ impl Judge {
             cached: false,
         };
         if let Some(hit) = self.config.cache.as_ref().and_then(|c| c.get(&key)) {
+            tracing::debug!(score = hit.score, "grade cache hit");
             let vote = JudgeVote {
                 score: Some(hit.score),
                 reasoning: Some(hit.reasoning),

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::results::{OLDEST_READABLE_VERSION, RESULTS_VERSION, Results};
+use crate::results::{OLDEST_READABLE_VERSION, RESULTS_VERSION, ReadError, Results};
 
 /// Why results could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -76,22 +76,16 @@ pub fn read(path: &Path) -> Result<Results, JsonError> {
         path: path.to_owned(),
         source,
     })?;
-    let parse = |source| JsonError::Parse {
-        path: path.to_owned(),
-        source,
-    };
-    #[derive(serde::Deserialize)]
-    struct Versioned {
-        version: u64,
-    }
-    let Versioned { version } = serde_json::from_str(&text).map_err(parse)?;
-    if !(u64::from(OLDEST_READABLE_VERSION)..=u64::from(RESULTS_VERSION)).contains(&version) {
-        return Err(JsonError::Version {
+    Results::from_json(&text).map_err(|e| match e {
+        ReadError::Parse(source) => JsonError::Parse {
             path: path.to_owned(),
-            found: version,
-        });
-    }
-    serde_json::from_str(&text).map_err(parse)
+            source,
+        },
+        ReadError::Version { found } => JsonError::Version {
+            path: path.to_owned(),
+            found,
+        },
+    })
 }
 
 #[cfg(test)]

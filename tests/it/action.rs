@@ -3,9 +3,11 @@
 //! `aptitude` and `claude` against the scripted model.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
 use crate::support::{claude_bin, root};
 
@@ -202,28 +204,13 @@ fn the_run_script_runs_aptitude_and_sets_outputs() {
     .unwrap();
     let runner_temp = dir.path().join("runner-temp");
     let output = dir.path().join("github-output");
-    let bin_dirs = [
-        assert_cmd::cargo::cargo_bin("aptitude")
-            .parent()
-            .unwrap()
-            .to_owned(),
-        claude_bin().parent().unwrap().to_owned(),
-    ];
-    let path = std::env::join_paths(
-        bin_dirs
-            .iter()
-            .cloned()
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
     let run = |fail_on_failure: &str| {
-        std::process::Command::new("bash")
+        Aptitude::program("bash")
             .arg(root().join("scripts/action/run.sh"))
             .current_dir(dir.path())
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", dir.path())
-            .envs(model.claude_env())
+            .sandbox_in(dir.path())
+            .model(&model)
+            .path_dir(claude_bin().parent().unwrap())
             .env("RUNNER_TEMP", &runner_temp)
             .env("GITHUB_OUTPUT", &output)
             .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
@@ -237,18 +224,18 @@ fn the_run_script_runs_aptitude_and_sets_outputs() {
             .env("CHECK_RUN", "false")
             .env("FAIL_ON_FAILURE", fail_on_failure)
             .env("BASELINE", "")
+            .limit(Duration::from_secs(240))
             .output()
-            .unwrap()
     };
     let failing = run("true");
-    assert_eq!(
-        failing.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&failing.stdout)
-    );
+    failing.code(1);
     let lenient = run("false");
-    assert_eq!(lenient.status.code(), Some(0), "fail-on-failure: false");
+    assert_eq!(
+        lenient.code,
+        0,
+        "fail-on-failure: false\n{}",
+        lenient.both()
+    );
     let outputs = std::fs::read_to_string(&output).unwrap();
     assert!(
         outputs.contains("artifact-name=aptitude-agents-claude"),

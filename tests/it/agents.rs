@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 use crate::run::Suite;
+use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
 use crate::support::root;
 
@@ -91,13 +91,9 @@ fn run_on(
     agent: &Agent,
     extra: &[&str],
 ) -> (i32, Value, String) {
-    let home = suite.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
         .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
         .env("OPENAI_API_KEY", "sk-test-openai")
         .env("GEMINI_API_KEY", "sk-test-gemini")
@@ -123,14 +119,12 @@ fn run_on(
         .args(["--model", "fake-model", "--json"])
         .arg(suite.results_path())
         .args(extra)
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
+        .limit(Duration::from_secs(240))
+        .output();
     let results = std::fs::read_to_string(suite.results_path())
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or(Value::Null);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code().unwrap_or(-1), results, stderr)
+    (out.code, results, out.stderr)
 }
 
 /// The same test file on every agent: the shell calls really run in the workspace copy
@@ -300,22 +294,19 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
             "tests/ws/hang.aptitude.yaml",
             "name: hang\nprompt: \"STAND-IN-HANG\"\nagent: cursor\nmodel: auto\ntimeout: 3s\nassertions:\n  - tool: Bash\n    called: false\n",
         );
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", suite.path())
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
         .current_dir(suite.path())
         .args(["run", "tests", "--no-grade", "--agent-bin"])
         .arg(format!("cursor={}", stub.display()))
         .arg("--json")
         .arg(suite.results_path())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
+        .limit(Duration::from_secs(60))
+        .output();
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = &out.stderr;
     let replay = crate::run::test(&results, "replay");
     assert_eq!(replay["status"], "passed", "{stderr}\n{replay:#}");
     assert_eq!(replay["agent_id"], "cursor");
@@ -330,11 +321,9 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
     // A version pin the CLI does not meet stops the run before any test (the binary
     // named by `APTITUDE_CURSOR_BIN` this time); a test's own `version:` pin too.
     std::fs::remove_file(suite.results_path()).unwrap();
-    let pinned = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", suite.path())
+    let pinned = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
         .env("APTITUDE_CURSOR_BIN", &stub)
         .current_dir(suite.path())
         .args([
@@ -346,11 +335,10 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
         ])
         .arg("--json")
         .arg(suite.results_path())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&pinned.stderr);
-    assert_eq!(pinned.status.code(), Some(2), "{stderr}");
+        .limit(Duration::from_secs(60))
+        .output();
+    let stderr = &pinned.stderr;
+    assert_eq!(pinned.code, 2, "{stderr}");
     assert!(
         stderr.contains("agent `cursor` must be version 2026.02.01, but")
             && stderr.contains("reports `2026.01.28-stand-in`")
@@ -443,11 +431,9 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
             "tests/ws/fail.aptitude.yaml",
             "name: fail\nprompt: \"AIDER-FAIL: do it\"\nassertions:\n  - file_absent: nothing.txt\n",
         );
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", suite.path())
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
         .env("OPENAI_API_KEY", "sk-test-openai")
         .current_dir(suite.path())
         .args([
@@ -465,10 +451,9 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         .arg(format!("aider={}/v1", model.base_url()))
         .arg("--json")
         .arg(suite.results_path())
-        .timeout(Duration::from_secs(300))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .limit(Duration::from_secs(300))
+        .output();
+    let stderr = &out.stderr;
     let results: Value = serde_json::from_str(
         &std::fs::read_to_string(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
     )

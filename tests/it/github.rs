@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::support::cli::Aptitude;
 use crate::support::consumers::{assert_openapi_valid, assert_renders_on_github, stress_results};
 use crate::support::{data, root};
 
@@ -42,9 +43,8 @@ impl Gh {
     /// [`Gh::publish`] from the directory `cwd` (the repository root is always
     /// `GITHUB_WORKSPACE`), with extra arguments.
     async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"));
-        cmd.env_clear()
-            .current_dir(cwd)
+        let mut cmd = Aptitude::new();
+        cmd.current_dir(cwd)
             .env("GITHUB_API_URL", self.server.uri())
             .env("GITHUB_REPOSITORY", "o/r")
             .env("GITHUB_EVENT_PATH", self.file("event.json"))
@@ -60,14 +60,10 @@ impl Gh {
             .arg(results)
             .args(["--report-path", "out/report.html"])
             .args(extra);
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
             .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr),
-        )
+        (out.code, out.stdout + &out.stderr)
     }
 
     /// Every request sent so far is one GitHub's API documents, with a body its OpenAPI

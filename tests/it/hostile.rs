@@ -13,17 +13,16 @@
 //! `claude` per scenario, run concurrently) whose outputs each `#[test]` inspects.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::run::test;
-use crate::support::claude_bin;
+use crate::support::cli::{Aptitude, Running};
 use crate::support::model::{ScriptedModel, Turn};
-use crate::support::procs::{alive, marked, numbers, running};
+use crate::support::procs::{Ready, alive, marked, numbers, running};
 
 /// A tag for the commands of this test process (`sleep 7739.<tag>`), so that processes
 /// left by an earlier, broken run of the suite can not be mistaken for this one's.
@@ -80,32 +79,18 @@ impl Dir {
 }
 
 /// `aptitude run tests --json results.json` in `dir` with a cleared environment pointing
-/// at `model`, plus `env` and `args`; not yet started.
-fn aptitude(
-    dir: &Path,
-    model: &ScriptedModel,
-    env: &[(&str, &str)],
-    args: &[&str],
-) -> std::process::Command {
-    let home = dir.join("home");
-    let tmp = dir.join("tmp");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&tmp).unwrap();
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        // aptitude's temp dirs (workspace copies, agent config dirs) go here, to be
-        // checked for leftovers.
-        .env("TMPDIR", &tmp)
-        .envs(model.claude_env())
+/// at `model`, plus `env` and `args`; its `HOME` and `TMPDIR` (where aptitude's temp dirs,
+/// workspace copies and agent config dirs, go, to be checked for leftovers) in `dir`.
+fn aptitude(dir: &Path, model: &ScriptedModel, env: &[(&str, &str)], args: &[&str]) -> Running {
+    Aptitude::new()
+        .sandbox_in(dir)
+        .model(model)
         .envs(env.iter().copied())
         .current_dir(dir)
-        .args(["run", "tests", "--json", "results.json", "--claude-bin"])
-        .arg(claude_bin())
+        .args(["run", "tests", "--json", "results.json"])
+        .claude()
         .args(args)
-        .stdin(Stdio::null());
-    cmd
+        .spawn()
 }
 
 /// What one finished `aptitude run` left.
@@ -205,13 +190,15 @@ fn bash(command: &str) -> Turn {
 }
 
 /// Daemons that leave the session, the process group and the environment marker, each
-/// writing its pid to a file; then their pids are printed (`sleep 77nn` tells them apart).
+/// writing its pid to a FIFO the command reads (it waits on them, it does not poll); then
+/// their pids are printed (`sleep 77nn` tells them apart).
 fn daemons(tag: &str) -> String {
     format!(
-        "setsid env -i sh -c 'echo $$ > d1.pid; exec sleep 77{tag}1.{u}' </dev/null >/dev/null 2>&1 &
-         env -u APTITUDE_RUN_ID setsid sh -c 'echo $$ > d2.pid; exec sleep 77{tag}2.{u}' </dev/null >/dev/null 2>&1 &
-         (setsid env -i sh -c 'echo $$ > d3.pid; exec sleep 77{tag}3.{u}' </dev/null >/dev/null 2>&1 &)
-         until [ -s d1.pid ] && [ -s d2.pid ] && [ -s d3.pid ]; do sleep 0.05; done; cat d1.pid d2.pid d3.pid",
+        "mkfifo pids.fifo; exec 3<>pids.fifo
+         setsid env -i sh -c 'echo $$ > pids.fifo; exec sleep 77{tag}1.{u}' </dev/null >/dev/null 2>&1 3>&- &
+         env -u APTITUDE_RUN_ID setsid sh -c 'echo $$ > pids.fifo; exec sleep 77{tag}2.{u}' </dev/null >/dev/null 2>&1 3>&- &
+         (setsid env -i sh -c 'echo $$ > pids.fifo; exec sleep 77{tag}3.{u}' </dev/null >/dev/null 2>&1 3>&- &)
+         read a <&3; read b <&3; read c <&3; exec 3<&-; rm pids.fifo; echo $a $b $c",
         u = unique()
     )
 }
@@ -393,7 +380,7 @@ fn run_hostile() -> Hostile {
     daemon_scenarios(&model, &dir);
 
     let fixture_before = tree(&dir.path().join("tests"));
-    let mut cmd = aptitude(
+    let child = aptitude(
         dir.path(),
         &model,
         &[],
@@ -409,13 +396,8 @@ fn run_hostile() -> Hostile {
             "junit.xml",
         ],
     );
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let pid = child.id();
-    let out = child.wait_with_output().unwrap();
+    let out = child.child.wait_with_output().unwrap();
     let run = finish(dir.path(), pid, out);
     let mut fixture_after = tree(&dir.path().join("tests"));
     // What the run itself writes beside the tests.
@@ -528,38 +510,12 @@ fn daemons_die_in_the_subreaper_fallback_too() {
         &model,
         &[("APTITUDE_NO_CGROUP", "1")],
         &["--jobs", "2"],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
     let pid = child.id();
-    let run = finish(dir.path(), pid, child.wait_with_output().unwrap());
+    let run = finish(dir.path(), pid, child.child.wait_with_output().unwrap());
     assert_no_daemon_survived(&run);
     assert_eq!(run.code, Some(1), "{}", run.outputs["stderr"]);
     assert!(run.leftover_temp.is_empty(), "{:?}", run.leftover_temp);
-}
-
-/// Blocks until a scripted command writes to the FIFO `path` (it is ready), or panics
-/// after `limit` when nothing ever does (the run went wrong before).
-fn wait_ready(path: &Path, child: &mut std::process::Child, limit: Duration) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let p = path.to_owned();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::fs::read_to_string(p));
-    });
-    if rx.recv_timeout(limit).is_err() {
-        let _ = child.kill();
-        panic!("{} never became ready", path.display());
-    }
-}
-
-fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success());
 }
 
 /// Runs the tests of `dir`, waits until `line` was printed (a verdict) and each FIFO in
@@ -569,18 +525,12 @@ fn interrupt(
     model: &ScriptedModel,
     dir: &Dir,
     line: Option<&str>,
-    ready: &[PathBuf],
+    ready: &[Ready],
     signal: nix::sys::signal::Signal,
 ) -> Finished {
     use std::io::BufRead;
-    for fifo in ready {
-        mkfifo(fifo);
-    }
-    let mut child = aptitude(dir.path(), model, &[], &["--jobs", "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = aptitude(dir.path(), model, &[], &["--jobs", "3"]);
+    let child = &mut run.child;
     let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
@@ -605,11 +555,11 @@ fn interrupt(
         }
     }
     for fifo in ready {
-        wait_ready(fifo, &mut child, Duration::from_secs(180));
+        fifo.wait(child, Duration::from_secs(180));
     }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
-    let pid = child.id();
-    let mut out = child.wait_with_output().unwrap();
+    run.signal(signal);
+    let pid = run.id();
+    let mut out = run.child.wait_with_output().unwrap();
     out.stdout = reader.join().unwrap().into_bytes();
     finish(dir.path(), pid, out)
 }
@@ -618,8 +568,8 @@ fn interrupt(
 fn sigterm_during_post_run_work_ends_the_run_with_results() {
     let model = ScriptedModel::start();
     let dir = Dir::new();
-    let verify_ready = dir.path().join("verify.ready");
-    let agent_ready = dir.path().join("agent.ready");
+    let verify_ready = Ready::new(dir.path().join("verify.ready"));
+    let agent_ready = Ready::new(dir.path().join("agent.ready"));
     model.script("hostile-quick", vec![Turn::Text("quick".into())]);
     model.script("hostile-post", vec![Turn::Text("nothing to do".into())]);
     model.script(
@@ -627,7 +577,7 @@ fn sigterm_during_post_run_work_ends_the_run_with_results() {
         vec![
             bash(&format!(
                 "echo go > {}; exec sleep 7761.{}",
-                agent_ready.display(),
+                agent_ready.path().display(),
                 unique()
             )),
             Turn::Text("never".into()),
@@ -640,7 +590,7 @@ fn sigterm_during_post_run_work_ends_the_run_with_results() {
     );
     let verify = format!(
         "echo go > {}; exec sleep 7762.{}",
-        verify_ready.display(),
+        verify_ready.path().display(),
         unique()
     );
     scenario(
@@ -683,13 +633,13 @@ fn sigterm_during_post_run_work_ends_the_run_with_results() {
 fn sighup_is_treated_like_sigterm() {
     let model = ScriptedModel::start();
     let dir = Dir::new();
-    let ready = dir.path().join("agent.ready");
+    let ready = Ready::new(dir.path().join("agent.ready"));
     model.script(
         "hostile-hup",
         vec![
             bash(&format!(
                 "(setsid env -i sleep 7781.{u} </dev/null >/dev/null 2>&1 &); echo go > {}; exec sleep 7782.{u}",
-                ready.display(),
+                ready.path().display(),
                 u = unique()
             )),
             Turn::Text("never".into()),

@@ -6,33 +6,18 @@
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
-
+use crate::support::cli::{Aptitude, Output};
 use crate::support::data;
 
 /// A guard against a hang turning into a stuck test run: a hang fails the test.
 const HANG_LIMIT: Duration = Duration::from_secs(60);
 
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn aptitude(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
+    Aptitude::new()
         .current_dir(dir)
         .args(args)
-        .timeout(HANG_LIMIT)
+        .limit(HANG_LIMIT)
         .output()
-        .unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn write(dir: &Path, name: &str, text: &str) {

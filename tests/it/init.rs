@@ -1,25 +1,20 @@
 //! `aptitude init`: the scaffold a new user starts from, and `validate` on it and on the
 //! bundled examples.
 
-use assert_cmd::Command;
-
+use crate::support::cli::Aptitude;
 use crate::support::root;
 
-fn aptitude(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("aptitude").unwrap();
-    cmd.env_clear().current_dir(dir);
+fn aptitude(dir: &std::path::Path) -> Aptitude {
+    let mut cmd = Aptitude::new();
+    cmd.current_dir(dir);
     cmd
 }
 
-fn stdout(cmd: &mut Command, code: i32) -> String {
-    let out = cmd.output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+/// Runs `cmd`, asserts its exit code, and returns its stdout.
+fn stdout(cmd: &mut Aptitude, code: i32) -> String {
+    let out = cmd.output();
+    out.code(code);
+    out.stdout
 }
 
 #[test]
@@ -81,12 +76,9 @@ fn init_without_instructions_and_outside_a_directory() {
         .unwrap();
     assert!(test.contains("this repository's conventions"), "{test}");
     stdout(aptitude(repo.path()).args(["validate", "tests/agents"]), 0);
-    let out = aptitude(repo.path())
-        .args(["init", "AGENTS.md"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+    let out = aptitude(repo.path()).args(["init", "AGENTS.md"]).output();
+    out.code(2);
+    assert!(out.stderr.contains("is not a directory"), "{}", out.stderr);
 }
 
 #[test]

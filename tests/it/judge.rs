@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::run::{Suite, aptitude_run, test};
 use crate::support::claude_bin;
+use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
 
 /// A test whose agent answers `answer`, with one review whose criteria carry `marker`.
@@ -78,40 +79,29 @@ fn replies_are_parsed_scored_and_thresholded() {
     let out = aptitude_run(&suite, &model, &["--jobs", "3"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let results = out.results.unwrap();
-    let verdict = |name: &str| {
-        let r = review_of(test(&results, name));
-        (
-            r["status"].as_str().unwrap().to_owned(),
-            r["score"].as_u64(),
-        )
-    };
-    assert_eq!(verdict("fenced"), ("pass".into(), Some(8)));
-    assert_eq!(verdict("prose"), ("pass".into(), Some(9)));
-    assert_eq!(
-        verdict("fifteen"),
-        ("pass".into(), Some(10)),
-        "clamped to 10"
-    );
-    assert_eq!(
-        verdict("equal"),
-        ("pass".into(), Some(7)),
-        "a score equal to the threshold passes"
-    );
-    assert_eq!(
-        verdict("below"),
-        ("fail".into(), Some(6)),
-        "one below fails"
-    );
-    assert_eq!(
-        verdict("garbage"),
-        ("error".into(), None),
-        "an unparseable reply is an error, not a fail"
-    );
-
+    // Each review's verdict: a fenced or prose-wrapped reply is parsed, 15 is clamped to
+    // 10, a score equal to the threshold passes and one below fails, and an unparseable
+    // reply is an error (not a fail).
+    let verdicts: serde_json::Map<String, Value> = results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let r = review_of(t);
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                serde_json::json!({
+                    "status": r["status"],
+                    "score": r["score"],
+                    "threshold": r["threshold"],
+                    "reasoning": r["reasoning"],
+                    "cached": r["cached"],
+                }),
+            )
+        })
+        .collect();
+    insta::assert_json_snapshot!("judge_verdicts", verdicts);
     let below = review_of(test(&results, "below"));
-    assert_eq!(below["reasoning"], "does not say which counter");
-    assert_eq!(below["threshold"], 7);
-    assert_eq!(below["cached"], false);
     assert!(below["grading_usage"]["cost_usd"].as_f64().unwrap() > 0.0);
     assert!(out.stdout.contains("✗ stdout review: \"judge-below: states that the counter is 43\" (score: 6/10, threshold: 7)"), "{}", out.stdout);
     assert!(
@@ -284,30 +274,21 @@ fn analyze_grades_with_the_configured_grader() {
         "name: counter\nprompt: \"What is in counter.txt?\"\nassertions:\n  - stdout: {review: \"judge-analyze: says 42\"}\n",
     );
     let transcript = crate::support::data("corpus/live/claude-2.1.328/events_tool_call.jsonl");
-    let out = assert_cmd::Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", suite.path())
-        .envs(model.claude_env())
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .model(&model)
         .current_dir(suite.path())
         .arg("analyze")
         .arg("t.aptitude.yaml")
         .arg(transcript)
-        .arg("--claude-bin")
-        .arg(claude_bin())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .claude()
+        .output();
+    out.code(0);
     assert!(
-        stdout.contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"),
-        "{stdout}"
+        out.stdout
+            .contains("✓ stdout review: \"judge-analyze: says 42\" (score: 10/10, threshold: 7)"),
+        "{}",
+        out.stdout
     );
     let body = model.requests_for("judge-analyze")[0].body.to_string();
     assert!(

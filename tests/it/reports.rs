@@ -8,10 +8,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
 use serde_json::{Value, json};
 
+use crate::support::cli::{Aptitude, Output};
 use crate::support::consumers::{
     assert_renders_on_github, gfm, openapi_check, python_json, stress_results, xmllint,
 };
@@ -23,12 +22,9 @@ const SECRETS: &[&str] = &[
     "supersecretvalue123",
 ];
 
-fn report(dir: &Path, extra: &[&str]) -> std::process::Output {
-    Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
+fn report(dir: &Path, extra: &[&str]) -> Output {
+    Aptitude::new()
         .env("MY_API_KEY", "supersecretvalue123")
-        .current_dir(root())
         .arg("report")
         .arg(data("results/hostile.json"))
         .arg("--html")
@@ -39,19 +35,12 @@ fn report(dir: &Path, extra: &[&str]) -> std::process::Output {
         .arg(dir.join("junit.xml"))
         .args(extra)
         .output()
-        .unwrap()
 }
 
 #[test]
 fn markdown_and_junit_snapshots_with_neutralized_agent_text() {
     let dir = tempfile::tempdir().unwrap();
-    let out = report(dir.path(), &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    report(dir.path(), &[]).code(0);
     let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
@@ -86,8 +75,7 @@ fn markdown_and_junit_snapshots_with_neutralized_agent_text() {
 #[test]
 fn secrets_never_reach_a_report() {
     let dir = tempfile::tempdir().unwrap();
-    let out = report(dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(0));
+    report(dir.path(), &[]).code(0);
     for file in ["report.html", "summary.md", "junit.xml"] {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         for secret in SECRETS {
@@ -103,19 +91,15 @@ fn secrets_never_reach_a_report() {
 #[test]
 fn secrets_are_redacted_from_terminal_and_results_json_too() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
+    let out = Aptitude::new()
         .env("MY_API_KEY", "supersecretvalue123")
-        .current_dir(root())
         .arg("analyze")
         .arg("tests/data/hostile/hostile.aptitude.yaml")
         .arg("tests/data/hostile/hostile.transcript.jsonl")
         .arg("--json")
         .arg(dir.path().join("r.json"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .output();
+    let stdout = &out.stdout;
     let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
     for secret in SECRETS {
         assert!(
@@ -123,18 +107,14 @@ fn secrets_are_redacted_from_terminal_and_results_json_too() {
             "{secret} leaked"
         );
     }
-    let transcript = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .current_dir(root())
+    let transcript = Aptitude::new()
         .args([
             "transcript",
             "--json",
             "tests/data/hostile/hostile.transcript.jsonl",
         ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&transcript.stdout);
+        .output();
+    let text = &transcript.stdout;
     assert!(
         !text.contains("sk-ant-api03") && text.contains("[REDACTED]"),
         "{text}"
@@ -144,8 +124,7 @@ fn secrets_are_redacted_from_terminal_and_results_json_too() {
 #[test]
 fn markdown_is_bounded_with_a_notice() {
     let dir = tempfile::tempdir().unwrap();
-    let out = report(dir.path(), &["--markdown-max-chars", "2500"]);
-    assert_eq!(out.status.code(), Some(0));
+    report(dir.path(), &["--markdown-max-chars", "2500"]).code(0);
     let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(md.chars().count() <= 2500, "{} chars", md.chars().count());
     assert!(md.contains("more failing test"), "{md}");
@@ -153,25 +132,21 @@ fn markdown_is_bounded_with_a_notice() {
 
 #[test]
 fn report_needs_an_output_and_a_results_file() {
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .current_dir(root())
+    let out = Aptitude::new()
         .arg("report")
         .arg(data("results/hostile.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to write"));
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .current_dir(root())
+        .output();
+    out.code(2);
+    assert!(out.stderr.contains("nothing to write"), "{}", out.stderr);
+    let out = Aptitude::new()
         .args(["report", "Cargo.toml", "--junit", "/tmp/x.xml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not an aptitude results file"));
+        .output();
+    out.code(2);
+    assert!(
+        out.stderr.contains("is not an aptitude results file"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// The HTML report in Debian's Chromium (installed by `scripts/test` when missing), driven
@@ -186,13 +161,14 @@ fn html_report_in_headless_chromium() {
         "{chromium} is missing: `scripts/test` installs Debian's chromium"
     );
     let dir = tempfile::tempdir().unwrap();
-    assert_eq!(report(dir.path(), &[]).status.code(), Some(0));
+    report(dir.path(), &[]).code(0);
     let shot = if std::env::var_os("APTITUDE_UPDATE_DOCS").is_some() {
         root().join("docs/images/report.png")
     } else {
         dir.path().join("report.png")
     };
     let report = dir.path().join("report.html");
+    assert_csp_allows_exactly_its_script(&std::fs::read_to_string(&report).unwrap());
     let seen = node_json(
         "tests/browser/check-report.mjs",
         &[report.as_os_str(), shot.as_os_str()],
@@ -249,6 +225,26 @@ fn html_report_in_headless_chromium() {
     );
 }
 
+/// The page's one inline script is the one its Content-Security-Policy allows, by a hash
+/// computed here from the page itself; and that hash is the pinned one (the unit test in
+/// `report/html.rs` computes it from the script's source the same way).
+fn assert_csp_allows_exactly_its_script(html: &str) {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let scripts: Vec<&str> = html
+        .split("<script>")
+        .skip(1)
+        .map(|s| s.split("</script>").next().unwrap())
+        .collect();
+    assert_eq!(scripts.len(), 1, "one inline script");
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(scripts[0]));
+    assert_eq!(hash, "lU7UHuz88axEMrpKfl6WSYQDI5rivdGTC0HfdGrZb9k=");
+    assert!(
+        html.contains(&format!("script-src 'sha256-{hash}';")),
+        "the CSP does not allow the page's script"
+    );
+}
+
 /// Renders `results` with `aptitude report` into `dir`; (summary.md, junit.xml) paths.
 fn report_of(
     results: &Path,
@@ -256,10 +252,7 @@ fn report_of(
     extra: &[&str],
 ) -> (std::path::PathBuf, std::path::PathBuf) {
     let (md, xml) = (dir.join("summary.md"), dir.join("junit.xml"));
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .current_dir(root())
+    Aptitude::new()
         .arg("report")
         .arg(results)
         .arg("--markdown")
@@ -270,13 +263,7 @@ fn report_of(
         .arg(dir.join("report.html"))
         .args(extra)
         .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .code(0);
     (md, xml)
 }
 
@@ -551,9 +538,7 @@ fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
             let text: Vec<String> = lines.iter().map(Value::to_string).collect();
             std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
             let (json_path, md) = (dir.path().join("r.json"), dir.path().join("s.md"));
-            let out = Command::cargo_bin("aptitude")
-                .unwrap()
-                .env_clear()
+            let out = Aptitude::new()
                 .current_dir(dir.path())
                 .arg("analyze")
                 .arg(&test)
@@ -562,15 +547,14 @@ fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
                 .arg(&json_path)
                 .arg("--markdown")
                 .arg(&md)
-                .output()
-                .unwrap();
+                .output();
             let json = std::fs::read_to_string(&json_path).unwrap();
             assert!(
                 json.contains("\"fail\""),
                 "the check failed and quoted the output: {json}"
             );
             let shown = [
-                String::from_utf8_lossy(&out.stdout).into_owned(),
+                out.stdout.clone(),
                 json,
                 std::fs::read_to_string(&md).unwrap(),
             ];

@@ -4,11 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
+use crate::support::cli::{Aptitude, Output};
 use crate::support::model::{ScriptedModel, Turn};
-use crate::support::{claude_bin, root};
+use crate::support::procs::Ready;
+
+/// How long one `aptitude run` of the real agent may take.
+const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 /// A directory of tests for one `aptitude run`.
 pub struct Suite {
@@ -37,41 +40,56 @@ impl Suite {
     pub fn results_path(&self) -> PathBuf {
         self.path().join("results.json")
     }
+
+    /// `aptitude run tests --claude-bin CLAUDE --json results.json` in this directory, its
+    /// `HOME` and `TMPDIR` here too (so a second run finds the first one's grade cache),
+    /// with the agent pointed at `model`; not started.
+    pub fn aptitude(&self, model: &ScriptedModel) -> Aptitude {
+        let mut cmd = Aptitude::new();
+        cmd.sandbox_in(self.path())
+            .current_dir(self.path())
+            .model(model)
+            .args(["run", "tests"])
+            .claude()
+            .arg("--json")
+            .arg(self.results_path())
+            .limit(RUN_LIMIT);
+        cmd
+    }
 }
 
+/// What one `aptitude run` printed, and the results JSON it wrote.
 pub struct RunOutput {
+    /// The exit code.
     pub code: i32,
+    /// Stdout.
     pub stdout: String,
+    /// Stderr.
     pub stderr: String,
+    /// The results JSON, when one was written.
     pub results: Option<Value>,
+    out: Output,
 }
 
+impl RunOutput {
+    /// The insta settings of the run ([`Output::settings`]).
+    pub fn settings(&self) -> insta::Settings {
+        self.out.settings()
+    }
+}
+
+/// Runs the suite's tests ([`Suite::aptitude`]) with `extra` arguments.
 pub fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutput {
-    let home = suite.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let mut cmd = Command::cargo_bin("aptitude").unwrap();
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .envs(model.claude_env())
-        .current_dir(suite.path())
-        .arg("run")
-        .arg("tests")
-        .arg("--claude-bin")
-        .arg(claude_bin())
-        .arg("--json")
-        .arg(suite.results_path())
-        .args(extra)
-        .timeout(Duration::from_secs(240));
-    let out = cmd.output().unwrap();
+    let out = suite.aptitude(model).args(extra).output();
     let results = std::fs::read_to_string(suite.results_path())
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
     RunOutput {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.code,
+        stdout: out.stdout.clone(),
+        stderr: out.stderr.clone(),
         results,
+        out,
     }
 }
 
@@ -124,8 +142,15 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
     )
     .unwrap();
 
-    let out = aptitude_run(&suite, &model, &["--keep-workspaces", "--record"]);
+    // `-v` adds each tool call as it is made.
+    let out = aptitude_run(&suite, &model, &["--keep-workspaces", "--record", "-v"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stderr, "",
+        "no engine diagnostics without -vv or RUST_LOG"
+    );
+    out.settings()
+        .bind(|| insta::assert_snapshot!("run_passed_kept_workspace", out.stdout));
     let results = out.results.unwrap();
     let t = test(&results, "increments");
     assert_eq!(t["status"], "passed");
@@ -171,19 +196,11 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
         !text.contains("sk-ant-test-scripted"),
         "recorded transcripts are redacted"
     );
-    let offline = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
+    Aptitude::new()
         .current_dir(suite.path())
         .args(["analyze", "tests/counter"])
         .output()
-        .unwrap();
-    assert_eq!(
-        offline.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&offline.stdout)
-    );
+        .code(0);
     // Turn N's request holds N assistant messages.
     let turns: Vec<usize> = model
         .requests_for("increment-marker")
@@ -233,12 +250,20 @@ fn parallel_tests_do_not_mix_transcripts() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(order, names, "results JSON is in file order");
-    for name in names {
-        let t = test(&results, name);
-        assert_eq!(commands(t), [format!("echo {name} > {name}.txt")], "{name}");
-        assert_eq!(t["files"][0]["path"], format!("{name}.txt"));
-        assert_eq!(t["transcript"]["final_text"], format!("wrote {name}"));
-    }
+    // Each test has its own command, file and answer, none of another's.
+    let seen: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let t = test(&results, name);
+            json!({
+                "name": name,
+                "commands": commands(t),
+                "files": t["files"],
+                "final_text": t["transcript"]["final_text"],
+            })
+        })
+        .collect();
+    insta::assert_json_snapshot!("parallel_tests_each_their_own", seen);
     // Verdicts are printed as tests finish: alpha, the slowest, comes last.
     let alpha = out.stdout.find("✓ alpha").unwrap();
     let delta = out.stdout.find("✓ delta").unwrap();
@@ -307,6 +332,8 @@ fn a_model_that_never_answers_is_a_timeout_error() {
     );
     let out = aptitude_run(&suite, &model, &[]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    out.settings()
+        .bind(|| insta::assert_snapshot!("run_timed_out", out.stdout));
     let results = out.results.unwrap();
     let t = test(&results, "hung");
     assert_eq!(
@@ -420,6 +447,8 @@ fn an_agent_exiting_non_zero_is_an_error_with_its_message() {
     );
     let out = aptitude_run(&suite, &model, &["--permission-mode", "bogus"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    out.settings()
+        .bind(|| insta::assert_snapshot!("run_agent_exited_non_zero", out.stdout));
     let t = test(out.results.as_ref().unwrap(), "bad-flag");
     assert_eq!(t["status"], "error");
     let error = t["error"].as_str().unwrap();
@@ -452,6 +481,8 @@ fn a_crashed_agent_is_an_error_with_what_was_captured() {
     );
     let out = aptitude_run(&suite, &model, &[]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    out.settings()
+        .bind(|| insta::assert_snapshot!("run_agent_crashed", out.stdout));
     let t = test(out.results.as_ref().unwrap(), "crash");
     assert_eq!(t["status"], "error");
     let error = t["error"].as_str().unwrap();
@@ -509,62 +540,48 @@ fn a_missing_agent_is_one_clear_error_before_any_test() {
         "tests/a.aptitude.yaml",
         "name: a\nprompt: p\nassertions:\n  - tool: Bash\n",
     );
-    let out = Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
+    let out = Aptitude::new()
         .env("PATH", "/nonexistent")
         .current_dir(suite.path())
         .args(["run", "tests"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .output();
+    out.code(2);
+    assert_eq!(out.stdout, "");
     assert_eq!(
-        stderr,
+        out.stderr,
         "error: the `claude` agent CLI was not found (`claude` on PATH); install it with `npm install -g @anthropic-ai/claude-code@2.1.328`, or name the binary with --agent-bin claude=PATH or APTITUDE_CLAUDE_BIN\nerror: nothing was run\n"
     );
-    let _ = root();
 }
 
 #[test]
 fn sigterm_stops_running_agents_and_keeps_finished_results() {
     use std::io::{BufRead, BufReader};
     let model = ScriptedModel::start();
+    let suite = Suite::new();
+    // The stuck test's daemon says when it is running, as the daemon it is (its own
+    // session, escaping a process-group kill).
+    let ready = Ready::new(suite.path().join("stuck.ready"));
     model.script("quick-marker", vec![Turn::Text("quick answer".into())]);
     model.script(
         "stuck-marker",
         vec![
             Turn::Tool(
                 "Bash",
-                json!({"command": "(setsid sleep 876543 &) ; echo waiting; sleep 120; echo end"}),
+                json!({"command": format!(
+                    "(setsid sh -c 'echo go > {}; exec sleep 876543' &) ; echo waiting; sleep 120; echo end",
+                    ready.path().display()
+                )}),
             ),
             Turn::Text("never".into()),
         ],
     );
-    let suite = Suite::new();
     suite
         .file("tests/a-quick.aptitude.yaml", "name: quick\nprompt: \"quick-marker\"\nassertions:\n  - tool: Bash\n    called: false\n")
         .file("tests/b-stuck.aptitude.yaml", "name: stuck\nprompt: \"stuck-marker\"\nassertions:\n  - tool: Bash\n")
         .file("tests/c-pending.aptitude.yaml", "name: pending\nprompt: \"pending-marker\"\nassertions:\n  - tool: Bash\n");
-    let home = suite.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("aptitude"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .envs(model.claude_env())
-        .current_dir(suite.path())
-        .args(["run", "tests", "--jobs", "1", "--json"])
-        .arg(suite.results_path())
-        .arg("--claude-bin")
-        .arg(claude_bin())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the quick test's verdict, then for the stuck test's Bash call to be running.
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut run = suite.aptitude(&model).args(["--jobs", "1"]).spawn();
+    // Wait for the quick test's verdict, then for the stuck test's daemon to be running.
+    let mut stdout = BufReader::new(run.child.stdout.take().unwrap());
     let mut seen = String::new();
     while !seen.contains("✓ quick") {
         let mut line = String::new();
@@ -574,20 +591,10 @@ fn sigterm_stops_running_agents_and_keeps_finished_results() {
         );
         seen.push_str(&line);
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while model.requests_for("stuck-marker").is_empty() || !pgrep("sleep 876543") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the stuck test never started its command"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
+    ready.wait(&mut run.child, Duration::from_secs(120));
+    assert!(pgrep("sleep 876543"), "the daemon runs");
+    run.signal(nix::sys::signal::Signal::SIGTERM);
+    let status = run.child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::json;
 
+use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
 use crate::support::root;
 
@@ -45,30 +45,23 @@ impl Scratch {
         self.dir.path().join("home")
     }
 
-    /// A command for `bin` in the workspace, with a cleared environment and this home.
-    fn command(&self, bin: &Path) -> Command {
-        let mut cmd = Command::new(bin);
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
+    /// A command for `bin` in the workspace, through the CLI harness: a cleared environment
+    /// but for `PATH`, this home (and a temp dir beside it), no stdin.
+    fn command(&self, bin: &Path) -> Aptitude {
+        let mut cmd = Aptitude::agent_cli(bin);
+        cmd.sandbox_in(self.dir.path())
+            .inherit_path()
             .current_dir(self.workspace())
-            .write_stdin(Vec::<u8>::new())
-            .timeout(Duration::from_secs(120));
+            .limit(Duration::from_secs(120));
         cmd
     }
 }
 
 /// Runs `cmd`, asserts it exited 0, and returns its stdout.
-fn run_ok(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+fn run_ok(cmd: &mut Aptitude) -> String {
+    let out = cmd.output();
+    out.code(0);
+    out.stdout
 }
 
 /// What every protocol must carry: the shell call ran in the workspace, its output went

@@ -12,6 +12,7 @@ pub fn data(rel: &str) -> PathBuf {
     root().join("tests/data").join(rel)
 }
 
+pub mod cli;
 pub mod model;
 pub mod procs;
 pub mod wire;

@@ -49,3 +49,38 @@ pub fn numbers(text: &str) -> Vec<i32> {
         .filter_map(|w| w.parse().ok())
         .collect()
 }
+
+/// A FIFO a scripted command writes to when it is running (`echo go > FIFO`): a test waits
+/// on that event instead of polling.
+pub struct Ready(std::path::PathBuf);
+
+impl Ready {
+    /// Makes the FIFO `path`.
+    pub fn new(path: std::path::PathBuf) -> Self {
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {}", path.display());
+        Ready(path)
+    }
+
+    /// Its path, for the scripted command.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// Blocks until something writes to the FIFO, or kills `child` and panics after
+    /// `limit` when nothing ever does (the run went wrong before).
+    pub fn wait(&self, child: &mut std::process::Child, limit: std::time::Duration) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = self.0.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(std::fs::read_to_string(p));
+        });
+        if rx.recv_timeout(limit).is_err() {
+            let _ = child.kill();
+            panic!("{} never became ready", self.0.display());
+        }
+    }
+}

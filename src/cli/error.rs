@@ -1,0 +1,224 @@
+//! The command line's one error type and its exit codes: every command returns an
+//! [`Outcome`] or a [`CliError`], and `cli::main` is the only place that prints an error
+//! and turns either into the process exit code.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | `0` ([`EXIT_OK`]) | every test passed (or the command had no tests to judge) |
+//! | `1` ([`EXIT_FAILED`]) | a test failed or errored |
+//! | `2` ([`EXIT_INVALID`]) | invalid input or usage: a test file, a transcript, a results file, an argument, a file that can not be written |
+//! | `130` ([`EXIT_INTERRUPTED`]) | interrupted by SIGINT, SIGTERM or SIGHUP, as shells report SIGINT |
+
+use std::path::PathBuf;
+
+use super::output::error_line;
+
+/// Exit code: every test passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a test failed or errored.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: invalid input or usage.
+pub const EXIT_INVALID: u8 = 2;
+/// Exit code: the run was interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// What a command that did its work reports through the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every test passed, or the command judges no tests (`validate`, `init`…).
+    Passed,
+    /// A test failed or errored.
+    Failed,
+}
+
+impl Outcome {
+    /// [`Outcome::Passed`] when `passed`, else [`Outcome::Failed`].
+    pub fn of(passed: bool) -> Self {
+        if passed { Self::Passed } else { Self::Failed }
+    }
+
+    /// The process exit code: [`EXIT_OK`] or [`EXIT_FAILED`].
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Passed => EXIT_OK,
+            Self::Failed => EXIT_FAILED,
+        }
+    }
+}
+
+/// Why a command stopped; [`CliError::exit_code`] maps it to the exit code and
+/// [`CliError::render`] to what is printed on stderr. Messages are lowercase and carry
+/// the path or value at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A path given to search for tests is missing or unreadable.
+    #[error(transparent)]
+    Discover(#[from] crate::spec::discover::DiscoverError),
+    /// The paths hold no test file.
+    #[error("no test files (*.aptitude.yaml, *.aptitude.yml) under {paths}")]
+    NoTestFiles {
+        /// The paths searched, joined with `, `.
+        paths: String,
+    },
+    /// Test files with problems: their diagnostics, rendered and redacted, come first.
+    #[error(
+        "{count} problem{} in {files} of {total} test file{}; nothing was run",
+        plural(*count),
+        plural(*total)
+    )]
+    Load {
+        /// Each file's rendered diagnostics (file:line:col, the line, a caret, a hint).
+        diagnostics: Vec<String>,
+        /// How many problems in all.
+        count: usize,
+        /// How many files have problems.
+        files: usize,
+        /// How many test files were loaded.
+        total: usize,
+    },
+    /// What can be checked before an agent starts failed; no test ran.
+    #[error("nothing was run")]
+    NothingRun {
+        /// Each problem (printed on its own `error:` line first).
+        problems: Vec<String>,
+    },
+    /// Tests without their recorded transcript (`analyze PATHS`).
+    #[error("{} test file{} without a recorded transcript", missing.len(), plural(missing.len()))]
+    MissingTranscripts {
+        /// (test file, the transcript path expected beside it).
+        missing: Vec<(String, String)>,
+    },
+    /// A transcript could not be read or is in no known format.
+    #[error(transparent)]
+    Transcript(#[from] crate::transcript::TranscriptError),
+    /// A results file could not be read or written.
+    #[error(transparent)]
+    Results(#[from] crate::report::json::JsonError),
+    /// The async runtime could not start.
+    #[error("can not start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// A value to output did not survive redaction's round trip (it is not shown).
+    #[error("can not redact the output: {0}")]
+    Redact(#[source] serde_json::Error),
+    /// A value could not be serialized for output.
+    #[error("{0}")]
+    Serialize(#[source] serde_json::Error),
+    /// `report` was given no report to write.
+    #[error("nothing to write: pass --html FILE, --markdown FILE or --junit FILE")]
+    NothingToWrite,
+    /// Report files could not be rendered or written.
+    #[error("{}", problems.join("; "))]
+    Reports {
+        /// Each problem (printed on its own `error:` line).
+        problems: Vec<String>,
+    },
+    /// `init DIR` where `DIR` is not a directory.
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// A scaffold file could not be written.
+    #[error("can not write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A signal stopped the run; the results cover the tests that finished.
+    #[error("interrupted: running agents were stopped; results cover the tests that finished")]
+    Interrupted {
+        /// A problem met on the way out (a report that could not be written), printed
+        /// first.
+        also: Option<Box<CliError>>,
+    },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl CliError {
+    /// The process exit code: [`EXIT_INTERRUPTED`] for an interruption, else
+    /// [`EXIT_INVALID`].
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Interrupted { .. } => EXIT_INTERRUPTED,
+            _ => EXIT_INVALID,
+        }
+    }
+
+    /// What is printed on stderr: `error: …` lines (colored on a terminal), preceded by
+    /// what the error carries (diagnostics, each problem) and followed by a hint.
+    pub fn render(&self) -> String {
+        match self {
+            Self::Load { diagnostics, .. } => diagnostics.concat() + &error_line(&self.to_string()),
+            Self::NothingRun { problems } => {
+                problems.iter().map(|p| error_line(p)).collect::<String>()
+                    + &error_line(&self.to_string())
+            }
+            Self::MissingTranscripts { missing } => {
+                let mut text: String = missing
+                    .iter()
+                    .map(|(file, expected)| {
+                        error_line(&format!(
+                            "no recorded transcript for {file} (expected {expected} beside it)"
+                        ))
+                    })
+                    .collect();
+                text.push_str("hint: pass one explicitly: aptitude analyze TEST_FILE TRANSCRIPT\n");
+                text
+            }
+            Self::Reports { problems } => problems.iter().map(|p| error_line(p)).collect(),
+            Self::Interrupted { also } => {
+                also.as_ref().map(|e| e.render()).unwrap_or_default()
+                    + &error_line(&self.to_string())
+            }
+            _ => error_line(&self.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_is_exit_2_but_an_interruption() {
+        assert_eq!(CliError::NothingToWrite.exit_code(), EXIT_INVALID);
+        assert_eq!(
+            CliError::Interrupted { also: None }.exit_code(),
+            EXIT_INTERRUPTED
+        );
+        assert_eq!(Outcome::of(true).exit_code(), EXIT_OK);
+        assert_eq!(Outcome::of(false).exit_code(), EXIT_FAILED);
+    }
+
+    #[test]
+    fn load_errors_print_diagnostics_then_the_count() {
+        let e = CliError::Load {
+            diagnostics: vec!["d1\n".into(), "d2\n".into()],
+            count: 3,
+            files: 2,
+            total: 1,
+        };
+        let text = e.render();
+        assert!(text.starts_with("d1\nd2\n"), "{text}");
+        assert!(
+            text.ends_with("3 problems in 2 of 1 test file; nothing was run\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_interruption_prints_what_went_wrong_on_the_way_out_first() {
+        let e = CliError::Interrupted {
+            also: Some(Box::new(CliError::Reports {
+                problems: vec!["can not write x".into()],
+            })),
+        };
+        let text = e.render();
+        let write = text.find("can not write x").unwrap_or(usize::MAX);
+        let interrupted = text.find("interrupted:").unwrap_or(0);
+        assert!(write < interrupted, "{text}");
+    }
+}
