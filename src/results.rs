@@ -668,3 +668,139 @@ mod tests {
         assert!(!r.all_passed());
     }
 }
+
+/// One row of [`Results::matrix`]: a test (and variant) with its verdict on each agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixRow {
+    /// The test's name.
+    pub name: String,
+    /// Its file.
+    pub file: String,
+    /// The variant, for tests that declare variants.
+    pub variant: Option<String>,
+    /// Per agent of [`Matrix::agents`]: the verdict, and `3/5` for repeated tests.
+    pub cells: Vec<Option<(TestStatus, Option<String>)>>,
+}
+
+/// A tests × agents table: which agents obey which test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matrix {
+    /// The agents, as columns, in [`crate::agent_kind::AgentKind::ALL`] order.
+    pub agents: Vec<crate::agent_kind::AgentKind>,
+    /// One row per (file, name, variant), in first-seen order.
+    pub rows: Vec<MatrixRow>,
+}
+
+impl Results {
+    /// The tests × agents table, when the run holds more than one agent or variant
+    /// (`None` otherwise: the plain list says it all).
+    pub fn matrix(&self) -> Option<Matrix> {
+        let mut agents: Vec<crate::agent_kind::AgentKind> =
+            self.tests.iter().filter_map(|t| t.agent_id).collect();
+        agents.sort();
+        agents.dedup();
+        let variants = self.tests.iter().any(|t| t.variant.is_some());
+        if agents.len() < 2 && !variants {
+            return None;
+        }
+        if agents.is_empty() {
+            agents.push(crate::agent_kind::AgentKind::Claude);
+        }
+        let mut rows: Vec<MatrixRow> = Vec::new();
+        for t in &self.tests {
+            let column = agents
+                .iter()
+                .position(|a| Some(*a) == t.agent_id)
+                .unwrap_or(0);
+            let row = match rows
+                .iter()
+                .position(|r| r.name == t.name && r.file == t.file && r.variant == t.variant)
+            {
+                Some(i) => &mut rows[i],
+                None => {
+                    rows.push(MatrixRow {
+                        name: t.name.clone(),
+                        file: t.file.clone(),
+                        variant: t.variant.clone(),
+                        cells: vec![None; agents.len()],
+                    });
+                    let last = rows.len() - 1;
+                    &mut rows[last]
+                }
+            };
+            row.cells[column] = Some((
+                t.status,
+                t.repeat
+                    .as_ref()
+                    .map(|r| format!("{}/{}", r.passed, r.runs)),
+            ));
+        }
+        Some(Matrix { agents, rows })
+    }
+}
+
+impl TestResult {
+    /// The test's name with its agent and variant when the run holds several (`greets ·
+    /// codex · baseline`), for lists where tests of several agents meet (JUnit cases).
+    pub fn qualified_name(&self, with_agent: bool) -> String {
+        let mut name = self.name.clone();
+        if let (true, Some(agent)) = (with_agent, self.agent_id) {
+            name.push_str(&format!(" · {agent}"));
+        }
+        if let Some(variant) = &self.variant {
+            name.push_str(&format!(" · {variant}"));
+        }
+        name
+    }
+}
+
+#[cfg(test)]
+mod matrix_tests {
+    use super::*;
+    use crate::agent_kind::AgentKind;
+
+    fn result(name: &str, agent: AgentKind, status: TestStatus) -> TestResult {
+        let mut r: TestResult = serde_json::from_value(serde_json::json!({
+            "name": name, "file": "t.aptitude.yaml", "status": "passed", "duration_ms": 1,
+            "usage": null, "error": null, "assertions": []
+        }))
+        .unwrap();
+        r.status = status;
+        r.agent_id = Some(agent);
+        r
+    }
+
+    #[test]
+    fn tests_by_agents() {
+        let one = Results::new(vec![result("a", AgentKind::Claude, TestStatus::Passed)], 1);
+        assert!(one.matrix().is_none(), "one agent, no variants: no table");
+        let r = Results::new(
+            vec![
+                result("a", AgentKind::Claude, TestStatus::Passed),
+                result("a", AgentKind::Codex, TestStatus::Failed),
+                result("b", AgentKind::Codex, TestStatus::Error),
+            ],
+            1,
+        );
+        let m = r.matrix().unwrap();
+        assert_eq!(m.agents, [AgentKind::Claude, AgentKind::Codex]);
+        assert_eq!(m.rows.len(), 2);
+        assert_eq!(
+            m.rows[0].cells,
+            [
+                Some((TestStatus::Passed, None)),
+                Some((TestStatus::Failed, None))
+            ]
+        );
+        assert_eq!(m.rows[1].cells, [None, Some((TestStatus::Error, None))]);
+        assert_eq!(r.tests[1].qualified_name(true), "a · codex");
+        let table = crate::report::terminal::render_matrix(&r).unwrap();
+        assert!(
+            table.contains("claude") && table.contains("codex"),
+            "{table}"
+        );
+        let md = crate::report::markdown::matrix_table(&m);
+        assert!(md.contains("| a | ✅ | ❌ |"), "{md}");
+        assert!(md.contains("| b | — | ⚠️ |"), "{md}");
+    }
+}

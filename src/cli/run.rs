@@ -172,6 +172,9 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             drop(summary_tx);
             let _ = printer.await;
         }
+        if let Some(matrix) = terminal::render_matrix(&results) {
+            out(&format!("\n{matrix}"));
+        }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(

@@ -58,7 +58,7 @@ fn without_testsuites_skipped(xml: String) -> String {
     format!("{}{}", &xml[..from], &xml[to..])
 }
 
-fn case(test: &TestResult) -> TestCase {
+fn case(test: &TestResult, with_agent: bool) -> TestCase {
     let failing = |s: AssertionStatus| test.assertions.iter().filter(move |a| a.status == s);
     let mut status = match test.status {
         TestStatus::Passed => TestCaseStatus::success(),
@@ -139,7 +139,7 @@ fn case(test: &TestResult) -> TestCase {
         };
         status.set_description(crate::cut::chars(&text, TEXT_MAX).kept);
     }
-    let mut case = TestCase::new(test.name.as_str(), status);
+    let mut case = TestCase::new(test.qualified_name(with_agent), status);
     case.set_classname(test.file.as_str());
     case.set_time(Duration::from_millis(test.duration_ms));
     let line = test
@@ -190,6 +190,8 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
     report.set_time(Duration::from_millis(results.summary.duration_ms));
     // Suites in the order their files first appear.
     let mut suites: Vec<(String, TestSuite)> = Vec::new();
+    // Case names carry the agent when tests ran on several (`greets · codex`).
+    let several_agents = results.matrix().is_some_and(|m| m.agents.len() > 1);
     for test in &results.tests {
         let index = match suites.iter().position(|(file, _)| *file == test.file) {
             Some(i) => i,
@@ -198,7 +200,7 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
                 suites.len() - 1
             }
         };
-        suites[index].1.add_test_case(case(test));
+        suites[index].1.add_test_case(case(test, several_agents));
     }
     for (_, mut suite) in suites {
         let total: u64 = suite

@@ -373,6 +373,36 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
     },
 };
 
+/// The tests × agents table (GFM): one row per test and variant, one column per agent.
+pub fn matrix_table(matrix: &crate::results::Matrix) -> String {
+    let mut out = String::from("\n| test |");
+    for agent in &matrix.agents {
+        out.push_str(&format!(" {agent} |"));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(matrix.agents.len()));
+    out.push('\n');
+    for row in &matrix.rows {
+        let name = match &row.variant {
+            Some(v) => format!("{} ({v})", row.name),
+            None => row.name.clone(),
+        };
+        out.push_str(&format!("| {} |", inline(&name)));
+        for cell in &row.cells {
+            match cell {
+                Some((status, runs)) => out.push_str(&format!(
+                    " {}{} |",
+                    icon(*status),
+                    runs.as_deref().map(|r| format!(" {r}")).unwrap_or_default()
+                )),
+                None => out.push_str(" — |"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Renders the summary within `options.max_chars` characters and `options.max_bytes` bytes.
 pub fn render(results: &Results, options: &MarkdownOptions) -> String {
     let notice = |left: usize| {
@@ -409,6 +439,13 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
         summary.rows.truncate(summary.rows.len() - drop);
         summary.rows_left_out += drop;
         out = summary.render().unwrap_or_default();
+    }
+    if let Some(matrix) = results.matrix() {
+        let table = matrix_table(&matrix);
+        if Size::of(&out).plus(Size::of(&table)).within(&half) {
+            out.push('\n');
+            out.push_str(&table);
+        }
     }
     let failures: Vec<String> = results.tests.iter().filter_map(failure).collect();
     let reserve = Size::of(&notice(failures.len())).plus(Size {

@@ -297,7 +297,55 @@ pub fn budget_phrase(b: &crate::results::BudgetSummary) -> String {
     s
 }
 
-/// Every test block, then the summary.
+/// The tests × agents table, when the run holds several agents or variants: one row per
+/// test and variant, `✓`/`✗`/`!`/`-` per agent (with `3/5` for repeated tests).
+pub fn render_matrix(results: &Results) -> Option<String> {
+    let matrix = results.matrix()?;
+    let names: Vec<String> = matrix
+        .rows
+        .iter()
+        .map(|r| match &r.variant {
+            Some(v) => format!("{} ({v})", r.name),
+            None => r.name.clone(),
+        })
+        .collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!("{:width$}", "test");
+    for agent in &matrix.agents {
+        out.push_str(&format!("  {:>9}", agent.name()));
+    }
+    out.push('\n');
+    for (row, name) in matrix.rows.iter().zip(&names) {
+        out.push_str(&format!("{name:width$}"));
+        for cell in &row.cells {
+            let text = match cell {
+                Some((status, runs)) => {
+                    let mark = match status {
+                        TestStatus::Passed => "✓",
+                        TestStatus::Failed => "✗",
+                        TestStatus::Error => "!",
+                        TestStatus::Skipped => "-",
+                    };
+                    match runs {
+                        Some(r) => format!("{mark} {r}"),
+                        None => mark.to_owned(),
+                    }
+                }
+                None => "·".to_owned(),
+            };
+            out.push_str(&format!("  {text:>9}"));
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// Every test block, then the summary (and the tests × agents table, when there is one).
 pub fn render_results(results: &Results) -> String {
     let mut out = String::new();
     for test in &results.tests {
@@ -305,6 +353,10 @@ pub fn render_results(results: &Results) -> String {
         out.push('\n');
     }
     out.push_str(&render_summary(&results.summary));
+    if let Some(matrix) = render_matrix(results) {
+        out.push('\n');
+        out.push_str(&matrix);
+    }
     out
 }
 
