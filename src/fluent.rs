@@ -365,6 +365,7 @@ impl StdoutAssertion<'_> {
             timeout: None,
             max_turns: None,
             model: None,
+            mcp_servers: Default::default(),
             assertions: vec![Assertion {
                 line: 0,
                 column: 0,

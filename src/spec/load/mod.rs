@@ -27,6 +27,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "timeout",
     "max_turns",
     "model",
+    "mcp_servers",
     "assertions",
 ];
 
@@ -358,6 +359,10 @@ impl Ctx {
         let model = fields
             .get("model")
             .and_then(|n| self.non_empty_string(n, "model"));
+        let mcp_servers = fields
+            .get("mcp_servers")
+            .map(|n| self.mcp_servers(n))
+            .unwrap_or_default();
         let assertions = self
             .required(&fields, "assertions")
             .map(|n| self.assertions(n))
@@ -380,6 +385,7 @@ impl Ctx {
             timeout,
             max_turns,
             model,
+            mcp_servers,
             assertions,
         })
     }
@@ -706,6 +712,7 @@ mod budget;
 mod commands;
 mod files;
 mod kinds;
+mod mcp;
 mod review;
 mod tool;
 
