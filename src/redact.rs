@@ -300,4 +300,11 @@ mod tests {
             serde_json::json!({"a": ["[REDACTED]", 3], "[REDACTED]": {"b": "ok"}})
         );
     }
+
+    #[test]
+    fn values_named_by_mcp_servers_are_secrets_whatever_their_variable() {
+        let r = Redactor::new([]).with_secret_values(["plain-docs-value-9", "short"]);
+        assert_eq!(r.redact("x plain-docs-value-9 y"), "x [REDACTED] y");
+        assert_eq!(r.redact("short"), "short");
+    }
 }

@@ -341,6 +341,61 @@ impl Agent for CliAgent {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::McpServer;
+    use crate::transcript::{Format, StreamParser};
+
+    #[test]
+    fn mcp_calls_get_their_canonical_name_from_the_server_names() {
+        let mut parser = StreamParser::new(Format::OpencodeJson);
+        parser.push_line("");
+        let mut t = parser.finish();
+        let stdio = || McpServer::Stdio {
+            command: "node".into(),
+            args: Vec::new(),
+            env: Default::default(),
+        };
+        let servers: super::super::McpServers = [
+            ("docs".to_owned(), stdio()),
+            ("docs-v2".to_owned(), stdio()),
+        ]
+        .into();
+        for raw in [
+            "docs_search",
+            "docs-v2_search",
+            "mcp_docs_search",
+            "docs-search",
+            "bash",
+            "mcp__docs__search",
+        ] {
+            let mut call: crate::transcript::ToolCall = serde_json::from_value(serde_json::json!({
+                "id": raw, "name": raw, "canonical": raw, "input": {}, "output": null,
+                "is_error": false, "exit_code": null, "agent": "main"
+            }))
+            .unwrap();
+            if raw == "bash" {
+                call.canonical = "Bash".into();
+            }
+            t.tool_calls.push(call);
+        }
+        name_mcp_calls(&mut t, &servers);
+        let names: Vec<&str> = t.tool_calls.iter().map(|c| c.canonical.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mcp__docs__search",
+                "mcp__docs-v2__search",
+                "mcp__docs__search",
+                "mcp__docs__search",
+                "Bash",
+                "mcp__docs__search"
+            ]
+        );
+    }
+}
+
 /// `OsString` arguments from string slices.
 pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
     items.into_iter().map(OsString::from).collect()
