@@ -341,6 +341,11 @@ impl Agent for CliAgent {
     }
 }
 
+/// `OsString` arguments from string slices.
+pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
+    items.into_iter().map(OsString::from).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,9 +399,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// `OsString` arguments from string slices.
-pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
-    items.into_iter().map(OsString::from).collect()
 }
