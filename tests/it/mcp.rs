@@ -230,3 +230,58 @@ fn an_mcp_server_that_can_not_start_is_an_error() {
         test["error"]
     );
 }
+
+/// A value expanded from `${VAR}` reaches the server (its `get-env` tool shows it) and is
+/// redacted from the results, although the variable's name does not look secret.
+#[test]
+fn expanded_values_reach_the_server_and_are_redacted() {
+    let server = server_everything();
+    let model = ScriptedModel::start();
+    model.script(
+        "MCP-ENV",
+        vec![
+            Turn::Tool("mcp__everything__get-env", json!({})),
+            Turn::Text("seen".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-ENV: show the env\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\n    env: {{DOCS_SETTING: \"v=${{APTITUDE_TEST_PLAIN_VALUE}}\"}}\nassertions:\n  - tool: mcp__everything__get-env\n"
+        ),
+    );
+    let home = suite.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = assert_cmd::Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
+        .env("APTITUDE_TEST_PLAIN_VALUE", "plain-but-secret-4711")
+        .current_dir(suite.path())
+        .args(["run", "tests", "--agent", "claude", "--agent-bin"])
+        .arg(format!("claude={}", crate::support::claude_bin().display()))
+        .arg("--agent-base-url")
+        .arg(format!("claude={}", model.base_url()))
+        .args(["--model", "fake-model", "--no-grade", "--json"])
+        .arg(suite.results_path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let test = &results["tests"][0];
+    assert_eq!(
+        test["status"],
+        "passed",
+        "{}\n{test:#}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("DOCS_SETTING") && text.contains("v=[REDACTED]"),
+        "the server saw the value and the results redact it: {text}"
+    );
+    assert!(!text.contains("plain-but-secret-4711"));
+}
