@@ -176,6 +176,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             model: Some("fake-model"),
             max_turns: None,
             base_url: Some(&base_url),
+            mcp_servers: &Default::default(),
         };
         let inv = cli
             .task(&task, run_home.path())

@@ -368,6 +368,7 @@ impl StdoutAssertion<'_> {
             runs: None,
             min_pass: None,
             model: None,
+            mcp_servers: Default::default(),
             assertions: vec![Assertion {
                 line: 0,
                 column: 0,

@@ -141,6 +141,21 @@ impl Redactor {
         Redactor::new(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
+    /// Adds `values` as secrets whatever variable holds them (the expansions of `${VAR}`
+    /// in `mcp_servers`), when at least 8 characters long like every secret value.
+    pub fn with_secret_values<'a>(mut self, values: impl IntoIterator<Item = &'a str>) -> Self {
+        self.needles.extend(
+            values
+                .into_iter()
+                .filter(|v| v.len() >= MIN_SECRET_LEN)
+                .flat_map(encoded_forms),
+        );
+        self.needles
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.needles.dedup();
+        self
+    }
+
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = shapes().replace_all(text, REDACTED).into_owned();
@@ -284,5 +299,12 @@ mod tests {
             v,
             serde_json::json!({"a": ["[REDACTED]", 3], "[REDACTED]": {"b": "ok"}})
         );
+    }
+
+    #[test]
+    fn values_named_by_mcp_servers_are_secrets_whatever_their_variable() {
+        let r = Redactor::new([]).with_secret_values(["plain-docs-value-9", "short"]);
+        assert_eq!(r.redact("x plain-docs-value-9 y"), "x [REDACTED] y");
+        assert_eq!(r.redact("short"), "short");
     }
 }

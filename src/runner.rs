@@ -619,6 +619,12 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         }
     }
 
+    // `${VAR}` in `mcp_servers` expands from aptitude's environment now, not at load time,
+    // so that `validate` does not need the secrets.
+    let mcp_servers = match crate::spec::mcp::expand_all(&spec.mcp_servers) {
+        Ok(servers) => servers,
+        Err(why) => return (finish(result, Some((ErrorKind::Setup, why))), None),
+    };
     let execution = agent
         .execute(ExecuteRequest {
             prompt: &spec.prompt,
@@ -630,6 +636,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             timeout,
             cancel,
             on_tool_call,
+            mcp_servers: &mcp_servers,
         })
         .await;
     let execution = match execution {

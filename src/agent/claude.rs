@@ -13,6 +13,8 @@
 //!   non-essential traffic are turned off.
 //! - **Permissions:** bypassed by default (the workspace is a throwaway copy); any other
 //!   mode is passed as `--permission-mode MODE`.
+//! - **MCP servers:** written to `<home>/aptitude-mcp.json` ([`mcp_config`]) and passed as
+//!   `--mcp-config=FILE --strict-mcp-config`, so no other configuration's servers load.
 //! - **Grading:** `claude -p PROMPT --output-format json --tools "" --max-turns 1
 //!   --no-session-persistence [--model M]`: one request, no tools; the reply's `result`.
 
@@ -22,8 +24,11 @@ use std::time::Duration;
 
 use super::executor::args;
 use super::process;
-use super::{AgentCli, AgentError, AgentKind, GradeReply, GradeTask, Invocation, Task};
-use crate::transcript::{Format, Usage};
+use super::{
+    AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, McpServer,
+    McpServers, Task,
+};
+use crate::transcript::{Format, Outcome, Transcript, Usage};
 
 /// How Claude Code handles permission prompts in a run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -101,6 +106,53 @@ fn copy_login(home: &Path) {
     }
 }
 
+/// The test's servers that a `system/init` line lists with status `failed` or
+/// `needs-auth` (`"mcp_servers": [{"name", "status"}]`, Claude Code 2.1.x), with it.
+fn failed_mcp_servers(stdout: &[String], servers: &McpServers) -> Vec<(String, String)> {
+    let mut failed = Vec::new();
+    for line in stdout.iter().filter(|l| l.contains("\"init\"")) {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if event["type"] != "system" || event["subtype"] != "init" {
+            continue;
+        }
+        for server in event["mcp_servers"].as_array().into_iter().flatten() {
+            let (Some(name), Some(status)) = (server["name"].as_str(), server["status"].as_str())
+            else {
+                continue;
+            };
+            if servers.contains_key(name)
+                && matches!(status, "failed" | "needs-auth")
+                && !failed.iter().any(|(n, _)| n == name)
+            {
+                failed.push((name.to_owned(), status.to_owned()));
+            }
+        }
+    }
+    failed
+}
+
+/// Claude Code's `--mcp-config` file: `{"mcpServers": {name: {"type": "stdio", command,
+/// args, env} | {"type": "http", url, headers}}}` (the `.mcp.json` shape, 2.1.x).
+pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
+    let servers: serde_json::Map<String, serde_json::Value> = servers
+        .iter()
+        .map(|(name, server)| {
+            let entry = match server {
+                McpServer::Stdio { command, args, env } => serde_json::json!({
+                    "type": "stdio", "command": command, "args": args, "env": env,
+                }),
+                McpServer::Http { url, headers } => serde_json::json!({
+                    "type": "http", "url": url, "headers": headers,
+                }),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    serde_json::json!({ "mcpServers": servers })
+}
+
 impl AgentCli for Claude {
     fn kind(&self) -> AgentKind {
         AgentKind::Claude
@@ -126,6 +178,10 @@ impl AgentCli for Claude {
         Format::ClaudeStreamJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
         let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
         a.extend(args(["--output-format", "stream-json", "--verbose"]));
@@ -142,7 +198,50 @@ impl AgentCli for Claude {
         if let Some(turns) = task.max_turns {
             a.extend(["--max-turns".into(), turns.to_string().into()]);
         }
+        if !task.mcp_servers.is_empty() {
+            let path = home.join("aptitude-mcp.json");
+            std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
+                .map_err(|e| format!("can not write its MCP config {}: {e}", path.display()))?;
+            // `=`: `--mcp-config` takes several values and would swallow what follows.
+            let mut flag = OsString::from("--mcp-config=");
+            flag.push(&path);
+            a.extend([flag, "--strict-mcp-config".into()]);
+        }
         Ok(self.invocation(a, task.base_url, home))
+    }
+
+    /// A test's MCP server that Claude Code's `system/init` event lists as `failed` (or
+    /// `needs-auth`) makes a completed run an error naming the server: Claude Code goes on
+    /// without it, so the test would otherwise fail for a reason it does not show.
+    fn finish(&self, mut transcript: Transcript, finished: &Finished<'_>) -> Transcript {
+        if finished.mcp_servers.is_empty() || !transcript.outcome.is_completed() {
+            return transcript;
+        }
+        let failed = failed_mcp_servers(finished.stdout, finished.mcp_servers);
+        if !failed.is_empty() {
+            let stderr = finished.process.stderr.trim();
+            transcript.outcome = Outcome::Error {
+                message: format!(
+                    "MCP server {} did not start (Claude Code's init event: {}){}",
+                    failed
+                        .iter()
+                        .map(|(name, _)| format!("`{name}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    failed
+                        .iter()
+                        .map(|(name, status)| format!("{name}: {status}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; stderr: {}", crate::cut::chars(stderr, 2000).kept)
+                    }
+                ),
+            };
+        }
+        transcript
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
@@ -264,6 +363,7 @@ mod tests {
             model: Some("m"),
             max_turns: Some(3),
             base_url: Some("http://127.0.0.1:9"),
+            mcp_servers: &Default::default(),
         };
         let inv = Claude::default().task(&task, home.path()).unwrap();
         assert_eq!(
@@ -310,6 +410,7 @@ mod tests {
             model: None,
             max_turns: None,
             base_url: None,
+            mcp_servers: &Default::default(),
         };
         let args: Vec<String> = claude
             .task(&task, home.path())

@@ -10,6 +10,8 @@
 //! - **Base URL:** a provider `aptitude` defined with `-c model_providers.aptitude={…}`
 //!   (Responses API, key from `OPENAI_API_KEY`), with no request or stream retries, so
 //!   that a failing model is an error in seconds (`--retry-infra` retries visibly).
+//! - **MCP servers:** `[mcp_servers.<name>]` tables in `$CODEX_HOME/config.toml`
+//!   ([`mcp_config_toml`]); the user's own config is not read.
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
 //! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only [-m M]
 //!   PROMPT` in an empty directory; the reply is the last agent message.
@@ -18,7 +20,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::executor::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::Format;
 
 /// Codex CLI.
@@ -55,6 +57,36 @@ impl Codex {
             isolation: vec![("CODEX_HOME".to_owned(), home.display().to_string())],
         }
     }
+}
+
+/// `$CODEX_HOME/config.toml` with one `[mcp_servers.<name>]` table per server: `command`,
+/// `args`, `env` for stdio; `url`, `http_headers` for streamable HTTP (Codex 0.169).
+pub fn mcp_config_toml(servers: &McpServers) -> String {
+    let table = |map: &std::collections::BTreeMap<String, String>| {
+        let items: Vec<String> = map
+            .iter()
+            .map(|(k, v)| format!("{} = {}", toml_string(k), toml_string(v)))
+            .collect();
+        format!("{{ {} }}", items.join(", "))
+    };
+    let mut out = String::new();
+    for (name, server) in servers {
+        out.push_str(&format!("[mcp_servers.{}]\n", toml_string(name)));
+        match server {
+            McpServer::Stdio { command, args, env } => {
+                out.push_str(&format!("command = {}\n", toml_string(command)));
+                let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
+                out.push_str(&format!("args = [{}]\n", args.join(", ")));
+                out.push_str(&format!("env = {}\n", table(env)));
+            }
+            McpServer::Http { url, headers } => {
+                out.push_str(&format!("url = {}\n", toml_string(url)));
+                out.push_str(&format!("http_headers = {}\n", table(headers)));
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A TOML basic string.
@@ -113,7 +145,16 @@ impl AgentCli for Codex {
         Format::CodexExecJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+        if !task.mcp_servers.is_empty() {
+            let path = home.join("config.toml");
+            std::fs::write(&path, mcp_config_toml(task.mcp_servers))
+                .map_err(|e| format!("can not write its config {}: {e}", path.display()))?;
+        }
         Ok(self.invocation(
             args([
                 "exec",
@@ -158,6 +199,7 @@ mod tests {
             model: Some("gpt-test"),
             max_turns: None,
             base_url: Some("http://127.0.0.1:9/v1"),
+            mcp_servers: &Default::default(),
         };
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv

@@ -11,6 +11,9 @@
 //!   `COPILOT_PROVIDER_API_KEY`, the model in `COPILOT_MODEL` and `COPILOT_OFFLINE=true`
 //!   (no GitHub login needed). Without one, Copilot signs in with `COPILOT_GITHUB_TOKEN`
 //!   (or `GH_TOKEN`).
+//! - **MCP servers:** `--additional-mcp-config @<home>/aptitude-mcp.json` ([`mcp_config`])
+//!   with `--disable-builtin-mcps` (no GitHub MCP server); `$COPILOT_HOME/mcp-config.json`
+//!   is the private home's, so the user's servers are not loaded.
 //! - **Exit codes:** a command that exited 3 is still `success: true`; the transcript takes
 //!   the exit code from `shellExecution.exitCode`.
 //! - **Tokens:** not on stdout; read after the run from the `--usage-output-file` JSON
@@ -25,7 +28,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::executor::args;
-use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::{Format, Transcript};
 
 /// GitHub Copilot CLI.
@@ -58,6 +61,27 @@ fn invocation(
         defaults,
         isolation: vec![("COPILOT_HOME".to_owned(), home.display().to_string())],
     }
+}
+
+/// Copilot's `--additional-mcp-config` JSON: `{"mcpServers": {name: {"type": "local",
+/// command, args, env, tools: ["*"]} | {"type": "http", url, headers, tools: ["*"]}}}`
+/// (1.0.x; `tools` lists the tools the agent may use).
+pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
+    let servers: serde_json::Map<String, serde_json::Value> = servers
+        .iter()
+        .map(|(name, server)| {
+            let entry = match server {
+                McpServer::Stdio { command, args, env } => serde_json::json!({
+                    "type": "local", "command": command, "args": args, "env": env, "tools": ["*"],
+                }),
+                McpServer::Http { url, headers } => serde_json::json!({
+                    "type": "http", "url": url, "headers": headers, "tools": ["*"],
+                }),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    serde_json::json!({ "mcpServers": servers })
 }
 
 /// Token counts from Copilot's `--usage-output-file` JSON, summed over its models.
@@ -109,8 +133,21 @@ impl AgentCli for Copilot {
         Format::CopilotJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
         let mut a = args(["--allow-all", "--output-format", "json", "--no-auto-update"]);
+        if !task.mcp_servers.is_empty() {
+            let path = home.join("aptitude-mcp.json");
+            std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
+                .map_err(|e| format!("can not write its MCP config {}: {e}", path.display()))?;
+            let mut file = std::ffi::OsString::from("@");
+            file.push(&path);
+            a.extend(["--additional-mcp-config".into(), file]);
+            a.push("--disable-builtin-mcps".into());
+        }
         a.push("--usage-output-file".into());
         a.push(home.join("usage.json").into());
         Ok(invocation(a, task.prompt, task.model, task.base_url, home))

@@ -141,6 +141,41 @@ impl CliAgent {
     }
 }
 
+/// Gives the calls of the run's MCP tools their canonical `mcp__<server>__<tool>` name
+/// where the agent's own spelling did not: agents join the server and the tool with `_`
+/// (opencode 1.18: `everything_echo`), `-` (Copilot 1.0: `everything-echo`) or `__`, some
+/// with an `mcp_` prefix (Gemini CLI, Qwen Code), and only the test's server names tell
+/// where the server ends. A call already canonical as an MCP tool is left alone.
+pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &super::McpServers) {
+    if servers.is_empty() {
+        return;
+    }
+    // Longest server names first, so that `docs-v2` wins over `docs`.
+    let mut names: Vec<&str> = servers.keys().map(String::as_str).collect();
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    for call in &mut transcript.tool_calls {
+        if call.canonical.starts_with("mcp__") {
+            continue;
+        }
+        let raw = call.name.as_str();
+        let bare = raw
+            .strip_prefix("mcp__")
+            .or_else(|| raw.strip_prefix("mcp_"))
+            .unwrap_or(raw);
+        let found = names.iter().find_map(|server| {
+            let rest = bare.strip_prefix(server)?;
+            let tool = rest
+                .strip_prefix("__")
+                .or_else(|| rest.strip_prefix('_'))
+                .or_else(|| rest.strip_prefix('-'))?;
+            (!tool.is_empty()).then(|| format!("mcp__{server}__{tool}"))
+        });
+        if let Some(canonical) = found {
+            call.canonical = canonical;
+        }
+    }
+}
+
 /// A fresh private home for one run or grading call, removed when dropped.
 fn private_home(kind: AgentKind) -> Result<tempfile::TempDir, String> {
     tempfile::Builder::new()
@@ -201,6 +236,19 @@ impl Agent for CliAgent {
 
     async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
         let binary = self.binary()?;
+        if !req.mcp_servers.is_empty() && !self.cli.supports_mcp() {
+            return Err(AgentError::Unsupported {
+                agent: self.kind(),
+                message: format!(
+                    "can not be given MCP servers (no MCP client aptitude can configure): this test's `mcp_servers` ({}) need another agent",
+                    req.mcp_servers
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
         let task = Task {
             prompt: req.prompt,
@@ -208,6 +256,7 @@ impl Agent for CliAgent {
             model: req.model,
             max_turns: req.max_turns,
             base_url: req.base_url.or(self.settings.base_url.as_deref()),
+            mcp_servers: req.mcp_servers,
         };
         let invocation = self
             .cli
@@ -235,15 +284,17 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        let transcript = self.cli.finish(
+        let mut transcript = self.cli.finish(
             parser.finish(),
             &Finished {
                 home: home.path(),
                 workspace: req.workspace,
                 stdout: &raw,
                 process: &output,
+                mcp_servers: req.mcp_servers,
             },
         );
+        name_mcp_calls(&mut transcript, req.mcp_servers);
         Ok(Execution {
             transcript,
             process: output,
@@ -293,4 +344,59 @@ impl Agent for CliAgent {
 /// `OsString` arguments from string slices.
 pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
     items.into_iter().map(OsString::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::McpServer;
+    use crate::transcript::{Format, StreamParser};
+
+    #[test]
+    fn mcp_calls_get_their_canonical_name_from_the_server_names() {
+        let mut parser = StreamParser::new(Format::OpencodeJson);
+        parser.push_line("");
+        let mut t = parser.finish();
+        let stdio = || McpServer::Stdio {
+            command: "node".into(),
+            args: Vec::new(),
+            env: Default::default(),
+        };
+        let servers: super::super::McpServers = [
+            ("docs".to_owned(), stdio()),
+            ("docs-v2".to_owned(), stdio()),
+        ]
+        .into();
+        for raw in [
+            "docs_search",
+            "docs-v2_search",
+            "mcp_docs_search",
+            "docs-search",
+            "bash",
+            "mcp__docs__search",
+        ] {
+            let mut call: crate::transcript::ToolCall = serde_json::from_value(serde_json::json!({
+                "id": raw, "name": raw, "canonical": raw, "input": {}, "output": null,
+                "is_error": false, "exit_code": null, "agent": "main"
+            }))
+            .unwrap();
+            if raw == "bash" {
+                call.canonical = "Bash".into();
+            }
+            t.tool_calls.push(call);
+        }
+        name_mcp_calls(&mut t, &servers);
+        let names: Vec<&str> = t.tool_calls.iter().map(|c| c.canonical.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mcp__docs__search",
+                "mcp__docs-v2__search",
+                "mcp__docs__search",
+                "mcp__docs__search",
+                "Bash",
+                "mcp__docs__search"
+            ]
+        );
+    }
 }

@@ -10,6 +10,8 @@
 //!   for ~3.5 min; `--retry-infra` retries visibly) and sets `model.maxSessionTurns` from `max_turns`.
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace copy.
 //! - **Base URL:** `GOOGLE_GEMINI_BASE_URL`.
+//! - **MCP servers:** `mcpServers` in that settings file ([`mcp_servers_setting`]); the
+//!   user's own settings are not read.
 //! - **Exit codes:** a shell command that exits non-zero is still `status: success` in the
 //!   events, whose output holds no exit code. After the run, the session log Gemini CLI
 //!   wrote under the private home (`.gemini/tmp/<project>/chats/session-*.jsonl`, whose
@@ -20,15 +22,39 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::{Format, Transcript};
 
 /// Gemini CLI.
 #[derive(Debug, Clone, Default)]
 pub struct Gemini;
 
+/// The `mcpServers` setting of Gemini CLI (0.61) and Qwen Code (0.24): `{name: {command,
+/// args, env} | {httpUrl, headers}}` (`httpUrl` is streamable HTTP; `url` would be SSE).
+pub fn mcp_servers_setting(servers: &McpServers) -> serde_json::Value {
+    let servers: serde_json::Map<String, serde_json::Value> = servers
+        .iter()
+        .map(|(name, server)| {
+            let entry = match server {
+                McpServer::Stdio { command, args, env } => {
+                    serde_json::json!({"command": command, "args": args, "env": env})
+                }
+                McpServer::Http { url, headers } => {
+                    serde_json::json!({"httpUrl": url, "headers": headers})
+                }
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    serde_json::Value::Object(servers)
+}
+
 /// Writes `<home>/.gemini/settings.json`.
-fn write_settings(home: &Path, max_turns: Option<u32>) -> Result<(), String> {
+fn write_settings(
+    home: &Path,
+    max_turns: Option<u32>,
+    mcp_servers: &McpServers,
+) -> Result<(), String> {
     let mut settings = serde_json::json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -37,6 +63,9 @@ fn write_settings(home: &Path, max_turns: Option<u32>) -> Result<(), String> {
     });
     if let Some(turns) = max_turns {
         settings["model"] = serde_json::json!({"maxSessionTurns": turns});
+    }
+    if !mcp_servers.is_empty() {
+        settings["mcpServers"] = mcp_servers_setting(mcp_servers);
     }
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir)
@@ -106,8 +135,12 @@ impl AgentCli for Gemini {
         Format::GeminiStreamJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
-        write_settings(home, task.max_turns)?;
+        write_settings(home, task.max_turns, task.mcp_servers)?;
         let args = vec![
             "-p".into(),
             task.prompt.into(),
@@ -119,7 +152,7 @@ impl AgentCli for Gemini {
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
-        write_settings(home, Some(1))?;
+        write_settings(home, Some(1), &McpServers::new())?;
         let args = vec![
             "-p".into(),
             task.prompt.into(),

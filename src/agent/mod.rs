@@ -36,6 +36,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::spec::{McpServer, McpServers};
 use crate::transcript::{Format, StreamParser, Transcript, Usage};
 
 /// Called with each tool call as soon as the agent reports it (live progress).
@@ -62,6 +63,8 @@ pub struct ExecuteRequest<'a> {
     pub cancel: &'a CancellationToken,
     /// Told of each tool call as it happens.
     pub on_tool_call: Option<ToolCallHook<'a>>,
+    /// The test's `mcp_servers:`, `${VAR}` already expanded.
+    pub mcp_servers: &'a McpServers,
 }
 
 /// A finished (or stopped) agent run.
@@ -194,6 +197,10 @@ pub struct Task<'a> {
     /// An API-compatible endpoint (`--agent-base-url NAME=URL`, `base_url:`), set through
     /// the agent's own mechanism (an environment variable or its config).
     pub base_url: Option<&'a str>,
+    /// MCP servers to attach (expanded), written into the agent's own configuration in the
+    /// run's private home so that no other server is loaded. Only passed to agents whose
+    /// [`AgentCli::supports_mcp`] is true.
+    pub mcp_servers: &'a McpServers,
 }
 
 /// A one-shot grading call: one prompt, no tools, a text reply.
@@ -233,6 +240,9 @@ pub struct Finished<'a> {
     pub stdout: &'a [String],
     /// How the process ended.
     pub process: &'a process::Output,
+    /// The MCP servers the run had, for agents whose tool names need them to be read
+    /// back as `mcp__<server>__<tool>`.
+    pub mcp_servers: &'a McpServers,
 }
 
 /// Everything particular to one agent CLI. Implementations are pure descriptions: the
@@ -258,6 +268,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// The stream the agent writes on stdout, parsed line by line as it comes. An agent
     /// with no machine-readable output completes its transcript in [`AgentCli::finish`].
     fn stream_format(&self) -> Format;
+
+    /// Whether aptitude can attach a test's `mcp_servers` to this agent; a test with MCP
+    /// servers on an agent without is `error`.
+    fn supports_mcp(&self) -> bool {
+        false
+    }
 
     /// Arguments that print the version (`--version`).
     fn version_args(&self) -> Vec<OsString> {

@@ -12,6 +12,7 @@
 //! - **Base URL:** provider `aptitude` (`@ai-sdk/openai-compatible`, Chat Completions) with
 //!   `baseURL` and `apiKey: {env:OPENAI_API_KEY}`; the model is then `aptitude/M`, so a
 //!   model is required. Without a base URL, `model` is opencode's own `provider/model`.
+//! - **MCP servers:** `mcp` in that configuration ([`mcp_config`]).
 //! - **Retries:** a model 500 is retried with a fixed backoff, ~75 s in all; no setting
 //!   found shortens it.
 //! - **Turns:** opencode takes no turn limit; `max_turns` is not enforced.
@@ -20,12 +21,36 @@
 use std::path::Path;
 
 use super::executor::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::Format;
 
 /// opencode.
 #[derive(Debug, Clone, Default)]
 pub struct Opencode;
+
+/// opencode's `mcp` config: `{name: {"type": "local", command: [cmd, args…], environment,
+/// enabled: true} | {"type": "remote", url, headers, enabled: true}}` (1.18).
+pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
+    let servers: serde_json::Map<String, serde_json::Value> = servers
+        .iter()
+        .map(|(name, server)| {
+            let entry = match server {
+                McpServer::Stdio { command, args, env } => {
+                    let mut argv = vec![command.clone()];
+                    argv.extend(args.iter().cloned());
+                    serde_json::json!({
+                        "type": "local", "command": argv, "environment": env, "enabled": true,
+                    })
+                }
+                McpServer::Http { url, headers } => serde_json::json!({
+                    "type": "remote", "url": url, "headers": headers, "enabled": true,
+                }),
+            };
+            (name.clone(), entry)
+        })
+        .collect();
+    serde_json::Value::Object(servers)
+}
 
 fn invocation(
     prompt: &str,
@@ -33,12 +58,16 @@ fn invocation(
     base_url: Option<&str>,
     permission: &str,
     home: &Path,
+    mcp_servers: &McpServers,
 ) -> Result<Invocation, String> {
     let mut config = serde_json::json!({
         "permission": {"*": permission},
         "autoupdate": false,
         "share": "disabled",
     });
+    if !mcp_servers.is_empty() {
+        config["mcp"] = mcp_config(mcp_servers);
+    }
     let mut a = args(["run", "--format", "json", "--pure"]);
     match (base_url, model) {
         (Some(url), Some(model)) => {
@@ -105,11 +134,29 @@ impl AgentCli for Opencode {
         Format::OpencodeJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
-        invocation(task.prompt, task.model, task.base_url, "allow", home)
+        invocation(
+            task.prompt,
+            task.model,
+            task.base_url,
+            "allow",
+            home,
+            task.mcp_servers,
+        )
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
-        invocation(task.prompt, task.model, task.base_url, "deny", home)
+        invocation(
+            task.prompt,
+            task.model,
+            task.base_url,
+            "deny",
+            home,
+            &McpServers::new(),
+        )
     }
 }

@@ -8,6 +8,7 @@
 //!   telemetry, and `model.maxSessionTurns` from `max_turns`.
 //! - **Base URL:** `OPENAI_BASE_URL` (Chat Completions); the key is read from
 //!   `OPENAI_API_KEY`.
+//! - **MCP servers:** `mcpServers` in that settings file, as for Gemini CLI.
 //! - **Grading:** `qwen --auth-type openai [-m M] -o stream-json --approval-mode plan
 //!   PROMPT` in an empty directory; the reply is the final message.
 
@@ -15,7 +16,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::executor::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServers, Task};
 use crate::transcript::Format;
 
 /// Qwen Code.
@@ -25,7 +26,11 @@ pub struct Qwen;
 /// Writes `<QWEN_HOME>/settings.json`: no retries of a failed model request (a 500
 /// otherwise takes ~2 min of retries; `--retry-infra` retries visibly), no usage
 /// statistics or telemetry, and the turn limit.
-fn write_settings(qwen_home: &Path, max_turns: Option<u32>) -> Result<(), String> {
+fn write_settings(
+    qwen_home: &Path,
+    max_turns: Option<u32>,
+    mcp_servers: &McpServers,
+) -> Result<(), String> {
     let mut settings = serde_json::json!({
         "model": {"generationConfig": {"maxRetries": 0}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -33,6 +38,9 @@ fn write_settings(qwen_home: &Path, max_turns: Option<u32>) -> Result<(), String
     });
     if let Some(turns) = max_turns {
         settings["model"]["maxSessionTurns"] = serde_json::json!(turns);
+    }
+    if !mcp_servers.is_empty() {
+        settings["mcpServers"] = super::gemini::mcp_servers_setting(mcp_servers);
     }
     std::fs::create_dir_all(qwen_home)
         .and_then(|()| std::fs::write(qwen_home.join("settings.json"), settings.to_string()))
@@ -95,8 +103,12 @@ impl AgentCli for Qwen {
         Format::QwenStreamJson
     }
 
+    fn supports_mcp(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
-        write_settings(&qwen_home(home), task.max_turns)?;
+        write_settings(&qwen_home(home), task.max_turns, task.mcp_servers)?;
         Ok(invocation(
             "yolo",
             task.prompt,
@@ -107,7 +119,7 @@ impl AgentCli for Qwen {
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
-        write_settings(&qwen_home(home), Some(1))?;
+        write_settings(&qwen_home(home), Some(1), &McpServers::new())?;
         Ok(invocation(
             "plan",
             task.prompt,

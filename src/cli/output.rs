@@ -235,11 +235,20 @@ pub fn report_transcript_warnings(redactor: &Redactor, path: &Path, t: &Transcri
 
 /// The redactor for a run: aptitude's environment and the tests' `env:`.
 pub fn redactor_for(specs: &[spec::TestSpec]) -> Redactor {
+    // The value of every variable an `mcp_servers` entry names with `${VAR}` is a secret,
+    // whatever its name.
+    let expanded: Vec<String> = specs
+        .iter()
+        .flat_map(|s| s.mcp_servers.values())
+        .flat_map(spec::McpServer::variables)
+        .filter_map(|name| std::env::var(name).ok())
+        .collect();
     Redactor::from_process_env(
         specs
             .iter()
             .flat_map(|s| s.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
     )
+    .with_secret_values(expanded.iter().map(String::as_str))
 }
 
 /// The test files under `paths`.

@@ -9,6 +9,7 @@
 pub mod diagnostic;
 pub mod discover;
 mod load;
+pub mod mcp;
 pub mod node;
 pub mod pattern;
 pub mod schema;
@@ -21,6 +22,7 @@ use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
 pub use load::{LoadReport, load_file, load_files, load_str};
+pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, ValueMatcher};
 
 pub use crate::agent_kind::AgentKind;
@@ -114,6 +116,8 @@ pub struct TestSpec {
     /// `min_pass: k`: how many runs must pass for the test to pass (at least 1, at most
     /// the runs); `None` means every run.
     pub min_pass: Option<u32>,
+    /// `mcp_servers:` attached to the agent, by name, with `${VAR}` not yet expanded.
+    pub mcp_servers: McpServers,
     /// The assertions, in file order (at least one).
     pub assertions: Vec<Assertion>,
     /// `variants:` declared by the file, in file order.

@@ -101,6 +101,10 @@ struct TestFile {
     /// How many runs must pass for the test to pass (default: every run); at most `runs`.
     #[schemars(range(min = 1))]
     min_pass: Option<u32>,
+    /// MCP servers attached to the agent for the run, by name (its tools are
+    /// `mcp__<name>__<tool>`); nothing else is loaded. `${VAR}` in a value expands from
+    /// aptitude's environment and is redacted.
+    mcp_servers: Option<BTreeMap<McpServerName, McpServerEntry>>,
     /// What must hold after the run; at least one.
     #[schemars(length(min = 1))]
     assertions: Vec<AssertionItem>,
@@ -174,6 +178,48 @@ struct AgentEntryMap {
     /// The version the agent CLI must report; a mismatch stops the run before any agent
     /// starts.
     version: Option<NonEmpty>,
+}
+
+/// An MCP server's name: letters, digits, `-` and single `_`.
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct McpServerName(#[schemars(regex(pattern = r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"))] String);
+
+/// A stdio server (`command`) or a streamable HTTP server (`url`).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum McpServerEntry {
+    /// `{command, args, env}`.
+    Stdio(McpStdio),
+    /// `{url, headers}`.
+    Http(McpHttp),
+}
+
+/// A stdio MCP server, started by the agent.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpStdio {
+    /// The program (on `PATH`).
+    command: NonEmpty,
+    /// Its arguments.
+    args: Option<Vec<Scalar>>,
+    /// Variables added to its environment.
+    env: Option<BTreeMap<String, Scalar>>,
+}
+
+/// A streamable HTTP MCP server.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpHttp {
+    /// The endpoint (http:// or https://, or a `${VAR}`).
+    #[schemars(regex(pattern = r"^(https?://|\$\{)"))]
+    url: String,
+    /// Request headers.
+    headers: Option<BTreeMap<String, Scalar>>,
 }
 
 /// `workspace: path` or `workspace: {path, git}`.

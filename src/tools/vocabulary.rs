@@ -138,16 +138,26 @@ impl Vocabulary {
         match self {
             Vocabulary::Claude => "`mcp__<server>__<tool>` (canonical)",
             Vocabulary::Codex => {
-                "exec JSON `mcp_tool_call` items {server, tool}; rollout calls `<server>__<tool>` → `mcp__<server>__<tool>`"
+                "exec JSON `mcp_tool_call` items {server, tool} (0.169 offers each server as a \
+                 `namespace` tool `mcp__<server>`); rollout calls `<server>__<tool>` → \
+                 `mcp__<server>__<tool>`"
             }
-            Vocabulary::Gemini | Vocabulary::Qwen => {
-                "`<server>__<tool>` → `mcp__<server>__<tool>`; a tool named without its server stays as named"
+            Vocabulary::Gemini => {
+                "`<server>__<tool>` → `mcp__<server>__<tool>`; in a run with `mcp_servers`, \
+                 Gemini CLI 0.61's `mcp_<server>_<tool>` too (the test's server names tell the \
+                 server from the tool)"
+            }
+            Vocabulary::Qwen => {
+                "`mcp__<server>__<tool>` (Qwen Code 0.24 offers them so), and `<server>__<tool>` \
+                 → `mcp__<server>__<tool>`"
             }
             Vocabulary::Copilot => {
-                "`mcpServerName` + `mcpToolName` of the request → `mcp__<server>__<tool>`"
+                "`mcpServerName` + `mcpToolName` of the request (offered to the model as \
+                 `<server>-<tool>`) → `mcp__<server>__<tool>`"
             }
             Vocabulary::Opencode => {
-                "`<server>_<tool>` stays as named (the server can not be told apart from the tool)"
+                "`<server>_<tool>` → `mcp__<server>__<tool>` in a run with `mcp_servers` (the \
+                 test's server names tell the server from the tool); otherwise as named"
             }
             Vocabulary::Pi => "none (pi has no MCP client)",
             Vocabulary::Cursor => {

@@ -14,15 +14,15 @@ use crate::support::root;
 
 /// An agent under test: its name, the shell tool it calls and that tool's command key,
 /// and the path its wire protocol puts after the server's base URL.
-struct Agent {
-    name: &'static str,
+pub(crate) struct Agent {
+    pub(crate) name: &'static str,
     shell: &'static str,
     command_key: &'static str,
     extra: Value,
     base_path: &'static str,
 }
 
-const AGENTS: &[fn() -> Agent] = &[
+pub(crate) const AGENTS: &[fn() -> Agent] = &[
     || Agent {
         name: "claude",
         shell: "Bash",
@@ -85,7 +85,7 @@ fn bin(name: &str) -> std::path::PathBuf {
 }
 
 /// `aptitude run tests` on `agent` against `model`, with the results JSON.
-fn run_on(
+pub(crate) fn run_on(
     suite: &Suite,
     model: &ScriptedModel,
     agent: &Agent,

@@ -17,6 +17,7 @@ mod hostile;
 mod hostile_transcripts;
 mod init;
 mod judge;
+mod mcp;
 mod repeats;
 mod reports;
 mod run;

@@ -29,6 +29,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "model",
     "runs",
     "min_pass",
+    "mcp_servers",
     "assertions",
     "variants",
 ];
@@ -411,6 +412,10 @@ impl Ctx {
             .map(|n| self.variants(n, path))
             .unwrap_or_default();
         self.declared_variants = variants.iter().map(|v| v.name.clone()).collect();
+        let mcp_servers = fields
+            .get("mcp_servers")
+            .map(|n| self.mcp_servers(n))
+            .unwrap_or_default();
         let assertions = self
             .required(&fields, "assertions")
             .map(|n| self.assertions(n))
@@ -435,6 +440,7 @@ impl Ctx {
             model,
             runs,
             min_pass,
+            mcp_servers,
             assertions,
             variants,
             variant: None,
@@ -774,6 +780,7 @@ mod budget;
 mod commands;
 mod files;
 mod kinds;
+mod mcp;
 mod review;
 mod tool;
 mod variants;

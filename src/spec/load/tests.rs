@@ -632,3 +632,61 @@ fn bad_variants_are_load_errors_with_positions() {
     assert!(has("unknown key `remoev`"), "{messages:?}");
     assert!(has("10:16 unknown variant `basline`"), "{messages:?}");
 }
+
+#[test]
+fn mcp_servers_load_as_stdio_or_http() {
+    let spec = load(
+        "name: t\nprompt: p\nmcp_servers:\n  docs: {command: node, args: [s.js, 3], env: {TOKEN: \"${DOCS_TOKEN}\"}}\n  remote: {url: \"http://127.0.0.1:8931/mcp\", headers: {Authorization: \"Bearer ${T}\"}}\nassertions:\n  - tool: mcp__docs__search\n",
+    )
+    .unwrap();
+    assert_eq!(
+        spec.mcp_servers["docs"],
+        crate::spec::McpServer::Stdio {
+            command: "node".into(),
+            args: vec!["s.js".into(), "3".into()],
+            env: [("TOKEN".into(), "${DOCS_TOKEN}".into())].into(),
+        }
+    );
+    assert_eq!(spec.mcp_servers["remote"].variables(), vec!["T"]);
+}
+
+#[test]
+fn bad_mcp_servers_point_at_the_problem() {
+    let with = |servers: &str| {
+        format!("name: t\nprompt: p\nmcp_servers:\n{servers}assertions:\n  - tool: Bash\n")
+    };
+    let diags = load(&with("  docs: {command: node, url: \"http://x\"}\n")).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(
+        (diags[0].pos.line, diags[0].message.as_str()),
+        (4, "`mcp_servers.docs` has both `command` and `url`")
+    );
+    let errs = errors(&with("  docs: {comand: node}\n"));
+    assert_reports(&errs, "unknown key `comand` in `mcp_servers.docs`");
+    assert_reports(&errs, "`mcp_servers.docs` needs `command` or `url`");
+    let diags = load(&with("  docs: {command: node, headers: {A: b}}\n")).unwrap_err();
+    assert_eq!(
+        diags[0].message,
+        "unknown key `headers` in `mcp_servers.docs` (a stdio server)"
+    );
+    assert_reports(
+        &errors(&with("  docs: {command: node, env: {T: \"${T\"}}\n")),
+        "`mcp_servers.docs.env.T`: `${` without a closing `}`",
+    );
+    assert_reports(
+        &errors(&with("  my__docs: {command: node}\n")),
+        "`my__docs` is not a usable MCP server name",
+    );
+    assert_reports(
+        &errors(&with("  docs: {url: \"ftp://x\"}\n")),
+        "`mcp_servers.docs.url` must be an http:// or https:// URL",
+    );
+    assert_reports(
+        &errors(&with("  docs: {command: node, args: s.js}\n")),
+        "`mcp_servers.docs.args` must be a list of strings",
+    );
+    assert_reports(
+        &errors("name: t\nprompt: p\nmcp_server: {}\nassertions:\n  - tool: Bash\n"),
+        "unknown key `mcp_server` in a test",
+    );
+}

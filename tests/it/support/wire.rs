@@ -326,9 +326,16 @@ fn responses_reply(
         .iter()
         .enumerate()
         .map(|(i, (name, input))| {
-            json!({"type": "function_call", "id": format!("fc_{:02}_{i}", parsed.turn),
+            let mut item = json!({"type": "function_call", "id": format!("fc_{:02}_{i}", parsed.turn),
                    "call_id": call_id(parsed, i), "name": name,
-                   "arguments": input.to_string(), "status": "completed"})
+                   "arguments": input.to_string(), "status": "completed"});
+            // `namespace::tool` is a tool of a namespace (Codex offers each MCP server's
+            // tools as a `namespace` tool `mcp__<server>`).
+            if let Some((namespace, tool)) = name.split_once("::") {
+                item["namespace"] = json!(namespace);
+                item["name"] = json!(tool);
+            }
+            item
         })
         .collect();
     if let Some(text) = text {

@@ -1,0 +1,287 @@
+//! `mcp_servers:` end to end: a real MCP server from npm
+//! (`@modelcontextprotocol/server-everything`, pinned in package.json) attached to the real
+//! agent CLIs, the scripted model calling its `echo` tool by the name each agent offers it
+//! under, and the results showing the canonical `mcp__<server>__<tool>` call, its
+//! parameters and the server's own reply.
+
+use serde_json::{Value, json};
+
+use crate::agents::{AGENTS, run_on};
+use crate::run::Suite;
+use crate::support::model::{ScriptedModel, Turn};
+use crate::support::root;
+
+/// The pinned server's entry point (`node dist/index.js stdio`).
+fn server_everything() -> String {
+    let path = root().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `scripts/test`",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// The names of the tools a request offered (Anthropic, Responses, Chat Completions and
+/// Gemini shapes).
+fn offered_tools(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        if let Some(n) = tool["name"].as_str().or(tool["function"]["name"].as_str()) {
+            names.push(n.to_owned());
+        }
+        for decl in tool["functionDeclarations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(n) = decl["name"].as_str() {
+                names.push(n.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// The name each agent offers the server's `echo` tool under, as its CLI sends it to the
+/// model (seen in the captured requests).
+fn echo_tool(agent: &str) -> &'static str {
+    match agent {
+        "claude" => "mcp__everything__echo",
+        "codex" => "mcp__everything::echo",
+        "gemini" => "mcp_everything_echo",
+        "qwen" => "mcp__everything__echo",
+        "copilot" => "everything-echo",
+        "opencode" => "everything_echo",
+        _ => "echo",
+    }
+}
+
+/// The agents whose MCP wiring is verified here with the real CLI.
+const MCP_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
+
+/// On every agent with an MCP client: the server starts from the test's `mcp_servers`,
+/// the model's call to its `echo` tool is recorded as `mcp__everything__echo` with its
+/// parameters, and the tool's output is the server's real reply (`Echo: …`).
+#[test]
+fn a_real_mcp_server_is_called_on_every_agent() {
+    let server = server_everything();
+    let mut failures = Vec::new();
+    for agent in AGENTS.iter().map(|a| a()) {
+        if !MCP_AGENTS.contains(&agent.name) {
+            continue;
+        }
+        let marker = format!("MCP-{}", agent.name.to_uppercase());
+        let model = ScriptedModel::start();
+        model.script(
+            &marker,
+            vec![
+                Turn::Tool(echo_tool(agent.name), json!({"message": "hello-mcp"})),
+                Turn::Text("The server echoed.".into()),
+            ],
+        );
+        let suite = Suite::new();
+        suite.file("tests/ws/keep.txt", "fixture\n").file(
+            "tests/ws/mcp.aptitude.yaml",
+            &format!(
+                "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: hello-mcp}}\n"
+            ),
+        );
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let test = &results["tests"][0];
+        let offered: Vec<Vec<String>> = model
+            .requests_for(&marker)
+            .iter()
+            .map(|r| offered_tools(&r.body))
+            .collect();
+        let calls = test["transcript"]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let echo = calls
+            .iter()
+            .find(|c| c["canonical"] == "mcp__everything__echo");
+        let ok = test["status"] == "passed"
+            && code == 0
+            && echo.is_some_and(|c| {
+                c["output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("Echo: hello-mcp")
+                    && c["is_error"] == false
+            });
+        if !ok {
+            failures.push(format!(
+                "{}: exit {code}, status {}, error {}\ncalls: {calls:#?}\noffered tools: {:?}\n{stderr}",
+                agent.name,
+                test["status"],
+                test["error"],
+                offered
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An agent aptitude can not give MCP servers to (pi has no MCP client) makes the test
+/// `error` saying so, without running the agent.
+#[test]
+fn an_agent_without_mcp_is_an_error() {
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "pi")
+        .expect("pi is an agent under test");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        "name: mcp\nprompt: \"MCP-PI: echo it\"\nmcp_servers:\n  everything: {command: node, args: [x.js]}\nassertions:\n  - tool: mcp__everything__echo\n",
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(test["status"], "error", "{stderr}\n{test:#}");
+    assert_eq!(code, 1);
+    let error = test["error"].as_str().unwrap_or("");
+    assert!(
+        error.contains("pi can not be given MCP servers") && error.contains("everything"),
+        "{error}"
+    );
+    assert!(model.requests().is_empty(), "the agent must not run");
+}
+
+/// A `${VAR}` that aptitude's environment does not set makes the test `error` naming the
+/// server, the value and the variable.
+#[test]
+fn a_missing_mcp_variable_is_an_error() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        "name: mcp\nprompt: \"MCP-VAR: echo it\"\nmcp_servers:\n  docs: {url: \"http://127.0.0.1:9/mcp\", headers: {Authorization: \"Bearer ${APTITUDE_TEST_UNSET_TOKEN}\"}}\nassertions:\n  - tool: mcp__docs__search\n",
+    );
+    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(test["status"], "error", "{stderr}\n{test:#}");
+    assert_eq!(
+        test["error"],
+        "mcp_servers.docs.headers.Authorization: `${APTITUDE_TEST_UNSET_TOKEN}` is not set in aptitude's environment"
+    );
+}
+
+/// A stdio server that ignores SIGTERM and SIGHUP and never speaks MCP does not outlive
+/// the run: it is the agent's child, in the run's containment, and is killed when the run
+/// ends.
+#[test]
+fn an_mcp_server_never_outlives_the_run() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    model.script("MCP-STUCK", vec![Turn::Text("done".into())]);
+    let suite = Suite::new();
+    let pidfile = suite.path().join("server.pid");
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-STUCK: go\"\nenv: {{MCP_TIMEOUT: \"3000\"}}\nmcp_servers:\n  stuck:\n    command: sh\n    args: [\"-c\", \"trap '' TERM HUP INT; echo $$$$ > {}; exec sleep 3607\"]\nassertions:\n  - tool: Bash\n    called: false\n",
+            pidfile.display()
+        ),
+    );
+    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap_or_else(|e| panic!("the server never started ({e}): {stderr}\n{results:#}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !crate::support::procs::alive(pid, "sleep 3607"),
+        "the MCP server (pid {pid}) outlived the run"
+    );
+}
+
+/// A stdio server whose command does not exist makes the Claude Code run `error` naming
+/// the server (Claude Code's init event lists it `failed` and goes on without it).
+#[test]
+fn an_mcp_server_that_can_not_start_is_an_error() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    model.script("MCP-GONE", vec![Turn::Text("done".into())]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        "name: mcp\nprompt: \"MCP-GONE: go\"\nmcp_servers:\n  gone: {command: /nonexistent/mcp-server}\nassertions:\n  - tool: Bash\n    called: false\n",
+    );
+    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade", "--record"]);
+    let raw = std::fs::read_to_string(suite.path().join("tests/ws/mcp.transcript.jsonl"))
+        .unwrap_or_default();
+    let test = &results["tests"][0];
+    assert_eq!(
+        test["status"],
+        "error",
+        "{stderr}\n{test:#}\n{}",
+        raw.lines().next().unwrap_or("")
+    );
+    assert!(
+        test["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("MCP server `gone` did not start"),
+        "{}",
+        test["error"]
+    );
+}
+
+/// A value expanded from `${VAR}` reaches the server (its `get-env` tool shows it) and is
+/// redacted from the results, although the variable's name does not look secret.
+#[test]
+fn expanded_values_reach_the_server_and_are_redacted() {
+    let server = server_everything();
+    let model = ScriptedModel::start();
+    model.script(
+        "MCP-ENV",
+        vec![
+            Turn::Tool("mcp__everything__get-env", json!({})),
+            Turn::Text("seen".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-ENV: show the env\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\n    env: {{DOCS_SETTING: \"v=${{APTITUDE_TEST_PLAIN_VALUE}}\"}}\nassertions:\n  - tool: mcp__everything__get-env\n"
+        ),
+    );
+    let home = suite.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = assert_cmd::Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
+        .env("APTITUDE_TEST_PLAIN_VALUE", "plain-but-secret-4711")
+        .current_dir(suite.path())
+        .args(["run", "tests", "--agent", "claude", "--agent-bin"])
+        .arg(format!("claude={}", crate::support::claude_bin().display()))
+        .arg("--agent-base-url")
+        .arg(format!("claude={}", model.base_url()))
+        .args(["--model", "fake-model", "--no-grade", "--json"])
+        .arg(suite.results_path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let test = &results["tests"][0];
+    assert_eq!(
+        test["status"],
+        "passed",
+        "{}\n{test:#}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("DOCS_SETTING") && text.contains("v=[REDACTED]"),
+        "the server saw the value and the results redact it: {text}"
+    );
+    assert!(!text.contains("plain-but-secret-4711"));
+}
