@@ -25,6 +25,7 @@ pub mod redact;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod suggest;

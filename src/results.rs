@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! {"version": 1, "aptitude_version", "run_dir",
+//!  "shard": {"index", "count", "tests", "balanced_by"},
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
 //!             "error", "assertions": [{"kind", "description",
 //!                                      "status": "pass|fail|error|invalid|skip", "line", "detail"}],
@@ -33,6 +34,10 @@ pub struct Results {
     /// Absent in files that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_dir: Option<String>,
+    /// Which shard of a split run these results are (`run --shard K/N`); absent in
+    /// unsharded and merged results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
     /// The tests, in the order their files were given or discovered.
     pub tests: Vec<TestResult>,
     /// Totals.
@@ -49,6 +54,7 @@ impl Results {
             run_dir: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
+            shard: None,
             tests,
             summary,
         }
@@ -57,6 +63,28 @@ impl Results {
     /// Whether every test passed or was skipped (exit code 0).
     pub fn all_passed(&self) -> bool {
         self.summary.failed == 0 && self.summary.errors == 0
+    }
+}
+
+/// Which shard of a split run a results file is (`run --shard K/N`), so that `merge` can
+/// tell that it has every shard of one split, each once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// K, 1-based.
+    pub index: u32,
+    /// N.
+    pub count: u32,
+    /// Tests in the whole run, all shards together.
+    pub tests: u32,
+    /// What the split balanced: `duration` (a baseline's durations) or `hash` (test
+    /// counts, in the order of a stable hash).
+    pub balanced_by: String,
+}
+
+impl ShardInfo {
+    /// `K/N`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
     }
 }
 

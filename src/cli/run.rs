@@ -35,6 +35,7 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         .iter()
         .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
         .collect();
+    let (specs, shard) = super::shards::select(specs, args);
     let redactor = output::redactor_for(&specs);
 
     // Everything that can be checked before an agent starts is checked now.
@@ -158,7 +159,10 @@ pub(super) fn run(args: &RunArgs) -> u8 {
         };
         let Some(results) = super::output::redacted_or_report(
             &redactor,
-            &Results::new(tests, started.elapsed().as_millis() as u64),
+            &Results {
+                shard: shard.clone(),
+                ..Results::new(tests, started.elapsed().as_millis() as u64)
+            },
         ) else {
             return EXIT_INVALID;
         };

@@ -17,6 +17,7 @@ mod hostile;
 mod hostile_transcripts;
 mod init;
 mod judge;
+mod merge;
 mod reports;
 mod run;
 mod support;
