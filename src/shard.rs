@@ -304,7 +304,7 @@ pub enum MergeError {
         other: String,
     },
     /// Shards of the run are missing.
-    #[error("shard{} {} of {count} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, list(missing))]
+    #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, list(missing), if missing.len() == 1 { "is" } else { "are" })]
     MissingShards {
         /// The missing shards' numbers.
         missing: Vec<u32>,
@@ -317,8 +317,8 @@ fn list(numbers: &[u32]) -> String {
     let words: Vec<String> = numbers.iter().map(u32::to_string).collect();
     match words.as_slice() {
         [] => String::new(),
-        [one] => format!("{one} is"),
-        [init @ .., last] => format!("{} and {last} are", init.join(", ")),
+        [one] => (*one).clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
