@@ -30,6 +30,7 @@ pub mod repeat;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod suggest;

@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! {"version": 2, "aptitude_version", "run_dir",
+//!  "shard": {"index", "count", "tests", "balanced_by"},
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
 //!             "error", "error_kind": "infra|agent|setup|judge|interrupted",
 //!             "skip_reason": "budget", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
@@ -70,6 +71,10 @@ pub struct Results {
     /// Absent in files that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_dir: Option<String>,
+    /// Which shard of a split run these results are (`run --shard K/N`); absent in
+    /// unsharded and merged results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
     /// The tests, in the order their files were given or discovered.
     pub tests: Vec<TestResult>,
     /// Totals.
@@ -119,6 +124,7 @@ impl Results {
             run_dir: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
+            shard: None,
             tests,
             summary,
         }
@@ -134,6 +140,28 @@ impl Results {
                 .budget
                 .as_ref()
                 .is_none_or(|b| b.skipped_runs == 0)
+    }
+}
+
+/// Which shard of a split run a results file is (`run --shard K/N`), so that `merge` can
+/// tell that it has every shard of one split, each once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// K, 1-based.
+    pub index: u32,
+    /// N.
+    pub count: u32,
+    /// Tests in the whole run, all shards together.
+    pub tests: u32,
+    /// What the split balanced: `duration` (a baseline's durations) or `hash` (test
+    /// counts, in the order of a stable hash).
+    pub balanced_by: String,
+}
+
+impl ShardInfo {
+    /// `K/N`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
     }
 }
 

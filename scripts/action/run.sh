@@ -11,6 +11,8 @@ mkdir -p "$out"
 key="${GITHUB_JOB:-aptitude}"
 [ -n "${AGENT:-}" ] && key="$key/$AGENT"
 [ -n "${MODEL:-}" ] && key="$key/$MODEL"
+# Shard jobs of one matrix share job, agent and model: the shard keeps their artifacts apart.
+[ -n "${SHARD:-}" ] && key="$key/shard-$SHARD"
 export APTITUDE_REPORT_KEY="$key"
 artifact="aptitude-$(printf '%s' "$key-${RUNNER_OS:-}-${RUNNER_ARCH:-}" | tr -c 'A-Za-z0-9._-' '-')"
 {
@@ -23,9 +25,12 @@ args=(run --github --json "$out/results.json" --html "$out/report.html" --markdo
 [ -n "${MODEL:-}" ] && args+=(--model "$MODEL")
 [ -n "${RUNS:-}" ] && args+=(--runs "$RUNS")
 [ -n "${MAX_COST:-}" ] && args+=(--max-cost "$MAX_COST")
-[ "${COMMENT:-true}" = "true" ] || args+=(--no-comment)
-[ "${CHECK_RUN:-true}" = "true" ] || args+=(--no-check-run)
+# A shard job (publish: false) leaves the comment and the check run to the job that merges
+# the shards.
+if [ "${COMMENT:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-comment); fi
+if [ "${CHECK_RUN:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-check-run); fi
 [ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
+[ -n "${SHARD:-}" ] && args+=(--shard "$SHARD")
 
 # The event travels with the reports, for the fork-safe `workflow_run` publisher.
 [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && cp "$GITHUB_EVENT_PATH" "$out/event.json"

@@ -112,6 +112,12 @@ pub enum CliError {
         /// Each problem (printed on its own `error:` line).
         problems: Vec<String>,
     },
+    /// `merge` was given no output to write.
+    #[error("nothing to write: pass --json FILE, --html FILE, --markdown FILE or --junit FILE")]
+    NothingToMerge,
+    /// Shard results that can not be merged.
+    #[error(transparent)]
+    Merge(#[from] crate::shard::MergeError),
     /// `init DIR` where `DIR` is not a directory.
     #[error("{} is not a directory", .0.display())]
     NotADirectory(PathBuf),

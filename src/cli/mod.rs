@@ -14,6 +14,7 @@ mod output;
 mod publish;
 mod run;
 mod settings;
+mod shards;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ pub enum Command {
     Transcript(TranscriptArgs),
     /// Render reports (HTML, Markdown, JUnit) from a results JSON file.
     Report(ReportCommandArgs),
+    /// Merge the results files of shard jobs (`run --shard K/N`) into one run's results
+    /// and reports.
+    Merge(MergeArgs),
     /// Publish a results JSON file on GitHub: PR comment, check run, job summary, outputs.
     Publish(PublishArgs),
     /// Scaffold a first test of the repository's AGENTS.md/CLAUDE.md and a workflow that
@@ -120,6 +124,21 @@ pub struct ReportCommandArgs {
     pub reports: ReportArgs,
 }
 
+/// `aptitude merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results JSON files written by `run --json` (one per shard job); no test may be in
+    /// two of them.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+    /// Write the merged results JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// The reports to write.
+    #[command(flatten)]
+    pub reports: ReportArgs,
+}
+
 /// `aptitude validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -137,6 +156,11 @@ pub struct RunArgs {
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Run only shard K of N of the tests (after they are split per agent), e.g. `2/3`:
+    /// balanced by the durations in `--baseline` when given, else by a stable hash of each
+    /// test's file, name and agent. Every test is in exactly one shard.
+    #[arg(long, value_name = "K/N", value_parser = shards::parse_shard)]
+    pub shard: Option<crate::shard::Shard>,
     /// How many tests run at once.
     #[arg(long, short = 'j', default_value_t = crate::runner::DEFAULT_JOBS, value_name = "N")]
     pub jobs: usize,
@@ -325,6 +349,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(args) => analyze::analyze(&args),
         Command::Transcript(args) => inspect::show_transcript(&args),
         Command::Report(args) => inspect::report(&args),
+        Command::Merge(args) => shards::merge(&args),
         Command::Publish(args) => publish::publish_command(&args),
         Command::Init(args) => init::init(&args),
     };

@@ -33,6 +33,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .flat_map(|s| s.per_variant(&args.variant))
         .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
         .collect();
+    let (specs, shard) = super::shards::select(specs, args);
     let redactor = output::redactor_for(&specs);
 
     // Everything that can be checked before an agent starts is checked now.
@@ -151,7 +152,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                     .collect()
             }
         };
-        let mut results = Results::new(tests, started.elapsed().as_millis() as u64);
+        let mut results = Results {
+            shard: shard.clone(),
+            ..Results::new(tests, started.elapsed().as_millis() as u64)
+        };
         results.summary.budget = runner.budget_summary();
         let results = match output::redacted(&redactor, &results) {
             Ok(results) => results,

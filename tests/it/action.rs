@@ -172,6 +172,8 @@ fn every_output_is_re_exported_from_the_run_step() {
         "check-run",
         "fail-on-failure",
         "baseline",
+        "shard",
+        "publish",
         "version",
     ] {
         assert!(inputs.contains(&required), "input {required}");

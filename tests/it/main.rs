@@ -18,6 +18,7 @@ mod hostile_transcripts;
 mod init;
 mod judge;
 mod mcp;
+mod merge;
 mod repeats;
 mod reports;
 mod run;
