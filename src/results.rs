@@ -830,5 +830,10 @@ mod matrix_tests {
         let md = crate::report::markdown::matrix_table(&m);
         assert!(md.contains("| a | ✅ | ❌ |"), "{md}");
         assert!(md.contains("| b | — | ⚠️ |"), "{md}");
+        let html = crate::report::html::render(&r).unwrap();
+        assert!(
+            html.contains("<th scope=\"row\">a</th><td class=\"passed\">passed</td><td class=\"failed\">failed</td>"),
+            "{html}"
+        );
     }
 }

@@ -98,6 +98,57 @@ struct Report {
     tests: Vec<TestView>,
     script: &'static str,
     script_hash: String,
+    matrix: Option<MatrixView>,
+}
+
+/// The tests × agents table: header cells, then rows of (test label, cells).
+struct MatrixView {
+    agents: Vec<String>,
+    rows: Vec<(String, Vec<MatrixCell>)>,
+}
+
+/// One cell: its CSS class and text (`passed`, `failed 2/5`, `—`).
+struct MatrixCell {
+    class: &'static str,
+    text: String,
+}
+
+fn matrix_view(results: &Results) -> Option<MatrixView> {
+    let m = results.matrix()?;
+    Some(MatrixView {
+        agents: m.agents.iter().map(|a| a.name().to_owned()).collect(),
+        rows: m
+            .rows
+            .iter()
+            .map(|r| {
+                let label = match &r.variant {
+                    Some(v) => format!("{} ({v})", r.name),
+                    None => r.name.clone(),
+                };
+                let cells = r
+                    .cells
+                    .iter()
+                    .map(|c| match c {
+                        Some((status, runs)) => {
+                            let (class, _, word) = status_class(*status);
+                            MatrixCell {
+                                class,
+                                text: match runs {
+                                    Some(runs) => format!("{word} {runs}"),
+                                    None => word.to_owned(),
+                                },
+                            }
+                        }
+                        None => MatrixCell {
+                            class: "none",
+                            text: "—".to_owned(),
+                        },
+                    })
+                    .collect();
+                (label, cells)
+            })
+            .collect(),
+    })
 }
 
 /// The page's only script: the "failures only" filter (hidden until this script shows it,
@@ -386,6 +437,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             .collect(),
         script: SCRIPT,
         script_hash: script_hash(),
+        matrix: matrix_view(results),
     };
     report.render()
 }
