@@ -24,7 +24,7 @@
 //! command headless (it asks, and `--yes-always` does not answer yes), so the transcript
 //! says it records only `Edit` and `Write` ([`super::Transcript::records_only`]).
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::{Format, Outcome, RecordsOnly, Transcript, Usage};
 use crate::tools::Vocabulary;
 
@@ -274,22 +274,18 @@ impl AiderParser {
         } else {
             Outcome::Completed
         };
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        let mut t = self.b.into_transcript(Parts {
             format: Format::AiderChat,
             session_id: None,
             agent_version: self.agent_version,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage: self.usage,
             outcome,
             runs: self.runs.max(1),
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: Some(RecordsOnly::aider()),
-        }
+        });
+        t.records_only = Some(RecordsOnly::aider());
+        t
     }
 }
 

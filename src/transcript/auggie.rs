@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, millis_to_rfc3339, str_of};
 use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
@@ -70,24 +70,18 @@ impl EventParser for AuggieResultParser {
             0,
             "auggie --output-format json records no tool calls (its session file does)",
         );
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::AuggieJson,
             session_id: self.session_id,
             agent_version: None,
             model: None,
-            tool_calls,
             final_text: self.final_text,
             usage: Usage::default(),
             outcome: self.outcome.unwrap_or(Outcome::Incomplete {
                 message: "no `result` line".into(),
             }),
             runs: 1,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 
@@ -178,8 +172,7 @@ pub(crate) fn parse_session(doc: &Value) -> Transcript {
             final_text = Some(text.to_owned());
         }
     }
-    let (tool_calls, log) = b.finish();
-    Transcript {
+    b.into_transcript(Parts {
         format: Format::AuggieSession,
         session_id: str_of(doc, "sessionId").map(str::to_owned),
         agent_version: None,
@@ -188,7 +181,6 @@ pub(crate) fn parse_session(doc: &Value) -> Transcript {
             .and_then(|a| str_of(a, "modelId"))
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
-        tool_calls,
         final_text,
         usage: Usage {
             turns: (turns > 0).then_some(turns),
@@ -202,9 +194,5 @@ pub(crate) fn parse_session(doc: &Value) -> Transcript {
             }
         },
         runs: 1,
-        warnings: log.kept,
-        warnings_total: log.total,
-        lost: log.lost,
-        records_only: None,
-    }
+    })
 }

@@ -173,6 +173,40 @@ impl Builder {
         }
         (self.calls, self.log)
     }
+
+    /// The transcript: these calls and warnings with what the parser read besides them
+    /// (`records_only` is `None`; a format that records only some tools sets it after).
+    pub fn into_transcript(self, parts: Parts) -> super::Transcript {
+        let (tool_calls, log) = self.finish();
+        super::Transcript {
+            format: parts.format,
+            session_id: parts.session_id,
+            agent_version: parts.agent_version,
+            model: parts.model,
+            tool_calls,
+            final_text: parts.final_text,
+            usage: parts.usage,
+            outcome: parts.outcome,
+            runs: parts.runs,
+            warnings: log.kept,
+            warnings_total: log.total,
+            lost: log.lost,
+            records_only: None,
+        }
+    }
+}
+
+/// What a parser read besides the tool calls: the rest of a [`super::Transcript`] (the
+/// fields mean what they mean there).
+pub struct Parts {
+    pub format: super::Format,
+    pub session_id: Option<String>,
+    pub agent_version: Option<String>,
+    pub model: Option<String>,
+    pub final_text: Option<String>,
+    pub usage: super::Usage,
+    pub outcome: super::Outcome,
+    pub runs: u32,
 }
 
 fn apply(call: &mut ToolCall, result: ToolResult, exit_from_status: bool) {

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::{Format, LineParser, Outcome, Transcript, Usage};
 
 /// One line (event) of either format; only the fields aptitude uses.
@@ -696,22 +696,16 @@ impl LineParser for ClaudeParser {
         let final_text = self.last_result_text.take();
         let total = std::mem::take(&mut self.total);
         let this = *self;
-        let (tool_calls, log) = this.b.finish();
-        Transcript {
+        this.b.into_transcript(Parts {
             format: this.format,
             session_id: this.session_id,
             agent_version: this.agent_version,
             model: this.model,
-            tool_calls,
             final_text,
             usage: total,
             outcome,
             runs: this.runs,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 

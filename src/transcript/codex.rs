@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
 
@@ -200,22 +200,16 @@ impl EventParser for ExecParser {
         };
         let mut usage = self.usage;
         usage.turns = None;
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::CodexExecJson,
             session_id: self.session_id,
             agent_version: None,
             model: None,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: self.runs.max(1),
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 
@@ -416,21 +410,15 @@ impl EventParser for RolloutParser {
                 (Some(a), Some(b)) => super::millis_between(a, b),
                 _ => None,
             });
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::CodexRollout,
             session_id: self.session_id,
             agent_version: self.agent_version,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: self.runs.max(1),
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }

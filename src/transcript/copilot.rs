@@ -27,7 +27,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, f64_of, i32_of, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
@@ -304,22 +304,16 @@ impl EventParser for CopilotParser {
         if self.turns > 0 {
             usage.turns = Some(self.turns);
         }
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: self.format,
             session_id: self.session_id,
             agent_version: self.agent_version,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: 1,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 

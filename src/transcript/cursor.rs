@@ -19,7 +19,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, i32_of, millis_to_rfc3339, str_of};
 use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
@@ -217,13 +217,11 @@ impl EventParser for CursorParser {
     }
 
     fn finish(self) -> Transcript {
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::CursorStreamJson,
             session_id: self.session_id,
             agent_version: None,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage: self.usage,
             outcome: self.outcome.unwrap_or(Outcome::Incomplete {
@@ -232,11 +230,7 @@ impl EventParser for CursorParser {
                         .into(),
             }),
             runs: self.runs.max(1),
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
 
@@ -155,13 +155,11 @@ impl EventParser for StreamParser {
     }
 
     fn finish(self) -> Transcript {
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::GeminiStreamJson,
             session_id: self.session_id,
             agent_version: None,
             model: self.model,
-            tool_calls,
             final_text: self.final_text.filter(|t| !t.is_empty()),
             usage: self.usage,
             outcome: self.outcome.unwrap_or(Outcome::Incomplete {
@@ -170,11 +168,7 @@ impl EventParser for StreamParser {
                         .into(),
             }),
             runs: self.runs.max(1),
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 
@@ -324,22 +318,16 @@ impl SessionParser {
         if let (Some(a), Some(b)) = (&self.first_ts, &self.last_ts) {
             usage.duration_ms = super::millis_between(a, b);
         }
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: self.format,
             session_id: self.session_id,
             agent_version: None,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: 1,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 
@@ -459,20 +447,14 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
         Some(e) => api_failure(str_of(e, "message").map_or_else(|| e.to_string(), str::to_owned)),
         None => Outcome::Completed,
     };
-    let (tool_calls, log) = b.finish();
-    Transcript {
+    b.into_transcript(Parts {
         format: Format::GeminiJson,
         session_id: str_of(doc, "session_id").map(str::to_owned),
         agent_version: None,
         model,
-        tool_calls,
         final_text: str_of(doc, "response").map(str::to_owned),
         usage,
         outcome,
         runs: 1,
-        warnings: log.kept,
-        warnings_total: log.total,
-        lost: log.lost,
-        records_only: None,
-    }
+    })
 }

@@ -22,7 +22,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, content_text, f64_of, leading_http_status, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
 use crate::tools::Vocabulary;
@@ -219,22 +219,16 @@ impl EventParser for PiParser {
         if self.turns > 0 {
             usage.turns = Some(self.turns);
         }
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: self.format,
             session_id: self.session_id,
             agent_version: None,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: 1,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
 

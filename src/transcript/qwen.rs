@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::builder::{Builder, ToolResult};
+use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, str_of};
 use super::{Format, Outcome, Transcript, Usage};
 
@@ -154,21 +154,15 @@ impl EventParser for QwenSessionParser {
         if let (Some(a), Some(b)) = (&self.first_ts, &self.last_ts) {
             usage.duration_ms = super::millis_between(a, b);
         }
-        let (tool_calls, log) = self.b.finish();
-        Transcript {
+        self.b.into_transcript(Parts {
             format: Format::QwenSession,
             session_id: self.session_id,
             agent_version: self.agent_version,
             model: self.model,
-            tool_calls,
             final_text: self.final_text,
             usage,
             outcome,
             runs: 1,
-            warnings: log.kept,
-            warnings_total: log.total,
-            lost: log.lost,
-            records_only: None,
-        }
+        })
     }
 }
