@@ -80,28 +80,11 @@ impl Claude {
         if let Some(url) = base_url {
             defaults.push(("ANTHROPIC_BASE_URL".to_owned(), url.to_owned()));
         }
-        copy_login(home);
+        super::executor::copy_login(home, "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json");
         Invocation {
             args,
             defaults,
             isolation: vec![("CLAUDE_CONFIG_DIR".to_owned(), home.display().to_string())],
-        }
-    }
-}
-
-/// Copies the user's login into a run's config dir, when there is one, so that a logged-in
-/// user's subscription keeps working.
-fn copy_login(home: &Path) {
-    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".claude")));
-    if let Some(creds) = user_dir.map(|d| d.join(".credentials.json"))
-        && creds.is_file()
-    {
-        let target = home.join(".credentials.json");
-        if std::fs::copy(&creds, &target).is_ok() {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
         }
     }
 }

@@ -17,7 +17,7 @@
 //!   PROMPT` in an empty directory; the reply is the last agent message.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::executor::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
@@ -50,7 +50,7 @@ impl Codex {
             );
         }
         a.push(prompt.into());
-        copy_login(home);
+        super::executor::copy_login(home, "CODEX_HOME", ".codex", "auth.json");
         Invocation {
             args: a,
             defaults: Vec::new(),
@@ -102,22 +102,6 @@ fn toml_string(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// Copies the user's `auth.json` into the run's `CODEX_HOME`, when there is one.
-fn copy_login(home: &Path) {
-    let user = std::env::var_os("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
-    if let Some(auth) = user.map(|d| d.join("auth.json"))
-        && auth.is_file()
-    {
-        let target = home.join("auth.json");
-        if std::fs::copy(&auth, &target).is_ok() {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
-        }
-    }
 }
 
 impl AgentCli for Codex {

@@ -69,7 +69,7 @@ fn invocation(
         defaults,
         isolation: vec![(
             "QWEN_HOME".to_owned(),
-            home.join(".qwen").display().to_string(),
+            qwen_home(home).display().to_string(),
         )],
     }
 }
