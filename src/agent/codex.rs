@@ -59,8 +59,15 @@ impl Codex {
     }
 }
 
+/// How long Codex waits for an MCP server to start, in seconds. Codex's own default, 10 s,
+/// is shorter than an `npx` server's first start on a busy 2-core CI runner; a server that
+/// missed it was dropped silently and its tools were never offered. The test's own timeout
+/// still bounds the run.
+pub const MCP_STARTUP_TIMEOUT_SECS: u32 = 60;
+
 /// `$CODEX_HOME/config.toml` with one `[mcp_servers.<name>]` table per server: `command`,
-/// `args`, `env` for stdio; `url`, `http_headers` for streamable HTTP (Codex 0.169).
+/// `args`, `env` for stdio; `url`, `http_headers` for streamable HTTP (Codex 0.169); and
+/// `startup_timeout_sec`, [`MCP_STARTUP_TIMEOUT_SECS`].
 pub fn mcp_config_toml(servers: &McpServers) -> String {
     let table = |map: &std::collections::BTreeMap<String, String>| {
         let items: Vec<String> = map
@@ -72,6 +79,9 @@ pub fn mcp_config_toml(servers: &McpServers) -> String {
     let mut out = String::new();
     for (name, server) in servers {
         out.push_str(&format!("[mcp_servers.{}]\n", toml_string(name)));
+        out.push_str(&format!(
+            "startup_timeout_sec = {MCP_STARTUP_TIMEOUT_SECS}\n"
+        ));
         match server {
             McpServer::Stdio { command, args, env } => {
                 out.push_str(&format!("command = {}\n", toml_string(command)));
