@@ -99,6 +99,50 @@ struct Report {
     script: &'static str,
     script_hash: String,
     matrix: Option<MatrixView>,
+    variants: Vec<VariantsView>,
+}
+
+/// One test's variants side by side ([`crate::variants::VariantComparison::grid`]).
+struct VariantsView {
+    title: String,
+    file: String,
+    columns: Vec<String>,
+    /// (row label, whether it is an assertion's row, cells as (CSS class, text)).
+    rows: Vec<(String, bool, Vec<(&'static str, String)>)>,
+}
+
+fn variants_views(results: &Results) -> Vec<VariantsView> {
+    let comparisons = crate::variants::compare(&results.tests);
+    let with_agent = crate::variants::several_agents(&comparisons);
+    comparisons
+        .iter()
+        .map(|c| VariantsView {
+            title: c.title(with_agent),
+            file: c.file.clone(),
+            columns: c.columns().into_iter().map(str::to_owned).collect(),
+            rows: c
+                .grid()
+                .into_iter()
+                .map(|row| {
+                    // The pass-rate row is coloured by each variant's verdict.
+                    let cells = row
+                        .cells
+                        .into_iter()
+                        .zip(&c.variants)
+                        .map(|(text, v)| {
+                            let class = if row.label == "pass rate" {
+                                status_class(v.status).0
+                            } else {
+                                "figure"
+                            };
+                            (class, text)
+                        })
+                        .collect();
+                    (row.label, row.assertion, cells)
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The tests × agents table: header cells, then rows of (test label, cells).
@@ -438,6 +482,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         script: SCRIPT,
         script_hash: script_hash(),
         matrix: matrix_view(results),
+        variants: variants_views(results),
     };
     report.render()
 }
