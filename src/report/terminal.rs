@@ -347,7 +347,7 @@ pub fn render_matrix(results: &Results) -> Option<String> {
 
 /// The longest assertion label in the variants table, in characters (longer ones end
 /// with `…`).
-const VARIANT_LABEL_CHARS: usize = 48;
+const VARIANT_LABEL_CHARS: usize = 60;
 
 /// The variants side by side, for each test that ran with two or more: one column per
 /// variant (`default` first) with runs passed, pass rate, the difference to `default` with
