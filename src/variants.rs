@@ -130,10 +130,7 @@ fn comparison(group: &[&TestResult]) -> VariantComparison {
         .find(|v| v.variant == DEFAULT_VARIANT)
         .filter(|v| v.pass_rate.is_some())
         .map(|v| (v.pass_rate, v.passed, v.failed));
-    for v in variants
-        .iter_mut()
-        .filter(|v| v.variant != DEFAULT_VARIANT)
-    {
+    for v in variants.iter_mut().filter(|v| v.variant != DEFAULT_VARIANT) {
         let (Some((Some(base), base_passed, base_failed)), Some(rate)) = (baseline, v.pass_rate)
         else {
             continue;
@@ -346,14 +343,16 @@ impl VariantComparison {
         if self.variants.iter().any(|v| v.variant == DEFAULT_VARIANT) {
             rows.push(row("vs default", VariantStats::difference_cell));
         }
-        rows.extend(self.assertions.iter().map(|a| GridRow {
-            label: format!("line {}: {}", a.line, a.description),
-            cells: a
-                .counts
-                .iter()
-                .map(|c| c.map_or_else(|| "—".to_owned(), |c| c.cell()))
-                .collect(),
-            assertion: true,
+        rows.extend(self.assertions.iter().map(|a| {
+            GridRow {
+                label: format!("line {}: {}", a.line, a.description),
+                cells: a
+                    .counts
+                    .iter()
+                    .map(|c| c.map_or_else(|| "—".to_owned(), |c| c.cell()))
+                    .collect(),
+                assertion: true,
+            }
         }));
         rows
     }
@@ -509,5 +508,61 @@ mod tests {
             ]
         );
         assert_eq!(c.grid().last().unwrap().cells, ["1/1", "—"]);
+    }
+
+    /// Every report renders the same grid: an errored variant reads `error` in each, never
+    /// a rate, and the PR comment (Markdown) carries the table.
+    #[test]
+    fn every_report_shows_the_same_table_and_an_error_as_error() {
+        let results = crate::results::Results::new(
+            vec![
+                repeated("default", &[true, true]),
+                repeated("baseline", &[false, true]),
+                run("broken", TestStatus::Error, true),
+            ],
+            1,
+        );
+        assert_eq!(
+            results.summary.variants.len(),
+            1,
+            "kept in the results JSON"
+        );
+        let terminal = crate::report::terminal::render_variants(&results).unwrap();
+        assert!(
+            terminal.contains("-50 pts (p = 1.000)") && terminal.contains("error"),
+            "{terminal}"
+        );
+        let markdown = crate::report::markdown::render(
+            &results,
+            &crate::report::markdown::MarkdownOptions::default(),
+        );
+        assert!(
+            markdown
+                .contains("| pass rate | 100% (95% CI 34%–100%) | 50% (95% CI 9%–91%) | error |"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| vs default |  | -50 pts (p = 1.000) | — |"),
+            "{markdown}"
+        );
+        let comment = crate::github::body(
+            &results,
+            &crate::github::GithubEnv::default(),
+            &crate::github::PublishOptions::default(),
+            65_536,
+        );
+        assert!(
+            comment.contains("| line 7: Read not called | 2/2 | 1/2 | 1/1 |"),
+            "{comment}"
+        );
+        let html = crate::report::html::render(&results).unwrap();
+        assert!(
+            html.contains("<caption>Variants of reads no secrets"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<th scope=\"row\">pass rate</th><td class=\"passed\">100% (95% CI 34%–100%)</td><td class=\"failed\">50% (95% CI 9%–91%)</td><td class=\"error\">error</td>"),
+            "{html}"
+        );
     }
 }

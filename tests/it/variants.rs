@@ -81,7 +81,10 @@ fn section<'a>(text: &'a str, from: &str) -> String {
 fn removing_agents_md_changes_what_the_agent_does_and_every_report_says_by_how_much() {
     let model = ScriptedModel::start();
     let suite = suite(&model);
-    let (md, html) = (suite.path().join("summary.md"), suite.path().join("report.html"));
+    let (md, html) = (
+        suite.path().join("summary.md"),
+        suite.path().join("report.html"),
+    );
     let out = aptitude_run(
         &suite,
         &model,
