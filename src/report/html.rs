@@ -107,8 +107,15 @@ struct VariantsView {
     title: String,
     file: String,
     columns: Vec<String>,
-    /// (row label, whether it is an assertion's row, cells as (CSS class, text)).
-    rows: Vec<(String, bool, Vec<(&'static str, String)>)>,
+    rows: Vec<VariantsRow>,
+}
+
+/// A row of a [`VariantsView`]: its label, one cell per variant.
+struct VariantsRow {
+    label: String,
+    /// An assertion's row (the others hold the test's figures).
+    assertion: bool,
+    cells: Vec<MatrixCell>,
 }
 
 fn variants_views(results: &Results) -> Vec<VariantsView> {
@@ -135,10 +142,14 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
                             } else {
                                 "figure"
                             };
-                            (class, text)
+                            MatrixCell { class, text }
                         })
                         .collect();
-                    (row.label, row.assertion, cells)
+                    VariantsRow {
+                        label: row.label,
+                        assertion: row.assertion,
+                        cells,
+                    }
                 })
                 .collect(),
         })
@@ -352,7 +363,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
         id: format!("t{index}"),
         class,
         icon,
-        name: t.name.clone(),
+        name: t.qualified_name(false),
         file: t.file.clone(),
         status,
         meta: meta.join(" · "),

@@ -237,7 +237,7 @@ fn row(t: &TestResult) -> Row {
         .count();
     Row {
         icon: icon(t.status),
-        name: inline(&t.name),
+        name: inline(&t.qualified_name(false)),
         file: inline(&t.file),
         assertions: match &t.repeat {
             Some(r) => inline(&r.headline()),
@@ -304,7 +304,7 @@ fn failure(t: &TestResult) -> Option<String> {
     });
     let view = Failure {
         icon: icon(t.status),
-        name: html_inline(&t.name),
+        name: html_inline(&t.qualified_name(false)),
         headline,
         error: error.as_deref().map(fenced),
         assertions: bad,

@@ -74,7 +74,7 @@ pub fn render_test(test: &TestResult) -> String {
         out,
         "{} {}  {}  {}{repeat}",
         test_icon(test.status),
-        paint(BOLD, &test.name),
+        paint(BOLD, &test.qualified_name(false)),
         paint(DIM, &test.file),
         test_word(test.status)
     );
