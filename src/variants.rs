@@ -310,8 +310,21 @@ pub struct GridRow {
     pub label: String,
     /// One text per variant.
     pub cells: Vec<String>,
-    /// Whether the row is an assertion's (the others are the test's figures).
-    pub assertion: bool,
+    /// What the row shows.
+    pub kind: RowKind,
+}
+
+/// What a [`GridRow`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    /// Runs passed of runs made.
+    Runs,
+    /// The pass rate with its interval, or the verdict of a variant without one.
+    PassRate,
+    /// The difference to `default`, with its p-value.
+    Difference,
+    /// One assertion's pass count.
+    Assertion,
 }
 
 impl VariantComparison {
@@ -331,17 +344,21 @@ impl VariantComparison {
     /// The table every report shows, variants as columns: runs passed, pass rate, the
     /// difference to `default` (when a default ran), then one row per assertion.
     pub fn grid(&self) -> Vec<GridRow> {
-        let row = |label: &str, cell: fn(&VariantStats) -> String| GridRow {
+        let row = |kind: RowKind, label: &str, cell: fn(&VariantStats) -> String| GridRow {
             label: label.to_owned(),
             cells: self.variants.iter().map(cell).collect(),
-            assertion: false,
+            kind,
         };
         let mut rows = vec![
-            row("runs", VariantStats::passed_cell),
-            row("pass rate", VariantStats::rate_cell),
+            row(RowKind::Runs, "runs", VariantStats::passed_cell),
+            row(RowKind::PassRate, "pass rate", VariantStats::rate_cell),
         ];
         if self.variants.iter().any(|v| v.variant == DEFAULT_VARIANT) {
-            rows.push(row("vs default", VariantStats::difference_cell));
+            rows.push(row(
+                RowKind::Difference,
+                "vs default",
+                VariantStats::difference_cell,
+            ));
         }
         rows.extend(self.assertions.iter().map(|a| {
             GridRow {
@@ -351,7 +368,7 @@ impl VariantComparison {
                     .iter()
                     .map(|c| c.map_or_else(|| "—".to_owned(), |c| c.cell()))
                     .collect(),
-                assertion: true,
+                kind: RowKind::Assertion,
             }
         }));
         rows

@@ -137,7 +137,7 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
                         .into_iter()
                         .zip(&c.variants)
                         .map(|(text, v)| {
-                            let class = if row.label == "pass rate" {
+                            let class = if row.kind == crate::variants::RowKind::PassRate {
                                 status_class(v.status).0
                             } else {
                                 "figure"
@@ -147,7 +147,7 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
                         .collect();
                     VariantsRow {
                         label: row.label,
-                        assertion: row.assertion,
+                        assertion: row.kind == crate::variants::RowKind::Assertion,
                         cells,
                     }
                 })
