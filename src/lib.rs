@@ -10,7 +10,7 @@
 //! [`judge`] grades `stdout` reviews with an LLM through the agent adapters. [`runner`]
 //! schedules tests (each run of a repeated test) through these stages and emits
 //! [`events`]; it never prints. [`repeat`] decides a repeated test from its runs (k of n,
-//! flaky, figures from [`stats`]). [`text`] holds the text formatting shared by the
+//! flaky, figures from [`stats`]); [`variants`] sets a test's variants side by side. [`text`] holds the text formatting shared by the
 //! assertions and the reporters, below both.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
@@ -37,4 +37,5 @@ pub mod suggest;
 pub mod text;
 pub mod tools;
 pub mod transcript;
+pub mod variants;
 pub mod workspace;

@@ -467,6 +467,10 @@ pub struct Summary {
     /// The cost or token ceiling, when one was set (`--max-cost`, `--max-tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSummary>,
+    /// Tests that ran with two or more variants: the variants side by side, against
+    /// `default` ([`crate::variants`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<crate::variants::VariantComparison>,
 }
 
 /// Runs across repeated tests (a test run once counts as one run).
@@ -583,6 +587,7 @@ impl Summary {
             }
             s.runs = Some(runs);
         }
+        s.variants = crate::variants::compare(tests);
         s
     }
 }

@@ -11,7 +11,10 @@
 //! - [`pass_hat_k`]: the unbiased estimate of pass^k, the chance that all of k runs pass,
 //!   `C(c, k) / C(n, k)` (Yao et al. 2024, τ-bench);
 //! - [`fisher_exact_less`]: the one-sided Fisher exact test on a 2×2 table, the p-value that
-//!   a pass rate fell (as `scipy.stats.fisher_exact(table, alternative="less")`).
+//!   a pass rate fell (as `scipy.stats.fisher_exact(table, alternative="less")`);
+//! - [`fisher_exact_two_sided`]: the two-sided Fisher exact test, the p-value that two pass
+//!   rates differ either way (as `scipy.stats.fisher_exact(table)`), for variants compared
+//!   with `default`.
 //!
 //! Counts are run counts (`u32`); probabilities and rates are `f64` in 0–1.
 
@@ -121,6 +124,33 @@ pub fn fisher_exact_less(table: [[u32; 2]; 2]) -> f64 {
     p.min(1.0)
 }
 
+/// The two-sided Fisher exact test of a 2×2 table `[[a, b], [c, d]]`: the probability,
+/// with the margins fixed, of a table as unlikely as this one or less — small when the rows'
+/// odds differ either way.
+///
+/// For a variant compared with `default`, the first row is the variant's (passed, not
+/// passed) and the second the default's. Tables whose probability equals the observed one
+/// within a relative 1e-7 count as "as unlikely" (R's `fisher.test` tolerance), so that
+/// rounding can not drop a tie. Equals `scipy.stats.fisher_exact([[a, b], [c, d]]).pvalue`;
+/// 1 for a table with an empty row or column.
+pub fn fisher_exact_two_sided(table: [[u32; 2]; 2]) -> f64 {
+    let [[a, b], [c, d]] = table;
+    let row1 = a + b;
+    let col1 = a + c;
+    let n = row1 + c + d;
+    let min_a = (row1 + col1).saturating_sub(n);
+    let max_a = row1.min(col1);
+    let ln_total = ln_choose(n, row1);
+    let probability =
+        |x: u32| (ln_choose(col1, x) + ln_choose(n - col1, row1 - x) - ln_total).exp();
+    let observed = probability(a) * (1.0 + 1e-7);
+    let p: f64 = (min_a..=max_a)
+        .map(probability)
+        .filter(|p| *p <= observed)
+        .sum();
+    p.min(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +223,28 @@ mod tests {
             ([[5, 0], [1, 4]], 1.0),
         ] {
             close(fisher_exact_less(table), p);
+        }
+    }
+
+    /// Reference values from scipy 1.14.1, `fisher_exact(table).pvalue` (two-sided).
+    #[test]
+    fn fisher_exact_two_sided_matches_scipy() {
+        for (table, p) in [
+            ([[0, 2], [2, 0]], 0.333_333_333_333_333_3),
+            ([[2, 0], [0, 2]], 0.333_333_333_333_333_3),
+            ([[7, 17], [15, 5]], 0.005_768_386_750_469_949),
+            ([[1, 4], [5, 0]], 0.047_619_047_619_047_616),
+            ([[5, 0], [1, 4]], 0.047_619_047_619_047_616),
+            ([[3, 2], [3, 2]], 1.0),
+            ([[0, 10], [10, 0]], 1.082_508_822_446_903e-5),
+            ([[1, 4], [4, 1]], 0.206_349_206_349_206_4),
+            ([[2, 3], [5, 0]], 0.166_666_666_666_666_66),
+            ([[3, 7], [9, 1]], 0.019_766_611_097_880_443),
+            ([[0, 5], [5, 0]], 0.007_936_507_936_507_938),
+            ([[12, 30], [25, 8]], 6.555_122_466_351_075e-5),
+            ([[0, 0], [3, 2]], 1.0),
+        ] {
+            close(fisher_exact_two_sided(table), p);
         }
     }
 }

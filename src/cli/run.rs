@@ -179,6 +179,9 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         if let Some(matrix) = terminal::render_matrix(&results) {
             out(&format!("\n{matrix}"));
         }
+        if let Some(variants) = terminal::render_variants(&results) {
+            out(&format!("\n{variants}"));
+        }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(

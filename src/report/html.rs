@@ -99,6 +99,61 @@ struct Report {
     script: &'static str,
     script_hash: String,
     matrix: Option<MatrixView>,
+    variants: Vec<VariantsView>,
+}
+
+/// One test's variants side by side ([`crate::variants::VariantComparison::grid`]).
+struct VariantsView {
+    title: String,
+    file: String,
+    columns: Vec<String>,
+    rows: Vec<VariantsRow>,
+}
+
+/// A row of a [`VariantsView`]: its label, one cell per variant.
+struct VariantsRow {
+    label: String,
+    /// An assertion's row (the others hold the test's figures).
+    assertion: bool,
+    cells: Vec<MatrixCell>,
+}
+
+fn variants_views(results: &Results) -> Vec<VariantsView> {
+    let comparisons = crate::variants::compare(&results.tests);
+    let with_agent = crate::variants::several_agents(&comparisons);
+    comparisons
+        .iter()
+        .map(|c| VariantsView {
+            title: c.title(with_agent),
+            file: c.file.clone(),
+            columns: c.columns().into_iter().map(str::to_owned).collect(),
+            rows: c
+                .grid()
+                .into_iter()
+                .map(|row| {
+                    // The pass-rate row is coloured by each variant's verdict.
+                    let cells = row
+                        .cells
+                        .into_iter()
+                        .zip(&c.variants)
+                        .map(|(text, v)| {
+                            let class = if row.kind == crate::variants::RowKind::PassRate {
+                                status_class(v.status).0
+                            } else {
+                                "figure"
+                            };
+                            MatrixCell { class, text }
+                        })
+                        .collect();
+                    VariantsRow {
+                        label: row.label,
+                        assertion: row.kind == crate::variants::RowKind::Assertion,
+                        cells,
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The tests × agents table: header cells, then rows of (test label, cells).
@@ -308,7 +363,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
         id: format!("t{index}"),
         class,
         icon,
-        name: t.name.clone(),
+        name: t.qualified_name(false),
         file: t.file.clone(),
         status,
         meta: meta.join(" · "),
@@ -438,6 +493,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         script: SCRIPT,
         script_hash: script_hash(),
         matrix: matrix_view(results),
+        variants: variants_views(results),
     };
     report.render()
 }

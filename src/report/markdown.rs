@@ -237,7 +237,7 @@ fn row(t: &TestResult) -> Row {
         .count();
     Row {
         icon: icon(t.status),
-        name: inline(&t.name),
+        name: inline(&t.qualified_name(false)),
         file: inline(&t.file),
         assertions: match &t.repeat {
             Some(r) => inline(&r.headline()),
@@ -304,7 +304,7 @@ fn failure(t: &TestResult) -> Option<String> {
     });
     let view = Failure {
         icon: icon(t.status),
-        name: html_inline(&t.name),
+        name: html_inline(&t.qualified_name(false)),
         headline,
         error: error.as_deref().map(fenced),
         assertions: bad,
@@ -403,6 +403,35 @@ pub fn matrix_table(matrix: &crate::results::Matrix) -> String {
     out
 }
 
+/// The variants side by side (GFM), one table per test that ran with two or more variants:
+/// variants as columns (`default` first), rows for runs passed, pass rate, the difference to
+/// `default` with its Fisher p-value, and each assertion's pass count.
+pub fn variants_tables(comparisons: &[crate::variants::VariantComparison]) -> String {
+    let with_agent = crate::variants::several_agents(comparisons);
+    let mut out = String::new();
+    for c in comparisons {
+        out.push_str(&format!(
+            "\n**Variants of {}** · {}\n\n| |",
+            inline(&c.title(with_agent)),
+            inline(&c.file)
+        ));
+        for column in c.columns() {
+            out.push_str(&format!(" {} |", inline(column)));
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---|".repeat(c.variants.len()));
+        out.push('\n');
+        for row in c.grid() {
+            out.push_str(&format!("| {} |", inline(&row.label)));
+            for cell in &row.cells {
+                out.push_str(&format!(" {} |", inline(cell)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Renders the summary within `options.max_chars` characters and `options.max_bytes` bytes.
 pub fn render(results: &Results, options: &MarkdownOptions) -> String {
     let notice = |left: usize| {
@@ -445,6 +474,14 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
         if Size::of(&out).plus(Size::of(&table)).within(&half) {
             out.push('\n');
             out.push_str(&table);
+        }
+    }
+    let comparisons = crate::variants::compare(&results.tests);
+    if !comparisons.is_empty() {
+        let tables = variants_tables(&comparisons);
+        if Size::of(&out).plus(Size::of(&tables)).within(&half) {
+            out.push('\n');
+            out.push_str(&tables);
         }
     }
     let failures: Vec<String> = results.tests.iter().filter_map(failure).collect();

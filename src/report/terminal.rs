@@ -74,7 +74,7 @@ pub fn render_test(test: &TestResult) -> String {
         out,
         "{} {}  {}  {}{repeat}",
         test_icon(test.status),
-        paint(BOLD, &test.name),
+        paint(BOLD, &test.qualified_name(false)),
         paint(DIM, &test.file),
         test_word(test.status)
     );
@@ -345,7 +345,73 @@ pub fn render_matrix(results: &Results) -> Option<String> {
     Some(out)
 }
 
-/// Every test block, then the summary (and the tests × agents table, when there is one).
+/// The longest assertion label in the variants table, in characters (longer ones end
+/// with `…`).
+const VARIANT_LABEL_CHARS: usize = 60;
+
+/// The variants side by side, for each test that ran with two or more: one column per
+/// variant (`default` first) with runs passed, pass rate, the difference to `default` with
+/// its Fisher p-value, and each assertion's pass count ([`crate::variants`]).
+pub fn render_variants(results: &Results) -> Option<String> {
+    let comparisons = crate::variants::compare(&results.tests);
+    if comparisons.is_empty() {
+        return None;
+    }
+    let with_agent = crate::variants::several_agents(&comparisons);
+    let mut out = String::new();
+    for (i, c) in comparisons.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint(BOLD, &format!("variants of {}", c.title(with_agent))),
+            paint(DIM, &c.file)
+        );
+        let grid = c.grid();
+        let labels: Vec<String> = grid
+            .iter()
+            .map(|r| {
+                if r.label.chars().count() > VARIANT_LABEL_CHARS {
+                    let cut: String = r.label.chars().take(VARIANT_LABEL_CHARS - 1).collect();
+                    format!("{cut}…")
+                } else {
+                    r.label.clone()
+                }
+            })
+            .collect();
+        let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let columns = c.columns();
+        let widths: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .map(|(j, name)| {
+                grid.iter()
+                    .map(|r| r.cells.get(j).map_or(0, |c| c.chars().count()))
+                    .chain([name.chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |label: &str, cells: &[&str]| {
+            let mut l = format!("  {label:label_width$}");
+            for (cell, width) in cells.iter().zip(&widths) {
+                l.push_str(&format!("  {cell:width$}"));
+            }
+            l.trim_end().to_owned()
+        };
+        let _ = writeln!(out, "{}", paint(BOLD, &line("", &columns)));
+        for (row, label) in grid.iter().zip(&labels) {
+            let cells: Vec<&str> = row.cells.iter().map(String::as_str).collect();
+            let _ = writeln!(out, "{}", line(label, &cells));
+        }
+    }
+    Some(out)
+}
+
+/// Every test block, then the summary (and the tests × agents table and the variants side
+/// by side, when there are).
 pub fn render_results(results: &Results) -> String {
     let mut out = String::new();
     for test in &results.tests {
@@ -356,6 +422,10 @@ pub fn render_results(results: &Results) -> String {
     if let Some(matrix) = render_matrix(results) {
         out.push('\n');
         out.push_str(&matrix);
+    }
+    if let Some(variants) = render_variants(results) {
+        out.push('\n');
+        out.push_str(&variants);
     }
     out
 }

@@ -23,4 +23,5 @@ mod repeats;
 mod reports;
 mod run;
 mod support;
+mod variants;
 mod wire;

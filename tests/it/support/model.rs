@@ -12,7 +12,7 @@
 //! user message (so that tests running at once each get their own script). Turn N is the
 //! reply to the request holding N assistant messages, which makes a retried request get
 //! the same reply again. Turns script tool calls, text, HTTP errors, delays, dropped
-//! connections and hangs. Every request is recorded.
+//! connections and hangs, and branch on what the request holds. Every request is recorded.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -56,6 +56,10 @@ pub enum Turn {
     /// Waits until a request of another script's turn has come in, then replies with the
     /// inner turn: orders agents running at once by an event, not by a delay.
     After(&'static str, usize, Box<Turn>),
+    /// Branches on what the agent sent: the first turn when the request's JSON body (system
+    /// prompt, messages, tools) contains the text, else the second — a model that obeys an
+    /// instruction only when the agent passed it on (CLAUDE.md, AGENTS.md, a skill).
+    IfRequestHas(&'static str, Box<Turn>, Box<Turn>),
 }
 
 /// A recorded request.
@@ -134,6 +138,9 @@ impl Shared {
                 .find(|(marker, _)| first.contains(marker.as_str()))
                 .map(|(marker, turns)| (marker.clone(), turns.get(turn).cloned()))
         };
+        // Branches resolve against the whole request, whatever turn they are nested in.
+        let sent = body.to_string();
+        let branch = |turn: Turn| resolve_branches(turn, &sent);
         self.requests.lock().unwrap().push(Request {
             path,
             script: script.as_ref().map(|(m, _)| m.clone()),
@@ -142,7 +149,7 @@ impl Shared {
             body,
         });
         self.recorded.notify_waiters();
-        match script {
+        branch(match script {
             Some((marker, Some(Turn::Sequence(replies)))) => {
                 let mut served = self.served.lock().unwrap();
                 let count = served.entry((marker, turn)).or_insert(0);
@@ -159,7 +166,33 @@ impl Shared {
                 "(scripted model: script `{marker}` has no turn {turn})"
             )),
             None => Turn::Text("(scripted model: no script matches this conversation)".into()),
+        })
+    }
+}
+
+/// `turn` with every [`Turn::IfRequestHas`] (at its top, or under a delay or a gate)
+/// replaced by the branch that `sent`, the request's JSON text, selects.
+fn resolve_branches(turn: Turn, sent: &str) -> Turn {
+    match turn {
+        Turn::IfRequestHas(needle, then, otherwise) => {
+            // JSON escapes quotes and line breaks in the body: look for the text as JSON
+            // would write it.
+            let escaped = Value::String(needle.to_owned()).to_string();
+            let needle = escaped.trim_matches('"');
+            resolve_branches(
+                if sent.contains(needle) {
+                    *then
+                } else {
+                    *otherwise
+                },
+                sent,
+            )
         }
+        Turn::Delay(d, inner) => Turn::Delay(d, Box::new(resolve_branches(*inner, sent))),
+        Turn::After(marker, wanted, inner) => {
+            Turn::After(marker, wanted, Box::new(resolve_branches(*inner, sent)))
+        }
+        other => other,
     }
 }
 
@@ -339,9 +372,9 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, index, model, stream)).await
         }
-        // Sequences and gates are resolved by `Shared`; one nested elsewhere is a
-        // scripting mistake, answered as such.
-        Turn::Sequence(_) | Turn::After(..) => {
+        // Sequences, gates and branches are resolved by `Shared`; one nested elsewhere is
+        // a scripting mistake, answered as such.
+        Turn::Sequence(_) | Turn::After(..) | Turn::IfRequestHas(..) => {
             Box::pin(respond(
                 Turn::Text("(scripted model: nested sequence)".into()),
                 index,

@@ -205,7 +205,7 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             tokio::time::sleep(d).await;
             Box::pin(respond(*inner, parsed, protocol)).await
         }
-        Turn::Sequence(_) | Turn::After(..) => {
+        Turn::Sequence(_) | Turn::After(..) | Turn::IfRequestHas(..) => {
             Box::pin(respond(
                 Turn::Text("(scripted model: nested sequence)".into()),
                 parsed,
