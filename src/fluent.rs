@@ -369,6 +369,7 @@ impl StdoutAssertion<'_> {
             min_pass: None,
             model: None,
             mcp_servers: Default::default(),
+            plugins: Vec::new(),
             assertions: vec![Assertion {
                 line: 0,
                 column: 0,
