@@ -22,5 +22,6 @@ mod merge;
 mod repeats;
 mod reports;
 mod run;
+mod skills;
 mod support;
 mod wire;
