@@ -742,7 +742,7 @@ fn plugins_resolve_against_the_test_file_and_must_exist() {
     let file = dir.path().join("t.aptitude.yaml");
     std::fs::write(
         &file,
-        format!("name: t\nprompt: p\nplugins: [plug]\nassertions:\n  - skill: greet\n"),
+        "name: t\nprompt: p\nplugins: [plug]\nassertions:\n  - skill: greet\n",
     )
     .unwrap();
     let spec = load_file(&file).unwrap();
