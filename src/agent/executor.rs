@@ -253,7 +253,7 @@ impl Agent for CliAgent {
             return Err(AgentError::Unsupported {
                 agent: self.kind(),
                 message: format!(
-                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them (claude)",
+                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them (claude, copilot)",
                     req.plugins
                         .iter()
                         .map(|p| p.file_name().map_or_else(

@@ -183,3 +183,43 @@ fn plugins_on_an_agent_without_them_are_an_error() {
     );
     assert!(model.requests().is_empty(), "the agent must not run");
 }
+
+/// Copilot CLI loads the same plugin directory (`--plugin-dir`, the Claude Code layout) and
+/// the workspace's `.claude/skills`; its `skill {skill}` calls are `Skill` calls, so the
+/// same `skill:` assertions give the same verdicts.
+#[test]
+fn copilot_loads_the_plugin_and_its_skill_calls_count() {
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "copilot")
+        .expect("copilot is an agent under test");
+    let model = ScriptedModel::start();
+    model.script(
+        "SKILL-COPILOT",
+        vec![
+            Turn::Tool("skill", json!({"skill": "wave"})),
+            Turn::Text("WAVE-BODY".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file("tests/ws/.claude/skills/greet/SKILL.md", &skill_md("greet", "GREET-BODY"))
+        .file(
+            "plugins/waver/.claude-plugin/plugin.json",
+            r#"{"name": "waver", "version": "1.0.0", "description": "waves"}"#,
+        )
+        .file("plugins/waver/skills/wave/SKILL.md", &skill_md("wave", "WAVE-BODY"))
+        .file(
+            "tests/ws/plugin.aptitude.yaml",
+            "name: plugin\nprompt: \"SKILL-COPILOT: wave\"\nplugins: [../../plugins/waver]\nassertions:\n  - skill: wave\n    call_count: 1\n  - skill: greet\n    called: false\n",
+        );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(test["status"], "passed", "{stderr}\n{test:#}");
+    assert_eq!(code, 0);
+    assert!(
+        later_request_holds(&model, "SKILL-COPILOT", "Reply with the word WAVE-BODY"),
+        "the model never saw the plugin skill's body"
+    );
+}
