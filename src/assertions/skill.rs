@@ -7,7 +7,7 @@
 //!   positional checks, a call that failed (an unknown or refused skill) is not a use of
 //!   the skill; for `called: false` any attempt fails the check.
 //! - Never a false pass: when the agent listed the skills it loaded (Claude Code's
-//!   `system/init` event, [`Transcript::skills`]) and the skill is not among them, the
+//!   `system/init` event, Copilot CLI's `session.skills_loaded`: [`Transcript::skills`]) and the skill is not among them, the
 //!   assertion is `error` — `called: false` of a skill that was never there proves nothing.
 //!   An agent whose transcript can hold no skill call is `error` too.
 

@@ -211,6 +211,14 @@ fn copilot_loads_the_plugin_and_its_skill_calls_count() {
         )
         .file("plugins/waver/skills/wave/SKILL.md", &skill_md("wave", "WAVE-BODY"))
         .file(
+            "home/.claude/skills/homeskill/SKILL.md",
+            &skill_md("homeskill", "HOME-BODY"),
+        )
+        .file(
+            "home/.copilot/skills/homeskill2/SKILL.md",
+            &skill_md("homeskill2", "HOME-BODY"),
+        )
+        .file(
             "tests/ws/plugin.aptitude.yaml",
             "name: plugin\nprompt: \"SKILL-COPILOT: wave\"\nplugins: [../../plugins/waver]\nassertions:\n  - skill: wave\n    call_count: 1\n  - skill: greet\n    called: false\n",
         );
@@ -221,5 +229,14 @@ fn copilot_loads_the_plugin_and_its_skill_calls_count() {
     assert!(
         later_request_holds(&model, "SKILL-COPILOT", "Reply with the word WAVE-BODY"),
         "the model never saw the plugin skill's body"
+    );
+    let loaded = test["transcript"]["skills"].to_string();
+    assert!(
+        loaded.contains("wave") && loaded.contains("greet"),
+        "Copilot's session.skills_loaded: {loaded}"
+    );
+    assert!(
+        !loaded.contains("homeskill"),
+        "the user's own skills must not load: {loaded}"
     );
 }
