@@ -45,6 +45,7 @@ fn transcript(i: usize) -> Transcript {
         outcome: Outcome::Completed,
         runs: 1,
         records_only: None,
+        skills: None,
         warnings: Vec::new(),
         warnings_total: 0,
         lost: Default::default(),

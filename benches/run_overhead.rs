@@ -177,6 +177,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             max_turns: None,
             base_url: Some(&base_url),
             mcp_servers: &Default::default(),
+            plugins: &[],
         };
         let inv = cli
             .task(&task, run_home.path())

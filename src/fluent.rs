@@ -43,7 +43,7 @@ use crate::agent::Agent;
 use crate::assertions::{self, Evidence};
 use crate::judge::{Judge, JudgeConfig};
 use crate::results::{AssertionResult, AssertionStatus};
-use crate::spec::pattern::{MatcherError, NameMatcher, ValueMatcher};
+use crate::spec::pattern::{MatcherError, NameMatcher, SkillMatcher, ValueMatcher};
 use crate::spec::{
     Assertion, AssertionKind, CallIndex, DEFAULT_THRESHOLD, ParamMatcher, ReviewAssertion, Scope,
     TestSpec, ToolAssertion,
@@ -102,6 +102,7 @@ impl<'a> Expectation<'a> {
         let tool = NameMatcher::new(name).unwrap_or_else(|e| panic!("aptitude: {e}"));
         ToolExpectation {
             output: self.output,
+            skill: None,
             assertion: ToolAssertion {
                 tool,
                 called: true,
@@ -114,6 +115,22 @@ impl<'a> Expectation<'a> {
                 positional: Vec::new(),
                 scope: Scope::All,
             },
+        }
+    }
+}
+
+impl<'a> Expectation<'a> {
+    /// An assertion on the calls of a skill (the YAML `skill:`): a tool assertion on the
+    /// `Skill` tool counting the calls that invoke `name` (`deploy`, `plugin:deploy`, `*`
+    /// globs); the same methods refine it.
+    ///
+    /// # Panics
+    /// When `name` is a glob that does not compile.
+    pub fn skill(&self, name: &str) -> ToolExpectation<'a> {
+        let skill = SkillMatcher::new(name).unwrap_or_else(|e| panic!("aptitude: {e}"));
+        ToolExpectation {
+            skill: Some(skill),
+            ..self.tool(crate::tools::SKILL_TOOL)
         }
     }
 }
@@ -145,6 +162,8 @@ fn params(map: &Value) -> Vec<ParamMatcher> {
 #[derive(Debug, Clone)]
 pub struct ToolExpectation<'a> {
     output: &'a Transcript,
+    /// Set for a skill assertion ([`Expectation::skill`]).
+    skill: Option<SkillMatcher>,
     assertion: ToolAssertion,
 }
 
@@ -255,7 +274,13 @@ impl ToolExpectation<'_> {
         let assertion = Assertion {
             line: 0,
             column: 0,
-            kind: AssertionKind::Tool(Box::new(self.assertion.clone())),
+            kind: match &self.skill {
+                Some(skill) => AssertionKind::Skill(Box::new(crate::spec::SkillAssertion {
+                    skill: skill.clone(),
+                    tool: self.assertion.clone(),
+                })),
+                None => AssertionKind::Tool(Box::new(self.assertion.clone())),
+            },
             variants: None,
         };
         assertions::evaluate_one(0, &assertion, &Evidence::transcript_only(self.output))
@@ -369,6 +394,7 @@ impl StdoutAssertion<'_> {
             min_pass: None,
             model: None,
             mcp_servers: Default::default(),
+            plugins: Vec::new(),
             assertions: vec![Assertion {
                 line: 0,
                 column: 0,
@@ -487,6 +513,20 @@ mod tests {
         let r = expect(&t).tool("Write").called().evaluate();
         assert_eq!(r.status, AssertionStatus::Fail);
         assert!(r.detail.unwrap().contains("never called"));
+    }
+
+    #[test]
+    fn skill_chain() {
+        let lines = [
+            r#"{"type":"system","subtype":"init","session_id":"s","skills":["greet","ops:deploy"]}"#,
+            r#"{"type":"assistant","session_id":"s","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"ops:deploy"}}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#,
+        ];
+        let t = parse_reader(lines.join("\n").as_bytes()).unwrap();
+        expect(&t).skill("deploy").called().times(1).to_pass();
+        expect(&t).skill("greet").not_called().to_pass();
+        let r = expect(&t).skill("gone").not_called().evaluate();
+        assert_eq!(r.status, AssertionStatus::Error, "{:?}", r.detail);
     }
 
     #[test]

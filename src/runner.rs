@@ -625,6 +625,13 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         Ok(servers) => servers,
         Err(why) => return (finish(result, Some((ErrorKind::Setup, why))), None),
     };
+    let plugins = match workspace.copy_plugins(&spec.plugins) {
+        Ok(copies) => copies,
+        Err(why) => {
+            let why = format!("plugins: {why}");
+            return (finish(result, Some((ErrorKind::Setup, why))), None);
+        }
+    };
     let execution = agent
         .execute(ExecuteRequest {
             prompt: &spec.prompt,
@@ -637,6 +644,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             cancel,
             on_tool_call,
             mcp_servers: &mcp_servers,
+            plugins: &plugins,
         })
         .await;
     let execution = match execution {

@@ -127,6 +127,10 @@ pub fn known_spellings() -> impl Iterator<Item = &'static str> {
 /// The canonical name of the shell tool, whose calls are "commands" for evidence assertions.
 pub const SHELL_TOOL: &str = "Bash";
 
+/// The canonical name of the tool that invokes a skill (Claude Code's `Skill {skill}`),
+/// whose calls `skill:` assertions look at.
+pub const SKILL_TOOL: &str = "Skill";
+
 /// Whether two tool names denote the same tool, after canonicalisation and ignoring case.
 pub fn same_tool(a: &str, b: &str) -> bool {
     canonical_tool_name(a).eq_ignore_ascii_case(&canonical_tool_name(b))

@@ -204,6 +204,32 @@ impl Workspace {
         Ok(changes)
     }
 
+    /// Copies each plugin directory (a test's `plugins:`) beside the workspace copy, as
+    /// `<temp dir>/plugins/<n>/<directory name>`, and returns the copies in order: the
+    /// agent loads, and can change, only copies. Links that leave a plugin dangle, as in
+    /// the workspace copy.
+    ///
+    /// # Errors
+    /// When a directory is missing or a file can not be copied.
+    pub fn copy_plugins(&self, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, WorkspaceError> {
+        let base = self.root.parent().unwrap_or(&self.root).join("plugins");
+        let mut copies = Vec::new();
+        for (n, dir) in dirs.iter().enumerate() {
+            if !dir.is_dir() {
+                return Err(WorkspaceError::Missing(dir.clone()));
+            }
+            let name = dir
+                .canonicalize()
+                .ok()
+                .and_then(|d| d.file_name().map(ToOwned::to_owned))
+                .unwrap_or_else(|| "plugin".into());
+            let copy = base.join(n.to_string()).join(name);
+            copy_tree(dir, dir, &copy, false)?;
+            copies.push(copy);
+        }
+        Ok(copies)
+    }
+
     /// Keeps the copy on disk after the workspace is dropped; returns its path.
     pub fn keep(&mut self) -> PathBuf {
         if let Some(dir) = self.dir.take() {

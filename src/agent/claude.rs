@@ -15,6 +15,9 @@
 //!   mode is passed as `--permission-mode MODE`.
 //! - **MCP servers:** written to `<home>/aptitude-mcp.json` ([`mcp_config`]) and passed as
 //!   `--mcp-config=FILE --strict-mcp-config`, so no other configuration's servers load.
+//! - **Plugins:** each `plugins:` directory (a copy made beside the workspace copy) is
+//!   passed as `--plugin-dir DIR`; its skills load as `<plugin>:<skill>`. The user's own
+//!   plugins live under the config dir, which is the run's private home, so none load.
 //! - **Grading:** `claude -p PROMPT --output-format json --tools "" --max-turns 1
 //!   --no-session-persistence [--model M]`: one request, no tools; the reply's `result`.
 
@@ -165,6 +168,10 @@ impl AgentCli for Claude {
         true
     }
 
+    fn supports_plugins(&self) -> bool {
+        true
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
         let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
         a.extend(args(["--output-format", "stream-json", "--verbose"]));
@@ -189,6 +196,9 @@ impl AgentCli for Claude {
             let mut flag = OsString::from("--mcp-config=");
             flag.push(&path);
             a.extend([flag, "--strict-mcp-config".into()]);
+        }
+        for dir in task.plugins {
+            a.extend(["--plugin-dir".into(), dir.into()]);
         }
         Ok(self.invocation(a, task.base_url, home))
     }
@@ -347,6 +357,7 @@ mod tests {
             max_turns: Some(3),
             base_url: Some("http://127.0.0.1:9"),
             mcp_servers: &Default::default(),
+            plugins: &[],
         };
         let inv = Claude::default().task(&task, home.path()).unwrap();
         assert_eq!(
@@ -394,6 +405,7 @@ mod tests {
             max_turns: None,
             base_url: None,
             mcp_servers: &Default::default(),
+            plugins: &[],
         };
         let args: Vec<String> = claude
             .task(&task, home.path())

@@ -194,6 +194,7 @@ mod tests {
             max_turns: None,
             base_url: Some("http://127.0.0.1:9/v1"),
             mcp_servers: &Default::default(),
+            plugins: &[],
         };
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv

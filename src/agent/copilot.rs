@@ -14,6 +14,9 @@
 //! - **MCP servers:** `--additional-mcp-config @<home>/aptitude-mcp.json` ([`mcp_config`])
 //!   with `--disable-builtin-mcps` (no GitHub MCP server); `$COPILOT_HOME/mcp-config.json`
 //!   is the private home's, so the user's servers are not loaded.
+//! - **Plugins:** `--plugin-dir DIR` per `plugins:` directory (a copy): Copilot CLI loads
+//!   the Claude Code plugin layout (`.claude-plugin/plugin.json`, `skills/<name>/SKILL.md`),
+//!   and the workspace's `.claude/skills` too; the model calls `skill {skill}`.
 //! - **Exit codes:** a command that exited 3 is still `success: true`; the transcript takes
 //!   the exit code from `shellExecution.exitCode`.
 //! - **Tokens:** not on stdout; read after the run from the `--usage-output-file` JSON
@@ -148,9 +151,16 @@ impl AgentCli for Copilot {
             a.extend(["--additional-mcp-config".into(), file]);
             a.push("--disable-builtin-mcps".into());
         }
+        for dir in task.plugins {
+            a.extend(["--plugin-dir".into(), dir.into()]);
+        }
         a.push("--usage-output-file".into());
         a.push(home.join("usage.json").into());
         Ok(invocation(a, task.prompt, task.model, task.base_url, home))
+    }
+
+    fn supports_plugins(&self) -> bool {
+        true
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {

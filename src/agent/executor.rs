@@ -249,6 +249,22 @@ impl Agent for CliAgent {
                 ),
             });
         }
+        if !req.plugins.is_empty() && !self.cli.supports_plugins() {
+            return Err(AgentError::Unsupported {
+                agent: self.kind(),
+                message: format!(
+                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them (claude, copilot)",
+                    req.plugins
+                        .iter()
+                        .map(|p| p.file_name().map_or_else(
+                            || p.display().to_string(),
+                            |n| n.to_string_lossy().into_owned()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
         let task = Task {
             prompt: req.prompt,
@@ -257,6 +273,7 @@ impl Agent for CliAgent {
             max_turns: req.max_turns,
             base_url: req.base_url.or(self.settings.base_url.as_deref()),
             mcp_servers: req.mcp_servers,
+            plugins: req.plugins,
         };
         let invocation = self
             .cli

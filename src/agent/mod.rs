@@ -65,6 +65,8 @@ pub struct ExecuteRequest<'a> {
     pub on_tool_call: Option<ToolCallHook<'a>>,
     /// The test's `mcp_servers:`, `${VAR}` already expanded.
     pub mcp_servers: &'a McpServers,
+    /// The test's `plugins:`: plugin directories (copies, absolute) to load for the run.
+    pub plugins: &'a [PathBuf],
 }
 
 /// A finished (or stopped) agent run.
@@ -201,6 +203,9 @@ pub struct Task<'a> {
     /// run's private home so that no other server is loaded. Only passed to agents whose
     /// [`AgentCli::supports_mcp`] is true.
     pub mcp_servers: &'a McpServers,
+    /// Plugin directories to load (absolute). Only passed to agents whose
+    /// [`AgentCli::supports_plugins`] is true.
+    pub plugins: &'a [PathBuf],
 }
 
 /// A one-shot grading call: one prompt, no tools, a text reply.
@@ -272,6 +277,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// Whether aptitude can attach a test's `mcp_servers` to this agent; a test with MCP
     /// servers on an agent without is `error`.
     fn supports_mcp(&self) -> bool {
+        false
+    }
+
+    /// Whether aptitude can load a test's `plugins` (Claude Code plugin directories) into
+    /// this agent; a test with plugins on an agent without is `error`.
+    fn supports_plugins(&self) -> bool {
         false
     }
 

@@ -19,6 +19,7 @@
 
 mod budget;
 mod commands;
+mod skill;
 mod tool;
 mod workspace;
 
@@ -115,6 +116,7 @@ pub fn evaluate_one(
     let ws = evidence.workspace.as_ref();
     let (status, description, detail) = match &assertion.kind {
         AssertionKind::Tool(tool) => tool::evaluate(tool, calls),
+        AssertionKind::Skill(skill) => skill::evaluate(skill, evidence.transcript),
         AssertionKind::ExitCode { code, scope } => commands::exit_code(calls, *scope, *code),
         AssertionKind::OutputContains { text, scope } => {
             commands::output(calls, *scope, text, false)
@@ -193,14 +195,8 @@ fn unrecordable(kind: &AssertionKind, transcript: &Transcript) -> Option<String>
 /// transcript, so that a lost call could turn it into a failure (see the module docs).
 fn rests_on_absence(kind: &AssertionKind) -> bool {
     match kind {
-        AssertionKind::Tool(t) => {
-            !t.called
-                || t.max_calls.is_some()
-                || t.call_count.is_some()
-                || t.called_after.is_some()
-                || t.called_before.is_some()
-                || !t.positional.is_empty()
-        }
+        AssertionKind::Tool(t) => tool_rests_on_absence(t),
+        AssertionKind::Skill(s) => tool_rests_on_absence(&s.tool),
         AssertionKind::NotRan { .. }
         | AssertionKind::ExitCode { .. }
         | AssertionKind::OutputContains { .. }
@@ -210,6 +206,16 @@ fn rests_on_absence(kind: &AssertionKind) -> bool {
         AssertionKind::RunCount { max, .. } => max.is_some(),
         _ => false,
     }
+}
+
+/// Whether a tool (or skill) assertion's pass rests on calls *not* being there.
+fn tool_rests_on_absence(t: &crate::spec::ToolAssertion) -> bool {
+    !t.called
+        || t.max_calls.is_some()
+        || t.call_count.is_some()
+        || t.called_after.is_some()
+        || t.called_before.is_some()
+        || !t.positional.is_empty()
 }
 
 /// A review's result from its verdict (seed 000's display:
@@ -318,6 +324,7 @@ mod tests {
             warnings_total: 0,
             lost: Default::default(),
             records_only: None,
+            skills: None,
         }
     }
 

@@ -21,14 +21,41 @@ use crate::transcript::ToolCall;
 /// At most this many calls are listed as evidence.
 const MAX_LISTED: usize = 5;
 
+/// Which calls a tool assertion is about, and how they are named in its messages: a
+/// `tool:` assertion's are the calls of its tool; a `skill:` assertion's are the `Skill`
+/// calls that invoke its skill.
+pub(super) struct Subject<'a> {
+    /// `Read`, `skill deploy`.
+    pub name: String,
+    /// Whether a call is one of the subject's (before `params:` are checked).
+    pub is_of: &'a dyn Fn(&ToolCall) -> bool,
+}
+
 /// Evaluates a tool assertion: (status, description, detail).
 pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
-    let description = describe(a);
+    let of_tool = |c: &ToolCall| a.tool.matches(&c.canonical) || a.tool.matches(&c.name);
+    evaluate_subject(
+        a,
+        calls,
+        &Subject {
+            name: a.tool.display().to_owned(),
+            is_of: &of_tool,
+        },
+    )
+}
+
+/// Evaluates a tool assertion about `subject`'s calls: (status, description, detail).
+pub(super) fn evaluate_subject(
+    a: &ToolAssertion,
+    calls: &[ToolCall],
+    subject: &Subject<'_>,
+) -> Verdict {
+    let description = describe(a, &subject.name);
     let scoped = in_scope(calls, a.scope);
     let of_tool: Vec<(usize, &ToolCall)> = scoped
         .iter()
         .copied()
-        .filter(|(_, c)| a.tool.matches(&c.canonical) || a.tool.matches(&c.name))
+        .filter(|(_, c)| (subject.is_of)(c))
         .collect();
     let matching: Vec<(usize, &ToolCall)> = of_tool
         .iter()
@@ -37,7 +64,7 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
         .collect();
 
     let mut failures: Vec<String> = Vec::new();
-    let tool = a.tool.display();
+    let tool = subject.name.as_str();
 
     if !a.called {
         if !matching.is_empty() {
@@ -114,8 +141,7 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
     }
 }
 
-fn describe(a: &ToolAssertion) -> String {
-    let tool = a.tool.display();
+fn describe(a: &ToolAssertion, tool: &str) -> String {
     let mut s = if a.called {
         match (a.call_count, a.min_calls, a.max_calls) {
             (Some(n), _, _) => format!("{tool} called exactly {}", times(n)),

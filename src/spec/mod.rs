@@ -23,7 +23,7 @@ use regex::Regex;
 pub use diagnostic::{Diagnostic, FileDiagnostics};
 pub use load::{LoadReport, load_file, load_files, load_str};
 pub use mcp::{McpServer, McpServers};
-use pattern::{NameMatcher, ValueMatcher};
+use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 
 pub use crate::agent_kind::AgentKind;
 
@@ -118,6 +118,9 @@ pub struct TestSpec {
     pub min_pass: Option<u32>,
     /// `mcp_servers:` attached to the agent, by name, with `${VAR}` not yet expanded.
     pub mcp_servers: McpServers,
+    /// `plugins:` Claude Code plugin directories loaded for the run (`--plugin-dir`),
+    /// resolved against the test file's directory, in file order.
+    pub plugins: Vec<PathBuf>,
     /// The assertions, in file order (at least one).
     pub assertions: Vec<Assertion>,
     /// `variants:` declared by the file, in file order.
@@ -344,6 +347,9 @@ pub enum AssertionKind {
     },
     /// `turns: {max}`, `cost_usd: {max}`, `duration: {max}`, `tool_calls: {max, tool}`.
     Budget(Budget),
+    /// `skill: name` — a tool assertion on the agent's skill tool (Claude Code's `Skill`),
+    /// counting only the calls that invoke this skill.
+    Skill(Box<SkillAssertion>),
 }
 
 /// What a file's (or a command's) text must hold.
@@ -400,6 +406,7 @@ impl AssertionKind {
             AssertionKind::Budget(Budget::CostUsd(_)) => "cost_usd",
             AssertionKind::Budget(Budget::Duration(_)) => "duration",
             AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
+            AssertionKind::Skill(_) => "skill",
         }
     }
 }
@@ -438,6 +445,16 @@ pub struct ToolAssertion {
     pub positional: Vec<(CallIndex, Vec<ParamMatcher>)>,
     /// `scope:`.
     pub scope: Scope,
+}
+
+/// `skill:` assertion fields (see `docs/yaml-api.md`, "Skill assertions"): a
+/// [`ToolAssertion`] on the `Skill` tool whose calls are only those naming [`Self::skill`].
+#[derive(Debug, Clone)]
+pub struct SkillAssertion {
+    /// Which skill (`deploy`, a plugin's `my-plugin:deploy`, or a glob).
+    pub skill: SkillMatcher,
+    /// Everything else (`called`, counts, order, `params`, `scope`), with `tool: Skill`.
+    pub tool: ToolAssertion,
 }
 
 /// Which call of a tool a positional parameter check looks at.

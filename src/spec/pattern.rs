@@ -407,6 +407,57 @@ impl ValueMatcher {
     }
 }
 
+/// Matches skill names as an agent's skill tool receives them (Claude Code's `Skill
+/// {skill}`, 2.1.x): `deploy`, or a plugin's skill `my-plugin:deploy`. A name without `:`
+/// also matches any plugin's skill of that name; `*` makes it a glob. Case-insensitive; a
+/// leading `/` on the called name (a slash command) is ignored.
+#[derive(Debug, Clone)]
+pub struct SkillMatcher {
+    source: String,
+    glob: Option<GlobMatcher>,
+}
+
+impl SkillMatcher {
+    /// Builds a matcher for the `skill:` value.
+    ///
+    /// # Errors
+    /// When a name with `*` is not a valid glob.
+    pub fn new(name: &str) -> Result<Self, PatternError> {
+        let glob = if name.contains('*') {
+            let glob = GlobBuilder::new(name)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| PatternError {
+                    message: format!("invalid skill-name glob {name:?}: {}", e.kind()),
+                })?;
+            Some(glob.compile_matcher())
+        } else {
+            None
+        };
+        Ok(SkillMatcher {
+            source: name.to_owned(),
+            glob,
+        })
+    }
+
+    /// Whether a skill called (or listed) as `name` is this one.
+    pub fn matches(&self, name: &str) -> bool {
+        let name = name.trim().trim_start_matches('/');
+        let one = |candidate: &str| match &self.glob {
+            Some(glob) => glob.is_match(candidate),
+            None => candidate.eq_ignore_ascii_case(&self.source),
+        };
+        one(name)
+            || (!self.source.contains(':')
+                && name.rsplit_once(':').is_some_and(|(_, skill)| one(skill)))
+    }
+
+    /// The name as written.
+    pub fn display(&self) -> &str {
+        &self.source
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,5 +666,27 @@ mod tests {
             ValueMatcher::from_json(&json!(3)),
             Ok(ValueMatcher::Equals(_))
         ));
+    }
+
+    #[test]
+    fn skill_names_match_plain_plugin_qualified_and_globbed() {
+        let greet = SkillMatcher::new("greet").unwrap();
+        assert!(greet.matches("greet"));
+        assert!(greet.matches("/Greet"));
+        assert!(
+            greet.matches("hello:greet"),
+            "a plugin's skill of that name"
+        );
+        assert!(!greet.matches("greeting"));
+        assert!(!greet.matches("greet:other"));
+        let qualified = SkillMatcher::new("hello:greet").unwrap();
+        assert!(qualified.matches("hello:greet"));
+        assert!(!qualified.matches("greet"), "the plugin was named");
+        assert!(!qualified.matches("bye:greet"));
+        let glob = SkillMatcher::new("dep*").unwrap();
+        assert!(glob.matches("deploy"));
+        assert!(glob.matches("ops:deploy"));
+        assert!(!glob.matches("redeploy"));
+        assert!(SkillMatcher::new("a[*").is_err());
     }
 }

@@ -110,6 +110,9 @@ struct TestFile {
     assertions: Vec<AssertionItem>,
     /// Variants of the workspace and settings; the test as written is `default`.
     variants: Option<BTreeMap<String, VariantField>>,
+    /// Claude Code plugin directories loaded for the run (`--plugin-dir`), relative to the
+    /// test file's directory; on an agent without plugins the test is `error`.
+    plugins: Option<OneOrMany>,
 }
 
 /// A non-empty string.
@@ -372,6 +375,42 @@ enum AssertionItem {
     Duration(DurationItem),
     /// `tool_calls:` — a budget on tool calls.
     ToolCalls(ToolCallsItem),
+    /// `skill:` — was a skill invoked (Claude Code's `Skill` tool), how often, in which
+    /// order.
+    Skill(SkillItem),
+}
+
+/// `skill:` and the checks of a tool assertion on its `Skill` calls.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct SkillItem {
+    /// The skill's name (`deploy`, a plugin's `my-plugin:deploy`; `*` globs).
+    skill: NonEmpty,
+    /// Whether it must be invoked (default true).
+    called: Option<bool>,
+    /// Other parameters of the `Skill` calls (e.g. `args`).
+    params: Option<Params>,
+    /// Exactly this many calls of the skill.
+    call_count: Option<u32>,
+    /// At least this many calls of the skill.
+    min_calls: Option<u32>,
+    /// At most this many calls of the skill.
+    max_calls: Option<u32>,
+    /// A tool that must have been called before it.
+    called_after: Option<NonEmpty>,
+    /// A tool that must be called after it.
+    called_before: Option<NonEmpty>,
+    /// Parameters of the skill's Nth call, by call number from 1.
+    nth_call_params: Option<BTreeMap<String, Params>>,
+    /// Parameters of the skill's first call.
+    first_call_params: Option<Params>,
+    /// Parameters of the skill's last call.
+    last_call_params: Option<Params>,
+    /// Which calls count.
+    scope: Option<ScopeField>,
+    /// The variants this assertion applies to (default: all).
+    variants: Option<VariantNames>,
 }
 
 /// `tool:` and its checks.
@@ -756,6 +795,9 @@ mod tests {
         let mut tool_keys = super::super::load::TOOL_KEYS.to_vec();
         tool_keys.push(super::super::load::ASSERTION_VARIANTS_KEY);
         assert_eq!(keys(&defs["ToolItem"]), sorted(&tool_keys));
+        let mut skill_keys = super::super::load::SKILL_KEYS.to_vec();
+        skill_keys.push(super::super::load::ASSERTION_VARIANTS_KEY);
+        assert_eq!(keys(&defs["SkillItem"]), sorted(&skill_keys));
         let items = defs["AssertionItem"]["anyOf"].as_array().unwrap();
         let mut kinds: Vec<String> = items
             .iter()

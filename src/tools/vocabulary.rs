@@ -232,6 +232,7 @@ const GEMINI: &[ToolMapping] = &[
     tool("web_fetch", "WebFetch", &[]),
     tool("google_web_search", "WebSearch", &[]),
     tool("write_todos", "TodoWrite", &[]),
+    tool("activate_skill", "Skill", &[("name", "skill")]),
 ];
 
 const QWEN: &[ToolMapping] = &[
@@ -260,6 +261,7 @@ const QWEN: &[ToolMapping] = &[
     tool("todo_write", "TodoWrite", &[]),
     tool("task", "Task", &[]),
     tool("agent", "Task", &[]),
+    tool("skill", "Skill", &[]),
 ];
 
 const COPILOT: &[ToolMapping] = &[
@@ -306,7 +308,7 @@ const OPENCODE: &[ToolMapping] = &[
     tool("webfetch", "WebFetch", &[]),
     tool("task", "Task", &[]),
     tool("todowrite", "TodoWrite", &[]),
-    tool("skill", "Skill", &[]),
+    tool("skill", "Skill", &[("name", "skill")]),
 ];
 
 const PI: &[ToolMapping] = &[

@@ -192,6 +192,7 @@ impl Builder {
             warnings_total: log.total,
             lost: log.lost,
             records_only: None,
+            skills: None,
         }
     }
 }

@@ -58,6 +58,9 @@ struct Line<'a> {
     qwen_code_version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     model: Option<Cow<'a, str>>,
+    // `system/init`: the skills loaded (`greet`, `plugin:skill`).
+    #[serde(borrow, default)]
+    skills: Option<Vec<Cow<'a, str>>>,
     // `result` events.
     #[serde(default)]
     is_error: Option<bool>,
@@ -257,6 +260,8 @@ pub(crate) struct ClaudeParser {
     /// Whose messages make the final answer and outcome: the main agent, or — in a
     /// subagent's own file, where every line is a sidechain — that subagent.
     primary: Option<Option<String>>,
+    /// The last `system/init` event's `skills` (Claude Code stream-json only).
+    skills: Option<Vec<String>>,
 }
 
 impl ClaudeParser {
@@ -272,6 +277,7 @@ impl ClaudeParser {
             agent_version: None,
             model: None,
             seen_messages: HashSet::new(),
+            skills: None,
             runs: 0,
             run_active: false,
             run_messages: Usage::default(),
@@ -393,6 +399,11 @@ impl ClaudeParser {
                 if line.subtype.as_deref() == Some("init") {
                     if let Some(model) = &line.model {
                         self.model = Some(model.to_string());
+                    }
+                    if self.format == Format::ClaudeStreamJson
+                        && let Some(skills) = &line.skills
+                    {
+                        self.skills = Some(skills.iter().map(|s| s.to_string()).collect());
                     }
                 } else if line.subtype.as_deref() == Some("api_error") {
                     let message = error_message(line.error).unwrap_or_else(|| "API error".into());
@@ -696,7 +707,7 @@ impl LineParser for ClaudeParser {
         let final_text = self.last_result_text.take();
         let total = std::mem::take(&mut self.total);
         let this = *self;
-        this.b.into_transcript(Parts {
+        let mut transcript = this.b.into_transcript(Parts {
             format: this.format,
             session_id: this.session_id,
             agent_version: this.agent_version,
@@ -705,7 +716,9 @@ impl LineParser for ClaudeParser {
             usage: total,
             outcome,
             runs: this.runs,
-        })
+        });
+        transcript.skills = this.skills;
+        transcript
     }
 }
 

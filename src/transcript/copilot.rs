@@ -50,6 +50,8 @@ pub(crate) struct CopilotParser {
     error: Option<Outcome>,
     exit_code: Option<i64>,
     ended: bool,
+    /// The enabled skills of the last `session.skills_loaded` event.
+    skills: Option<Vec<String>>,
 }
 
 impl CopilotParser {
@@ -69,6 +71,7 @@ impl CopilotParser {
             error: None,
             exit_code: None,
             ended: false,
+            skills: None,
         }
     }
 
@@ -132,6 +135,18 @@ impl CopilotParser {
                 if let Some(m) = str_of(data, "selectedModel") {
                     self.model = Some(m.to_owned());
                 }
+            }
+            "session.skills_loaded" => {
+                // Copilot CLI 1.0.x: `data.skills: [{name, enabled, source, …}]`.
+                let names = data
+                    .get("skills")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.get("enabled").and_then(Value::as_bool) != Some(false))
+                    .filter_map(|s| str_of(s, "name").map(str::to_owned))
+                    .collect();
+                self.skills = Some(names);
             }
             "session.tools_updated" | "model.call_start" => {
                 if let Some(m) = str_of(data, "model") {
@@ -304,7 +319,7 @@ impl EventParser for CopilotParser {
         if self.turns > 0 {
             usage.turns = Some(self.turns);
         }
-        self.b.into_transcript(Parts {
+        let mut transcript = self.b.into_transcript(Parts {
             format: self.format,
             session_id: self.session_id,
             agent_version: self.agent_version,
@@ -313,7 +328,9 @@ impl EventParser for CopilotParser {
             usage,
             outcome,
             runs: 1,
-        })
+        });
+        transcript.skills = self.skills;
+        transcript
     }
 }
 
@@ -365,5 +382,13 @@ mod tests {
         assert_eq!(call.output.as_deref(), Some("not found"));
         assert_eq!(call.exit_code, None, "not a shell call");
         assert_eq!(t.final_text.as_deref(), Some("It failed."));
+    }
+
+    #[test]
+    fn the_loaded_skills_are_kept() {
+        let t = parse(&[
+            r#"{"type":"session.skills_loaded","data":{"skills":[{"name":"greet","enabled":true},{"name":"off","enabled":false},{"name":"wave"}]}}"#,
+        ]);
+        assert_eq!(t.skills, Some(vec!["greet".to_owned(), "wave".to_owned()]));
     }
 }

@@ -105,6 +105,11 @@ pub struct Transcript {
     /// applied edits). Assertions about the others are `error`, never a verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_only: Option<RecordsOnly>,
+    /// The skills the agent said it loaded (Claude Code 2.1.x: the `system/init` event's
+    /// `skills`, plugin skills as `plugin:skill`; Copilot CLI 1.0.x: the enabled skills of
+    /// `session.skills_loaded`); `None` when the format does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
 }
 
 /// The tools a transcript format can record, when it can not record them all.

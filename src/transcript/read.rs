@@ -64,6 +64,7 @@ impl StreamParser {
                 warnings_total: 0,
                 lost: Lost::default(),
                 records_only: None,
+                skills: None,
             },
         }
     }

@@ -22,6 +22,7 @@ mod merge;
 mod repeats;
 mod reports;
 mod run;
+mod skills;
 mod support;
 mod variants;
 mod wire;

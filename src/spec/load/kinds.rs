@@ -147,6 +147,11 @@ pub(super) const KINDS: &[Kind] = &[
         scoped: false,
         parse: |ctx, node, _, _| ctx.budget(node, "tool_calls").map(AssertionKind::Budget),
     },
+    Kind {
+        key: "skill",
+        scoped: true,
+        parse: |ctx, _, fields, _| ctx.skill(fields).map(|s| AssertionKind::Skill(Box::new(s))),
+    },
 ];
 
 /// The kind named by `key`.

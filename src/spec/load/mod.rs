@@ -32,6 +32,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "mcp_servers",
     "assertions",
     "variants",
+    "plugins",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -420,6 +421,10 @@ impl Ctx {
             .required(&fields, "assertions")
             .map(|n| self.assertions(n))
             .unwrap_or_default();
+        let plugins = fields
+            .get("plugins")
+            .map(|n| self.plugins(n, path))
+            .unwrap_or_default();
 
         Some(TestSpec {
             file: path.to_owned(),
@@ -441,6 +446,7 @@ impl Ctx {
             runs,
             min_pass,
             mcp_servers,
+            plugins,
             assertions,
             variants,
             variant: None,
@@ -633,6 +639,10 @@ impl Ctx {
         let kind = if fields.get("tool").is_some() {
             self.tool_item_keys(&fields);
             self.tool(&fields).map(|t| AssertionKind::Tool(Box::new(t)))
+        } else if fields.get("skill").is_some() {
+            self.item_keys(&fields, "skill", tool::SKILL_KEYS);
+            self.skill(&fields)
+                .map(|s| AssertionKind::Skill(Box::new(s)))
         } else {
             self.other_assertion(&fields)
         };
@@ -781,10 +791,13 @@ mod commands;
 mod files;
 mod kinds;
 mod mcp;
+mod plugins;
 mod review;
 mod tool;
 mod variants;
 
+#[cfg(test)]
+pub(in crate::spec) use tool::SKILL_KEYS;
 pub(in crate::spec) use tool::TOOL_KEYS;
 
 /// Every assertion kind's key, as the kinds table lists them.

@@ -419,6 +419,7 @@ fn every_assertion_kind_is_in_the_kinds_table() {
         "cost_usd: {max: 1}",
         "duration: {max: 1m}",
         "tool_calls: {max: 3}",
+        "skill: greet",
     ];
     let yaml: String = samples.iter().map(|s| format!("  - {s}\n")).collect();
     let spec = load(&format!("{HEAD}{yaml}")).unwrap();
@@ -443,7 +444,8 @@ fn every_assertion_kind_is_in_the_kinds_table() {
             | AssertionKind::CommandSucceeded { .. }
             | AssertionKind::Wrote { .. }
             | AssertionKind::JsonFile { .. }
-            | AssertionKind::Budget(_) => assertion.kind.key(),
+            | AssertionKind::Budget(_)
+            | AssertionKind::Skill(_) => assertion.kind.key(),
         };
         assert!(
             sample.starts_with(&format!("{key}:")),
@@ -689,4 +691,76 @@ fn bad_mcp_servers_point_at_the_problem() {
         &errors("name: t\nprompt: p\nmcp_server: {}\nassertions:\n  - tool: Bash\n"),
         "unknown key `mcp_server` in a test",
     );
+}
+
+#[test]
+fn a_skill_assertion_is_a_tool_assertion_on_skill() {
+    let spec = load(&format!(
+        "{HEAD}  - skill: greet\n  - skill: \"ops:deploy\"\n    called: false\n  - skill: \"dep*\"\n    min_calls: 2\n    called_after: Read\n    scope: main\n"
+    ))
+    .unwrap();
+    let skills: Vec<&crate::spec::SkillAssertion> = spec
+        .assertions
+        .iter()
+        .map(|a| match &a.kind {
+            AssertionKind::Skill(s) => s.as_ref(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(skills[0].skill.display(), "greet");
+    assert_eq!(skills[0].tool.tool.display(), "Skill");
+    assert!(skills[0].tool.called);
+    assert!(!skills[1].tool.called);
+    assert!(skills[1].skill.matches("ops:deploy"));
+    assert_eq!(skills[2].tool.min_calls, Some(2));
+    assert_eq!(skills[2].tool.scope, Scope::Main);
+    assert_eq!(spec.assertions[0].kind.key(), "skill");
+}
+
+#[test]
+fn bad_skill_assertions_point_at_the_problem() {
+    let errs = errors(&format!(
+        "{HEAD}  - skill: greet\n    colled: false\n  - skill: \"\"\n  - skill: greet\n    tool: Read\n  - skill: greet\n    called: false\n    min_calls: 1\n  - skill: 3\n"
+    ));
+    assert_reports(&errs, "unknown key `colled` in a skill assertion");
+    assert_reports(&errs, "`skill` must not be empty");
+    assert_reports(
+        &errs,
+        "`skill` can not be combined with `tool` in one assertion",
+    );
+    assert_reports(&errs, "contradiction: `called: false` with `min_calls: 1`");
+    assert_reports(&errs, "`skill` must be a string");
+    let diags = load(&format!("{HEAD}  - skill: greet\n    colled: false\n")).unwrap_err();
+    assert_eq!((diags[0].pos.line, diags[0].pos.column), (5, 5));
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `called`?"));
+}
+
+#[test]
+fn plugins_resolve_against_the_test_file_and_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("plug/.claude-plugin")).unwrap();
+    let file = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &file,
+        "name: t\nprompt: p\nplugins: [plug]\nassertions:\n  - skill: greet\n",
+    )
+    .unwrap();
+    let spec = load_file(&file).unwrap();
+    assert_eq!(spec.plugins, vec![dir.path().join("plug")]);
+
+    std::fs::write(
+        &file,
+        "name: t\nprompt: p\nplugins:\n  - plug\n  - missing\nassertions:\n  - skill: greet\n",
+    )
+    .unwrap();
+    let (line, column, message) = file_error(&file);
+    assert_eq!((line, column), (5, 5));
+    assert_eq!(message, "the plugin directory does not exist");
+
+    let errs = errors("name: t\nprompt: p\nplugins: {a: 1}\nassertions:\n  - skill: greet\n");
+    assert_reports(&errs, "`plugins` must be a list of plugin directories");
+    let errs = errors("name: t\nprompt: p\nplugins: [a, a]\nassertions:\n  - skill: greet\n");
+    assert_reports(&errs, "plugin `a` is listed twice");
+    let errs = errors("name: t\nprompt: p\nplugin: [a]\nassertions:\n  - skill: greet\n");
+    assert_reports(&errs, "unknown key `plugin` in a test");
 }

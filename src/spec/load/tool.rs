@@ -1,10 +1,11 @@
 //! `tool:` assertions: the tool's name, parameters by matcher, counts, order and
-//! positional checks, with every contradiction between them reported.
+//! positional checks, with every contradiction between them reported. `skill:`
+//! assertions are tool assertions on the `Skill` tool and are read by the same code.
 
 use super::super::diagnostic::{Diagnostic, did_you_mean};
 use super::super::node::{Key, Node, Value};
-use super::super::pattern::{MatcherError, NameMatcher, ValueMatcher};
-use super::super::{CallIndex, ParamMatcher, ToolAssertion};
+use super::super::pattern::{MatcherError, NameMatcher, SkillMatcher, ValueMatcher};
+use super::super::{CallIndex, ParamMatcher, SkillAssertion, ToolAssertion};
 use super::{Ctx, Fields, kinds, list};
 
 pub(in crate::spec) const TOOL_KEYS: &[&str] = &[
@@ -22,31 +23,55 @@ pub(in crate::spec) const TOOL_KEYS: &[&str] = &[
     "scope",
 ];
 
+/// The keys of a `skill:` assertion: a tool assertion's, with `skill` for `tool`.
+pub(in crate::spec) const SKILL_KEYS: &[&str] = &[
+    "skill",
+    "called",
+    "params",
+    "call_count",
+    "min_calls",
+    "max_calls",
+    "called_after",
+    "called_before",
+    "nth_call_params",
+    "first_call_params",
+    "last_call_params",
+    "scope",
+];
+
 impl Ctx {
     pub(super) fn tool_item_keys(&mut self, fields: &Fields<'_>) {
+        self.item_keys(fields, "tool", TOOL_KEYS);
+    }
+
+    /// Reports every key of a `kind` (`tool`, `skill`) assertion that is not in `keys`.
+    pub(super) fn item_keys(&mut self, fields: &Fields<'_>, kind: &str, keys: &[&'static str]) {
         for (key, _) in fields.entries {
             let name = key.name.as_str();
-            if TOOL_KEYS.contains(&name) || name == super::ASSERTION_VARIANTS_KEY {
+            if keys.contains(&name) || name == super::ASSERTION_VARIANTS_KEY {
                 continue;
             }
             if kinds::is_kind(name) {
                 self.push(
                     Diagnostic::new(
                         key.pos,
-                        format!("`{name}` can not be combined with `tool` in one assertion"),
+                        format!("`{name}` can not be combined with `{kind}` in one assertion"),
                     )
                     .label("second assertion kind")
                     .hint(format!("put `{name}` in its own list item (`- {name}: …`)")),
                 );
                 continue;
             }
-            let hint = did_you_mean(name, TOOL_KEYS.iter().copied().chain(kinds::keys()))
+            let hint = did_you_mean(name, keys.iter().copied().chain(kinds::keys()))
                 .map(|s| format!("did you mean `{s}`?"))
-                .or_else(|| Some(format!("tool assertion keys: {}", list(TOOL_KEYS))));
+                .or_else(|| Some(format!("{kind} assertion keys: {}", list(keys))));
             self.push(
-                Diagnostic::new(key.pos, format!("unknown key `{name}` in a tool assertion"))
-                    .label("unknown key")
-                    .maybe_hint(hint),
+                Diagnostic::new(
+                    key.pos,
+                    format!("unknown key `{name}` in a {kind} assertion"),
+                )
+                .label("unknown key")
+                .maybe_hint(hint),
             );
         }
     }
@@ -54,6 +79,36 @@ impl Ctx {
     pub(super) fn tool(&mut self, fields: &Fields<'_>) -> Option<ToolAssertion> {
         let tool_node = fields.get("tool")?;
         let tool = self.tool_name(tool_node, "tool");
+        self.tool_fields(fields, tool)
+    }
+
+    /// `skill: name` with a tool assertion's other keys: a tool assertion on `Skill`.
+    pub(super) fn skill(&mut self, fields: &Fields<'_>) -> Option<SkillAssertion> {
+        let node = fields.get("skill")?;
+        let skill = self.non_empty_string(node, "skill").and_then(|name| {
+            match SkillMatcher::new(name.trim()) {
+                Ok(m) => Some(m),
+                Err(err) => {
+                    self.push(Diagnostic::new(node.pos, err.message).label("invalid pattern"));
+                    None
+                }
+            }
+        });
+        let tool = NameMatcher::new(crate::tools::SKILL_TOOL).ok();
+        let tool = self.tool_fields(fields, tool);
+        Some(SkillAssertion {
+            skill: skill?,
+            tool: tool?,
+        })
+    }
+
+    /// Every key of a tool assertion but `tool`, for the tool `tool` (`None` once its name
+    /// was reported as invalid).
+    fn tool_fields(
+        &mut self,
+        fields: &Fields<'_>,
+        tool: Option<NameMatcher>,
+    ) -> Option<ToolAssertion> {
         let called_explicit = fields.get("called").and_then(|n| self.bool(n, "called"));
         let params = match fields.get("params") {
             Some(n) => self.params(n, "params"),

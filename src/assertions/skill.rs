@@ -1,0 +1,332 @@
+//! `skill:` assertions: a tool assertion on the agent's skill tool (Claude Code's `Skill
+//! {skill}`), whose calls are the ones that invoke the named skill.
+//!
+//! Semantics (also in `docs/yaml-api.md`):
+//! - A call is the skill's when it is a `Skill` call naming it ([`SkillMatcher`]: `deploy`
+//!   also matches a plugin's `my-plugin:deploy`). For `called: true`, counts, order and
+//!   positional checks, a call that failed (an unknown or refused skill) is not a use of
+//!   the skill; for `called: false` any attempt fails the check.
+//! - Never a false pass: when the agent listed the skills it loaded (Claude Code's
+//!   `system/init` event, Copilot CLI's `session.skills_loaded`: [`Transcript::skills`]) and the skill is not among them, the
+//!   assertion is `error` — `called: false` of a skill that was never there proves nothing.
+//!   An agent whose transcript can hold no skill call is `error` too.
+
+use super::Verdict;
+use super::tool::{Subject, evaluate_subject};
+use crate::results::AssertionStatus;
+use crate::spec::SkillAssertion;
+use crate::spec::pattern::SkillMatcher;
+use crate::transcript::{Format, ToolCall, Transcript};
+
+/// At most this many loaded skills are named in an error.
+const MAX_NAMED: usize = 20;
+
+/// Evaluates a skill assertion against a transcript: (status, description, detail).
+pub(super) fn evaluate(a: &SkillAssertion, transcript: &Transcript) -> Verdict {
+    let name = format!("skill {}", a.skill.display());
+    let calls = &transcript.tool_calls;
+    let of_skill = |c: &ToolCall| is_call_of(&a.skill, c) && (!a.tool.called || !c.is_error);
+    let (status, description, detail) = evaluate_subject(
+        &a.tool,
+        calls,
+        &Subject {
+            name: name.clone(),
+            is_of: &of_skill,
+        },
+    );
+    if !records_skills(transcript.format) {
+        return (
+            AssertionStatus::Error,
+            description,
+            Some(format!(
+                "a {} transcript has no skill tool calls (the agent has no skill tool aptitude can \
+                 record), so `skill:` can get no verdict",
+                transcript.format.name()
+            )),
+        );
+    }
+    if let Some(loaded) = &transcript.skills
+        && !loaded.iter().any(|s| a.skill.matches(s))
+    {
+        return (
+            AssertionStatus::Error,
+            description,
+            Some(not_loaded(&a.skill, loaded)),
+        );
+    }
+    if status != AssertionStatus::Fail {
+        return (status, description, detail);
+    }
+    let failed: Vec<&ToolCall> = calls
+        .iter()
+        .filter(|c| c.is_error && is_call_of(&a.skill, c))
+        .collect();
+    let mut detail = detail.unwrap_or_default();
+    if a.tool.called
+        && let Some(first) = failed.first()
+    {
+        detail.push_str(&format!(
+            "\n{} of {name} failed and do not count: {}",
+            if failed.len() == 1 {
+                "1 call".to_owned()
+            } else {
+                format!("{} calls", failed.len())
+            },
+            crate::text::truncate(first.output.as_deref().unwrap_or("").trim(), 200)
+        ));
+    }
+    let called = skills_called(calls);
+    if !called.is_empty() {
+        detail.push_str(&format!("\nskills called: {called}"));
+    }
+    (status, description, Some(detail))
+}
+
+/// The skill a call invokes: a `Skill` call's `skill` (Claude Code, Copilot CLI, Qwen
+/// Code) or `name` (Gemini CLI's `activate_skill`, opencode) parameter.
+fn skill_of(call: &ToolCall) -> Option<&str> {
+    if !crate::tools::same_tool(&call.canonical, crate::tools::SKILL_TOOL) {
+        return None;
+    }
+    ["skill", "name"].iter().find_map(|key| {
+        call.params()
+            .get(*key)
+            .or_else(|| call.input.get(*key))
+            .and_then(serde_json::Value::as_str)
+    })
+}
+
+fn is_call_of(skill: &SkillMatcher, call: &ToolCall) -> bool {
+    skill_of(call).is_some_and(|s| skill.matches(s))
+}
+
+/// `greet ×1, deploy ×2 (1 failed)`.
+fn skills_called(calls: &[ToolCall]) -> String {
+    let mut counts: Vec<(&str, usize, usize)> = Vec::new();
+    for call in calls {
+        let Some(name) = skill_of(call) else {
+            continue;
+        };
+        let failed = usize::from(call.is_error);
+        match counts.iter_mut().find(|(n, _, _)| *n == name) {
+            Some((_, k, f)) => {
+                *k += 1;
+                *f += failed;
+            }
+            None => counts.push((name, 1, failed)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(n, k, f)| {
+            if *f > 0 {
+                format!("{n} ×{k} ({f} failed)")
+            } else {
+                format!("{n} ×{k}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why a skill that is not among the loaded ones gets no verdict, with the nearest name.
+fn not_loaded(skill: &SkillMatcher, loaded: &[String]) -> String {
+    let wanted = skill.display();
+    let suggestion = crate::suggest::did_you_mean(wanted, loaded.iter().map(String::as_str))
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+    let mut names: Vec<&str> = loaded.iter().map(String::as_str).take(MAX_NAMED).collect();
+    if loaded.len() > MAX_NAMED {
+        names.push("…");
+    }
+    format!(
+        "skill `{wanted}` is not among the skills the agent loaded{suggestion}, so whether it was \
+         used can not be checked: is its `SKILL.md` in the workspace's `.claude/skills/<name>/`, \
+         or in a plugin listed in `plugins:`? Loaded: {}",
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    )
+}
+
+/// Whether transcripts of this format can hold skill calls: the agents with a skill tool
+/// (Claude Code `Skill`, Qwen Code `skill`, Gemini CLI `activate_skill`, Copilot CLI
+/// `skill`, opencode `skill`).
+fn records_skills(format: Format) -> bool {
+    matches!(
+        format,
+        Format::ClaudeSession
+            | Format::ClaudeStreamJson
+            | Format::QwenStreamJson
+            | Format::QwenSession
+            | Format::GeminiStreamJson
+            | Format::GeminiSession
+            | Format::GeminiChat
+            | Format::CopilotJson
+            | Format::CopilotSession
+            | Format::OpencodeJson
+            | Format::OpencodeSession
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assertions::{Evidence, evaluate};
+    use crate::spec::load_str;
+    use crate::transcript::{Outcome, Usage};
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, input: serde_json::Value, is_error: bool) -> ToolCall {
+        ToolCall {
+            params: None,
+            id: id.into(),
+            name: name.into(),
+            canonical: crate::tools::canonical_tool_name(name).into_owned(),
+            input,
+            output: Some(if is_error {
+                "Unknown skill: x".into()
+            } else {
+                "ok".into()
+            }),
+            is_error,
+            exit_code: None,
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        }
+    }
+
+    fn transcript(calls: Vec<ToolCall>, skills: Option<&[&str]>) -> Transcript {
+        Transcript {
+            format: Format::ClaudeStreamJson,
+            session_id: None,
+            agent_version: None,
+            model: None,
+            tool_calls: calls,
+            final_text: Some("done".into()),
+            usage: Usage::default(),
+            outcome: Outcome::Completed,
+            runs: 1,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            lost: Default::default(),
+            records_only: None,
+            skills: skills.map(|s| s.iter().map(|n| (*n).to_owned()).collect()),
+        }
+    }
+
+    /// (status, detail) of each assertion of `assertions` (YAML list items).
+    fn verdicts(assertions: &str, t: &Transcript) -> Vec<(AssertionStatus, String)> {
+        let spec = load_str(
+            std::path::Path::new("t.aptitude.yaml"),
+            &format!("name: t\nprompt: p\nassertions:\n{assertions}"),
+        )
+        .unwrap();
+        evaluate(&spec, &Evidence::transcript_only(t))
+            .into_iter()
+            .map(|r| (r.status, r.detail.unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn skill_calls_count_by_name_plain_or_plugin_qualified() {
+        let t = transcript(
+            vec![
+                call("1", "Read", json!({"file_path": "a"}), false),
+                call("2", "Skill", json!({"skill": "greet"}), false),
+                call("3", "Skill", json!({"skill": "ops:deploy"}), false),
+                call(
+                    "4",
+                    "Skill",
+                    json!({"skill": "ops:deploy", "args": "prod"}),
+                    false,
+                ),
+            ],
+            Some(&["greet", "ops:deploy", "other"]),
+        );
+        let v = verdicts(
+            "  - skill: greet\n  - skill: deploy\n    call_count: 2\n  - skill: \"ops:deploy\"\n    params: {args: prod}\n  - skill: other\n    called: false\n  - skill: greet\n    called_after: Read\n  - skill: deploy\n    called_before: Read\n  - skill: other\n",
+            &t,
+        );
+        let statuses: Vec<AssertionStatus> = v.iter().map(|(s, _)| *s).collect();
+        use AssertionStatus::{Fail, Pass};
+        assert_eq!(
+            statuses,
+            [Pass, Pass, Pass, Pass, Pass, Fail, Fail],
+            "{v:#?}"
+        );
+        assert!(
+            v[6].1.contains("skills called: greet ×1, ops:deploy ×2"),
+            "{}",
+            v[6].1
+        );
+    }
+
+    #[test]
+    fn a_skill_the_agent_did_not_load_is_an_error_never_a_pass() {
+        let t = transcript(
+            vec![call("1", "Skill", json!({"skill": "gret"}), true)],
+            Some(&["greet", "ops:deploy"]),
+        );
+        let v = verdicts(
+            "  - skill: gret\n  - skill: gret\n    called: false\n  - skill: \"other:deploy\"\n    called: false\n",
+            &t,
+        );
+        for (status, detail) in &v {
+            assert_eq!(*status, AssertionStatus::Error, "{detail}");
+            assert!(
+                detail.contains("not among the skills the agent loaded"),
+                "{detail}"
+            );
+        }
+        assert!(v[0].1.contains("did you mean `greet`?"), "{}", v[0].1);
+        assert!(v[0].1.contains("Loaded: greet, ops:deploy"), "{}", v[0].1);
+    }
+
+    #[test]
+    fn a_failed_skill_call_is_not_a_use_but_is_an_attempt() {
+        let t = transcript(
+            vec![call("1", "Skill", json!({"skill": "greet"}), true)],
+            None,
+        );
+        let v = verdicts(
+            "  - skill: greet\n  - skill: greet\n    called: false\n",
+            &t,
+        );
+        assert_eq!(v[0].0, AssertionStatus::Fail);
+        assert!(
+            v[0].1
+                .contains("1 call of skill greet failed and do not count"),
+            "{}",
+            v[0].1
+        );
+        assert!(v[0].1.contains("Unknown skill"), "{}", v[0].1);
+        assert_eq!(v[1].0, AssertionStatus::Fail, "{}", v[1].1);
+    }
+
+    #[test]
+    fn other_agents_skill_tools_count_and_agents_without_one_get_no_verdict() {
+        let mut t = transcript(vec![], None);
+        t.format = Format::GeminiStreamJson;
+        let mut activate = call("1", "activate_skill", json!({"name": "greet"}), false);
+        activate.canonical = "Skill".into();
+        activate.params = Some(json!({"skill": "greet"}));
+        t.tool_calls.push(activate);
+        let mut opencode = call("2", "skill", json!({"name": "deploy"}), false);
+        opencode.canonical = "Skill".into();
+        t.tool_calls.push(opencode);
+        let v = verdicts("  - skill: greet\n  - skill: deploy\n", &t);
+        assert_eq!(v[0].0, AssertionStatus::Pass, "{}", v[0].1);
+        assert_eq!(v[1].0, AssertionStatus::Pass, "{}", v[1].1);
+
+        let mut t = transcript(vec![], None);
+        t.format = Format::CodexExecJson;
+        let v = verdicts("  - skill: greet\n    called: false\n", &t);
+        assert_eq!(v[0].0, AssertionStatus::Error);
+        assert!(v[0].1.contains("has no skill tool"), "{}", v[0].1);
+    }
+}
