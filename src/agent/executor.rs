@@ -253,7 +253,7 @@ impl Agent for CliAgent {
             return Err(AgentError::Unsupported {
                 agent: self.kind(),
                 message: format!(
-                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them (claude, copilot)",
+                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them ({})",
                     req.plugins
                         .iter()
                         .map(|p| p.file_name().map_or_else(
@@ -261,7 +261,8 @@ impl Agent for CliAgent {
                             |n| n.to_string_lossy().into_owned()
                         ))
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    super::registry::plugin_agents()
                 ),
             });
         }
