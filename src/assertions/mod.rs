@@ -18,6 +18,7 @@
 //! calls that were seen (`called: true`, `ran`, `command_succeeded`, `wrote`).
 
 mod budget;
+mod claims;
 mod commands;
 mod tool;
 mod workspace;
@@ -25,6 +26,7 @@ mod workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use claims::TEST_RUNNERS;
 pub use workspace::VerifyRun;
 
 use crate::judge::ReviewVerdict;
@@ -45,7 +47,8 @@ pub struct Evidence<'a> {
     pub workspace: Option<WorkspaceEvidence<'a>>,
     /// What each `verify` command did, by the assertion's index in the test.
     pub verify: &'a BTreeMap<usize, VerifyRun>,
-    /// How each `stdout` review was graded, by the assertion's index in the test.
+    /// How each `stdout` review was graded, and the claims read for each
+    /// `claims: verified`, by the assertion's index in the test.
     pub reviews: &'a BTreeMap<usize, ReviewVerdict>,
 }
 
@@ -142,6 +145,14 @@ pub fn evaluate_one(
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
         AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
+        AssertionKind::Claims => {
+            return claims::evaluate(
+                evidence.reviews.get(&index),
+                evidence.transcript,
+                ws,
+                assertion.line,
+            );
+        }
     };
     let (status, detail) = match evidence.transcript.lost_tool_calls() {
         Some(why) if status == AssertionStatus::Pass && rests_on_absence(&assertion.kind) => (

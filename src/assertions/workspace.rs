@@ -274,7 +274,7 @@ fn components(path: &str) -> Vec<String> {
 
 /// Whether a path the agent wrote is the path a test names: equal after normalizing `./`,
 /// case and the workspace root, or — for absolute paths from elsewhere — ending with it.
-fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
+pub(super) fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
     let strip_root = |p: &str| -> String {
         if let Some(root) = root
             && let Ok(rel) = Path::new(p).strip_prefix(root)
@@ -311,7 +311,7 @@ fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
 }
 
 /// The paths a file-writing tool call wrote, when it succeeded.
-fn written_paths(call: &ToolCall) -> Vec<String> {
+pub(super) fn written_paths(call: &ToolCall) -> Vec<String> {
     const WRITERS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
     if call.is_error || !WRITERS.contains(&call.canonical.as_str()) {
         return Vec::new();

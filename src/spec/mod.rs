@@ -344,6 +344,10 @@ pub enum AssertionKind {
     },
     /// `turns: {max}`, `cost_usd: {max}`, `duration: {max}`, `tool_calls: {max, tool}`.
     Budget(Budget),
+    /// `claims: verified` — each concrete action the final answer claims (commands run,
+    /// files written, tests passed), as read by the LLM judge, is backed by the transcript
+    /// or the workspace (seed 002: evidence, not the agent's word).
+    Claims,
 }
 
 /// What a file's (or a command's) text must hold.
@@ -400,6 +404,7 @@ impl AssertionKind {
             AssertionKind::Budget(Budget::CostUsd(_)) => "cost_usd",
             AssertionKind::Budget(Budget::Duration(_)) => "duration",
             AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
+            AssertionKind::Claims => "claims",
         }
     }
 }

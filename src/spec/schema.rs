@@ -372,6 +372,8 @@ enum AssertionItem {
     Duration(DurationItem),
     /// `tool_calls:` — a budget on tool calls.
     ToolCalls(ToolCallsItem),
+    /// `claims: verified` — each action the final answer claims has evidence.
+    Claims(ClaimsItem),
 }
 
 /// `tool:` and its checks.
@@ -590,6 +592,20 @@ kind_item!(
     /// `tool_calls: {max, tool, scope}`.
     ToolCallsItem { tool_calls: ToolCalls }
 );
+kind_item!(
+    /// `claims: verified`.
+    ClaimsItem { claims: ClaimsCheck }
+);
+
+/// The one value of `claims:`.
+#[derive(JsonSchema)]
+#[expect(dead_code, reason = "schema only")]
+enum ClaimsCheck {
+    /// Each command, file and test run the final answer claims is backed by the transcript
+    /// or the workspace.
+    #[serde(rename = "verified")]
+    Verified,
+}
 
 /// A workspace file's content: `text` (a substring) or `matches` (a regex), not both.
 #[derive(JsonSchema)]

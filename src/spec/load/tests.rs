@@ -419,6 +419,7 @@ fn every_assertion_kind_is_in_the_kinds_table() {
         "cost_usd: {max: 1}",
         "duration: {max: 1m}",
         "tool_calls: {max: 3}",
+        "claims: verified",
     ];
     let yaml: String = samples.iter().map(|s| format!("  - {s}\n")).collect();
     let spec = load(&format!("{HEAD}{yaml}")).unwrap();
@@ -443,7 +444,8 @@ fn every_assertion_kind_is_in_the_kinds_table() {
             | AssertionKind::CommandSucceeded { .. }
             | AssertionKind::Wrote { .. }
             | AssertionKind::JsonFile { .. }
-            | AssertionKind::Budget(_) => assertion.kind.key(),
+            | AssertionKind::Budget(_)
+            | AssertionKind::Claims => assertion.kind.key(),
         };
         assert!(
             sample.starts_with(&format!("{key}:")),
