@@ -20,6 +20,7 @@
 mod budget;
 mod claims;
 mod commands;
+mod json_report;
 mod tool;
 mod workspace;
 
@@ -140,7 +141,11 @@ pub fn evaluate_one(
         AssertionKind::FileExists { path } => workspace::file_exists(ws, path, true),
         AssertionKind::FileAbsent { path } => workspace::file_exists(ws, path, false),
         AssertionKind::FileContains { path, check } => workspace::file_contains(ws, path, check),
-        AssertionKind::JsonFile { path, required } => workspace::json_file(ws, path, required),
+        AssertionKind::JsonFile {
+            path,
+            required,
+            report,
+        } => workspace::json_file(ws, calls, path, required, report),
         AssertionKind::Wrote { paths } => workspace::wrote(ws, calls, paths),
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
@@ -195,6 +200,9 @@ fn unrecordable(kind: &AssertionKind, transcript: &Transcript) -> Option<String>
         | AssertionKind::NotRan { .. }
         | AssertionKind::RunCount { .. }
         | AssertionKind::CommandSucceeded { .. } => !only.records(crate::tools::SHELL_TOOL),
+        AssertionKind::JsonFile { report, .. } if report.commands_ran.is_some() => {
+            !only.records(crate::tools::SHELL_TOOL)
+        }
         _ => false,
     };
     about_unrecorded.then(|| format!("{}: this check can get no verdict", only.reason))

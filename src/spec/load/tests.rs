@@ -692,3 +692,77 @@ fn bad_mcp_servers_point_at_the_problem() {
         "unknown key `mcp_server` in a test",
     );
 }
+
+#[test]
+fn claims_takes_only_verified() {
+    let spec = load(&format!("{HEAD}  - claims: verified\n")).unwrap();
+    assert!(matches!(spec.assertions[0].kind, AssertionKind::Claims));
+    assert_reports(
+        &errors(&format!("{HEAD}  - claims: checked\n")),
+        "`claims` must be `verified`, found \"checked\"",
+    );
+    assert_reports(&errors(&format!("{HEAD}  - claims: true\n")), "claims");
+}
+
+#[test]
+fn json_file_report_checks_load_with_seed_002_syntax() {
+    let spec = load(&format!(
+        "{HEAD}  - json_file:\n      path: .fuseraft/test-report.json\n      commands_ran: \"results[].command\"\n      no_failures: \"results[].status\"\n      min_items: {{path: results, at_least_of: {{file: .fuseraft/brief.json, path: acceptance_criteria}}}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::JsonFile { report, .. } = &spec.assertions[0].kind else {
+        panic!("not a json_file");
+    };
+    assert_eq!(
+        report.commands_ran.as_ref().map(|p| p.text.as_str()),
+        Some("results[].command")
+    );
+    let nf = report.no_failures.as_ref().unwrap();
+    assert_eq!(nf.values, ["FAIL", "FAILED", "ERROR"]);
+    let mi = report.min_items.as_ref().unwrap();
+    assert!(matches!(
+        &mi.at_least,
+        super::super::AtLeast::ItemsOf { file: Some(f), .. } if f == ".fuseraft/brief.json"
+    ));
+    let spec = load(&format!(
+        "{HEAD}  - json_file: {{path: r.json, no_failures: {{path: \"results[].status\", values: [BLOCKED]}}, min_items: {{path: results, at_least: 2}}}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::JsonFile { report, .. } = &spec.assertions[0].kind else {
+        panic!("not a json_file");
+    };
+    assert_eq!(report.no_failures.as_ref().unwrap().values, ["BLOCKED"]);
+}
+
+#[test]
+fn json_file_report_check_mistakes_are_load_errors() {
+    let errs = |yaml: &str| errors(&format!("{HEAD}  - json_file: {{path: r.json, {yaml}}}\n"));
+    assert_reports(
+        &errs("commands_ran: \"results[]\""),
+        "must end with a field name",
+    );
+    assert_reports(
+        &errs("commands_ran: \"results[0].command\""),
+        "not a valid path",
+    );
+    assert_reports(
+        &errs("no_failures: {values: [FAIL]}"),
+        "`no_failures` needs `path:`",
+    );
+    assert_reports(
+        &errs("min_items: {path: results}"),
+        "needs `at_least: N` or `at_least_of",
+    );
+    assert_reports(
+        &errs("min_items: {path: results, at_least: 1, at_least_of: x}"),
+        "not both",
+    );
+    assert_reports(
+        &errs("min_items: {path: results, at_least_of: {file: ../brief.json, path: a}}"),
+        "leaves the workspace",
+    );
+    assert_reports(
+        &errs("min_item: {path: results, at_least: 1}"),
+        "unknown key `min_item`",
+    );
+}
