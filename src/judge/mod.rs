@@ -776,4 +776,72 @@ mod tests {
         );
         assert_eq!(*canned.calls.lock().unwrap(), 0);
     }
+
+    async fn read_claims(j: &Judge, answer: Option<&str>) -> ReviewVerdict {
+        j.claims(
+            (AgentKind::Claude, None),
+            "task",
+            answer,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn claims_are_read_cached_and_an_unusable_reply_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = || Some(Cache::new(dir.path().to_owned()));
+        let reply =
+            r#"Sure: {"claims": [{"kind": "tests", "text": "tests pass", "outcome": "success"}]}"#;
+        let (j, canned) = judge(vec![Ok(reply)], cache());
+        let v = read_claims(&j, Some("I ran the tests; they pass.")).await;
+        assert_eq!(v.status, AssertionStatus::Pass);
+        let claims = v.claims.unwrap();
+        assert_eq!(claims[0].kind, claims::ClaimKind::Tests);
+        assert_eq!(v.usage.unwrap().output_tokens, 5);
+        let (j, _) = judge(Vec::new(), cache());
+        let again = read_claims(&j, Some("I ran the tests; they pass.")).await;
+        assert!(again.cached, "the second read comes from the cache");
+        assert_eq!(again.claims.unwrap(), claims);
+        assert_eq!(*canned.calls.lock().unwrap(), 1);
+
+        let bad = r#"{"claims": [{"kind": "vibes", "text": "x"}]}"#;
+        let (j, canned) = judge(vec![Ok(bad), Ok(bad), Ok(bad)], cache());
+        let v = read_claims(&j, Some("another answer")).await;
+        assert_eq!(v.status, AssertionStatus::Error);
+        assert!(v.claims.is_none());
+        let problem = v.problem.unwrap();
+        assert!(
+            problem.contains("after 3 attempts") && problem.contains("unknown kind \"vibes\""),
+            "{problem}"
+        );
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            3,
+            "retried, and never cached"
+        );
+        let (j, _) = judge(vec![Err("the grader exited with code 1")], None);
+        let problem = read_claims(&j, Some("a")).await.problem.unwrap();
+        assert!(
+            problem.starts_with("the claims could not be read: "),
+            "{problem}"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_answer_has_no_claims_and_no_grade_skips() {
+        let (mut j, canned) = judge(Vec::new(), None);
+        let v = read_claims(&j, Some("  ")).await;
+        assert_eq!(v.claims, Some(Vec::new()));
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            0,
+            "no call for an empty answer"
+        );
+        j.config.enabled = false;
+        assert_eq!(
+            read_claims(&j, Some("I did it")).await.status,
+            AssertionStatus::Skip
+        );
+    }
 }
