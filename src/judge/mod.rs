@@ -19,6 +19,11 @@
 //! every vote's score and reasoning are kept, with their spread. A vote that errors does
 //! not count; the review is `error` unless more than half of the votes graded. Each vote
 //! has its own cache entry (vote 1 shares the single-vote key).
+//!
+//! **Claims.** For `claims: verified` the judge does not grade: it reads the concrete
+//! claims of the answer with a second prompt and reply shape ([`claims`]), through the same
+//! agent call, limit, retries and cache ([`Judge::claims`]). The claims come back in
+//! [`ReviewVerdict::claims`]; `src/assertions/claims.rs` checks them against the evidence.
 
 pub mod cache;
 pub mod claims;
