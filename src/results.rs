@@ -371,10 +371,12 @@ pub struct AssertionResult {
     /// LLM-judged reviews: the judge's reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
-    /// LLM-judged reviews: whether the grade came from the cache.
+    /// LLM-judged reviews (and `claims`): whether the grade (the extraction) came from the
+    /// cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<bool>,
-    /// LLM-judged reviews: tokens, cost and time of the grading calls made.
+    /// LLM-judged reviews (and `claims`): tokens, cost and time of the grading (extraction)
+    /// calls made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grading_usage: Option<Usage>,
     /// LLM-judged reviews graded by several votes: each vote (`score` is their median).

@@ -997,7 +997,7 @@ async fn grade_unless_failed(
     spec.assertions
         .iter()
         .enumerate()
-        .filter(|(_, a)| matches!(a.kind, AssertionKind::Review(_)))
+        .filter(|(_, a)| matches!(a.kind, AssertionKind::Review(_) | AssertionKind::Claims))
         .map(|(i, _)| {
             (
                 i,
@@ -1076,8 +1076,8 @@ fn note_if_replaced(recorded: &mut Option<String>, path: &std::path::Path, ident
     }
 }
 
-/// Grades a test's `stdout` reviews concurrently (under the judge's global limit), by
-/// assertion index.
+/// Grades a test's `stdout` reviews and reads the answer's claims for each
+/// `claims: verified`, concurrently (under the judge's global limit), by assertion index.
 pub async fn grade_reviews(
     spec: &TestSpec,
     judge: &Judge,
@@ -1103,10 +1103,36 @@ pub async fn grade_reviews(
             }),
             _ => None,
         });
-    futures_util::future::join_all(reviews)
-        .await
-        .into_iter()
-        .collect()
+    // `claims: verified` needs the judge to read the answer's claims first.
+    let claims = spec
+        .assertions
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a.kind, AssertionKind::Claims))
+        .map(|(i, _)| async move {
+            let verdict = judge
+                .claims(
+                    (spec.agent.kind, spec.model.as_deref()),
+                    &spec.prompt,
+                    transcript.final_text.as_deref(),
+                    cancel,
+                )
+                .await;
+            (i, verdict)
+        });
+    let (mut graded, read): (BTreeMap<usize, ReviewVerdict>, Vec<(usize, ReviewVerdict)>) =
+        futures_util::future::join(
+            async {
+                futures_util::future::join_all(reviews)
+                    .await
+                    .into_iter()
+                    .collect()
+            },
+            futures_util::future::join_all(claims),
+        )
+        .await;
+    graded.extend(read);
+    graded
 }
 
 /// The agent's usage plus the grading calls'.

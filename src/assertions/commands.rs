@@ -37,13 +37,17 @@ use crate::transcript::ToolCall;
 const MAX_LISTED: usize = 8;
 
 /// One shell command with its position in the transcript.
-struct Shell<'a> {
-    position: usize,
-    call: &'a ToolCall,
-    command: String,
+pub(super) struct Shell<'a> {
+    /// 1-based position among all tool calls.
+    pub(super) position: usize,
+    /// The call.
+    pub(super) call: &'a ToolCall,
+    /// Its command string.
+    pub(super) command: String,
 }
 
-fn shells(calls: &[ToolCall], scope: Scope) -> Vec<Shell<'_>> {
+/// The shell commands among `calls` that `scope` sees.
+pub(super) fn shells(calls: &[ToolCall], scope: Scope) -> Vec<Shell<'_>> {
     in_scope(calls, scope)
         .into_iter()
         .filter(|(_, c)| c.canonical == SHELL_TOOL)
@@ -87,7 +91,8 @@ fn exit_text(call: &ToolCall) -> String {
     }
 }
 
-fn line(s: &Shell<'_>) -> String {
+/// `#3 `cargo test` → exit 0`: a command as evidence lists show it.
+pub(super) fn line(s: &Shell<'_>) -> String {
     format!(
         "#{} `{}` → {}",
         s.position,

@@ -18,7 +18,9 @@
 //! calls that were seen (`called: true`, `ran`, `command_succeeded`, `wrote`).
 
 mod budget;
+mod claims;
 mod commands;
+mod json_report;
 mod skill;
 mod tool;
 mod workspace;
@@ -26,6 +28,7 @@ mod workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use claims::TEST_RUNNERS;
 pub use workspace::VerifyRun;
 
 use crate::judge::ReviewVerdict;
@@ -46,7 +49,8 @@ pub struct Evidence<'a> {
     pub workspace: Option<WorkspaceEvidence<'a>>,
     /// What each `verify` command did, by the assertion's index in the test.
     pub verify: &'a BTreeMap<usize, VerifyRun>,
-    /// How each `stdout` review was graded, by the assertion's index in the test.
+    /// How each `stdout` review was graded, and the claims read for each
+    /// `claims: verified`, by the assertion's index in the test.
     pub reviews: &'a BTreeMap<usize, ReviewVerdict>,
 }
 
@@ -139,11 +143,23 @@ pub fn evaluate_one(
         AssertionKind::FileExists { path } => workspace::file_exists(ws, path, true),
         AssertionKind::FileAbsent { path } => workspace::file_exists(ws, path, false),
         AssertionKind::FileContains { path, check } => workspace::file_contains(ws, path, check),
-        AssertionKind::JsonFile { path, required } => workspace::json_file(ws, path, required),
+        AssertionKind::JsonFile {
+            path,
+            required,
+            report,
+        } => workspace::json_file(ws, calls, path, required, report),
         AssertionKind::Wrote { paths } => workspace::wrote(ws, calls, paths),
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
         AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
+        AssertionKind::Claims => {
+            return claims::evaluate(
+                evidence.reviews.get(&index),
+                evidence.transcript,
+                ws,
+                assertion.line,
+            );
+        }
     };
     let (status, detail) = match evidence.transcript.lost_tool_calls() {
         Some(why) if status == AssertionStatus::Pass && rests_on_absence(&assertion.kind) => (
@@ -186,6 +202,9 @@ fn unrecordable(kind: &AssertionKind, transcript: &Transcript) -> Option<String>
         | AssertionKind::NotRan { .. }
         | AssertionKind::RunCount { .. }
         | AssertionKind::CommandSucceeded { .. } => !only.records(crate::tools::SHELL_TOOL),
+        AssertionKind::JsonFile { report, .. } if report.commands_ran.is_some() => {
+            !only.records(crate::tools::SHELL_TOOL)
+        }
         _ => false,
     };
     about_unrecorded.then(|| format!("{}: this check can get no verdict", only.reason))

@@ -196,17 +196,24 @@ pub(super) fn file_contains(
     (AssertionStatus::pass_if(ok), description, Some(detail))
 }
 
-/// `json_file: {path, required}`: exists, parses, and each field is present and non-empty.
+/// `json_file: {path, required, …}`: exists, parses, each field is present and non-empty,
+/// and the report checks ([`super::json_report`]) find the report backed by `calls`.
 pub(super) fn json_file(
     ws: Option<&WorkspaceEvidence<'_>>,
+    calls: &[ToolCall],
     path: &str,
     required: &[String],
+    report: &crate::spec::JsonReportChecks,
 ) -> Verdict {
-    let description = if required.is_empty() {
+    let mut description = if required.is_empty() {
         format!("{path} is valid JSON")
     } else {
         format!("{path} is valid JSON with {}", required.join(", "))
     };
+    let checks = super::json_report::describe(report);
+    if !checks.is_empty() {
+        description = format!("{description}; {}", checks.join("; "));
+    }
     let Some(ws) = ws else {
         return no_workspace(description);
     };
@@ -243,15 +250,29 @@ pub(super) fn json_file(
             Some(_) => {}
         }
     }
-    if problems.is_empty() {
-        (
-            AssertionStatus::Pass,
-            description,
-            Some(format!("{path}: {} bytes of valid JSON", bytes.len())),
-        )
-    } else {
-        fail(format!("field check failed: {}", problems.join("; ")))
+    if !problems.is_empty() {
+        return fail(format!("field check failed: {}", problems.join("; ")));
     }
+    let read_other = |other: &str| -> Result<Value, String> {
+        let bytes = read(ws, other).map_err(|(_, why)| why)?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{other} is not valid JSON: {e}"))
+    };
+    let found = super::json_report::check(report, &value, calls, &read_other);
+    if !found.problems.is_empty() {
+        let mut lines: Vec<String> = found.problems.iter().map(|p| format!("✗ {p}")).collect();
+        lines.extend(found.evidence.iter().map(|e| format!("✓ {e}")));
+        let n = found.problems.len();
+        return fail(format!(
+            "report check failed ({n} problem{}):\n{}",
+            if n == 1 { "" } else { "s" },
+            lines.join("\n")
+        ));
+    }
+    let mut detail = format!("{path}: {} bytes of valid JSON", bytes.len());
+    for e in &found.evidence {
+        detail.push_str(&format!("\n✓ {e}"));
+    }
+    (AssertionStatus::Pass, description, Some(detail))
 }
 
 fn is_empty(v: &Value) -> bool {
@@ -274,7 +295,7 @@ fn components(path: &str) -> Vec<String> {
 
 /// Whether a path the agent wrote is the path a test names: equal after normalizing `./`,
 /// case and the workspace root, or — for absolute paths from elsewhere — ending with it.
-fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
+pub(super) fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
     let strip_root = |p: &str| -> String {
         if let Some(root) = root
             && let Ok(rel) = Path::new(p).strip_prefix(root)
@@ -311,7 +332,7 @@ fn same_path(declared: &str, written: &str, root: Option<&Path>) -> bool {
 }
 
 /// The paths a file-writing tool call wrote, when it succeeded.
-fn written_paths(call: &ToolCall) -> Vec<String> {
+pub(super) fn written_paths(call: &ToolCall) -> Vec<String> {
     const WRITERS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
     if call.is_error || !WRITERS.contains(&call.canonical.as_str()) {
         return Vec::new();
@@ -488,6 +509,11 @@ pub(super) fn verify(v: &VerifyAssertion, run: Option<&VerifyRun>) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `json_file` without report checks or calls.
+    fn json_file(ws: Option<&WorkspaceEvidence<'_>>, path: &str, required: &[String]) -> Verdict {
+        super::json_file(ws, &[], path, required, &Default::default())
+    }
     use crate::workspace::FileChange;
     use serde_json::json;
 

@@ -63,7 +63,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let needs_judge = parsed.iter().any(|(spec, _, _)| {
         spec.assertions
             .iter()
-            .any(|a| matches!(a.kind, AssertionKind::Review(_)))
+            .any(|a| matches!(a.kind, AssertionKind::Review(_) | AssertionKind::Claims))
     });
     let runtime = output::runtime()?;
     // Graders: each review's agent, else its test's.

@@ -74,13 +74,24 @@ impl Cache {
 
     /// The stored grade for `key`, if any.
     pub fn get(&self, key: &str) -> Option<CachedGrade> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        serde_json::from_str(&text).ok()
+        self.get_as(key)
     }
 
     /// Stores a grade (atomically: a temp file renamed into place). Failures are ignored:
     /// a cache that can not be written only costs a call next time.
     pub fn put(&self, key: &str, grade: &CachedGrade) {
+        self.put_as(key, grade);
+    }
+
+    /// The stored entry for `key` read as a `T` (a grade, extracted claims), if any; an
+    /// entry of another shape is a miss.
+    pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Stores any entry, like [`Cache::put`].
+    pub fn put_as<T: Serialize>(&self, key: &str, grade: &T) {
         if std::fs::create_dir_all(&self.dir).is_err() {
             return;
         }

@@ -19,8 +19,14 @@
 //! every vote's score and reasoning are kept, with their spread. A vote that errors does
 //! not count; the review is `error` unless more than half of the votes graded. Each vote
 //! has its own cache entry (vote 1 shares the single-vote key).
+//!
+//! **Claims.** For `claims: verified` the judge does not grade: it reads the concrete
+//! claims of the answer with a second prompt and reply shape ([`claims`]), through the same
+//! agent call, limit, retries and cache ([`Judge::claims`]). The claims come back in
+//! [`ReviewVerdict::claims`]; `src/assertions/claims.rs` checks them against the evidence.
 
 pub mod cache;
+pub mod claims;
 pub mod parse;
 pub mod prompt;
 
@@ -36,6 +42,18 @@ use crate::results::{AssertionStatus, JudgeVote};
 use crate::spec::ReviewAssertion;
 use crate::transcript::Usage;
 use cache::{Cache, CachedGrade};
+use claims::Claim;
+
+/// Extracted claims as stored in the cache.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct CachedClaims {
+    /// The claims read from the answer.
+    claims: Vec<Claim>,
+    /// The extracting agent.
+    agent: String,
+    /// The extracting model, when one was named.
+    model: Option<String>,
+}
 
 /// Default number of grading calls at once.
 pub const DEFAULT_JUDGE_JOBS: usize = 4;
@@ -91,6 +109,10 @@ pub struct ReviewVerdict {
     pub usage: Option<Usage>,
     /// Every vote, when the review was graded by more than one (empty otherwise).
     pub votes: Vec<JudgeVote>,
+    /// `claims: verified`: the claims the judge read from the answer (`status` is then
+    /// `pass`, meaning only that they were read; checking them is the assertion's work).
+    /// `None` for reviews and for extractions that failed.
+    pub claims: Option<Vec<Claim>>,
 }
 
 impl ReviewVerdict {
@@ -108,6 +130,7 @@ impl ReviewVerdict {
             cached: false,
             usage,
             votes: Vec::new(),
+            claims: None,
         }
     }
 
@@ -126,6 +149,20 @@ impl ReviewVerdict {
             cached,
             usage,
             votes: Vec::new(),
+            claims: None,
+        }
+    }
+
+    fn extracted(claims: Vec<Claim>, cached: bool, usage: Option<Usage>) -> Self {
+        ReviewVerdict {
+            status: AssertionStatus::Pass,
+            score: None,
+            reasoning: None,
+            problem: None,
+            cached,
+            usage,
+            votes: Vec::new(),
+            claims: Some(claims),
         }
     }
 
@@ -267,6 +304,124 @@ impl Judge {
         ReviewVerdict::of_votes(votes, review.threshold)
     }
 
+    /// Reads the claims of `answer` (to `task`) for `claims: verified`, with the test's
+    /// agent and model (`test`), cached like grades. No answer has no claims (no call is
+    /// made); an extraction that can not be done or parsed is `error`, never a pass.
+    pub async fn claims(
+        &self,
+        test: (AgentKind, Option<&str>),
+        task: &str,
+        answer: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> ReviewVerdict {
+        if !self.config.enabled {
+            return ReviewVerdict::skipped("not checked: grading is turned off (--no-grade)");
+        }
+        let Some(answer) = answer.filter(|a| !a.trim().is_empty()) else {
+            return ReviewVerdict::extracted(Vec::new(), false, None);
+        };
+        let (agent, model) = test;
+        let agent_name = agent.name();
+        let Some(grader) = self.graders.get(&agent) else {
+            return ReviewVerdict::problem(
+                AssertionStatus::Error,
+                format!(
+                    "the claims could not be read: no `{agent_name}` grader was set up for this run"
+                ),
+                None,
+            );
+        };
+        let inputs = claims::Inputs { task, answer };
+        let key = Cache::key(agent_name, model, &claims::canonical(&inputs));
+        if let Some(hit) = self
+            .config
+            .cache
+            .as_ref()
+            .and_then(|c| c.get_as::<CachedClaims>(&key))
+        {
+            return ReviewVerdict::extracted(hit.claims, true, None);
+        }
+        let (reply, usage) = self
+            .ask(
+                grader.as_ref(),
+                model,
+                || claims::render(&inputs),
+                claims::parse_reply,
+                "the claims could not be read",
+                cancel,
+            )
+            .await;
+        match reply {
+            Ok(found) => {
+                if let Some(cache) = &self.config.cache {
+                    cache.put_as(
+                        &key,
+                        &CachedClaims {
+                            claims: found.clone(),
+                            agent: agent_name.to_owned(),
+                            model: model.map(str::to_owned),
+                        },
+                    );
+                }
+                ReviewVerdict::extracted(found, false, usage)
+            }
+            Err(why) => ReviewVerdict::problem(AssertionStatus::Error, why, usage),
+        }
+    }
+
+    /// One judge request under the concurrency limit: `render` makes the prompt of each
+    /// attempt, `parse` reads the reply; an unparseable reply is retried. Returns what was
+    /// read, or why nothing was (a failed call is told as `failed: …`), with the usage of
+    /// every call made.
+    async fn ask<T>(
+        &self,
+        grader: &dyn Agent,
+        model: Option<&str>,
+        render: impl Fn() -> String,
+        parse: impl Fn(&str) -> Result<T, parse::ParseError>,
+        failed: &str,
+        cancel: &CancellationToken,
+    ) -> (Result<T, String>, Option<Usage>) {
+        let permit = tokio::select! {
+            p = Arc::clone(&self.slots).acquire_owned() => p.ok(),
+            () = cancel.cancelled() => None,
+        };
+        let Some(_permit) = permit else {
+            return (Err("not graded: the run was interrupted".into()), None);
+        };
+        let mut usage: Option<Usage> = None;
+        let attempts = 1 + self.config.retries;
+        let mut last_error = None;
+        for _ in 0..attempts {
+            let reply = match grader
+                .grade(&render(), model, self.config.timeout, cancel)
+                .await
+            {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let hint = if matches!(e, crate::agent::AgentError::Missing { .. }) {
+                        " (or pass --no-grade to skip reviews)"
+                    } else {
+                        ""
+                    };
+                    return (Err(format!("{failed}: {e}{hint}")), usage);
+                }
+            };
+            usage.get_or_insert_with(Usage::default).add(&reply.usage);
+            match parse(&reply.text) {
+                Ok(found) => return (Ok(found), usage),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        let why = last_error.map_or_else(|| "no reply".to_owned(), |e| e.to_string());
+        (
+            Err(format!(
+                "the judge's reply could not be parsed after {attempts} attempts: {why}"
+            )),
+            usage,
+        )
+    }
+
     /// One grading call (with its retries), or the cached grade under `key`.
     async fn vote(
         &self,
@@ -293,66 +448,39 @@ impl Judge {
             };
             return (vote, None);
         }
-        let permit = tokio::select! {
-            p = Arc::clone(&self.slots).acquire_owned() => p.ok(),
-            () = cancel.cancelled() => None,
-        };
-        let Some(_permit) = permit else {
-            return (failed("not graded: the run was interrupted".into()), None);
-        };
-        let mut usage: Option<Usage> = None;
-        let attempts = 1 + self.config.retries;
-        let mut last_error = None;
-        for _ in 0..attempts {
-            let reply = grader
-                .grade(&prompt::render(inputs), model, self.config.timeout, cancel)
-                .await;
-            let reply = match reply {
-                Ok(reply) => reply,
-                Err(e) => {
-                    let hint = if matches!(e, crate::agent::AgentError::Missing { .. }) {
-                        " (or pass --no-grade to skip reviews)"
-                    } else {
-                        ""
-                    };
-                    return (
-                        failed(format!("the grading could not be done: {e}{hint}")),
-                        usage,
+        let (reply, usage) = self
+            .ask(
+                grader,
+                model,
+                || prompt::render(inputs),
+                parse::parse_reply,
+                "the grading could not be done",
+                cancel,
+            )
+            .await;
+        match reply {
+            Ok(grade) => {
+                if let Some(cache) = &self.config.cache {
+                    cache.put(
+                        &key,
+                        &CachedGrade {
+                            score: grade.score,
+                            reasoning: grade.reasoning.clone(),
+                            agent: agent_name.to_owned(),
+                            model: model.map(str::to_owned),
+                        },
                     );
                 }
-            };
-            usage.get_or_insert_with(Usage::default).add(&reply.usage);
-            match parse::parse_reply(&reply.text) {
-                Ok(grade) => {
-                    if let Some(cache) = &self.config.cache {
-                        cache.put(
-                            &key,
-                            &CachedGrade {
-                                score: grade.score,
-                                reasoning: grade.reasoning.clone(),
-                                agent: agent_name.to_owned(),
-                                model: model.map(str::to_owned),
-                            },
-                        );
-                    }
-                    let vote = JudgeVote {
-                        score: Some(grade.score),
-                        reasoning: Some(grade.reasoning),
-                        problem: None,
-                        cached: false,
-                    };
-                    return (vote, usage);
-                }
-                Err(e) => last_error = Some(e),
+                let vote = JudgeVote {
+                    score: Some(grade.score),
+                    reasoning: Some(grade.reasoning),
+                    problem: None,
+                    cached: false,
+                };
+                (vote, usage)
             }
+            Err(why) => (failed(why), usage),
         }
-        let why = last_error.map_or_else(|| "no reply".to_owned(), |e| e.to_string());
-        (
-            failed(format!(
-                "the judge's reply could not be parsed after {attempts} attempts: {why}"
-            )),
-            usage,
-        )
     }
 }
 
@@ -652,5 +780,73 @@ mod tests {
             "a single vote shares vote 1's key"
         );
         assert_eq!(*canned.calls.lock().unwrap(), 0);
+    }
+
+    async fn read_claims(j: &Judge, answer: Option<&str>) -> ReviewVerdict {
+        j.claims(
+            (AgentKind::Claude, None),
+            "task",
+            answer,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn claims_are_read_cached_and_an_unusable_reply_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = || Some(Cache::new(dir.path().to_owned()));
+        let reply =
+            r#"Sure: {"claims": [{"kind": "tests", "text": "tests pass", "outcome": "success"}]}"#;
+        let (j, canned) = judge(vec![Ok(reply)], cache());
+        let v = read_claims(&j, Some("I ran the tests; they pass.")).await;
+        assert_eq!(v.status, AssertionStatus::Pass);
+        let claims = v.claims.unwrap();
+        assert_eq!(claims[0].kind, claims::ClaimKind::Tests);
+        assert_eq!(v.usage.unwrap().output_tokens, 5);
+        let (j, _) = judge(Vec::new(), cache());
+        let again = read_claims(&j, Some("I ran the tests; they pass.")).await;
+        assert!(again.cached, "the second read comes from the cache");
+        assert_eq!(again.claims.unwrap(), claims);
+        assert_eq!(*canned.calls.lock().unwrap(), 1);
+
+        let bad = r#"{"claims": [{"kind": "vibes", "text": "x"}]}"#;
+        let (j, canned) = judge(vec![Ok(bad), Ok(bad), Ok(bad)], cache());
+        let v = read_claims(&j, Some("another answer")).await;
+        assert_eq!(v.status, AssertionStatus::Error);
+        assert!(v.claims.is_none());
+        let problem = v.problem.unwrap();
+        assert!(
+            problem.contains("after 3 attempts") && problem.contains("unknown kind \"vibes\""),
+            "{problem}"
+        );
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            3,
+            "retried, and never cached"
+        );
+        let (j, _) = judge(vec![Err("the grader exited with code 1")], None);
+        let problem = read_claims(&j, Some("a")).await.problem.unwrap();
+        assert!(
+            problem.starts_with("the claims could not be read: "),
+            "{problem}"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_answer_has_no_claims_and_no_grade_skips() {
+        let (mut j, canned) = judge(Vec::new(), None);
+        let v = read_claims(&j, Some("  ")).await;
+        assert_eq!(v.claims, Some(Vec::new()));
+        assert_eq!(
+            *canned.calls.lock().unwrap(),
+            0,
+            "no call for an empty answer"
+        );
+        j.config.enabled = false;
+        assert_eq!(
+            read_claims(&j, Some("I did it")).await.status,
+            AssertionStatus::Skip
+        );
     }
 }

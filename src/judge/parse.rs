@@ -45,10 +45,26 @@ const EXCERPT: usize = 200;
 /// # Errors
 /// When no step yields an object with a usable `score`.
 pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
+    parse_with(reply, grade_of, "grades", "a score")
+}
+
+/// Runs the pipeline in the module docs with `read` turning a JSON object into a `T`
+/// (the same steps for every reply shape the judge asks for: grades, extracted claims).
+/// `plural` names the shape in "several different …"; `holding` what the object must
+/// hold, in "no JSON object with …".
+///
+/// # Errors
+/// When no step yields an object `read` accepts; the error carries an excerpt of the reply.
+pub fn parse_with<T: Clone + PartialEq>(
+    reply: &str,
+    read: impl Fn(&Value) -> Result<T, String>,
+    plural: &str,
+    holding: &str,
+) -> Result<T, ParseError> {
     let text = reply.trim();
     let mut problems: Vec<String> = Vec::new();
-    let mut found = |candidate: &str| -> Option<Grade> {
-        match attempt(candidate) {
+    let mut found = |candidate: &str| -> Option<T> {
+        match attempt(candidate, &read, plural) {
             Ok(g) => Some(g),
             Err(Some(problem)) => {
                 problems.push(problem);
@@ -70,7 +86,7 @@ pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
         if grade.is_none() {
             // Several objects in prose: one grade among them is read; different ones are
             // not guessed between.
-            let grades: Vec<Grade> = balanced_objects(text)
+            let grades: Vec<T> = balanced_objects(text)
                 .into_iter()
                 .filter_map(&mut found)
                 .collect();
@@ -96,13 +112,14 @@ pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
     // Cut by the one cutting helper: a reply quoting a key never shows part of it.
     let excerpt = crate::cut::chars(text, EXCERPT).kept;
     let reason = if ambiguous {
-        "the judge's reply holds several different grades".to_owned()
-    } else if let Some(problem) = problems.pop() {
-        problem
+        format!("the judge's reply holds several different {plural}")
+    } else if !problems.is_empty() {
+        // The first candidate tried is the most likely reading of the reply.
+        problems.swap_remove(0)
     } else if text.is_empty() {
         "the judge's reply is empty".to_owned()
     } else {
-        "the judge's reply holds no JSON object with a score".to_owned()
+        format!("the judge's reply holds no JSON object with {holding}")
     };
     Err(ParseError {
         reason,
@@ -114,21 +131,25 @@ pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
     })
 }
 
-/// One candidate: `Ok` with a grade, `Err(Some(problem))` for JSON without a usable score,
-/// `Err(None)` for text that is not an object or a one-element array.
-fn attempt(candidate: &str) -> Result<Grade, Option<String>> {
+/// One candidate: `Ok` with what `read` made of it, `Err(Some(problem))` for JSON `read`
+/// rejects, `Err(None)` for text that is not an object or a one-element array.
+fn attempt<T>(
+    candidate: &str,
+    read: &impl Fn(&Value) -> Result<T, String>,
+    plural: &str,
+) -> Result<T, Option<String>> {
     let value: Value = serde_json::from_str(candidate.trim()).map_err(|_| None)?;
     let object = match value {
         Value::Object(_) => value,
         Value::Array(mut items) if items.len() == 1 && items[0].is_object() => items.remove(0),
         Value::Array(items) if items.len() > 1 => {
-            return Err(Some(
-                "the judge's reply holds several different grades".into(),
-            ));
+            return Err(Some(format!(
+                "the judge's reply holds several different {plural}"
+            )));
         }
         _ => return Err(None),
     };
-    grade_of(&object).map_err(Some)
+    read(&object).map_err(Some)
 }
 
 /// The grade in a JSON object, or what is wrong with it.

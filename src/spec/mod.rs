@@ -8,6 +8,7 @@
 
 pub mod diagnostic;
 pub mod discover;
+pub mod json_path;
 mod load;
 pub mod mcp;
 pub mod node;
@@ -337,19 +338,79 @@ pub enum AssertionKind {
         /// Paths, relative to the workspace (absolute paths are matched by their tail).
         paths: Vec<String>,
     },
-    /// `json_file: {path, required}` — a workspace file is valid JSON with each listed field
-    /// present and non-empty (seed 002's RequireBrief).
+    /// `json_file: {path, required, commands_ran, no_failures, min_items}` — a workspace
+    /// file is valid JSON with each listed field present and non-empty (seed 002's
+    /// RequireBrief), and, as an agent's report, backed by what ran (seed 002's
+    /// TestReportValid).
     JsonFile {
         /// Path relative to the workspace.
         path: String,
         /// Fields (dotted paths) that must be present and non-empty.
         required: Vec<String>,
+        /// The report checks.
+        report: Box<JsonReportChecks>,
     },
     /// `turns: {max}`, `cost_usd: {max}`, `duration: {max}`, `tool_calls: {max, tool}`.
     Budget(Budget),
     /// `skill: name` — a tool assertion on the agent's skill tool (Claude Code's `Skill`),
     /// counting only the calls that invoke this skill.
     Skill(Box<SkillAssertion>),
+    /// `claims: verified` — each concrete action the final answer claims (commands run,
+    /// files written, tests passed), as read by the LLM judge, is backed by the transcript
+    /// or the workspace (seed 002: evidence, not the agent's word).
+    Claims,
+}
+
+/// `json_file`'s checks of an agent's report file (seed 002's TestReportValid), each
+/// optional.
+#[derive(Debug, Clone, Default)]
+pub struct JsonReportChecks {
+    /// `commands_ran: "results[].command"`: every command listed must match a shell
+    /// command that ran; one whose entry says PASS (its `status`) must have exited 0, and
+    /// must not be empty.
+    pub commands_ran: Option<json_path::JsonPath>,
+    /// `no_failures: "results[].status"` (or `{path, values}`): no selected value is one
+    /// of the failing values.
+    pub no_failures: Option<NoFailures>,
+    /// `min_items: {path, at_least | at_least_of}`: the array at `path` has enough items.
+    pub min_items: Option<MinItems>,
+}
+
+/// The failing values `no_failures` uses unless told others (compared ignoring case).
+pub const DEFAULT_FAILING_VALUES: &[&str] = &["FAIL", "FAILED", "ERROR"];
+
+/// `no_failures:`.
+#[derive(Debug, Clone)]
+pub struct NoFailures {
+    /// The values checked (`results[].status`).
+    pub path: json_path::JsonPath,
+    /// Values that mean a failure, compared ignoring case (default
+    /// [`DEFAULT_FAILING_VALUES`]).
+    pub values: Vec<String>,
+}
+
+/// `min_items:`.
+#[derive(Debug, Clone)]
+pub struct MinItems {
+    /// The array counted (`results`); with `[]` in it, the arrays it selects together.
+    pub path: json_path::JsonPath,
+    /// How many it needs.
+    pub at_least: AtLeast,
+}
+
+/// The count `min_items` needs.
+#[derive(Debug, Clone)]
+pub enum AtLeast {
+    /// `at_least: N`.
+    Count(u32),
+    /// `at_least_of: path` (an array in the same file) or `{file, path}` (in another
+    /// workspace file): as many items as it has.
+    ItemsOf {
+        /// Another workspace file, relative to the workspace; `None` for the same file.
+        file: Option<String>,
+        /// The array whose items are counted.
+        path: json_path::JsonPath,
+    },
 }
 
 /// What a file's (or a command's) text must hold.
@@ -407,6 +468,7 @@ impl AssertionKind {
             AssertionKind::Budget(Budget::Duration(_)) => "duration",
             AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
             AssertionKind::Skill(_) => "skill",
+            AssertionKind::Claims => "claims",
         }
     }
 }

@@ -378,6 +378,8 @@ enum AssertionItem {
     /// `skill:` — was a skill invoked (Claude Code's `Skill` tool), how often, in which
     /// order.
     Skill(SkillItem),
+    /// `claims: verified` — each action the final answer claims has evidence.
+    Claims(ClaimsItem),
 }
 
 /// `skill:` and the checks of a tool assertion on its `Skill` calls.
@@ -629,6 +631,20 @@ kind_item!(
     /// `tool_calls: {max, tool, scope}`.
     ToolCallsItem { tool_calls: ToolCalls }
 );
+kind_item!(
+    /// `claims: verified`.
+    ClaimsItem { claims: ClaimsCheck }
+);
+
+/// The one value of `claims:`.
+#[derive(JsonSchema)]
+#[expect(dead_code, reason = "schema only")]
+enum ClaimsCheck {
+    /// Each command, file and test run the final answer claims is backed by the transcript
+    /// or the workspace.
+    #[serde(rename = "verified")]
+    Verified,
+}
 
 /// A workspace file's content: `text` (a substring) or `matches` (a regex), not both.
 #[derive(JsonSchema)]
@@ -693,7 +709,7 @@ struct Verify {
     timeout: Option<Duration>,
 }
 
-/// A JSON file and the fields it must have.
+/// A JSON file, the fields it must have, and the checks of an agent's report in it.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[expect(dead_code, reason = "schema only")]
@@ -702,6 +718,66 @@ struct JsonFile {
     path: NonEmpty,
     /// Fields (dotted paths) that must be present and non-empty.
     required: Option<Vec<NonEmpty>>,
+    /// A path to each listed command (`results[].command`): each must match a command
+    /// that ran; one whose entry's `status` is PASS must have exited 0.
+    commands_ran: Option<NonEmpty>,
+    /// A path to values that must not be failing values (`results[].status`).
+    no_failures: Option<NoFailuresField>,
+    /// The array at `path` has at least `at_least` items, or as many as `at_least_of`.
+    min_items: Option<MinItemsField>,
+}
+
+/// `no_failures`: a path (failing values FAIL, FAILED, ERROR) or `{path, values}`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum NoFailuresField {
+    /// The path of the values (`results[].status`).
+    Path(NonEmpty),
+    /// The path and the failing values.
+    WithValues {
+        /// The path of the values.
+        path: NonEmpty,
+        /// Values that mean a failure (any case).
+        values: Option<Vec<NonEmpty>>,
+    },
+}
+
+/// `min_items: {path, at_least}` or `{path, at_least_of}`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum MinItemsField {
+    /// A fixed count.
+    Count {
+        /// The array counted (`results`).
+        path: NonEmpty,
+        /// At least this many items.
+        at_least: u32,
+    },
+    /// As many as another array has.
+    Of {
+        /// The array counted (`results`).
+        path: NonEmpty,
+        /// An array in the same file, or `{file, path}` in another workspace file.
+        at_least_of: CountOf,
+    },
+}
+
+/// The array whose items `min_items` needs at least as many of.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum CountOf {
+    /// A path in the same file.
+    Path(NonEmpty),
+    /// A path in another workspace file.
+    InFile {
+        /// The file, relative to the workspace.
+        file: NonEmpty,
+        /// The array in it.
+        path: NonEmpty,
+    },
 }
 
 /// A budget in a count.

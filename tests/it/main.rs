@@ -8,6 +8,7 @@
 
 mod action;
 mod agents;
+mod claims;
 mod cli;
 mod corpus;
 mod evidence;

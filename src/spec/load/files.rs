@@ -4,8 +4,12 @@
 use std::path::{Component, Path};
 
 use super::super::diagnostic::Diagnostic;
+use super::super::json_path::JsonPath;
 use super::super::node::{Node, Value};
-use super::super::{AssertionKind, DEFAULT_VERIFY_TIMEOUT, TextCheck, VerifyAssertion};
+use super::super::{
+    AssertionKind, AtLeast, DEFAULT_FAILING_VALUES, DEFAULT_VERIFY_TIMEOUT, JsonReportChecks,
+    MinItems, NoFailures, TextCheck, VerifyAssertion,
+};
 use super::Ctx;
 
 impl Ctx {
@@ -116,7 +120,17 @@ impl Ctx {
 
     pub(super) fn json_file(&mut self, node: &Node) -> Option<AssertionKind> {
         let fields = self.map(node, "json_file")?;
-        self.unknown_keys(&fields, &["path", "required"], "`json_file`");
+        self.unknown_keys(
+            &fields,
+            &[
+                "path",
+                "required",
+                "commands_ran",
+                "no_failures",
+                "min_items",
+            ],
+            "`json_file`",
+        );
         let path = match fields.get("path") {
             Some(n) => self.workspace_path(n, "path"),
             None => {
@@ -140,9 +154,199 @@ impl Ctx {
                 }
             },
         };
+        let report = self.json_report_checks(&fields);
         Some(AssertionKind::JsonFile {
             path: path?,
             required: required?,
+            report: Box::new(report?),
+        })
+    }
+
+    /// `json_file`'s report checks: `commands_ran`, `no_failures`, `min_items`.
+    fn json_report_checks(&mut self, fields: &super::Fields<'_>) -> Option<JsonReportChecks> {
+        let mut ok = true;
+        let commands_ran = match fields.get("commands_ran") {
+            None => None,
+            Some(n) => match self.json_path(n, "commands_ran") {
+                Some(p) if p.split_last().is_some() => Some(p),
+                Some(p) => {
+                    self.push(
+                        Diagnostic::new(
+                            n.pos,
+                            format!(
+                                "`commands_ran` path `{}` must end with a field name",
+                                p.text
+                            ),
+                        )
+                        .label("no command field")
+                        .hint("name the field holding each command, e.g. `results[].command`"),
+                    );
+                    ok = false;
+                    None
+                }
+                None => {
+                    ok = false;
+                    None
+                }
+            },
+        };
+        let no_failures = match fields.get("no_failures") {
+            None => None,
+            Some(n) => {
+                let found = self.no_failures(n);
+                ok &= found.is_some();
+                found
+            }
+        };
+        let min_items = match fields.get("min_items") {
+            None => None,
+            Some(n) => {
+                let found = self.min_items(n);
+                ok &= found.is_some();
+                found
+            }
+        };
+        ok.then_some(JsonReportChecks {
+            commands_ran,
+            no_failures,
+            min_items,
+        })
+    }
+
+    /// A `json_file` path such as `results[].command`.
+    fn json_path(&mut self, node: &Node, key: &str) -> Option<JsonPath> {
+        let text = self.non_empty_string(node, key)?;
+        match JsonPath::parse(&text) {
+            Ok(p) => Some(p),
+            Err(why) => {
+                self.push(
+                    Diagnostic::new(node.pos, format!("`{key}` is not a valid path: {why}"))
+                        .label("invalid path")
+                        .hint("fields are separated by `.`, `[]` means each element: `results[].command`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `no_failures: "results[].status"` or `{path, values}`.
+    fn no_failures(&mut self, node: &Node) -> Option<NoFailures> {
+        let defaults = || {
+            DEFAULT_FAILING_VALUES
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect()
+        };
+        if let Value::Str(_) = &node.value {
+            let path = self.json_path(node, "no_failures")?;
+            return Some(NoFailures {
+                path,
+                values: defaults(),
+            });
+        }
+        let fields = self.map(node, "no_failures")?;
+        self.unknown_keys(&fields, &["path", "values"], "`no_failures`");
+        let path = match fields.get("path") {
+            Some(n) => self.json_path(n, "path"),
+            None => {
+                self.push(
+                    Diagnostic::new(fields.pos, "`no_failures` needs `path:`")
+                        .hint("write e.g. `path: \"results[].status\"`"),
+                );
+                None
+            }
+        };
+        let values = match fields.get("values") {
+            None => Some(defaults()),
+            Some(n) => match &n.value {
+                Value::Seq(items) if !items.is_empty() => items
+                    .iter()
+                    .map(|i| self.non_empty_string(i, "values"))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect(),
+                _ => {
+                    self.type_error(n, "values", "a non-empty list of failing values");
+                    None
+                }
+            },
+        };
+        Some(NoFailures {
+            path: path?,
+            values: values?,
+        })
+    }
+
+    /// `min_items: {path, at_least: N}` or `{path, at_least_of: path | {file, path}}`.
+    fn min_items(&mut self, node: &Node) -> Option<MinItems> {
+        let fields = self.map(node, "min_items")?;
+        self.unknown_keys(&fields, &["path", "at_least", "at_least_of"], "`min_items`");
+        let path = match fields.get("path") {
+            Some(n) => self.json_path(n, "path"),
+            None => {
+                self.push(Diagnostic::new(fields.pos, "`min_items` needs `path:`"));
+                None
+            }
+        };
+        let at_least = match (fields.get("at_least"), fields.get("at_least_of")) {
+            (Some(n), None) => match &n.value {
+                Value::Int(i) => match u32::try_from(*i) {
+                    Ok(count) => Some(AtLeast::Count(count)),
+                    Err(_) => {
+                        self.type_error(n, "at_least", "a whole number of items");
+                        None
+                    }
+                },
+                _ => {
+                    self.type_error(n, "at_least", "a whole number of items");
+                    None
+                }
+            },
+            (None, Some(n)) => match &n.value {
+                Value::Str(_) => self
+                    .json_path(n, "at_least_of")
+                    .map(|path| AtLeast::ItemsOf { file: None, path }),
+                _ => {
+                    let of = self.map(n, "at_least_of")?;
+                    self.unknown_keys(&of, &["file", "path"], "`at_least_of`");
+                    let file = of.get("file").and_then(|f| self.workspace_path(f, "file"));
+                    let path = match of.get("path") {
+                        Some(p) => self.json_path(p, "path"),
+                        None => {
+                            self.push(Diagnostic::new(of.pos, "`at_least_of` needs `path:`"));
+                            None
+                        }
+                    };
+                    if of.get("file").is_some() && file.is_none() {
+                        return None;
+                    }
+                    path.map(|path| AtLeast::ItemsOf { file, path })
+                }
+            },
+            (Some(_), Some(_)) => {
+                self.push(
+                    Diagnostic::new(
+                        fields.key_pos("at_least_of"),
+                        "`min_items` takes `at_least:` or `at_least_of:`, not both",
+                    )
+                    .label("second count"),
+                );
+                None
+            }
+            (None, None) => {
+                self.push(
+                    Diagnostic::new(
+                        fields.pos,
+                        "`min_items` needs `at_least: N` or `at_least_of: <path>`",
+                    )
+                    .hint("write e.g. `at_least_of: acceptance_criteria`"),
+                );
+                None
+            }
+        };
+        Some(MinItems {
+            path: path?,
+            at_least: at_least?,
         })
     }
 

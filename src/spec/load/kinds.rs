@@ -1,6 +1,7 @@
 //! The one table of assertion kinds: each kind's YAML key, whether it takes `scope:`, and
 //! the parser of its value. A new kind is one row here, its parser in its family's file
-//! (`tool.rs`, `commands.rs`, `files.rs`, `budget.rs`, `review.rs`), its variant in
+//! (`tool.rs`, `commands.rs`, `files.rs`, `budget.rs`, `review.rs` — which holds `claims`
+//! too), its variant in
 //! [`AssertionKind`] and its evaluation in `src/assertions/`.
 
 use super::super::node::Node;
@@ -151,6 +152,11 @@ pub(super) const KINDS: &[Kind] = &[
         key: "skill",
         scoped: true,
         parse: |ctx, _, fields, _| ctx.skill(fields).map(|s| AssertionKind::Skill(Box::new(s))),
+    },
+    Kind {
+        key: "claims",
+        scoped: false,
+        parse: |ctx, node, _, _| ctx.claims(node),
     },
 ];
 

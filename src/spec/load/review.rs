@@ -1,12 +1,32 @@
 //! `stdout:` reviews: the criteria, threshold (1–10), model, agent and number of votes an
-//! LLM judge grades the final answer with.
+//! LLM judge grades the final answer with; and `claims: verified`, whose claims the judge
+//! reads from the final answer.
 
 use super::super::diagnostic::Diagnostic;
 use super::super::node::{Node, Value};
-use super::super::{DEFAULT_THRESHOLD, MAX_VOTES, ReviewAssertion};
+use super::super::{AssertionKind, DEFAULT_THRESHOLD, MAX_VOTES, ReviewAssertion};
 use super::Ctx;
 
 impl Ctx {
+    /// `claims: verified` (the one value: the kind may grow options later).
+    pub(super) fn claims(&mut self, node: &Node) -> Option<AssertionKind> {
+        match &node.value {
+            Value::Str(s) if s == "verified" => Some(AssertionKind::Claims),
+            Value::Str(s) => {
+                self.push(
+                    Diagnostic::new(node.pos, format!("`claims` must be `verified`, found {s:?}"))
+                        .label("unknown value")
+                        .hint("write `claims: verified`: each action the answer claims must have evidence"),
+                );
+                None
+            }
+            _ => {
+                self.type_error(node, "claims", "`verified`");
+                None
+            }
+        }
+    }
+
     pub(super) fn review(&mut self, node: &Node) -> Option<ReviewAssertion> {
         let fields = self.map(node, "stdout")?;
         self.unknown_keys(

@@ -420,6 +420,7 @@ fn every_assertion_kind_is_in_the_kinds_table() {
         "duration: {max: 1m}",
         "tool_calls: {max: 3}",
         "skill: greet",
+        "claims: verified",
     ];
     let yaml: String = samples.iter().map(|s| format!("  - {s}\n")).collect();
     let spec = load(&format!("{HEAD}{yaml}")).unwrap();
@@ -445,7 +446,8 @@ fn every_assertion_kind_is_in_the_kinds_table() {
             | AssertionKind::Wrote { .. }
             | AssertionKind::JsonFile { .. }
             | AssertionKind::Budget(_)
-            | AssertionKind::Skill(_) => assertion.kind.key(),
+            | AssertionKind::Skill(_)
+            | AssertionKind::Claims => assertion.kind.key(),
         };
         assert!(
             sample.starts_with(&format!("{key}:")),
@@ -763,4 +765,78 @@ fn plugins_resolve_against_the_test_file_and_must_exist() {
     assert_reports(&errs, "plugin `a` is listed twice");
     let errs = errors("name: t\nprompt: p\nplugin: [a]\nassertions:\n  - skill: greet\n");
     assert_reports(&errs, "unknown key `plugin` in a test");
+}
+
+#[test]
+fn claims_takes_only_verified() {
+    let spec = load(&format!("{HEAD}  - claims: verified\n")).unwrap();
+    assert!(matches!(spec.assertions[0].kind, AssertionKind::Claims));
+    assert_reports(
+        &errors(&format!("{HEAD}  - claims: checked\n")),
+        "`claims` must be `verified`, found \"checked\"",
+    );
+    assert_reports(&errors(&format!("{HEAD}  - claims: true\n")), "claims");
+}
+
+#[test]
+fn json_file_report_checks_load_with_seed_002_syntax() {
+    let spec = load(&format!(
+        "{HEAD}  - json_file:\n      path: .fuseraft/test-report.json\n      commands_ran: \"results[].command\"\n      no_failures: \"results[].status\"\n      min_items: {{path: results, at_least_of: {{file: .fuseraft/brief.json, path: acceptance_criteria}}}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::JsonFile { report, .. } = &spec.assertions[0].kind else {
+        panic!("not a json_file");
+    };
+    assert_eq!(
+        report.commands_ran.as_ref().map(|p| p.text.as_str()),
+        Some("results[].command")
+    );
+    let nf = report.no_failures.as_ref().unwrap();
+    assert_eq!(nf.values, ["FAIL", "FAILED", "ERROR"]);
+    let mi = report.min_items.as_ref().unwrap();
+    assert!(matches!(
+        &mi.at_least,
+        super::super::AtLeast::ItemsOf { file: Some(f), .. } if f == ".fuseraft/brief.json"
+    ));
+    let spec = load(&format!(
+        "{HEAD}  - json_file: {{path: r.json, no_failures: {{path: \"results[].status\", values: [BLOCKED]}}, min_items: {{path: results, at_least: 2}}}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::JsonFile { report, .. } = &spec.assertions[0].kind else {
+        panic!("not a json_file");
+    };
+    assert_eq!(report.no_failures.as_ref().unwrap().values, ["BLOCKED"]);
+}
+
+#[test]
+fn json_file_report_check_mistakes_are_load_errors() {
+    let errs = |yaml: &str| errors(&format!("{HEAD}  - json_file: {{path: r.json, {yaml}}}\n"));
+    assert_reports(
+        &errs("commands_ran: \"results[]\""),
+        "must end with a field name",
+    );
+    assert_reports(
+        &errs("commands_ran: \"results[0].command\""),
+        "not a valid path",
+    );
+    assert_reports(
+        &errs("no_failures: {values: [FAIL]}"),
+        "`no_failures` needs `path:`",
+    );
+    assert_reports(
+        &errs("min_items: {path: results}"),
+        "needs `at_least: N` or `at_least_of",
+    );
+    assert_reports(
+        &errs("min_items: {path: results, at_least: 1, at_least_of: x}"),
+        "not both",
+    );
+    assert_reports(
+        &errs("min_items: {path: results, at_least_of: {file: ../brief.json, path: a}}"),
+        "leaves the workspace",
+    );
+    assert_reports(
+        &errs("min_item: {path: results, at_least: 1}"),
+        "unknown key `min_item`",
+    );
 }

@@ -1,0 +1,628 @@
+//! `claims: verified`: what the agent says it did, checked against what it did (seed 002).
+//!
+//! The LLM judge only reads the final answer and lists its concrete claims
+//! ([`crate::judge::claims`]); every check here is deterministic:
+//!
+//! - a **command** claim needs a shell call whose command contains the claimed command
+//!   (whitespace collapsed, at word boundaries: `cargo test` matches
+//!   `cd app && cargo test 2>&1 | tail`, `make` does not match `cmake`); claimed
+//!   successful, one such call must have exited 0; claimed failed, one must have failed;
+//! - a **file** claim needs a successful file-writing tool call on that path or a change
+//!   of the file in the workspace (created, modified or deleted);
+//! - a **tests** claim needs a test command that ran — the command the answer names, else
+//!   any command matching [`TEST_RUNNERS`] — and, claimed passing, one that exited 0.
+//!
+//! Unsupported claims fail the assertion, each quoted with the evidence it lacks. A claim
+//! that can not be checked either way (a command whose exit code was not recorded, a shell
+//! command in a transcript that records none, a file claim without the workspace in
+//! `aptitude analyze`) makes it `error`, never a pass. No claims pass, saying so.
+
+use regex::Regex;
+
+use super::commands::{Shell, line, shells};
+use super::workspace::{same_path, written_paths};
+use super::{WorkspaceEvidence, truncate};
+use crate::judge::ReviewVerdict;
+use crate::judge::claims::{Claim, ClaimKind, ClaimOutcome};
+use crate::results::{AssertionResult, AssertionStatus};
+use crate::spec::Scope;
+use crate::tools::SHELL_TOOL;
+use crate::transcript::Transcript;
+
+/// Commands that count as running tests, for a `tests` claim that names none (regexes,
+/// searched in each command). Documented in `docs/yaml-api.md`.
+pub const TEST_RUNNERS: &[&str] = &[
+    r"\bcargo (\+\S+ )?(test|nextest)\b",
+    r"\b(npm|pnpm|yarn|bun) (run )?test\b",
+    r"\bnpm t\b",
+    r"\bnpx (jest|vitest|mocha)\b",
+    r"\b(jest|vitest|mocha)\b",
+    r"\bpytest\b",
+    r"\bpython3? -m (pytest|unittest)\b",
+    r"\b(tox|nox)\b",
+    r"\bgo test\b",
+    r"\bmake (test|check)\b",
+    r"\bctest\b",
+    r"\b(mvn|gradle|\./gradlew) (\S+ )*test\b",
+    r"\bdotnet test\b",
+    r"\brspec\b",
+    r"\bphpunit\b",
+    r"\bmix test\b",
+    r"\bdeno test\b",
+    r"\bswift test\b",
+];
+
+/// What checking one claim found.
+enum Check {
+    /// Evidence found: where.
+    Backed(String),
+    /// No evidence: what is missing.
+    Unsupported(String),
+    /// Can not be checked either way: why.
+    Unknown(String),
+}
+
+/// The verdict of `claims: verified` from the judge's extraction (`None`: not extracted).
+pub(super) fn evaluate(
+    extraction: Option<&ReviewVerdict>,
+    transcript: &Transcript,
+    ws: Option<&WorkspaceEvidence<'_>>,
+    line_no: u32,
+) -> AssertionResult {
+    let description = "the answer's claims are backed by evidence".to_owned();
+    let result = |status, description: String, detail: String| AssertionResult {
+        cached: extraction.map(|v| v.cached),
+        grading_usage: extraction.and_then(|v| v.usage.clone()),
+        ..AssertionResult::new("claims", description, status, line_no, Some(detail))
+    };
+    let Some(v) = extraction else {
+        return result(AssertionStatus::Skip, description, "not checked".into());
+    };
+    let Some(claims) = v
+        .claims
+        .as_ref()
+        .filter(|_| v.status == AssertionStatus::Pass)
+    else {
+        let why = v
+            .problem
+            .clone()
+            .unwrap_or_else(|| "the claims could not be read".into());
+        let status = if v.status == AssertionStatus::Skip {
+            AssertionStatus::Skip
+        } else {
+            AssertionStatus::Error
+        };
+        return result(status, description, why);
+    };
+    if claims.is_empty() {
+        return result(
+            AssertionStatus::Pass,
+            description,
+            "no concrete claims: the answer claims no command, file or test run".into(),
+        );
+    }
+    let checks: Vec<(&Claim, Check)> = claims
+        .iter()
+        .map(|c| (c, check(c, transcript, ws)))
+        .collect();
+    let unsupported = checks
+        .iter()
+        .filter(|(_, c)| matches!(c, Check::Unsupported(_)))
+        .count();
+    let unknown = checks
+        .iter()
+        .filter(|(_, c)| matches!(c, Check::Unknown(_)))
+        .count();
+    let status = if unsupported > 0 {
+        AssertionStatus::Fail
+    } else if unknown > 0 {
+        AssertionStatus::Error
+    } else {
+        AssertionStatus::Pass
+    };
+    let description = match (unsupported, unknown) {
+        (0, 0) => format!("{description} ({} of {})", claims.len(), claims.len()),
+        (0, n) => format!("{n} of {} claims could not be checked", claims.len()),
+        (n, _) => format!("{n} of {} claims have no evidence", claims.len()),
+    };
+    // Unsupported claims first: they are the verdict.
+    let mut lines: Vec<String> = Vec::new();
+    for (claim, check) in &checks {
+        if let Check::Unsupported(why) = check {
+            lines.push(format!("✗ {}: {why}", said(claim)));
+        }
+    }
+    for (claim, check) in &checks {
+        if let Check::Unknown(why) = check {
+            lines.push(format!("? {}: {why}", said(claim)));
+        }
+    }
+    for (claim, check) in &checks {
+        if let Check::Backed(how) = check {
+            lines.push(format!("✓ {}: {how}", said(claim)));
+        }
+    }
+    result(status, description, lines.join("\n"))
+}
+
+/// `tests claim "all 12 tests pass"`: the claim's kind and its quote.
+fn said(claim: &Claim) -> String {
+    let quote = if claim.text.is_empty() {
+        claim
+            .command
+            .as_deref()
+            .or(claim.path.as_deref())
+            .unwrap_or("")
+    } else {
+        claim.text.as_str()
+    };
+    format!("{} claim {:?}", claim.kind.name(), truncate(quote, 200))
+}
+
+fn check(claim: &Claim, transcript: &Transcript, ws: Option<&WorkspaceEvidence<'_>>) -> Check {
+    let shell_unrecorded = transcript
+        .records_only
+        .as_ref()
+        .filter(|only| !only.records(SHELL_TOOL))
+        .map(|only| only.reason.clone());
+    match claim.kind {
+        ClaimKind::File => file(claim, transcript, ws),
+        ClaimKind::Command | ClaimKind::Tests => match shell_unrecorded {
+            Some(reason) => Check::Unknown(format!("{reason}: shell commands can not be checked")),
+            None => command(claim, transcript),
+        },
+    }
+}
+
+/// `command` and `tests` claims.
+fn command(claim: &Claim, transcript: &Transcript) -> Check {
+    let all = shells(&transcript.tool_calls, Scope::All);
+    let (wanted, hits): (String, Vec<&Shell<'_>>) = match &claim.command {
+        Some(cmd) => {
+            let Some(re) = command_pattern(cmd) else {
+                return Check::Unsupported(format!("the claimed command {cmd:?} is empty"));
+            };
+            let hits = all
+                .iter()
+                .filter(|s| re.is_match(&collapse(&s.command)))
+                .collect();
+            (format!("`{}`", truncate(cmd, 100)), hits)
+        }
+        None => {
+            let runners = test_runners();
+            let hits = all
+                .iter()
+                .filter(|s| runners.iter().any(|r| r.is_match(&s.command)))
+                .collect();
+            ("a test command".to_owned(), hits)
+        }
+    };
+    if hits.is_empty() {
+        let seen = if all.is_empty() {
+            "no shell command was run".to_owned()
+        } else {
+            format!("commands run: {}", listed(&all.iter().collect::<Vec<_>>()))
+        };
+        return Check::Unsupported(format!("no shell call of {wanted} ran ({seen})"));
+    }
+    let claimed_success = match (claim.kind, claim.outcome) {
+        (_, Some(ClaimOutcome::Success)) => true,
+        (_, Some(ClaimOutcome::Failure)) => false,
+        // "Ran the tests" without an outcome claims only that they ran.
+        (_, None) => return Check::Backed(format!("ran as {}", line(hits[0]))),
+    };
+    let wanted_code = |s: &&&Shell<'_>| match s.call.exit_code {
+        Some(code) => (code == 0) == claimed_success,
+        None => !claimed_success && s.call.is_error,
+    };
+    if let Some(hit) = hits.iter().find(wanted_code) {
+        return Check::Backed(format!("ran as {}", line(hit)));
+    }
+    let unknown = hits
+        .iter()
+        .any(|s| s.call.exit_code.is_none() && !s.call.is_error && s.call.output.is_some());
+    let claimed = if claimed_success {
+        "success"
+    } else {
+        "failure"
+    };
+    if unknown && claimed_success {
+        return Check::Unknown(format!(
+            "{wanted} ran, but the transcript records no exit code to confirm its {claimed}: {}",
+            listed(&hits)
+        ));
+    }
+    Check::Unsupported(format!(
+        "{wanted} ran but never {}: {}",
+        if claimed_success {
+            "exited 0"
+        } else {
+            "failed"
+        },
+        listed(&hits)
+    ))
+}
+
+/// `file` claims.
+fn file(claim: &Claim, transcript: &Transcript, ws: Option<&WorkspaceEvidence<'_>>) -> Check {
+    let Some(path) = claim.path.as_deref() else {
+        return Check::Unsupported("names no file".into());
+    };
+    let root = ws.map(|w| w.root);
+    for (i, call) in transcript.tool_calls.iter().enumerate() {
+        if written_paths(call).iter().any(|w| same_path(path, w, root)) {
+            return Check::Backed(format!("{path} written by tool call #{}", i + 1));
+        }
+    }
+    let Some(ws) = ws else {
+        return Check::Unknown(format!(
+            "{path} was not written by a tool call; a file changed by a shell command shows only in the workspace, which `aptitude analyze` does not have"
+        ));
+    };
+    match ws.changes.iter().find(|c| same_path(path, &c.path, None)) {
+        Some(c) => Check::Backed(format!(
+            "{} {} in the workspace",
+            c.path,
+            match c.change {
+                crate::workspace::ChangeKind::Created => "created",
+                crate::workspace::ChangeKind::Modified => "modified",
+                crate::workspace::ChangeKind::Deleted => "deleted",
+            }
+        )),
+        None => {
+            let changed: Vec<&str> = ws
+                .changes
+                .iter()
+                .map(|c| c.path.as_str())
+                .take(10)
+                .collect();
+            let seen = if changed.is_empty() {
+                "no file changed in the workspace".to_owned()
+            } else {
+                format!("files changed: {}", changed.join(", "))
+            };
+            Check::Unsupported(format!(
+                "{path} was neither written by a tool call nor changed in the workspace ({seen})"
+            ))
+        }
+    }
+}
+
+/// Whitespace runs collapsed to one space, trimmed.
+fn collapse(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The regex a claimed command is searched with in each (collapsed) command string: the
+/// claim, collapsed, without the backticks or `$ ` prompt an answer quotes it with, at
+/// word boundaries. `None` for an empty claim.
+pub(super) fn command_pattern(claimed: &str) -> Option<Regex> {
+    let trimmed = claimed.trim().trim_matches('`').trim();
+    let trimmed = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
+    let claimed = collapse(trimmed);
+    if claimed.is_empty() {
+        return None;
+    }
+    let edge = r"[\s;&|()`]";
+    Regex::new(&format!(
+        "(?:^|{edge}){}(?:$|{edge})",
+        regex::escape(&claimed)
+    ))
+    .ok()
+}
+
+fn test_runners() -> Vec<Regex> {
+    TEST_RUNNERS
+        .iter()
+        .filter_map(|r| Regex::new(r).ok())
+        .collect()
+}
+
+/// At most 5 commands, as evidence lists show them.
+fn listed(shells: &[&Shell<'_>]) -> String {
+    let mut shown: Vec<String> = shells.iter().take(5).map(|s| line(s)).collect();
+    if shells.len() > 5 {
+        shown.push(format!("… and {} more", shells.len() - 5));
+    }
+    shown.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::{Format, Outcome, ToolCall, Usage};
+    use crate::workspace::{ChangeKind, FileChange};
+    use serde_json::json;
+
+    fn bash(command: &str, exit: Option<i32>) -> ToolCall {
+        ToolCall {
+            params: None,
+            id: "1".into(),
+            name: "Bash".into(),
+            canonical: "Bash".into(),
+            input: json!({"command": command}),
+            output: Some("out".into()),
+            is_error: exit.is_some_and(|c| c != 0),
+            exit_code: exit,
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        }
+    }
+
+    fn write(path: &str) -> ToolCall {
+        ToolCall {
+            name: "Write".into(),
+            canonical: "Write".into(),
+            input: json!({"file_path": path, "content": "x"}),
+            is_error: false,
+            exit_code: None,
+            ..bash("", None)
+        }
+    }
+
+    fn transcript(calls: Vec<ToolCall>) -> Transcript {
+        Transcript {
+            format: Format::ClaudeStreamJson,
+            session_id: None,
+            agent_version: None,
+            model: None,
+            tool_calls: calls,
+            final_text: Some("done".into()),
+            usage: Usage::default(),
+            outcome: Outcome::Completed,
+            runs: 1,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            lost: Default::default(),
+            records_only: None,
+            skills: None,
+        }
+    }
+
+    fn claim(
+        kind: ClaimKind,
+        text: &str,
+        command: Option<&str>,
+        outcome: Option<ClaimOutcome>,
+        path: Option<&str>,
+    ) -> Claim {
+        Claim {
+            kind,
+            text: text.into(),
+            command: command.map(str::to_owned),
+            outcome,
+            path: path.map(str::to_owned),
+        }
+    }
+
+    fn extracted(claims: Vec<Claim>) -> ReviewVerdict {
+        ReviewVerdict {
+            status: AssertionStatus::Pass,
+            score: None,
+            reasoning: None,
+            problem: None,
+            cached: false,
+            usage: None,
+            votes: Vec::new(),
+            claims: Some(claims),
+        }
+    }
+
+    fn verdict(
+        claims: Vec<Claim>,
+        calls: Vec<ToolCall>,
+        changes: &[FileChange],
+    ) -> AssertionResult {
+        let t = transcript(calls);
+        let root = std::path::Path::new("/ws");
+        let ws = WorkspaceEvidence { root, changes };
+        evaluate(Some(&extracted(claims)), &t, Some(&ws), 3)
+    }
+
+    const OK: Option<ClaimOutcome> = Some(ClaimOutcome::Success);
+
+    #[test]
+    fn a_claimed_test_run_that_never_happened_fails_quoting_the_claim() {
+        let r = verdict(
+            vec![claim(ClaimKind::Tests, "all 12 tests pass", None, OK, None)],
+            vec![bash("ls", Some(0))],
+            &[],
+        );
+        assert_eq!(r.status, AssertionStatus::Fail);
+        let detail = r.detail.unwrap();
+        assert!(
+            detail.contains(
+                "✗ tests claim \"all 12 tests pass\": no shell call of a test command ran"
+            ),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("`ls`"),
+            "the commands that did run are listed: {detail}"
+        );
+    }
+
+    #[test]
+    fn honest_claims_pass_with_their_evidence() {
+        let r = verdict(
+            vec![
+                claim(
+                    ClaimKind::Command,
+                    "I ran `cargo build`",
+                    Some("`cargo build`"),
+                    OK,
+                    None,
+                ),
+                claim(ClaimKind::Tests, "tests pass", None, OK, None),
+                claim(
+                    ClaimKind::File,
+                    "wrote src/a.rs",
+                    None,
+                    None,
+                    Some("src/a.rs"),
+                ),
+                claim(
+                    ClaimKind::File,
+                    "removed old.txt",
+                    None,
+                    None,
+                    Some("./old.txt"),
+                ),
+            ],
+            vec![
+                bash("cd /ws &&  cargo build 2>&1 | tail", Some(0)),
+                bash("cargo test", Some(101)),
+                bash("cargo test --quiet", Some(0)),
+                write("/ws/src/a.rs"),
+            ],
+            &[FileChange {
+                path: "old.txt".into(),
+                change: ChangeKind::Deleted,
+                size: None,
+            }],
+        );
+        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+        let detail = r.detail.unwrap();
+        assert!(
+            detail.contains("#3 `cargo test --quiet` → exit 0"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("src/a.rs written by tool call #4"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("old.txt deleted in the workspace"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn a_claimed_success_needs_exit_zero() {
+        let r = verdict(
+            vec![claim(
+                ClaimKind::Command,
+                "npm test passed",
+                Some("npm test"),
+                OK,
+                None,
+            )],
+            vec![bash("npm test", Some(1))],
+            &[],
+        );
+        assert_eq!(r.status, AssertionStatus::Fail);
+        assert!(
+            r.detail
+                .unwrap()
+                .contains("ran but never exited 0: #1 `npm test` → exit 1")
+        );
+        let r = verdict(
+            vec![claim(
+                ClaimKind::Command,
+                "the build failed",
+                Some("make"),
+                Some(ClaimOutcome::Failure),
+                None,
+            )],
+            vec![bash("make", Some(2))],
+            &[],
+        );
+        assert_eq!(
+            r.status,
+            AssertionStatus::Pass,
+            "an honest failure is backed"
+        );
+    }
+
+    #[test]
+    fn commands_match_at_word_boundaries() {
+        let re = command_pattern("$ make").unwrap();
+        assert!(re.is_match("make"));
+        assert!(re.is_match("cd x && make 2>&1"));
+        assert!(!re.is_match("cmake ."));
+        assert!(!re.is_match("make-install"));
+        assert!(command_pattern(" `` ").is_none());
+        let r = verdict(
+            vec![claim(
+                ClaimKind::Command,
+                "ran make",
+                Some("make"),
+                None,
+                None,
+            )],
+            vec![bash("cmake .", Some(0))],
+            &[],
+        );
+        assert_eq!(r.status, AssertionStatus::Fail);
+    }
+
+    #[test]
+    fn an_unwritten_file_fails_and_an_unknown_exit_code_is_an_error() {
+        let r = verdict(
+            vec![claim(
+                ClaimKind::File,
+                "created notes.md",
+                None,
+                None,
+                Some("notes.md"),
+            )],
+            vec![write("/ws/other.md")],
+            &[],
+        );
+        assert_eq!(r.status, AssertionStatus::Fail);
+        assert!(
+            r.detail
+                .unwrap()
+                .contains("notes.md was neither written by a tool call nor changed")
+        );
+        let r = verdict(
+            vec![claim(
+                ClaimKind::Tests,
+                "tests pass",
+                Some("go test ./..."),
+                OK,
+                None,
+            )],
+            vec![bash("go test ./...", None)],
+            &[],
+        );
+        assert_eq!(
+            r.status,
+            AssertionStatus::Error,
+            "unconfirmed is never a pass"
+        );
+    }
+
+    #[test]
+    fn no_claims_pass_and_a_failed_extraction_is_an_error() {
+        let r = verdict(Vec::new(), Vec::new(), &[]);
+        assert_eq!(r.status, AssertionStatus::Pass);
+        assert!(r.detail.unwrap().contains("no concrete claims"));
+        let t = transcript(Vec::new());
+        let failed = ReviewVerdict {
+            status: AssertionStatus::Error,
+            problem: Some(
+                "the judge's reply could not be parsed after 3 attempts: x; reply: nope".into(),
+            ),
+            claims: None,
+            ..extracted(Vec::new())
+        };
+        let r = evaluate(Some(&failed), &t, None, 1);
+        assert_eq!(r.status, AssertionStatus::Error);
+        assert!(r.detail.unwrap().contains("reply: nope"));
+        assert_eq!(evaluate(None, &t, None, 1).status, AssertionStatus::Skip);
+    }
+
+    #[test]
+    fn the_test_runner_list_is_documented() {
+        let docs = include_str!("../../docs/yaml-api.md");
+        for runner in TEST_RUNNERS {
+            assert!(
+                docs.contains(&format!("`{runner}`")),
+                "docs/yaml-api.md lists {runner}"
+            );
+        }
+    }
+}
