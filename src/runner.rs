@@ -832,6 +832,11 @@ async fn post_run(
 fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // A test's MCP server that failed is aptitude's environment at fault, whatever the
+    // agent made of it, unless the user stopped the run.
+    if !execution.mcp_failures.is_empty() && p.ending != Ending::Cancelled {
+        return Some((ErrorKind::Infra, execution.mcp_failures.join("; ")));
+    }
     match p.ending {
         Ending::Cancelled => {
             return Some((

@@ -1,0 +1,152 @@
+//! MCP server watch: one mechanism, in the executor, that sees a test's stdio MCP server
+//! fail to start or crash on every agent, whatever the agent itself reports.
+//!
+//! Agents go on without a server that fails (Claude Code lists it `failed` in its init
+//! event; the others mostly say nothing in their output), and the test would then fail
+//! for a reason it does not show. So each stdio server is handed to the agent wrapped in
+//! [`WRAPPER`], a POSIX `sh` script that runs the real command with its stderr appended to
+//! a per-run file and, when the command ends on its own, appends its exit status to
+//! another. A wrapper stopped by a signal (the agent closing its servers, the run's kill
+//! sweep) records nothing, so teardown is never taken for a crash. After the run,
+//! [`McpWatch::failures`] reads the records: a server that exited with a status from 1 to
+//! 127 (including 127, "command not found", and 126, "not executable") is a failure
+//! naming the server, with the end of its stderr.
+//!
+//! The wrapper and the server stay in the agent's process group and the run's jail
+//! ([`super::contain`]): the process-group guarantee is unchanged. HTTP servers are the
+//! agent's business (aptitude starts nothing for them).
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::{McpServer, McpServers};
+
+/// The wrapper: `sh -c WRAPPER aptitude-mcp <stderr file> <status file> <command> <args…>`.
+///
+/// The command runs in the background so that the wrapper can forward the signals it gets
+/// (the agent stops its servers by signalling its direct child, which is the wrapper);
+/// its stdin is passed on explicitly through fd 3, because a background command of a
+/// non-interactive shell otherwise reads `/dev/null`.
+pub const WRAPPER: &str = r#"log=$1; status=$2; shift 2
+exec 3<&0
+"$@" <&3 3<&- 2>>"$log" &
+pid=$!
+exec 3<&-
+trap 'kill -TERM "$pid" 2>/dev/null; exit 143' TERM
+trap 'kill -HUP "$pid" 2>/dev/null; exit 129' HUP
+trap 'kill -INT "$pid" 2>/dev/null; exit 130' INT
+wait "$pid"
+code=$?
+printf '%s\n' "$code" >>"$status"
+exit "$code"
+"#;
+
+/// How much of a failed server's stderr a failure message keeps, in chars (the end).
+const STDERR_CHARS: usize = 1000;
+
+/// The records of one run's stdio servers, in a temp dir removed when dropped.
+#[derive(Debug)]
+pub struct McpWatch {
+    dir: tempfile::TempDir,
+    names: Vec<String>,
+}
+
+impl McpWatch {
+    /// `servers` with each stdio server's command replaced by the wrapper, and the watch
+    /// that reads their records; `None` when there is no stdio server to watch.
+    ///
+    /// # Errors
+    /// A message when the temp dir for the records can not be created.
+    pub fn wrap(servers: &McpServers) -> Result<(McpServers, Option<McpWatch>), String> {
+        if !servers.values().any(|s| matches!(s, McpServer::Stdio { .. })) {
+            return Ok((servers.clone(), None));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("aptitude-mcp-")
+            .tempdir()
+            .map_err(|e| format!("can not create a temp dir for the MCP servers' logs: {e}"))?;
+        let mut names = Vec::new();
+        let wrapped = servers
+            .iter()
+            .map(|(name, server)| {
+                let server = match server {
+                    McpServer::Stdio { command, args, env } => {
+                        names.push(name.clone());
+                        let mut wrapped_args = vec![
+                            "-c".to_owned(),
+                            WRAPPER.to_owned(),
+                            "aptitude-mcp".to_owned(),
+                            path_text(&stderr_file(dir.path(), name)),
+                            path_text(&status_file(dir.path(), name)),
+                            command.clone(),
+                        ];
+                        wrapped_args.extend(args.iter().cloned());
+                        McpServer::Stdio {
+                            command: "/bin/sh".to_owned(),
+                            args: wrapped_args,
+                            env: env.clone(),
+                        }
+                    }
+                    http @ McpServer::Http { .. } => http.clone(),
+                };
+                (name.clone(), server)
+            })
+            .collect();
+        Ok((wrapped, Some(McpWatch { dir, names })))
+    }
+
+    /// One message per server that exited on its own with a non-zero status, in name
+    /// order: "MCP server `docs` exited with status 1: <end of its stderr>" (127: "could
+    /// not start (command not found)"). Not redacted here: results are redacted as a whole.
+    pub fn failures(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .filter_map(|name| {
+                let statuses = std::fs::read_to_string(status_file(self.dir.path(), name)).ok()?;
+                let code = statuses
+                    .lines()
+                    .filter_map(|l| l.trim().parse::<i32>().ok())
+                    .find(|c| (1..=127).contains(c))?;
+                let stderr = std::fs::read(stderr_file(self.dir.path(), name)).unwrap_or_default();
+                let stderr = String::from_utf8_lossy(&stderr);
+                let stderr = stderr.trim();
+                let tail = tail(stderr, STDERR_CHARS);
+                let what = match code {
+                    127 => "could not start (exit status 127: command not found)".to_owned(),
+                    126 => "could not start (exit status 126: not executable)".to_owned(),
+                    c => format!("exited with status {c}"),
+                };
+                Some(if tail.is_empty() {
+                    format!("MCP server `{name}` {what}, with no stderr")
+                } else {
+                    format!("MCP server `{name}` {what}: {tail}")
+                })
+            })
+            .collect()
+    }
+}
+
+/// The last `max_chars` characters of `text`; a tail whose start was cut goes through
+/// [`crate::cut::after_cut_start`], so no half secret is shown.
+fn tail(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_owned();
+    }
+    let start = text
+        .char_indices()
+        .nth(count - max_chars)
+        .map_or(0, |(i, _)| i);
+    crate::cut::after_cut_start(&text[start..])
+}
+
+fn stderr_file(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.stderr"))
+}
+
+fn status_file(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.status"))
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
