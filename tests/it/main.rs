@@ -22,5 +22,6 @@ mod merge;
 mod repeats;
 mod reports;
 mod run;
+mod suite;
 mod support;
 mod wire;
