@@ -26,14 +26,14 @@ use crate::spec::{McpServer, McpServers};
 /// (the agent stops its servers by signalling its direct child, which is the wrapper);
 /// its stdin is passed on explicitly through fd 3, because a background command of a
 /// non-interactive shell otherwise reads `/dev/null`.
-pub const WRAPPER: &str = r#"log=$1; status=$2; shift 2
+pub const WRAPPER: &str = r#"log=$1; status=$2; shift 2; pid=
+trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; exit 143' TERM
+trap '[ -n "$pid" ] && kill -HUP "$pid" 2>/dev/null; exit 129' HUP
+trap '[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null; exit 130' INT
 exec 3<&0
 "$@" <&3 3<&- 2>>"$log" &
 pid=$!
 exec 3<&-
-trap 'kill -TERM "$pid" 2>/dev/null; exit 143' TERM
-trap 'kill -HUP "$pid" 2>/dev/null; exit 129' HUP
-trap 'kill -INT "$pid" 2>/dev/null; exit 130' INT
 wait "$pid"
 code=$?
 printf '%s\n' "$code" >>"$status"
@@ -57,7 +57,10 @@ impl McpWatch {
     /// # Errors
     /// A message when the temp dir for the records can not be created.
     pub fn wrap(servers: &McpServers) -> Result<(McpServers, Option<McpWatch>), String> {
-        if !servers.values().any(|s| matches!(s, McpServer::Stdio { .. })) {
+        if !servers
+            .values()
+            .any(|s| matches!(s, McpServer::Stdio { .. }))
+        {
             return Ok((servers.clone(), None));
         }
         let dir = tempfile::Builder::new()
@@ -149,4 +152,108 @@ fn status_file(dir: &Path, name: &str) -> PathBuf {
 
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    use super::*;
+
+    fn stdio(command: &str, args: &[&str]) -> McpServer {
+        McpServer::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+        }
+    }
+
+    /// Starts the wrapped server `name` the way an agent does (stdin and stdout piped).
+    fn start(servers: &McpServers, name: &str) -> std::process::Child {
+        let McpServer::Stdio { command, args, .. } = &servers[name] else {
+            panic!("{name} is not stdio");
+        };
+        Command::new(command)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_server_that_exits_non_zero_is_a_failure_with_its_stderr_and_http_is_left_alone() {
+        let servers: McpServers = [
+            (
+                "docs".to_owned(),
+                stdio("sh", &["-c", "echo 'index missing' >&2; exit 3"]),
+            ),
+            ("gone".to_owned(), stdio("/nonexistent/server", &[])),
+            ("fine".to_owned(), stdio("sh", &["-c", "exit 0"])),
+            (
+                "web".to_owned(),
+                McpServer::Http {
+                    url: "http://127.0.0.1:9/mcp".into(),
+                    headers: BTreeMap::new(),
+                },
+            ),
+        ]
+        .into();
+        let (wrapped, watch) = McpWatch::wrap(&servers).unwrap();
+        let watch = watch.unwrap();
+        assert_eq!(wrapped["web"], servers["web"]);
+        for name in ["docs", "gone", "fine"] {
+            start(&wrapped, name).wait().unwrap();
+        }
+        let failures = watch.failures();
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert_eq!(
+            failures[0],
+            "MCP server `docs` exited with status 3: index missing"
+        );
+        assert!(
+            failures[1].starts_with(
+                "MCP server `gone` could not start (exit status 127: command not found): "
+            ) && failures[1].contains("/nonexistent/server"),
+            "{}",
+            failures[1]
+        );
+    }
+
+    /// The server reads the agent's stdin and writes its stdout through the wrapper; a
+    /// wrapper stopped by SIGTERM (the agent closing its servers) records nothing.
+    #[test]
+    fn stdio_passes_through_and_a_stopped_server_is_no_failure() {
+        let servers: McpServers = [
+            (
+                "echo".to_owned(),
+                stdio("sh", &["-c", "read line; echo \"got $line\"; exit 5"]),
+            ),
+            ("stuck".to_owned(), stdio("sleep", &["600"])),
+        ]
+        .into();
+        let (wrapped, watch) = McpWatch::wrap(&servers).unwrap();
+        let watch = watch.unwrap();
+        let mut echo = start(&wrapped, "echo");
+        echo.stdin.take().unwrap().write_all(b"ping\n").unwrap();
+        let out = echo.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "got ping\n");
+        let mut stuck = start(&wrapped, "stuck");
+        // The wrapper records only after `wait`, so a status file can not exist yet;
+        // SIGTERM reaches the wrapper (the agent's direct child), which forwards it.
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(stuck.id()).unwrap()),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        stuck.wait().unwrap();
+        assert_eq!(
+            watch.failures(),
+            ["MCP server `echo` exited with status 5, with no stderr"]
+        );
+    }
 }

@@ -80,10 +80,7 @@ fn explain(spec: &spec::TestSpec) -> String {
     };
     let mut rows: Vec<(&str, String, String)> = Vec::new();
     let agents = if spec.agents.is_empty() {
-        (
-            "claude (or `run --agent`)".to_owned(),
-            "default".to_owned(),
-        )
+        ("claude (or `run --agent`)".to_owned(), "default".to_owned())
     } else {
         let names = spec
             .agents
@@ -135,21 +132,22 @@ fn explain(spec: &spec::TestSpec) -> String {
             .map_or_else(|| "every run".to_owned(), |n| n.to_string()),
         from("min_pass", suite.min_pass.as_ref().map(|s| &s.origin)),
     ));
-    let keyed = |prefix: &str, names: Vec<&String>, suite_origin: &dyn Fn(&str) -> Option<Origin>| {
-        if names.is_empty() {
-            return "none".to_owned();
-        }
-        names
-            .iter()
-            .map(|name| {
-                let origin = here(&format!("{prefix}.{name}"))
-                    .or_else(|| suite_origin(name).map(|o| origin_text(&o)))
-                    .unwrap_or_else(|| "default".to_owned());
-                format!("{name} ({origin})")
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let keyed =
+        |prefix: &str, names: Vec<&String>, suite_origin: &dyn Fn(&str) -> Option<Origin>| {
+            if names.is_empty() {
+                return "none".to_owned();
+            }
+            names
+                .iter()
+                .map(|name| {
+                    let origin = here(&format!("{prefix}.{name}"))
+                        .or_else(|| suite_origin(name).map(|o| origin_text(&o)))
+                        .unwrap_or_else(|| "default".to_owned());
+                    format!("{name} ({origin})")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
     rows.push((
         "env",
         keyed("env", spec.env.keys().collect(), &|n| {

@@ -48,9 +48,9 @@ pub fn is_test_file(path: &Path) -> bool {
 pub fn is_aptitude_file(name: &str) -> bool {
     name == super::suite::SUITE_FILE
         || TEST_SUFFIXES
-        .iter()
-        .chain(&TRANSCRIPT_SUFFIXES)
-        .any(|s| name.ends_with(s))
+            .iter()
+            .chain(&TRANSCRIPT_SUFFIXES)
+            .any(|s| name.ends_with(s))
 }
 
 /// Where `aptitude run --record` writes a test's transcript: `x.aptitude.yaml` →
@@ -149,7 +149,10 @@ mod tests {
             assert!(is_aptitude_file(own), "{own}");
         }
         assert!(!is_aptitude_file("transcript.md"));
-        assert!(!is_test_file(Path::new("tests/aptitude.yaml")), "suite defaults are no test");
+        assert!(
+            !is_test_file(Path::new("tests/aptitude.yaml")),
+            "suite defaults are no test"
+        );
     }
 
     #[test]

@@ -22,8 +22,8 @@ use std::time::Duration;
 use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
-pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
 pub use load::suite::{load_suite_file, load_suite_str};
+pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
 pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, ValueMatcher};
 

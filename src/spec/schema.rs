@@ -811,7 +811,12 @@ mod tests {
         );
         let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
         let keys = |v: &serde_json::Value| -> Vec<String> {
-            let mut k: Vec<String> = v["properties"].as_object().unwrap().keys().cloned().collect();
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
             k.sort();
             k
         };

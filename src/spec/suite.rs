@@ -173,7 +173,10 @@ fn parent_of_relative(dir: &Path) -> Option<PathBuf> {
     if text.is_empty() || text == "." {
         return Some(PathBuf::from(".."));
     }
-    if dir.components().all(|c| c == std::path::Component::ParentDir) {
+    if dir
+        .components()
+        .all(|c| c == std::path::Component::ParentDir)
+    {
         return Some(dir.join(".."));
     }
     Some(
@@ -206,8 +209,20 @@ mod tests {
                 origin: origin(2),
             }),
             env: [
-                ("A".to_owned(), Setting { value: "far".into(), origin: origin(3) }),
-                ("B".to_owned(), Setting { value: "far".into(), origin: origin(4) }),
+                (
+                    "A".to_owned(),
+                    Setting {
+                        value: "far".into(),
+                        origin: origin(3),
+                    },
+                ),
+                (
+                    "B".to_owned(),
+                    Setting {
+                        value: "far".into(),
+                        origin: origin(4),
+                    },
+                ),
             ]
             .into(),
             ..SuiteDefaults::default()
@@ -217,7 +232,14 @@ mod tests {
                 value: "near".into(),
                 origin: origin(9),
             }),
-            env: [("B".to_owned(), Setting { value: "near".into(), origin: origin(8) })].into(),
+            env: [(
+                "B".to_owned(),
+                Setting {
+                    value: "near".into(),
+                    origin: origin(8),
+                },
+            )]
+            .into(),
             ..SuiteDefaults::default()
         };
         let merged = far.overridden_by(near);
@@ -243,7 +265,10 @@ mod tests {
         let files = suite_files(&repo.join("tests/ws/x.aptitude.yaml"));
         assert_eq!(
             files,
-            [repo.join(SUITE_FILE), repo.join("tests/ws").join(SUITE_FILE)]
+            [
+                repo.join(SUITE_FILE),
+                repo.join("tests/ws").join(SUITE_FILE)
+            ]
         );
     }
 }

@@ -58,7 +58,7 @@ fn echo_tool(agent: &str) -> &'static str {
 }
 
 /// The agents whose MCP wiring is verified here with the real CLI.
-const MCP_AGENTS: &[&str] = &["codex"];
+const MCP_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
 
 /// On every agent with an MCP client: the server starts from the test's `mcp_servers`,
 /// the model's call to its `echo` tool is recorded as `mcp__everything__echo` with its
@@ -224,8 +224,9 @@ fn an_mcp_server_that_can_not_start_is_an_error() {
     assert_eq!(test["error_kind"], "infra", "{test:#}");
     let error = test["error"].as_str().unwrap_or("");
     assert!(
-        error.starts_with("MCP server `gone` could not start (exit status 127: command not found): ")
-            && error.contains("/nonexistent/mcp-server"),
+        error.starts_with(
+            "MCP server `gone` could not start (exit status 127: command not found): "
+        ) && error.contains("/nonexistent/mcp-server"),
         "{error}"
     );
 }
@@ -259,9 +260,9 @@ fn an_mcp_server_that_exits_with_an_error_is_an_infra_error_on_every_agent() {
         let ok = code == 1
             && test["status"] == "error"
             && test["error_kind"] == "infra"
-            && test["error"]
-                .as_str()
-                .is_some_and(|e| e.contains("MCP server `docs` exited with status 1: docs index missing"));
+            && test["error"].as_str().is_some_and(|e| {
+                e.contains("MCP server `docs` exited with status 1: docs index missing")
+            });
         if !ok {
             failures.push(format!(
                 "{}: exit {code}, status {}, kind {}, error {}\n{stderr}",

@@ -107,5 +107,9 @@ fn a_broken_suite_file_stops_everything() {
         .current_dir(dir.path())
         .output();
     run.code(2);
-    assert!(run.stderr.contains("`prompt` is test-only"), "{}", run.both());
+    assert!(
+        run.stderr.contains("`prompt` is test-only"),
+        "{}",
+        run.both()
+    );
 }

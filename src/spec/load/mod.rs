@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
-use super::{AgentKind, AgentTarget, Assertion, AssertionKind, Scope, TestSpec};
 use super::suite::SuiteDefaults;
+use super::{AgentKind, AgentTarget, Assertion, AssertionKind, Scope, TestSpec};
 
 /// The keys of a test file's top level.
 pub(in crate::spec) const TEST_KEYS: &[&str] = &[

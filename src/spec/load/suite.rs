@@ -82,7 +82,10 @@ pub fn load_suite_file(path: &Path) -> Result<SuiteDefaults, FileDiagnostics> {
     let source = String::from_utf8(bytes).map_err(|e| {
         fail(
             String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            vec![Diagnostic::new(Pos::default(), "the file is not valid UTF-8").hint("save it as UTF-8")],
+            vec![
+                Diagnostic::new(Pos::default(), "the file is not valid UTF-8")
+                    .hint("save it as UTF-8"),
+            ],
         )
     })?;
     load_suite_str(path, &source).map_err(|diagnostics| fail(source, diagnostics))
@@ -327,5 +330,106 @@ impl Ctx {
             threshold,
             votes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{AgentKind, AssertionKind, load_files};
+
+    fn messages(source: &str) -> Vec<String> {
+        load_suite_str(Path::new("aptitude.yaml"), source)
+            .unwrap_err()
+            .into_iter()
+            .map(|d| format!("{}:{} {}", d.pos.line, d.pos.column, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn test_only_and_unknown_keys_are_errors_at_their_position() {
+        assert_eq!(
+            messages("assertions: []\nmodle: x\njudge: {treshold: 8}\n"),
+            [
+                "1:1 `assertions` is test-only: it can not be a default in `aptitude.yaml`",
+                "2:1 unknown key `modle` in `aptitude.yaml`",
+                "3:9 unknown key `treshold` in `judge`",
+            ]
+        );
+        assert_eq!(
+            messages("runs: 2\nmin_pass: 3\n"),
+            ["2:1 `min_pass: 3` is more than `runs: 2`"]
+        );
+        assert_eq!(
+            messages("- claude\n"),
+            ["1:1 `aptitude.yaml` must be a mapping of defaults"]
+        );
+    }
+
+    #[test]
+    fn each_default_keeps_the_line_it_was_written_on() {
+        let d = load_suite_str(
+            Path::new("dir/aptitude.yaml"),
+            "# defaults\nagent: codex\nenv:\n  A: \"1\"\n  B: 2\njudge:\n  votes: 3\n",
+        )
+        .unwrap();
+        let agents = d.agents.unwrap();
+        assert_eq!(agents.value[0].kind, AgentKind::Codex);
+        assert_eq!(agents.origin.line, 2);
+        assert_eq!(agents.origin.file, Path::new("dir/aptitude.yaml"));
+        assert_eq!(d.env["A"].origin.line, 4);
+        assert_eq!(d.env["B"].value, "2");
+        assert_eq!(d.env["B"].origin.line, 5);
+        assert_eq!(d.judge.votes.unwrap().origin.line, 7);
+        assert_eq!(
+            load_suite_str(Path::new("a"), "# only a comment\n").unwrap(),
+            SuiteDefaults::default()
+        );
+    }
+
+    /// The test's own values win; the rest come from the nearest file, and a review
+    /// without a threshold gets the suite's. A broken `aptitude.yaml` is reported once,
+    /// however many tests it covers, and none of them loads.
+    #[test]
+    fn load_files_applies_the_defaults_and_reports_a_broken_suite_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(
+            root.join("aptitude.yaml"),
+            "model: m\nruns: 2\nenv: {A: suite, B: suite}\njudge: {threshold: 9, model: judge-m}\n",
+        )
+        .unwrap();
+        let test = root.join("t/a.aptitude.yaml");
+        std::fs::write(
+            &test,
+            "name: a\nprompt: p\nruns: 1\nenv: {A: test}\nassertions:\n  - stdout: {review: ok}\n  - stdout: {review: ok, threshold: 4}\n",
+        )
+        .unwrap();
+        let report = load_files(std::slice::from_ref(&test));
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let spec = &report.specs[0];
+        assert_eq!(spec.model.as_deref(), Some("m"));
+        assert_eq!(spec.runs, Some(1));
+        assert_eq!(spec.env["A"], "test");
+        assert_eq!(spec.env["B"], "suite");
+        let reviews: Vec<(u8, Option<&str>)> = spec
+            .assertions
+            .iter()
+            .filter_map(|a| match &a.kind {
+                AssertionKind::Review(r) => Some((r.threshold, r.model.as_deref())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reviews, [(9, Some("judge-m")), (4, Some("judge-m"))]);
+
+        std::fs::write(root.join("t/aptitude.yaml"), "prompt: no\n").unwrap();
+        let other = root.join("t/b.aptitude.yaml");
+        std::fs::copy(&test, &other).unwrap();
+        let report = load_files(&[test, other]);
+        assert!(report.specs.is_empty());
+        assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+        assert_eq!(report.errors[0].path, root.join("t/aptitude.yaml"));
     }
 }
