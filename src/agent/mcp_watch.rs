@@ -25,11 +25,12 @@ use crate::spec::{McpServer, McpServers};
 /// The command runs in the background so that the wrapper can forward the signals it gets
 /// (the agent stops its servers by signalling its direct child, which is the wrapper);
 /// its stdin is passed on explicitly through fd 3, because a background command of a
-/// non-interactive shell otherwise reads `/dev/null`.
+/// non-interactive shell otherwise reads `/dev/null`. SIGINT is forwarded as SIGTERM: a
+/// background command of a non-interactive shell ignores SIGINT.
 pub const WRAPPER: &str = r#"log=$1; status=$2; shift 2; pid=
 trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; exit 143' TERM
 trap '[ -n "$pid" ] && kill -HUP "$pid" 2>/dev/null; exit 129' HUP
-trap '[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null; exit 130' INT
+trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; exit 130' INT
 exec 3<&0
 "$@" <&3 3<&- 2>>"$log" &
 pid=$!
