@@ -79,13 +79,59 @@ pub fn load_files(paths: &[PathBuf]) -> LoadReport {
         match load_file_with(path, &defaults) {
             Ok(mut spec) if !broken => {
                 defaults.apply(&mut spec);
-                report.specs.push(spec);
+                match unreachable_min_pass(&spec, &defaults) {
+                    Some(diags) => report.errors.push(diags),
+                    None => report.specs.push(spec),
+                }
             }
             Ok(_) => {}
             Err(diags) => report.errors.push(diags),
         }
     }
     report
+}
+
+/// A test whose `min_pass` is more than its `runs` once the suite defaults are applied
+/// (each alone is checked where it is written) can never pass: a load error saying
+/// where each value comes from.
+fn unreachable_min_pass(spec: &TestSpec, defaults: &SuiteDefaults) -> Option<FileDiagnostics> {
+    let (k, runs) = (spec.min_pass?, spec.runs?);
+    if k <= runs {
+        return None;
+    }
+    let from = |setting: Option<&super::suite::Origin>| {
+        setting.map_or_else(
+            || "this test".to_owned(),
+            |o| format!("{}:{}", super::diagnostic::display_path(&o.file), o.line),
+        )
+    };
+    // The test's own value wins over a default: the origin is the default's only when
+    // the test file does not set the key.
+    let origin = |key: &str, default: Option<&super::suite::Origin>| {
+        let own = std::fs::read_to_string(&spec.file)
+            .ok()
+            .and_then(|source| node::parse(&source).ok())
+            .is_some_and(|root| match &root.value {
+                Value::Map(entries) => entries.iter().any(|(k, _)| k.name == key),
+                _ => false,
+            });
+        if own { from(None) } else { from(default) }
+    };
+    Some(FileDiagnostics {
+        path: spec.file.clone(),
+        source: String::new(),
+        diagnostics: vec![
+            Diagnostic::new(
+                Pos::default(),
+                format!(
+                    "`min_pass: {k}` (from {}) is more than `runs: {runs}` (from {}): the test can never pass",
+                    origin("min_pass", defaults.min_pass.as_ref().map(|s| &s.origin)),
+                    origin("runs", defaults.runs.as_ref().map(|s| &s.origin)),
+                ),
+            )
+            .hint("min_pass counts passing runs out of `runs`; set both in the same place"),
+        ],
+    })
 }
 
 /// The suite defaults that apply to `test_file`, merged (nearest wins), for

@@ -427,9 +427,20 @@ mod tests {
         std::fs::write(root.join("t/aptitude.yaml"), "prompt: no\n").unwrap();
         let other = root.join("t/b.aptitude.yaml");
         std::fs::copy(&test, &other).unwrap();
-        let report = load_files(&[test, other]);
+        let report = load_files(&[test.clone(), other.clone()]);
         assert!(report.specs.is_empty());
         assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
         assert_eq!(report.errors[0].path, root.join("t/aptitude.yaml"));
+
+        // `min_pass` from a default above the test's own `runs`: it could never pass.
+        std::fs::write(root.join("t/aptitude.yaml"), "min_pass: 2\n").unwrap();
+        let report = load_files(std::slice::from_ref(&test));
+        assert!(report.specs.is_empty());
+        let message = &report.errors[0].diagnostics[0].message;
+        assert!(
+            message.starts_with("`min_pass: 2` (from ")
+                && message.contains("t/aptitude.yaml:1) is more than `runs: 1` (from this test)"),
+            "{message}"
+        );
     }
 }
