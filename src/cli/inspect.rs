@@ -1,18 +1,18 @@
-//! The commands that run no agent: `validate`, `transcript`, `report`.
+//! The commands that run no agent: `validate` (with `--explain`: each test's effective
+//! settings and their origins), `transcript`, `report`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, ReportCommandArgs, TranscriptArgs, ValidateArgs};
 use crate::redact::Redactor;
 use crate::report::{json, terminal};
 use crate::spec;
-use crate::transcript;
-
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use crate::spec::diagnostic::display_path;
 use crate::spec::node::Value;
 use crate::spec::suite::Origin;
+use crate::transcript;
 
 pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
     let redactor = Redactor::from_process_env([]);
