@@ -625,6 +625,10 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         Ok(servers) => servers,
         Err(why) => return (finish(result, Some((ErrorKind::Setup, why))), None),
     };
+    // An HTTP server that is not there is named now, before the agent works without it.
+    if let Err(why) = crate::agent::mcp_watch::probe_http(&mcp_servers).await {
+        return (finish(result, Some((ErrorKind::Infra, why))), None);
+    }
     let execution = agent
         .execute(ExecuteRequest {
             prompt: &spec.prompt,

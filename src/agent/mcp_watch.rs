@@ -13,8 +13,11 @@
 //! naming the server, with the end of its stderr.
 //!
 //! The wrapper and the server stay in the agent's process group and the run's jail
-//! ([`super::contain`]): the process-group guarantee is unchanged. HTTP servers are the
-//! agent's business (aptitude starts nothing for them).
+//! ([`super::contain`]): the process-group guarantee is unchanged.
+//!
+//! HTTP servers are not started by aptitude; [`probe_http`] checks before the agent starts
+//! that each one accepts a connection, so that a server that is not there is an error
+//! naming it rather than an agent quietly working without it.
 
 use std::path::{Path, PathBuf};
 
@@ -143,6 +146,64 @@ fn tail(text: &str, max_chars: usize) -> String {
     crate::cut::after_cut_start(&text[start..])
 }
 
+/// How long [`probe_http`] waits for a connection to each address of a server.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Checks that every HTTP server of `servers` (already `${VAR}`-expanded) accepts a TCP
+/// connection at its URL's host and port (80/443 by default), within [`PROBE_TIMEOUT`]
+/// per address.
+///
+/// # Errors
+/// "MCP server `docs` at http://host:port/… does not answer: <why>" for the first server
+/// that does not (a malformed URL included). The URL is shown without its user info.
+pub async fn probe_http(servers: &McpServers) -> Result<(), String> {
+    for (name, server) in servers {
+        let McpServer::Http { url, .. } = server else {
+            continue;
+        };
+        let target = url::Url::parse(url).map_err(|e| (e.to_string(), url.clone()));
+        let result = match target {
+            Ok(parsed) => {
+                let mut shown = parsed.clone();
+                let _ = shown.set_username("");
+                let _ = shown.set_password(None);
+                let host = parsed.host_str().unwrap_or_default().to_owned();
+                let port = parsed.port_or_known_default().unwrap_or(80);
+                let connect = tokio::task::spawn_blocking(move || connect(&host, port));
+                match connect.await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(why)) => Err((why, shown.to_string())),
+                    Err(e) => Err((e.to_string(), shown.to_string())),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        if let Err((why, shown)) = result {
+            return Err(format!(
+                "MCP server `{name}` at {shown} does not answer: {why}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Connects to `host:port` (each resolved address in turn); the last error otherwise.
+fn connect(host: &str, port: u16) -> Result<(), String> {
+    use std::net::ToSocketAddrs;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("can not resolve {host}: {e}"))?;
+    let mut last = format!("{host} has no address");
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("{addr}: {e}"),
+        }
+    }
+    Err(last)
+}
+
 fn stderr_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.stderr"))
 }
@@ -223,6 +284,35 @@ mod tests {
             "{}",
             failures[1]
         );
+    }
+
+    #[tokio::test]
+    async fn an_http_server_that_does_not_answer_is_named_and_one_that_does_passes() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listener.local_addr().unwrap().port();
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let http = |port: u16| McpServer::Http {
+            url: format!("http://user:pw@127.0.0.1:{port}/mcp"),
+            headers: BTreeMap::new(),
+        };
+        let up: McpServers = [("up".to_owned(), http(open))].into();
+        assert_eq!(probe_http(&up).await, Ok(()));
+        let down: McpServers = [
+            ("up".to_owned(), http(open)),
+            ("down".to_owned(), http(closed)),
+        ]
+        .into();
+        let err = probe_http(&down).await.unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "MCP server `down` at http://127.0.0.1:{closed}/mcp does not answer: "
+            )),
+            "{err}"
+        );
+        drop(listener);
     }
 
     /// The server reads the agent's stdin and writes its stdout through the wrapper; a

@@ -170,6 +170,39 @@ fn a_missing_mcp_variable_is_an_error() {
     );
 }
 
+/// An HTTP server that does not accept connections makes the test `error` of kind
+/// `infra` naming it, before the agent starts (the model gets no request).
+#[test]
+fn an_http_mcp_server_that_does_not_answer_is_an_infra_error_before_the_agent_runs() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-DOWN: go\"\nmcp_servers:\n  remote: {{url: \"http://127.0.0.1:{closed}/mcp\"}}\nassertions:\n  - tool: mcp__remote__search\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(test["status"], "error", "{stderr}\n{test:#}");
+    assert_eq!(test["error_kind"], "infra", "{test:#}");
+    assert!(
+        test["error"].as_str().unwrap_or("").starts_with(&format!(
+            "MCP server `remote` at http://127.0.0.1:{closed}/mcp does not answer: "
+        )),
+        "{}",
+        test["error"]
+    );
+    assert!(model.requests().is_empty(), "the agent must not run");
+}
+
 /// A stdio server that ignores SIGTERM and SIGHUP and never speaks MCP does not outlive
 /// the run: it is the agent's child, in the run's containment, and is killed when the run
 /// ends.
