@@ -60,8 +60,7 @@ impl Codex {
 }
 
 /// `$CODEX_HOME/config.toml` with one `[mcp_servers.<name>]` table per server: `command`,
-/// `args`, `env`, `startup_timeout_sec` for stdio; `url`, `http_headers` for streamable
-/// HTTP (Codex 0.169).
+/// `args`, `env` for stdio; `url`, `http_headers` for streamable HTTP (Codex 0.169).
 pub fn mcp_config_toml(servers: &McpServers) -> String {
     let table = |map: &std::collections::BTreeMap<String, String>| {
         let items: Vec<String> = map
@@ -79,10 +78,6 @@ pub fn mcp_config_toml(servers: &McpServers) -> String {
                 let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
                 out.push_str(&format!("args = [{}]\n", args.join(", ")));
                 out.push_str(&format!("env = {}\n", table(env)));
-                // Codex gives a server 10s to start by default, too little for a Node
-                // server on a loaded CI machine; Claude Code's default is 30s. A server
-                // that dies is seen at once ([`super::mcp_watch`]), whatever this is.
-                out.push_str("startup_timeout_sec = 30\n");
             }
             McpServer::Http { url, headers } => {
                 out.push_str(&format!("url = {}\n", toml_string(url)));
