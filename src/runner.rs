@@ -632,6 +632,10 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             return (finish(result, Some((ErrorKind::Setup, why))), None);
         }
     };
+    // An HTTP server that is not there is named now, before the agent works without it.
+    if let Err(why) = crate::agent::mcp_watch::probe_http(&mcp_servers).await {
+        return (finish(result, Some((ErrorKind::Infra, why))), None);
+    }
     let execution = agent
         .execute(ExecuteRequest {
             prompt: &spec.prompt,
@@ -840,6 +844,11 @@ async fn post_run(
 fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // A test's MCP server that failed is aptitude's environment at fault, whatever the
+    // agent made of it, unless the user stopped the run.
+    if !execution.mcp_failures.is_empty() && p.ending != Ending::Cancelled {
+        return Some((ErrorKind::Infra, execution.mcp_failures.join("; ")));
+    }
     match p.ending {
         Ending::Cancelled => {
             return Some((

@@ -10,6 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use super::mcp_watch::McpWatch;
 use super::process::{self, Spec};
 use super::{
     Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
@@ -267,13 +268,17 @@ impl Agent for CliAgent {
             });
         }
         let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
+        // Every stdio server runs under the watch's wrapper, so that one that fails to
+        // start or crashes is seen on every agent (not only where the agent reports it).
+        let (mcp_servers, watch) =
+            McpWatch::wrap(req.mcp_servers).map_err(|m| self.start_error(&binary, m))?;
         let task = Task {
             prompt: req.prompt,
             workspace: req.workspace,
             model: req.model,
             max_turns: req.max_turns,
             base_url: req.base_url.or(self.settings.base_url.as_deref()),
-            mcp_servers: req.mcp_servers,
+            mcp_servers: &mcp_servers,
             plugins: req.plugins,
         };
         let invocation = self
@@ -317,6 +322,7 @@ impl Agent for CliAgent {
             transcript,
             process: output,
             raw,
+            mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
         })
     }
 

@@ -19,6 +19,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod executor;
 pub mod gemini;
+pub mod mcp_watch;
 pub mod opencode;
 pub mod pi;
 pub mod process;
@@ -78,6 +79,10 @@ pub struct Execution {
     pub process: process::Output,
     /// The agent's stdout as it came (its raw transcript), one event per line.
     pub raw: Vec<String>,
+    /// One message per stdio MCP server of the test that failed to start or crashed
+    /// during the run ([`mcp_watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
+    /// with status 1: …"; not yet redacted.
+    pub mcp_failures: Vec<String>,
 }
 
 /// A grading reply.

@@ -1,10 +1,17 @@
-//! The commands that run no agent: `validate`, `transcript`, `report`.
+//! The commands that run no agent: `validate` (with `--explain`: each test's effective
+//! settings and their origins), `transcript`, `report`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, ReportCommandArgs, TranscriptArgs, ValidateArgs};
 use crate::redact::Redactor;
 use crate::report::{json, terminal};
 use crate::spec;
+use crate::spec::diagnostic::display_path;
+use crate::spec::node::Value;
+use crate::spec::suite::Origin;
 use crate::transcript;
 
 pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
@@ -13,6 +20,11 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
     let report = spec::load_files(&files);
     output::check_load_errors(&redactor, &report, files.len())?;
     let assertions: usize = report.specs.iter().map(|s| s.assertions.len()).sum();
+    if args.explain {
+        for spec in &report.specs {
+            out(&redactor.redact(&explain(spec)));
+        }
+    }
     let green = anstyle::AnsiColor::Green.on_default();
     out(&format!(
         "{green}✓{green:#} {} test file{} valid ({assertions} assertion{})\n",
@@ -21,6 +33,172 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
         if assertions == 1 { "" } else { "s" },
     ));
     Ok(Outcome::Passed)
+}
+
+/// Where each top-level key of a test file is (1-based line), and where each key of its
+/// `env` and `mcp_servers` mappings is, as `env.NAME` / `mcp_servers.NAME`.
+fn key_lines(path: &Path) -> BTreeMap<String, u32> {
+    let mut lines = BTreeMap::new();
+    let Ok(source) = std::fs::read_to_string(path) else {
+        return lines;
+    };
+    let Ok(root) = spec::node::parse(&source) else {
+        return lines;
+    };
+    if let Value::Map(entries) = &root.value {
+        for (key, value) in entries {
+            lines.insert(key.name.clone(), key.pos.line);
+            if let (true, Value::Map(inner)) = (
+                matches!(key.name.as_str(), "env" | "mcp_servers"),
+                &value.value,
+            ) {
+                for (k, _) in inner {
+                    lines.insert(format!("{}.{}", key.name, k.name), k.pos.line);
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// Where a setting comes from, for `--explain`.
+fn origin_text(origin: &Origin) -> String {
+    format!("{}:{}", display_path(&origin.file), origin.line)
+}
+
+/// The `--explain` block of one test: each effective setting with its origin (the test
+/// file's `file:line`, an `aptitude.yaml`'s, or `default`). Env values are never shown.
+fn explain(spec: &spec::TestSpec) -> String {
+    let suite = spec::suite_defaults(&spec.file).unwrap_or_default();
+    let lines = key_lines(&spec.file);
+    let file = display_path(&spec.file);
+    let here = |key: &str| lines.get(key).map(|l| format!("{file}:{l}"));
+    let from = |key: &str, suite: Option<&Origin>| {
+        here(key)
+            .or_else(|| suite.map(origin_text))
+            .unwrap_or_else(|| "default".to_owned())
+    };
+    let mut rows: Vec<(&str, String, String)> = Vec::new();
+    let agents = if spec.agents.is_empty() {
+        ("claude (or `run --agent`)".to_owned(), "default".to_owned())
+    } else {
+        let names = spec
+            .agents
+            .iter()
+            .map(|t| match &t.model {
+                Some(m) => format!("{} (model {m})", t.kind),
+                None => t.kind.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let key = if lines.contains_key("agents") {
+            "agents"
+        } else {
+            "agent"
+        };
+        (names, from(key, suite.agents.as_ref().map(|s| &s.origin)))
+    };
+    rows.push(("agents", agents.0, agents.1));
+    rows.push((
+        "model",
+        spec.model
+            .clone()
+            .unwrap_or_else(|| "the agent's own (or `run --model`)".to_owned()),
+        from("model", suite.model.as_ref().map(|s| &s.origin)),
+    ));
+    rows.push((
+        "timeout",
+        spec.timeout.map_or_else(
+            || "none (or `run --timeout`)".to_owned(),
+            |t| humantime::format_duration(t).to_string(),
+        ),
+        from("timeout", suite.timeout.as_ref().map(|s| &s.origin)),
+    ));
+    rows.push((
+        "max_turns",
+        spec.max_turns
+            .map_or_else(|| "the agent's own".to_owned(), |n| n.to_string()),
+        from("max_turns", suite.max_turns.as_ref().map(|s| &s.origin)),
+    ));
+    rows.push((
+        "runs",
+        spec.runs
+            .map_or_else(|| "1 (or `run --runs`)".to_owned(), |n| n.to_string()),
+        from("runs", suite.runs.as_ref().map(|s| &s.origin)),
+    ));
+    rows.push((
+        "min_pass",
+        spec.min_pass
+            .map_or_else(|| "every run".to_owned(), |n| n.to_string()),
+        from("min_pass", suite.min_pass.as_ref().map(|s| &s.origin)),
+    ));
+    let keyed =
+        |prefix: &str, names: Vec<&String>, suite_origin: &dyn Fn(&str) -> Option<Origin>| {
+            if names.is_empty() {
+                return "none".to_owned();
+            }
+            names
+                .iter()
+                .map(|name| {
+                    let origin = here(&format!("{prefix}.{name}"))
+                        .or_else(|| suite_origin(name).map(|o| origin_text(&o)))
+                        .unwrap_or_else(|| "default".to_owned());
+                    format!("{name} ({origin})")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+    rows.push((
+        "env",
+        keyed("env", spec.env.keys().collect(), &|n| {
+            suite.env.get(n).map(|s| s.origin.clone())
+        }),
+        String::new(),
+    ));
+    rows.push((
+        "mcp_servers",
+        keyed("mcp_servers", spec.mcp_servers.keys().collect(), &|n| {
+            suite.mcp_servers.get(n).map(|s| s.origin.clone())
+        }),
+        String::new(),
+    ));
+    let judge = &suite.judge;
+    let setting = |value: Option<String>, origin: Option<&Origin>| match (value, origin) {
+        (Some(v), Some(o)) => format!("{v} ({})", origin_text(o)),
+        _ => "default".to_owned(),
+    };
+    rows.push((
+        "judge",
+        format!(
+            "model {}, agent {}, threshold {}, votes {}",
+            setting(
+                judge.model.as_ref().map(|s| s.value.clone()),
+                judge.model.as_ref().map(|s| &s.origin)
+            ),
+            setting(
+                judge.agent.as_ref().map(|s| s.value.to_string()),
+                judge.agent.as_ref().map(|s| &s.origin)
+            ),
+            judge.threshold.as_ref().map_or_else(
+                || format!("{} (default)", spec::DEFAULT_THRESHOLD),
+                |s| format!("{} ({})", s.value, origin_text(&s.origin))
+            ),
+            setting(
+                judge.votes.as_ref().map(|s| s.value.to_string()),
+                judge.votes.as_ref().map(|s| &s.origin)
+            ),
+        ),
+        "a review's own keys win".to_owned(),
+    ));
+    let mut text = format!("{file}: {}\n", spec.name);
+    for (key, value, origin) in rows {
+        if origin.is_empty() {
+            text.push_str(&format!("  {key:<12}{value}\n"));
+        } else {
+            text.push_str(&format!("  {key:<12}{value}  [{origin}]\n"));
+        }
+    }
+    text
 }
 
 pub(super) fn show_transcript(args: &TranscriptArgs) -> Result<Outcome, CliError> {

@@ -145,6 +145,11 @@ pub struct ValidateArgs {
     /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+    /// Print each test's effective settings (agents, model, timeout, runs, min_pass, env
+    /// names, MCP servers, judge), each with where it comes from: the test file, an
+    /// aptitude.yaml, or the default.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// `aptitude run`.

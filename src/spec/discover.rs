@@ -42,13 +42,15 @@ pub fn is_test_file(path: &Path) -> bool {
     test_stem(path).is_some()
 }
 
-/// Whether a file name marks one of aptitude's own files: a test file or a recorded
-/// transcript (never copied into an agent's workspace).
+/// Whether a file name marks one of aptitude's own files: a test file, a recorded
+/// transcript or a suite defaults file (`aptitude.yaml`; never copied into an agent's
+/// workspace).
 pub fn is_aptitude_file(name: &str) -> bool {
-    TEST_SUFFIXES
-        .iter()
-        .chain(&TRANSCRIPT_SUFFIXES)
-        .any(|s| name.ends_with(s))
+    name == super::suite::SUITE_FILE
+        || TEST_SUFFIXES
+            .iter()
+            .chain(&TRANSCRIPT_SUFFIXES)
+            .any(|s| name.ends_with(s))
 }
 
 /// Where `aptitude run --record` writes a test's transcript: `x.aptitude.yaml` →
@@ -142,10 +144,15 @@ mod tests {
             "t.aptitude.yml",
             "t.transcript.jsonl",
             "t.transcript.json",
+            "aptitude.yaml",
         ] {
             assert!(is_aptitude_file(own), "{own}");
         }
         assert!(!is_aptitude_file("transcript.md"));
+        assert!(
+            !is_test_file(Path::new("tests/aptitude.yaml")),
+            "suite defaults are no test"
+        );
     }
 
     #[test]

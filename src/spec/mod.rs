@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod node;
 pub mod pattern;
 pub mod schema;
+pub mod suite;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,7 +23,8 @@ use std::time::Duration;
 use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
-pub use load::{LoadReport, load_file, load_files, load_str};
+pub use load::suite::{load_suite_file, load_suite_str};
+pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
 pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 

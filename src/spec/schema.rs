@@ -31,6 +31,20 @@ pub fn test_file_schema() -> String {
     text
 }
 
+/// Where the schema of suite defaults files (`aptitude.yaml`) is checked in.
+pub const SUITE_SCHEMA_PATH: &str = "schema/aptitude-suite.schema.json";
+
+/// The schema of a suite defaults file (`aptitude.yaml`), as pretty-printed JSON with a
+/// final newline.
+pub fn suite_file_schema() -> String {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let mut schema = generator.into_root_schema_for::<SuiteFile>().to_value();
+    not_nullable(&mut schema);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// Removes the `null` that schemars adds to every `Option` field: an optional key is left
 /// out, never `null` (the loader rejects `key: ~`). Only the exact forms schemars writes
 /// are removed — `"type": [T, "null"]` and an `anyOf` member `{"type": "null"}` — so a
@@ -113,6 +127,56 @@ struct TestFile {
     /// Claude Code plugin directories loaded for the run (`--plugin-dir`), relative to the
     /// test file's directory; on an agent without plugins the test is `error`.
     plugins: Option<OneOrMany>,
+}
+
+/// `aptitude.yaml`: defaults for every test in its directory and below (the nearest file
+/// wins field by field; a test's own keys win over all).
+#[derive(JsonSchema)]
+#[schemars(title = "aptitude suite defaults (aptitude.yaml)")]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct SuiteFile {
+    /// The agent of tests that name none.
+    agent: Option<AgentName>,
+    /// The agents of tests that name none (instead of `agent`).
+    #[schemars(length(min = 1))]
+    agents: Option<Vec<AgentEntry>>,
+    /// The model, passed to the agent.
+    model: Option<NonEmpty>,
+    /// How long each agent run may take.
+    timeout: Option<Duration>,
+    /// The most turns the agent may take.
+    #[schemars(range(min = 1))]
+    max_turns: Option<u32>,
+    /// How many isolated runs each test gets.
+    #[schemars(range(min = 1, max = 100))]
+    runs: Option<u32>,
+    /// How many runs must pass; at most `runs`.
+    #[schemars(range(min = 1, max = 100))]
+    min_pass: Option<u32>,
+    /// Environment variables, merged by name with a test's (the test's win).
+    env: Option<BTreeMap<String, Scalar>>,
+    /// MCP servers, merged by name with a test's (the test's win).
+    mcp_servers: Option<BTreeMap<McpServerName, McpServerEntry>>,
+    /// Defaults for every `stdout: {review}` assertion that does not set them.
+    judge: Option<JudgeDefaults>,
+}
+
+/// `judge:` in `aptitude.yaml`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct JudgeDefaults {
+    /// The grading model.
+    model: Option<NonEmpty>,
+    /// The grading agent.
+    agent: Option<AgentName>,
+    /// Pass at this score (1–10) or above; default 7.
+    #[schemars(range(min = 1, max = 10))]
+    threshold: Option<u8>,
+    /// Grading calls whose median score decides.
+    #[schemars(range(min = 1, max = 25))]
+    votes: Option<u32>,
 }
 
 /// A non-empty string.
@@ -844,6 +908,51 @@ mod tests {
             checked_in == generated,
             "{SCHEMA_PATH} is out of date: run `UPDATE_SCHEMA=1 cargo test --lib schema` and commit it"
         );
+    }
+
+    /// The checked-in suite defaults schema is what the types generate; `UPDATE_SCHEMA=1
+    /// cargo test --lib schema` rewrites it. It names exactly the keys the loader accepts.
+    #[test]
+    fn checked_in_suite_schema_is_up_to_date_and_agrees_with_the_loader() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SUITE_SCHEMA_PATH);
+        let generated = suite_file_schema();
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            checked_in == generated,
+            "{SUITE_SCHEMA_PATH} is out of date: run `UPDATE_SCHEMA=1 cargo test --lib schema` and commit it"
+        );
+        let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            k.sort();
+            k
+        };
+        let sorted = |items: &[&str]| {
+            let mut v: Vec<String> = items.iter().map(|s| (*s).to_owned()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(keys(&schema), sorted(super::super::load::SUITE_KEYS));
+        assert_eq!(
+            keys(&schema["definitions"]["JudgeDefaults"]),
+            sorted(super::super::load::JUDGE_KEYS)
+        );
+        let validator = jsonschema::draft7::new(&schema).unwrap();
+        let good: serde_json::Value = serde_saphyr::from_str(
+            "agents: [claude, codex]\ntimeout: 5m\nruns: 3\nenv: {A: b}\njudge: {threshold: 8}\n",
+        )
+        .unwrap();
+        assert!(validator.is_valid(&good));
+        let bad: serde_json::Value = serde_saphyr::from_str("prompt: hi\n").unwrap();
+        assert!(!validator.is_valid(&bad), "test-only keys are no defaults");
     }
 
     /// The schema names exactly the keys the loader accepts: the test's own, the tool

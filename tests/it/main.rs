@@ -24,6 +24,7 @@ mod repeats;
 mod reports;
 mod run;
 mod skills;
+mod suite;
 mod support;
 mod variants;
 mod wire;

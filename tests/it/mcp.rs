@@ -170,6 +170,39 @@ fn a_missing_mcp_variable_is_an_error() {
     );
 }
 
+/// An HTTP server that does not accept connections makes the test `error` of kind
+/// `infra` naming it, before the agent starts (the model gets no request).
+#[test]
+fn an_http_mcp_server_that_does_not_answer_is_an_infra_error_before_the_agent_runs() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-DOWN: go\"\nmcp_servers:\n  remote: {{url: \"http://127.0.0.1:{closed}/mcp\"}}\nassertions:\n  - tool: mcp__remote__search\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(test["status"], "error", "{stderr}\n{test:#}");
+    assert_eq!(test["error_kind"], "infra", "{test:#}");
+    assert!(
+        test["error"].as_str().unwrap_or("").starts_with(&format!(
+            "MCP server `remote` at http://127.0.0.1:{closed}/mcp does not answer: "
+        )),
+        "{}",
+        test["error"]
+    );
+    assert!(model.requests().is_empty(), "the agent must not run");
+}
+
 /// A stdio server that ignores SIGTERM and SIGHUP and never speaks MCP does not outlive
 /// the run: it is the agent's child, in the run's containment, and is killed when the run
 /// ends.
@@ -199,8 +232,8 @@ fn an_mcp_server_never_outlives_the_run() {
     );
 }
 
-/// A stdio server whose command does not exist makes the Claude Code run `error` naming
-/// the server (Claude Code's init event lists it `failed` and goes on without it).
+/// A stdio server whose command does not exist makes the Claude Code run `error` of kind
+/// `infra` naming the server and why it could not start.
 #[test]
 fn an_mcp_server_that_can_not_start_is_an_error() {
     let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
@@ -221,14 +254,56 @@ fn an_mcp_server_that_can_not_start_is_an_error() {
         "{stderr}\n{test:#}\n{}",
         raw.lines().next().unwrap_or("")
     );
+    assert_eq!(test["error_kind"], "infra", "{test:#}");
+    let error = test["error"].as_str().unwrap_or("");
     assert!(
-        test["error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("MCP server `gone` did not start"),
-        "{}",
-        test["error"]
+        error.starts_with(
+            "MCP server `gone` could not start (exit status 127: command not found): "
+        ) && error.contains("/nonexistent/mcp-server"),
+        "{error}"
     );
+}
+
+/// The agents the MCP failure watch is checked on end to end (it is one mechanism in the
+/// executor; three agents with different MCP clients show it does not depend on one).
+const WATCHED_AGENTS: &[&str] = &["claude", "codex", "gemini"];
+
+/// A stdio server that exits 1 with a message on stderr makes the test `error` of kind
+/// `infra`, naming the server, its status and its stderr, on every watched agent — most
+/// of which go on without the server and say nothing about it.
+#[test]
+fn an_mcp_server_that_exits_with_an_error_is_an_infra_error_on_every_agent() {
+    let mut failures = Vec::new();
+    for agent in AGENTS.iter().map(|a| a()) {
+        if !WATCHED_AGENTS.contains(&agent.name) {
+            continue;
+        }
+        let marker = format!("MCP-BROKEN-{}", agent.name.to_uppercase());
+        let model = ScriptedModel::start();
+        model.script(&marker, vec![Turn::Text("done".into())]);
+        let suite = Suite::new();
+        suite.file("tests/ws/keep.txt", "fixture\n").file(
+            "tests/ws/mcp.aptitude.yaml",
+            &format!(
+                "name: mcp\nprompt: \"{marker}: go\"\nmcp_servers:\n  docs:\n    command: sh\n    args: [\"-c\", \"echo 'docs index missing' >&2; exit 1\"]\nassertions:\n  - tool: Bash\n    called: false\n"
+            ),
+        );
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let test = &results["tests"][0];
+        let ok = code == 1
+            && test["status"] == "error"
+            && test["error_kind"] == "infra"
+            && test["error"].as_str().is_some_and(|e| {
+                e.contains("MCP server `docs` exited with status 1: docs index missing")
+            });
+        if !ok {
+            failures.push(format!(
+                "{}: exit {code}, status {}, kind {}, error {}\n{stderr}",
+                agent.name, test["status"], test["error_kind"], test["error"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// A value expanded from `${VAR}` reaches the server (its `get-env` tool shows it) and is

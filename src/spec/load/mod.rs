@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, FileDiagnostics, did_you_mean};
 use super::node::{self, Key, Node, Pos, Value};
+use super::suite::SuiteDefaults;
 use super::{AgentKind, AgentTarget, Assertion, AssertionKind, Scope, TestSpec};
 
 /// The keys of a test file's top level.
@@ -55,15 +56,96 @@ impl LoadReport {
 }
 
 /// Loads every file, collecting all problems of all files.
+///
+/// Each test gets the suite defaults of the `aptitude.yaml` files above it
+/// ([`super::suite`]); a broken `aptitude.yaml` is reported once, as a file with problems.
 pub fn load_files(paths: &[PathBuf]) -> LoadReport {
     let mut report = LoadReport::default();
+    let mut suites: std::collections::HashMap<PathBuf, Option<SuiteDefaults>> =
+        std::collections::HashMap::new();
     for path in paths {
-        match load_file(path) {
-            Ok(spec) => report.specs.push(spec),
+        let mut defaults = SuiteDefaults::default();
+        let mut broken = false;
+        for file in super::suite::suite_files(path) {
+            let loaded = suites.entry(file.clone()).or_insert_with(|| {
+                suite::load_suite_file(&file)
+                    .map_err(|diags| report.errors.push(diags))
+                    .ok()
+            });
+            match loaded {
+                Some(d) => defaults = defaults.overridden_by(d.clone()),
+                None => broken = true,
+            }
+        }
+        match load_file_with(path, &defaults) {
+            Ok(mut spec) if !broken => {
+                defaults.apply(&mut spec);
+                match unreachable_min_pass(&spec, &defaults) {
+                    Some(diags) => report.errors.push(diags),
+                    None => report.specs.push(spec),
+                }
+            }
+            Ok(_) => {}
             Err(diags) => report.errors.push(diags),
         }
     }
     report
+}
+
+/// A test whose `min_pass` is more than its `runs` once the suite defaults are applied
+/// (each alone is checked where it is written) can never pass: a load error saying
+/// where each value comes from.
+fn unreachable_min_pass(spec: &TestSpec, defaults: &SuiteDefaults) -> Option<FileDiagnostics> {
+    let (k, runs) = (spec.min_pass?, spec.runs?);
+    if k <= runs {
+        return None;
+    }
+    let from = |setting: Option<&super::suite::Origin>| {
+        setting.map_or_else(
+            || "this test".to_owned(),
+            |o| format!("{}:{}", super::diagnostic::display_path(&o.file), o.line),
+        )
+    };
+    // The test's own value wins over a default: the origin is the default's only when
+    // the test file does not set the key.
+    let origin = |key: &str, default: Option<&super::suite::Origin>| {
+        let own = std::fs::read_to_string(&spec.file)
+            .ok()
+            .and_then(|source| node::parse(&source).ok())
+            .is_some_and(|root| match &root.value {
+                Value::Map(entries) => entries.iter().any(|(k, _)| k.name == key),
+                _ => false,
+            });
+        if own { from(None) } else { from(default) }
+    };
+    Some(FileDiagnostics {
+        path: spec.file.clone(),
+        source: String::new(),
+        diagnostics: vec![
+            Diagnostic::new(
+                Pos::default(),
+                format!(
+                    "`min_pass: {k}` (from {}) is more than `runs: {runs}` (from {}): the test can never pass",
+                    origin("min_pass", defaults.min_pass.as_ref().map(|s| &s.origin)),
+                    origin("runs", defaults.runs.as_ref().map(|s| &s.origin)),
+                ),
+            )
+            .hint("min_pass counts passing runs out of `runs`; set both in the same place"),
+        ],
+    })
+}
+
+/// The suite defaults that apply to `test_file`, merged (nearest wins), for
+/// `validate --explain`.
+///
+/// # Errors
+/// The diagnostics of the first broken `aptitude.yaml`.
+pub fn suite_defaults(test_file: &Path) -> Result<SuiteDefaults, FileDiagnostics> {
+    super::suite::suite_files(test_file)
+        .iter()
+        .try_fold(SuiteDefaults::default(), |acc, file| {
+            Ok(acc.overridden_by(suite::load_suite_file(file)?))
+        })
 }
 
 /// The largest test file read, in bytes (4 MiB): a test is a prompt and assertions, and a
@@ -77,6 +159,12 @@ pub const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// device) or larger than [`MAX_TEST_FILE_BYTES`] gives one diagnostic without a position;
 /// a file that is not UTF-8 gives one at the first invalid byte.
 pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
+    load_file_with(path, &SuiteDefaults::default())
+}
+
+/// [`load_file`] with the suite `defaults` that apply while the test loads (a review's
+/// `threshold`); the caller applies the rest ([`SuiteDefaults::apply`]).
+fn load_file_with(path: &Path, defaults: &SuiteDefaults) -> Result<TestSpec, FileDiagnostics> {
     let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
         path: path.to_owned(),
         source,
@@ -110,6 +198,7 @@ pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
     };
     let mut ctx = Ctx {
         check_workspace: true,
+        default_threshold: defaults.judge.threshold.as_ref().map(|s| s.value),
         ..Ctx::default()
     };
     validate(&mut ctx, path, &source).map_err(|diagnostics| FileDiagnostics {
@@ -193,6 +282,9 @@ struct Ctx {
     check_workspace: bool,
     /// The variant names the test declares (for `variants:` beside assertions).
     declared_variants: Vec<String>,
+    /// The review threshold of suite defaults (`judge.threshold`), for reviews that set
+    /// none.
+    default_threshold: Option<u8>,
 }
 
 impl Ctx {
@@ -793,9 +885,12 @@ mod kinds;
 mod mcp;
 mod plugins;
 mod review;
+pub(super) mod suite;
 mod tool;
 mod variants;
 
+#[cfg(test)]
+pub(in crate::spec) use suite::{JUDGE_KEYS, SUITE_KEYS};
 #[cfg(test)]
 pub(in crate::spec) use tool::SKILL_KEYS;
 pub(in crate::spec) use tool::TOOL_KEYS;

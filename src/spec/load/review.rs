@@ -45,7 +45,7 @@ impl Ctx {
             }
         };
         let threshold = match fields.get("threshold") {
-            None => Some(DEFAULT_THRESHOLD),
+            None => Some(self.default_threshold.unwrap_or(DEFAULT_THRESHOLD)),
             Some(n) => match &n.value {
                 Value::Int(t) if (1..=10).contains(t) => u8::try_from(*t).ok(),
                 Value::Int(t) => {

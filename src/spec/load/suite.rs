@@ -1,0 +1,446 @@
+//! `aptitude.yaml`: suite defaults, read with the test loader's checks and diagnostics.
+//!
+//! ```yaml
+//! agents: [claude, codex]
+//! model: claude-sonnet-4-5
+//! timeout: 5m
+//! runs: 3
+//! min_pass: 2
+//! env: {LOG_LEVEL: debug}
+//! mcp_servers:
+//!   docs: {command: node, args: [server.js]}
+//! judge: {model: claude-haiku-4-5, threshold: 8, votes: 3}
+//! ```
+
+use std::path::Path;
+
+use super::super::MAX_VOTES;
+use super::super::diagnostic::{Diagnostic, FileDiagnostics};
+use super::super::node::{self, Node, Pos, Value};
+use super::super::suite::{JudgeDefaults, Origin, Setting, SuiteDefaults};
+use super::{Ctx, Fields};
+
+/// The keys an `aptitude.yaml` may set.
+pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
+    "agent",
+    "agents",
+    "model",
+    "timeout",
+    "max_turns",
+    "runs",
+    "min_pass",
+    "env",
+    "mcp_servers",
+    "judge",
+];
+
+/// The keys of `judge:`.
+pub(in crate::spec) const JUDGE_KEYS: &[&str] = &["model", "agent", "threshold", "votes"];
+
+/// Test keys that belong to one test and can not be suite defaults.
+const TEST_ONLY_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "prompt",
+    "workspace",
+    "setup",
+    "assertions",
+    "variants",
+];
+
+/// A function that makes a [`Setting`] of a value written at `key` of `fields`.
+fn setter<T>(path: &Path, fields: &Fields<'_>, key: &str) -> impl Fn(T) -> Setting<T> {
+    let origin = Origin {
+        file: path.to_owned(),
+        line: fields.key_pos(key).line,
+    };
+    move |value| Setting {
+        value,
+        origin: origin.clone(),
+    }
+}
+
+/// Reads and validates one `aptitude.yaml`.
+///
+/// # Errors
+/// Its diagnostics, as for a test file.
+pub fn load_suite_file(path: &Path) -> Result<SuiteDefaults, FileDiagnostics> {
+    let fail = |source: String, diagnostics: Vec<Diagnostic>| FileDiagnostics {
+        path: path.to_owned(),
+        source,
+        diagnostics,
+    };
+    let bytes = super::read_test_file(path).map_err(|message| {
+        fail(
+            String::new(),
+            vec![Diagnostic::new(
+                Pos::default(),
+                message.replace("test file", "suite defaults file"),
+            )],
+        )
+    })?;
+    let source = String::from_utf8(bytes).map_err(|e| {
+        fail(
+            String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            vec![
+                Diagnostic::new(Pos::default(), "the file is not valid UTF-8")
+                    .hint("save it as UTF-8"),
+            ],
+        )
+    })?;
+    load_suite_str(path, &source).map_err(|diagnostics| fail(source, diagnostics))
+}
+
+/// Validates the text of an `aptitude.yaml` at `path`.
+///
+/// # Errors
+/// Every problem found, in file order.
+pub fn load_suite_str(path: &Path, source: &str) -> Result<SuiteDefaults, Vec<Diagnostic>> {
+    let root = node::parse(source).map_err(|err| {
+        vec![
+            Diagnostic::new(
+                err.pos.unwrap_or_default(),
+                format!("invalid YAML: {}", err.message),
+            )
+            .label("here"),
+        ]
+    })?;
+    let mut ctx = Ctx::default();
+    let defaults = ctx.suite(path, &root);
+    let mut diags = std::mem::take(&mut ctx.diags);
+    if diags.is_empty() {
+        Ok(defaults)
+    } else {
+        diags.sort_by_key(|d| (d.pos.line, d.pos.column));
+        Err(diags)
+    }
+}
+
+impl Ctx {
+    fn suite(&mut self, path: &Path, root: &Node) -> SuiteDefaults {
+        // An empty file (or one with only comments) sets nothing.
+        if matches!(root.value, Value::Null) {
+            return SuiteDefaults::default();
+        }
+        let Value::Map(entries) = &root.value else {
+            self.push(
+                Diagnostic::new(root.pos, "`aptitude.yaml` must be a mapping of defaults")
+                    .label(format!("found {}", root.value.type_name()))
+                    .hint(format!("allowed keys: {}", super::list(SUITE_KEYS))),
+            );
+            return SuiteDefaults::default();
+        };
+        let fields = Fields {
+            entries,
+            pos: Pos {
+                line: 1,
+                column: 1,
+                len: 0,
+            },
+        };
+        for (key, _) in entries {
+            if TEST_ONLY_KEYS.contains(&key.name.as_str()) {
+                self.push(
+                    Diagnostic::new(
+                        key.pos,
+                        format!(
+                            "`{}` is test-only: it can not be a default in `aptitude.yaml`",
+                            key.name
+                        ),
+                    )
+                    .label("test-only key")
+                    .hint(format!(
+                        "write it in each test file; defaults here: {}",
+                        super::list(SUITE_KEYS)
+                    )),
+                );
+            }
+        }
+        let unknown: Vec<(super::super::node::Key, Node)> = entries
+            .iter()
+            .filter(|(k, _)| !TEST_ONLY_KEYS.contains(&k.name.as_str()))
+            .cloned()
+            .collect();
+        self.unknown_keys(
+            &Fields {
+                entries: &unknown,
+                pos: fields.pos,
+            },
+            SUITE_KEYS,
+            "`aptitude.yaml`",
+        );
+
+        let agents = self.agents(&fields);
+        let agents = (!agents.is_empty()).then(|| {
+            let key = if fields.get("agent").is_some() {
+                "agent"
+            } else {
+                "agents"
+            };
+            setter(path, &fields, key)(agents)
+        });
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "model"))
+            .map(|v| setter(path, &fields, "model")(v));
+        let timeout = fields
+            .get("timeout")
+            .and_then(|n| self.duration(n, "timeout"))
+            .map(|v| setter(path, &fields, "timeout")(v));
+        let max_turns = fields
+            .get("max_turns")
+            .and_then(|n| self.at_least_one(n, "max_turns", u32::MAX))
+            .map(|v| setter(path, &fields, "max_turns")(v));
+        let runs = fields
+            .get("runs")
+            .and_then(|n| self.at_least_one(n, "runs", super::super::MAX_RUNS))
+            .map(|v| setter(path, &fields, "runs")(v));
+        let min_pass = fields
+            .get("min_pass")
+            .and_then(|n| self.at_least_one(n, "min_pass", super::super::MAX_RUNS))
+            .map(|v| setter(path, &fields, "min_pass")(v));
+        if let (Some(k), Some(r)) = (&min_pass, &runs)
+            && k.value > r.value
+        {
+            self.push(
+                Diagnostic::new(
+                    fields.key_pos("min_pass"),
+                    format!("`min_pass: {}` is more than `runs: {}`", k.value, r.value),
+                )
+                .label("can never be reached")
+                .hint("min_pass counts passing runs out of `runs`"),
+            );
+        }
+        let env_line = |name: &str| {
+            fields
+                .get("env")
+                .and_then(|n| match &n.value {
+                    Value::Map(entries) => entries
+                        .iter()
+                        .find(|(k, _)| k.name == name)
+                        .map(|(k, _)| k.pos.line),
+                    _ => None,
+                })
+                .unwrap_or(1)
+        };
+        let env = fields
+            .get("env")
+            .map(|n| self.env(n))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, value)| {
+                let line = env_line(&name);
+                let setting = Setting {
+                    value,
+                    origin: Origin {
+                        file: path.to_owned(),
+                        line,
+                    },
+                };
+                (name, setting)
+            })
+            .collect();
+        let mcp_servers = fields
+            .get("mcp_servers")
+            .map(|n| {
+                let lines: Vec<(String, u32)> = match &n.value {
+                    Value::Map(entries) => entries
+                        .iter()
+                        .map(|(k, _)| (k.name.clone(), k.pos.line))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                self.mcp_servers(n)
+                    .into_iter()
+                    .map(|(name, server)| {
+                        let line = lines
+                            .iter()
+                            .find(|(n, _)| *n == name)
+                            .map_or(1, |(_, l)| *l);
+                        let setting = Setting {
+                            value: server,
+                            origin: Origin {
+                                file: path.to_owned(),
+                                line,
+                            },
+                        };
+                        (name, setting)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let judge = fields
+            .get("judge")
+            .map(|n| self.judge_defaults(n, path))
+            .unwrap_or_default();
+        SuiteDefaults {
+            agents,
+            model,
+            timeout,
+            max_turns,
+            runs,
+            min_pass,
+            env,
+            mcp_servers,
+            judge,
+        }
+    }
+
+    /// A whole number from 1 to `max`.
+    fn at_least_one(&mut self, node: &Node, key: &str, max: u32) -> Option<u32> {
+        let n = self.count(node, key)?;
+        if !(1..=max).contains(&n) {
+            self.push(
+                Diagnostic::new(
+                    node.pos,
+                    format!("`{key}` must be between 1 and {max}, found {n}"),
+                )
+                .label("out of range"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+
+    fn judge_defaults(&mut self, node: &Node, path: &Path) -> JudgeDefaults {
+        let Some(fields) = self.map(node, "judge") else {
+            return JudgeDefaults::default();
+        };
+        self.unknown_keys(&fields, JUDGE_KEYS, "`judge`");
+        let model = fields
+            .get("model")
+            .and_then(|n| self.non_empty_string(n, "judge.model"))
+            .map(|v| setter(path, &fields, "model")(v));
+        let agent = fields
+            .get("agent")
+            .and_then(|n| self.agent_name(n, "judge.agent"))
+            .map(|v| setter(path, &fields, "agent")(v));
+        let threshold = fields
+            .get("threshold")
+            .and_then(|n| self.at_least_one(n, "judge.threshold", 10))
+            .and_then(|t| u8::try_from(t).ok())
+            .map(|v| setter(path, &fields, "threshold")(v));
+        let votes = fields
+            .get("votes")
+            .and_then(|n| self.at_least_one(n, "judge.votes", MAX_VOTES))
+            .map(|v| setter(path, &fields, "votes")(v));
+        JudgeDefaults {
+            model,
+            agent,
+            threshold,
+            votes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{AgentKind, AssertionKind, load_files};
+
+    fn messages(source: &str) -> Vec<String> {
+        load_suite_str(Path::new("aptitude.yaml"), source)
+            .unwrap_err()
+            .into_iter()
+            .map(|d| format!("{}:{} {}", d.pos.line, d.pos.column, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn test_only_and_unknown_keys_are_errors_at_their_position() {
+        assert_eq!(
+            messages("assertions: []\nmodle: x\njudge: {treshold: 8}\n"),
+            [
+                "1:1 `assertions` is test-only: it can not be a default in `aptitude.yaml`",
+                "2:1 unknown key `modle` in `aptitude.yaml`",
+                "3:9 unknown key `treshold` in `judge`",
+            ]
+        );
+        assert_eq!(
+            messages("runs: 2\nmin_pass: 3\n"),
+            ["2:1 `min_pass: 3` is more than `runs: 2`"]
+        );
+        assert_eq!(
+            messages("- claude\n"),
+            ["1:1 `aptitude.yaml` must be a mapping of defaults"]
+        );
+    }
+
+    #[test]
+    fn each_default_keeps_the_line_it_was_written_on() {
+        let d = load_suite_str(
+            Path::new("dir/aptitude.yaml"),
+            "# defaults\nagent: codex\nenv:\n  A: \"1\"\n  B: 2\njudge:\n  votes: 3\n",
+        )
+        .unwrap();
+        let agents = d.agents.unwrap();
+        assert_eq!(agents.value[0].kind, AgentKind::Codex);
+        assert_eq!(agents.origin.line, 2);
+        assert_eq!(agents.origin.file, Path::new("dir/aptitude.yaml"));
+        assert_eq!(d.env["A"].origin.line, 4);
+        assert_eq!(d.env["B"].value, "2");
+        assert_eq!(d.env["B"].origin.line, 5);
+        assert_eq!(d.judge.votes.unwrap().origin.line, 7);
+        assert_eq!(
+            load_suite_str(Path::new("a"), "# only a comment\n").unwrap(),
+            SuiteDefaults::default()
+        );
+    }
+
+    /// The test's own values win; the rest come from the nearest file, and a review
+    /// without a threshold gets the suite's. A broken `aptitude.yaml` is reported once,
+    /// however many tests it covers, and none of them loads.
+    #[test]
+    fn load_files_applies_the_defaults_and_reports_a_broken_suite_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(
+            root.join("aptitude.yaml"),
+            "model: m\nruns: 2\nenv: {A: suite, B: suite}\njudge: {threshold: 9, model: judge-m}\n",
+        )
+        .unwrap();
+        let test = root.join("t/a.aptitude.yaml");
+        std::fs::write(
+            &test,
+            "name: a\nprompt: p\nruns: 1\nenv: {A: test}\nassertions:\n  - stdout: {review: ok}\n  - stdout: {review: ok, threshold: 4}\n",
+        )
+        .unwrap();
+        let report = load_files(std::slice::from_ref(&test));
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let spec = &report.specs[0];
+        assert_eq!(spec.model.as_deref(), Some("m"));
+        assert_eq!(spec.runs, Some(1));
+        assert_eq!(spec.env["A"], "test");
+        assert_eq!(spec.env["B"], "suite");
+        let reviews: Vec<(u8, Option<&str>)> = spec
+            .assertions
+            .iter()
+            .filter_map(|a| match &a.kind {
+                AssertionKind::Review(r) => Some((r.threshold, r.model.as_deref())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(reviews, [(9, Some("judge-m")), (4, Some("judge-m"))]);
+
+        std::fs::write(root.join("t/aptitude.yaml"), "prompt: no\n").unwrap();
+        let other = root.join("t/b.aptitude.yaml");
+        std::fs::copy(&test, &other).unwrap();
+        let report = load_files(&[test.clone(), other.clone()]);
+        assert!(report.specs.is_empty());
+        assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+        assert_eq!(report.errors[0].path, root.join("t/aptitude.yaml"));
+
+        // `min_pass` from a default above the test's own `runs`: it could never pass.
+        std::fs::write(root.join("t/aptitude.yaml"), "min_pass: 2\n").unwrap();
+        let report = load_files(std::slice::from_ref(&test));
+        assert!(report.specs.is_empty());
+        let message = &report.errors[0].diagnostics[0].message;
+        assert!(
+            message.starts_with("`min_pass: 2` (from ")
+                && message.contains("t/aptitude.yaml:1) is more than `runs: 1` (from this test)"),
+            "{message}"
+        );
+    }
+}

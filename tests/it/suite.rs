@@ -1,0 +1,115 @@
+//! Suite defaults: `aptitude.yaml` files above a test give it defaults (nearest wins field
+//! by field, the test wins over all, `env`/`mcp_servers` merge by name), `validate
+//! --explain` shows each effective setting with where it comes from, and a broken
+//! `aptitude.yaml` stops everything before any agent runs.
+
+use std::path::Path;
+
+use crate::support::cli::Aptitude;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A repository with an `aptitude.yaml` at its root and one in `tests/`, an
+/// `aptitude.yaml` above the repository (never read: it is broken), and two tests.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "aptitude.yaml", "prompt: not a default\n");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(
+        &repo,
+        "aptitude.yaml",
+        "agents: [claude, codex]\ntimeout: 5m\nruns: 3\nenv: {LOG_LEVEL: debug, TOKEN: from-root}\njudge: {threshold: 8, votes: 3}\n",
+    );
+    write(
+        &repo,
+        "tests/aptitude.yaml",
+        "model: suite-model\nmin_pass: 2\nenv: {TOKEN: from-tests}\nmcp_servers:\n  docs: {command: node, args: [server.js]}\n",
+    );
+    write(
+        &repo,
+        "tests/a.aptitude.yaml",
+        "name: own settings\nprompt: p\nmodel: own-model\nruns: 2\nenv: {EXTRA: \"1\"}\nassertions:\n  - stdout: {review: \"says hi\", threshold: 5}\n",
+    );
+    write(
+        &repo,
+        "tests/sub/b.aptitude.yaml",
+        "name: all defaults\nprompt: p\nassertions:\n  - stdout: {review: \"says hi\"}\n",
+    );
+    dir
+}
+
+/// Each setting of each test shows its value and origin: the test's own line, the nearest
+/// `aptitude.yaml`'s line, or `default`; env values are not shown.
+#[test]
+fn validate_explain_shows_each_setting_and_where_it_comes_from() {
+    let dir = repo();
+    let out = Aptitude::new()
+        .args(["validate", "--explain", "tests"])
+        .current_dir(dir.path().join("repo"))
+        .output();
+    out.code(0);
+    assert!(!out.stdout.contains("from-tests") && !out.stdout.contains("debug"));
+    out.settings().bind(|| {
+        insta::assert_snapshot!("validate_explain", out.stdout);
+    });
+}
+
+/// A test named directly still gets the defaults of every `aptitude.yaml` above it, the
+/// nearest winning: agents and the judge threshold from the root, model and `TOKEN` from
+/// `tests/`.
+#[test]
+fn defaults_reach_the_loaded_tests() {
+    let dir = repo();
+    let out = Aptitude::new()
+        .args(["validate", "--explain", "tests/sub/b.aptitude.yaml"])
+        .current_dir(dir.path().join("repo"))
+        .output();
+    out.code(0);
+    for expected in [
+        "claude, codex  [aptitude.yaml:1]",
+        "suite-model  [tests/aptitude.yaml:1]",
+        "TOKEN (tests/aptitude.yaml:3)",
+        "threshold 8 (aptitude.yaml:5)",
+    ] {
+        assert!(out.stdout.contains(expected), "{expected}\n{}", out.both());
+    }
+}
+
+/// A broken `aptitude.yaml` is a load error with file:line:col, a test-only key is named
+/// as such and an unknown key gets a suggestion; `run` stops before any agent starts.
+#[test]
+fn a_broken_suite_file_stops_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    write(
+        dir.path(),
+        "aptitude.yaml",
+        "prompt: hello\ntimout: 5m\nruns: 0\n",
+    );
+    write(
+        dir.path(),
+        "t.aptitude.yaml",
+        "name: t\nprompt: p\nassertions:\n  - exit_code: 0\n",
+    );
+    let out = Aptitude::new()
+        .args(["validate", "."])
+        .current_dir(dir.path())
+        .output();
+    out.code(2);
+    insta::assert_snapshot!("suite_file_errors", out.stderr);
+    let run = Aptitude::new()
+        .args(["run", ".", "--agent-bin", "claude=/nonexistent/claude"])
+        .current_dir(dir.path())
+        .output();
+    run.code(2);
+    assert!(
+        run.stderr.contains("`prompt` is test-only"),
+        "{}",
+        run.both()
+    );
+}
