@@ -223,6 +223,13 @@ pub struct RunArgs {
     /// Report files.
     #[command(flatten)]
     pub reports: ReportArgs,
+    /// Take each test whose fingerprint (agent and version, model, prompt, workspace,
+    /// setup, env, inputs) is unchanged from this results file instead of running its
+    /// agent, and evaluate today's assertions on its recorded transcript; such results are
+    /// marked `reused`. `github:auto` (inside GitHub Actions) downloads the base branch's
+    /// latest results.
+    #[arg(long, value_name = "FILE")]
+    pub reuse: Option<PathBuf>,
 }
 
 /// Flags of the LLM judge (`run` and `analyze`).

@@ -35,6 +35,16 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .collect();
     let (specs, shard) = super::shards::select(specs, args);
     let redactor = output::redactor_for(&specs);
+    let reuse = match &args.reuse {
+        Some(path) => {
+            let baseline = crate::report::json::read(path)?;
+            Some(Arc::new(crate::reuse::Reuse::new(
+                baseline,
+                path.display().to_string(),
+            )))
+        }
+        None => None,
+    };
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
@@ -103,11 +113,13 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 max_cost_usd: args.max_cost,
                 max_tokens: args.max_tokens,
             },
+            reuse: reuse.clone(),
         };
-        let judge = Arc::new(crate::judge::Judge::new(
-            args.judge.config(),
-            agents.values().cloned(),
-        ));
+        let prior = reuse.as_deref().map(crate::reuse::Reuse::prior_grades);
+        let judge = Arc::new(
+            crate::judge::Judge::new(args.judge.config(), agents.values().cloned())
+                .with_prior(prior.unwrap_or_default()),
+        );
         let runner = Runner::new(runner_agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();

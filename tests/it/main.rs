@@ -21,6 +21,7 @@ mod mcp;
 mod merge;
 mod repeats;
 mod reports;
+mod reuse;
 mod run;
 mod support;
 mod wire;
