@@ -502,6 +502,13 @@ pub struct Summary {
     /// The cost or token ceiling, when one was set (`--max-cost`, `--max-tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSummary>,
+    /// Tests whose agent did not run: their runs were taken from a baseline (`--reuse`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Runs across repeated tests (a test run once counts as one run).
@@ -573,6 +580,9 @@ impl Summary {
         };
         for t in tests {
             s.total += 1;
+            if t.reused.is_some() {
+                s.reused += 1;
+            }
             match t.status {
                 TestStatus::Passed => s.passed += 1,
                 TestStatus::Failed => s.failed += 1,

@@ -173,3 +173,130 @@ fn needs_workspace_after(kind: &AssertionKind) -> bool {
         | AssertionKind::Budget(_) => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(json: serde_json::Value) -> TestResult {
+        let mut base = serde_json::json!({
+            "name": "greets", "file": "t.aptitude.yaml", "status": "passed", "duration_ms": 1,
+            "usage": null, "error": null, "assertions": []
+        });
+        if let (Some(b), Some(extra)) = (base.as_object_mut(), json.as_object()) {
+            b.extend(extra.clone());
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    fn spec(yaml: &str) -> TestSpec {
+        crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap()
+    }
+
+    const TRANSCRIPT: &str = r#"{"format": "claude-stream-json", "outcome": {"status": "completed"},
+        "tool_calls": [], "final_text": "hi", "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}, "runs": 1, "warnings": []}"#;
+
+    fn recorded() -> TestResult {
+        let mut t = result(serde_json::json!({
+            "fingerprint": {"sha256": "f", "parts": {}},
+        }));
+        t.transcript = Some(serde_json::from_str(TRANSCRIPT).unwrap());
+        t
+    }
+
+    #[test]
+    fn a_run_is_a_candidate_only_with_a_clean_transcript_and_no_workspace_checks() {
+        let plain = spec("name: greets\nprompt: p\nassertions:\n  - tool: Read\n");
+        let reuse =
+            |t: TestResult| Reuse::new(crate::results::Results::new(vec![t], 1), "b.json".into());
+        assert!(reuse(recorded()).candidate(&plain, 1, 1).is_ok());
+
+        let mut no_transcript = recorded();
+        no_transcript.transcript = None;
+        assert_eq!(
+            reuse(no_transcript).candidate(&plain, 1, 1).unwrap_err(),
+            "the baseline recorded no transcript for it"
+        );
+        let mut errored = recorded();
+        errored.error = Some("timed out".into());
+        assert!(
+            reuse(errored)
+                .candidate(&plain, 1, 1)
+                .unwrap_err()
+                .contains("timed out")
+        );
+        assert_eq!(
+            reuse(recorded()).candidate(&plain, 1, 3).unwrap_err(),
+            "the baseline ran it 1 times, this run 3"
+        );
+        let other = spec("name: other\nprompt: p\nassertions:\n  - tool: Read\n");
+        assert_eq!(
+            reuse(recorded()).candidate(&other, 1, 1).unwrap_err(),
+            "the baseline b.json has no such test"
+        );
+        let files = spec(
+            "name: greets\nprompt: p\nassertions:\n  - tool: Read\n  - verify: {run: make test}\n",
+        );
+        assert!(
+            reuse(recorded())
+                .candidate(&files, 1, 1)
+                .unwrap_err()
+                .starts_with("its assertion at line 5 needs the workspace")
+        );
+    }
+
+    #[test]
+    fn recorded_grades_answer_by_their_cache_keys() {
+        let single = serde_json::json!({
+            "kind": "stdout", "description": "r", "status": "pass", "line": 3, "detail": null,
+            "score": 8, "reasoning": "fine", "grade_keys": ["k1"]
+        });
+        let voted = serde_json::json!({
+            "kind": "stdout", "description": "r", "status": "pass", "line": 4, "detail": null,
+            "score": 7, "grade_keys": ["v1", "v2"],
+            "votes": [{"score": 7, "reasoning": "a"}, {"problem": "no reply"}]
+        });
+        let t = result(serde_json::json!({"assertions": [single, voted]}));
+        let grades =
+            Reuse::new(crate::results::Results::new(vec![t], 1), "b".into()).prior_grades();
+        assert_eq!(
+            grades.keys().collect::<Vec<_>>(),
+            ["k1", "v1"],
+            "a vote that did not grade is no grade"
+        );
+        assert_eq!(
+            (grades["k1"].score, grades["k1"].reasoning.as_str()),
+            (8, "fine")
+        );
+        assert_eq!(grades["v1"].score, 7);
+    }
+
+    #[test]
+    fn a_reused_result_is_marked_in_every_format() {
+        let mut t = recorded();
+        t.reused = Some(crate::results::Reused {
+            from: "base.json".into(),
+            aptitude_version: "0.1.0".into(),
+            duration_ms: 5,
+            usage: None,
+        });
+        let results = crate::results::Results::new(vec![t], 1);
+        assert_eq!(results.summary.reused, 1);
+        let terminal = crate::report::terminal::render_test(&results.tests[0]);
+        assert!(terminal.contains("↺ reused"), "{terminal}");
+        assert!(crate::report::terminal::render_summary(&results.summary).contains("↺ 1 reused"));
+        let md = crate::report::markdown::render(&results, &Default::default());
+        assert!(md.contains("greets ↺ reused"), "{md}");
+        assert!(md.contains("↺ 1 reused (the agent did not run)"), "{md}");
+        let html = crate::report::html::render(&results).unwrap();
+        assert!(html.contains("↺ reused from base.json"));
+        let junit = crate::report::junit::render(&results).unwrap();
+        assert!(
+            junit.contains(r#"<property name="reused" value="base.json"/>"#),
+            "{junit}"
+        );
+        let json = serde_json::to_value(&results).unwrap();
+        assert_eq!(json["tests"][0]["reused"]["from"], "base.json");
+        assert_eq!(json["summary"]["reused"], 1);
+    }
+}

@@ -273,6 +273,9 @@ pub fn render_summary(summary: &Summary) -> String {
             ));
         }
     }
+    if summary.reused > 0 {
+        extra.push_str(&paint(DIM, &format!(" · ↺ {} reused", summary.reused)));
+    }
     if let Some(b) = &summary.budget {
         let text = budget_phrase(b);
         extra.push_str(" · ");
