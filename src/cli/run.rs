@@ -36,6 +36,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let (specs, shard) = super::shards::select(specs, args);
     let redactor = output::redactor_for(&specs);
     let reuse = match &args.reuse {
+        Some(path) if super::publish::is_auto(path) => None,
         Some(path) => {
             let baseline = crate::report::json::read(path)?;
             Some(Arc::new(crate::reuse::Reuse::new(
@@ -57,6 +58,22 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let runtime = output::runtime()?;
     let code = runtime.block_on(async {
+        // `github:auto` is looked for once, for reuse and the comparison.
+        let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(super::publish::is_auto);
+        let auto = if wants_auto {
+            Some(super::publish::auto_baseline().await)
+        } else {
+            None
+        };
+        let reuse = match (&auto, args.reuse.as_deref()) {
+            (Some(Some((baseline, from))), Some(path)) if super::publish::is_auto(path) => Some(
+                Arc::new(crate::reuse::Reuse::new(baseline.clone(), from.clone())),
+            ),
+            _ => reuse,
+        };
         let checks = agents.iter().map(|(kind, agent)| {
             let agent = Arc::clone(agent);
             async move { (*kind, agent.check().await) }
@@ -198,6 +215,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 &args.github_args,
                 args.json.as_ref().map(|p| p.display().to_string()),
                 args.reports.html.as_ref().map(|p| p.display().to_string()),
+                auto.map(|found| found.map(|(b, _)| b)),
             )
             .await;
         }
