@@ -82,7 +82,9 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 pub struct GithubArgs {
     /// Compare with a baseline results file (e.g. the base branch's last results):
-    /// regressions, fixes, new and removed tests, score changes.
+    /// regressions, fixes, new and removed tests, score changes. `github:auto` (inside
+    /// GitHub Actions): the results artifact of the workflow's latest successful run on the
+    /// base branch.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// With repeated runs on both sides, a test whose pass rate fell is a regression only
