@@ -109,6 +109,9 @@ fn main() -> std::io::Result<()> {
                 attempts: Vec::new(),
                 runs: Vec::new(),
                 repeat: None,
+                fingerprint: None,
+                reused: None,
+                not_reused: None,
             }
         })
         .collect();

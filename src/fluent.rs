@@ -388,6 +388,7 @@ impl StdoutAssertion<'_> {
             workspace_git: false,
             setup: Vec::new(),
             env: BTreeMap::new(),
+            inputs: Vec::new(),
             timeout: None,
             max_turns: None,
             runs: None,

@@ -255,6 +255,14 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
         skip_reason,
         attempts: Vec::new(),
         repeat: Some(stats),
+        fingerprint: runs.iter().find_map(|r| r.fingerprint.clone()),
+        // Reused only when every run was.
+        reused: runs
+            .iter()
+            .all(|r| r.reused.is_some())
+            .then(|| first.and_then(|r| r.reused.clone()))
+            .flatten(),
+        not_reused: runs.iter().find_map(|r| r.not_reused.clone()),
         runs,
     }
 }
@@ -405,6 +413,9 @@ mod tests {
             attempts: Vec::new(),
             runs: Vec::new(),
             repeat: None,
+            fingerprint: None,
+            reused: None,
+            not_reused: None,
         }
     }
 

@@ -324,6 +324,35 @@ pub struct TestResult {
     /// A test with `runs: N > 1`: its k-of-n figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<crate::repeat::RepeatStats>,
+    /// What determined the agent's run ([`crate::fingerprint`]); absent when the test
+    /// never reached its agent (a workspace or variant failure) and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<crate::fingerprint::Fingerprint>,
+    /// Set when the agent did not run: the run was taken from a baseline (`run --reuse`)
+    /// and today's assertions were evaluated on its transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused: Option<Reused>,
+    /// Why the agent ran although `run --reuse` was given (no matching test in the
+    /// baseline, a changed fingerprint, no transcript, assertions that need the workspace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_reused: Option<String>,
+}
+
+/// Where a reused run came from (`run --reuse`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reused {
+    /// The baseline: the results file as given, or the GitHub Actions run it was
+    /// downloaded from (`github:owner/repo run 123`).
+    pub from: String,
+    /// The aptitude version that wrote the baseline.
+    pub aptitude_version: String,
+    /// The recorded run's wall time in ms (this result's `duration_ms` is the
+    /// re-evaluation's).
+    pub duration_ms: u64,
+    /// The recorded run's agent usage (this result's `usage` is only what this run spent:
+    /// grading calls not answered from the recorded grades or the cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl TestResult {
@@ -382,6 +411,11 @@ pub struct AssertionResult {
     /// LLM-judged reviews graded by several votes: each vote (`score` is their median).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub votes: Vec<JudgeVote>,
+    /// LLM-judged reviews: the grade cache key ([`crate::judge::cache::Cache::key`]) of
+    /// each vote, in vote order, so that a run reusing these results (`run --reuse`) takes
+    /// an unchanged review's grade from them without a call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grade_keys: Vec<String>,
 }
 
 /// One grading call of a review graded by several votes.
@@ -422,6 +456,7 @@ impl AssertionResult {
             cached: None,
             grading_usage: None,
             votes: Vec::new(),
+            grade_keys: Vec::new(),
         }
     }
 }
@@ -473,6 +508,13 @@ pub struct Summary {
     /// `default` ([`crate::variants`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<crate::variants::VariantComparison>,
+    /// Tests whose agent did not run: their runs were taken from a baseline (`--reuse`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Runs across repeated tests (a test run once counts as one run).
@@ -544,6 +586,9 @@ impl Summary {
         };
         for t in tests {
             s.total += 1;
+            if t.reused.is_some() {
+                s.reused += 1;
+            }
             match t.status {
                 TestStatus::Passed => s.passed += 1,
                 TestStatus::Failed => s.failed += 1,
@@ -692,6 +737,9 @@ mod tests {
             attempts: Vec::new(),
             runs: Vec::new(),
             repeat: None,
+            fingerprint: None,
+            reused: None,
+            not_reused: None,
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
         assert_eq!(

@@ -106,6 +106,9 @@ pub struct RunConfig {
     pub retry_backoff: Duration,
     /// The ceiling on what the run may spend (`--max-cost`, `--max-tokens`).
     pub budget: BudgetLimits,
+    /// `--reuse`: the baseline whose runs are taken, instead of running the agent, for
+    /// tests whose fingerprint is unchanged ([`crate::reuse`]).
+    pub reuse: Option<Arc<crate::reuse::Reuse>>,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -125,6 +128,7 @@ impl Default for RunConfig {
             retry_infra: 0,
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             budget: BudgetLimits::default(),
+            reuse: None,
         }
     }
 }
@@ -308,6 +312,7 @@ impl Runner {
                 let cancel = cancel.clone();
                 let board = Arc::clone(&board);
                 let spend = Arc::clone(&self.spend);
+                let plan = plan.clone();
                 tasks.spawn(async move {
                     let (result, written) = match agent {
                         None => {
@@ -344,7 +349,13 @@ impl Runner {
                                 cancel: &cancel,
                                 on_tool_call: Some(&live),
                             };
-                            run_with_retries(&spec, &ctx).await
+                            match config.reuse.as_deref() {
+                                None => run_with_retries(&spec, &ctx).await,
+                                Some(reuse) => {
+                                    let runs = plan[index].0;
+                                    run_or_reuse(&spec, &ctx, reuse, run, runs).await
+                                }
+                            }
                         }
                     };
                     // Spend is counted before the slot is freed, so the next run to start
@@ -483,6 +494,129 @@ async fn run_with_retries(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult
     }
 }
 
+/// Run `run` of `spec` (of `runs`): taken from the baseline when [`crate::reuse`] allows
+/// and the fingerprint is unchanged, else run by the agent, saying why it was not reused.
+async fn run_or_reuse(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::reuse::Reuse,
+    run: u32,
+    runs: u32,
+) -> (TestResult, Option<Written>) {
+    let why = match reuse.candidate(spec, run, runs) {
+        Err(why) => why,
+        Ok(recorded) => {
+            let label = format!("{} {}", ctx.agent.name(), ctx.agent_version)
+                .trim()
+                .to_owned();
+            match fingerprint_of_copy(spec, &label).await {
+                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
+                    return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
+                }
+                Ok(now) => {
+                    let changed = recorded
+                        .fingerprint
+                        .as_ref()
+                        .map(|then| now.changed_parts(then).join(", "))
+                        .unwrap_or_default();
+                    format!("its fingerprint changed ({changed})")
+                }
+                Err(why) => format!("no fingerprint: {why}"),
+            }
+        }
+    };
+    let (mut result, written) = run_with_retries(spec, ctx).await;
+    result.not_reused = Some(why);
+    (result, written)
+}
+
+/// The fingerprint of `spec` on a fresh workspace copy with its variant applied (the copy
+/// is removed after).
+async fn fingerprint_of_copy(
+    spec: &TestSpec,
+    agent: &str,
+) -> Result<crate::fingerprint::Fingerprint, String> {
+    let spec = spec.clone();
+    let agent = agent.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let workspace = Workspace::create(&spec.workspace_dir(), spec.workspace_git)
+            .map_err(|e| e.to_string())?;
+        if let Some(variant) = &spec.variant {
+            workspace
+                .apply_variant(&variant.remove, &variant.add)
+                .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
+        }
+        crate::fingerprint::Fingerprint::of(&spec, &agent, workspace.path())
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("the fingerprint's task failed: {e}"))?
+}
+
+/// A run taken from the baseline: today's assertions evaluated on its `recorded`
+/// transcript and file list, its reviews graded through the baseline's grades and the
+/// cache. `usage` is what grading spent now; the recorded run's is in `reused`.
+async fn reuse_run(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::reuse::Reuse,
+    recorded: &TestResult,
+    fingerprint: crate::fingerprint::Fingerprint,
+) -> TestResult {
+    let started = Instant::now();
+    let Some(transcript) = recorded.transcript.clone() else {
+        // [`crate::reuse::Reuse::candidate`] took only runs with a transcript.
+        return not_run(
+            spec,
+            ErrorKind::Setup,
+            "the baseline recorded no transcript",
+        );
+    };
+    let error = outcome_error(&transcript.outcome);
+    let reviews =
+        grade_unless_failed(spec, ctx.judge, &transcript, error.is_some(), ctx.cancel).await;
+    let assertions = assertions::evaluate(
+        spec,
+        &Evidence {
+            reviews: &reviews,
+            ..Evidence::transcript_only(&transcript)
+        },
+    );
+    // Nothing spent unless a review was graded now.
+    let mut grading = crate::transcript::Usage {
+        cost_usd: Some(0.0),
+        ..Default::default()
+    };
+    for u in reviews.values().filter_map(|v| v.usage.as_ref()) {
+        grading.add(u);
+    }
+    let status = TestResult::status_of(error.as_deref(), &assertions);
+    let error_kind = match (&error, status) {
+        (Some(_), _) => Some(outcome_kind(&transcript.outcome)),
+        (None, TestStatus::Error) => Some(assertion_error_kind(&assertions)),
+        (None, _) => None,
+    };
+    TestResult {
+        status,
+        duration_ms: started.elapsed().as_millis() as u64,
+        usage: Some(grading),
+        error,
+        error_kind,
+        assertions,
+        agent: recorded.agent.clone(),
+        transcript: Some(transcript),
+        files: recorded.files.clone(),
+        fingerprint: Some(fingerprint),
+        reused: Some(crate::results::Reused {
+            from: reuse.from.clone(),
+            aptitude_version: reuse.aptitude_version.clone(),
+            duration_ms: recorded.duration_ms,
+            usage: recorded.usage.clone(),
+        }),
+        ..not_run(spec, ErrorKind::Setup, "")
+    }
+}
+
 /// A test that produced no run: `error` of `kind`, with `why`.
 pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
     TestResult {
@@ -506,6 +640,9 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         attempts: Vec::new(),
         runs: Vec::new(),
         repeat: None,
+        fingerprint: None,
+        reused: None,
+        not_reused: None,
     }
 }
 
@@ -605,6 +742,18 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     {
         let why = format!("variant `{}`: {why}", variant.name);
         return (finish(result, Some((ErrorKind::Setup, why))), None);
+    }
+    let label = result.agent.clone().unwrap_or_default();
+    let root = workspace.path().to_owned();
+    let for_fingerprint = spec.clone();
+    let fingerprint = tokio::task::spawn_blocking(move || {
+        crate::fingerprint::Fingerprint::of(&for_fingerprint, &label, &root)
+    })
+    .await;
+    match fingerprint {
+        Ok(Ok(f)) => result.fingerprint = Some(f),
+        Ok(Err(e)) => tracing::debug!(error = %e, "no fingerprint"),
+        Err(e) => tracing::debug!(error = %e, "no fingerprint"),
     }
     let workspace = Arc::new(workspace);
 
@@ -1253,6 +1402,9 @@ pub async fn evaluate_transcript(
         attempts: Vec::new(),
         runs: Vec::new(),
         repeat: None,
+        fingerprint: None,
+        reused: None,
+        not_reused: None,
     }
 }
 

@@ -29,7 +29,14 @@ args=(run --github --json "$out/results.json" --html "$out/report.html" --markdo
 # the shards.
 if [ "${COMMENT:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-comment); fi
 if [ "${CHECK_RUN:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-check-run); fi
-[ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
+# `baseline: auto`: the latest results artifact of this job on the base branch, for the
+# comparison and to reuse the runs of unchanged tests (github:auto finds it by this name).
+export APTITUDE_ARTIFACT_NAME="$artifact"
+if [ "${BASELINE:-}" = "auto" ]; then
+  args+=(--baseline github:auto --reuse github:auto)
+elif [ -n "${BASELINE:-}" ]; then
+  args+=(--baseline "$BASELINE")
+fi
 [ -n "${SHARD:-}" ] && args+=(--shard "$SHARD")
 
 # The event travels with the reports, for the fork-safe `workflow_run` publisher.

@@ -407,6 +407,7 @@ mod tests {
             usage: None,
             votes: Vec::new(),
             claims: Some(claims),
+            keys: Vec::new(),
         }
     }
 

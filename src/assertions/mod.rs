@@ -284,6 +284,7 @@ fn review(
         cached: v.score.map(|_| v.cached),
         grading_usage: v.usage.clone(),
         votes: v.votes.clone(),
+        grade_keys: v.keys.clone(),
         ..AssertionResult::new("stdout", description, v.status, line, detail)
     }
 }

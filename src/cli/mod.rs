@@ -82,7 +82,9 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 pub struct GithubArgs {
     /// Compare with a baseline results file (e.g. the base branch's last results):
-    /// regressions, fixes, new and removed tests, score changes.
+    /// regressions, fixes, new and removed tests, score changes. `github:auto` (inside
+    /// GitHub Actions): the results artifact of the workflow's latest successful run on the
+    /// base branch.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// With repeated runs on both sides, a test whose pass rate fell is a regression only
@@ -228,6 +230,13 @@ pub struct RunArgs {
     /// Report files.
     #[command(flatten)]
     pub reports: ReportArgs,
+    /// Take each test whose fingerprint (agent and version, model, prompt, workspace,
+    /// setup, env, inputs) is unchanged from this results file instead of running its
+    /// agent, and evaluate today's assertions on its recorded transcript; such results are
+    /// marked `reused`. `github:auto` (inside GitHub Actions) downloads the base branch's
+    /// latest results.
+    #[arg(long, value_name = "FILE")]
+    pub reuse: Option<PathBuf>,
 }
 
 /// Flags of the LLM judge (`run` and `analyze`).

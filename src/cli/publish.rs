@@ -10,19 +10,56 @@ use crate::results::Results;
 
 /// A workflow command `::warning::` (an annotation on the run), escaped as GitHub asks.
 fn workflow_warning(message: &str) -> String {
+    workflow_command("warning", message)
+}
+
+/// A workflow command `::{level}::` (`warning`, `notice`), escaped as GitHub asks.
+fn workflow_command(level: &str, message: &str) -> String {
     let escaped = message
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A");
-    format!("::warning title=aptitude::{escaped}\n")
+    format!("::{level} title=aptitude::{escaped}\n")
+}
+
+/// `--baseline github:auto` / `--reuse github:auto`: the base branch's latest results and
+/// where they came from ([`crate::github::artifacts`]). Not found, expired or unreadable is
+/// one `::notice::`, and the run goes on without a baseline.
+pub(super) async fn auto_baseline() -> Option<(Results, String)> {
+    let found = async {
+        let env = GithubEnv::from_process()?;
+        let source = crate::github::artifacts::Source::from_vars(&env, |k| std::env::var(k).ok())?;
+        crate::github::artifacts::latest_results(&env, &source).await
+    };
+    match found.await {
+        Ok(found) => Some(found),
+        Err(e) => {
+            let e: crate::github::artifacts::BaselineError = e;
+            let redactor = Redactor::from_process_env([]);
+            out(&workflow_command(
+                "notice",
+                &redactor.redact(&format!("no baseline, going on without one: {e}")),
+            ));
+            None
+        }
+    }
+}
+
+/// Whether `path` is `github:auto`.
+pub(super) fn is_auto(path: &std::path::Path) -> bool {
+    path.as_os_str() == crate::github::artifacts::AUTO
 }
 
 /// Publishes `results` (already redacted); problems become warnings.
+///
+/// `auto`: the results `github:auto` already found in this run, if `--baseline` is
+/// `github:auto` and they were looked for (else they are looked for now).
 pub(super) async fn publish(
     results: &Results,
     args: &GithubArgs,
     results_path: Option<String>,
     report_path: Option<String>,
+    auto: Option<Option<Results>>,
 ) {
     let env = match GithubEnv::from_process() {
         Ok(env) => env,
@@ -32,6 +69,10 @@ pub(super) async fn publish(
         }
     };
     let baseline = match &args.baseline {
+        Some(path) if is_auto(path) => match auto {
+            Some(found) => found,
+            None => auto_baseline().await.map(|(b, _)| b),
+        },
         Some(path) => match json::read(path) {
             Ok(b) => Some(b),
             Err(e) => {
@@ -66,6 +107,7 @@ pub(super) fn publish_command(args: &PublishArgs) -> Result<Outcome, CliError> {
         &args.github,
         Some(args.results.display().to_string()),
         args.report_path.clone(),
+        None,
     ));
     // The exit code reflects the tests, never GitHub's answers.
     Ok(Outcome::of(results.all_passed()))

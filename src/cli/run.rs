@@ -35,6 +35,17 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .collect();
     let (specs, shard) = super::shards::select(specs, args);
     let redactor = output::redactor_for(&specs);
+    let reuse = match &args.reuse {
+        Some(path) if super::publish::is_auto(path) => None,
+        Some(path) => {
+            let baseline = crate::report::json::read(path)?;
+            Some(Arc::new(crate::reuse::Reuse::new(
+                baseline,
+                path.display().to_string(),
+            )))
+        }
+        None => None,
+    };
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
@@ -47,6 +58,22 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let runtime = output::runtime()?;
     let code = runtime.block_on(async {
+        // `github:auto` is looked for once, for reuse and the comparison.
+        let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(super::publish::is_auto);
+        let auto = if wants_auto {
+            Some(super::publish::auto_baseline().await)
+        } else {
+            None
+        };
+        let reuse = match (&auto, args.reuse.as_deref()) {
+            (Some(Some((baseline, from))), Some(path)) if super::publish::is_auto(path) => Some(
+                Arc::new(crate::reuse::Reuse::new(baseline.clone(), from.clone())),
+            ),
+            _ => reuse,
+        };
         let checks = agents.iter().map(|(kind, agent)| {
             let agent = Arc::clone(agent);
             async move { (*kind, agent.check().await) }
@@ -103,11 +130,13 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 max_cost_usd: args.max_cost,
                 max_tokens: args.max_tokens,
             },
+            reuse: reuse.clone(),
         };
-        let judge = Arc::new(crate::judge::Judge::new(
-            args.judge.config(),
-            agents.values().cloned(),
-        ));
+        let prior = reuse.as_deref().map(crate::reuse::Reuse::prior_grades);
+        let judge = Arc::new(
+            crate::judge::Judge::new(args.judge.config(), agents.values().cloned())
+                .with_prior(prior.unwrap_or_default()),
+        );
         let runner = Runner::new(runner_agents, config, judge, redactor.clone());
 
         let cancel = CancellationToken::new();
@@ -189,6 +218,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 &args.github_args,
                 args.json.as_ref().map(|p| p.display().to_string()),
                 args.reports.html.as_ref().map(|p| p.display().to_string()),
+                auto.map(|found| found.map(|(b, _)| b)),
             )
             .await;
         }

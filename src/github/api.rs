@@ -30,9 +30,9 @@ use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// Octocrab pointed at the environment's API with its token.
 pub(super) struct Client {
-    octo: Octocrab,
-    owner: String,
-    repo: String,
+    pub(super) octo: Octocrab,
+    pub(super) owner: String,
+    pub(super) repo: String,
 }
 
 impl Client {

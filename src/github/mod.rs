@@ -21,6 +21,7 @@
 //! sent twice and no comment is ever duplicated.
 
 mod api;
+pub mod artifacts;
 mod env;
 mod error;
 mod summary;

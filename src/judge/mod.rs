@@ -113,6 +113,8 @@ pub struct ReviewVerdict {
     /// `pass`, meaning only that they were read; checking them is the assertion's work).
     /// `None` for reviews and for extractions that failed.
     pub claims: Option<Vec<Claim>>,
+    /// The grade cache key of each vote, in vote order (empty when not graded).
+    pub keys: Vec<String>,
 }
 
 impl ReviewVerdict {
@@ -131,6 +133,7 @@ impl ReviewVerdict {
             usage,
             votes: Vec::new(),
             claims: None,
+            keys: Vec::new(),
         }
     }
 
@@ -150,6 +153,7 @@ impl ReviewVerdict {
             usage,
             votes: Vec::new(),
             claims: None,
+            keys: Vec::new(),
         }
     }
 
@@ -163,6 +167,7 @@ impl ReviewVerdict {
             usage,
             votes: Vec::new(),
             claims: Some(claims),
+            keys: Vec::new(),
         }
     }
 
@@ -235,6 +240,7 @@ pub struct Judge {
     config: JudgeConfig,
     graders: BTreeMap<AgentKind, Arc<dyn Agent>>,
     slots: Arc<Semaphore>,
+    prior: BTreeMap<String, CachedGrade>,
 }
 
 impl Judge {
@@ -246,7 +252,17 @@ impl Judge {
             config,
             graders: graders.into_iter().map(|g| (g.kind(), g)).collect(),
             slots,
+            prior: BTreeMap::new(),
         }
+    }
+
+    /// This judge, answering a grading request whose cache key is in `prior` with that
+    /// grade, before the cache and without a call (`run --reuse`: the baseline's grades
+    /// travel with its results, so an unchanged review of a reused answer is not graded
+    /// again on a machine without the cache). Such a vote is marked `cached`.
+    pub fn with_prior(mut self, prior: BTreeMap<String, CachedGrade>) -> Self {
+        self.prior = prior;
+        self
     }
 
     /// Whether grading is turned on.
@@ -291,17 +307,31 @@ impl Judge {
             .or(test_model.filter(|_| agent == test_agent));
         let canonical = prompt::canonical(&inputs);
         let count = review.votes.unwrap_or(self.config.votes).max(1);
-        let votes = (0..count).map(|vote| {
-            // Vote 1 keeps the single-vote key, so single-vote grades stay cached.
-            let key = if vote == 0 {
-                Cache::key(agent_name, model, &canonical)
-            } else {
-                Cache::key(agent_name, model, &format!("{canonical}\u{0}vote {vote}"))
-            };
-            self.vote(grader.as_ref(), agent_name, &inputs, model, key, cancel)
+        // Vote 1 keeps the single-vote key, so single-vote grades stay cached.
+        let keys: Vec<String> = (0..count)
+            .map(|vote| {
+                if vote == 0 {
+                    Cache::key(agent_name, model, &canonical)
+                } else {
+                    Cache::key(agent_name, model, &format!("{canonical}\u{0}vote {vote}"))
+                }
+            })
+            .collect();
+        let votes = keys.iter().map(|key| {
+            self.vote(
+                grader.as_ref(),
+                agent_name,
+                &inputs,
+                model,
+                key.clone(),
+                cancel,
+            )
         });
         let votes = futures_util::future::join_all(votes).await;
-        ReviewVerdict::of_votes(votes, review.threshold)
+        ReviewVerdict {
+            keys,
+            ..ReviewVerdict::of_votes(votes, review.threshold)
+        }
     }
 
     /// Reads the claims of `answer` (to `task`) for `claims: verified`, with the test's
@@ -438,7 +468,12 @@ impl Judge {
             problem: Some(problem),
             cached: false,
         };
-        if let Some(hit) = self.config.cache.as_ref().and_then(|c| c.get(&key)) {
+        let hit = self
+            .prior
+            .get(&key)
+            .cloned()
+            .or_else(|| self.config.cache.as_ref().and_then(|c| c.get(&key)));
+        if let Some(hit) = hit {
             tracing::debug!(score = hit.score, "grade cache hit");
             let vote = JudgeVote {
                 score: Some(hit.score),

@@ -243,6 +243,9 @@ mod tests {
             attempts: Vec::new(),
             runs: Vec::new(),
             repeat: None,
+            fingerprint: None,
+            reused: None,
+            not_reused: None,
         }
     }
 

@@ -348,6 +348,9 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
     if let Some(agent) = &t.agent {
         meta.push(agent.clone());
     }
+    if let Some(r) = &t.reused {
+        meta.push(format!("↺ reused from {}", r.from));
+    }
     let calls = calls_view(t);
     let mut assertions: Vec<AssertionView> = t.assertions.iter().map(assertion).collect();
     for (i, a) in assertions.iter_mut().enumerate() {

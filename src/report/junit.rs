@@ -153,6 +153,10 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         })
         .or(test.assertions.first())
         .map_or(1, |a| a.line);
+    if let Some(r) = &test.reused {
+        case.properties
+            .push(quick_junit::Property::new("reused", r.from.as_str()));
+    }
     if let Some(r) = &test.repeat {
         case.properties
             .push(quick_junit::Property::new("runs", r.headline()));

@@ -56,7 +56,13 @@ impl LiveReporter {
             Event::TestFinished { index, result } => {
                 self.running.retain(|i| i != index);
                 Some(match self.redactor.redact_value(result.as_ref()) {
-                    Ok(t) => terminal::render_test(&t) + "\n",
+                    Ok(t) => {
+                        let mut block = terminal::render_test(&t);
+                        if let (true, Some(why)) = (self.verbose, &t.not_reused) {
+                            block.push_str(&format!("  not reused: {why}\n"));
+                        }
+                        block + "\n"
+                    }
                     Err(e) => format!("error: can not redact the output: {e}\n"),
                 })
             }

@@ -178,6 +178,9 @@ pub fn status_line(results: &Results) -> String {
             ));
         }
     }
+    if s.reused > 0 {
+        extra.push_str(&format!(" · ↺ {} reused (the agent did not run)", s.reused));
+    }
     if let Some(b) = &s.budget {
         extra.push_str(" · ");
         extra.push_str(&crate::report::terminal::budget_phrase(b));
@@ -237,7 +240,11 @@ fn row(t: &TestResult) -> Row {
         .count();
     Row {
         icon: icon(t.status),
-        name: inline(&t.qualified_name(false)),
+        name: if t.reused.is_some() {
+            format!("{} ↺ reused", inline(&t.qualified_name(false)))
+        } else {
+            inline(&t.qualified_name(false))
+        },
         file: inline(&t.file),
         assertions: match &t.repeat {
             Some(r) => inline(&r.headline()),

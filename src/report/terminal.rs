@@ -70,14 +70,32 @@ pub fn render_test(test: &TestResult) -> String {
             format!("  {}", paint(style, &r.headline()))
         })
         .unwrap_or_default();
+    let reused = if test.reused.is_some() {
+        format!("  {}", paint(DIM, "↺ reused"))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} {}  {}  {}{repeat}",
+        "{} {}  {}  {}{repeat}{reused}",
         test_icon(test.status),
         paint(BOLD, &test.qualified_name(false)),
         paint(DIM, &test.file),
         test_word(test.status)
     );
+    if let Some(r) = &test.reused {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(
+                DIM,
+                &format!(
+                    "the agent did not run: its run from {} was re-evaluated",
+                    r.from
+                )
+            )
+        );
+    }
     if let Some(r) = &test.repeat {
         let mut figures: Vec<String> = r.rate_phrase().into_iter().collect();
         if let Some(e) = r.estimate_at_min_pass() {
@@ -254,6 +272,9 @@ pub fn render_summary(summary: &Summary) -> String {
                 ),
             ));
         }
+    }
+    if summary.reused > 0 {
+        extra.push_str(&paint(DIM, &format!(" · ↺ {} reused", summary.reused)));
     }
     if let Some(b) = &summary.budget {
         let text = budget_phrase(b);

@@ -107,6 +107,10 @@ pub struct TestSpec {
     pub setup: Vec<String>,
     /// `env:` passed to the agent.
     pub env: BTreeMap<String, String>,
+    /// `inputs:` globs, relative to the test file's directory: files outside the workspace
+    /// that the agent depends on (e.g. a CLI's source). Only the fingerprint reads them
+    /// ([`crate::fingerprint`]).
+    pub inputs: Vec<String>,
     /// `timeout:` for the agent run ("30s", "5m").
     pub timeout: Option<Duration>,
     /// `max_turns:` passed to the agent.

@@ -100,6 +100,10 @@ struct TestFile {
     workspace: Option<WorkspaceField>,
     /// Shell commands run in the workspace copy before the agent.
     setup: Option<OneOrMany>,
+    /// Files outside the workspace that the agent depends on (e.g. a CLI's source): globs
+    /// relative to the test file's directory. They are part of the test's fingerprint
+    /// (`run --reuse`), never copied.
+    inputs: Option<OneOrMany>,
     /// Environment variables for the agent (and setup and verify commands).
     env: Option<BTreeMap<String, Scalar>>,
     /// How long the agent may run (default 10m).

@@ -206,7 +206,7 @@ fn the_run_script_runs_aptitude_and_sets_outputs() {
     .unwrap();
     let runner_temp = dir.path().join("runner-temp");
     let output = dir.path().join("github-output");
-    let run = |fail_on_failure: &str| {
+    let run = |fail_on_failure: &str, baseline: &str| {
         Aptitude::program("bash")
             .arg(root().join("scripts/action/run.sh"))
             .current_dir(dir.path())
@@ -225,13 +225,28 @@ fn the_run_script_runs_aptitude_and_sets_outputs() {
             .env("COMMENT", "false")
             .env("CHECK_RUN", "false")
             .env("FAIL_ON_FAILURE", fail_on_failure)
-            .env("BASELINE", "")
+            .env("BASELINE", baseline)
             .limit(Duration::from_secs(240))
             .output()
     };
-    let failing = run("true");
+    let failing = run("true", "");
     failing.code(1);
-    let lenient = run("false");
+    // `baseline: auto` outside a workflow run finds none: one notice, and the run goes on.
+    let auto = run("true", "auto");
+    auto.code(1);
+    assert_eq!(
+        auto.stdout.matches("::notice").count(),
+        1,
+        "{}",
+        auto.both()
+    );
+    assert!(
+        auto.stdout
+            .contains("::notice title=aptitude::no baseline, going on without one: GITHUB_WORKFLOW_REF does not name the workflow file"),
+        "{}",
+        auto.both()
+    );
+    let lenient = run("false", "");
     assert_eq!(
         lenient.code,
         0,

@@ -43,7 +43,19 @@ impl Gh {
     /// [`Gh::publish`] from the directory `cwd` (the repository root is always
     /// `GITHUB_WORKSPACE`), with extra arguments.
     async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
+        self.publish_with(results, cwd, extra, &[]).await
+    }
+
+    /// [`Gh::publish_in`] with extra environment variables.
+    async fn publish_with(
+        &self,
+        results: &Path,
+        cwd: &Path,
+        extra: &[&str],
+        envs: &[(&str, &str)],
+    ) -> (i32, String) {
         let mut cmd = Aptitude::new();
+        cmd.envs(envs.iter().copied());
         cmd.current_dir(cwd)
             .env("GITHUB_API_URL", self.server.uri())
             .env("GITHUB_REPOSITORY", "o/r")
@@ -640,4 +652,196 @@ async fn a_fork_pull_request_makes_no_write_call() {
         "the job summary is still written"
     );
     gh.assert_valid_for_github().await;
+}
+
+/// The environment of a PR job of `agents.yml` whose results artifact is `aptitude-job`.
+const AUTO_ENV: &[(&str, &str)] = &[
+    (
+        "GITHUB_WORKFLOW_REF",
+        "o/r/.github/workflows/agents.yml@refs/pull/7/merge",
+    ),
+    ("GITHUB_BASE_REF", "main"),
+    ("APTITUDE_ARTIFACT_NAME", "aptitude-job"),
+];
+
+/// A zip holding `results.json` with `text`.
+fn artifact_zip(text: &str) -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut buf);
+    w.start_file("report.html", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut w, b"<html></html>").unwrap();
+    w.start_file("results.json", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut w, text.as_bytes()).unwrap();
+    w.finish().unwrap();
+    buf.into_inner()
+}
+
+impl Gh {
+    /// Two pages of successful `agents.yml` runs on `main`: page 1 holds this run (42,
+    /// left out) and run 40 without the artifact; page 2 run 30 with it (artifact 300).
+    async fn runs_with_artifact_on_page_two(&self, download: ResponseTemplate) {
+        let runs = "/repos/o/r/actions/workflows/agents.yml/runs";
+        Mock::given(method("GET"))
+            .and(path(runs))
+            .and(query_param("branch", "main"))
+            .and(query_param("status", "success"))
+            .and(query_param("page", "2"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!({"total_count": 3, "workflow_runs": [{"id": 30}]})),
+            )
+            .expect(1)
+            .mount(&self.server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(runs))
+            .and(query_param("branch", "main"))
+            .and(query_param("status", "success"))
+            .and(query_param("per_page", "20"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(
+                        json!({"total_count": 3, "workflow_runs": [{"id": 42}, {"id": 40}]}),
+                    )
+                    .insert_header(
+                        "link",
+                        format!(
+                            "<{}{runs}?branch=main&status=success&per_page=20&page=2>; rel=\"next\"",
+                            self.server.uri()
+                        )
+                        .as_str(),
+                    ),
+            )
+            .expect(1)
+            .mount(&self.server)
+            .await;
+        for (run, artifacts) in [
+            (40, json!([])),
+            (
+                30,
+                json!([{"id": 300, "name": "aptitude-job", "expired": false}]),
+            ),
+        ] {
+            Mock::given(method("GET"))
+                .and(path(format!("/repos/o/r/actions/runs/{run}/artifacts")))
+                .and(query_param("name", "aptitude-job"))
+                .respond_with(ResponseTemplate::new(200).set_body_json(
+                    json!({"total_count": artifacts.as_array().unwrap().len(), "artifacts": artifacts}),
+                ))
+                .expect(1)
+                .mount(&self.server)
+                .await;
+        }
+        Mock::given(method("GET"))
+            .and(path("/repos/o/r/actions/artifacts/300/zip"))
+            .respond_with(download)
+            .expect(1)
+            .mount(&self.server)
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn baseline_auto_downloads_the_base_branchs_latest_results_artifact() {
+    // The baseline: the same tests, all passing.
+    let mut baseline: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    for t in baseline["tests"].as_array_mut().unwrap() {
+        t["status"] = json!("passed");
+    }
+    // GitHub redirects the download to its storage, another host, with a signed URL.
+    let storage = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/blob/300.zip"))
+        .and(query_param("sig", "signed"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_bytes(artifact_zip(&serde_json::to_string(&baseline).unwrap())),
+        )
+        .expect(1)
+        .mount(&storage)
+        .await;
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    gh.runs_with_artifact_on_page_two(ResponseTemplate::new(302).insert_header(
+        "location",
+        format!("{}/blob/300.zip?sig=signed", storage.uri()).as_str(),
+    ))
+    .await;
+    let (code, out) = gh
+        .publish_with(
+            &data("results/hostile.json"),
+            &root(),
+            &["--baseline", "github:auto"],
+            AUTO_ENV,
+        )
+        .await;
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("::notice"), "{out}");
+    let writes = gh.writes().await;
+    let body = writes[0].2["body"].as_str().unwrap();
+    assert!(
+        body.contains("**Compared with the baseline:**") && body.contains("🔴 regressions (3)"),
+        "{body}"
+    );
+    // The exact reads, in order; the storage never sees the token.
+    let reads: Vec<String> = gh
+        .server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path().contains("/actions/"))
+        .map(|r| format!("{} {}", r.url.path(), r.url.query().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            "/repos/o/r/actions/workflows/agents.yml/runs branch=main&status=success&per_page=20",
+            "/repos/o/r/actions/runs/40/artifacts per_page=100&name=aptitude-job",
+            "/repos/o/r/actions/workflows/agents.yml/runs branch=main&status=success&per_page=20&page=2",
+            "/repos/o/r/actions/runs/30/artifacts per_page=100&name=aptitude-job",
+            "/repos/o/r/actions/artifacts/300/zip ",
+        ]
+    );
+    let blob = &storage.received_requests().await.unwrap()[0];
+    assert!(
+        !blob.headers.contains_key("authorization"),
+        "the token does not follow the redirect to storage"
+    );
+    gh.assert_valid_for_github().await;
+}
+
+#[tokio::test]
+async fn an_expired_baseline_artifact_is_one_notice_and_the_run_goes_on() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    gh.runs_with_artifact_on_page_two(
+        ResponseTemplate::new(410).set_body_json(json!({"message": "Artifact has expired"})),
+    )
+    .await;
+    let (code, out) = gh
+        .publish_with(
+            &data("results/hostile.json"),
+            &root(),
+            &["--baseline", "github:auto"],
+            AUTO_ENV,
+        )
+        .await;
+    assert_eq!(code, 1, "the exit code reflects the tests\n{out}");
+    assert_eq!(out.matches("::notice").count(), 1, "one notice\n{out}");
+    assert!(
+        out.contains("::notice title=aptitude::no baseline, going on without one: the results artifact aptitude-job of run 30 has expired"),
+        "{out}"
+    );
+    let writes = gh.writes().await;
+    let body = writes[0].2["body"].as_str().unwrap();
+    assert!(!body.contains("Compared with the baseline"), "{body}");
 }

@@ -22,6 +22,7 @@ mod mcp;
 mod merge;
 mod repeats;
 mod reports;
+mod reuse;
 mod run;
 mod skills;
 mod suite;

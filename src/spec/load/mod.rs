@@ -34,6 +34,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "assertions",
     "variants",
     "plugins",
+    "inputs",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -446,6 +447,10 @@ impl Ctx {
             .map(|n| self.setup(n))
             .unwrap_or_default();
         let env = fields.get("env").map(|n| self.env(n)).unwrap_or_default();
+        let inputs = fields
+            .get("inputs")
+            .map(|n| self.inputs(n))
+            .unwrap_or_default();
         let timeout = fields
             .get("timeout")
             .and_then(|n| self.duration(n, "timeout"));
@@ -532,6 +537,7 @@ impl Ctx {
             workspace_git,
             setup,
             env,
+            inputs,
             timeout,
             max_turns,
             model,
@@ -617,6 +623,35 @@ impl Ctx {
                 Vec::new()
             }
         }
+    }
+
+    /// `inputs: glob` or a list of globs; each must compile.
+    pub(super) fn inputs(&mut self, node: &Node) -> Vec<String> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Str(_) => vec![node],
+            Value::Seq(items) => items.iter().collect(),
+            _ => {
+                self.type_error(node, "inputs", "a glob or a list of globs");
+                return Vec::new();
+            }
+        };
+        let mut globs = Vec::new();
+        for item in items {
+            let Some(glob) = self.non_empty_string(item, "inputs") else {
+                continue;
+            };
+            match globset::Glob::new(&glob) {
+                Ok(_) => globs.push(glob),
+                Err(e) => self.push(
+                    Diagnostic::new(item.pos, format!("`inputs: {glob}` is not a glob"))
+                        .label(e.kind().to_string())
+                        .hint(
+                            "a glob relative to the test file's directory, e.g. `../src/**/*.rs`",
+                        ),
+                ),
+            }
+        }
+        globs
     }
 
     pub(super) fn env(&mut self, node: &Node) -> BTreeMap<String, String> {

@@ -840,3 +840,20 @@ fn json_file_report_check_mistakes_are_load_errors() {
         "unknown key `min_item`",
     );
 }
+
+#[test]
+fn inputs_are_globs() {
+    let spec =
+        load("name: t\nprompt: p\ninputs: \"../src/**/*.rs\"\nassertions:\n  - tool: Bash\n")
+            .unwrap();
+    assert_eq!(spec.inputs, ["../src/**/*.rs"]);
+    let spec = load("name: t\nprompt: p\ninputs: [a.txt, \"b/*\"]\nassertions:\n  - tool: Bash\n")
+        .unwrap();
+    assert_eq!(spec.inputs, ["a.txt", "b/*"]);
+    let errs = errors("name: t\nprompt: p\ninputs: [\"src/[a\"]\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "`inputs: src/[a` is not a glob");
+    let errs = errors("name: t\nprompt: p\ninputs: {a: 1}\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "inputs");
+    let errs = errors("name: t\nprompt: p\ninput: a\nassertions:\n  - tool: Bash\n");
+    assert_reports(&errs, "unknown key `input`");
+}

@@ -1,0 +1,437 @@
+//! Fingerprints: what determines an agent run, hashed, so that `run --reuse BASELINE.json`
+//! can tell a test whose agent would see exactly what it saw in the baseline's run.
+//!
+//! A fingerprint is the SHA-256 of its parts, each itself a SHA-256 (hex), so that a reader
+//! can see *what* changed between two results files:
+//!
+//! | part        | what is hashed |
+//! |-------------|----------------|
+//! | `agent`     | the agent and its version, as the CLI reports it (`claude 2.1.3 (Claude Code)`) |
+//! | `model`     | the model passed to the agent (empty: the agent's default) |
+//! | `prompt`    | the prompt, after the variant's `prompt` |
+//! | `run`       | the other fields passed to the agent: `max_turns`, `timeout`, the agent's `base_url`, `workspace.git`, `mcp_servers` as written (`${VAR}` not expanded) |
+//! | `workspace` | every file of the workspace copy after the variant's `remove`/`add`: path, kind and content (a link by its target; `.git` only with `workspace.git`) |
+//! | `setup`     | the `setup` commands, in order |
+//! | `env`       | each `env` name with the SHA-256 of its value (after the variant's `env`) |
+//! | `inputs`    | each `inputs:` glob, and the path and SHA-256 of every file it matches |
+//!
+//! Not in it: the assertions (a changed assertion is re-evaluated on the recorded run), the
+//! test's `name`, `description`, `runs`/`min_pass`, the judge, aptitude's own version, the
+//! agent's environment outside `env` (API keys, `PATH`), the model's own version behind its
+//! name, and files outside the workspace that no `inputs:` glob names.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::spec::TestSpec;
+
+/// Bumped when what is hashed changes, so that fingerprints of older results never match.
+const FINGERPRINT_VERSION: &str = "aptitude-fingerprint-v1";
+
+/// What determines one agent run: the SHA-256 of `parts`, and the parts' own SHA-256s
+/// (hex), by the names in the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// SHA-256 (hex) of every part.
+    pub sha256: String,
+    /// Each part's SHA-256 (hex), by name (`agent`, `model`, `prompt`, `run`, `workspace`,
+    /// `setup`, `env`, `inputs`).
+    pub parts: BTreeMap<String, String>,
+}
+
+/// Why a fingerprint could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum FingerprintError {
+    /// A file of the workspace copy or one an `inputs:` glob matched could not be read.
+    #[error("can not read {path} for the fingerprint: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An `inputs:` glob is not a glob (the loader checks them; a file edited since is not).
+    #[error("`inputs: {glob}` is not a glob: {source}")]
+    Glob {
+        /// The glob.
+        glob: String,
+        /// Why.
+        #[source]
+        source: globset::Error,
+    },
+}
+
+impl Fingerprint {
+    /// The fingerprint of `spec` run by `agent` (its name and reported version), in the
+    /// workspace copy at `workspace` (after the variant was applied, before `setup`).
+    ///
+    /// # Errors
+    /// When a workspace file or an `inputs:` file can not be read.
+    pub fn of(spec: &TestSpec, agent: &str, workspace: &Path) -> Result<Self, FingerprintError> {
+        let mut parts = BTreeMap::new();
+        let mut put = |name: &str, hash: String| {
+            parts.insert(name.to_owned(), hash);
+        };
+        put("agent", hex(&Sha256::digest(agent.as_bytes())));
+        put("model", hash_fields(&[spec.model.as_deref().unwrap_or("")]));
+        put("prompt", hex(&Sha256::digest(spec.prompt.as_bytes())));
+        let timeout = spec.timeout.map(|t| t.as_millis().to_string());
+        let max_turns = spec.max_turns.map(|t| t.to_string());
+        let mcp = format!("{:?}", spec.mcp_servers);
+        put(
+            "run",
+            hash_fields(&[
+                "max_turns",
+                max_turns.as_deref().unwrap_or(""),
+                "timeout_ms",
+                timeout.as_deref().unwrap_or(""),
+                "base_url",
+                spec.agent.base_url.as_deref().unwrap_or(""),
+                "workspace.git",
+                if spec.workspace_git { "true" } else { "false" },
+                "mcp_servers",
+                &mcp,
+            ]),
+        );
+        put("workspace", tree_digest(workspace, spec.workspace_git)?);
+        let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();
+        put("setup", hash_fields(&setup));
+        let env: Vec<String> = spec
+            .env
+            .iter()
+            .flat_map(|(k, v)| [k.clone(), hex(&Sha256::digest(v.as_bytes()))])
+            .collect();
+        let env: Vec<&str> = env.iter().map(String::as_str).collect();
+        put("env", hash_fields(&env));
+        put("inputs", inputs_digest(spec)?);
+        Ok(Fingerprint::from_parts(parts))
+    }
+
+    /// The fingerprint of `parts` (part name → SHA-256 hex).
+    pub fn from_parts(parts: BTreeMap<String, String>) -> Self {
+        let mut fields = vec![FINGERPRINT_VERSION];
+        for (name, hash) in &parts {
+            fields.push(name);
+            fields.push(hash);
+        }
+        Fingerprint {
+            sha256: hash_fields(&fields),
+            parts,
+        }
+    }
+
+    /// The parts that differ from `other`'s (present in one only, or hashed differently),
+    /// in name order.
+    pub fn changed_parts(&self, other: &Fingerprint) -> Vec<String> {
+        let mut names: Vec<&String> = self.parts.keys().chain(other.parts.keys()).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter(|n| self.parts.get(*n) != other.parts.get(*n))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Lowercase hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of `fields`, each length-prefixed so that no two lists hash alike.
+fn hash_fields(fields: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for f in fields {
+        h.update((f.len() as u64).to_le_bytes());
+        h.update(f.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// SHA-256 of a directory tree: every entry's `/`-separated path, kind and content (a
+/// file's bytes, a link's target, never followed), in path order. `.git` is left out unless
+/// `with_git`.
+///
+/// # Errors
+/// When a directory or file can not be read.
+pub fn tree_digest(root: &Path, with_git: bool) -> Result<String, FingerprintError> {
+    let mut entries = Vec::new();
+    collect(root, root, with_git, &mut entries)?;
+    entries.sort();
+    let mut h = Sha256::new();
+    for (rel, kind, hash) in &entries {
+        for field in [rel.as_str(), kind, hash.as_str()] {
+            h.update((field.len() as u64).to_le_bytes());
+            h.update(field.as_bytes());
+        }
+    }
+    Ok(hex(&h.finalize()))
+}
+
+/// (relative path, kind, content hash) of every entry under `dir`.
+fn collect(
+    root: &Path,
+    dir: &Path,
+    with_git: bool,
+    out: &mut Vec<(String, &'static str, String)>,
+) -> Result<(), FingerprintError> {
+    let read_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| FingerprintError::Read { path, source }
+    };
+    for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
+        let entry = entry.map_err(read_err(dir))?;
+        let path = entry.path();
+        if !with_git && dir == root && entry.file_name() == ".git" {
+            continue;
+        }
+        let file_type = entry.file_type().map_err(read_err(&path))?;
+        let rel = relative(root, &path);
+        if file_type.is_dir() {
+            out.push((rel, "dir", String::new()));
+            collect(root, &path, with_git, out)?;
+        } else if file_type.is_symlink() {
+            let target = std::fs::read_link(&path).map_err(read_err(&path))?;
+            let target = hex(&Sha256::digest(target.as_os_str().as_encoded_bytes()));
+            out.push((rel, "link", target));
+        } else if file_type.is_file() {
+            out.push((rel, "file", file_sha256(&path)?));
+        } else {
+            // A FIFO, socket or device is never opened.
+            out.push((rel, "special", String::new()));
+        }
+    }
+    Ok(())
+}
+
+/// `path` relative to `root`, `/`-separated.
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// SHA-256 (hex) of a file's content, streamed.
+fn file_sha256(path: &Path) -> Result<String, FingerprintError> {
+    let read_err = |source| FingerprintError::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut file, &mut h).map_err(read_err)?;
+    Ok(hex(&h.finalize()))
+}
+
+/// SHA-256 of the test's `inputs:` globs and of every file they match (path relative to the
+/// test file's directory, and content), in path order.
+fn inputs_digest(spec: &TestSpec) -> Result<String, FingerprintError> {
+    let mut fields: Vec<String> = Vec::new();
+    let base = spec
+        .file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    for glob in &spec.inputs {
+        fields.push(glob.clone());
+        for (rel, path) in matching_files(base, glob)? {
+            fields.push(rel);
+            fields.push(file_sha256(&path)?);
+        }
+    }
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    Ok(hash_fields(&fields))
+}
+
+/// The files under `base` that `glob` (relative to `base`, `..` allowed at its start)
+/// matches, as (path as matched, path on disk), in path order.
+///
+/// # Errors
+/// When `glob` is not a glob.
+pub fn matching_files(
+    base: &Path,
+    glob: &str,
+) -> Result<Vec<(String, std::path::PathBuf)>, FingerprintError> {
+    let matcher = globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|source| FingerprintError::Glob {
+            glob: glob.to_owned(),
+            source,
+        })?
+        .compile_matcher();
+    // Walk from the glob's literal prefix, so `../src/**/*.rs` walks `../src` only.
+    let literal: Vec<&str> = glob
+        .split('/')
+        .take_while(|c| !c.contains(['*', '?', '[', '{']))
+        .collect();
+    let prefix = if literal.len() == glob.split('/').count() {
+        // No wildcard: the glob names one file.
+        literal[..literal.len().saturating_sub(1)].join("/")
+    } else {
+        literal.join("/")
+    };
+    let start = base.join(&prefix);
+    let mut found = Vec::new();
+    if !start.is_dir() {
+        return Ok(found);
+    }
+    let walk = ignore::WalkBuilder::new(&start)
+        .standard_filters(false)
+        .follow_links(false)
+        .build();
+    for entry in walk.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let below = relative(&start, entry.path());
+        let rel = if prefix.is_empty() {
+            below
+        } else {
+            format!("{prefix}/{below}")
+        };
+        if matcher.is_match(&rel) {
+            found.push((rel, entry.path().to_owned()));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(yaml: &str, dir: &Path) -> TestSpec {
+        crate::spec::load_str(&dir.join("t.aptitude.yaml"), yaml).unwrap()
+    }
+
+    #[test]
+    fn each_part_changes_only_with_what_it_covers() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/a.txt"), "one").unwrap();
+        std::fs::write(dir.path().join("tool.py"), "print(1)").unwrap();
+        let base =
+            "name: t\nprompt: p\nenv: {K: v}\ninputs: [\"*.py\"]\nassertions:\n  - tool: Read\n";
+        let a = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", &ws).unwrap();
+        assert_eq!(a.sha256.len(), 64);
+        assert_eq!(
+            a.parts.keys().collect::<Vec<_>>(),
+            [
+                "agent",
+                "env",
+                "inputs",
+                "model",
+                "prompt",
+                "run",
+                "setup",
+                "workspace"
+            ]
+        );
+        let same = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", &ws).unwrap();
+        assert_eq!(a, same, "stable");
+
+        // Only an assertion changed: the same fingerprint.
+        let other_assertion = base.replace("tool: Read", "tool: Bash");
+        let b = Fingerprint::of(&spec(&other_assertion, dir.path()), "claude 2.1.3", &ws).unwrap();
+        assert_eq!(a, b);
+
+        let changed = |yaml: &str, agent: &str| {
+            let f = Fingerprint::of(&spec(yaml, dir.path()), agent, &ws).unwrap();
+            assert_ne!(f.sha256, a.sha256);
+            f.changed_parts(&a)
+        };
+        assert_eq!(changed(base, "claude 2.1.4"), ["agent"]);
+        assert_eq!(
+            changed(&base.replace("prompt: p", "prompt: q"), "claude 2.1.3"),
+            ["prompt"]
+        );
+        assert_eq!(
+            changed(&base.replace("K: v", "K: w"), "claude 2.1.3"),
+            ["env"]
+        );
+        assert_eq!(
+            changed(
+                &base.replace("name: t\n", "name: t\nmodel: m\n"),
+                "claude 2.1.3"
+            ),
+            ["model"]
+        );
+        assert_eq!(
+            changed(
+                &base.replace("name: t\n", "name: t\nsetup: make\n"),
+                "claude 2.1.3"
+            ),
+            ["setup"]
+        );
+        assert_eq!(
+            changed(
+                &base.replace("name: t\n", "name: t\nmax_turns: 3\n"),
+                "claude 2.1.3"
+            ),
+            ["run"]
+        );
+
+        std::fs::write(ws.join("src/a.txt"), "two").unwrap();
+        assert_eq!(changed(base, "claude 2.1.3"), ["workspace"]);
+        std::fs::write(ws.join("src/a.txt"), "one").unwrap();
+        std::fs::write(dir.path().join("tool.py"), "print(2)").unwrap();
+        assert_eq!(changed(base, "claude 2.1.3"), ["inputs"]);
+    }
+
+    #[test]
+    fn a_renamed_or_emptied_workspace_file_changes_the_workspace_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "x").unwrap();
+        let before = tree_digest(dir.path(), false).unwrap();
+        std::fs::rename(dir.path().join("a"), dir.path().join("b")).unwrap();
+        let renamed = tree_digest(dir.path(), false).unwrap();
+        assert_ne!(before, renamed);
+        std::fs::write(dir.path().join("b"), "").unwrap();
+        assert_ne!(renamed, tree_digest(dir.path(), false).unwrap());
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
+        let without = tree_digest(dir.path(), false).unwrap();
+        assert_ne!(
+            without,
+            tree_digest(dir.path(), true).unwrap(),
+            "git counts only with workspace.git"
+        );
+    }
+
+    #[test]
+    fn inputs_globs_walk_from_their_literal_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let tests = dir.path().join("tests");
+        std::fs::create_dir_all(dir.path().join("src/sub")).unwrap();
+        std::fs::create_dir_all(&tests).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/sub/b.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/c.txt"), "").unwrap();
+        let names = |glob: &str| {
+            matching_files(&tests, glob)
+                .unwrap()
+                .into_iter()
+                .map(|(rel, _)| rel)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("../src/**/*.rs"), ["../src/a.rs", "../src/sub/b.rs"]);
+        assert_eq!(
+            names("../src/*.rs"),
+            ["../src/a.rs"],
+            "`*` stays in its directory"
+        );
+        assert_eq!(names("../src/c.txt"), ["../src/c.txt"]);
+        assert!(names("../nowhere/*.rs").is_empty());
+    }
+}

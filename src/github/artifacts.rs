@@ -1,0 +1,400 @@
+//! `--baseline github:auto` / `--reuse github:auto`: the results of the latest successful
+//! run of this workflow on the PR's base branch, from the Actions artifacts API.
+//!
+//! 1. the workflow is the file of `GITHUB_WORKFLOW_REF` (`owner/repo/.github/workflows/ci.yml@ref`);
+//!    the branch is the PR's base (`GITHUB_BASE_REF`, else the event's
+//!    `pull_request.base.ref`), else the pushed branch (`GITHUB_REF_NAME`);
+//! 2. `GET /repos/{owner}/{repo}/actions/workflows/{file}/runs?branch=…&status=success`,
+//!    newest first, page by page (the current run left out), at most [`MAX_RUNS_SEARCHED`]
+//!    runs;
+//! 3. `GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts?name=…` (every page): the
+//!    artifact named `APTITUDE_ARTIFACT_NAME` (the action sets it to this job's artifact
+//!    name), else the first whose name starts with `aptitude`;
+//! 4. `GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip`, following GitHub's redirect
+//!    to the storage URL (octocrab drops the token on a redirect to another host); a 410
+//!    (expired) or 404 ends the search;
+//! 5. the zip's `results.json` (at most [`MAX_RESULTS_BYTES`]) read as results.
+//!
+//! The token needs `actions: read`. Any failure is a [`BaselineError`]: the caller shows it
+//! as one notice and goes on without a baseline; it never fails the job.
+
+use serde_json::Value;
+
+use super::GithubEnv;
+use super::error::GithubError;
+use crate::results::Results;
+
+/// The value of `--baseline` / `--reuse` that asks for the base branch's results.
+pub const AUTO: &str = "github:auto";
+
+/// The most successful runs looked through for one with the artifact.
+pub const MAX_RUNS_SEARCHED: usize = 50;
+
+/// Runs per page of the workflow-runs listing.
+const RUNS_PER_PAGE: usize = 20;
+
+/// The largest `results.json` read from an artifact, in bytes (256 MiB).
+pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Why no baseline was found; shown as one notice.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// The environment or the client.
+    #[error(transparent)]
+    Github(#[from] GithubError),
+    /// `GITHUB_WORKFLOW_REF` is not set or names no workflow file.
+    #[error("GITHUB_WORKFLOW_REF does not name the workflow file")]
+    NoWorkflow,
+    /// Neither a base branch nor a branch.
+    #[error("no base branch (GITHUB_BASE_REF) or branch (GITHUB_REF_NAME)")]
+    NoBranch,
+    /// No successful run had the artifact.
+    #[error(
+        "no successful run of {workflow} on {branch} has an aptitude results artifact{} (looked at {runs} runs)",
+        name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default()
+    )]
+    NotFound {
+        /// The workflow file.
+        workflow: String,
+        /// The branch.
+        branch: String,
+        /// The artifact name looked for, if one was given.
+        name: Option<String>,
+        /// Runs looked at.
+        runs: usize,
+    },
+    /// The artifact expired (GitHub answered 410, or listed it as expired).
+    #[error("the results artifact {name} of run {run} has expired")]
+    Expired {
+        /// The artifact.
+        name: String,
+        /// The run it belongs to.
+        run: u64,
+    },
+    /// The download failed.
+    #[error("can not download the artifact {name} of run {run}: {why}")]
+    Download {
+        /// The artifact.
+        name: String,
+        /// The run.
+        run: u64,
+        /// Why.
+        why: String,
+    },
+    /// The zip holds no readable results.
+    #[error("the artifact {name} of run {run} holds no readable results.json: {why}")]
+    Unreadable {
+        /// The artifact.
+        name: String,
+        /// The run.
+        run: u64,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Where to look: read from the Actions environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The workflow file's name (`ci.yml`).
+    pub workflow: String,
+    /// The branch whose runs are searched.
+    pub branch: String,
+    /// The artifact name (`APTITUDE_ARTIFACT_NAME`), when known.
+    pub artifact: Option<String>,
+    /// This run's id (`GITHUB_RUN_ID`), left out of the search.
+    pub run_id: Option<u64>,
+}
+
+impl Source {
+    /// Reads the source through `var`, with `env`'s event for the PR's base branch.
+    ///
+    /// # Errors
+    /// Without a workflow file or a branch.
+    pub fn from_vars(
+        env: &GithubEnv,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, BaselineError> {
+        let workflow = var("GITHUB_WORKFLOW_REF")
+            .and_then(|r| {
+                let path = r.split('@').next()?.to_owned();
+                let file = path.rsplit('/').next()?.to_owned();
+                (path.contains("/.github/workflows/") && !file.is_empty()).then_some(file)
+            })
+            .ok_or(BaselineError::NoWorkflow)?;
+        let event_base = env
+            .event
+            .as_ref()
+            .and_then(|e| e.pointer("/pull_request/base/ref"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let branch = var("GITHUB_BASE_REF")
+            .filter(|b| !b.is_empty())
+            .or(event_base)
+            .or_else(|| var("GITHUB_REF_NAME").filter(|b| !b.is_empty()))
+            .ok_or(BaselineError::NoBranch)?;
+        Ok(Source {
+            workflow,
+            branch,
+            artifact: var("APTITUDE_ARTIFACT_NAME").filter(|n| !n.is_empty()),
+            run_id: var("GITHUB_RUN_ID").and_then(|id| id.parse().ok()),
+        })
+    }
+}
+
+/// The latest results of `source`, and where they came from
+/// (`github:owner/repo run 123 (artifact NAME)`).
+///
+/// # Errors
+/// See [`BaselineError`].
+pub async fn latest_results(
+    env: &GithubEnv,
+    source: &Source,
+) -> Result<(Results, String), BaselineError> {
+    let client = super::api::Client::new(env)?;
+    let (owner, repo) = (client.owner.as_str(), client.repo.as_str());
+    let route = format!(
+        "/repos/{owner}/{repo}/actions/workflows/{}/runs",
+        source.workflow
+    );
+    let per_page = RUNS_PER_PAGE.to_string();
+    let query = [
+        ("branch", source.branch.as_str()),
+        ("status", "success"),
+        ("per_page", per_page.as_str()),
+    ];
+    let mut page: octocrab::Page<Value> = client
+        .octo
+        .get(&route, Some(&query))
+        .await
+        .map_err(GithubError::api)?;
+    let mut searched = 0;
+    loop {
+        for run in &page.items {
+            let Some(id) = run.get("id").and_then(Value::as_u64) else {
+                continue;
+            };
+            if Some(id) == source.run_id {
+                continue;
+            }
+            searched += 1;
+            if let Some(artifact) = find_artifact(&client, id, source.artifact.as_deref()).await? {
+                let results = download(&client, id, &artifact).await?;
+                let from = format!(
+                    "github:{owner}/{repo} run {id} (artifact {})",
+                    artifact.name
+                );
+                return Ok((results, from));
+            }
+            if searched >= MAX_RUNS_SEARCHED {
+                break;
+            }
+        }
+        if searched >= MAX_RUNS_SEARCHED {
+            break;
+        }
+        match client
+            .octo
+            .get_page::<Value>(&page.next)
+            .await
+            .map_err(GithubError::api)?
+        {
+            Some(next) => page = next,
+            None => break,
+        }
+    }
+    Err(BaselineError::NotFound {
+        workflow: source.workflow.clone(),
+        branch: source.branch.clone(),
+        name: source.artifact.clone(),
+        runs: searched,
+    })
+}
+
+/// An artifact of a run.
+struct Artifact {
+    id: u64,
+    name: String,
+    expired: bool,
+}
+
+/// The run's artifact named `name`, else (no name) its first `aptitude…` artifact.
+async fn find_artifact(
+    client: &super::api::Client,
+    run: u64,
+    name: Option<&str>,
+) -> Result<Option<Artifact>, BaselineError> {
+    let route = format!(
+        "/repos/{}/{}/actions/runs/{run}/artifacts",
+        client.owner, client.repo
+    );
+    let mut query = vec![("per_page", "100")];
+    if let Some(name) = name {
+        query.push(("name", name));
+    }
+    let first: octocrab::Page<Value> = client
+        .octo
+        .get(&route, Some(&query))
+        .await
+        .map_err(GithubError::api)?;
+    let all = client
+        .octo
+        .all_pages(first)
+        .await
+        .map_err(GithubError::api)?;
+    Ok(all.iter().find_map(|a| {
+        let artifact_name = a.get("name").and_then(Value::as_str)?;
+        let wanted = match name {
+            Some(n) => artifact_name == n,
+            None => artifact_name.starts_with("aptitude"),
+        };
+        wanted.then(|| Artifact {
+            id: a.get("id").and_then(Value::as_u64).unwrap_or(0),
+            name: artifact_name.to_owned(),
+            expired: a.get("expired").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }))
+}
+
+/// Downloads the artifact's zip and reads its `results.json`.
+async fn download(
+    client: &super::api::Client,
+    run: u64,
+    artifact: &Artifact,
+) -> Result<Results, BaselineError> {
+    use http_body_util::BodyExt;
+    let expired = || BaselineError::Expired {
+        name: artifact.name.clone(),
+        run,
+    };
+    let failed = |why: String| BaselineError::Download {
+        name: artifact.name.clone(),
+        run,
+        why,
+    };
+    if artifact.expired {
+        return Err(expired());
+    }
+    let route = format!(
+        "/repos/{}/{}/actions/artifacts/{}/zip",
+        client.owner, client.repo, artifact.id
+    );
+    let response = client
+        .octo
+        ._get(route)
+        .await
+        .map_err(|e| failed(GithubError::api(e).to_string()))?;
+    let status = response.status();
+    if status.as_u16() == 410 {
+        return Err(expired());
+    }
+    if !status.is_success() {
+        return Err(failed(format!("HTTP {}", status.as_u16())));
+    }
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .to_bytes();
+    read_results(&bytes).map_err(|why| BaselineError::Unreadable {
+        name: artifact.name.clone(),
+        run,
+        why,
+    })
+}
+
+/// The results in an artifact zip: its `results.json` (at the top, else the first entry
+/// named so).
+fn read_results(zip: &[u8]) -> Result<Results, String> {
+    use std::io::Read;
+    let mut archive =
+        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| format!("not a zip: {e}"))?;
+    let name = archive
+        .file_names()
+        .filter_map(Result::ok)
+        .map(|n| n.into_owned())
+        .filter(|n| n == "results.json" || n.ends_with("/results.json"))
+        .min_by_key(String::len)
+        .ok_or("no results.json in it")?;
+    let entry = archive.by_name(&name).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    entry
+        .take(MAX_RESULTS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_RESULTS_BYTES {
+        return Err(format!("it is larger than {MAX_RESULTS_BYTES} bytes"));
+    }
+    Results::from_json(&text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(event: Option<Value>) -> GithubEnv {
+        let mut env =
+            GithubEnv::from_vars(|k| (k == "GITHUB_REPOSITORY").then(|| "o/r".into())).unwrap();
+        env.event = event;
+        env
+    }
+
+    #[test]
+    fn the_source_is_this_workflow_on_the_base_branch() {
+        let vars = |k: &str| match k {
+            "GITHUB_WORKFLOW_REF" => {
+                Some("o/r/.github/workflows/agents.yml@refs/pull/7/merge".into())
+            }
+            "GITHUB_BASE_REF" => Some("main".into()),
+            "GITHUB_RUN_ID" => Some("42".into()),
+            "APTITUDE_ARTIFACT_NAME" => Some("aptitude-job".into()),
+            _ => None,
+        };
+        assert_eq!(
+            Source::from_vars(&env(None), vars).unwrap(),
+            Source {
+                workflow: "agents.yml".into(),
+                branch: "main".into(),
+                artifact: Some("aptitude-job".into()),
+                run_id: Some(42),
+            }
+        );
+        let event = serde_json::json!({"pull_request": {"base": {"ref": "develop"}}});
+        let from_event = Source::from_vars(&env(Some(event)), |k| match k {
+            "GITHUB_WORKFLOW_REF" => Some("o/r/.github/workflows/a.yml@refs/heads/x".into()),
+            "GITHUB_REF_NAME" => Some("x".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            from_event.branch, "develop",
+            "the PR's base, not the pushed branch"
+        );
+        assert!(matches!(
+            Source::from_vars(&env(None), |_| None),
+            Err(BaselineError::NoWorkflow)
+        ));
+    }
+
+    #[test]
+    fn a_zip_without_results_is_unreadable_never_empty_results() {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            w.start_file("report.html", zip::write::SimpleFileOptions::default())
+                .unwrap();
+            std::io::Write::write_all(&mut w, b"<html>").unwrap();
+            w.finish().unwrap();
+        }
+        assert_eq!(
+            read_results(buf.get_ref()).unwrap_err(),
+            "no results.json in it"
+        );
+        assert!(
+            read_results(b"not a zip")
+                .unwrap_err()
+                .starts_with("not a zip")
+        );
+    }
+}

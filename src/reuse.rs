@@ -1,0 +1,306 @@
+//! `run --reuse BASELINE.json`: which tests may take their run from a baseline instead of
+//! running the agent, and the grades that travel with it.
+//!
+//! A test's run is reused only when all of these hold, else the agent runs and the result
+//! says why (`not_reused`):
+//! - the baseline has the test (same file, name, agent and variant) with the same number of
+//!   runs;
+//! - the baseline's run has a transcript and ended without an error (an infra error, a
+//!   timeout or an interruption says nothing about what the agent would do);
+//! - no assertion that applies to the test needs the workspace after the run (`file_*`,
+//!   `json_file`, `wrote`, `verify`): the workspace does not travel with results, and a
+//!   check that can not be made is never guessed;
+//! - its fingerprint ([`crate::fingerprint`]) is the baseline's, part for part.
+//!
+//! The reused run's transcript and file list are evaluated against today's assertions.
+//! Reviews are graded through [`crate::judge::Judge::with_prior`]: the baseline's grades
+//! (with their cache keys) answer an unchanged review of the same answer without a call,
+//! then the local grade cache does.
+
+use std::collections::BTreeMap;
+
+use crate::agent_kind::AgentKind;
+use crate::judge::cache::CachedGrade;
+use crate::results::{Results, TestResult};
+use crate::spec::{AssertionKind, TestSpec};
+
+/// A test's identity in results: file, name, agent, variant.
+type Key = (String, String, AgentKind, Option<String>);
+
+/// A baseline's results, ready to be reused from.
+#[derive(Debug, Clone)]
+pub struct Reuse {
+    /// Where the baseline came from (the file as given, or the GitHub run).
+    pub from: String,
+    /// The aptitude version that wrote it.
+    pub aptitude_version: String,
+    tests: BTreeMap<Key, TestResult>,
+}
+
+fn key_of(t: &TestResult) -> Key {
+    (
+        t.file.clone(),
+        t.name.clone(),
+        t.agent_id.unwrap_or(AgentKind::Claude),
+        t.variant.clone(),
+    )
+}
+
+impl Reuse {
+    /// The tests of `baseline`, which came `from` a file or a GitHub run.
+    pub fn new(baseline: Results, from: String) -> Self {
+        Reuse {
+            from,
+            aptitude_version: baseline.aptitude_version,
+            tests: baseline
+                .tests
+                .into_iter()
+                .map(|t| (key_of(&t), t))
+                .collect(),
+        }
+    }
+
+    /// Every grade the baseline recorded with its cache key, for
+    /// [`crate::judge::Judge::with_prior`].
+    pub fn prior_grades(&self) -> BTreeMap<String, CachedGrade> {
+        let mut grades = BTreeMap::new();
+        let mut add = |t: &TestResult| {
+            for a in &t.assertions {
+                let scores: Vec<(Option<u8>, Option<&String>)> = if a.votes.is_empty() {
+                    vec![(a.score, a.reasoning.as_ref())]
+                } else {
+                    a.votes
+                        .iter()
+                        .map(|v| (v.score, v.reasoning.as_ref()))
+                        .collect()
+                };
+                for (key, (score, reasoning)) in a.grade_keys.iter().zip(scores) {
+                    if let Some(score) = score {
+                        grades.insert(
+                            key.clone(),
+                            CachedGrade {
+                                score,
+                                reasoning: reasoning.cloned().unwrap_or_default(),
+                                agent: String::new(),
+                                model: None,
+                            },
+                        );
+                    }
+                }
+            }
+        };
+        for t in self.tests.values() {
+            add(t);
+            t.runs.iter().for_each(&mut add);
+        }
+        grades
+    }
+
+    /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, when it may be
+    /// reused apart from the fingerprint; else why not, in words.
+    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<&TestResult, String> {
+        let key = (
+            crate::spec::diagnostic::display_path(&spec.file),
+            spec.name.clone(),
+            spec.agent.kind,
+            (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
+        );
+        let Some(test) = self.tests.get(&key) else {
+            return Err(format!("the baseline {} has no such test", self.from));
+        };
+        let baseline_runs = test.runs.len().max(1) as u32;
+        if baseline_runs != runs {
+            return Err(format!(
+                "the baseline ran it {baseline_runs} times, this run {runs}"
+            ));
+        }
+        if let Some(line) = needs_workspace(spec) {
+            return Err(format!(
+                "its assertion at line {line} needs the workspace after the run, which does not travel with results"
+            ));
+        }
+        let recorded = if test.runs.is_empty() {
+            Some(test)
+        } else {
+            test.runs.get(run.saturating_sub(1) as usize)
+        };
+        let Some(recorded) = recorded else {
+            return Err(format!("the baseline has no run {run}"));
+        };
+        if recorded.transcript.is_none() {
+            return Err("the baseline recorded no transcript for it".into());
+        }
+        if let Some(error) = &recorded.error {
+            return Err(format!("the baseline's run ended in an error ({error})"));
+        }
+        if recorded.fingerprint.is_none() {
+            return Err("the baseline recorded no fingerprint for it".into());
+        }
+        Ok(recorded)
+    }
+}
+
+/// The line of the first assertion applying to `spec`'s variant that needs the workspace
+/// after the run, if any.
+pub fn needs_workspace(spec: &TestSpec) -> Option<u32> {
+    spec.assertions
+        .iter()
+        .filter(|a| crate::assertions::applies_to(a, spec.variant_name()))
+        .find(|a| needs_workspace_after(&a.kind))
+        .map(|a| a.line)
+}
+
+/// Whether an assertion of `kind` reads the workspace after the run. Every kind is named,
+/// so that a new kind must say.
+fn needs_workspace_after(kind: &AssertionKind) -> bool {
+    match kind {
+        AssertionKind::FileExists { .. }
+        | AssertionKind::FileAbsent { .. }
+        | AssertionKind::FileContains { .. }
+        | AssertionKind::JsonFile { .. }
+        | AssertionKind::Wrote { .. }
+        | AssertionKind::Verify(_) => true,
+        AssertionKind::Tool(_)
+        | AssertionKind::Review(_)
+        | AssertionKind::ExitCode { .. }
+        | AssertionKind::OutputContains { .. }
+        | AssertionKind::OutputEquals { .. }
+        | AssertionKind::ErrorContains { .. }
+        | AssertionKind::Ran { .. }
+        | AssertionKind::NotRan { .. }
+        | AssertionKind::RunCount { .. }
+        | AssertionKind::CommandSucceeded { .. }
+        | AssertionKind::Budget(_)
+        | AssertionKind::Skill(_)
+        // The files changed travel with the result (`files`); the claims are read again
+        // (from the local cache when it has them).
+        | AssertionKind::Claims => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(json: serde_json::Value) -> TestResult {
+        let mut base = serde_json::json!({
+            "name": "greets", "file": "t.aptitude.yaml", "status": "passed", "duration_ms": 1,
+            "usage": null, "error": null, "assertions": []
+        });
+        if let (Some(b), Some(extra)) = (base.as_object_mut(), json.as_object()) {
+            b.extend(extra.clone());
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    fn spec(yaml: &str) -> TestSpec {
+        crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap()
+    }
+
+    const TRANSCRIPT: &str = r#"{"format": "claude-stream-json", "outcome": {"status": "completed"},
+        "tool_calls": [], "final_text": "hi", "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}, "runs": 1, "warnings": []}"#;
+
+    fn recorded() -> TestResult {
+        let mut t = result(serde_json::json!({
+            "fingerprint": {"sha256": "f", "parts": {}},
+        }));
+        t.transcript = Some(serde_json::from_str(TRANSCRIPT).unwrap());
+        t
+    }
+
+    #[test]
+    fn a_run_is_a_candidate_only_with_a_clean_transcript_and_no_workspace_checks() {
+        let plain = spec("name: greets\nprompt: p\nassertions:\n  - tool: Read\n");
+        let reuse =
+            |t: TestResult| Reuse::new(crate::results::Results::new(vec![t], 1), "b.json".into());
+        assert!(reuse(recorded()).candidate(&plain, 1, 1).is_ok());
+
+        let mut no_transcript = recorded();
+        no_transcript.transcript = None;
+        assert_eq!(
+            reuse(no_transcript).candidate(&plain, 1, 1).unwrap_err(),
+            "the baseline recorded no transcript for it"
+        );
+        let mut errored = recorded();
+        errored.error = Some("timed out".into());
+        assert!(
+            reuse(errored)
+                .candidate(&plain, 1, 1)
+                .unwrap_err()
+                .contains("timed out")
+        );
+        assert_eq!(
+            reuse(recorded()).candidate(&plain, 1, 3).unwrap_err(),
+            "the baseline ran it 1 times, this run 3"
+        );
+        let other = spec("name: other\nprompt: p\nassertions:\n  - tool: Read\n");
+        assert_eq!(
+            reuse(recorded()).candidate(&other, 1, 1).unwrap_err(),
+            "the baseline b.json has no such test"
+        );
+        let files = spec(
+            "name: greets\nprompt: p\nassertions:\n  - tool: Read\n  - verify: {run: make test}\n",
+        );
+        assert!(
+            reuse(recorded())
+                .candidate(&files, 1, 1)
+                .unwrap_err()
+                .starts_with("its assertion at line 5 needs the workspace")
+        );
+    }
+
+    #[test]
+    fn recorded_grades_answer_by_their_cache_keys() {
+        let single = serde_json::json!({
+            "kind": "stdout", "description": "r", "status": "pass", "line": 3, "detail": null,
+            "score": 8, "reasoning": "fine", "grade_keys": ["k1"]
+        });
+        let voted = serde_json::json!({
+            "kind": "stdout", "description": "r", "status": "pass", "line": 4, "detail": null,
+            "score": 7, "grade_keys": ["v1", "v2"],
+            "votes": [{"score": 7, "reasoning": "a"}, {"problem": "no reply"}]
+        });
+        let t = result(serde_json::json!({"assertions": [single, voted]}));
+        let grades =
+            Reuse::new(crate::results::Results::new(vec![t], 1), "b".into()).prior_grades();
+        assert_eq!(
+            grades.keys().collect::<Vec<_>>(),
+            ["k1", "v1"],
+            "a vote that did not grade is no grade"
+        );
+        assert_eq!(
+            (grades["k1"].score, grades["k1"].reasoning.as_str()),
+            (8, "fine")
+        );
+        assert_eq!(grades["v1"].score, 7);
+    }
+
+    #[test]
+    fn a_reused_result_is_marked_in_every_format() {
+        let mut t = recorded();
+        t.reused = Some(crate::results::Reused {
+            from: "base.json".into(),
+            aptitude_version: "0.1.0".into(),
+            duration_ms: 5,
+            usage: None,
+        });
+        let results = crate::results::Results::new(vec![t], 1);
+        assert_eq!(results.summary.reused, 1);
+        let terminal = crate::report::terminal::render_test(&results.tests[0]);
+        assert!(terminal.contains("↺ reused"), "{terminal}");
+        assert!(crate::report::terminal::render_summary(&results.summary).contains("↺ 1 reused"));
+        let md = crate::report::markdown::render(&results, &Default::default());
+        assert!(md.contains("greets ↺ reused"), "{md}");
+        assert!(md.contains("↺ 1 reused (the agent did not run)"), "{md}");
+        let html = crate::report::html::render(&results).unwrap();
+        assert!(html.contains("↺ reused from base.json"));
+        let junit = crate::report::junit::render(&results).unwrap();
+        assert!(
+            junit.contains(r#"<property name="reused" value="base.json"/>"#),
+            "{junit}"
+        );
+        let json = serde_json::to_value(&results).unwrap();
+        assert_eq!(json["tests"][0]["reused"]["from"], "base.json");
+        assert_eq!(json["summary"]["reused"], 1);
+    }
+}
