@@ -644,16 +644,28 @@ mod tests {
             .render()
             .unwrap();
             assert_eq!(body, &inline, "test {i}");
-            assert!(!html.contains(&inline), "test {i}'s details are only packed");
+            assert!(
+                !html.contains(&inline),
+                "test {i}'s details are only packed"
+            );
         }
         assert_eq!(
             html.matches(r#"<div class="body" data-lazy>"#).count(),
             results.tests.len(),
             "a placeholder per test"
         );
-        assert_eq!(html.matches("<details class=\"test ").count(), results.tests.len());
-        assert!(html.contains("<noscript>"), "without JavaScript a notice says why");
-        assert!(html.contains("id=\"t200\""), "every summary line is in the page");
+        assert_eq!(
+            html.matches("<details class=\"test ").count(),
+            results.tests.len()
+        );
+        assert!(
+            html.contains("<noscript>"),
+            "without JavaScript a notice says why"
+        );
+        assert!(
+            html.contains("id=\"t200\""),
+            "every summary line is in the page"
+        );
     }
 
     #[test]

@@ -695,7 +695,11 @@ fn large_html_report_loads_details_on_demand() {
         }
     }
     assert!(bodies.iter().any(|b| b.contains("[REDACTED]")));
-    assert!(bodies[2].contains("&#60;script&#62;window.__pwned=1"), "{}", bodies[2]);
+    assert!(
+        bodies[2].contains("&#60;script&#62;window.__pwned=1"),
+        "{}",
+        bodies[2]
+    );
 
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let seen = node_json(
@@ -716,7 +720,11 @@ fn large_html_report_loads_details_on_demand() {
         (&json!(TESTS), &json!(TESTS), &json!(0)),
         "every test a summary line, no details until opened"
     );
-    assert_eq!(seen["errors"], json!([]), "the page's script runs without errors");
+    assert_eq!(
+        seen["errors"],
+        json!([]),
+        "the page's script runs without errors"
+    );
     let sections = seen["sections"].to_string();
     assert!(
         sections.contains("Assertions") && sections.contains("Runs (3)"),
@@ -724,7 +732,11 @@ fn large_html_report_loads_details_on_demand() {
     );
     assert_eq!(seen["runs"].as_array().unwrap().len(), 3, "{seen}");
     assert!(!seen["reasoning"].as_str().unwrap().is_empty(), "{seen}");
-    assert_eq!(seen["pwned"], Value::Null, "an injected <script> must not run");
+    assert_eq!(
+        seen["pwned"],
+        Value::Null,
+        "an injected <script> must not run"
+    );
     assert_eq!(seen["passedHidden"], true, "the filter still works");
     assert_eq!(
         seen["axe"]["violations"],
@@ -733,7 +745,10 @@ fn large_html_report_loads_details_on_demand() {
         seen["axe"]["version"]
     );
     assert!(
-        seen["noJsNotice"].as_str().unwrap().contains("needs JavaScript"),
+        seen["noJsNotice"]
+            .as_str()
+            .unwrap()
+            .contains("needs JavaScript"),
         "{seen}"
     );
     assert_eq!(seen["noJsRows"], json!(TESTS));
