@@ -14,7 +14,7 @@
 //! by the same template, gzip-compressed and base64-encoded, one line per test, into a
 //! `<script type="application/octet-stream" id="details-data">` that the page's script
 //! unpacks with the browser's `DecompressionStream` when the test is opened. 5,000 tests ×
-//! 3 runs × 10 tool calls make 9.7 MB instead of about 185 MB, and the first screen only
+//! 3 runs × 10 tool calls make 9.7 MB instead of about 183 MB, and the first screen only
 //! lays out summary lines (`cargo bench --bench report_render`). The results are redacted
 //! before they reach this module, so the compressed details hold no secret either.
 //!
