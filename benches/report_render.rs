@@ -58,7 +58,7 @@ fn transcript(i: usize) -> Transcript {
 /// One run of test `i`: its assertions (a failing one in run 3 of every 7th test), and a
 /// 10-call transcript.
 fn run(i: usize, r: usize) -> TestResult {
-    let failed = i % 7 == 0 && r == 2;
+    let failed = i.is_multiple_of(7) && r == 2;
     let assertions = vec![
         AssertionResult::new(
             "tool",
