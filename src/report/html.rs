@@ -1,11 +1,22 @@
 //! The HTML report (`--html FILE`): one self-contained file, rendered with askama
-//! (`templates/report.html`) from the results model.
+//! (`templates/report.html`, each test's details from `templates/test_body.html`) from the
+//! results model.
 //!
 //! No CDN, fonts or external scripts: the CSS and the few lines of JavaScript (the
-//! "failures only" filter) are inline, so the file works opened from disk or as a CI
-//! artifact. Every value is HTML-escaped by askama — an agent answer containing `<script>`
-//! shows as text. Tool-call inputs and outputs are collapsed (`<details>`) and cut at
-//! [`OUTPUT_MAX`] characters with a marker, so a report of a thousand tests stays usable.
+//! "failures only" filter, details loaded on demand) are inline, so the file works opened
+//! from disk or as a CI artifact. Every value is HTML-escaped by askama — an agent answer
+//! containing `<script>` shows as text. Tool-call inputs and outputs are collapsed
+//! (`<details>`) and cut at [`OUTPUT_MAX`] characters with a marker.
+//!
+//! Large suites: every test has its summary line in the page, server-rendered. With at most
+//! [`INLINE_MAX_TESTS`] tests the details (assertions, tool calls, runs, answer) are inline
+//! too, so the report reads without JavaScript. Above it, each test's details are rendered
+//! by the same template, gzip-compressed and base64-encoded, one line per test, into a
+//! `<script type="application/octet-stream" id="details-data">` that the page's script
+//! unpacks with the browser's `DecompressionStream` when the test is opened. 5,000 tests ×
+//! 3 runs × 10 tool calls make 9.7 MB instead of about 183 MB, and the first screen only
+//! lays out summary lines (`cargo bench --bench report_render`). The results are redacted
+//! before they reach this module, so the compressed details hold no secret either.
 //!
 //! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
 //! scrollable box is focusable with a name, and the filter only shows with JavaScript.
@@ -15,6 +26,10 @@ use askama::Template;
 use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
 use crate::text::{format_duration, format_usage};
 use crate::workspace::ChangeKind;
+
+/// The most tests whose details are inline in the page (readable without JavaScript); a
+/// larger suite's details are compressed and loaded when a test is opened.
+pub const INLINE_MAX_TESTS: usize = 200;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
 pub const OUTPUT_MAX: usize = 4_000;
@@ -89,13 +104,37 @@ struct RunView {
     answer: Option<String>,
 }
 
+/// Everything under one test's summary line (`templates/test_body.html`).
+#[derive(Template)]
+#[template(path = "test_body.html")]
+struct TestBody<'a> {
+    t: &'a TestView,
+}
+
+/// One test's summary line, and its details when they are inline.
+struct RowView {
+    id: String,
+    class: &'static str,
+    icon: &'static str,
+    name: String,
+    file: String,
+    status: &'static str,
+    meta: String,
+    /// The rendered `<div class="body">`, or `None` when it is in the compressed details.
+    body: Option<String>,
+}
+
 #[derive(Template)]
 #[template(path = "report.html")]
 struct Report {
     title: String,
     subtitle: String,
     stats: Vec<Stat>,
-    tests: Vec<TestView>,
+    rows: Vec<RowView>,
+    /// Suites above [`INLINE_MAX_TESTS`]: each test's details, gzip then base64, one line
+    /// per test in the order of `rows`.
+    lazy: Option<String>,
+    inline_max: usize,
     script: &'static str,
     script_hash: String,
     matrix: Option<MatrixView>,
@@ -207,16 +246,40 @@ fn matrix_view(results: &Results) -> Option<MatrixView> {
 }
 
 /// The page's only script: the "failures only" filter (hidden until this script shows it,
-/// so that without JavaScript no control does nothing), and failing tests opened. The
-/// Content-Security-Policy allows this script by its hash and nothing else, so even an
-/// escaping bug could not run injected code.
+/// so that without JavaScript no control does nothing); then either failing tests opened
+/// (details inline), or — a large suite — a test's details unpacked from `#details-data`
+/// when it is opened (line N of it is test `tN`; a line is base64 of gzip of the
+/// `<div class="body">` that replaces the placeholder). The Content-Security-Policy allows
+/// this script by its hash and nothing else, so even an escaping bug could not run injected
+/// code; HTML set through `outerHTML` never runs scripts either.
 const SCRIPT: &str = r#"(function () {
   document.getElementById("filter").hidden = false;
   var box = document.getElementById("failures-only");
   box.addEventListener("change", function () {
     document.body.classList.toggle("failures-only", box.checked);
   });
-  document.querySelectorAll("details.test.failed, details.test.error").forEach(function (d) { d.open = true; });
+  var data = document.getElementById("details-data");
+  if (!data) {
+    document.querySelectorAll("details.test.failed, details.test.error").forEach(function (d) { d.open = true; });
+    return;
+  }
+  var lines = null;
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    var body = d.open && d.matches("details.test") && d.querySelector(":scope > .body[data-lazy]");
+    if (!body) return;
+    body.removeAttribute("data-lazy");
+    body.setAttribute("aria-busy", "true");
+    lines = lines || data.textContent.split("\n");
+    var bin = atob(lines[Number(d.id.slice(1))] || "");
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var html = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    new Response(html).text().then(function (text) { body.outerHTML = text; }, function (err) {
+      body.removeAttribute("aria-busy");
+      body.textContent = "These details could not be unpacked: " + err;
+    });
+  }, true);
 })();"#;
 
 /// The CSP source of [`SCRIPT`]: `sha256-` and the standard base64 of its SHA-256, as the
@@ -414,6 +477,39 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
     }
 }
 
+/// `html` gzip-compressed, as standard base64 (no line breaks).
+fn packed(html: &str) -> std::io::Result<String> {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(html.as_bytes())?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
+}
+
+/// The summary line of test `index`, with its details inline or appended to `lazy`.
+fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowView, askama::Error> {
+    let view = test_view(index, t);
+    let body = TestBody { t: &view }.render()?;
+    let body = match lazy {
+        Some(lazy) => {
+            lazy.push_str(&packed(&body).map_err(askama::Error::custom)?);
+            lazy.push('\n');
+            None
+        }
+        None => Some(body),
+    };
+    Ok(RowView {
+        id: view.id,
+        class: view.class,
+        icon: view.icon,
+        name: view.name,
+        file: view.file,
+        status: view.status,
+        meta: view.meta,
+        body,
+    })
+}
+
 /// The HTML file format (`--html FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "html",
@@ -425,7 +521,7 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
 /// Renders results as one self-contained HTML page.
 ///
 /// # Errors
-/// When the template fails to render (a bug).
+/// When the template fails to render, or compressing a large suite's details fails (bugs).
 pub fn render(results: &Results) -> Result<String, askama::Error> {
     let s = &results.summary;
     let agents: Vec<String> = {
@@ -475,6 +571,13 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             id: "total-usage",
         },
     ];
+    let mut lazy = (results.tests.len() > INLINE_MAX_TESTS).then(String::new);
+    let rows = results
+        .tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| row(i, t, lazy.as_mut()))
+        .collect::<Result<Vec<_>, _>>()?;
     let report = Report {
         title: crate::report::markdown::plain_title(results),
         subtitle: format!(
@@ -487,12 +590,9 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             }
         ),
         stats,
-        tests: results
-            .tests
-            .iter()
-            .enumerate()
-            .map(|(i, t)| test_view(i, t))
-            .collect(),
+        rows,
+        lazy,
+        inline_max: INLINE_MAX_TESTS,
         script: SCRIPT,
         script_hash: script_hash(),
         matrix: matrix_view(results),
@@ -512,7 +612,7 @@ mod tests {
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
             script_hash(),
-            "sha256-lU7UHuz88axEMrpKfl6WSYQDI5rivdGTC0HfdGrZb9k="
+            "sha256-nx1i3cNZODgtSeIZhaPrbyQ26hMU+WnXgYHjbQKUTnQ="
         );
     }
 
@@ -530,6 +630,101 @@ mod tests {
         assert!(!test_view(0, &results.tests[0]).meta.contains("1 turns"));
         results.tests[0].usage.as_mut().unwrap().turns = Some(2);
         assert!(test_view(0, &results.tests[0]).meta.contains("2 turns"));
+    }
+
+    /// `n` copies of the hostile results' tests, renamed apart.
+    fn suite(n: usize) -> Results {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/results/hostile.json"
+        ))
+        .unwrap();
+        let hostile: Results = serde_json::from_str(&text).unwrap();
+        let tests = (0..n)
+            .map(|i| {
+                let mut t = hostile.tests[i % hostile.tests.len()].clone();
+                t.name = format!("{} #{i}", t.name);
+                t
+            })
+            .collect();
+        Results::new(tests, 1)
+    }
+
+    /// The base64 lines of `#details-data`, unpacked.
+    fn unpacked(html: &str) -> Vec<String> {
+        use base64::Engine as _;
+        use std::io::Read as _;
+        let data = html
+            .split(r#"<script type="application/octet-stream" id="details-data">"#)
+            .nth(1)
+            .unwrap()
+            .split("</script>")
+            .next()
+            .unwrap();
+        data.lines()
+            .map(|line| {
+                let gz = base64::engine::general_purpose::STANDARD
+                    .decode(line)
+                    .unwrap();
+                let mut body = String::new();
+                flate2::read::GzDecoder::new(&gz[..])
+                    .read_to_string(&mut body)
+                    .unwrap();
+                body
+            })
+            .collect()
+    }
+
+    #[test]
+    fn up_to_the_limit_details_are_inline_and_read_without_javascript() {
+        let results = suite(INLINE_MAX_TESTS);
+        let html = render(&results).unwrap();
+        assert!(!html.contains(r#"id="details-data""#));
+        assert!(!html.contains("<div class=\"body\" data-lazy>"));
+        assert!(!html.contains("<noscript>"));
+        let body = TestBody {
+            t: &test_view(7, &results.tests[7]),
+        }
+        .render()
+        .unwrap();
+        assert!(html.contains(&body), "test 7's details are in the page");
+    }
+
+    #[test]
+    fn above_the_limit_each_tests_details_are_packed_as_they_would_be_inline() {
+        let results = suite(INLINE_MAX_TESTS + 1);
+        let html = render(&results).unwrap();
+        let bodies = unpacked(&html);
+        assert_eq!(bodies.len(), results.tests.len(), "one line per test");
+        for (i, (t, body)) in results.tests.iter().zip(&bodies).enumerate() {
+            let inline = TestBody {
+                t: &test_view(i, t),
+            }
+            .render()
+            .unwrap();
+            assert_eq!(body, &inline, "test {i}");
+            assert!(
+                !html.contains(&inline),
+                "test {i}'s details are only packed"
+            );
+        }
+        assert_eq!(
+            html.matches(r#"<div class="body" data-lazy>"#).count(),
+            results.tests.len(),
+            "a placeholder per test"
+        );
+        assert_eq!(
+            html.matches("<details class=\"test ").count(),
+            results.tests.len()
+        );
+        assert!(
+            html.contains("<noscript>"),
+            "without JavaScript a notice says why"
+        );
+        assert!(
+            html.contains("id=\"t200\""),
+            "every summary line is in the page"
+        );
     }
 
     #[test]

@@ -1,0 +1,104 @@
+// Opens a large aptitude HTML report (details compressed, loaded on demand) in headless
+// Chromium (Debian's, via playwright-core) and prints, as JSON, how long its first screen
+// took and what a reader sees when opening a test:
+//   node tests/browser/first-screen.mjs REPORT.html
+// The times are figures to read (tests/it/reports.rs prints them; the closing note of
+// `cargo bench --bench report_render` gives them for 5,000 tests × 3 runs), never asserted:
+//   firstTestPaintMs  when the browser painted the first test's name (Element Timing API:
+//               the report marks it `elementtiming="first-test"`), from navigation start
+//   fcpMs       the browser's first-contentful-paint entry
+//   firstRowMs  navigation start → playwright sees the first summary line (wall clock; it
+//               waits for the page's main thread, so it is later than the paint)
+//   domContentLoadedMs, loadMs  the navigation timing entry
+//   detailsMs   click on a failing test → its unpacked details in the page
+// axe-core (npm, pinned) then checks the header and the opened test, and the page is looked
+// at with JavaScript off.
+import { chromium } from "playwright-core";
+import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+const [report] = process.argv.slice(2);
+const url = pathToFileURL(report).href;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const errors = [];
+page.on("pageerror", (e) => errors.push(String(e)));
+page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+
+const start = Date.now();
+await page.goto(url, { waitUntil: "commit" });
+await page.locator("#t0 > summary").waitFor({ state: "visible" });
+const firstRowMs = Date.now() - start;
+await page.waitForLoadState("load");
+const timing = await page.evaluate(async () => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+  return { fcpMs: fcp ? Math.round(fcp.startTime) : null,
+           firstTestPaintMs: await new Promise((resolve) => {
+             new PerformanceObserver((list) => {
+               const e = list.getEntries().find((e) => e.identifier === "first-test");
+               if (e) resolve(Math.round(e.renderTime || e.loadTime));
+             }).observe({ type: "element", buffered: true });
+             setTimeout(() => resolve(null), 5000);
+           }),
+           domContentLoadedMs: Math.round(nav.domContentLoadedEventEnd),
+           loadMs: Math.round(nav.loadEventEnd) };
+});
+const rows = await page.locator("details.test").count();
+const placeholders = await page.locator("details.test > .body[data-lazy]").count();
+const openAtStart = await page.locator("details.test[open]").count();
+
+// Open the first failing test: its details are unpacked into the page.
+const failed = page.locator("details.test.failed").first();
+const id = await failed.getAttribute("id");
+const clicked = Date.now();
+await failed.locator(":scope > summary").click();
+await page.locator(`#${id} > .body:not([data-lazy]) h2.section`).first().waitFor();
+const detailsMs = Date.now() - clicked;
+const body = page.locator(`#${id} > .body`);
+const sections = await body.locator("h2.section").allTextContents();
+const runs = await body.locator("details.run > summary").allTextContents();
+const why = body.locator("details.detail[data-failure] > summary").first();
+await why.click();
+const reasoning = (await body.locator("details.detail[data-failure] pre.reasoning").first().textContent()) || "";
+const pwned = await page.evaluate(() => window.__pwned === undefined ? null : window.__pwned);
+const answers = await body.locator("pre.answer").allTextContents();
+// The filter still hides passing tests.
+await page.locator("#failures-only").check();
+const passedHidden = !(await page.locator("details.test.passed").first().isVisible());
+
+// axe-core: this context bypasses the CSP to inject axe; the page's own script still runs,
+// so the opened test's details are the unpacked ones. axe walks the whole document, which
+// takes minutes for thousands of tests: it is left out above 1,000 (the test's suite is
+// smaller; its markup is the same).
+let axe = null;
+if (rows <= 1000) {
+  const axeContext = await browser.newContext({ bypassCSP: true, viewport: { width: 1200, height: 900 } });
+  const axePage = await axeContext.newPage();
+  await axePage.goto(url);
+  await axePage.locator(`#${id} > summary`).click();
+  await axePage.locator(`#${id} > .body:not([data-lazy]) h2.section`).first().waitFor();
+  await axePage.evaluate((id) => document.querySelectorAll(`#${id} details`).forEach((d) => { d.open = true; }), id);
+  await axePage.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
+  axe = await axePage.evaluate(async (id) => {
+    const r = await window.axe.run({ include: [["header"], [`#${id}`]] }, { resultTypes: ["violations"] });
+    return { version: window.axe.version, violations: r.violations.map((v) => ({
+      id: v.id, impact: v.impact, nodes: v.nodes.length, first: v.nodes[0]?.html.slice(0, 200) })) };
+  }, id);
+}
+
+// Without JavaScript the summary lines are there and a notice says why details are not.
+const noJs = await browser.newContext({ javaScriptEnabled: false });
+const noJsPage = await noJs.newPage();
+await noJsPage.goto(url);
+const noJsNotice = (await noJsPage.locator("noscript, .notice").first().textContent())?.trim() || "";
+const noJsRows = await noJsPage.locator("details.test").count();
+await browser.close();
+console.log(JSON.stringify({ firstRowMs, ...timing, detailsMs, rows, placeholders, openAtStart, id,
+  sections, runs, reasoning, pwned, answers, passedHidden, errors, axe, noJsNotice, noJsRows }));
