@@ -249,12 +249,8 @@ impl Runner<'_> {
         std::fs::create_dir_all(artifacts).unwrap();
         let event = self.dir.join("event.json");
         std::fs::write(&event, EVENT).unwrap();
-        let stand_in = |action: &str| {
-            format!(
-                "actions/{action}@v4={}",
-                data("act").join(action).display()
-            )
-        };
+        let stand_in =
+            |action: &str| format!("actions/{action}@v4={}", data("act").join(action).display());
         let out = Aptitude::agent_cli(act_bin())
             .current_dir(self.repo)
             .sandbox_in(self.dir)
@@ -421,7 +417,12 @@ fn the_action_runs_under_act_and_publishes_to_github() {
         .collect();
     assert_eq!(
         counts,
-        [("passed", "2"), ("failed", "1"), ("errors", "0"), ("total", "3")],
+        [
+            ("passed", "2"),
+            ("failed", "1"),
+            ("errors", "0"),
+            ("total", "3")
+        ],
         "{outputs:#?}\n{}",
         first.log()
     );
@@ -459,7 +460,10 @@ fn the_action_runs_under_act_and_publishes_to_github() {
     // The job summary.
     let summaries = first.summaries();
     assert_eq!(summaries.len(), 1, "{summaries:#?}");
-    assert!(summaries[0].contains("Push to GitHub safely"), "{summaries:#?}");
+    assert!(
+        summaries[0].contains("Push to GitHub safely"),
+        "{summaries:#?}"
+    );
     assert!(summaries[0].contains("1 of 3"), "{summaries:#?}");
 
     // One sticky comment.
@@ -609,7 +613,10 @@ fn shards_and_merge_run_under_act() {
     );
     let runs = github.check_runs();
     assert_eq!(runs.len(), 1, "{runs:#?}");
-    assert_eq!(runs[0]["output"]["annotations"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        runs[0]["output"]["annotations"].as_array().unwrap().len(),
+        2
+    );
     assert_openapi_valid(&github.api_requests());
 }
 

@@ -181,11 +181,7 @@ async fn handle(
         }
         ("PATCH", ["repos", _, _, "issues", "comments", id]) => {
             let id = id.parse::<u64>().ok();
-            match s
-                .comments
-                .iter_mut()
-                .find(|(_, c)| c["id"].as_u64() == id)
-            {
+            match s.comments.iter_mut().find(|(_, c)| c["id"].as_u64() == id) {
                 Some((_, comment)) => {
                     comment["body"] = body["body"].clone();
                     reply(StatusCode::OK, comment.clone())
