@@ -233,8 +233,8 @@ impl ActRun {
     }
 }
 
-/// The environment of one workflow run: the GitHub double, the scripted model and a
-/// directory for artifacts.
+/// Where the workflows run: the test's directory (act's cache, `HOME`, `TMPDIR`), the
+/// action's repository, the GitHub double and the scripted model.
 struct Runner<'a> {
     dir: &'a Path,
     repo: &'a Path,
