@@ -79,9 +79,11 @@ impl GithubDouble {
         }
     }
 
-    /// `http://127.0.0.1:PORT`: both `GITHUB_SERVER_URL` and `GITHUB_API_URL`.
+    /// `http://localhost:PORT`: both `GITHUB_SERVER_URL` and `GITHUB_API_URL`. A host
+    /// name, not an address, so that a client resolves it as it resolves github.com (a
+    /// statically linked binary has its own resolver).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://localhost:{}", self.addr.port())
     }
 
     /// Serves `bytes` at `path` (replacing what was served there).
