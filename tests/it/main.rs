@@ -6,6 +6,7 @@
     reason = "a test fails loudly on any unexpected error"
 )]
 
+mod act;
 mod action;
 mod agents;
 mod claims;

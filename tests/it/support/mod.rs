@@ -57,3 +57,4 @@ pub fn claude_bin() -> PathBuf {
 }
 
 pub mod consumers;
+pub mod github_double;
