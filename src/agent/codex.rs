@@ -67,7 +67,8 @@ pub const MCP_STARTUP_TIMEOUT_SECS: u32 = 60;
 
 /// `$CODEX_HOME/config.toml` with one `[mcp_servers.<name>]` table per server: `command`,
 /// `args`, `env` for stdio; `url`, `http_headers` for streamable HTTP (Codex 0.169); and
-/// `startup_timeout_sec`, [`MCP_STARTUP_TIMEOUT_SECS`].
+/// `required = true` with `startup_timeout_sec` [`MCP_STARTUP_TIMEOUT_SECS`]: a server that
+/// does not start fails Codex's session ("required MCP servers failed to initialize").
 pub fn mcp_config_toml(servers: &McpServers) -> String {
     let table = |map: &std::collections::BTreeMap<String, String>| {
         let items: Vec<String> = map
@@ -79,8 +80,10 @@ pub fn mcp_config_toml(servers: &McpServers) -> String {
     let mut out = String::new();
     for (name, server) in servers {
         out.push_str(&format!("[mcp_servers.{}]\n", toml_string(name)));
+        // `required`: Codex waits for the server before the first turn and fails the
+        // session when it does not start, instead of leaving its tools out of some runs.
         out.push_str(&format!(
-            "startup_timeout_sec = {MCP_STARTUP_TIMEOUT_SECS}\n"
+            "required = true\nstartup_timeout_sec = {MCP_STARTUP_TIMEOUT_SECS}\n"
         ));
         match server {
             McpServer::Stdio { command, args, env } => {
