@@ -330,7 +330,7 @@ fn listed(shells: &[&Shell<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::{Format, Outcome, ToolCall, Usage};
+    use crate::transcript::ToolCall;
     use crate::workspace::{ChangeKind, FileChange};
     use serde_json::json;
 
@@ -363,22 +363,7 @@ mod tests {
     }
 
     fn transcript(calls: Vec<ToolCall>) -> Transcript {
-        Transcript {
-            format: Format::ClaudeStreamJson,
-            session_id: None,
-            agent_version: None,
-            model: None,
-            tool_calls: calls,
-            final_text: Some("done".into()),
-            usage: Usage::default(),
-            outcome: Outcome::Completed,
-            runs: 1,
-            warnings: Vec::new(),
-            warnings_total: 0,
-            lost: Default::default(),
-            records_only: None,
-            skills: None,
-        }
+        Transcript::completed(calls, "done")
     }
 
     fn claim(

@@ -327,25 +327,9 @@ pub use crate::text::{describe_call, main_field, summarize_input, truncate, trun
 mod tests {
     use super::*;
     use crate::spec::load_str;
-    use crate::transcript::{Format, Outcome, Usage};
 
     fn transcript() -> Transcript {
-        Transcript {
-            format: Format::ClaudeStreamJson,
-            session_id: None,
-            agent_version: None,
-            model: None,
-            tool_calls: Vec::new(),
-            final_text: Some("43".into()),
-            usage: Usage::default(),
-            outcome: Outcome::Completed,
-            runs: 1,
-            warnings: Vec::new(),
-            warnings_total: 0,
-            lost: Default::default(),
-            records_only: None,
-            skills: None,
-        }
+        Transcript::completed(Vec::new(), "43")
     }
 
     #[test]

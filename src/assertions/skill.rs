@@ -176,7 +176,6 @@ mod tests {
     use super::*;
     use crate::assertions::{Evidence, evaluate};
     use crate::spec::load_str;
-    use crate::transcript::{Outcome, Usage};
     use serde_json::json;
 
     fn call(id: &str, name: &str, input: serde_json::Value, is_error: bool) -> ToolCall {
@@ -202,20 +201,8 @@ mod tests {
 
     fn transcript(calls: Vec<ToolCall>, skills: Option<&[&str]>) -> Transcript {
         Transcript {
-            format: Format::ClaudeStreamJson,
-            session_id: None,
-            agent_version: None,
-            model: None,
-            tool_calls: calls,
-            final_text: Some("done".into()),
-            usage: Usage::default(),
-            outcome: Outcome::Completed,
-            runs: 1,
-            warnings: Vec::new(),
-            warnings_total: 0,
-            lost: Default::default(),
-            records_only: None,
             skills: skills.map(|s| s.iter().map(|n| (*n).to_owned()).collect()),
+            ..Transcript::completed(calls, "done")
         }
     }
 

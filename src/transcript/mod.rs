@@ -187,6 +187,28 @@ impl Lost {
 }
 
 impl Transcript {
+    /// A completed Claude Code transcript of `calls` ending with `final_text`, nothing
+    /// lost: the starting point of assertion unit tests.
+    #[cfg(test)]
+    pub(crate) fn completed(calls: Vec<ToolCall>, final_text: &str) -> Self {
+        Transcript {
+            format: Format::ClaudeStreamJson,
+            session_id: None,
+            agent_version: None,
+            model: None,
+            tool_calls: calls,
+            final_text: Some(final_text.to_owned()),
+            usage: Usage::default(),
+            outcome: Outcome::Completed,
+            runs: 1,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            lost: Default::default(),
+            records_only: None,
+            skills: None,
+        }
+    }
+
     /// All warnings, counting those not kept.
     pub fn warning_count(&self) -> u64 {
         self.warnings_total.max(self.warnings.len() as u64)
