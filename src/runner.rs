@@ -1242,55 +1242,26 @@ pub async fn grade_reviews(
     transcript: &Transcript,
     cancel: &CancellationToken,
 ) -> BTreeMap<usize, ReviewVerdict> {
-    let reviews = spec
-        .assertions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| match &a.kind {
-            AssertionKind::Review(r) => Some(async move {
-                let verdict = judge
-                    .review(
-                        r,
-                        (spec.agent.kind, spec.model.as_deref()),
-                        &spec.prompt,
-                        transcript.final_text.as_deref(),
-                        cancel,
-                    )
-                    .await;
-                (i, verdict)
-            }),
-            _ => None,
-        });
-    // `claims: verified` needs the judge to read the answer's claims first.
-    let claims = spec
-        .assertions
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| matches!(a.kind, AssertionKind::Claims))
-        .map(|(i, _)| async move {
-            let verdict = judge
-                .claims(
-                    (spec.agent.kind, spec.model.as_deref()),
-                    &spec.prompt,
-                    transcript.final_text.as_deref(),
-                    cancel,
-                )
-                .await;
-            (i, verdict)
-        });
-    let (mut graded, read): (BTreeMap<usize, ReviewVerdict>, Vec<(usize, ReviewVerdict)>) =
-        futures_util::future::join(
-            async {
-                futures_util::future::join_all(reviews)
-                    .await
-                    .into_iter()
-                    .collect()
-            },
-            futures_util::future::join_all(claims),
-        )
-        .await;
-    graded.extend(read);
-    graded
+    use futures_util::future::Either;
+    let test = (spec.agent.kind, spec.model.as_deref());
+    let answer = transcript.final_text.as_deref();
+    // A review is graded; `claims: verified` has the judge read the answer's claims.
+    let calls = spec.assertions.iter().enumerate().filter_map(|(i, a)| {
+        let call = match &a.kind {
+            AssertionKind::Review(r) => {
+                Either::Left(judge.review(r, test, &spec.prompt, answer, cancel))
+            }
+            AssertionKind::Claims => {
+                Either::Right(judge.claims(test, &spec.prompt, answer, cancel))
+            }
+            _ => return None,
+        };
+        Some(async move { (i, call.await) })
+    });
+    futures_util::future::join_all(calls)
+        .await
+        .into_iter()
+        .collect()
 }
 
 /// The agent's usage plus the grading calls'.
