@@ -404,6 +404,7 @@ impl StdoutAssertion<'_> {
             }],
             variants: Vec::new(),
             variant: None,
+            shard_runs: None,
         };
         let mut config = JudgeConfig::default();
         if !self.cache {

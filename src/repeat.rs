@@ -54,6 +54,19 @@ pub struct RepeatStats {
     pub estimates: Vec<PassK>,
     /// Per assertion (in file order): how many runs it held in.
     pub assertions: Vec<AssertionTally>,
+    /// Set when a sharded run split the test's runs (`run --shard`) and this result holds
+    /// only some of them; absent when it holds every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitRuns>,
+}
+
+/// Which of a test's runs a result holds, when `run --shard` split them across shards.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SplitRuns {
+    /// The runs' numbers (1-based among the test's runs), in the order of `runs`.
+    pub numbers: Vec<u32>,
+    /// The test's runs in all shards together (N).
+    pub of: u32,
 }
 
 /// pass@k and pass^k at one k.
@@ -95,10 +108,14 @@ pub struct AssertionTally {
 }
 
 impl RepeatStats {
-    /// `3/5 runs passed (flaky)`, the phrase every report shows.
+    /// `3/5 runs passed (flaky)`, the phrase every report shows; for a split test, `2/2
+    /// runs passed, 3 of 5 needed (runs 1 and 4 of 5 here, the rest in other shards)`.
     pub fn headline(&self) -> String {
         let mut s = format!("{}/{} runs passed", self.passed, self.runs);
-        if self.min_pass < self.runs {
+        let all = self.split.as_ref().map_or(self.runs, |split| split.of);
+        if let Some(split) = &self.split {
+            s.push_str(&format!(", {} of {} needed", self.min_pass, split.of));
+        } else if self.min_pass < all {
             s.push_str(&format!(", {} needed", self.min_pass));
         }
         let mut notes = Vec::new();
@@ -113,6 +130,15 @@ impl RepeatStats {
         }
         if self.flaky {
             s.push_str(" (flaky)");
+        }
+        if let Some(split) = &self.split {
+            let numbers: Vec<String> = split.numbers.iter().map(u32::to_string).collect();
+            s.push_str(&format!(
+                " (run{} {} of {} here, the rest in other shards)",
+                if numbers.len() == 1 { "" } else { "s" },
+                crate::text::and_list(&numbers),
+                split.of
+            ));
         }
         s
     }
@@ -180,6 +206,23 @@ pub fn decide(runs: u32, min_pass: u32, passed: u32, errors: u32, skipped: u32) 
 /// usage and duration summed, each assertion as in the first run where it did not hold
 /// (else the first run's), every run kept, and the figures.
 pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
+    let of = runs.len() as u32;
+    aggregate_split(runs, (1..=of).collect(), of, min_pass)
+}
+
+/// One test's result from some of its runs, as [`aggregate`]: `runs` are the runs numbered
+/// `numbers` (1-based, in the same order) of the test's `of` runs. When they are not all of
+/// them (`run --shard` split the runs), the result says which it holds (`repeat.split`) and
+/// is decided only when these runs decide it whatever the others do: `passed` when they
+/// alone reach `min_pass`; [`decide`] over all `of` runs when even every other run passing
+/// could not reach it; else `skipped`, reason `shard` — `aptitude merge` of every shard's
+/// results decides it.
+pub fn aggregate_split(
+    runs: Vec<TestResult>,
+    numbers: Vec<u32>,
+    of: u32,
+    min_pass: u32,
+) -> TestResult {
     let n = runs.len() as u32;
     let count = |s: TestStatus| runs.iter().filter(|r| r.status == s).count() as u32;
     let (passed, failed, errors, skipped) = (
@@ -188,7 +231,15 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
         count(TestStatus::Error),
         count(TestStatus::Skipped),
     );
-    let status = decide(n, min_pass, passed, errors, skipped);
+    let whole = n >= of;
+    // A split test's other runs may pass or not: these decide it only when they pass it
+    // already, or when it could not pass even with every other run passing.
+    let decided = whole || passed >= min_pass || passed + of.saturating_sub(n) < min_pass;
+    let status = if decided {
+        decide(of, min_pass, passed, errors, skipped)
+    } else {
+        TestStatus::Skipped
+    };
     let judged = passed + failed;
     let interval = crate::stats::wilson_interval(passed, judged);
     let estimates = (1..=judged)
@@ -214,6 +265,10 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
         wilson_high: interval.map(|i| i.high),
         estimates,
         assertions: tallies,
+        split: (!whole).then(|| SplitRuns {
+            numbers: numbers.clone(),
+            of,
+        }),
     };
 
     let first = runs.first();
@@ -222,7 +277,7 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
         usage.get_or_insert_with(Usage::default).add(u);
     }
     let error = match status {
-        TestStatus::Error => Some(error_phrase(&runs, n, min_pass, errors)),
+        TestStatus::Error => Some(error_phrase(&runs, &numbers, of, min_pass, errors)),
         _ => None,
     };
     let error_kind = match status {
@@ -232,9 +287,11 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
             .and_then(|r| r.error_kind),
         _ => None,
     };
-    let skip_reason = (status == TestStatus::Skipped)
-        .then(|| runs.iter().find_map(|r| r.skip_reason))
-        .flatten();
+    let skip_reason = match status {
+        TestStatus::Skipped if !decided => Some(SkipReason::Shard),
+        TestStatus::Skipped => runs.iter().find_map(|r| r.skip_reason),
+        _ => None,
+    };
     TestResult {
         name: first.map(|r| r.name.clone()).unwrap_or_default(),
         file: first.map(|r| r.file.clone()).unwrap_or_default(),
@@ -243,7 +300,7 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
         usage,
         error,
-        assertions: representative_assertions(&runs),
+        assertions: representative_assertions(&runs, &numbers),
         transcript: None,
         agent: runs.iter().find_map(|r| r.agent.clone()),
         agent_id: first.and_then(|r| r.agent_id),
@@ -267,30 +324,37 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
     }
 }
 
-/// Why a repeated test is `error`: how many runs errored, and the first one's error.
-fn error_phrase(runs: &[TestResult], n: u32, min_pass: u32, errors: u32) -> String {
+/// Why a repeated test is `error`: how many of its `of` runs errored, and the first one's
+/// error (runs numbered by `numbers`).
+fn error_phrase(
+    runs: &[TestResult],
+    numbers: &[u32],
+    of: u32,
+    min_pass: u32,
+    errors: u32,
+) -> String {
     let first = runs
         .iter()
-        .enumerate()
-        .find(|(_, r)| r.status == TestStatus::Error);
+        .zip(numbers)
+        .find(|(r, _)| r.status == TestStatus::Error);
     let why = first
-        .map(|(i, r)| {
+        .map(|(r, number)| {
             let e = r
                 .error
                 .as_deref()
                 .unwrap_or("an assertion could not be checked");
-            format!(" (run {}: {e})", i + 1)
+            format!(" (run {number}: {e})")
         })
         .unwrap_or_default();
     format!(
-        "{errors} of {n} runs errored: the other {} can not reach min_pass {min_pass}{why}",
-        n - errors
+        "{errors} of {of} runs errored: the other {} can not reach min_pass {min_pass}{why}",
+        of.saturating_sub(errors)
     )
 }
 
-/// Each assertion, as in the first run where it did not pass (its detail says which run),
-/// else as in the first run.
-fn representative_assertions(runs: &[TestResult]) -> Vec<AssertionResult> {
+/// Each assertion, as in the first run where it did not pass (its detail says which run, by
+/// its number in `numbers`), else as in the first run.
+fn representative_assertions(runs: &[TestResult], numbers: &[u32]) -> Vec<AssertionResult> {
     let Some(first) = runs.iter().find(|r| !r.assertions.is_empty()) else {
         return Vec::new();
     };
@@ -300,16 +364,16 @@ fn representative_assertions(runs: &[TestResult]) -> Vec<AssertionResult> {
         .enumerate()
         .map(|(i, a)| {
             runs.iter()
-                .enumerate()
-                .find_map(|(run, r)| {
+                .zip(numbers)
+                .find_map(|(r, run)| {
                     r.assertions
                         .get(i)
                         .filter(|a| a.status != AssertionStatus::Pass)
                         .map(|a| {
                             let mut a = a.clone();
                             a.detail = Some(match a.detail.take() {
-                                Some(d) => format!("run {}: {d}", run + 1),
-                                None => format!("run {}", run + 1),
+                                Some(d) => format!("run {run}: {d}"),
+                                None => format!("run {run}"),
                             });
                             a
                         })

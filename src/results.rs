@@ -6,10 +6,10 @@
 //!
 //! ```text
 //! {"version": 2, "aptitude_version", "run_dir",
-//!  "shard": {"index", "count", "tests", "balanced_by"},
+//!  "shard": {"index", "count", "tests", "balanced_by", "runs", "baseline"},
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
 //!             "error", "error_kind": "infra|agent|setup|judge|interrupted",
-//!             "skip_reason": "budget", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
+//!             "skip_reason": "budget|shard", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
 //!             "assertions": [{"kind", "description",
 //!                             "status": "pass|fail|error|invalid|skip", "line", "detail"}],
 //!             "transcript",
@@ -18,7 +18,8 @@
 //!                        "pass_rate", "wilson_low", "wilson_high",
 //!                        "estimates": [{"k", "pass_at_k", "pass_hat_k"}],
 //!                        "assertions": [{"line", "kind", "description", "passed", "failed",
-//!                                        "other", "flaky", "scores", "judge_spread"}]}}],
+//!                                        "other", "flaky", "scores", "judge_spread"}],
+//!                        "split": {"numbers", "of"}}}],
 //!  "summary": {..., "runs": {...}, "budget": {...}}}
 //! ```
 //!
@@ -156,6 +157,15 @@ pub struct ShardInfo {
     /// What the split balanced: `duration` (a baseline's durations) or `hash` (test
     /// counts, in the order of a stable hash).
     pub balanced_by: String,
+    /// Runs in the whole run, all shards together, when a test runs several times (its
+    /// runs are split like tests); absent when every test runs once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u32>,
+    /// Which baseline balanced the split (`balanced_by: duration`): 16 hex digits of a
+    /// SHA-256 over its per-test durations, so that shards balanced by different baselines
+    /// are not merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 impl ShardInfo {
@@ -247,6 +257,9 @@ impl ErrorKind {
 pub enum SkipReason {
     /// The run's `--max-cost` or `--max-tokens` ceiling was reached before it started.
     Budget,
+    /// `run --shard` split the test's runs, and the runs in this shard do not decide it:
+    /// `aptitude merge` of every shard's results does.
+    Shard,
 }
 
 /// An attempt of a run that ended in an infra error and was tried again (`--retry-infra`).
@@ -356,6 +369,28 @@ pub struct Reused {
 }
 
 impl TestResult {
+    /// How many runs the test has in all: its `runs: N` (also when this result holds only a
+    /// shard's part of them), else 1.
+    pub fn runs_in_all(&self) -> u32 {
+        match &self.repeat {
+            Some(r) => r.split.as_ref().map_or(r.runs, |s| s.of),
+            None => 1,
+        }
+    }
+
+    /// Run `number` (1-based) of the test: the result itself for a test that ran once, else
+    /// the run of that number in `runs`; `None` when this result does not hold it.
+    pub fn run_numbered(&self, number: u32) -> Option<&TestResult> {
+        if self.runs.is_empty() {
+            return (number == 1).then_some(self);
+        }
+        let position = match self.repeat.as_ref().and_then(|r| r.split.as_ref()) {
+            Some(split) => split.numbers.iter().position(|&n| n == number)?,
+            None => number.checked_sub(1)? as usize,
+        };
+        self.runs.get(position)
+    }
+
     /// The test status: `error` when the test itself errored; else `failed` if any
     /// assertion failed; else `error` if any errored or was invalid; else `skipped` if
     /// every assertion was skipped; else `passed`.

@@ -108,7 +108,7 @@ impl Reuse {
         let Some(test) = self.tests.get(&key) else {
             return Err(format!("the baseline {} has no such test", self.from));
         };
-        let baseline_runs = test.runs.len().max(1) as u32;
+        let baseline_runs = test.runs_in_all();
         if baseline_runs != runs {
             return Err(format!(
                 "the baseline ran it {baseline_runs} times, this run {runs}"
@@ -119,12 +119,7 @@ impl Reuse {
                 "its assertion at line {line} needs the workspace after the run, which does not travel with results"
             ));
         }
-        let recorded = if test.runs.is_empty() {
-            Some(test)
-        } else {
-            test.runs.get(run.saturating_sub(1) as usize)
-        };
-        let Some(recorded) = recorded else {
+        let Some(recorded) = test.run_numbered(run) else {
             return Err(format!("the baseline has no run {run}"));
         };
         if recorded.transcript.is_none() {

@@ -186,6 +186,12 @@ pub struct Runner {
 
 /// One test's runs as they finish, until the last one decides it.
 struct Slots {
+    /// The numbers (1-based, ascending) of the runs this run of aptitude makes: all of the
+    /// test's runs, or a shard's part of them.
+    numbers: Vec<u32>,
+    /// The test's runs in all (N).
+    of: u32,
+    /// The results, in the order of `numbers`.
     runs: Vec<Option<TestResult>>,
     min_pass: u32,
     started: bool,
@@ -250,14 +256,26 @@ impl Runner {
         let plan: Vec<(u32, u32)> = specs
             .iter()
             .map(|s| {
-                let runs = s.runs.unwrap_or(self.config.runs).max(1);
+                let runs = s.runs_or(self.config.runs);
                 (runs, s.min_pass.unwrap_or(runs))
+            })
+            .collect();
+        let numbers: Vec<Vec<u32>> = specs
+            .iter()
+            .zip(&plan)
+            .map(|(s, (runs, _))| {
+                s.shard_runs
+                    .clone()
+                    .unwrap_or_else(|| (1..=*runs).collect())
             })
             .collect();
         let board: Board = Arc::new(std::sync::Mutex::new(
             plan.iter()
-                .map(|(runs, min_pass)| Slots {
-                    runs: vec![None; *runs as usize],
+                .zip(&numbers)
+                .map(|((runs, min_pass), numbers)| Slots {
+                    numbers: numbers.clone(),
+                    of: *runs,
+                    runs: vec![None; numbers.len()],
                     min_pass: *min_pass,
                     started: false,
                     done: None,
@@ -271,13 +289,13 @@ impl Runner {
                 let why = format!(
                     "min_pass {min_pass} is more than the test's {runs} runs (--runs): it can not pass"
                 );
-                for run in 1..=runs {
+                for &run in &numbers[index] {
                     let r = not_run(spec, ErrorKind::Setup, &why);
                     complete(&board, &events, index, run, r);
                 }
                 continue;
             }
-            for run in 1..=runs {
+            for &run in &numbers[index] {
                 let permit = tokio::select! {
                     permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
                     () = cancel.cancelled() => None,
@@ -385,6 +403,8 @@ impl Runner {
                 .map(|b| {
                     b.iter()
                         .map(|s| Slots {
+                            numbers: s.numbers.clone(),
+                            of: s.of,
                             runs: s.runs.clone(),
                             min_pass: s.min_pass,
                             started: s.started,
@@ -430,7 +450,7 @@ fn complete(
     let Some(slots) = board.get_mut(index) else {
         return;
     };
-    let n = slots.runs.len() as u32;
+    let n = slots.of;
     if n > 1 {
         let _ = events.send(Event::RunOfTestFinished {
             index,
@@ -439,7 +459,8 @@ fn complete(
             status: result.status,
         });
     }
-    if let Some(slot) = slots.runs.get_mut(run.saturating_sub(1) as usize) {
+    let position = slots.numbers.iter().position(|&number| number == run);
+    if let Some(slot) = position.and_then(|p| slots.runs.get_mut(p)) {
         *slot = Some(result);
     }
     if slots.done.is_some() || slots.runs.iter().any(Option::is_none) {
@@ -449,7 +470,12 @@ fn complete(
     let decided = if n == 1 {
         runs.into_iter().next()
     } else {
-        Some(crate::repeat::aggregate(runs, slots.min_pass))
+        Some(crate::repeat::aggregate_split(
+            runs,
+            slots.numbers.clone(),
+            n,
+            slots.min_pass,
+        ))
     };
     if let Some(decided) = decided {
         slots.done = Some(decided.clone());

@@ -1,18 +1,23 @@
 //! Shards: one run split across jobs (`aptitude run --shard K/N`), and the jobs' results
 //! put back together (`aptitude merge`).
 //!
-//! Splitting is a pure function of the tests' identities — (test file, name, agent), after
-//! tests are split per agent — and, optionally, of their durations in a baseline run. N jobs
-//! that see the same tests (and the same baseline) therefore agree on who runs what without
-//! talking to each other, whatever order they discover the tests in: every test lands in
-//! exactly one shard.
+//! What is split are [`Unit`]s: a test, or — for a test with `runs: N > 1` — each of its
+//! runs, so that the runs of one repeated test spread over the shards like tests do.
+//! Splitting is a pure function of the units' identities — (test file, name, agent,
+//! variant, run number), after tests are split per agent and variant — and, optionally, of
+//! their durations in a baseline run. N jobs that see the same tests (and the same baseline)
+//! therefore agree on who runs what without talking to each other, whatever order they
+//! discover the tests in: every test (every run) lands in exactly one shard.
 //!
-//! Both ways use the one algorithm: tests are taken longest first (a baseline's duration;
-//! the mean of the known durations for a test the baseline does not have; the same weight
-//! for every test without a baseline), ties broken by a stable hash of the identity, and
-//! each goes into the shard with the least load so far (the lowest-numbered on a tie). With
-//! equal weights that deals the tests round-robin in hash order, so shards differ by at
-//! most one test.
+//! Both ways use the one algorithm: units are taken longest first (a baseline's mean
+//! duration of one run of the test; the mean of the known durations for a test the baseline
+//! does not have; the same weight for every unit without a baseline), ties broken by a
+//! stable hash of the identity, and each goes into the shard with the least load so far (the
+//! lowest-numbered on a tie). With equal weights that deals the units round-robin in hash
+//! order, so shards differ by at most one unit.
+//!
+//! `merge` puts the runs of a split test back together ([`crate::repeat::aggregate_split`])
+//! and decides it over all its runs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -21,7 +26,7 @@ use std::str::FromStr;
 use sha2::{Digest, Sha256};
 
 use crate::agent_kind::AgentKind;
-use crate::results::{Results, ShardInfo, Summary};
+use crate::results::{Results, ShardInfo, Summary, TestResult};
 
 /// One shard of a run split `count` ways: `--shard 2/3` is index 2 of count 3 (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +128,7 @@ impl fmt::Display for Shard {
 }
 
 /// A test's identity across runs and shards: its test file as results record it
-/// (`TestResult::file`), its name, and the agent it runs on.
+/// (`TestResult::file`), its name, the agent it runs on, and its variant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TestKey {
     /// The test file, as given or discovered (`examples/x.aptitude.yaml`).
@@ -137,13 +142,42 @@ pub struct TestKey {
 }
 
 impl TestKey {
+    /// The identity of a test's result.
+    pub fn of(t: &crate::results::TestResult) -> TestKey {
+        TestKey {
+            file: t.file.clone(),
+            name: t.name.clone(),
+            agent: t.agent_id.unwrap_or(AgentKind::Claude),
+            variant: t.variant.clone(),
+        }
+    }
+
+    /// The identity of a test to run (after it was split per agent and variant).
+    pub fn of_spec(spec: &crate::spec::TestSpec) -> TestKey {
+        TestKey {
+            file: crate::spec::diagnostic::display_path(&spec.file),
+            name: spec.name.clone(),
+            agent: spec.agent.kind,
+            variant: (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
+        }
+    }
+
     /// A hash of the identity that is the same on every platform and in every aptitude
     /// version: the first 8 bytes of SHA-256 over `file`, `name`, the agent's name and
     /// (when there is one) the variant, each followed by a NUL byte.
     pub fn stable_hash(&self) -> u64 {
+        self.hash_with(None)
+    }
+
+    /// [`TestKey::stable_hash`], with `extra` hashed last the same way.
+    fn hash_with(&self, extra: Option<&str>) -> u64 {
         let mut h = Sha256::new();
         let parts = [self.file.as_str(), self.name.as_str(), self.agent.name()];
-        for part in parts.into_iter().chain(self.variant.as_deref()) {
+        for part in parts
+            .into_iter()
+            .chain(self.variant.as_deref())
+            .chain(extra)
+        {
             h.update(part.as_bytes());
             h.update([0]);
         }
@@ -154,13 +188,50 @@ impl TestKey {
     }
 }
 
-/// Each test's shard, 0-based, in the order of `keys`. `durations` (ms per test, from a
-/// baseline) balances the shards by time; see the module documentation for the algorithm.
-/// The result depends on the set of keys, not on their order.
-pub fn assign(keys: &[TestKey], count: u32, durations: Option<&HashMap<TestKey, u64>>) -> Vec<u32> {
+/// What one shard runs: a test, or one run of a test with several runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Unit {
+    /// The test.
+    pub key: TestKey,
+    /// The run's number (1-based) for a test with several runs; `None` for a test that
+    /// runs once.
+    pub run: Option<u32>,
+}
+
+impl Unit {
+    /// The test's [`TestKey::stable_hash`]; for one run of a repeated test, the same hash
+    /// with the run's number (in decimal) as one more part.
+    pub fn stable_hash(&self) -> u64 {
+        match self.run {
+            None => self.key.stable_hash(),
+            Some(run) => self.key.hash_with(Some(&run.to_string())),
+        }
+    }
+
+    /// The units of a test that runs `runs` times: the test itself when once, else each run.
+    pub fn of(key: TestKey, runs: u32) -> Vec<Unit> {
+        if runs <= 1 {
+            return vec![Unit { key, run: None }];
+        }
+        (1..=runs)
+            .map(|run| Unit {
+                key: key.clone(),
+                run: Some(run),
+            })
+            .collect()
+    }
+}
+
+/// Each unit's shard, 0-based, in the order of `units`. `durations` (ms per run of each
+/// test, from a baseline) balances the shards by time; see the module documentation for the
+/// algorithm. The result depends on the set of units, not on their order.
+pub fn assign(units: &[Unit], count: u32, durations: Option<&HashMap<TestKey, u64>>) -> Vec<u32> {
     let count = count.max(1);
     let known: Vec<u64> = match durations {
-        Some(d) => keys.iter().filter_map(|k| d.get(k).copied()).collect(),
+        Some(d) => units
+            .iter()
+            .filter_map(|u| d.get(&u.key).copied())
+            .collect(),
         None => Vec::new(),
     };
     // A test the baseline does not know costs what an average known test costs.
@@ -170,26 +241,26 @@ pub fn assign(keys: &[TestKey], count: u32, durations: Option<&HashMap<TestKey, 
         (known.iter().map(|&d| u128::from(d)).sum::<u128>() / known.len() as u128) as u64
     }
     .max(1);
-    let weights: Vec<u64> = keys
+    let weights: Vec<u64> = units
         .iter()
-        .map(|k| {
+        .map(|u| {
             durations
-                .and_then(|d| d.get(k).copied())
+                .and_then(|d| d.get(&u.key).copied())
                 .unwrap_or(fallback)
                 .max(1)
         })
         .collect();
-    let hashes: Vec<u64> = keys.iter().map(TestKey::stable_hash).collect();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
+    let hashes: Vec<u64> = units.iter().map(Unit::stable_hash).collect();
+    let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by(|&a, &b| {
         weights[b]
             .cmp(&weights[a])
             .then(hashes[a].cmp(&hashes[b]))
-            .then_with(|| keys[a].cmp(&keys[b]))
+            .then_with(|| units[a].cmp(&units[b]))
     });
-    // (load in ms or tests, tests) per shard.
+    // (load in ms or units, units) per shard.
     let mut loads = vec![(0u64, 0usize); count as usize];
-    let mut shard_of = vec![0u32; keys.len()];
+    let mut shard_of = vec![0u32; units.len()];
     for i in order {
         let (lightest, _) = loads
             .iter()
@@ -205,13 +276,13 @@ pub fn assign(keys: &[TestKey], count: u32, durations: Option<&HashMap<TestKey, 
     shard_of
 }
 
-/// The positions in `keys` of the tests that `shard` runs, in their original order.
+/// The positions in `units` of the units that `shard` runs, in their original order.
 pub fn select(
-    keys: &[TestKey],
+    units: &[Unit],
     shard: Shard,
     durations: Option<&HashMap<TestKey, u64>>,
 ) -> Vec<usize> {
-    assign(keys, shard.count(), durations)
+    assign(units, shard.count(), durations)
         .into_iter()
         .enumerate()
         .filter(|(_, s)| *s + 1 == shard.index())
@@ -219,20 +290,35 @@ pub fn select(
         .collect()
 }
 
-/// The durations a baseline run recorded, per test (summed when a test ran several times).
+/// The duration of one run of each test in a baseline run, in ms: the mean of its runs for
+/// a test that ran several times (over the runs it holds, for one shard's part of a split
+/// test, whose parts are summed first).
 pub fn durations(baseline: &Results) -> HashMap<TestKey, u64> {
-    let mut d: HashMap<TestKey, u64> = HashMap::new();
+    let mut d: HashMap<TestKey, (u64, u64)> = HashMap::new();
     for t in &baseline.tests {
-        let key = TestKey {
-            file: t.file.clone(),
-            name: t.name.clone(),
-            agent: t.agent_id.unwrap_or(AgentKind::Claude),
-            variant: t.variant.clone(),
-        };
-        let slot = d.entry(key).or_default();
-        *slot = slot.saturating_add(t.duration_ms);
+        let slot = d.entry(TestKey::of(t)).or_default();
+        slot.0 = slot.0.saturating_add(t.duration_ms);
+        slot.1 += t.runs.len().max(1) as u64;
     }
-    d
+    d.into_iter()
+        .map(|(key, (ms, runs))| (key, ms / runs.max(1)))
+        .collect()
+}
+
+/// Names a baseline's durations ([`ShardInfo::baseline`]): 16 hex digits of a SHA-256
+/// over every (test, ms) pair, in key order.
+pub fn baseline_id(durations: &HashMap<TestKey, u64>) -> String {
+    let sorted: BTreeMap<&TestKey, u64> = durations.iter().map(|(k, d)| (k, *d)).collect();
+    let mut h = Sha256::new();
+    for (key, ms) in sorted {
+        h.update(key.stable_hash().to_be_bytes());
+        h.update(ms.to_be_bytes());
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Why results could not be merged.
@@ -271,9 +357,39 @@ pub enum MergeError {
         /// The second.
         second: String,
     },
+    /// The same run of a split test is in two files.
+    #[error(
+        "run {run} of test `{name}` ({file}) is in both {first} and {second}; each run must be in one results file only"
+    )]
+    DuplicateRun {
+        /// The test file.
+        file: String,
+        /// The test's name.
+        name: String,
+        /// The run's number, 1-based.
+        run: u32,
+        /// The first file holding it.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// Two files hold runs of one test but disagree on its runs or `min_pass`.
+    #[error(
+        "test `{name}` ({file}) has another number of runs or another min_pass in {second} than in {first}; merge the shards of one run"
+    )]
+    SplitMismatch {
+        /// The test file.
+        file: String,
+        /// The test's name.
+        name: String,
+        /// The first file holding runs of it.
+        first: String,
+        /// The file that differs.
+        second: String,
+    },
     /// Two files are shards of different splits.
     #[error(
-        "{first} is shard {first_shard} but {other} is shard {other_shard} of another split (shards of one run have the same N, test count and balancing)"
+        "{first} is shard {first_shard} but {other} is shard {other_shard} of another split (shards of one run have the same N, test and run counts, and balancing baseline)"
     )]
     ShardMismatch {
         /// The first sharded file.
@@ -308,22 +424,13 @@ pub enum MergeError {
         other: String,
     },
     /// Shards of the run are missing.
-    #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, list(missing), if missing.len() == 1 { "is" } else { "are" })]
+    #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, crate::text::and_list(missing), if missing.len() == 1 { "is" } else { "are" })]
     MissingShards {
         /// The missing shards' numbers.
         missing: Vec<u32>,
         /// N.
         count: u32,
     },
-}
-
-fn list(numbers: &[u32]) -> String {
-    let words: Vec<String> = numbers.iter().map(u32::to_string).collect();
-    match words.as_slice() {
-        [] => String::new(),
-        [one] => (*one).clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// Results merged from several files, and what deserves a warning.
@@ -362,21 +469,20 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
             });
         }
     }
-    check_shards(&inputs, &mut warnings)?;
+    check_shards(&inputs)?;
+    let first_shard_tests = first.shard.as_ref().map(|s| s.tests);
 
-    let mut seen: HashMap<TestKey, &str> = HashMap::new();
+    let mut seen: HashMap<TestKey, (&str, bool)> = HashMap::new();
     for (name, r) in &inputs {
-        // Within one file a test may repeat (runs of one test); across files it may not.
+        // Within one file a test may repeat (runs of one test); across files it may not,
+        // unless a sharded run split its runs and each file holds some of them.
         let mut here: HashMap<TestKey, ()> = HashMap::new();
         for t in &r.tests {
-            let key = TestKey {
-                file: t.file.clone(),
-                name: t.name.clone(),
-                agent: t.agent_id.unwrap_or(AgentKind::Claude),
-                variant: t.variant.clone(),
-            };
-            if let Some(other) = seen.get(&key)
+            let key = TestKey::of(t);
+            let split = is_split(t);
+            if let Some((other, other_split)) = seen.get(&key)
                 && !here.contains_key(&key)
+                && !(split && *other_split)
             {
                 return Err(MergeError::Duplicate {
                     file: key.file,
@@ -387,7 +493,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
                 });
             }
             here.insert(key.clone(), ());
-            seen.insert(key, name);
+            seen.insert(key, (name, split));
         }
     }
 
@@ -404,13 +510,43 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
     let duration_ms = inputs.iter().fold(0u64, |sum, (_, r)| {
         sum.saturating_add(r.summary.duration_ms)
     });
-    let mut by_file: BTreeMap<String, Vec<crate::results::TestResult>> = BTreeMap::new();
-    for (_, r) in inputs {
+    // Each entry is one test: its result, or the parts (with their files) of a split one.
+    let mut by_file: BTreeMap<String, Vec<Vec<(String, TestResult)>>> = BTreeMap::new();
+    let mut split_at: HashMap<TestKey, usize> = HashMap::new();
+    for (name, r) in inputs {
         for t in r.tests {
-            by_file.entry(t.file.clone()).or_default().push(t);
+            let entries = by_file.entry(t.file.clone()).or_default();
+            if is_split(&t) {
+                let at = *split_at.entry(TestKey::of(&t)).or_insert(entries.len());
+                if at == entries.len() {
+                    entries.push(Vec::new());
+                }
+                if let Some(parts) = entries.get_mut(at) {
+                    parts.push((name.clone(), t));
+                }
+            } else {
+                entries.push(vec![(name.clone(), t)]);
+            }
         }
     }
-    let tests: Vec<_> = by_file.into_values().flatten().collect();
+    let mut tests = Vec::new();
+    for entries in by_file.into_values() {
+        for parts in entries {
+            if parts.len() == 1 && !parts.iter().any(|(_, t)| is_split(t)) {
+                tests.extend(parts.into_iter().map(|(_, t)| t));
+            } else {
+                tests.push(join_runs(parts)?);
+            }
+        }
+    }
+    if let Some(tests_in_run) = first_shard_tests
+        && tests.len() != tests_in_run as usize
+    {
+        warnings.push(format!(
+            "the shards hold {} test results but the run had {tests_in_run} tests (an interrupted shard reports only the tests that finished)",
+            tests.len()
+        ));
+    }
     let summary = Summary::of(&tests, duration_ms);
     Ok(Merged {
         results: Results {
@@ -425,10 +561,93 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
     })
 }
 
-fn check_shards(
-    inputs: &[(String, Results)],
-    warnings: &mut Vec<String>,
-) -> Result<(), MergeError> {
+/// Whether a result holds only some of its test's runs (`run --shard` split them).
+fn is_split(t: &TestResult) -> bool {
+    t.repeat.as_ref().is_some_and(|r| r.split.is_some())
+}
+
+/// One test from the parts of it that shards ran (`(results file, part)`, at least one):
+/// every run in run order, a run that no part holds as an `error` run, decided over all its
+/// runs.
+///
+/// # Errors
+/// Parts that disagree on the test's runs or `min_pass`, or the same run in two parts.
+fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError> {
+    let whole = |t: &TestResult| (t.runs_in_all(), t.repeat.as_ref().map_or(1, |r| r.min_pass));
+    let Some((first_file, first)) = parts.first() else {
+        return Err(MergeError::Empty);
+    };
+    let (of, min_pass) = whole(first);
+    let key = TestKey::of(first);
+    let template = first.runs.first().unwrap_or(first).clone();
+    let first_file = first_file.clone();
+    let mut runs: BTreeMap<u32, (String, TestResult)> = BTreeMap::new();
+    for (file, part) in parts {
+        if whole(&part) != (of, min_pass) {
+            return Err(MergeError::SplitMismatch {
+                file: key.file,
+                name: key.name,
+                first: first_file,
+                second: file,
+            });
+        }
+        let numbers: Vec<u32> = match part.repeat.as_ref().and_then(|r| r.split.as_ref()) {
+            Some(split) => split.numbers.clone(),
+            None => (1..=part.runs.len() as u32).collect(),
+        };
+        for (number, run) in numbers.into_iter().zip(part.runs) {
+            if let Some((earlier, _)) = runs.get(&number) {
+                return Err(MergeError::DuplicateRun {
+                    file: key.file,
+                    name: key.name,
+                    run: number,
+                    first: earlier.clone(),
+                    second: file,
+                });
+            }
+            runs.insert(number, (file.clone(), run));
+        }
+    }
+    let all: Vec<TestResult> = (1..=of)
+        .map(|number| match runs.remove(&number) {
+            Some((_, run)) => run,
+            None => missing_run(&template, number, of),
+        })
+        .collect();
+    Ok(crate::repeat::aggregate_split(
+        all,
+        (1..=of).collect(),
+        of,
+        min_pass,
+    ))
+}
+
+/// Run `number` of `of` of a split test that no shard's results hold (its shard was cut
+/// before it reported): an `error` run, never a pass.
+fn missing_run(template: &TestResult, number: u32, of: u32) -> TestResult {
+    let mut run = template.clone();
+    run.status = crate::results::TestStatus::Error;
+    run.error = Some(format!(
+        "run {number} of {of} is in none of the merged results: its shard did not report it"
+    ));
+    run.error_kind = Some(crate::results::ErrorKind::Interrupted);
+    run.duration_ms = 0;
+    run.usage = None;
+    run.assertions.clear();
+    run.transcript = None;
+    run.files.clear();
+    run.workspace = None;
+    run.recorded = None;
+    run.skip_reason = None;
+    run.attempts.clear();
+    run.runs.clear();
+    run.repeat = None;
+    run.reused = None;
+    run.not_reused = None;
+    run
+}
+
+fn check_shards(inputs: &[(String, Results)]) -> Result<(), MergeError> {
     let sharded: Vec<(&str, &ShardInfo)> = inputs
         .iter()
         .filter_map(|(n, r)| r.shard.as_ref().map(|s| (n.as_str(), s)))
@@ -445,7 +664,16 @@ fn check_shards(
     }
     let mut by_index: BTreeMap<u32, &str> = BTreeMap::new();
     for (name, s) in &sharded {
-        if (s.count, s.tests, &s.balanced_by) != (info.count, info.tests, &info.balanced_by) {
+        let split = |s: &ShardInfo| {
+            (
+                s.count,
+                s.tests,
+                s.balanced_by.clone(),
+                s.runs,
+                s.baseline.clone(),
+            )
+        };
+        if split(s) != split(info) {
             return Err(MergeError::ShardMismatch {
                 first: (*first).to_owned(),
                 first_shard: info.label(),
@@ -470,19 +698,16 @@ fn check_shards(
             count: info.count,
         });
     }
-    let held: usize = inputs.iter().map(|(_, r)| r.tests.len()).sum();
-    if held != info.tests as usize {
-        warnings.push(format!(
-            "the shards hold {held} test results but the run had {} tests (an interrupted shard reports only the tests that finished)",
-            info.tests
-        ));
-    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn units(keys: &[TestKey]) -> Vec<Unit> {
+        keys.iter().flat_map(|k| Unit::of(k.clone(), 1)).collect()
+    }
 
     fn key(i: usize) -> TestKey {
         TestKey {
@@ -578,7 +803,7 @@ mod tests {
                     let mut owner: Vec<Option<u32>> = vec![None; size];
                     for k in 1..=n {
                         let shard = Shard::new(k, n).unwrap();
-                        for i in select(&keys, shard, durations) {
+                        for i in select(&units(&keys), shard, durations) {
                             assert_eq!(owner[i], None, "test {i} in two shards (N={n})");
                             owner[i] = Some(k);
                         }
@@ -590,8 +815,8 @@ mod tests {
 
                     let mut reversed = keys.clone();
                     reversed.reverse();
-                    let forward = assign(&keys, n, durations);
-                    let backward = assign(&reversed, n, durations);
+                    let forward = assign(&units(&keys), n, durations);
+                    let backward = assign(&units(&reversed), n, durations);
                     for (i, s) in forward.iter().enumerate() {
                         assert_eq!(*s, backward[size - 1 - i], "order matters (N={n})");
                     }
@@ -606,7 +831,7 @@ mod tests {
             for size in [0usize, 3, 16, 17, 100] {
                 let keys: Vec<TestKey> = (0..size).map(key).collect();
                 let mut counts = vec![0usize; n as usize];
-                for s in assign(&keys, n, None) {
+                for s in assign(&units(&keys), n, None) {
                     counts[s as usize] += 1;
                 }
                 let (min, max) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
@@ -628,7 +853,10 @@ mod tests {
                 .map(|k| (k.clone(), 1 + lcg(&mut seed) % 100_000))
                 .collect();
             let mut loads = vec![0u64; n as usize];
-            for (i, s) in assign(&keys, n, Some(&durations)).into_iter().enumerate() {
+            for (i, s) in assign(&units(&keys), n, Some(&durations))
+                .into_iter()
+                .enumerate()
+            {
                 loads[s as usize] += durations[&keys[i]];
             }
             let total: u64 = loads.iter().sum();
@@ -643,16 +871,217 @@ mod tests {
             .enumerate()
             .map(|(i, k)| (k.clone(), if i < 2 { 1_000 } else { 10 }))
             .collect();
-        let shards = assign(&keys, 2, Some(&durations));
+        let shards = assign(&units(&keys), 2, Some(&durations));
         assert_ne!(shards[0], shards[1], "{shards:?}");
         // A test the baseline lacks weighs the mean of the known ones, not nothing.
         let mut partial = durations.clone();
         partial.remove(&keys[0]);
-        let shards = assign(&keys, 2, Some(&partial));
+        let shards = assign(&units(&keys), 2, Some(&partial));
         let mut loads = [0u64; 2];
         for (i, s) in shards.iter().enumerate() {
             loads[*s as usize] += partial.get(&keys[i]).copied().unwrap_or(208);
         }
         assert!(loads[0].abs_diff(loads[1]) <= 1_000, "{loads:?}");
+    }
+
+    #[test]
+    fn a_repeated_test_is_split_run_by_run() {
+        // A test that runs once hashes as before runs could be split: splits made by an
+        // older aptitude and this one agree.
+        let k = key(0);
+        assert_eq!(Unit::of(k.clone(), 1)[0].stable_hash(), k.stable_hash());
+        let runs = Unit::of(k.clone(), 6);
+        assert_eq!(runs.len(), 6);
+        let first = runs[0].stable_hash();
+        assert_ne!(first, k.stable_hash());
+        // Pinned like the test's own hash: shard jobs of different builds must agree.
+        assert_eq!(first, 0xe6fb_8687_098d_540a);
+        // Six runs of one test and one other test over three shards: every run in exactly
+        // one shard, two or three units in each.
+        let mut all = runs.clone();
+        all.extend(Unit::of(key(1), 1));
+        let shards = assign(&all, 3, None);
+        let mut per_shard = [0usize; 3];
+        for s in &shards {
+            per_shard[*s as usize] += 1;
+        }
+        assert!(per_shard.iter().all(|&n| n == 2 || n == 3), "{per_shard:?}");
+        let mut seen = std::collections::HashSet::new();
+        for k in 1..=3 {
+            for i in select(&all, Shard::new(k, 3).unwrap(), None) {
+                assert!(seen.insert(i), "unit {i} in two shards");
+            }
+        }
+        assert_eq!(seen.len(), all.len());
+        // By a baseline's durations: one run weighs the test's mean run.
+        let durations: HashMap<TestKey, u64> = [(k.clone(), 1_000), (key(1), 3_000)].into();
+        let shards = assign(&all, 3, Some(&durations));
+        let mut loads = [0u64; 3];
+        for (u, s) in all.iter().zip(&shards) {
+            loads[*s as usize] += durations[&u.key];
+        }
+        assert_eq!(loads, [3_000; 3], "{shards:?}");
+    }
+
+    fn result(name: &str, status: &str, runs: u32, min_pass: u32) -> TestResult {
+        let one = |status: &str| -> TestResult {
+            serde_json::from_value(serde_json::json!({
+                "name": name, "file": "t.aptitude.yaml", "status": status,
+                "duration_ms": 100, "usage": null, "error": null, "assertions": [],
+                "agent_id": "claude"
+            }))
+            .unwrap()
+        };
+        if runs == 1 {
+            return one(status);
+        }
+        let all: Vec<TestResult> = (0..runs).map(|_| one(status)).collect();
+        crate::repeat::aggregate(all, min_pass)
+    }
+
+    /// The part of `whole` (a repeated test's result) holding runs `numbers`.
+    fn part(whole: &TestResult, numbers: &[u32]) -> TestResult {
+        let runs: Vec<TestResult> = numbers
+            .iter()
+            .map(|n| whole.runs[*n as usize - 1].clone())
+            .collect();
+        let r = whole.repeat.as_ref().unwrap();
+        crate::repeat::aggregate_split(runs, numbers.to_vec(), r.runs, r.min_pass)
+    }
+
+    fn shard_file(index: u32, tests: Vec<TestResult>) -> (String, Results) {
+        let mut r = Results::new(tests, 1_000);
+        r.shard = Some(ShardInfo {
+            index,
+            count: 2,
+            tests: 2,
+            balanced_by: "hash".into(),
+            runs: Some(5),
+            baseline: None,
+        });
+        (format!("shard-{index}.json"), r)
+    }
+
+    #[test]
+    fn the_runs_of_a_split_test_merge_into_one_verdict() {
+        // 4 runs, 3 needed: runs 1 and 3 failed, in different shards. Neither shard can
+        // decide; the merge fails it.
+        let mut whole = result("flaky", "passed", 4, 3);
+        for n in [0, 2] {
+            whole.runs[n].status = crate::results::TestStatus::Failed;
+        }
+        let (a, b) = (part(&whole, &[1, 2]), part(&whole, &[3, 4]));
+        use crate::results::{SkipReason, TestStatus};
+        for p in [&a, &b] {
+            assert_eq!(p.status, TestStatus::Skipped, "a shard does not decide it");
+            assert_eq!(p.skip_reason, Some(SkipReason::Shard));
+            assert!(p.repeat.as_ref().unwrap().headline().contains("of 4 here"));
+        }
+        let other = result("once", "passed", 1, 1);
+        let merged = merge(vec![
+            shard_file(2, vec![b.clone()]),
+            shard_file(1, vec![a.clone(), other.clone()]),
+        ])
+        .unwrap();
+        assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
+        let tests = &merged.results.tests;
+        assert_eq!(tests.len(), 2);
+        let joined = tests.iter().find(|t| t.name == "flaky").unwrap();
+        assert_eq!(joined.status, TestStatus::Failed);
+        let stats = joined.repeat.as_ref().unwrap();
+        assert_eq!((stats.runs, stats.passed, stats.failed), (4, 2, 2));
+        assert!(stats.split.is_none() && stats.flaky);
+        assert_eq!(joined.runs.len(), 4);
+        assert_eq!(
+            joined.runs[2].status,
+            TestStatus::Failed,
+            "run 3 in its place"
+        );
+        assert_eq!(merged.results.summary.total, 2);
+        assert_eq!(merged.results.summary.failed, 1);
+
+        // Two passing runs in one shard already decide `passed` there.
+        let mut good = result("good", "passed", 4, 2);
+        good.runs[3].status = TestStatus::Failed;
+        assert_eq!(part(&good, &[1, 2]).status, TestStatus::Passed);
+        // Two failures of 4 with 3 needed decide `failed` in one shard.
+        assert_eq!(part(&whole, &[1, 3]).status, TestStatus::Failed);
+    }
+
+    #[test]
+    fn a_run_no_shard_reported_is_an_error_and_a_run_in_two_shards_is_refused() {
+        use crate::results::TestStatus;
+        let whole = result("t", "passed", 3, 1);
+        // Run 3 is nowhere (its shard was cut): the merged test holds it as an error run,
+        // and passes only because runs 1 and 2 reach min_pass 1 on their own.
+        let merged = merge(vec![
+            shard_file(1, vec![part(&whole, &[1])]),
+            shard_file(2, vec![part(&whole, &[2])]),
+        ])
+        .unwrap();
+        let t = &merged.results.tests[0];
+        assert_eq!(t.status, TestStatus::Passed);
+        assert_eq!(t.runs.len(), 3);
+        assert_eq!(t.runs[2].status, TestStatus::Error);
+        assert!(
+            t.runs[2]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("run 3 of 3 is in none of the merged results")
+        );
+        // With every run needed, the missing run makes the test an error, never a pass.
+        let strict = result("t", "passed", 3, 3);
+        let merged = merge(vec![
+            shard_file(1, vec![part(&strict, &[1])]),
+            shard_file(2, vec![part(&strict, &[2])]),
+        ])
+        .unwrap();
+        assert_eq!(merged.results.tests[0].status, TestStatus::Error);
+
+        let twice = merge(vec![
+            shard_file(1, vec![part(&whole, &[1, 2])]),
+            shard_file(2, vec![part(&whole, &[2, 3])]),
+        ]);
+        assert!(
+            matches!(twice, Err(MergeError::DuplicateRun { run: 2, .. })),
+            "{twice:?}"
+        );
+        let other = result("t", "passed", 4, 1);
+        let mismatch = merge(vec![
+            shard_file(1, vec![part(&whole, &[1])]),
+            shard_file(2, vec![part(&other, &[2, 3, 4])]),
+        ]);
+        assert!(
+            matches!(mismatch, Err(MergeError::SplitMismatch { .. })),
+            "{mismatch:?}"
+        );
+        // A whole test in one file and part of it in another is still two copies.
+        let dup = merge(vec![
+            shard_file(1, vec![whole.clone()]),
+            shard_file(2, vec![part(&whole, &[3])]),
+        ]);
+        assert!(matches!(dup, Err(MergeError::Duplicate { .. })), "{dup:?}");
+    }
+
+    #[test]
+    fn shards_balanced_by_different_baselines_are_not_merged() {
+        let a: HashMap<TestKey, u64> = [(key(0), 1_000)].into();
+        let b: HashMap<TestKey, u64> = [(key(0), 2_000)].into();
+        assert_ne!(baseline_id(&a), baseline_id(&b));
+        assert_eq!(baseline_id(&a), baseline_id(&a.clone()));
+        assert_eq!(baseline_id(&a).len(), 16);
+        let mut one = shard_file(1, vec![result("x", "passed", 1, 1)]);
+        let mut two = shard_file(2, vec![result("y", "passed", 1, 1)]);
+        for (f, id) in [(&mut one, &a), (&mut two, &b)] {
+            let info = f.1.shard.as_mut().unwrap();
+            info.balanced_by = "duration".into();
+            info.baseline = Some(baseline_id(id));
+        }
+        let refused = merge(vec![one, two]);
+        assert!(
+            matches!(refused, Err(MergeError::ShardMismatch { .. })),
+            "{refused:?}"
+        );
     }
 }

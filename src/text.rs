@@ -17,6 +17,16 @@ pub fn format_duration(ms: u64) -> String {
     }
 }
 
+/// `1`, `1 and 3`, `1, 3 and 4`: items in a sentence.
+pub fn and_list<T: std::fmt::Display>(items: &[T]) -> String {
+    let words: Vec<String> = items.iter().map(T::to_string).collect();
+    match words.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// `1,234`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

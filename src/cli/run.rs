@@ -33,7 +33,18 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .flat_map(|s| s.per_variant(&args.variant))
         .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
         .collect();
-    let (specs, shard) = super::shards::select(specs, args);
+    let runtime = output::runtime()?;
+    // `github:auto` is looked for once, for the shards' balance, reuse and the comparison.
+    let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(super::publish::is_auto);
+    let auto = if wants_auto {
+        Some(runtime.block_on(super::publish::auto_baseline()))
+    } else {
+        None
+    };
+    let (specs, shard) = super::shards::select(specs, args, auto.as_ref().and_then(|a| a.as_ref()));
     let redactor = output::redactor_for(&specs);
     let reuse = match &args.reuse {
         Some(path) if super::publish::is_auto(path) => None,
@@ -56,18 +67,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .map(|kind| (*kind, setup.agent(*kind)))
         .collect();
 
-    let runtime = output::runtime()?;
     let code = runtime.block_on(async {
-        // `github:auto` is looked for once, for reuse and the comparison.
-        let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
-            .into_iter()
-            .flatten()
-            .any(super::publish::is_auto);
-        let auto = if wants_auto {
-            Some(super::publish::auto_baseline().await)
-        } else {
-            None
-        };
         let reuse = match (&auto, args.reuse.as_deref()) {
             (Some(Some((baseline, from))), Some(path)) if super::publish::is_auto(path) => Some(
                 Arc::new(crate::reuse::Reuse::new(baseline.clone(), from.clone())),

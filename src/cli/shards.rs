@@ -8,9 +8,9 @@ use super::output::{self, err, out, warning_line};
 use super::{CliError, MergeArgs, Outcome, RunArgs};
 use crate::redact::Redactor;
 use crate::report::{json, terminal};
-use crate::results::ShardInfo;
-use crate::shard::{self, Shard, TestKey};
-use crate::spec::{TestSpec, diagnostic};
+use crate::results::{Results, ShardInfo};
+use crate::shard::{self, Shard, TestKey, Unit};
+use crate::spec::TestSpec;
 
 /// Parses `--shard K/N`; the message carries a tip, as clap's own errors do.
 pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
@@ -19,56 +19,90 @@ pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
 }
 
 /// The tests `run --shard` runs (all of `specs` without `--shard`), and the shard's
-/// description for the results. Balanced by the durations in `--baseline` when it can be
-/// read; a baseline that can not is a warning, and the split falls back to the hash.
-pub(super) fn select(specs: Vec<TestSpec>, args: &RunArgs) -> (Vec<TestSpec>, Option<ShardInfo>) {
+/// description for the results. A test with several runs is split run by run: it is kept
+/// with the numbers of its runs this shard runs (`TestSpec::shard_runs`), or left out when
+/// it has none here.
+///
+/// Balanced by the durations in `--baseline`: `auto` (found once for the whole run, before
+/// this) or a file. A file that can not be read is a warning, and the split falls back to
+/// the hash; so does a `github:auto` that found nothing (its notice says so).
+pub(super) fn select(
+    specs: Vec<TestSpec>,
+    args: &RunArgs,
+    auto: Option<&(Results, String)>,
+) -> (Vec<TestSpec>, Option<ShardInfo>) {
     let Some(shard) = args.shard else {
         return (specs, None);
     };
-    let durations: Option<HashMap<TestKey, u64>> =
-        args.github_args
-            .baseline
-            .as_deref()
-            .and_then(|path| match json::read(path) {
-                Ok(baseline) => Some(shard::durations(&baseline)),
-                Err(e) => {
-                    err(&warning_line(&format!(
-                        "shards are balanced by test count, not by the baseline's durations: {e}"
-                    )));
-                    None
-                }
-            });
-    let keys: Vec<TestKey> = specs
+    let durations: Option<HashMap<TestKey, u64>> = match args.github_args.baseline.as_deref() {
+        None => None,
+        Some(path) if super::publish::is_auto(path) => {
+            auto.map(|(baseline, _)| shard::durations(baseline))
+        }
+        Some(path) => match json::read(path) {
+            Ok(baseline) => Some(shard::durations(&baseline)),
+            Err(e) => {
+                err(&warning_line(&format!(
+                    "shards are balanced by test count, not by the baseline's durations: {e}"
+                )));
+                None
+            }
+        },
+    };
+    let default_runs = args.runs;
+    let units: Vec<(usize, Unit)> = specs
         .iter()
-        .map(|s| TestKey {
-            file: diagnostic::display_path(&s.file),
-            name: s.name.clone(),
-            agent: s.agent.kind,
-            variant: (!s.variants.is_empty()).then(|| s.variant_name().to_owned()),
+        .enumerate()
+        .flat_map(|(i, s)| {
+            Unit::of(TestKey::of_spec(s), s.runs_or(default_runs))
+                .into_iter()
+                .map(move |u| (i, u))
         })
         .collect();
-    let total = specs.len();
-    let chosen = shard::select(&keys, shard, durations.as_ref());
-    let mut keep = vec![false; total];
-    for i in chosen {
-        if let Some(k) = keep.get_mut(i) {
-            *k = true;
+    let only_units: Vec<Unit> = units.iter().map(|(_, u)| u.clone()).collect();
+    let mut here: Vec<Vec<u32>> = vec![Vec::new(); specs.len()];
+    for position in shard::select(&only_units, shard, durations.as_ref()) {
+        if let Some((spec, unit)) = units.get(position)
+            && let Some(runs) = here.get_mut(*spec)
+        {
+            runs.push(unit.run.unwrap_or(1));
         }
     }
+    let total = specs.len();
+    let total_runs = units.len();
+    let repeats = total_runs > total;
+    let mut runs_here = 0;
     let specs: Vec<TestSpec> = specs
         .into_iter()
-        .zip(keep)
-        .filter_map(|(s, k)| k.then_some(s))
+        .zip(here)
+        .filter(|(_, runs)| !runs.is_empty())
+        .map(|(mut s, mut runs)| {
+            runs.sort_unstable();
+            runs_here += runs.len();
+            if (runs.len() as u32) < s.runs_or(default_runs) {
+                s.shard_runs = Some(runs);
+            }
+            s
+        })
         .collect();
     let balanced_by = if durations.is_some() {
         "duration"
     } else {
         "hash"
     };
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let what = if repeats {
+        format!(
+            "{runs_here} of {} ({} of {})",
+            plural(total_runs, "run"),
+            specs.len(),
+            plural(total, "test")
+        )
+    } else {
+        format!("{} of {}", specs.len(), plural(total, "test"))
+    };
     out(&format!(
-        "shard {shard}: {} of {total} test{}{}\n",
-        specs.len(),
-        if total == 1 { "" } else { "s" },
+        "shard {shard}: {what}{}\n",
         if durations.is_some() {
             ", balanced by the baseline's durations"
         } else {
@@ -80,6 +114,8 @@ pub(super) fn select(specs: Vec<TestSpec>, args: &RunArgs) -> (Vec<TestSpec>, Op
         count: shard.count(),
         tests: u32::try_from(total).unwrap_or(u32::MAX),
         balanced_by: balanced_by.to_owned(),
+        runs: repeats.then(|| u32::try_from(total_runs).unwrap_or(u32::MAX)),
+        baseline: durations.as_ref().map(shard::baseline_id),
     };
     (specs, Some(info))
 }

@@ -65,11 +65,17 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         TestStatus::Skipped => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(match (test.skip_reason, &test.repeat) {
+                (Some(crate::results::SkipReason::Shard), Some(r)) => format!(
+                    "{}: merging every shard's results decides it (aptitude merge)",
+                    r.headline()
+                ),
                 (_, Some(r)) => format!("{}: too few runs ran to decide", r.headline()),
                 (Some(crate::results::SkipReason::Budget), None) => {
                     "not run: the cost ceiling was reached (budget)".to_owned()
                 }
-                (None, None) => "every assertion was skipped".to_owned(),
+                (Some(crate::results::SkipReason::Shard) | None, None) => {
+                    "every assertion was skipped".to_owned()
+                }
             });
             s
         }

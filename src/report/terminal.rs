@@ -117,16 +117,17 @@ pub fn render_test(test: &TestResult) -> String {
         };
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &error));
     }
-    if test.skip_reason == Some(crate::results::SkipReason::Budget) {
-        let _ = writeln!(
-            out,
-            "  {} {}",
-            paint(DIM, "⊘"),
-            paint(
-                DIM,
-                "not run: the run's cost or token ceiling was reached (budget)"
-            )
-        );
+    let skipped = match test.skip_reason {
+        Some(crate::results::SkipReason::Budget) => {
+            Some("not run: the run's cost or token ceiling was reached (budget)")
+        }
+        Some(crate::results::SkipReason::Shard) => Some(
+            "not decided here: its other runs are in other shards; `aptitude merge` decides it",
+        ),
+        None => None,
+    };
+    if let Some(why) = skipped {
+        let _ = writeln!(out, "  {} {}", paint(DIM, "⊘"), paint(DIM, why));
     }
     for a in &test.attempts {
         let _ = writeln!(

@@ -135,9 +135,18 @@ pub struct TestSpec {
     /// The variant this copy of the test runs ([`TestSpec::per_variant`]); `None` is the
     /// test as written (`default`).
     pub variant: Option<Variant>,
+    /// Set by `run --shard` when it split the test's runs: the numbers (1-based, ascending)
+    /// of the runs this shard runs; `None` runs every run.
+    pub shard_runs: Option<Vec<u32>>,
 }
 
 impl TestSpec {
+    /// How many runs the test gets: its `runs:`, else `default` (the run's `--runs`), at
+    /// least 1.
+    pub fn runs_or(&self, default: u32) -> u32 {
+        self.runs.unwrap_or(default).max(1)
+    }
+
     /// The name of the variant this copy runs (`default` for the test as written).
     pub fn variant_name(&self) -> &str {
         self.variant

@@ -340,6 +340,112 @@ fn two_shard_runs_merge_into_every_test_once() {
     assert_eq!(alone, Some(1), "the longest test has a shard to itself");
 }
 
+/// A test with `runs: 4` shares two shard jobs with a test that runs once: its runs are
+/// split like tests (`shard 1/2: 3 of 5 runs (2 of 2 tests)`), a shard whose runs do not
+/// decide it leaves it `skipped` (reason `shard`), and the merge joins every run, once, in
+/// its place, into one verdict over all four.
+#[test]
+fn the_runs_of_a_repeated_test_are_split_across_shards_and_merged() {
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    for name in ["repeated", "once"] {
+        model.script(
+            &format!("split-{name}"),
+            vec![
+                Turn::Tool("Bash", json!({"command": format!("echo {name}")})),
+                Turn::Text("done".into()),
+            ],
+        );
+    }
+    suite.file(
+        "tests/repeated.aptitude.yaml",
+        "name: repeated\nprompt: \"split-repeated\"\nruns: 4\nmin_pass: 3\nassertions:\n  - tool: Bash\n",
+    );
+    suite.file(
+        "tests/once.aptitude.yaml",
+        "name: once\nprompt: \"split-once\"\nassertions:\n  - tool: Bash\n",
+    );
+    let mut parts = Vec::new();
+    let mut numbers_seen = Vec::new();
+    for k in 1..=2 {
+        let out = aptitude_run(&suite, &model, &["--shard", &format!("{k}/2")]);
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        let results = out.results.unwrap();
+        assert_eq!(results["shard"]["runs"], 5, "{}", results["shard"]);
+        let tests = results["tests"].as_array().unwrap();
+        let runs_here: usize = tests
+            .iter()
+            .map(|t| t["runs"].as_array().map_or(1, Vec::len))
+            .sum();
+        assert_eq!(runs_here, if k == 1 { 3 } else { 2 }, "units differ by one");
+        assert!(
+            out.stdout.contains(&format!(
+                "shard {k}/2: {runs_here} of 5 runs ({} of 2 test",
+                tests.len()
+            )),
+            "{}",
+            out.stdout
+        );
+        if let Some(t) = tests.iter().find(|t| t["name"] == "repeated") {
+            let here = t["runs"].as_array().map_or(0, Vec::len);
+            if here < 4 {
+                let split = &t["repeat"]["split"];
+                assert_eq!(split["of"], 4, "{t}");
+                numbers_seen.extend(
+                    split["numbers"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| n.as_u64().unwrap()),
+                );
+                // Three passing runs are needed: fewer here can not decide it.
+                let (status, reason) = if here >= 3 {
+                    ("passed", Value::Null)
+                } else {
+                    ("skipped", json!("shard"))
+                };
+                assert_eq!(t["status"], status, "{t}");
+                assert_eq!(t["skip_reason"], reason, "{t}");
+            } else {
+                numbers_seen.extend(1..=4);
+            }
+        }
+        let path = suite.path().join(format!("part-{k}.json"));
+        std::fs::rename(suite.results_path(), &path).unwrap();
+        parts.push(path);
+    }
+    numbers_seen.sort_unstable();
+    assert_eq!(numbers_seen, [1, 2, 3, 4], "every run in exactly one shard");
+
+    let merged_path = suite.path().join("merged.json");
+    let out = merge(&parts, &["--json".as_ref(), merged_path.as_os_str()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    let merged = read(&merged_path);
+    let tests = merged["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2, "one result per test: {merged}");
+    let repeated = tests.iter().find(|t| t["name"] == "repeated").unwrap();
+    assert_eq!(repeated["status"], "passed");
+    assert_eq!(repeated["repeat"]["runs"], 4);
+    assert_eq!(repeated["repeat"]["passed"], 4);
+    assert!(repeated["repeat"].get("split").is_none(), "{repeated}");
+    assert_eq!(repeated["runs"].as_array().unwrap().len(), 4);
+    assert_eq!(merged["summary"]["total"], 2);
+    assert_eq!(merged["summary"]["passed"], 2);
+    assert_eq!(
+        merged["summary"]["runs"]["total"], 5,
+        "{}",
+        merged["summary"]
+    );
+
+    // The same shard twice holds a run twice: refused, naming the run.
+    let out = merge(
+        &[parts[0].clone(), parts[0].clone()],
+        &["--json".as_ref(), merged_path.as_os_str()],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
 /// The shard + merge workflow in docs/github-action.md passes actionlint.
 #[test]
 fn the_documented_shard_workflow_passes_actionlint() {

@@ -548,6 +548,7 @@ impl Ctx {
             assertions,
             variants,
             variant: None,
+            shard_runs: None,
         })
     }
 
