@@ -15,10 +15,46 @@ key="${GITHUB_JOB:-aptitude}"
 [ -n "${SHARD:-}" ] && key="$key/shard-$SHARD"
 export APTITUDE_REPORT_KEY="$key"
 artifact="aptitude-$(printf '%s' "$key-${RUNNER_OS:-}-${RUNNER_ARCH:-}" | tr -c 'A-Za-z0-9._-' '-')"
+
+# shellcheck source=names.sh
+. "$(dirname "${BASH_SOURCE[0]}")/names.sh"
+
+if [ -n "${MERGE:-}" ]; then
+  # The job that merges the shards' results: `actions/download-artifact` with a pattern
+  # (and without merge-multiple) leaves one directory per shard artifact under MERGE.
+  shopt -s nullglob
+  files=("$MERGE"/*/results.json)
+  if [ "${#files[@]}" -eq 0 ]; then
+    echo "::error title=aptitude::no shard results under '$MERGE': expected $MERGE/<artifact>/results.json, as actions/download-artifact writes a pattern of artifacts without merge-multiple"
+    exit 2
+  fi
+  artifact="$(merged_name "$(basename "$(dirname "${files[0]}")")")"
+fi
 {
   echo "artifact-name=$artifact"
   echo "artifact-dir=$out"
 } >> "$GITHUB_OUTPUT"
+
+if [ -n "${MERGE:-}" ]; then
+  aptitude merge "${files[@]}" --json "$out/results.json" --html "$out/report.html" --markdown "$out/summary.md" --junit "$out/junit.xml"
+  code=$?
+  # 0 passed, 1 a test failed or errored: publish either way; 2 the shards do not merge.
+  if [ "$code" -le 1 ]; then
+    publish=(publish "$out/results.json" --report-path "$out/report.html")
+    if [ "${COMMENT:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then publish+=(--no-comment); fi
+    if [ "${CHECK_RUN:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then publish+=(--no-check-run); fi
+    export APTITUDE_ARTIFACT_NAME="$artifact"
+    [ "${BASELINE:-}" = "auto" ] && publish+=(--baseline github:auto)
+    [ -n "${BASELINE:-}" ] && [ "${BASELINE:-}" != "auto" ] && publish+=(--baseline "$BASELINE")
+    aptitude "${publish[@]}"
+    code=$?
+  fi
+  if [ "$code" -eq 1 ] && [ "${FAIL_ON_FAILURE:-true}" != "true" ]; then
+    echo "::notice title=aptitude::tests failed; fail-on-failure is off"
+    exit 0
+  fi
+  exit "$code"
+fi
 
 args=(run --github --json "$out/results.json" --html "$out/report.html" --markdown "$out/summary.md" --junit "$out/junit.xml" --jobs "${JOBS:-4}")
 [ -n "${AGENT:-}" ] && args+=(--agent "$AGENT")
@@ -30,8 +66,10 @@ args=(run --github --json "$out/results.json" --html "$out/report.html" --markdo
 if [ "${COMMENT:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-comment); fi
 if [ "${CHECK_RUN:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-check-run); fi
 # `baseline: auto`: the latest results artifact of this job on the base branch, for the
-# comparison and to reuse the runs of unchanged tests (github:auto finds it by this name).
+# comparison and to reuse the runs of unchanged tests (github:auto finds it by this name);
+# for a shard job, the merged results of the whole matrix.
 export APTITUDE_ARTIFACT_NAME="$artifact"
+[ -n "${SHARD:-}" ] && APTITUDE_ARTIFACT_NAME="$(merged_name "$artifact")"
 if [ "${BASELINE:-}" = "auto" ]; then
   args+=(--baseline github:auto --reuse github:auto)
 elif [ -n "${BASELINE:-}" ]; then

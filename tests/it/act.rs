@@ -555,9 +555,11 @@ fn the_action_runs_under_act_and_publishes_to_github() {
     assert!(artifact_names(&dir.path().join("artifacts-3")).is_empty());
 }
 
-/// The shard + merge workflow with 2 shards: each shard job runs its share of the
-/// examples and uploads its results without publishing; the merge job merges them and
-/// publishes one comment and one check run for all 3 tests.
+/// The shard + merge workflow with 2 shards and 2 runs of each test: each shard job runs
+/// its share of the runs and uploads its results without publishing; the merge job (the
+/// action with `merge:`) merges them, publishes one comment and one check run for all 3
+/// tests, writes the outputs and the job summary, and uploads the merged results under the
+/// name the shard jobs' `baseline: auto` looks for.
 #[test]
 fn shards_and_merge_run_under_act() {
     let dir = tempfile::tempdir().unwrap();
@@ -581,26 +583,72 @@ fn shards_and_merge_run_under_act() {
     assert!(jobs.values().all(|r| r == "success"), "{jobs:#?}");
 
     let names = artifact_names(&artifacts);
+    let merged_name = format!("aptitude-shards-claude-merged-Linux-{}", runner_arch());
     assert_eq!(
         names,
         [
-            "aptitude-merged".to_owned(),
+            merged_name.clone(),
             format!("aptitude-shards-claude-shard-1-2-Linux-{}", runner_arch()),
             format!("aptitude-shards-claude-shard-2-2-Linux-{}", runner_arch()),
         ]
     );
-    let mut shard_tests = 0;
+    // 3 tests × 2 runs = 6 runs, 3 in each shard; every run in exactly one.
+    let mut runs_seen: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (k, name) in names[1..].iter().enumerate() {
         let results = read_json(&artifacts.join(name).join("results.json"));
         assert_eq!(results["shard"]["index"], k + 1, "{name}");
         assert_eq!(results["shard"]["count"], 2, "{name}");
-        shard_tests += results["tests"].as_array().unwrap().len();
+        assert_eq!(results["shard"]["runs"], 6, "{name}");
+        for t in results["tests"].as_array().unwrap() {
+            let numbers: Vec<u64> = match t["repeat"]["split"]["numbers"].as_array() {
+                Some(n) => n.iter().map(|n| n.as_u64().unwrap()).collect(),
+                None => vec![1, 2],
+            };
+            runs_seen
+                .entry(t["name"].as_str().unwrap().to_owned())
+                .or_default()
+                .extend(numbers);
+        }
     }
-    assert_eq!(shard_tests, 3, "every example in exactly one shard");
-    let merged = read_json(&artifacts.join("aptitude-merged/merged.json"));
+    assert_eq!(runs_seen.len(), 3, "{runs_seen:?}");
+    for (name, mut numbers) in runs_seen {
+        numbers.sort_unstable();
+        assert_eq!(numbers, [1, 2], "{name}: every run in exactly one shard");
+    }
+    let merged = read_json(&artifacts.join(&merged_name).join("results.json"));
     assert_eq!(merged["summary"]["total"], 3);
     assert_eq!(merged["summary"]["failed"], 1);
+    assert_eq!(merged["summary"]["runs"]["total"], 6);
     assert!(merged.get("shard").is_none_or(Value::is_null));
+    for file in ["report.html", "summary.md", "junit.xml"] {
+        assert!(
+            artifacts.join(&merged_name).join(file).is_file(),
+            "{file} in the merged artifact"
+        );
+    }
+    let outputs = run.outputs("merged");
+    assert_eq!(
+        outputs.get("total").map(String::as_str),
+        Some("3"),
+        "{outputs:?}"
+    );
+    assert_eq!(
+        outputs.get("failed").map(String::as_str),
+        Some("1"),
+        "{outputs:?}"
+    );
+    assert!(
+        run.log().contains("1 of 3 agent tests failed"),
+        "{}",
+        run.both
+    );
+    assert!(
+        run.summaries()
+            .iter()
+            .any(|s| s.contains("Push to GitHub safely")),
+        "the merge job wrote the job summary: {:#?}",
+        run.summaries()
+    );
 
     // Only the merge job published: one comment, one check run.
     let comments = github.comments(7);

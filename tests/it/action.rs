@@ -184,6 +184,38 @@ fn every_output_is_re_exported_from_the_run_step() {
     );
 }
 
+/// The merged artifact's name, which the merge job uploads under and the shard jobs'
+/// `baseline: auto` looks for, comes from the shard artifacts' names (`names.sh`).
+#[test]
+fn the_merged_artifact_is_named_after_the_shards() {
+    for (shard, merged) in [
+        (
+            "aptitude-shards-claude-shard-1-3-Linux-X64",
+            "aptitude-shards-claude-merged-Linux-X64",
+        ),
+        (
+            "aptitude-shards-claude-shard-12-30-macOS-ARM64",
+            "aptitude-shards-claude-merged-macOS-ARM64",
+        ),
+        ("aptitude-agents-shard-2-2", "aptitude-agents-merged"),
+        (
+            "aptitude-agents-Linux-X64",
+            "aptitude-agents-Linux-X64-merged",
+        ),
+    ] {
+        let out = Aptitude::program("bash")
+            .inherit_path()
+            .arg("-c")
+            .arg(r#". "$1" && merged_name "$2""#)
+            .arg("names")
+            .arg(root().join("scripts/action/names.sh"))
+            .arg(shard)
+            .output();
+        out.code(0);
+        assert_eq!(out.stdout, merged, "{shard}");
+    }
+}
+
 /// `scripts/action/run.sh` as the action runs it: inputs as environment variables, the real
 /// `aptitude` and `claude`, outputs in `GITHUB_OUTPUT`, reports in the artifact directory.
 #[test]

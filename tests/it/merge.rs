@@ -459,7 +459,7 @@ fn the_documented_shard_workflow_passes_actionlint() {
         .nth(1)
         .and_then(|rest| rest.split("```").next())
         .expect("the section holds a workflow");
-    assert!(workflow.contains("aptitude merge shards/*/results.json"));
+    assert!(workflow.contains("merge: shards"), "{workflow}");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("shards.yml");
     std::fs::write(&file, workflow).unwrap();
