@@ -378,17 +378,26 @@ impl TestResult {
         }
     }
 
+    /// The runs this result holds with their numbers (1-based): `runs` in order, numbered by
+    /// `repeat.split` when a shard holds only some of them.
+    pub fn numbered_runs(&self) -> impl Iterator<Item = (u32, &TestResult)> {
+        let split = self.repeat.as_ref().and_then(|r| r.split.as_ref());
+        self.runs.iter().enumerate().map(move |(i, run)| {
+            let number = split
+                .and_then(|s| s.numbers.get(i).copied())
+                .unwrap_or(i as u32 + 1);
+            (number, run)
+        })
+    }
+
     /// Run `number` (1-based) of the test: the result itself for a test that ran once, else
     /// the run of that number in `runs`; `None` when this result does not hold it.
     pub fn run_numbered(&self, number: u32) -> Option<&TestResult> {
         if self.runs.is_empty() {
             return (number == 1).then_some(self);
         }
-        let position = match self.repeat.as_ref().and_then(|r| r.split.as_ref()) {
-            Some(split) => split.numbers.iter().position(|&n| n == number)?,
-            None => number.checked_sub(1)? as usize,
-        };
-        self.runs.get(position)
+        self.numbered_runs()
+            .find_map(|(n, run)| (n == number).then_some(run))
     }
 
     /// The test status: `error` when the test itself errored; else `failed` if any

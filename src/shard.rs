@@ -591,10 +591,7 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
                 second: file,
             });
         }
-        let numbers: Vec<u32> = match part.repeat.as_ref().and_then(|r| r.split.as_ref()) {
-            Some(split) => split.numbers.clone(),
-            None => (1..=part.runs.len() as u32).collect(),
-        };
+        let numbers: Vec<u32> = part.numbered_runs().map(|(n, _)| n).collect();
         for (number, run) in numbers.into_iter().zip(part.runs) {
             if let Some((earlier, _)) = runs.get(&number) {
                 return Err(MergeError::DuplicateRun {

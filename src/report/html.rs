@@ -469,10 +469,8 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             parts.join(" · ")
         }),
         runs: t
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| run_view(i + 1, r))
+            .numbered_runs()
+            .map(|(number, r)| run_view(number as usize, r))
             .collect(),
     }
 }
