@@ -11,7 +11,10 @@
 //!             "error", "error_kind": "infra|agent|setup|judge|interrupted",
 //!             "skip_reason": "budget|shard", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
 //!             "assertions": [{"kind", "description",
-//!                             "status": "pass|fail|error|invalid|skip", "line", "detail"}],
+//!                             "status": "pass|fail|error|invalid|skip", "line", "detail",
+//!                             "score", "threshold", "reasoning", "cached", "grading_usage",
+//!                             "votes", "grade_keys",
+//!                             "claims": [{"kind", "text", "command", "outcome", "path"}]}],
 //!             "transcript",
 //!             "runs": [<a test result per run, when the test has runs: N > 1>],
 //!             "repeat": {"runs", "min_pass", "passed", "failed", "errors", "skipped", "flaky",
@@ -25,6 +28,10 @@
 //!
 //! Version 2 added `error_kind`, `skip_reason`, `attempts`, `runs`, `repeat`, and the
 //! summary's `runs` and `budget`; a version 1 file is read as version 2 without them.
+//!
+//! The judge's work travels with an assertion so that `run --reuse` ([`crate::reuse`])
+//! need not ask again: a review's `grade_keys` with its `score`/`votes`, and a
+//! `claims: verified` extraction's key (`grade_keys`) with the `claims` it read.
 
 use serde::{Deserialize, Serialize};
 
@@ -457,9 +464,15 @@ pub struct AssertionResult {
     pub votes: Vec<JudgeVote>,
     /// LLM-judged reviews: the grade cache key ([`crate::judge::cache::Cache::key`]) of
     /// each vote, in vote order, so that a run reusing these results (`run --reuse`) takes
-    /// an unchanged review's grade from them without a call.
+    /// an unchanged review's grade from them without a call. `claims`: the one key of the
+    /// extraction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grade_keys: Vec<String>,
+    /// `claims: verified`: the claims the judge read from the answer (an empty list when
+    /// it claims nothing concrete), so that a run reusing these results takes an unchanged
+    /// extraction from them without a call. Absent when none were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<crate::judge::claims::Claim>>,
 }
 
 /// One grading call of a review graded by several votes.
@@ -501,6 +514,7 @@ impl AssertionResult {
             grading_usage: None,
             votes: Vec::new(),
             grade_keys: Vec::new(),
+            claims: None,
         }
     }
 }

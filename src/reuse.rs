@@ -15,12 +15,15 @@
 //! The reused run's transcript and file list are evaluated against today's assertions.
 //! Reviews are graded through [`crate::judge::Judge::with_prior`]: the baseline's grades
 //! (with their cache keys) answer an unchanged review of the same answer without a call,
-//! then the local grade cache does.
+//! then the local grade cache does. `claims: verified` likewise, through
+//! [`crate::judge::Judge::with_prior_claims`]: the claims the baseline read, by the
+//! extraction's cache key.
 
 use std::collections::BTreeMap;
 
 use crate::agent_kind::AgentKind;
 use crate::judge::cache::CachedGrade;
+use crate::judge::claims::Claim;
 use crate::results::{Results, TestResult};
 use crate::spec::{AssertionKind, TestSpec};
 
@@ -96,6 +99,25 @@ impl Reuse {
         grades
     }
 
+    /// Every `claims: verified` extraction the baseline recorded, by its cache key, for
+    /// [`crate::judge::Judge::with_prior_claims`]. An extraction that failed recorded no
+    /// claims and gives none.
+    pub fn prior_claims(&self) -> BTreeMap<String, Vec<Claim>> {
+        let mut prior = BTreeMap::new();
+        let mut add = |t: &TestResult| {
+            for a in t.assertions.iter().filter(|a| a.kind == "claims") {
+                if let (Some(claims), [key]) = (&a.claims, a.grade_keys.as_slice()) {
+                    prior.insert(key.clone(), claims.clone());
+                }
+            }
+        };
+        for t in self.tests.values() {
+            add(t);
+            t.runs.iter().for_each(&mut add);
+        }
+        prior
+    }
+
     /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, when it may be
     /// reused apart from the fingerprint; else why not, in words.
     pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<&TestResult, String> {
@@ -167,8 +189,8 @@ fn needs_workspace_after(kind: &AssertionKind) -> bool {
         | AssertionKind::CommandSucceeded { .. }
         | AssertionKind::Budget(_)
         | AssertionKind::Skill(_)
-        // The files changed travel with the result (`files`); the claims are read again
-        // (from the local cache when it has them).
+        // The files changed travel with the result (`files`), and so do the claims read
+        // (`claims`, keyed by `grade_keys`).
         | AssertionKind::Claims => false,
     }
 }
@@ -268,6 +290,47 @@ mod tests {
             (8, "fine")
         );
         assert_eq!(grades["v1"].score, 7);
+    }
+
+    #[test]
+    fn recorded_claims_answer_by_their_cache_key() {
+        let claims = serde_json::json!({
+            "kind": "claims", "description": "c", "status": "fail", "line": 3, "detail": null,
+            "grade_keys": ["c1"],
+            "claims": [{"kind": "command", "text": "ran make", "command": "make"}]
+        });
+        let none = serde_json::json!({
+            "kind": "claims", "description": "c", "status": "pass", "line": 4, "detail": null,
+            "grade_keys": ["c2"], "claims": []
+        });
+        let failed = serde_json::json!({
+            "kind": "claims", "description": "c", "status": "error", "line": 5,
+            "detail": "the claims could not be read", "grade_keys": ["c3"]
+        });
+        let review = serde_json::json!({
+            "kind": "stdout", "description": "r", "status": "pass", "line": 6, "detail": null,
+            "score": 8, "grade_keys": ["k1"]
+        });
+        let mut repeated = result(serde_json::json!({"name": "again"}));
+        repeated.runs = vec![result(serde_json::json!({"assertions": [none]}))];
+        let t = result(serde_json::json!({"assertions": [claims, failed, review]}));
+        let reuse = Reuse::new(
+            crate::results::Results::new(vec![t, repeated], 1),
+            "b".into(),
+        );
+        let prior = reuse.prior_claims();
+        assert_eq!(
+            prior.keys().collect::<Vec<_>>(),
+            ["c1", "c2"],
+            "a failed extraction read no claims; a review is no extraction"
+        );
+        assert_eq!(prior["c1"][0].command.as_deref(), Some("make"));
+        assert!(prior["c2"].is_empty(), "claiming nothing is recorded too");
+        assert_eq!(
+            reuse.prior_grades().keys().collect::<Vec<_>>(),
+            ["k1"],
+            "an extraction is no grade"
+        );
     }
 
     #[test]

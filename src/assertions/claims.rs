@@ -70,9 +70,15 @@ pub(super) fn evaluate(
     line_no: u32,
 ) -> AssertionResult {
     let description = "the answer's claims are backed by evidence".to_owned();
+    // The extraction travels with the result (its key and the claims read), so that a run
+    // reusing it (`run --reuse`) does not read them again.
     let result = |status, description: String, detail: String| AssertionResult {
         cached: extraction.map(|v| v.cached),
         grading_usage: extraction.and_then(|v| v.usage.clone()),
+        grade_keys: extraction.map(|v| v.keys.clone()).unwrap_or_default(),
+        claims: extraction
+            .filter(|v| v.status == AssertionStatus::Pass)
+            .and_then(|v| v.claims.clone()),
         ..AssertionResult::new("claims", description, status, line_no, Some(detail))
     };
     let Some(v) = extraction else {
@@ -599,6 +605,64 @@ mod tests {
         assert_eq!(r.status, AssertionStatus::Error);
         assert!(r.detail.unwrap().contains("reply: nope"));
         assert_eq!(evaluate(None, &t, None, 1).status, AssertionStatus::Skip);
+    }
+
+    #[test]
+    fn the_extraction_travels_with_the_result_redacted() {
+        let t = transcript(Vec::new());
+        let read = |claims: Option<Vec<Claim>>, status| ReviewVerdict {
+            status,
+            claims,
+            keys: vec!["k".into()],
+            ..extracted(Vec::new())
+        };
+        let secret = "sk-ant-api03-abcdefghijklmnop_QRS";
+        let found = vec![claim(
+            ClaimKind::Command,
+            &format!("ran `curl -H {secret}`"),
+            Some("curl"),
+            None,
+            None,
+        )];
+        let r = evaluate(
+            Some(&read(Some(found.clone()), AssertionStatus::Pass)),
+            &t,
+            None,
+            3,
+        );
+        assert_eq!(r.status, AssertionStatus::Fail, "curl never ran");
+        assert_eq!(
+            (r.grade_keys.as_slice(), r.claims.as_ref()),
+            (["k".to_owned()].as_slice(), Some(&found))
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            json["claims"][0],
+            json!({"kind": "command", "text": format!("ran `curl -H {secret}`"), "command": "curl"}),
+            "absent fields are left out"
+        );
+        let redacted = crate::redact::Redactor::new([]).redact_value(&r).unwrap();
+        let text = &redacted.claims.unwrap()[0].text;
+        assert!(!text.contains(secret), "results are redacted: {text}");
+
+        let nothing = evaluate(
+            Some(&read(Some(Vec::new()), AssertionStatus::Pass)),
+            &t,
+            None,
+            3,
+        );
+        assert_eq!(
+            serde_json::to_value(&nothing).unwrap()["claims"],
+            json!([]),
+            "claiming nothing is recorded, so that it is reused too"
+        );
+        let failed = evaluate(Some(&read(None, AssertionStatus::Error)), &t, None, 3);
+        assert_eq!(failed.status, AssertionStatus::Error);
+        assert_eq!(
+            serde_json::to_value(&failed).unwrap().get("claims"),
+            None,
+            "a failed extraction read no claims"
+        );
     }
 
     #[test]

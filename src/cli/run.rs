@@ -133,9 +133,11 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             reuse: reuse.clone(),
         };
         let prior = reuse.as_deref().map(crate::reuse::Reuse::prior_grades);
+        let prior_claims = reuse.as_deref().map(crate::reuse::Reuse::prior_claims);
         let judge = Arc::new(
             crate::judge::Judge::new(args.judge.config(), agents.values().cloned())
-                .with_prior(prior.unwrap_or_default()),
+                .with_prior(prior.unwrap_or_default())
+                .with_prior_claims(prior_claims.unwrap_or_default()),
         );
         let runner = Runner::new(runner_agents, config, judge, redactor.clone());
 

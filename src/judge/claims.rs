@@ -56,7 +56,8 @@ pub enum ClaimOutcome {
     Failure,
 }
 
-/// One concrete claim read from the final answer.
+/// One concrete claim read from the final answer, as cached and as recorded in results
+/// JSON (`{"kind", "text", "command", "outcome", "path"}`, absent fields left out).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claim {
     /// What it is about.
@@ -64,10 +65,13 @@ pub struct Claim {
     /// The words of the answer that make the claim (a quote).
     pub text: String,
     /// The command claimed (required for `command`, optional for `tests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// The outcome claimed, when the answer states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<ClaimOutcome>,
     /// The file claimed (required for `file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 

@@ -23,7 +23,9 @@
 //! **Claims.** For `claims: verified` the judge does not grade: it reads the concrete
 //! claims of the answer with a second prompt and reply shape ([`claims`]), through the same
 //! agent call, limit, retries and cache ([`Judge::claims`]). The claims come back in
-//! [`ReviewVerdict::claims`]; `src/assertions/claims.rs` checks them against the evidence.
+//! [`ReviewVerdict::claims`] with the extraction's cache key; `src/assertions/claims.rs`
+//! checks them against the evidence and records both in the result, so that `run --reuse`
+//! answers an unchanged extraction from the baseline ([`Judge::with_prior_claims`]).
 
 pub mod cache;
 pub mod claims;
@@ -241,6 +243,7 @@ pub struct Judge {
     graders: BTreeMap<AgentKind, Arc<dyn Agent>>,
     slots: Arc<Semaphore>,
     prior: BTreeMap<String, CachedGrade>,
+    prior_claims: BTreeMap<String, Vec<Claim>>,
 }
 
 impl Judge {
@@ -253,6 +256,7 @@ impl Judge {
             graders: graders.into_iter().map(|g| (g.kind(), g)).collect(),
             slots,
             prior: BTreeMap::new(),
+            prior_claims: BTreeMap::new(),
         }
     }
 
@@ -262,6 +266,14 @@ impl Judge {
     /// again on a machine without the cache). Such a vote is marked `cached`.
     pub fn with_prior(mut self, prior: BTreeMap<String, CachedGrade>) -> Self {
         self.prior = prior;
+        self
+    }
+
+    /// This judge, answering a `claims: verified` extraction whose cache key is in `prior`
+    /// with those claims, before the cache and without a call (`run --reuse`, as
+    /// [`Judge::with_prior`] for grades). Such an extraction is marked `cached`.
+    pub fn with_prior_claims(mut self, prior: BTreeMap<String, Vec<Claim>>) -> Self {
+        self.prior_claims = prior;
         self
     }
 
@@ -335,8 +347,10 @@ impl Judge {
     }
 
     /// Reads the claims of `answer` (to `task`) for `claims: verified`, with the test's
-    /// agent and model (`test`), cached like grades. No answer has no claims (no call is
-    /// made); an extraction that can not be done or parsed is `error`, never a pass.
+    /// agent and model (`test`): from the prior claims ([`Judge::with_prior_claims`]), else
+    /// the cache, else with a call. The verdict's `keys` holds the extraction's cache key.
+    /// No answer has no claims (no call is made, no key); an extraction that can not be
+    /// done or parsed is `error`, never a pass.
     pub async fn claims(
         &self,
         test: (AgentKind, Option<&str>),
@@ -363,13 +377,20 @@ impl Judge {
         };
         let inputs = claims::Inputs { task, answer };
         let key = Cache::key(agent_name, model, &claims::canonical(&inputs));
-        if let Some(hit) = self
-            .config
-            .cache
-            .as_ref()
-            .and_then(|c| c.get_as::<CachedClaims>(&key))
-        {
-            return ReviewVerdict::extracted(hit.claims, true, None);
+        let keyed = |verdict: ReviewVerdict| ReviewVerdict {
+            keys: vec![key.clone()],
+            ..verdict
+        };
+        let hit = self.prior_claims.get(&key).cloned().or_else(|| {
+            self.config
+                .cache
+                .as_ref()
+                .and_then(|c| c.get_as::<CachedClaims>(&key))
+                .map(|hit| hit.claims)
+        });
+        if let Some(hit) = hit {
+            tracing::debug!(claims = hit.len(), "claims cache hit");
+            return keyed(ReviewVerdict::extracted(hit, true, None));
         }
         let (reply, usage) = self
             .ask(
@@ -393,9 +414,9 @@ impl Judge {
                         },
                     );
                 }
-                ReviewVerdict::extracted(found, false, usage)
+                keyed(ReviewVerdict::extracted(found, false, usage))
             }
-            Err(why) => ReviewVerdict::problem(AssertionStatus::Error, why, usage),
+            Err(why) => keyed(ReviewVerdict::problem(AssertionStatus::Error, why, usage)),
         }
     }
 
@@ -528,6 +549,7 @@ mod tests {
     /// A grader that replays canned replies (unit tests only; the end-to-end tests grade
     /// with the real `claude` against the scripted model).
     struct Canned {
+        kind: AgentKind,
         replies: Mutex<Vec<Result<String, String>>>,
         calls: Mutex<u32>,
     }
@@ -535,7 +557,7 @@ mod tests {
     #[async_trait::async_trait]
     impl Agent for Canned {
         fn kind(&self) -> AgentKind {
-            AgentKind::Claude
+            self.kind
         }
         async fn check(&self) -> Result<AgentInfo, AgentError> {
             Err(AgentError::Grade("unused".into()))
@@ -565,7 +587,17 @@ mod tests {
     }
 
     fn judge(replies: Vec<Result<&str, &str>>, cache: Option<Cache>) -> (Judge, Arc<Canned>) {
+        judge_as(AgentKind::Claude, replies, cache)
+    }
+
+    /// A judge whose one grader is a [`Canned`] `kind` agent.
+    fn judge_as(
+        kind: AgentKind,
+        replies: Vec<Result<&str, &str>>,
+        cache: Option<Cache>,
+    ) -> (Judge, Arc<Canned>) {
         let canned = Arc::new(Canned {
+            kind,
             replies: Mutex::new(
                 replies
                     .into_iter()
@@ -883,5 +915,70 @@ mod tests {
             read_claims(&j, Some("I did it")).await.status,
             AssertionStatus::Skip
         );
+    }
+
+    #[tokio::test]
+    async fn prior_claims_answer_without_a_call_and_are_marked_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let reply = r#"{"claims": [{"kind": "command", "text": "ran make", "command": "make"}]}"#;
+        let (j, _) = judge(vec![Ok(reply)], None);
+        let first = read_claims(&j, Some("I ran make.")).await;
+        assert!(!first.cached);
+        let [key] = first.keys.as_slice() else {
+            panic!("an extraction has one key: {:?}", first.keys)
+        };
+        let prior = BTreeMap::from([(key.clone(), first.claims.clone().unwrap())]);
+
+        // An empty local cache: the baseline's claims answer, before the cache is asked.
+        let (j, canned) = judge(Vec::new(), Some(Cache::new(dir.path().to_owned())));
+        let j = j.with_prior_claims(prior);
+        let again = read_claims(&j, Some("I ran make.")).await;
+        assert_eq!(*canned.calls.lock().unwrap(), 0, "no extraction call");
+        assert_eq!(again.status, AssertionStatus::Pass);
+        assert!(again.cached, "marked cached");
+        assert_eq!(
+            (&again.claims, &again.usage, &again.keys),
+            (&first.claims, &None, &first.keys),
+            "the same claims under the same key, and nothing spent"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_changed_task_answer_model_or_agent_reads_the_claims_again() {
+        let reply = r#"{"claims": [{"kind": "tests", "text": "tests pass"}]}"#;
+        let (j, _) = judge(vec![Ok(reply)], None);
+        let baseline = read_claims(&j, Some("tests pass")).await;
+        let prior = BTreeMap::from([(baseline.keys[0].clone(), baseline.claims.unwrap())]);
+        let cancel = CancellationToken::new();
+
+        let none = r#"{"claims": []}"#;
+        let (j, canned) = judge(vec![Ok(none); 3], None);
+        let j = j.with_prior_claims(prior.clone());
+        for (model, task, answer) in [
+            (None, "task", "all tests pass"),
+            (None, "another task", "tests pass"),
+            (Some("opus"), "task", "tests pass"),
+        ] {
+            let v = j
+                .claims((AgentKind::Claude, model), task, Some(answer), &cancel)
+                .await;
+            assert!(!v.cached, "{model:?} {task} {answer}: read again");
+            assert_eq!(v.claims, Some(Vec::new()), "the new reply, not the prior's");
+            assert_ne!(v.keys, baseline.keys);
+        }
+        assert_eq!(*canned.calls.lock().unwrap(), 3, "one call per change");
+
+        let (j, canned) = judge_as(AgentKind::Codex, vec![Ok(none)], None);
+        let j = j.with_prior_claims(prior);
+        let v = j
+            .claims(
+                (AgentKind::Codex, None),
+                "task",
+                Some("tests pass"),
+                &cancel,
+            )
+            .await;
+        assert!(!v.cached, "another grading agent reads again");
+        assert_eq!(*canned.calls.lock().unwrap(), 1);
     }
 }

@@ -157,3 +157,96 @@ fn a_test_that_needs_the_workspace_after_the_run_is_never_reused() {
         "its assertion at line 4 needs the workspace after the run, which does not travel with results"
     );
 }
+
+#[test]
+fn an_unchanged_claims_check_is_reused_with_no_judge_call() {
+    let model = ScriptedModel::start();
+    // Judge first: an extraction prompt also quotes the agent's task; its marker is in the
+    // agent's answer, which only the extraction prompt holds.
+    model.script(
+        "reuse-claimed",
+        vec![Turn::Text(
+            json!({"claims": [{"kind": "command", "text": "I ran `echo hello`", "command": "echo hello", "outcome": "success"}]})
+                .to_string(),
+        )],
+    );
+    model.script(
+        "reuse-claims-agent",
+        vec![
+            Turn::Tool(
+                "Bash",
+                json!({"command": "echo hello", "description": "greet"}),
+            ),
+            Turn::Text("reuse-claimed: I ran `echo hello` and it worked.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/c.aptitude.yaml",
+        "name: claims\nprompt: \"reuse-claims-agent: greet\"\nassertions:\n  - claims: verified\n",
+    );
+    let first = aptitude_run(&suite, &model, &[]);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    let results = first.results.unwrap();
+    let recorded = &test(&results, "claims")["assertions"][0];
+    assert_eq!(recorded["status"], "pass", "{recorded:#}");
+    assert_eq!(recorded["cached"], false);
+    assert_eq!(recorded["grade_keys"].as_array().unwrap().len(), 1);
+    assert_eq!(recorded["claims"][0]["command"], "echo hello");
+    let baseline = suite.path().join("baseline.json");
+    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    let agent_runs = || model.requests().iter().filter(|r| r.has_tools).count();
+    let judge_calls = || model.requests().iter().filter(|r| !r.has_tools).count();
+    let (runs, calls) = (agent_runs(), judge_calls());
+    assert_eq!(calls, 1, "one extraction call");
+
+    // Nothing changed, and no local grade cache: the baseline's claims are checked again,
+    // with no agent run and no judge call.
+    let reuse = ["--reuse", baseline.to_str().unwrap(), "--no-cache"];
+    let again = aptitude_run(&suite, &model, &reuse);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(
+        (agent_runs(), judge_calls()),
+        (runs, calls),
+        "no request at all"
+    );
+    let results = again.results.unwrap();
+    let t = test(&results, "claims");
+    assert!(t["reused"].is_object(), "{t:#}");
+    let reused = &t["assertions"][0];
+    assert_eq!(reused["status"], "pass", "{reused:#}");
+    assert_eq!(reused["cached"], true);
+    assert_eq!(
+        (&reused["claims"], &reused["grade_keys"]),
+        (&recorded["claims"], &recorded["grade_keys"])
+    );
+    assert!(
+        reused["detail"]
+            .as_str()
+            .unwrap()
+            .contains("ran as #1 `echo hello` → exit 0"),
+        "{reused:#}"
+    );
+
+    // A baseline without the claims (written before they travelled) reads them again.
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    old["tests"][0]["assertions"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("claims");
+    std::fs::write(&baseline, old.to_string()).unwrap();
+    let old_baseline = aptitude_run(&suite, &model, &reuse);
+    assert_eq!(
+        old_baseline.code, 0,
+        "{}\n{}",
+        old_baseline.stdout, old_baseline.stderr
+    );
+    assert_eq!(
+        (agent_runs(), judge_calls()),
+        (runs, calls + 1),
+        "reused, but the claims were read again"
+    );
+    let results = old_baseline.results.unwrap();
+    assert_eq!(test(&results, "claims")["assertions"][0]["cached"], false);
+}
