@@ -139,10 +139,17 @@ impl Results {
     }
 
     /// Whether every test passed or was skipped (exit code 0). A run cut short by its
-    /// cost or token ceiling never is: its skipped runs were not judged.
+    /// cost or token ceiling never is: its skipped runs were not judged. Read from the tests
+    /// themselves (a test or run skipped for the budget) as well as the summary, so results
+    /// whose summary was recomputed (`merge`) can not lose it.
     pub fn all_passed(&self) -> bool {
+        let for_budget = |t: &TestResult| t.skip_reason == Some(SkipReason::Budget);
         self.summary.failed == 0
             && self.summary.errors == 0
+            && !self
+                .tests
+                .iter()
+                .any(|t| for_budget(t) || t.runs.iter().any(for_budget))
             && self
                 .summary
                 .budget
@@ -358,6 +365,33 @@ pub struct TestResult {
     pub not_reused: Option<String>,
 }
 
+/// A test's identity across runs, shards and baselines: its test file as results record it
+/// (`TestResult::file`), its name, the agent it runs on, and its variant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TestKey {
+    /// The test file, as given or discovered (`examples/x.aptitude.yaml`).
+    pub file: String,
+    /// The test's `name`.
+    pub name: String,
+    /// The agent (Claude Code for results written before tests could choose one).
+    pub agent: crate::agent_kind::AgentKind,
+    /// The variant, for tests that declare variants (`default` is the test as written).
+    pub variant: Option<String>,
+}
+
+impl TestKey {
+    /// The identity of a test to run (after it was split per agent and variant); its
+    /// result has the same ([`TestResult::key`]).
+    pub fn of_spec(spec: &crate::spec::TestSpec) -> TestKey {
+        TestKey {
+            file: crate::spec::diagnostic::display_path(&spec.file),
+            name: spec.name.clone(),
+            agent: spec.agent.kind,
+            variant: spec.result_variant(),
+        }
+    }
+}
+
 /// Where a reused run came from (`run --reuse`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Reused {
@@ -376,6 +410,18 @@ pub struct Reused {
 }
 
 impl TestResult {
+    /// The test's identity ([`TestKey`]).
+    pub fn key(&self) -> TestKey {
+        TestKey {
+            file: self.file.clone(),
+            name: self.name.clone(),
+            agent: self
+                .agent_id
+                .unwrap_or(crate::agent_kind::AgentKind::Claude),
+            variant: self.variant.clone(),
+        }
+    }
+
     /// How many runs the test has in all: its `runs: N` (also when this result holds only a
     /// shard's part of them), else 1.
     pub fn runs_in_all(&self) -> u32 {

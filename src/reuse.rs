@@ -21,14 +21,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent_kind::AgentKind;
 use crate::judge::cache::CachedGrade;
 use crate::judge::claims::Claim;
-use crate::results::{Results, TestResult};
+use crate::results::{Results, TestKey, TestResult};
 use crate::spec::{AssertionKind, TestSpec};
-
-/// A test's identity in results: file, name, agent, variant.
-type Key = (String, String, AgentKind, Option<String>);
 
 /// A baseline's results, ready to be reused from.
 #[derive(Debug, Clone)]
@@ -37,16 +33,7 @@ pub struct Reuse {
     pub from: String,
     /// The aptitude version that wrote it.
     pub aptitude_version: String,
-    tests: BTreeMap<Key, TestResult>,
-}
-
-fn key_of(t: &TestResult) -> Key {
-    (
-        t.file.clone(),
-        t.name.clone(),
-        t.agent_id.unwrap_or(AgentKind::Claude),
-        t.variant.clone(),
-    )
+    tests: BTreeMap<TestKey, TestResult>,
 }
 
 impl Reuse {
@@ -55,11 +42,7 @@ impl Reuse {
         Reuse {
             from,
             aptitude_version: baseline.aptitude_version,
-            tests: baseline
-                .tests
-                .into_iter()
-                .map(|t| (key_of(&t), t))
-                .collect(),
+            tests: baseline.tests.into_iter().map(|t| (t.key(), t)).collect(),
         }
     }
 
@@ -121,13 +104,7 @@ impl Reuse {
     /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, when it may be
     /// reused apart from the fingerprint; else why not, in words.
     pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<&TestResult, String> {
-        let key = (
-            crate::spec::diagnostic::display_path(&spec.file),
-            spec.name.clone(),
-            spec.agent.kind,
-            (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
-        );
-        let Some(test) = self.tests.get(&key) else {
+        let Some(test) = self.tests.get(&TestKey::of_spec(spec)) else {
             return Err(format!("the baseline {} has no such test", self.from));
         };
         let baseline_runs = test.runs_in_all();

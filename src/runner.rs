@@ -185,6 +185,7 @@ pub struct Runner {
 }
 
 /// One test's runs as they finish, until the last one decides it.
+#[derive(Clone)]
 struct Slots {
     /// The numbers (1-based, ascending) of the runs this run of aptitude makes: all of the
     /// test's runs, or a shard's part of them.
@@ -398,21 +399,7 @@ impl Runner {
         }
         let mut board = match Arc::try_unwrap(board) {
             Ok(b) => b.into_inner().unwrap_or_else(|e| e.into_inner()),
-            Err(shared) => shared
-                .lock()
-                .map(|b| {
-                    b.iter()
-                        .map(|s| Slots {
-                            numbers: s.numbers.clone(),
-                            of: s.of,
-                            runs: s.runs.clone(),
-                            min_pass: s.min_pass,
-                            started: s.started,
-                            done: s.done.clone(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            Err(shared) => shared.lock().map(|b| b.clone()).unwrap_or_default(),
         };
         // A recording another run replaced after this one wrote it is not this run's.
         for (index, (path, identity)) in written {
@@ -532,9 +519,7 @@ async fn run_or_reuse(
     let why = match reuse.candidate(spec, run, runs) {
         Err(why) => why,
         Ok(recorded) => {
-            let label = format!("{} {}", ctx.agent.name(), ctx.agent_version)
-                .trim()
-                .to_owned();
+            let label = ctx.agent_label();
             match fingerprint_of_copy(spec, &label).await {
                 Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
                     return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
@@ -598,37 +583,20 @@ async fn reuse_run(
             "the baseline recorded no transcript",
         );
     };
-    let error = outcome_error(&transcript.outcome);
-    let reviews =
-        grade_unless_failed(spec, ctx.judge, &transcript, error.is_some(), ctx.cancel).await;
-    let assertions = assertions::evaluate(
-        spec,
-        &Evidence {
-            reviews: &reviews,
-            ..Evidence::transcript_only(&transcript)
-        },
-    );
+    let checked = check_transcript(spec, &transcript, ctx.judge, ctx.cancel).await;
     // Nothing spent unless a review was graded now.
     let mut grading = crate::transcript::Usage {
         cost_usd: Some(0.0),
         ..Default::default()
     };
-    for u in reviews.values().filter_map(|v| v.usage.as_ref()) {
-        grading.add(u);
-    }
-    let status = TestResult::status_of(error.as_deref(), &assertions);
-    let error_kind = match (&error, status) {
-        (Some(_), _) => Some(outcome_kind(&transcript.outcome)),
-        (None, TestStatus::Error) => Some(assertion_error_kind(&assertions)),
-        (None, _) => None,
-    };
+    grading.add(&checked.grading);
     TestResult {
-        status,
+        status: checked.status,
         duration_ms: started.elapsed().as_millis() as u64,
         usage: Some(grading),
-        error,
-        error_kind,
-        assertions,
+        error: checked.error,
+        error_kind: checked.error_kind,
+        assertions: checked.assertions,
         agent: recorded.agent.clone(),
         transcript: Some(transcript),
         files: recorded.files.clone(),
@@ -657,7 +625,7 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         transcript: None,
         agent: None,
         agent_id: Some(spec.agent.kind),
-        variant: (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
+        variant: spec.result_variant(),
         files: Vec::new(),
         workspace: None,
         recorded: None,
@@ -690,6 +658,16 @@ pub struct TestContext<'a> {
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
 }
 
+impl TestContext<'_> {
+    /// The agent with its version, as results record it and fingerprints hash it
+    /// (`claude 2.1.328 (Claude Code)`).
+    fn agent_label(&self) -> String {
+        format!("{} {}", self.agent.name(), self.agent_version)
+            .trim()
+            .to_owned()
+    }
+}
+
 /// Runs one test: workspace copy, setup, agent, then the post-run work (file snapshot,
 /// `verify` commands, recording, assertions) under a deadline.
 ///
@@ -708,7 +686,7 @@ type Written = (std::path::PathBuf, FileIdentity);
 async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<Written>) {
     let TestContext {
         agent,
-        agent_version,
+        agent_version: _,
         config,
         judge,
         redactor,
@@ -718,11 +696,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
     let mut result = not_run(spec, ErrorKind::Setup, "");
-    result.agent = Some(
-        format!("{} {agent_version}", agent.name())
-            .trim()
-            .to_owned(),
-    );
+    result.agent = Some(ctx.agent_label());
     let finish = |mut r: TestResult, error: Option<(ErrorKind, String)>| {
         let (kind, error) = error.unzip();
         r.error = error;
@@ -1351,6 +1325,52 @@ fn outcome_error(outcome: &Outcome) -> Option<String> {
     }
 }
 
+/// A transcript checked against a test: its verdict, and what grading it cost.
+struct Checked {
+    status: TestStatus,
+    error: Option<String>,
+    error_kind: Option<ErrorKind>,
+    assertions: Vec<crate::results::AssertionResult>,
+    /// The judge's usage for the reviews graded now (none from a cache).
+    grading: crate::transcript::Usage,
+}
+
+/// Evaluates `spec`'s assertions on `transcript` (no workspace), grading its reviews unless
+/// the session did not complete: what `aptitude analyze` and a reused run share.
+async fn check_transcript(
+    spec: &TestSpec,
+    transcript: &Transcript,
+    judge: &Judge,
+    cancel: &CancellationToken,
+) -> Checked {
+    let error = outcome_error(&transcript.outcome);
+    let reviews = grade_unless_failed(spec, judge, transcript, error.is_some(), cancel).await;
+    let assertions = assertions::evaluate(
+        spec,
+        &Evidence {
+            reviews: &reviews,
+            ..Evidence::transcript_only(transcript)
+        },
+    );
+    let status = TestResult::status_of(error.as_deref(), &assertions);
+    let error_kind = match (&error, status) {
+        (Some(_), _) => Some(outcome_kind(&transcript.outcome)),
+        (None, TestStatus::Error) => Some(assertion_error_kind(&assertions)),
+        (None, _) => None,
+    };
+    let mut grading = crate::transcript::Usage::default();
+    for u in reviews.values().filter_map(|v| v.usage.as_ref()) {
+        grading.add(u);
+    }
+    Checked {
+        status,
+        error,
+        error_kind,
+        assertions,
+        grading,
+    }
+}
+
 /// Evaluates `spec` against an existing transcript (`aptitude analyze`), grading its
 /// reviews unless the session did not complete.
 ///
@@ -1363,45 +1383,22 @@ pub async fn evaluate_transcript(
     cancel: &CancellationToken,
     started: Instant,
 ) -> TestResult {
-    let error = outcome_error(&transcript.outcome);
-    let reviews = grade_unless_failed(spec, judge, &transcript, error.is_some(), cancel).await;
-    let assertions = assertions::evaluate(
-        spec,
-        &Evidence {
-            reviews: &reviews,
-            ..Evidence::transcript_only(&transcript)
-        },
-    );
-    let status = TestResult::status_of(error.as_deref(), &assertions);
-    let error_kind = match (&error, status) {
-        (Some(_), _) => Some(outcome_kind(&transcript.outcome)),
-        (None, TestStatus::Error) => Some(assertion_error_kind(&assertions)),
-        (None, _) => None,
-    };
+    let checked = check_transcript(spec, &transcript, judge, cancel).await;
+    let mut usage = transcript.usage.clone();
+    usage.add(&checked.grading);
     TestResult {
-        name: spec.name.clone(),
-        file: display_path(&spec.file),
-        prompt: Some(spec.prompt.clone()),
-        status,
+        status: checked.status,
         duration_ms: started.elapsed().as_millis() as u64,
-        usage: Some(total_usage(&transcript, &reviews)),
-        error,
-        assertions,
+        usage: Some(usage),
+        error: checked.error,
+        error_kind: checked.error_kind,
+        assertions: checked.assertions,
         agent: transcript.agent_version.clone(),
+        // A transcript read from a file may come from any agent.
         agent_id: None,
         variant: None,
         transcript: Some(transcript),
-        files: Vec::new(),
-        workspace: None,
-        recorded: None,
-        error_kind,
-        skip_reason: None,
-        attempts: Vec::new(),
-        runs: Vec::new(),
-        repeat: None,
-        fingerprint: None,
-        reused: None,
-        not_reused: None,
+        ..not_run(spec, ErrorKind::Setup, "")
     }
 }
 

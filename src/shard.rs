@@ -127,41 +127,10 @@ impl fmt::Display for Shard {
     }
 }
 
-/// A test's identity across runs and shards: its test file as results record it
-/// (`TestResult::file`), its name, the agent it runs on, and its variant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TestKey {
-    /// The test file, as given or discovered (`examples/x.aptitude.yaml`).
-    pub file: String,
-    /// The test's `name`.
-    pub name: String,
-    /// The agent.
-    pub agent: AgentKind,
-    /// The variant, for tests that declare variants (`default` is the test as written).
-    pub variant: Option<String>,
-}
+pub use crate::results::TestKey;
 
+/// Sharding's view of a test's identity.
 impl TestKey {
-    /// The identity of a test's result.
-    pub fn of(t: &crate::results::TestResult) -> TestKey {
-        TestKey {
-            file: t.file.clone(),
-            name: t.name.clone(),
-            agent: t.agent_id.unwrap_or(AgentKind::Claude),
-            variant: t.variant.clone(),
-        }
-    }
-
-    /// The identity of a test to run (after it was split per agent and variant).
-    pub fn of_spec(spec: &crate::spec::TestSpec) -> TestKey {
-        TestKey {
-            file: crate::spec::diagnostic::display_path(&spec.file),
-            name: spec.name.clone(),
-            agent: spec.agent.kind,
-            variant: (!spec.variants.is_empty()).then(|| spec.variant_name().to_owned()),
-        }
-    }
-
     /// A hash of the identity that is the same on every platform and in every aptitude
     /// version: the first 8 bytes of SHA-256 over `file`, `name`, the agent's name and
     /// (when there is one) the variant, each followed by a NUL byte.
@@ -296,7 +265,7 @@ pub fn select(
 pub fn durations(baseline: &Results) -> HashMap<TestKey, u64> {
     let mut d: HashMap<TestKey, (u64, u64)> = HashMap::new();
     for t in &baseline.tests {
-        let slot = d.entry(TestKey::of(t)).or_default();
+        let slot = d.entry(t.key()).or_default();
         slot.0 = slot.0.saturating_add(t.duration_ms);
         slot.1 += t.runs.len().max(1) as u64;
     }
@@ -423,6 +392,16 @@ pub enum MergeError {
         /// A file without shard information.
         other: String,
     },
+    /// The shards together hold another number of tests than the split gave them.
+    #[error(
+        "the shards hold {held} tests but their split had {expected}: a shard's results file lost tests (merge the results files the shard jobs wrote, unedited)"
+    )]
+    TestCount {
+        /// Tests in the merged results.
+        held: usize,
+        /// Tests in the split (`shard.tests`).
+        expected: u32,
+    },
     /// Shards of the run are missing.
     #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, crate::text::and_list(missing), if missing.len() == 1 { "is" } else { "are" })]
     MissingShards {
@@ -433,32 +412,24 @@ pub enum MergeError {
     },
 }
 
-/// Results merged from several files, and what deserves a warning.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Merged {
-    /// The merged results.
-    pub results: Results,
-    /// Things that did not stop the merge but may mean something is off.
-    pub warnings: Vec<String>,
-}
-
 /// Merges results files (`(name for messages, results)`) into one run: the tests of every
 /// file, ordered by test file (stably, so each file's own order is kept within a test
 /// file), with counts and usage recomputed from them and the durations summed (the
 /// merged `duration_ms` is the time the jobs took together, not the wall time).
 ///
 /// The merged file has the inputs' `aptitude_version` when they agree (else this
-/// aptitude's), the first input's `run_dir`, and no `shard`.
+/// aptitude's), the first input's `run_dir`, no `shard`, and the jobs' budgets summed.
+/// The parts of a repeated test whose runs the shards split are joined into one result.
 ///
 /// # Errors
-/// No inputs; differing results versions; a test (file, name, agent) in two files; files
-/// that are shards of different splits, the same shard twice, a mix of sharded and
-/// unsharded files, or missing shards.
-pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
+/// No inputs; differing results versions; a test (file, name, agent, variant) in two files
+/// (other than parts of a split test), or a run of one in two; files that are shards of
+/// different splits, the same shard twice, a mix of sharded and unsharded files, missing
+/// shards, or shards that together hold another number of tests than their split.
+pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
     let Some((first_name, first)) = inputs.first() else {
         return Err(MergeError::Empty);
     };
-    let mut warnings = Vec::new();
     for (name, r) in &inputs {
         if r.version != first.version {
             return Err(MergeError::Version {
@@ -474,14 +445,14 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
 
     let mut seen: HashMap<TestKey, (&str, bool)> = HashMap::new();
     for (name, r) in &inputs {
-        // Within one file a test may repeat (runs of one test); across files it may not,
+        // One file is taken as its run wrote it; across files a test may not repeat,
         // unless a sharded run split its runs and each file holds some of them.
-        let mut here: HashMap<TestKey, ()> = HashMap::new();
+        let mut here: std::collections::HashSet<TestKey> = std::collections::HashSet::new();
         for t in &r.tests {
-            let key = TestKey::of(t);
+            let key = t.key();
             let split = is_split(t);
             if let Some((other, other_split)) = seen.get(&key)
-                && !here.contains_key(&key)
+                && !here.contains(&key)
                 && !(split && *other_split)
             {
                 return Err(MergeError::Duplicate {
@@ -492,7 +463,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
                     second: name.clone(),
                 });
             }
-            here.insert(key.clone(), ());
+            here.insert(key.clone());
             seen.insert(key, (name, split));
         }
     }
@@ -510,6 +481,11 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
     let duration_ms = inputs.iter().fold(0u64, |sum, (_, r)| {
         sum.saturating_add(r.summary.duration_ms)
     });
+    // Each job's ceiling and spend; the merged run's are their sums.
+    let budgets: Vec<crate::results::BudgetSummary> = inputs
+        .iter()
+        .filter_map(|(_, r)| r.summary.budget.clone())
+        .collect();
     // Each entry is one test: its result, or the parts (with their files) of a split one.
     let mut by_file: BTreeMap<String, Vec<Vec<(String, TestResult)>>> = BTreeMap::new();
     let mut split_at: HashMap<TestKey, usize> = HashMap::new();
@@ -517,7 +493,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
         for t in r.tests {
             let entries = by_file.entry(t.file.clone()).or_default();
             if is_split(&t) {
-                let at = *split_at.entry(TestKey::of(&t)).or_insert(entries.len());
+                let at = *split_at.entry(t.key()).or_insert(entries.len());
                 if at == entries.len() {
                     entries.push(Vec::new());
                 }
@@ -539,25 +515,36 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
             }
         }
     }
-    if let Some(tests_in_run) = first_shard_tests
-        && tests.len() != tests_in_run as usize
+    if let Some(expected) = first_shard_tests
+        && tests.len() != expected as usize
     {
-        warnings.push(format!(
-            "the shards hold {} test results but the run had {tests_in_run} tests (an interrupted shard reports only the tests that finished)",
-            tests.len()
-        ));
+        // Every shard reports every test it was given, an interrupted one as `error`: a
+        // test missing here was lost, and a merge without it could pass.
+        return Err(MergeError::TestCount {
+            held: tests.len(),
+            expected,
+        });
     }
-    let summary = Summary::of(&tests, duration_ms);
-    Ok(Merged {
-        results: Results {
-            version,
-            aptitude_version,
-            run_dir,
-            shard: None,
-            tests,
-            summary,
-        },
-        warnings,
+    let mut summary = Summary::of(&tests, duration_ms);
+    summary.budget = budgets
+        .into_iter()
+        .reduce(|a, b| crate::results::BudgetSummary {
+            max_cost_usd: a.max_cost_usd.zip(b.max_cost_usd).map(|(x, y)| x + y),
+            max_tokens: a
+                .max_tokens
+                .zip(b.max_tokens)
+                .map(|(x, y)| x.saturating_add(y)),
+            spent_cost_usd: a.spent_cost_usd + b.spent_cost_usd,
+            spent_tokens: a.spent_tokens.saturating_add(b.spent_tokens),
+            skipped_runs: a.skipped_runs + b.skipped_runs,
+        });
+    Ok(Results {
+        version,
+        aptitude_version,
+        run_dir,
+        shard: None,
+        tests,
+        summary,
     })
 }
 
@@ -578,7 +565,7 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
         return Err(MergeError::Empty);
     };
     let (of, min_pass) = whole(first);
-    let key = TestKey::of(first);
+    let key = first.key();
     let template = first.runs.first().unwrap_or(first).clone();
     let first_file = first_file.clone();
     let mut runs: BTreeMap<u32, (String, TestResult)> = BTreeMap::new();
@@ -946,12 +933,13 @@ mod tests {
         crate::repeat::aggregate_split(runs, numbers.to_vec(), r.runs, r.min_pass)
     }
 
-    fn shard_file(index: u32, tests: Vec<TestResult>) -> (String, Results) {
+    /// Shard `index` of 2 of a run of `of` tests, holding `tests`.
+    fn shard_file(index: u32, of: u32, tests: Vec<TestResult>) -> (String, Results) {
         let mut r = Results::new(tests, 1_000);
         r.shard = Some(ShardInfo {
             index,
             count: 2,
-            tests: 2,
+            tests: of,
             balanced_by: "hash".into(),
             runs: Some(5),
             baseline: None,
@@ -976,12 +964,11 @@ mod tests {
         }
         let other = result("once", "passed", 1, 1);
         let merged = merge(vec![
-            shard_file(2, vec![b.clone()]),
-            shard_file(1, vec![a.clone(), other.clone()]),
+            shard_file(2, 2, vec![b.clone()]),
+            shard_file(1, 2, vec![a.clone(), other.clone()]),
         ])
         .unwrap();
-        assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
-        let tests = &merged.results.tests;
+        let tests = &merged.tests;
         assert_eq!(tests.len(), 2);
         let joined = tests.iter().find(|t| t.name == "flaky").unwrap();
         assert_eq!(joined.status, TestStatus::Failed);
@@ -994,8 +981,8 @@ mod tests {
             TestStatus::Failed,
             "run 3 in its place"
         );
-        assert_eq!(merged.results.summary.total, 2);
-        assert_eq!(merged.results.summary.failed, 1);
+        assert_eq!(merged.summary.total, 2);
+        assert_eq!(merged.summary.failed, 1);
 
         // Two passing runs in one shard already decide `passed` there.
         let mut good = result("good", "passed", 4, 2);
@@ -1012,11 +999,11 @@ mod tests {
         // Run 3 is nowhere (its shard was cut): the merged test holds it as an error run,
         // and passes only because runs 1 and 2 reach min_pass 1 on their own.
         let merged = merge(vec![
-            shard_file(1, vec![part(&whole, &[1])]),
-            shard_file(2, vec![part(&whole, &[2])]),
+            shard_file(1, 1, vec![part(&whole, &[1])]),
+            shard_file(2, 1, vec![part(&whole, &[2])]),
         ])
         .unwrap();
-        let t = &merged.results.tests[0];
+        let t = &merged.tests[0];
         assert_eq!(t.status, TestStatus::Passed);
         assert_eq!(t.runs.len(), 3);
         assert_eq!(t.runs[2].status, TestStatus::Error);
@@ -1030,15 +1017,15 @@ mod tests {
         // With every run needed, the missing run makes the test an error, never a pass.
         let strict = result("t", "passed", 3, 3);
         let merged = merge(vec![
-            shard_file(1, vec![part(&strict, &[1])]),
-            shard_file(2, vec![part(&strict, &[2])]),
+            shard_file(1, 1, vec![part(&strict, &[1])]),
+            shard_file(2, 1, vec![part(&strict, &[2])]),
         ])
         .unwrap();
-        assert_eq!(merged.results.tests[0].status, TestStatus::Error);
+        assert_eq!(merged.tests[0].status, TestStatus::Error);
 
         let twice = merge(vec![
-            shard_file(1, vec![part(&whole, &[1, 2])]),
-            shard_file(2, vec![part(&whole, &[2, 3])]),
+            shard_file(1, 1, vec![part(&whole, &[1, 2])]),
+            shard_file(2, 1, vec![part(&whole, &[2, 3])]),
         ]);
         assert!(
             matches!(twice, Err(MergeError::DuplicateRun { run: 2, .. })),
@@ -1046,8 +1033,8 @@ mod tests {
         );
         let other = result("t", "passed", 4, 1);
         let mismatch = merge(vec![
-            shard_file(1, vec![part(&whole, &[1])]),
-            shard_file(2, vec![part(&other, &[2, 3, 4])]),
+            shard_file(1, 1, vec![part(&whole, &[1])]),
+            shard_file(2, 1, vec![part(&other, &[2, 3, 4])]),
         ]);
         assert!(
             matches!(mismatch, Err(MergeError::SplitMismatch { .. })),
@@ -1055,8 +1042,8 @@ mod tests {
         );
         // A whole test in one file and part of it in another is still two copies.
         let dup = merge(vec![
-            shard_file(1, vec![whole.clone()]),
-            shard_file(2, vec![part(&whole, &[3])]),
+            shard_file(1, 1, vec![whole.clone()]),
+            shard_file(2, 1, vec![part(&whole, &[3])]),
         ]);
         assert!(matches!(dup, Err(MergeError::Duplicate { .. })), "{dup:?}");
     }
@@ -1068,8 +1055,8 @@ mod tests {
         assert_ne!(baseline_id(&a), baseline_id(&b));
         assert_eq!(baseline_id(&a), baseline_id(&a.clone()));
         assert_eq!(baseline_id(&a).len(), 16);
-        let mut one = shard_file(1, vec![result("x", "passed", 1, 1)]);
-        let mut two = shard_file(2, vec![result("y", "passed", 1, 1)]);
+        let mut one = shard_file(1, 2, vec![result("x", "passed", 1, 1)]);
+        let mut two = shard_file(2, 2, vec![result("y", "passed", 1, 1)]);
         for (f, id) in [(&mut one, &a), (&mut two, &b)] {
             let info = f.1.shard.as_mut().unwrap();
             info.balanced_by = "duration".into();
@@ -1080,5 +1067,48 @@ mod tests {
             matches!(refused, Err(MergeError::ShardMismatch { .. })),
             "{refused:?}"
         );
+    }
+
+    #[test]
+    fn a_lost_test_and_a_budget_skip_never_merge_into_a_pass() {
+        use crate::results::{BudgetSummary, SkipReason};
+        let lost = merge(vec![
+            shard_file(1, 2, vec![result("x", "passed", 1, 1)]),
+            shard_file(2, 2, vec![]),
+        ]);
+        assert!(
+            matches!(
+                lost,
+                Err(MergeError::TestCount {
+                    held: 1,
+                    expected: 2
+                })
+            ),
+            "{lost:?}"
+        );
+        // A shard cut by its cost ceiling: the merged run is not all passed, and the
+        // ceilings and spend add up.
+        let budget = |spent: f64, skipped: u32| BudgetSummary {
+            max_cost_usd: Some(1.0),
+            max_tokens: None,
+            spent_cost_usd: spent,
+            spent_tokens: 10,
+            skipped_runs: skipped,
+        };
+        let mut skipped = result("y", "skipped", 1, 1);
+        skipped.skip_reason = Some(SkipReason::Budget);
+        let mut one = shard_file(1, 2, vec![result("x", "passed", 1, 1)]);
+        one.1.summary.budget = Some(budget(0.5, 0));
+        let mut two = shard_file(2, 2, vec![skipped]);
+        two.1.summary.budget = Some(budget(1.25, 1));
+        let merged = merge(vec![one, two]).unwrap();
+        assert!(!merged.all_passed());
+        let b = merged.summary.budget.clone().unwrap();
+        assert_eq!((b.skipped_runs, b.spent_tokens), (1, 20));
+        assert_eq!((b.spent_cost_usd, b.max_cost_usd), (1.75, Some(2.0)));
+        // The skipped test says it even where the summary's budget is gone.
+        let mut no_budget = merged.clone();
+        no_budget.summary.budget = None;
+        assert!(!no_budget.all_passed());
     }
 }

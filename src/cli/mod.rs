@@ -129,8 +129,8 @@ pub struct ReportCommandArgs {
 /// `aptitude merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Results JSON files written by `run --json` (one per shard job); no test may be in
-    /// two of them.
+    /// Results JSON files written by `run --json` (one per shard job); no test (no run of
+    /// a test whose runs the shards split) may be in two of them.
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
     /// Write the merged results JSON to this file.
@@ -163,9 +163,11 @@ pub struct RunArgs {
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Run only shard K of N of the tests (after they are split per agent), e.g. `2/3`:
-    /// balanced by the durations in `--baseline` when given, else by a stable hash of each
-    /// test's file, name and agent. Every test is in exactly one shard.
+    /// Run only shard K of N of the tests (after they are split per agent and variant; the
+    /// runs of a test with `runs: N` are split like tests), e.g. `2/3`: balanced by the
+    /// durations in `--baseline` when given (`github:auto` too), else by a stable hash of
+    /// each test's file, name, agent, variant and run number. Every test (every run) is in
+    /// exactly one shard; `aptitude merge` joins the shards' results.
     #[arg(long, value_name = "K/N", value_parser = shards::parse_shard)]
     pub shard: Option<crate::shard::Shard>,
     /// How many tests run at once.

@@ -131,10 +131,7 @@ pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
     }
     let merged = shard::merge(inputs)?;
     let redactor = Redactor::from_process_env([]);
-    for w in &merged.warnings {
-        err(&warning_line(w));
-    }
-    let results = output::redacted(&redactor, &merged.results)?;
+    let results = output::redacted(&redactor, &merged)?;
     out(&terminal::render_summary(&results.summary));
     output::write_reports(&results, args.json.as_deref(), &args.reports)?;
     Ok(Outcome::of(results.all_passed()))

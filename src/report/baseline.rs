@@ -39,17 +39,6 @@ pub struct Comparison {
     pub scores: Vec<(String, String, u8, u8)>,
 }
 
-/// A test's identity across runs: file, name, agent and variant (results written before
-/// tests could run on several agents ran on Claude Code).
-fn key(t: &TestResult) -> (String, String, crate::agent_kind::AgentKind, Option<String>) {
-    (
-        t.file.clone(),
-        t.name.clone(),
-        t.agent_id.unwrap_or(crate::agent_kind::AgentKind::Claude),
-        t.variant.clone(),
-    )
-}
-
 fn bad(s: TestStatus) -> bool {
     matches!(s, TestStatus::Failed | TestStatus::Error)
 }
@@ -63,11 +52,11 @@ fn judged_runs(t: &TestResult) -> Option<(u32, u32)> {
 /// Compares `current` with `baseline`; a repeated test's fall in pass rate is a regression
 /// when its one-sided Fisher p-value is below `significance`.
 pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comparison {
-    let before: BTreeMap<_, &TestResult> = baseline.tests.iter().map(|t| (key(t), t)).collect();
-    let now: BTreeMap<_, &TestResult> = current.tests.iter().map(|t| (key(t), t)).collect();
+    let before: BTreeMap<_, &TestResult> = baseline.tests.iter().map(|t| (t.key(), t)).collect();
+    let now: BTreeMap<_, &TestResult> = current.tests.iter().map(|t| (t.key(), t)).collect();
     let mut c = Comparison::default();
     for t in &current.tests {
-        match before.get(&key(t)) {
+        match before.get(&t.key()) {
             None => c.added.push(t.name.clone()),
             Some(old) => {
                 if let (Some((p_now, n_now)), Some((p_old, n_old))) =
@@ -140,7 +129,7 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
     c.removed = baseline
         .tests
         .iter()
-        .filter(|t| !now.contains_key(&key(t)))
+        .filter(|t| !now.contains_key(&t.key()))
         .map(|t| t.name.clone())
         .collect();
     c

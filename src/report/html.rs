@@ -158,8 +158,8 @@ struct VariantsRow {
 }
 
 fn variants_views(results: &Results) -> Vec<VariantsView> {
-    let comparisons = crate::variants::compare(&results.tests);
-    let with_agent = crate::variants::several_agents(&comparisons);
+    let comparisons = &results.summary.variants;
+    let with_agent = crate::variants::several_agents(comparisons);
     comparisons
         .iter()
         .map(|c| VariantsView {

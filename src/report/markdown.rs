@@ -483,9 +483,9 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
             out.push_str(&table);
         }
     }
-    let comparisons = crate::variants::compare(&results.tests);
+    let comparisons = &results.summary.variants;
     if !comparisons.is_empty() {
-        let tables = variants_tables(&comparisons);
+        let tables = variants_tables(comparisons);
         if Size::of(&out).plus(Size::of(&tables)).within(&half) {
             out.push('\n');
             out.push_str(&tables);

@@ -375,11 +375,11 @@ const VARIANT_LABEL_CHARS: usize = 60;
 /// variant (`default` first) with runs passed, pass rate, the difference to `default` with
 /// its Fisher p-value, and each assertion's pass count ([`crate::variants`]).
 pub fn render_variants(results: &Results) -> Option<String> {
-    let comparisons = crate::variants::compare(&results.tests);
+    let comparisons = &results.summary.variants;
     if comparisons.is_empty() {
         return None;
     }
-    let with_agent = crate::variants::several_agents(&comparisons);
+    let with_agent = crate::variants::several_agents(comparisons);
     let mut out = String::new();
     for (i, c) in comparisons.iter().enumerate() {
         if i > 0 {

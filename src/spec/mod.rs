@@ -147,6 +147,12 @@ impl TestSpec {
         self.runs.unwrap_or(default).max(1)
     }
 
+    /// The variant its results record: this copy's name for a test that declares
+    /// variants, else none.
+    pub fn result_variant(&self) -> Option<String> {
+        (!self.variants.is_empty()).then(|| self.variant_name().to_owned())
+    }
+
     /// The name of the variant this copy runs (`default` for the test as written).
     pub fn variant_name(&self) -> &str {
         self.variant
