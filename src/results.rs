@@ -168,9 +168,8 @@ pub struct ShardInfo {
     pub count: u32,
     /// Tests in the whole run, all shards together.
     pub tests: u32,
-    /// What the split balanced: `duration` (a baseline's durations) or `hash` (test
-    /// counts, in the order of a stable hash).
-    pub balanced_by: String,
+    /// What the split balanced.
+    pub balanced_by: BalancedBy,
     /// Runs in the whole run, all shards together, when a test runs several times (its
     /// runs are split like tests); absent when every test runs once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +179,16 @@ pub struct ShardInfo {
     /// are not merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+}
+
+/// What balanced a split run's shards (`shard.balanced_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BalancedBy {
+    /// A baseline's durations.
+    Duration,
+    /// Test (run) counts, in the order of a stable hash.
+    Hash,
 }
 
 impl ShardInfo {

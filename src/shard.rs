@@ -648,15 +648,7 @@ fn check_shards(inputs: &[(String, Results)]) -> Result<(), MergeError> {
     }
     let mut by_index: BTreeMap<u32, &str> = BTreeMap::new();
     for (name, s) in &sharded {
-        let split = |s: &ShardInfo| {
-            (
-                s.count,
-                s.tests,
-                s.balanced_by.clone(),
-                s.runs,
-                s.baseline.clone(),
-            )
-        };
+        let split = |s: &ShardInfo| (s.count, s.tests, s.balanced_by, s.runs, s.baseline.clone());
         if split(s) != split(info) {
             return Err(MergeError::ShardMismatch {
                 first: (*first).to_owned(),
@@ -940,7 +932,7 @@ mod tests {
             index,
             count: 2,
             tests: of,
-            balanced_by: "hash".into(),
+            balanced_by: crate::results::BalancedBy::Hash,
             runs: Some(5),
             baseline: None,
         });
@@ -1059,7 +1051,7 @@ mod tests {
         let mut two = shard_file(2, 2, vec![result("y", "passed", 1, 1)]);
         for (f, id) in [(&mut one, &a), (&mut two, &b)] {
             let info = f.1.shard.as_mut().unwrap();
-            info.balanced_by = "duration".into();
+            info.balanced_by = crate::results::BalancedBy::Duration;
             info.baseline = Some(baseline_id(id));
         }
         let refused = merge(vec![one, two]);

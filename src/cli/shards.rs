@@ -8,7 +8,7 @@ use super::output::{self, err, out, warning_line};
 use super::{CliError, MergeArgs, Outcome, RunArgs};
 use crate::redact::Redactor;
 use crate::report::{json, terminal};
-use crate::results::{Results, ShardInfo};
+use crate::results::{BalancedBy, Results, ShardInfo};
 use crate::shard::{self, Shard, TestKey, Unit};
 use crate::spec::TestSpec;
 
@@ -86,9 +86,9 @@ pub(super) fn select(
         })
         .collect();
     let balanced_by = if durations.is_some() {
-        "duration"
+        BalancedBy::Duration
     } else {
-        "hash"
+        BalancedBy::Hash
     };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let what = if repeats {
@@ -113,7 +113,7 @@ pub(super) fn select(
         index: shard.index(),
         count: shard.count(),
         tests: u32::try_from(total).unwrap_or(u32::MAX),
-        balanced_by: balanced_by.to_owned(),
+        balanced_by,
         runs: repeats.then(|| u32::try_from(total_runs).unwrap_or(u32::MAX)),
         baseline: durations.as_ref().map(shard::baseline_id),
     };
