@@ -508,6 +508,58 @@ fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowVie
     })
 }
 
+/// Every test's summary line, in order, and the packed details of a suite of more than
+/// [`INLINE_MAX_TESTS`] tests (else inline, `None`). Packed details are rendered and
+/// gzipped on every core, in contiguous chunks joined in order: compression is most of
+/// the time a large report takes.
+fn rows(tests: &[TestResult]) -> Result<(Vec<RowView>, Option<String>), askama::Error> {
+    if tests.len() <= INLINE_MAX_TESTS {
+        let rows = tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| row(i, t, None))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((rows, None));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let chunk = tests.len().div_ceil(threads).max(1);
+    let parts: Vec<Result<(Vec<RowView>, String), askama::Error>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = tests
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, part)| {
+                scope.spawn(move || {
+                    let mut lazy = String::new();
+                    let rows = part
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| row(c * chunk + i, t, Some(&mut lazy)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((rows, lazy))
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(askama::Error::custom(
+                        "a thread rendering the report failed",
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut rows = Vec::with_capacity(tests.len());
+    let mut lazy = String::new();
+    for part in parts {
+        let (r, l) = part?;
+        rows.extend(r);
+        lazy.push_str(&l);
+    }
+    Ok((rows, Some(lazy)))
+}
+
 /// The HTML file format (`--html FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "html",
@@ -569,13 +621,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             id: "total-usage",
         },
     ];
-    let mut lazy = (results.tests.len() > INLINE_MAX_TESTS).then(String::new);
-    let rows = results
-        .tests
-        .iter()
-        .enumerate()
-        .map(|(i, t)| row(i, t, lazy.as_mut()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (rows, lazy) = rows(&results.tests)?;
     let report = Report {
         title: crate::report::markdown::plain_title(results),
         subtitle: format!(
