@@ -198,6 +198,10 @@ impl Agent for CliAgent {
         self.cli.kind()
     }
 
+    fn base_url(&self) -> Option<&str> {
+        self.settings.base_url.as_deref()
+    }
+
     async fn check(&self) -> Result<AgentInfo, AgentError> {
         let binary = self.binary()?;
         let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
