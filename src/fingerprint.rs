@@ -14,7 +14,7 @@
 //! | `setup`     | the `setup` commands, in order |
 //! | `env`       | each `env` name with the SHA-256 of its value (after the variant's `env`) |
 //! | `inputs`    | each `inputs:` glob, and the path and SHA-256 of every file it matches (a directory: every file below it) |
-//! | `plugins`   | each `plugins:` directory, in order: its name and its tree, hashed as the workspace is |
+//! | `plugins`   | each `plugins:` directory, in order: its name and its tree, hashed as the workspace is, without what the run's copy leaves out (`.git`, test files) |
 //!
 //! Not in it: the assertions (a changed assertion is re-evaluated on the recorded run), the
 //! test's `name`, `description`, `runs`/`min_pass`, the judge, aptitude's own version, the
@@ -169,8 +169,19 @@ fn hash_fields(fields: &[&str]) -> String {
 /// # Errors
 /// When a directory or file can not be read.
 pub fn tree_digest(root: &Path, with_git: bool) -> Result<String, FingerprintError> {
+    digest_where(root, &|dir, name| {
+        !with_git && dir == root && name == std::ffi::OsStr::new(".git")
+    })
+}
+
+/// SHA-256 of the tree at `root` as [`tree_digest`] hashes it, leaving out each entry for
+/// which `skip(its directory, its name)` holds (and everything below it).
+fn digest_where(
+    root: &Path,
+    skip: &dyn Fn(&Path, &std::ffi::OsStr) -> bool,
+) -> Result<String, FingerprintError> {
     let mut entries = Vec::new();
-    collect(root, root, with_git, &mut entries)?;
+    collect(root, root, skip, &mut entries)?;
     entries.sort();
     let mut h = Sha256::new();
     for (rel, kind, hash) in &entries {
@@ -182,11 +193,11 @@ pub fn tree_digest(root: &Path, with_git: bool) -> Result<String, FingerprintErr
     Ok(hex(&h.finalize()))
 }
 
-/// (relative path, kind, content hash) of every entry under `dir`.
+/// (relative path, kind, content hash) of every entry under `dir` that `skip` keeps.
 fn collect(
     root: &Path,
     dir: &Path,
-    with_git: bool,
+    skip: &dyn Fn(&Path, &std::ffi::OsStr) -> bool,
     out: &mut Vec<(String, &'static str, String)>,
 ) -> Result<(), FingerprintError> {
     let read_err = |path: &Path| {
@@ -196,14 +207,14 @@ fn collect(
     for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
         let entry = entry.map_err(read_err(dir))?;
         let path = entry.path();
-        if !with_git && dir == root && entry.file_name() == ".git" {
+        if skip(dir, &entry.file_name()) {
             continue;
         }
         let file_type = entry.file_type().map_err(read_err(&path))?;
         let rel = relative(root, &path);
         if file_type.is_dir() {
             out.push((rel, "dir", String::new()));
-            collect(root, &path, with_git, out)?;
+            collect(root, &path, skip, out)?;
         } else if file_type.is_symlink() {
             let target = std::fs::read_link(&path).map_err(read_err(&path))?;
             let target = hex(&Sha256::digest(target.as_os_str().as_encoded_bytes()));
@@ -261,9 +272,11 @@ fn inputs_digest(spec: &TestSpec) -> Result<String, FingerprintError> {
 }
 
 /// SHA-256 of the `plugins:` directories, in order: each one's name (the run copies it
-/// under that name) and [`tree_digest`] (`.git` left out, as the copy leaves it out). The
-/// directories live outside the workspace, so without this part a changed skill would
-/// reuse a run made with the old one.
+/// under that name) and its tree, hashed as [`tree_digest`] does, without what the run's
+/// copy leaves out (every `.git`, test files, transcripts and suite files: a plugin that
+/// keeps its tests inside it is not changed by an edited assertion). The directories live
+/// outside the workspace, so without this part a changed skill would reuse a run made with
+/// the old one.
 fn plugins_digest(dirs: &[std::path::PathBuf]) -> Result<String, FingerprintError> {
     let mut fields = Vec::new();
     for dir in dirs {
@@ -273,7 +286,10 @@ fn plugins_digest(dirs: &[std::path::PathBuf]) -> Result<String, FingerprintErro
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_default();
         fields.push(name);
-        fields.push(tree_digest(dir, false)?);
+        fields.push(digest_where(dir, &|_, name| {
+            name == std::ffi::OsStr::new(".git")
+                || crate::spec::discover::is_aptitude_file(&name.to_string_lossy())
+        })?);
     }
     let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
     Ok(hash_fields(&fields))
@@ -514,10 +530,15 @@ mod tests {
         let edited = of(yaml);
         assert_eq!(edited.changed_parts(&before), ["plugins"]);
         std::fs::write(dir.path().join("my-plugin/skills/greet/extra.md"), "").unwrap();
+        let added = of(yaml);
+        assert_eq!(added.changed_parts(&edited), ["plugins"], "an added file");
+        std::fs::write(dir.path().join("my-plugin/t.aptitude.yaml"), "name: t").unwrap();
+        std::fs::create_dir_all(dir.path().join("my-plugin/.git")).unwrap();
+        std::fs::write(dir.path().join("my-plugin/.git/HEAD"), "ref").unwrap();
         assert_eq!(
-            of(yaml).changed_parts(&edited),
-            ["plugins"],
-            "an added file"
+            of(yaml),
+            added,
+            "a test file or .git inside the plugin is not copied, so not hashed"
         );
         let more = yaml.replace("[my-plugin]", "[my-plugin, other]");
         assert_eq!(
