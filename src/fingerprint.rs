@@ -9,16 +9,17 @@
 //! | `agent`     | the agent and its version, as the CLI reports it (`claude 2.1.3 (Claude Code)`) |
 //! | `model`     | the model passed to the agent (empty: the agent's default) |
 //! | `prompt`    | the prompt, after the variant's `prompt` |
-//! | `run`       | the other fields passed to the agent: `max_turns`, `timeout`, the agent's `base_url`, `workspace.git`, `mcp_servers` as written (`${VAR}` not expanded) |
+//! | `run`       | the other fields passed to the agent: `max_turns`, `timeout`, the endpoint it talks to (the test's `base_url`, else `--agent-base-url`), `workspace.git`, `mcp_servers` as written (`${VAR}` not expanded) |
 //! | `workspace` | every file of the workspace copy after the variant's `remove`/`add`: path, kind and content (a link by its target; `.git` only with `workspace.git`) |
 //! | `setup`     | the `setup` commands, in order |
 //! | `env`       | each `env` name with the SHA-256 of its value (after the variant's `env`) |
-//! | `inputs`    | each `inputs:` glob, and the path and SHA-256 of every file it matches |
+//! | `inputs`    | each `inputs:` glob, and the path and SHA-256 of every file it matches (a directory: every file below it) |
+//! | `plugins`   | each `plugins:` directory, in order: its name and its tree, hashed as the workspace is, without what the run's copy leaves out (`.git`, test files) |
 //!
 //! Not in it: the assertions (a changed assertion is re-evaluated on the recorded run), the
 //! test's `name`, `description`, `runs`/`min_pass`, the judge, aptitude's own version, the
 //! agent's environment outside `env` (API keys, `PATH`), the model's own version behind its
-//! name, and files outside the workspace that no `inputs:` glob names.
+//! name, and files outside the workspace that no `inputs:` glob or `plugins:` entry names.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,7 +30,7 @@ use sha2::{Digest, Sha256};
 use crate::spec::TestSpec;
 
 /// Bumped when what is hashed changes, so that fingerprints of older results never match.
-const FINGERPRINT_VERSION: &str = "aptitude-fingerprint-v1";
+const FINGERPRINT_VERSION: &str = "aptitude-fingerprint-v2";
 
 /// What determines one agent run: the SHA-256 of `parts`, and the parts' own SHA-256s
 /// (hex), by the names in the module docs.
@@ -38,7 +39,7 @@ pub struct Fingerprint {
     /// SHA-256 (hex) of every part.
     pub sha256: String,
     /// Each part's SHA-256 (hex), by name (`agent`, `model`, `prompt`, `run`, `workspace`,
-    /// `setup`, `env`, `inputs`).
+    /// `setup`, `env`, `inputs`, `plugins`).
     pub parts: BTreeMap<String, String>,
 }
 
@@ -68,10 +69,17 @@ pub enum FingerprintError {
 impl Fingerprint {
     /// The fingerprint of `spec` run by `agent` (its name and reported version), in the
     /// workspace copy at `workspace` (after the variant was applied, before `setup`).
+    /// `base_url` is the endpoint the agent's settings give every run (`--agent-base-url`);
+    /// the test's own `base_url:` wins over it, as it does when the agent runs.
     ///
     /// # Errors
-    /// When a workspace file or an `inputs:` file can not be read.
-    pub fn of(spec: &TestSpec, agent: &str, workspace: &Path) -> Result<Self, FingerprintError> {
+    /// When a workspace file, an `inputs:` file or a `plugins:` directory can not be read.
+    pub fn of(
+        spec: &TestSpec,
+        agent: &str,
+        base_url: Option<&str>,
+        workspace: &Path,
+    ) -> Result<Self, FingerprintError> {
         let mut parts = BTreeMap::new();
         let mut put = |name: &str, hash: String| {
             parts.insert(name.to_owned(), hash);
@@ -90,7 +98,7 @@ impl Fingerprint {
                 "timeout_ms",
                 timeout.as_deref().unwrap_or(""),
                 "base_url",
-                spec.agent.base_url.as_deref().unwrap_or(""),
+                spec.agent.base_url.as_deref().or(base_url).unwrap_or(""),
                 "workspace.git",
                 if spec.workspace_git { "true" } else { "false" },
                 "mcp_servers",
@@ -108,6 +116,7 @@ impl Fingerprint {
         let env: Vec<&str> = env.iter().map(String::as_str).collect();
         put("env", hash_fields(&env));
         put("inputs", inputs_digest(spec)?);
+        put("plugins", plugins_digest(&spec.plugins)?);
         Ok(Fingerprint::from_parts(parts))
     }
 
@@ -160,8 +169,19 @@ fn hash_fields(fields: &[&str]) -> String {
 /// # Errors
 /// When a directory or file can not be read.
 pub fn tree_digest(root: &Path, with_git: bool) -> Result<String, FingerprintError> {
+    digest_where(root, &|dir, name| {
+        !with_git && dir == root && name == std::ffi::OsStr::new(".git")
+    })
+}
+
+/// SHA-256 of the tree at `root` as [`tree_digest`] hashes it, leaving out each entry for
+/// which `skip(its directory, its name)` holds (and everything below it).
+fn digest_where(
+    root: &Path,
+    skip: &dyn Fn(&Path, &std::ffi::OsStr) -> bool,
+) -> Result<String, FingerprintError> {
     let mut entries = Vec::new();
-    collect(root, root, with_git, &mut entries)?;
+    collect(root, root, skip, &mut entries)?;
     entries.sort();
     let mut h = Sha256::new();
     for (rel, kind, hash) in &entries {
@@ -173,11 +193,11 @@ pub fn tree_digest(root: &Path, with_git: bool) -> Result<String, FingerprintErr
     Ok(hex(&h.finalize()))
 }
 
-/// (relative path, kind, content hash) of every entry under `dir`.
+/// (relative path, kind, content hash) of every entry under `dir` that `skip` keeps.
 fn collect(
     root: &Path,
     dir: &Path,
-    with_git: bool,
+    skip: &dyn Fn(&Path, &std::ffi::OsStr) -> bool,
     out: &mut Vec<(String, &'static str, String)>,
 ) -> Result<(), FingerprintError> {
     let read_err = |path: &Path| {
@@ -187,14 +207,14 @@ fn collect(
     for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
         let entry = entry.map_err(read_err(dir))?;
         let path = entry.path();
-        if !with_git && dir == root && entry.file_name() == ".git" {
+        if skip(dir, &entry.file_name()) {
             continue;
         }
         let file_type = entry.file_type().map_err(read_err(&path))?;
         let rel = relative(root, &path);
         if file_type.is_dir() {
             out.push((rel, "dir", String::new()));
-            collect(root, &path, with_git, out)?;
+            collect(root, &path, skip, out)?;
         } else if file_type.is_symlink() {
             let target = std::fs::read_link(&path).map_err(read_err(&path))?;
             let target = hex(&Sha256::digest(target.as_os_str().as_encoded_bytes()));
@@ -251,8 +271,33 @@ fn inputs_digest(spec: &TestSpec) -> Result<String, FingerprintError> {
     Ok(hash_fields(&fields))
 }
 
+/// SHA-256 of the `plugins:` directories, in order: each one's name (the run copies it
+/// under that name) and its tree, hashed as [`tree_digest`] does, without what the run's
+/// copy leaves out (every `.git`, test files, transcripts and suite files: a plugin that
+/// keeps its tests inside it is not changed by an edited assertion). The directories live
+/// outside the workspace, so without this part a changed skill would reuse a run made with
+/// the old one.
+fn plugins_digest(dirs: &[std::path::PathBuf]) -> Result<String, FingerprintError> {
+    let mut fields = Vec::new();
+    for dir in dirs {
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default();
+        fields.push(name);
+        fields.push(digest_where(dir, &|_, name| {
+            name == std::ffi::OsStr::new(".git")
+                || crate::spec::discover::is_aptitude_file(&name.to_string_lossy())
+        })?);
+    }
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    Ok(hash_fields(&fields))
+}
+
 /// The files under `base` that `glob` (relative to `base`, `..` allowed at its start)
-/// matches, as (path as matched, path on disk), in path order.
+/// matches, as (path as matched, path on disk), in path order. A glob without a wildcard
+/// that names a directory means every file below it (`dir` is `dir/**`).
 ///
 /// # Errors
 /// When `glob` is not a glob.
@@ -260,6 +305,11 @@ pub fn matching_files(
     base: &Path,
     glob: &str,
 ) -> Result<Vec<(String, std::path::PathBuf)>, FingerprintError> {
+    let has_wildcard = glob.contains(['*', '?', '[', '{']);
+    let trimmed = glob.trim_end_matches('/');
+    if !has_wildcard && !trimmed.is_empty() && base.join(trimmed).is_dir() {
+        return matching_files(base, &format!("{trimmed}/**"));
+    }
     let matcher = globset::GlobBuilder::new(glob)
         .literal_separator(true)
         .build()
@@ -323,7 +373,7 @@ mod tests {
         std::fs::write(dir.path().join("tool.py"), "print(1)").unwrap();
         let base =
             "name: t\nprompt: p\nenv: {K: v}\ninputs: [\"*.py\"]\nassertions:\n  - tool: Read\n";
-        let a = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", &ws).unwrap();
+        let a = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
         assert_eq!(a.sha256.len(), 64);
         assert_eq!(
             a.parts.keys().collect::<Vec<_>>(),
@@ -332,22 +382,29 @@ mod tests {
                 "env",
                 "inputs",
                 "model",
+                "plugins",
                 "prompt",
                 "run",
                 "setup",
                 "workspace"
             ]
         );
-        let same = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", &ws).unwrap();
+        let same = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
         assert_eq!(a, same, "stable");
 
         // Only an assertion changed: the same fingerprint.
         let other_assertion = base.replace("tool: Read", "tool: Bash");
-        let b = Fingerprint::of(&spec(&other_assertion, dir.path()), "claude 2.1.3", &ws).unwrap();
+        let b = Fingerprint::of(
+            &spec(&other_assertion, dir.path()),
+            "claude 2.1.3",
+            None,
+            &ws,
+        )
+        .unwrap();
         assert_eq!(a, b);
 
         let changed = |yaml: &str, agent: &str| {
-            let f = Fingerprint::of(&spec(yaml, dir.path()), agent, &ws).unwrap();
+            let f = Fingerprint::of(&spec(yaml, dir.path()), agent, None, &ws).unwrap();
             assert_ne!(f.sha256, a.sha256);
             f.changed_parts(&a)
         };
@@ -433,5 +490,81 @@ mod tests {
         );
         assert_eq!(names("../src/c.txt"), ["../src/c.txt"]);
         assert!(names("../nowhere/*.rs").is_empty());
+        assert_eq!(
+            names("../src"),
+            ["../src/a.rs", "../src/c.txt", "../src/sub/b.rs"],
+            "a directory is everything below it"
+        );
+        assert_eq!(names("../src/sub/"), ["../src/sub/b.rs"]);
+    }
+
+    #[test]
+    fn a_change_inside_an_inputs_directory_changes_the_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(dir.path().join("tool/lib")).unwrap();
+        std::fs::write(dir.path().join("tool/lib/cli.py"), "print(1)").unwrap();
+        let yaml = "name: t\nprompt: p\ninputs: tool\nassertions:\n  - tool: Read\n";
+        let of = || Fingerprint::of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
+        let before = of();
+        std::fs::write(dir.path().join("tool/lib/cli.py"), "print(2)").unwrap();
+        assert_eq!(of().changed_parts(&before), ["inputs"]);
+    }
+
+    #[test]
+    fn a_changed_plugin_file_changes_the_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let skill = dir.path().join("my-plugin/skills/greet/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        std::fs::write(&skill, "Say hello.").unwrap();
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        let yaml = "name: t\nprompt: p\nplugins: [my-plugin]\nassertions:\n  - tool: Read\n";
+        let of =
+            |yaml: &str| Fingerprint::of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
+        let before = of(yaml);
+        assert_eq!(before, of(yaml), "stable");
+        std::fs::write(&skill, "Say goodbye.").unwrap();
+        let edited = of(yaml);
+        assert_eq!(edited.changed_parts(&before), ["plugins"]);
+        std::fs::write(dir.path().join("my-plugin/skills/greet/extra.md"), "").unwrap();
+        let added = of(yaml);
+        assert_eq!(added.changed_parts(&edited), ["plugins"], "an added file");
+        std::fs::write(dir.path().join("my-plugin/t.aptitude.yaml"), "name: t").unwrap();
+        std::fs::create_dir_all(dir.path().join("my-plugin/.git")).unwrap();
+        std::fs::write(dir.path().join("my-plugin/.git/HEAD"), "ref").unwrap();
+        assert_eq!(
+            of(yaml),
+            added,
+            "a test file or .git inside the plugin is not copied, so not hashed"
+        );
+        let more = yaml.replace("[my-plugin]", "[my-plugin, other]");
+        assert_eq!(
+            of(&more).changed_parts(&of(yaml)),
+            ["plugins"],
+            "another plugin"
+        );
+    }
+
+    #[test]
+    fn the_endpoint_the_agent_talks_to_is_part_of_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let yaml = "name: t\nprompt: p\nassertions:\n  - tool: Read\n";
+        let test = spec(yaml, dir.path());
+        let of = |url| Fingerprint::of(&test, "claude", url, &ws).unwrap();
+        let default = of(None);
+        let proxy = of(Some("http://127.0.0.1:4000"));
+        assert_eq!(proxy.changed_parts(&default), ["run"], "--agent-base-url");
+        let mut pinned = test.clone();
+        pinned.agent.base_url = Some("http://127.0.0.1:4000".into());
+        assert_eq!(
+            Fingerprint::of(&pinned, "claude", Some("http://elsewhere:1"), &ws).unwrap(),
+            proxy,
+            "the test's base_url wins over the flag, as when the agent runs"
+        );
     }
 }

@@ -520,7 +520,7 @@ async fn run_or_reuse(
         Err(why) => why,
         Ok(recorded) => {
             let label = ctx.agent_label();
-            match fingerprint_of_copy(spec, &label).await {
+            match fingerprint_of_copy(spec, &label, ctx.agent.base_url()).await {
                 Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
                     return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
                 }
@@ -546,9 +546,11 @@ async fn run_or_reuse(
 async fn fingerprint_of_copy(
     spec: &TestSpec,
     agent: &str,
+    base_url: Option<&str>,
 ) -> Result<crate::fingerprint::Fingerprint, String> {
     let spec = spec.clone();
     let agent = agent.to_owned();
+    let base_url = base_url.map(str::to_owned);
     tokio::task::spawn_blocking(move || {
         let workspace = Workspace::create(&spec.workspace_dir(), spec.workspace_git)
             .map_err(|e| e.to_string())?;
@@ -557,7 +559,7 @@ async fn fingerprint_of_copy(
                 .apply_variant(&variant.remove, &variant.add)
                 .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
         }
-        crate::fingerprint::Fingerprint::of(&spec, &agent, workspace.path())
+        crate::fingerprint::Fingerprint::of(&spec, &agent, base_url.as_deref(), workspace.path())
             .map_err(|e| e.to_string())
     })
     .await
@@ -746,8 +748,9 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     let label = result.agent.clone().unwrap_or_default();
     let root = workspace.path().to_owned();
     let for_fingerprint = spec.clone();
+    let base_url = agent.base_url().map(str::to_owned);
     let fingerprint = tokio::task::spawn_blocking(move || {
-        crate::fingerprint::Fingerprint::of(&for_fingerprint, &label, &root)
+        crate::fingerprint::Fingerprint::of(&for_fingerprint, &label, base_url.as_deref(), &root)
     })
     .await;
     match fingerprint {

@@ -146,7 +146,11 @@ impl CliAgent {
 /// where the agent's own spelling did not: agents join the server and the tool with `_`
 /// (opencode 1.18: `everything_echo`), `-` (Copilot 1.0: `everything-echo`) or `__`, some
 /// with an `mcp_` prefix (Gemini CLI, Qwen Code), and only the test's server names tell
-/// where the server ends. A call already canonical as an MCP tool is left alone.
+/// where the server ends. A call already canonical as an MCP tool is left alone, and so is
+/// a built-in tool: one the transcript's parser already gave another canonical name
+/// (Gemini's `run_shell_command` is `Bash`) or whose name the tool vocabulary knows
+/// (Claude's `Bash`). Otherwise an MCP server named `run` would turn `run_shell_command`
+/// into `mcp__run__shell_command`, drop it from the shell commands and let `not_ran` pass.
 pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &super::McpServers) {
     if servers.is_empty() {
         return;
@@ -155,7 +159,10 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
     let mut names: Vec<&str> = servers.keys().map(String::as_str).collect();
     names.sort_by_key(|n| std::cmp::Reverse(n.len()));
     for call in &mut transcript.tool_calls {
-        if call.canonical.starts_with("mcp__") {
+        if call.canonical.starts_with("mcp__")
+            || call.canonical != call.name
+            || crate::tools::is_known_tool(&call.name)
+        {
             continue;
         }
         let raw = call.name.as_str();
@@ -189,6 +196,10 @@ fn private_home(kind: AgentKind) -> Result<tempfile::TempDir, String> {
 impl Agent for CliAgent {
     fn kind(&self) -> AgentKind {
         self.cli.kind()
+    }
+
+    fn base_url(&self) -> Option<&str> {
+        self.settings.base_url.as_deref()
     }
 
     async fn check(&self) -> Result<AgentInfo, AgentError> {
@@ -439,6 +450,55 @@ mod tests {
                 "Bash",
                 "mcp__docs__search"
             ]
+        );
+    }
+    #[test]
+    fn a_server_named_like_a_built_in_tool_prefix_does_not_hide_built_in_calls() {
+        let mut parser = StreamParser::new(Format::GeminiStreamJson);
+        for (id, name, params) in [
+            ("g1", "run_shell_command", r#"{"command":"rm -rf build"}"#),
+            ("g2", "read_file", r#"{"absolute_path":"/w/a.txt"}"#),
+            ("g3", "read_many_files", r#"{"paths":["a.txt"]}"#),
+            ("g4", "run_deploy", r#"{}"#),
+            ("g5", "read_page", r#"{}"#),
+        ] {
+            parser.push_line(&format!(
+                r#"{{"type":"tool_use","tool_name":"{name}","tool_id":"{id}","parameters":{params}}}"#
+            ));
+            parser.push_line(&format!(
+                r#"{{"type":"tool_result","tool_id":"{id}","status":"success","output":"ok"}}"#
+            ));
+        }
+        let mut t = parser.finish();
+        let stdio = || McpServer::Stdio {
+            command: "node".into(),
+            args: Vec::new(),
+            env: Default::default(),
+        };
+        let servers: super::super::McpServers =
+            [("run".to_owned(), stdio()), ("read".to_owned(), stdio())].into();
+        name_mcp_calls(&mut t, &servers);
+        let names: Vec<&str> = t.tool_calls.iter().map(|c| c.canonical.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Bash",
+                "Read",
+                "Read",
+                "mcp__run__deploy",
+                "mcp__read__page"
+            ]
+        );
+        let shells: Vec<String> = t
+            .tool_calls
+            .iter()
+            .filter(|c| c.canonical == "Bash")
+            .filter_map(|c| c.command())
+            .collect();
+        assert_eq!(
+            shells,
+            ["rm -rf build"],
+            "the shell command stays a shell command"
         );
     }
 }

@@ -150,6 +150,12 @@ pub trait Agent: Send + Sync {
         self.kind().name()
     }
 
+    /// The endpoint every run talks to unless the test sets `base_url:`
+    /// (`--agent-base-url NAME=URL`); `None`: the agent's default.
+    fn base_url(&self) -> Option<&str> {
+        None
+    }
+
     /// Checks that the agent is installed and runs; returns its version.
     ///
     /// # Errors

@@ -6,7 +6,11 @@
 //!    `pull_request.base.ref`), else the pushed branch (`GITHUB_REF_NAME`);
 //! 2. `GET /repos/{owner}/{repo}/actions/workflows/{file}/runs?branch=…&status=success`,
 //!    newest first, page by page (the current run left out), at most [`MAX_RUNS_SEARCHED`]
-//!    runs;
+//!    runs. Only runs of the base branch's own code count ([`is_base_branch_run`]): GitHub
+//!    matches `branch` against a run's head branch, so a fork's pull request from a branch
+//!    named `main` is listed too, and its forged `results.json` would feed `--reuse` with
+//!    passes nobody earned (artifact poisoning, as GHSA-5xr6-xhww-33m4). A run of another
+//!    repository, of a `pull_request*` event, or of another head branch is skipped;
 //! 3. `GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts?name=…` (every page): the
 //!    artifact named `APTITUDE_ARTIFACT_NAME` (the action sets it to this job's artifact
 //!    name), else the first whose name starts with `aptitude`;
@@ -27,7 +31,8 @@ use crate::results::Results;
 /// The value of `--baseline` / `--reuse` that asks for the base branch's results.
 pub const AUTO: &str = "github:auto";
 
-/// The most successful runs looked through for one with the artifact.
+/// The most successful runs looked through for one with the artifact (skipped ones
+/// included).
 pub const MAX_RUNS_SEARCHED: usize = 50;
 
 /// Runs per page of the workflow-runs listing.
@@ -50,8 +55,9 @@ pub enum BaselineError {
     NoBranch,
     /// No successful run had the artifact.
     #[error(
-        "no successful run of {workflow} on {branch} has an aptitude results artifact{} (looked at {runs} runs)",
-        name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default()
+        "no successful run of {workflow} on {branch} has an aptitude results artifact{} (looked at {runs} runs{})",
+        name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default(),
+        if *skipped > 0 { format!(", skipped {skipped} of forks or pull requests") } else { String::new() }
     )]
     NotFound {
         /// The workflow file.
@@ -62,6 +68,8 @@ pub enum BaselineError {
         name: Option<String>,
         /// Runs looked at.
         runs: usize,
+        /// Of those, runs skipped as not the base branch's own ([`is_base_branch_run`]).
+        skipped: usize,
     },
     /// The artifact expired (GitHub answered 410, or listed it as expired).
     #[error("the results artifact {name} of run {run} has expired")]
@@ -168,7 +176,8 @@ pub async fn latest_results(
         .get(&route, Some(&query))
         .await
         .map_err(GithubError::api)?;
-    let mut searched = 0;
+    let repository = format!("{owner}/{repo}");
+    let (mut searched, mut skipped) = (0, 0);
     loop {
         for run in &page.items {
             let Some(id) = run.get("id").and_then(Value::as_u64) else {
@@ -178,6 +187,13 @@ pub async fn latest_results(
                 continue;
             }
             searched += 1;
+            if !is_base_branch_run(run, &repository, &source.branch) {
+                skipped += 1;
+                if searched >= MAX_RUNS_SEARCHED {
+                    break;
+                }
+                continue;
+            }
             if let Some(artifact) = find_artifact(&client, id, source.artifact.as_deref()).await? {
                 let results = download(&client, id, &artifact).await?;
                 let from = format!(
@@ -208,7 +224,22 @@ pub async fn latest_results(
         branch: source.branch.clone(),
         name: source.artifact.clone(),
         runs: searched,
+        skipped,
     })
+}
+
+/// Whether `run` (a workflow run as the REST API lists it) ran the code of `branch` in
+/// `repository` (`owner/repo`): its `head_repository.full_name` is `repository` (GitHub
+/// names are case-insensitive), its `head_branch` is `branch`, and its `event` is not a
+/// pull request's (`pull_request`, `pull_request_target`, `pull_request_review`, …: the
+/// results of unmerged code). A run missing any of these fields is not trusted.
+fn is_base_branch_run(run: &Value, repository: &str, branch: &str) -> bool {
+    let field = |pointer: &str| run.pointer(pointer).and_then(Value::as_str);
+    let same_repository = field("/head_repository/full_name")
+        .is_some_and(|name| name.eq_ignore_ascii_case(repository));
+    let same_branch = field("/head_branch") == Some(branch);
+    let not_a_pull_request = field("/event").is_some_and(|e| !e.starts_with("pull_request"));
+    same_repository && same_branch && not_a_pull_request
 }
 
 /// An artifact of a run.
@@ -375,6 +406,36 @@ mod tests {
             Source::from_vars(&env(None), |_| None),
             Err(BaselineError::NoWorkflow)
         ));
+    }
+
+    #[test]
+    fn only_runs_of_the_base_branchs_own_code_are_trusted() {
+        let run = |repo: Option<&str>, branch: &str, event: &str| {
+            let mut run = serde_json::json!({"id": 1, "head_branch": branch, "event": event});
+            if let Some(repo) = repo {
+                run["head_repository"] = serde_json::json!({"full_name": repo});
+            }
+            run
+        };
+        let trusted = |r: &Value| is_base_branch_run(r, "o/r", "main");
+        assert!(trusted(&run(Some("o/r"), "main", "push")));
+        assert!(trusted(&run(Some("O/R"), "main", "schedule")));
+        assert!(trusted(&run(Some("o/r"), "main", "workflow_dispatch")));
+        assert!(
+            !trusted(&run(Some("fork/r"), "main", "push")),
+            "a fork's run"
+        );
+        assert!(!trusted(&run(None, "main", "push")), "no head repository");
+        assert!(
+            !trusted(&run(Some("o/r"), "main", "pull_request")),
+            "a pull request's run"
+        );
+        assert!(!trusted(&run(Some("o/r"), "main", "pull_request_target")));
+        assert!(
+            !trusted(&run(Some("o/r"), "feature", "push")),
+            "another head branch"
+        );
+        assert!(!trusted(&serde_json::json!({"id": 1})), "no fields at all");
     }
 
     #[test]

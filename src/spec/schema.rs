@@ -101,8 +101,9 @@ struct TestFile {
     /// Shell commands run in the workspace copy before the agent.
     setup: Option<OneOrMany>,
     /// Files outside the workspace that the agent depends on (e.g. a CLI's source): globs
-    /// relative to the test file's directory. They are part of the test's fingerprint
-    /// (`run --reuse`), never copied.
+    /// relative to the test file's directory; a directory means every file below it. Each
+    /// must match at least one file. They are part of the test's fingerprint (`run
+    /// --reuse`), never copied.
     inputs: Option<OneOrMany>,
     /// Environment variables for the agent (and setup and verify commands).
     env: Option<BTreeMap<String, Scalar>>,

@@ -664,6 +664,15 @@ const AUTO_ENV: &[(&str, &str)] = &[
     ("APTITUDE_ARTIFACT_NAME", "aptitude-job"),
 ];
 
+/// A successful workflow run `id` as the runs listing shows it: of `repo`'s branch `main`,
+/// started by `event`.
+fn workflow_run(id: u64, repo: &str, event: &str) -> Value {
+    json!({
+        "id": id, "head_branch": "main", "event": event,
+        "head_repository": {"full_name": repo},
+    })
+}
+
 /// A zip holding `results.json` with `text`.
 fn artifact_zip(text: &str) -> Vec<u8> {
     let mut buf = std::io::Cursor::new(Vec::new());
@@ -688,10 +697,9 @@ impl Gh {
             .and(query_param("branch", "main"))
             .and(query_param("status", "success"))
             .and(query_param("page", "2"))
-            .respond_with(
-                ResponseTemplate::new(200)
-                    .set_body_json(json!({"total_count": 3, "workflow_runs": [{"id": 30}]})),
-            )
+            .respond_with(ResponseTemplate::new(200).set_body_json(
+                json!({"total_count": 3, "workflow_runs": [workflow_run(30, "o/r", "push")]}),
+            ))
             .expect(1)
             .mount(&self.server)
             .await;
@@ -703,7 +711,10 @@ impl Gh {
             .respond_with(
                 ResponseTemplate::new(200)
                     .set_body_json(
-                        json!({"total_count": 3, "workflow_runs": [{"id": 42}, {"id": 40}]}),
+                        json!({"total_count": 3, "workflow_runs": [
+                            workflow_run(42, "o/r", "pull_request"),
+                            workflow_run(40, "o/r", "push"),
+                        ]}),
                     )
                     .insert_header(
                         "link",
@@ -843,5 +854,118 @@ async fn an_expired_baseline_artifact_is_one_notice_and_the_run_goes_on() {
     );
     let writes = gh.writes().await;
     let body = writes[0].2["body"].as_str().unwrap();
+    assert!(!body.contains("Compared with the baseline"), "{body}");
+}
+
+#[tokio::test]
+async fn baseline_auto_skips_fork_and_pull_request_runs_even_when_newest() {
+    let mut baseline: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    for t in baseline["tests"].as_array_mut().unwrap() {
+        t["status"] = json!("passed");
+    }
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    // Newest first: a fork's run from its own branch `main`, a pull request's run in this
+    // repository, then the base branch's push run. All three carry the artifact.
+    Mock::given(method("GET"))
+        .and(path("/repos/o/r/actions/workflows/agents.yml/runs"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "total_count": 3,
+            "workflow_runs": [
+                workflow_run(45, "attacker/r", "push"),
+                workflow_run(44, "o/r", "pull_request"),
+                workflow_run(43, "o/r", "push"),
+            ],
+        })))
+        .expect(1)
+        .mount(&gh.server)
+        .await;
+    for run in [45, 44, 43] {
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/o/r/actions/runs/{run}/artifacts")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "total_count": 1,
+                "artifacts": [{"id": run * 10, "name": "aptitude-job", "expired": false}],
+            })))
+            .expect(u64::from(run == 43))
+            .mount(&gh.server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(format!(
+                "/repos/o/r/actions/artifacts/{}/zip",
+                run * 10
+            )))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_bytes(artifact_zip(&serde_json::to_string(&baseline).unwrap())),
+            )
+            .expect(u64::from(run == 43))
+            .mount(&gh.server)
+            .await;
+    }
+    let (code, out) = gh
+        .publish_with(
+            &data("results/hostile.json"),
+            &root(),
+            &["--baseline", "github:auto"],
+            AUTO_ENV,
+        )
+        .await;
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("::notice"), "{out}");
+    let reads: Vec<String> = gh
+        .server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path().contains("/actions/"))
+        .map(|r| r.url.path().to_owned())
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            "/repos/o/r/actions/workflows/agents.yml/runs",
+            "/repos/o/r/actions/runs/43/artifacts",
+            "/repos/o/r/actions/artifacts/430/zip",
+        ],
+        "the fork's and the pull request's artifacts are never read"
+    );
+    let body = gh.writes().await[0].2["body"].as_str().unwrap().to_owned();
+    assert!(body.contains("🔴 regressions (3)"), "{body}");
+}
+
+#[tokio::test]
+async fn baseline_auto_with_only_fork_runs_is_a_notice_naming_the_skipped_runs() {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    Mock::given(method("GET"))
+        .and(path("/repos/o/r/actions/workflows/agents.yml/runs"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "total_count": 1,
+            "workflow_runs": [workflow_run(45, "attacker/r", "pull_request")],
+        })))
+        .mount(&gh.server)
+        .await;
+    let (code, out) = gh
+        .publish_with(
+            &data("results/hostile.json"),
+            &root(),
+            &["--baseline", "github:auto"],
+            AUTO_ENV,
+        )
+        .await;
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("(looked at 1 runs, skipped 1 of forks or pull requests)"),
+        "{out}"
+    );
+    let body = gh.writes().await[0].2["body"].as_str().unwrap().to_owned();
     assert!(!body.contains("Compared with the baseline"), "{body}");
 }

@@ -449,7 +449,7 @@ impl Ctx {
         let env = fields.get("env").map(|n| self.env(n)).unwrap_or_default();
         let inputs = fields
             .get("inputs")
-            .map(|n| self.inputs(n))
+            .map(|n| self.inputs(n, path))
             .unwrap_or_default();
         let timeout = fields
             .get("timeout")
@@ -626,8 +626,10 @@ impl Ctx {
         }
     }
 
-    /// `inputs: glob` or a list of globs; each must compile.
-    pub(super) fn inputs(&mut self, node: &Node) -> Vec<String> {
+    /// `inputs: glob` or a list of globs; each must compile and, when the file system is
+    /// checked, match a file (relative to `test_file`'s directory): a glob that matches
+    /// nothing would leave the fingerprint blind to what it meant to name.
+    pub(super) fn inputs(&mut self, node: &Node, test_file: &Path) -> Vec<String> {
         let items: Vec<&Node> = match &node.value {
             Value::Str(_) => vec![node],
             Value::Seq(items) => items.iter().collect(),
@@ -642,6 +644,26 @@ impl Ctx {
                 continue;
             };
             match globset::Glob::new(&glob) {
+                Ok(_) if self.check_workspace => {
+                    let base = test_file
+                        .parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."));
+                    match crate::fingerprint::matching_files(base, &glob) {
+                        Ok(files) if files.is_empty() => self.push(
+                            Diagnostic::new(item.pos, format!("`inputs: {glob}` matches no file"))
+                                .label(format!(
+                                    "relative to {}",
+                                    super::diagnostic::display_path(base)
+                                ))
+                                .hint(
+                                    "name files or directories that exist, relative to the test \
+                                     file's directory, e.g. `../src/**/*.rs` or `../src`",
+                                ),
+                        ),
+                        _ => globs.push(glob),
+                    }
+                }
                 Ok(_) => globs.push(glob),
                 Err(e) => self.push(
                     Diagnostic::new(item.pos, format!("`inputs: {glob}` is not a glob"))

@@ -857,3 +857,40 @@ fn inputs_are_globs() {
     let errs = errors("name: t\nprompt: p\ninput: a\nassertions:\n  - tool: Bash\n");
     assert_reports(&errs, "unknown key `input`");
 }
+
+#[test]
+fn an_inputs_glob_that_matches_no_file_is_an_error_at_the_glob() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("tests");
+    std::fs::create_dir_all(dir.path().join("src/lib")).unwrap();
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(dir.path().join("src/lib/a.rs"), "").unwrap();
+    let file = tests.join("t.aptitude.yaml");
+    let write = |inputs: &str| {
+        std::fs::write(
+            &file,
+            format!("name: t\nprompt: p\ninputs: {inputs}\nassertions:\n  - tool: Bash\n"),
+        )
+        .unwrap();
+    };
+    write("[\"../src/**/*.rs\", ../src]");
+    assert_eq!(
+        load_file(&file).unwrap().inputs,
+        ["../src/**/*.rs", "../src"],
+        "a directory names every file below it"
+    );
+    write("[../src, \"../src/**/*.py\"]");
+    assert_eq!(
+        file_error(&file),
+        (3, 18, "`inputs: ../src/**/*.py` matches no file".to_owned())
+    );
+    write("../nowhere");
+    assert_eq!(file_error(&file).2, "`inputs: ../nowhere` matches no file");
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    write("../empty");
+    assert_eq!(
+        file_error(&file).2,
+        "`inputs: ../empty` matches no file",
+        "an empty directory names nothing"
+    );
+}
