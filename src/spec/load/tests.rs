@@ -842,6 +842,21 @@ fn json_file_report_check_mistakes_are_load_errors() {
 }
 
 #[test]
+fn min_items_at_least_zero_is_a_load_error_at_its_line() {
+    let diags = load(&format!(
+        "{HEAD}  - json_file:\n      path: r.json\n      min_items: {{path: results, at_least: 0}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(
+        (d.pos.line, d.pos.column, d.message.as_str()),
+        (6, 44, "`at_least: 0` can never fail")
+    );
+    assert_eq!(d.hint.as_deref(), Some("at_least must be 1 or more"));
+}
+
+#[test]
 fn inputs_are_globs() {
     let spec =
         load("name: t\nprompt: p\ninputs: \"../src/**/*.rs\"\nassertions:\n  - tool: Bash\n")
