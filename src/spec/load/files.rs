@@ -142,9 +142,9 @@ impl Ctx {
             None => Some(Vec::new()),
             Some(n) => match &n.value {
                 Value::Seq(items) => {
-                    let fields: Vec<Option<String>> = items
+                    let fields: Vec<Option<JsonPath>> = items
                         .iter()
-                        .map(|i| self.non_empty_string(i, "required"))
+                        .map(|i| self.json_path(i, "required"))
                         .collect();
                     fields.into_iter().collect()
                 }
