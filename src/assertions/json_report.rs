@@ -152,14 +152,16 @@ fn as_text(v: &Value) -> String {
 
 /// Whether `text` is one of `words` (ignoring case), whole or as its first word: the
 /// word followed by something that is not a letter or digit (`FAILED (2 of 5)`,
-/// `✓ ok`, `fail - 2 tests`; not `passport`). For `no_failures` and pass words, where
-/// reading too much as a failure (or a pass claim) only makes the check stricter.
+/// `fail - 2 tests`; not `passport`), a symbol such as `✗` by anything. For
+/// `no_failures` and pass words, where reading too much as a failure (or a pass claim)
+/// only makes the check stricter.
 fn first_word_is(text: &str, words: &[&str]) -> bool {
     let text = text.trim().to_lowercase();
     words.iter().any(|w| {
         let w = w.to_lowercase();
+        let symbol = !w.chars().any(char::is_alphanumeric);
         text.strip_prefix(w.as_str())
-            .is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+            .is_some_and(|rest| symbol || rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
     })
 }
 
@@ -608,6 +610,7 @@ mod tests {
             json!("FAILED (2 of 5)"),
             json!("Error: boom"),
             json!("✗"),
+            json!("✗broken"),
             json!("❌ broken"),
             json!("not ok"),
             json!("Timed out"),
