@@ -12,6 +12,9 @@
 //! - a **tests** claim needs a test command that ran — the command the answer names, else
 //!   any command matching [`TEST_RUNNERS`] — and, claimed passing, one that exited 0.
 //!
+//! The matching and judging of a claimed command is shared with `json_file`'s
+//! `commands_ran` ([`super::commands::backing`]).
+//!
 //! Unsupported claims fail the assertion, each quoted with the evidence it lacks. A claim
 //! that can not be checked either way (a command whose exit code was not recorded, a shell
 //! command in a transcript that records none, a file claim without the workspace in
@@ -19,7 +22,7 @@
 
 use regex::Regex;
 
-use super::commands::{Shell, line, shells};
+use super::commands::{Backing, Shell, backing, claimed_calls, command_pattern, line, shells};
 use super::workspace::{same_path, written_paths};
 use super::{WorkspaceEvidence, truncate};
 use crate::judge::ReviewVerdict;
@@ -188,11 +191,10 @@ fn command(claim: &Claim, transcript: &Transcript) -> Check {
             let Some(re) = command_pattern(cmd) else {
                 return Check::Unsupported(format!("the claimed command {cmd:?} is empty"));
             };
-            let hits = all
-                .iter()
-                .filter(|s| re.is_match(&collapse(&s.command)))
-                .collect();
-            (format!("`{}`", truncate(cmd, 100)), hits)
+            (
+                format!("`{}`", truncate(cmd, 100)),
+                claimed_calls(&all, &re),
+            )
         }
         None => {
             let runners = test_runners();
@@ -203,50 +205,35 @@ fn command(claim: &Claim, transcript: &Transcript) -> Check {
             ("a test command".to_owned(), hits)
         }
     };
-    if hits.is_empty() {
-        let seen = if all.is_empty() {
-            "no shell command was run".to_owned()
-        } else {
-            format!("commands run: {}", listed(&all.iter().collect::<Vec<_>>()))
-        };
-        return Check::Unsupported(format!("no shell call of {wanted} ran ({seen})"));
-    }
-    let claimed_success = match (claim.kind, claim.outcome) {
-        (_, Some(ClaimOutcome::Success)) => true,
-        (_, Some(ClaimOutcome::Failure)) => false,
-        // "Ran the tests" without an outcome claims only that they ran.
-        (_, None) => return Check::Backed(format!("ran as {}", line(hits[0]))),
+    let claimed = match claim.outcome {
+        Some(ClaimOutcome::Success) => "success",
+        Some(ClaimOutcome::Failure) => "failure",
+        None => "run",
     };
-    let wanted_code = |s: &&&Shell<'_>| match s.call.exit_code {
-        Some(code) => (code == 0) == claimed_success,
-        None => !claimed_success && s.call.is_error,
-    };
-    if let Some(hit) = hits.iter().find(wanted_code) {
-        return Check::Backed(format!("ran as {}", line(hit)));
-    }
-    let unknown = hits
-        .iter()
-        .any(|s| s.call.exit_code.is_none() && !s.call.is_error && s.call.output.is_some());
-    let claimed = if claimed_success {
-        "success"
-    } else {
-        "failure"
-    };
-    if unknown && claimed_success {
-        return Check::Unknown(format!(
+    match backing(hits, claim.outcome) {
+        Backing::Backed(hit) => Check::Backed(format!("ran as {}", line(hit))),
+        Backing::NotRun => {
+            let seen = if all.is_empty() {
+                "no shell command was run".to_owned()
+            } else {
+                format!("commands run: {}", listed(&all.iter().collect::<Vec<_>>()))
+            };
+            Check::Unsupported(format!("no shell call of {wanted} ran ({seen})"))
+        }
+        Backing::Unknown(hits) => Check::Unknown(format!(
             "{wanted} ran, but the transcript records no exit code to confirm its {claimed}: {}",
             listed(&hits)
-        ));
+        )),
+        Backing::Contradicted(hits) => Check::Unsupported(format!(
+            "{wanted} ran but never {}: {}",
+            if claim.outcome == Some(ClaimOutcome::Success) {
+                "exited 0"
+            } else {
+                "failed"
+            },
+            listed(&hits)
+        )),
     }
-    Check::Unsupported(format!(
-        "{wanted} ran but never {}: {}",
-        if claimed_success {
-            "exited 0"
-        } else {
-            "failed"
-        },
-        listed(&hits)
-    ))
 }
 
 /// `file` claims.
@@ -292,29 +279,6 @@ fn file(claim: &Claim, transcript: &Transcript, ws: Option<&WorkspaceEvidence<'_
             ))
         }
     }
-}
-
-/// Whitespace runs collapsed to one space, trimmed.
-fn collapse(command: &str) -> String {
-    command.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The regex a claimed command is searched with in each (collapsed) command string: the
-/// claim, collapsed, without the backticks or `$ ` prompt an answer quotes it with, at
-/// word boundaries. `None` for an empty claim.
-pub(super) fn command_pattern(claimed: &str) -> Option<Regex> {
-    let trimmed = claimed.trim().trim_matches('`').trim();
-    let trimmed = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
-    let claimed = collapse(trimmed);
-    if claimed.is_empty() {
-        return None;
-    }
-    let edge = r"[\s;&|()`]";
-    Regex::new(&format!(
-        "(?:^|{edge}){}(?:$|{edge})",
-        regex::escape(&claimed)
-    ))
-    .ok()
 }
 
 fn test_runners() -> Vec<Regex> {
@@ -584,6 +548,28 @@ mod tests {
             r.status,
             AssertionStatus::Error,
             "unconfirmed is never a pass"
+        );
+        let r = verdict(
+            vec![claim(
+                ClaimKind::Command,
+                "the build failed",
+                Some("make"),
+                Some(ClaimOutcome::Failure),
+                None,
+            )],
+            vec![bash("make", None)],
+            &[],
+        );
+        assert_eq!(
+            r.status,
+            AssertionStatus::Error,
+            "a claimed failure is not confirmed without an exit code either: {:?}",
+            r.detail
+        );
+        assert!(
+            r.detail
+                .unwrap()
+                .contains("records no exit code to confirm its failure")
         );
     }
 

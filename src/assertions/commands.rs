@@ -28,6 +28,7 @@ use std::borrow::Cow;
 use regex::Regex;
 
 use super::{Verdict, in_scope, times, truncate};
+use crate::judge::claims::ClaimOutcome;
 use crate::results::AssertionStatus;
 use crate::spec::Scope;
 use crate::tools::SHELL_TOOL;
@@ -248,6 +249,85 @@ fn matching<'a, 'b>(all: &'b [Shell<'a>], pattern: &Regex) -> Vec<&'b Shell<'a>>
     all.iter()
         .filter(|s| pattern.is_match(&s.command))
         .collect()
+}
+
+/// Whitespace runs collapsed to one space, trimmed.
+fn collapse(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The regex a claimed command (one the agent's answer or its report file names) is
+/// searched with in each collapsed command string ([`claimed_calls`]): the claim,
+/// collapsed, without the backticks or `$ ` prompt an answer quotes it with, at word
+/// boundaries. `None` for an empty claim.
+pub(super) fn command_pattern(claimed: &str) -> Option<Regex> {
+    let trimmed = claimed.trim().trim_matches('`').trim();
+    let trimmed = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
+    let claimed = collapse(trimmed);
+    if claimed.is_empty() {
+        return None;
+    }
+    let edge = r"[\s;&|()`]";
+    Regex::new(&format!(
+        "(?:^|{edge}){}(?:$|{edge})",
+        regex::escape(&claimed)
+    ))
+    .ok()
+}
+
+/// The shell calls of a claimed command: those whose command, whitespace collapsed,
+/// contains it at word boundaries (`pattern` from [`command_pattern`]): `cargo test`
+/// matches `cd app && cargo test 2>&1 | tail`, `make` does not match `cmake`.
+pub(super) fn claimed_calls<'a, 'b>(all: &'b [Shell<'a>], pattern: &Regex) -> Vec<&'b Shell<'a>> {
+    all.iter()
+        .filter(|s| pattern.is_match(&collapse(&s.command)))
+        .collect()
+}
+
+/// What the shell calls of a claimed command say about the claim. One judgement for
+/// `claims: verified` and `json_file`'s `commands_ran`, so that the two never disagree.
+pub(super) enum Backing<'a, 'b> {
+    /// No call of the command ran.
+    NotRun,
+    /// This call backs the claim: it ran and, where an outcome is claimed, had it
+    /// (exit 0 for success; a non-zero exit, or an error without an exit code, for failure).
+    Backed(&'b Shell<'a>),
+    /// The calls ran, none had the claimed outcome, and every one recorded enough to say
+    /// so.
+    Contradicted(Vec<&'b Shell<'a>>),
+    /// The calls ran, none had the claimed outcome, and at least one has a result but no
+    /// recorded exit code: the claim can not be checked either way — never a pass.
+    Unknown(Vec<&'b Shell<'a>>),
+}
+
+/// Judges `hits` (the calls of a claimed command, [`claimed_calls`]) against the outcome
+/// claimed (`None`: only that it ran).
+pub(super) fn backing<'a, 'b>(
+    hits: Vec<&'b Shell<'a>>,
+    claimed: Option<ClaimOutcome>,
+) -> Backing<'a, 'b> {
+    let Some(&first) = hits.first() else {
+        return Backing::NotRun;
+    };
+    let Some(claimed) = claimed else {
+        return Backing::Backed(first);
+    };
+    let success = claimed == ClaimOutcome::Success;
+    let has_outcome = |s: &&&Shell<'_>| match s.call.exit_code {
+        Some(code) => (code == 0) == success,
+        None => !success && s.call.is_error,
+    };
+    if let Some(&hit) = hits.iter().find(has_outcome) {
+        return Backing::Backed(hit);
+    }
+    let unrecorded = hits
+        .iter()
+        .any(|s| s.call.exit_code.is_none() && !s.call.is_error && s.call.output.is_some());
+    if unrecorded {
+        Backing::Unknown(hits)
+    } else {
+        Backing::Contradicted(hits)
+    }
 }
 
 /// `ran` (`expect_run: true`) or `not_ran`.

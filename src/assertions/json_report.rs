@@ -3,11 +3,17 @@
 //! is checked against what really ran, not trusted.
 //!
 //! - `commands_ran: "results[].command"`: every listed command must match a shell
-//!   command that ran (the matching of `claims: verified`: contained, whitespace
-//!   collapsed, at word boundaries); where the entry's `status` says PASS (`pass`,
-//!   `passed`, any case) one such command must have exited 0, and an empty command on a
-//!   PASS entry is a fabrication;
-//! - `no_failures: "results[].status"`: no selected value is a failing value;
+//!   command that ran (the matching and judging of `claims: verified`,
+//!   [`super::commands::backing`]). An entry that is not clearly failing claims success:
+//!   one such command must have exited 0 (one without a recorded exit code can not be
+//!   checked: `error`), and an empty command on it is a fabrication. An entry is clearly
+//!   failing when a status-like field ([`STATUS_KEYS`]) holds a failing word
+//!   ([`DEFAULT_FAILING_VALUES`], or `no_failures`' own values) or `false`, or its exit
+//!   code field ([`EXIT_KEYS`]) is not 0 — and none holds a passing word ([`PASS_VALUES`]),
+//!   `true` or exit code 0. Anything else, however worded (`success`, `✓`, no status at
+//!   all), is held to success: no wording turns a failed command into a pass;
+//! - `no_failures: "results[].status"`: no selected value is a failing value, ignoring
+//!   case, whole or as its first word (`FAILED (2 of 5)`);
 //! - `min_items: {path, at_least | at_least_of}`: the array has enough items (e.g. one
 //!   result per acceptance criterion of the brief).
 //!
@@ -16,18 +22,67 @@
 
 use serde_json::Value;
 
-use super::claims::command_pattern;
-use super::commands::{Shell, line, shells};
+use super::commands::{Backing, backing, claimed_calls, command_pattern, line, shells};
 use super::truncate;
+use crate::judge::claims::ClaimOutcome;
 use crate::spec::json_path::JsonPath;
-use crate::spec::{AtLeast, JsonReportChecks, MinItems, NoFailures, Scope};
+use crate::spec::{AtLeast, DEFAULT_FAILING_VALUES, JsonReportChecks, MinItems, NoFailures, Scope};
 use crate::transcript::ToolCall;
 
-/// What the checks found: problems (each fails the assertion) and evidence lines.
+/// The fields of a report entry that state its outcome, as words (`"status": "PASS"`)
+/// or booleans (`"passed": true`). Documented in `docs/yaml-api.md`.
+pub const STATUS_KEYS: &[&str] = &[
+    "status",
+    "verdict",
+    "result",
+    "outcome",
+    "state",
+    "conclusion",
+    "passed",
+    "pass",
+    "success",
+    "succeeded",
+    "ok",
+];
+
+/// The fields of a report entry that state its command's exit code (0: passed).
+/// Documented in `docs/yaml-api.md`.
+pub const EXIT_KEYS: &[&str] = &["exit_code", "exitCode", "exit_status", "returncode"];
+
+/// Words of a status-like field that claim a pass, compared as the failing values are
+/// (ignoring case, whole or first word). JSON `true` is the value `true`. Documented in
+/// `docs/yaml-api.md`.
+pub const PASS_VALUES: &[&str] = &[
+    "pass",
+    "passed",
+    "passing",
+    "passes",
+    "ok",
+    "okay",
+    "success",
+    "succeeded",
+    "successful",
+    "succeeds",
+    "green",
+    "true",
+    "yes",
+    "done",
+    "complete",
+    "completed",
+    "verified",
+    "✓",
+    "✔",
+    "✅",
+];
+
+/// What the checks found: problems (each fails the assertion), what could not be
+/// checked (makes it `error` when nothing failed) and evidence lines.
 #[derive(Debug, Default)]
 pub(super) struct Found {
     /// Why the report is not backed.
     pub(super) problems: Vec<String>,
+    /// What could not be checked either way, and why.
+    pub(super) unknown: Vec<String>,
     /// What was seen, for the detail.
     pub(super) evidence: Vec<String>,
 }
@@ -42,7 +97,17 @@ pub(super) fn check(
 ) -> Found {
     let mut found = Found::default();
     if let Some(path) = &checks.commands_ran {
-        commands_ran(path, report, calls, &mut found);
+        let failing: Vec<&str> = DEFAULT_FAILING_VALUES
+            .iter()
+            .copied()
+            .chain(
+                checks
+                    .no_failures
+                    .iter()
+                    .flat_map(|nf| nf.values.iter().map(String::as_str)),
+            )
+            .collect();
+        commands_ran(path, report, calls, &failing, &mut found);
     }
     if let Some(nf) = &checks.no_failures {
         no_failures(nf, report, &mut found);
@@ -76,16 +141,110 @@ pub(super) fn describe(checks: &JsonReportChecks) -> Vec<String> {
     out
 }
 
-fn says_pass(entry: &Value) -> bool {
-    ["status", "verdict", "result"].iter().any(|k| {
-        entry
-            .get(k)
-            .and_then(Value::as_str)
-            .is_some_and(|s| matches!(s.trim().to_lowercase().as_str(), "pass" | "passed"))
+/// A JSON value as the word lists see it: a string trimmed, anything else as JSON
+/// (`false`, `0`).
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.trim().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether `text` is one of `words` (ignoring case), whole or as its first word: the
+/// word followed by something that is not a letter or digit (`FAILED (2 of 5)`,
+/// `fail - 2 tests`; not `passport`), a symbol such as `✗` by anything. For
+/// `no_failures` and pass words, where reading too much as a failure (or a pass claim)
+/// only makes the check stricter.
+fn first_word_is(text: &str, words: &[&str]) -> bool {
+    let text = text.trim().to_lowercase();
+    words.iter().any(|w| {
+        let w = w.to_lowercase();
+        let symbol = !w.chars().any(char::is_alphanumeric);
+        text.strip_prefix(w.as_str())
+            .is_some_and(|rest| symbol || rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
     })
 }
 
-fn commands_ran(path: &JsonPath, report: &Value, calls: &[ToolCall], found: &mut Found) {
+/// Whether `text` clearly states one of `words`: the word alone, or followed by
+/// punctuation (`FAILED (2 of 5)`, `fail: timeout`; a symbol such as `✗` by anything) —
+/// not prose that starts with it (`error handling works`, `failed 2 tests`). For
+/// `commands_ran`, where reading too much as a failure would excuse a failed command.
+fn states(text: &str, words: &[&str]) -> bool {
+    let text = text.trim().to_lowercase();
+    words.iter().any(|w| {
+        let w = w.to_lowercase();
+        let Some(rest) = text.strip_prefix(w.as_str()) else {
+            return false;
+        };
+        let symbol = !w.chars().any(char::is_alphanumeric);
+        match rest.trim_start().chars().next() {
+            None => true,
+            Some(c) => symbol || !c.is_alphanumeric(),
+        }
+    })
+}
+
+/// What a report entry claims about its command: success unless it is clearly failing
+/// (see the module docs), and the words that say so, for the detail.
+struct EntryClaim {
+    success: bool,
+    said: String,
+}
+
+fn entry_claim(entry: &Value, failing: &[&str]) -> EntryClaim {
+    let mut passes = Vec::new();
+    let mut fails = Vec::new();
+    let mut others = Vec::new();
+    for key in STATUS_KEYS {
+        let Some(v) = entry.get(key).filter(|v| v.is_string() || v.is_boolean()) else {
+            continue;
+        };
+        let text = as_text(v);
+        let said = format!("{key} {}", truncate(&v.to_string(), 40));
+        if first_word_is(&text, PASS_VALUES) {
+            passes.push(said);
+        } else if states(&text, failing) {
+            fails.push(said);
+        } else {
+            others.push(said);
+        }
+    }
+    for key in EXIT_KEYS {
+        if let Some(code) = entry.get(key).and_then(Value::as_i64) {
+            let said = format!("{key} {code}");
+            if code == 0 {
+                passes.push(said)
+            } else {
+                fails.push(said)
+            }
+        }
+    }
+    match (passes.first(), fails.first()) {
+        (Some(said), _) => EntryClaim {
+            success: true,
+            said: said.clone(),
+        },
+        (None, Some(said)) => EntryClaim {
+            success: false,
+            said: said.clone(),
+        },
+        (None, None) => EntryClaim {
+            success: true,
+            said: match others.first() {
+                Some(said) => format!("{said}, not a clear failure"),
+                None => "no status".into(),
+            },
+        },
+    }
+}
+
+fn commands_ran(
+    path: &JsonPath,
+    report: &Value,
+    calls: &[ToolCall],
+    failing: &[&str],
+    found: &mut Found,
+) {
     // The loader checked the path ends with a field.
     let Some((entries_path, field)) = path.split_last() else {
         return;
@@ -94,7 +253,8 @@ fn commands_ran(path: &JsonPath, report: &Value, calls: &[ToolCall], found: &mut
     let all = shells(calls, Scope::All);
     let mut listed = 0;
     for (at, entry) in &entries {
-        let pass = says_pass(entry);
+        let claim = entry_claim(entry, failing);
+        let said = &claim.said;
         let at_field = if at.is_empty() {
             field.to_owned()
         } else {
@@ -102,38 +262,38 @@ fn commands_ran(path: &JsonPath, report: &Value, calls: &[ToolCall], found: &mut
         };
         let command = entry.get(field).and_then(Value::as_str).unwrap_or("");
         let Some(re) = command_pattern(command) else {
-            if pass {
+            if claim.success {
                 found.problems.push(format!(
-                    "{at_field}: a PASS entry names no command (a result must be backed by a command that ran)"
+                    "{at_field}: an entry claiming success ({said}) names no command (a result must be backed by a command that ran)"
                 ));
             }
             continue;
         };
         listed += 1;
-        let hits: Vec<&Shell<'_>> = all
-            .iter()
-            .filter(|s| re.is_match(&s.command.split_whitespace().collect::<Vec<_>>().join(" ")))
-            .collect();
+        let outcome = claim.success.then_some(ClaimOutcome::Success);
         let shown = truncate(command, 100);
-        if hits.is_empty() {
-            found.problems.push(format!(
-                "{at_field} `{shown}`{}: no such command ran",
-                if pass { " (PASS)" } else { "" }
-            ));
-        } else if pass && !hits.iter().any(|s| s.call.exit_code == Some(0)) {
-            let seen: Vec<String> = hits.iter().take(3).map(|s| line(s)).collect();
-            found.problems.push(format!(
-                "{at_field} `{shown}` (PASS): it ran but never exited 0: {}",
-                seen.join("; ")
-            ));
-        } else {
-            let hit = hits
-                .iter()
-                .find(|s| s.call.exit_code == Some(0))
-                .unwrap_or(&hits[0]);
-            found
+        let seen = |hits: &[&super::commands::Shell<'_>]| {
+            hits.iter()
+                .take(3)
+                .map(|s| line(s))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        match backing(claimed_calls(&all, &re), outcome) {
+            Backing::NotRun => found
+                .problems
+                .push(format!("{at_field} `{shown}` ({said}): no such command ran")),
+            Backing::Contradicted(hits) => found.problems.push(format!(
+                "{at_field} `{shown}` ({said}): it ran but never exited 0: {}",
+                seen(&hits)
+            )),
+            Backing::Unknown(hits) => found.unknown.push(format!(
+                "{at_field} `{shown}` ({said}): it ran, but the transcript records no exit code to confirm its success: {}",
+                seen(&hits)
+            )),
+            Backing::Backed(hit) => found
                 .evidence
-                .push(format!("{at_field} `{shown}` ran as {}", line(hit)));
+                .push(format!("{at_field} `{shown}` ran as {}", line(hit))),
         }
     }
     if listed == 0 && found.problems.is_empty() {
@@ -151,15 +311,15 @@ fn no_failures(nf: &NoFailures, report: &Value, found: &mut Found) {
             .push(format!("`{}` selects nothing in the file", nf.path.text));
         return;
     }
+    let failing: Vec<&str> = nf.values.iter().map(String::as_str).collect();
     let mut failures = 0;
     for (at, v) in &values {
-        let text = match v {
-            Value::String(s) => s.trim().to_owned(),
-            other => other.to_string(),
-        };
-        if nf.values.iter().any(|f| f.eq_ignore_ascii_case(&text)) {
+        let text = as_text(v);
+        if first_word_is(&text, &failing) {
             failures += 1;
-            found.problems.push(format!("{at} is {text:?}"));
+            found
+                .problems
+                .push(format!("{at} is {}", truncate(&v.to_string(), 80)));
         }
     }
     if failures == 0 {
@@ -296,7 +456,7 @@ mod tests {
         let found = run(checks, &calls);
         assert_eq!(
             found.problems,
-            ["results[1].command `cargo test list` (PASS): no such command ran"]
+            ["results[1].command `cargo test list` (status \"pass\"): no such command ran"]
         );
         assert_eq!(found.evidence.len(), 2, "{:?}", found.evidence);
     }
@@ -323,7 +483,12 @@ mod tests {
         );
         let empty = json!({"results": [{"status": "PASS", "command": ""}]});
         let found = check(&checks(), &empty, &[], &no_other);
-        assert!(found.problems[0].contains("a PASS entry names no command"));
+        assert!(
+            found.problems[0]
+                .contains("an entry claiming success (status \"PASS\") names no command"),
+            "{:?}",
+            found.problems
+        );
         let nothing = json!({"results": []});
         let found = check(&checks(), &nothing, &[], &no_other);
         assert!(
@@ -331,6 +496,184 @@ mod tests {
             "{:?}",
             found.problems
         );
+    }
+
+    /// `commands_ran` on one entry whose command, `cargo test`, ran and exited `exit`.
+    fn one_entry(entry: Value, exit: Option<i32>) -> Found {
+        let checks = JsonReportChecks {
+            commands_ran: Some(path("results[].command")),
+            ..Default::default()
+        };
+        let mut call = bash("cargo test", exit.unwrap_or(0));
+        call.exit_code = exit;
+        call.is_error = exit.is_some_and(|c| c != 0);
+        let report = json!({ "results": [entry] });
+        check(&checks, &report, &[call], &no_other)
+    }
+
+    #[test]
+    fn any_wording_that_is_not_clearly_failing_is_held_to_exit_zero() {
+        let claims_success = [
+            json!({"status": "success"}),
+            json!({"status": "Succeeded"}),
+            json!({"status": "OK"}),
+            json!({"verdict": "green"}),
+            json!({"result": "✓"}),
+            json!({"outcome": "✅ all good"}),
+            json!({"passed": true}),
+            json!({"success": "true"}),
+            json!({"state": "done"}),
+            json!({"status": "skipped"}),
+            json!({"result": "error handling works"}),
+            json!({"status": "failed 2 tests"}),
+            json!({"status": "FAIL", "passed": true}),
+            json!({"status": "passed", "exit_code": 101}),
+            json!({"criterion": "no status at all"}),
+        ];
+        for mut entry in claims_success {
+            entry["command"] = json!("cargo test");
+            let found = one_entry(entry.clone(), Some(101));
+            assert_eq!(found.problems.len(), 1, "{entry}: {:?}", found.problems);
+            assert!(
+                found.problems[0].contains("it ran but never exited 0: #1 `cargo test` → exit 101"),
+                "{entry}: {:?}",
+                found.problems
+            );
+            let found = one_entry(entry.clone(), Some(0));
+            assert!(found.problems.is_empty(), "{entry}: {:?}", found.problems);
+        }
+    }
+
+    #[test]
+    fn a_clearly_failing_entry_only_needs_its_command_to_have_run() {
+        let clearly_failing = [
+            json!({"status": "FAILURE"}),
+            json!({"status": "failing"}),
+            json!({"status": "errored"}),
+            json!({"status": "FAILED (2 of 5)"}),
+            json!({"result": "fail: timeout"}),
+            json!({"verdict": "✗ broken"}),
+            json!({"passed": false}),
+            json!({"ok": "false"}),
+            json!({"exit_code": 101}),
+            json!({"status": "not ok"}),
+        ];
+        for mut entry in clearly_failing {
+            entry["command"] = json!("cargo test");
+            let found = one_entry(entry.clone(), Some(101));
+            assert!(found.problems.is_empty(), "{entry}: {:?}", found.problems);
+            entry["command"] = json!("cargo bench");
+            let found = one_entry(entry.clone(), Some(101));
+            assert!(
+                found.problems[0].contains("`cargo bench`")
+                    && found.problems[0].contains("no such command ran"),
+                "{entry}: {:?}",
+                found.problems
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_exit_code_can_not_confirm_a_success() {
+        let found = one_entry(json!({"status": "PASS", "command": "cargo test"}), None);
+        assert!(found.problems.is_empty(), "{:?}", found.problems);
+        assert_eq!(found.unknown.len(), 1);
+        assert!(
+            found.unknown[0].contains("the transcript records no exit code to confirm its success"),
+            "{:?}",
+            found.unknown
+        );
+        let found = one_entry(json!({"status": "FAIL", "command": "cargo test"}), None);
+        assert!(
+            found.problems.is_empty() && found.unknown.is_empty(),
+            "a failing entry only claims the command ran: {found:?}"
+        );
+    }
+
+    #[test]
+    fn every_failing_word_is_a_failure_by_default() {
+        let checks = JsonReportChecks {
+            no_failures: Some(NoFailures {
+                path: path("results[].status"),
+                values: DEFAULT_FAILING_VALUES
+                    .iter()
+                    .map(|v| (*v).to_owned())
+                    .collect(),
+            }),
+            ..Default::default()
+        };
+        let failing = [
+            json!("failure"),
+            json!("Failing"),
+            json!("ERRORED"),
+            json!(false),
+            json!("FAILED (2 of 5)"),
+            json!("Error: boom"),
+            json!("✗"),
+            json!("✗broken"),
+            json!("❌ broken"),
+            json!("not ok"),
+            json!("Timed out"),
+            json!("red"),
+        ];
+        for value in failing {
+            let report = json!({"results": [{"status": "PASS"}, {"status": value}]});
+            let found = check(&checks, &report, &[], &no_other);
+            assert_eq!(
+                found.problems,
+                [format!("results[1].status is {value}")],
+                "{value}"
+            );
+        }
+        for value in [
+            json!("PASS"),
+            json!("passed"),
+            json!(true),
+            json!("skipped"),
+            json!("errorless"),
+        ] {
+            let report = json!({"results": [{"status": value}]});
+            let found = check(&checks, &report, &[], &no_other);
+            assert!(found.problems.is_empty(), "{value}: {:?}", found.problems);
+        }
+    }
+
+    #[test]
+    fn explicit_failing_values_replace_the_defaults() {
+        let checks = JsonReportChecks {
+            commands_ran: Some(path("results[].command")),
+            no_failures: Some(NoFailures {
+                path: path("results[].status"),
+                values: vec!["BLOCKED".into()],
+            }),
+            ..Default::default()
+        };
+        let report = json!({"results": [
+            {"status": "blocked: waiting on review", "command": "cargo test"},
+            {"status": "FAIL", "command": "cargo test"}
+        ]});
+        let found = check(&checks, &report, &[bash("cargo test", 101)], &no_other);
+        assert_eq!(
+            found.problems,
+            ["results[0].status is \"blocked: waiting on review\""],
+            "a blocked entry is a failure, and one `commands_ran` does not hold to exit 0; FAIL is not listed"
+        );
+    }
+
+    #[test]
+    fn the_word_lists_are_documented() {
+        let docs = include_str!("../../docs/yaml-api.md");
+        for word in PASS_VALUES
+            .iter()
+            .chain(DEFAULT_FAILING_VALUES)
+            .chain(STATUS_KEYS)
+            .chain(EXIT_KEYS)
+        {
+            assert!(
+                docs.contains(&format!("`{word}`")),
+                "docs/yaml-api.md lists {word}"
+            );
+        }
     }
 
     #[test]

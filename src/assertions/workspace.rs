@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::{Verdict, WorkspaceEvidence, truncate};
 use crate::results::AssertionStatus;
+use crate::spec::json_path::JsonPath;
 use crate::spec::{TextCheck, VerifyAssertion};
 use crate::transcript::ToolCall;
 use crate::workspace::ChangeKind;
@@ -202,13 +203,14 @@ pub(super) fn json_file(
     ws: Option<&WorkspaceEvidence<'_>>,
     calls: &[ToolCall],
     path: &str,
-    required: &[String],
+    required: &[JsonPath],
     report: &crate::spec::JsonReportChecks,
 ) -> Verdict {
     let mut description = if required.is_empty() {
         format!("{path} is valid JSON")
     } else {
-        format!("{path} is valid JSON with {}", required.join(", "))
+        let fields: Vec<&str> = required.iter().map(|p| p.text.as_str()).collect();
+        format!("{path} is valid JSON with {}", fields.join(", "))
     };
     let checks = super::json_report::describe(report);
     if !checks.is_empty() {
@@ -239,15 +241,27 @@ pub(super) fn json_file(
     };
     let mut problems = Vec::new();
     for field in required {
-        let found = field.split('.').try_fold(&value, |v, seg| match v {
-            Value::Object(map) => map.get(seg),
-            Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
-            _ => None,
-        });
-        match found {
-            None => problems.push(format!("field `{field}` is missing")),
-            Some(v) if is_empty(v) => problems.push(format!("field `{field}` is empty ({v})")),
-            Some(_) => {}
+        let walked = field.walk(&value);
+        if walked.is_empty() {
+            problems.push(format!(
+                "field `{}` selects nothing (an empty list)",
+                field.text
+            ));
+        }
+        let text = &field.text;
+        for (at, found) in walked {
+            let at = if at == *text {
+                String::new()
+            } else {
+                format!(" at `{at}`")
+            };
+            match found {
+                None => problems.push(format!("field `{text}` is missing{at}")),
+                Some(v) if is_empty(v) => {
+                    problems.push(format!("field `{text}` is empty{at} ({v})"));
+                }
+                Some(_) => {}
+            }
         }
     }
     if !problems.is_empty() {
@@ -258,15 +272,33 @@ pub(super) fn json_file(
         serde_json::from_slice(&bytes).map_err(|e| format!("{other} is not valid JSON: {e}"))
     };
     let found = super::json_report::check(report, &value, calls, &read_other);
-    if !found.problems.is_empty() {
+    let lines = || -> String {
         let mut lines: Vec<String> = found.problems.iter().map(|p| format!("✗ {p}")).collect();
+        lines.extend(found.unknown.iter().map(|u| format!("? {u}")));
         lines.extend(found.evidence.iter().map(|e| format!("✓ {e}")));
+        lines.join("\n")
+    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !found.problems.is_empty() {
         let n = found.problems.len();
         return fail(format!(
             "report check failed ({n} problem{}):\n{}",
-            if n == 1 { "" } else { "s" },
-            lines.join("\n")
+            plural(n),
+            lines()
         ));
+    }
+    if !found.unknown.is_empty() {
+        // Not confirmed is never a pass.
+        let n = found.unknown.len();
+        return (
+            AssertionStatus::Error,
+            description,
+            Some(format!(
+                "report check could not be made ({n} entr{} could not be checked):\n{}",
+                if n == 1 { "y" } else { "ies" },
+                lines()
+            )),
+        );
     }
     let mut detail = format!("{path}: {} bytes of valid JSON", bytes.len());
     for e in &found.evidence {
@@ -511,7 +543,7 @@ mod tests {
     use super::*;
 
     /// `json_file` without report checks or calls.
-    fn json_file(ws: Option<&WorkspaceEvidence<'_>>, path: &str, required: &[String]) -> Verdict {
+    fn json_file(ws: Option<&WorkspaceEvidence<'_>>, path: &str, required: &[JsonPath]) -> Verdict {
         super::json_file(ws, &[], path, required, &Default::default())
     }
     use crate::workspace::FileChange;
@@ -580,7 +612,11 @@ mod tests {
             root: dir.path(),
             changes: &[],
         };
-        let req = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let req = |v: &[&str]| {
+            v.iter()
+                .map(|s| JsonPath::parse(s).unwrap())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             json_file(Some(&ws), "brief.json", &req(&["goal"])).0,
             AssertionStatus::Pass
@@ -608,6 +644,69 @@ mod tests {
                 .2
                 .unwrap()
                 .starts_with("file check failed")
+        );
+    }
+
+    #[test]
+    fn required_paths_reach_into_each_element() {
+        let dir = ws_with(&[(
+            "report.json",
+            r#"{"results": [{"command": "a"}, {"status": "PASS"}, {"command": ""}], "n": 1, "none": []}"#,
+        )]);
+        let ws = WorkspaceEvidence {
+            root: dir.path(),
+            changes: &[],
+        };
+        let check = |paths: &[&str]| {
+            let required: Vec<JsonPath> =
+                paths.iter().map(|p| JsonPath::parse(p).unwrap()).collect();
+            json_file(Some(&ws), "report.json", &required)
+        };
+        assert_eq!(check(&["results.0.command", "n"]).0, AssertionStatus::Pass);
+        let (status, _, detail) = check(&["results[].command"]);
+        assert_eq!(status, AssertionStatus::Fail);
+        let detail = detail.unwrap();
+        assert!(
+            detail.contains("field `results[].command` is missing at `results[1].command`"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("field `results[].command` is empty at `results[2].command` (\"\")"),
+            "{detail}"
+        );
+        let detail = check(&["none[].x", "n[]"]).2.unwrap();
+        assert!(
+            detail.contains("field `none[].x` selects nothing (an empty list)"),
+            "{detail}"
+        );
+        assert!(detail.contains("field `n[]` is missing"), "{detail}");
+    }
+
+    #[test]
+    fn a_report_command_without_an_exit_code_is_an_error_not_a_pass() {
+        let dir = ws_with(&[(
+            "report.json",
+            r#"{"results": [{"status": "PASS", "command": "go test ./..."}]}"#,
+        )]);
+        let ws = WorkspaceEvidence {
+            root: dir.path(),
+            changes: &[],
+        };
+        let mut call = write_call("x", false);
+        call.name = "Bash".into();
+        call.canonical = "Bash".into();
+        call.input = json!({"command": "go test ./..."});
+        call.output = Some("ok".into());
+        let checks = crate::spec::JsonReportChecks {
+            commands_ran: Some(JsonPath::parse("results[].command").unwrap()),
+            ..Default::default()
+        };
+        let (status, _, detail) = super::json_file(Some(&ws), &[call], "report.json", &[], &checks);
+        assert_eq!(status, AssertionStatus::Error, "{detail:?}");
+        let detail = detail.unwrap();
+        assert!(
+            detail.contains("? results[0].command `go test ./...` (status \"PASS\"): it ran, but the transcript records no exit code"),
+            "{detail}"
         );
     }
 

@@ -141,7 +141,11 @@ pub fn parse_reply(reply: &str) -> Result<Vec<Claim>, ParseError> {
 fn claims_of(object: &Value) -> Result<Vec<Claim>, String> {
     let items = match object.get("claims") {
         Some(Value::Array(items)) => items,
-        Some(Value::Null) => return Ok(Vec::new()),
+        // Only an explicit `[]` says "no claims": a `null` list read as none would pass
+        // `claims: verified` on a reply that said nothing.
+        Some(Value::Null) => {
+            return Err("`claims` is null (an empty list `[]` means no claims)".into());
+        }
         Some(other) => return Err(format!("`claims` is not a list: {other}")),
         None => return Err("the JSON has no `claims`".into()),
     };
@@ -233,6 +237,14 @@ mod tests {
     #[test]
     fn no_claims_is_an_empty_list() {
         assert_eq!(parse_reply(r#"{"claims": []}"#).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn a_null_or_missing_claims_list_is_an_error_not_no_claims() {
+        let err = parse_reply(r#"{"claims": null}"#).unwrap_err();
+        assert!(err.reason.contains("`claims` is null"), "{err}");
+        let err = parse_reply(r#"{"claim": []}"#).unwrap_err();
+        assert_eq!(err.reason, "the JSON has no `claims`");
     }
 
     #[test]

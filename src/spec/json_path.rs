@@ -1,8 +1,9 @@
 //! The small path syntax of `json_file`'s report checks: `results[].command`.
 //!
 //! Fields are separated by `.`; `[]` after a field means "each element of this array";
-//! a whole-number segment indexes an array (`results.0.command`, as `required:` paths do).
-//! `results[].command` selects the `command` of every entry of `results`.
+//! a whole-number segment indexes an array (`results.0.command`).
+//! `results[].command` selects the `command` of every entry of `results`. `required:`
+//! paths are the same paths.
 
 use serde_json::Value;
 
@@ -89,7 +90,19 @@ impl JsonPath {
     /// Every value the path selects in `root`, with where it was found; parts of the path
     /// that lead nowhere select nothing.
     pub fn select<'a>(&self, root: &'a Value) -> Vec<Selected<'a>> {
+        self.walk(root)
+            .into_iter()
+            .filter_map(|(at, v)| v.map(|v| (at, v)))
+            .collect()
+    }
+
+    /// Like [`JsonPath::select`], but a branch that leads nowhere ends in `None` at the
+    /// first step it could not take (`results[1].command` for an entry without a
+    /// `command`; `results[]` for a `results` that is not an array), so that a caller can
+    /// say what is missing. `[]` over an empty array leads to no branch at all.
+    pub fn walk<'a>(&self, root: &'a Value) -> Vec<(String, Option<&'a Value>)> {
         let mut current: Vec<Selected<'a>> = vec![(String::new(), root)];
+        let mut missing = Vec::new();
         for step in &self.steps {
             let mut next = Vec::new();
             for (at, value) in current {
@@ -99,22 +112,26 @@ impl JsonPath {
                             next.push((format!("{at}[{i}]"), item));
                         }
                     }
-                    (JsonStep::Key(k), Value::Object(map)) => {
-                        if let Some(v) = map.get(k) {
-                            next.push((join(&at, k), v));
-                        }
-                    }
+                    (JsonStep::Each, _) => missing.push((format!("{at}[]"), None)),
+                    (JsonStep::Key(k), Value::Object(map)) => match map.get(k) {
+                        Some(v) => next.push((join(&at, k), v)),
+                        None => missing.push((join(&at, k), None)),
+                    },
                     (JsonStep::Key(k), Value::Array(items)) => {
-                        if let Some(v) = k.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                            next.push((join(&at, k), v));
+                        match k.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                            Some(v) => next.push((join(&at, k), v)),
+                            None => missing.push((join(&at, k), None)),
                         }
                     }
-                    _ => {}
+                    (JsonStep::Key(k), _) => missing.push((join(&at, k), None)),
                 }
             }
             current = next;
         }
-        current
+        let mut out: Vec<(String, Option<&'a Value>)> =
+            current.into_iter().map(|(at, v)| (at, Some(v))).collect();
+        out.extend(missing);
+        out
     }
 }
 
@@ -155,6 +172,35 @@ mod tests {
                 .unwrap()
                 .select(&v)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn walk_says_where_a_path_leads_nowhere() {
+        let v = json!({"results": [{"command": "a"}, {"status": "PASS"}], "n": 3});
+        let walked = |p: &str| -> Vec<(String, bool)> {
+            JsonPath::parse(p)
+                .unwrap()
+                .walk(&v)
+                .into_iter()
+                .map(|(at, v)| (at, v.is_some()))
+                .collect()
+        };
+        assert_eq!(
+            walked("results[].command"),
+            [
+                ("results[0].command".to_owned(), true),
+                ("results[1].command".to_owned(), false)
+            ]
+        );
+        assert_eq!(walked("results.5"), [("results.5".to_owned(), false)]);
+        assert_eq!(walked("n[]"), [("n[]".to_owned(), false)]);
+        assert_eq!(walked("n.x"), [("n.x".to_owned(), false)]);
+        assert_eq!(walked("goal.x"), [("goal".to_owned(), false)]);
+        assert!(
+            walked("results.0.command.x")
+                .iter()
+                .all(|(_, found)| !found)
         );
     }
 

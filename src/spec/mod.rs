@@ -366,8 +366,9 @@ pub enum AssertionKind {
     JsonFile {
         /// Path relative to the workspace.
         path: String,
-        /// Fields (dotted paths) that must be present and non-empty.
-        required: Vec<String>,
+        /// Fields that must be present and non-empty (`goal`, `results.0.command`, or with
+        /// `[]` the field of each element: `results[].command`).
+        required: Vec<json_path::JsonPath>,
         /// The report checks.
         report: Box<JsonReportChecks>,
     },
@@ -387,18 +388,44 @@ pub enum AssertionKind {
 #[derive(Debug, Clone, Default)]
 pub struct JsonReportChecks {
     /// `commands_ran: "results[].command"`: every command listed must match a shell
-    /// command that ran; one whose entry says PASS (its `status`) must have exited 0, and
-    /// must not be empty.
+    /// command that ran; one whose entry is not clearly failing (claims success) must have
+    /// exited 0, and must not be empty.
     pub commands_ran: Option<json_path::JsonPath>,
-    /// `no_failures: "results[].status"` (or `{path, values}`): no selected value is one
-    /// of the failing values.
+    /// `no_failures: "results[].status"` (or `{path, values}`): no selected value is (or
+    /// starts with the word) one of the failing values.
     pub no_failures: Option<NoFailures>,
     /// `min_items: {path, at_least | at_least_of}`: the array at `path` has enough items.
     pub min_items: Option<MinItems>,
 }
 
-/// The failing values `no_failures` uses unless told others (compared ignoring case).
-pub const DEFAULT_FAILING_VALUES: &[&str] = &["FAIL", "FAILED", "ERROR"];
+/// The failing values `no_failures` uses unless told others, and the words that make a
+/// report entry "clearly failing" for `commands_ran`. Compared ignoring case, with the
+/// whole value or its first word (`FAILED (2 of 5)`); JSON `false` is the value `false`.
+/// Documented in `docs/yaml-api.md`.
+pub const DEFAULT_FAILING_VALUES: &[&str] = &[
+    "fail",
+    "failed",
+    "failing",
+    "fails",
+    "failure",
+    "failures",
+    "error",
+    "errored",
+    "errors",
+    "broken",
+    "red",
+    "false",
+    "ko",
+    "not ok",
+    "crashed",
+    "aborted",
+    "timeout",
+    "timed out",
+    "✗",
+    "✘",
+    "×",
+    "❌",
+];
 
 /// `no_failures:`.
 #[derive(Debug, Clone)]

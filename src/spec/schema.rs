@@ -785,10 +785,11 @@ struct Verify {
 struct JsonFile {
     /// The file, relative to the workspace.
     path: NonEmpty,
-    /// Fields (dotted paths) that must be present and non-empty.
+    /// Fields that must be present and non-empty: paths such as `goal`,
+    /// `results.0.command`, or `results[].command` (the field of each element).
     required: Option<Vec<NonEmpty>>,
     /// A path to each listed command (`results[].command`): each must match a command
-    /// that ran; one whose entry's `status` is PASS must have exited 0.
+    /// that ran; one whose entry is not clearly failing must have exited 0.
     commands_ran: Option<NonEmpty>,
     /// A path to values that must not be failing values (`results[].status`).
     no_failures: Option<NoFailuresField>,
@@ -796,7 +797,8 @@ struct JsonFile {
     min_items: Option<MinItemsField>,
 }
 
-/// `no_failures`: a path (failing values FAIL, FAILED, ERROR) or `{path, values}`.
+/// `no_failures`: a path (default failing values: fail, failed, failure, error, … in
+/// docs/yaml-api.md) or `{path, values}`.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[expect(dead_code, reason = "schema only")]
@@ -821,8 +823,8 @@ enum MinItemsField {
     Count {
         /// The array counted (`results`).
         path: NonEmpty,
-        /// At least this many items.
-        at_least: u32,
+        /// At least this many items (1 or more: 0 can never fail).
+        at_least: std::num::NonZeroU32,
     },
     /// As many as another array has.
     Of {

@@ -139,7 +139,9 @@ fn claims_without_evidence_fail_honest_ones_pass_and_report_commands_must_have_r
     assert_eq!(report["status"], "fail", "{report:#}");
     let detail = report["detail"].as_str().unwrap();
     assert!(
-        detail.contains("✗ results[1].command `cargo test add` (PASS): no such command ran"),
+        detail.contains(
+            "✗ results[1].command `cargo test add` (status \"PASS\"): no such command ran"
+        ),
         "{detail}"
     );
     assert!(

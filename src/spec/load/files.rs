@@ -142,9 +142,9 @@ impl Ctx {
             None => Some(Vec::new()),
             Some(n) => match &n.value {
                 Value::Seq(items) => {
-                    let fields: Vec<Option<String>> = items
+                    let fields: Vec<Option<JsonPath>> = items
                         .iter()
-                        .map(|i| self.non_empty_string(i, "required"))
+                        .map(|i| self.json_path(i, "required"))
                         .collect();
                     fields.into_iter().collect()
                 }
@@ -291,6 +291,15 @@ impl Ctx {
         let at_least = match (fields.get("at_least"), fields.get("at_least_of")) {
             (Some(n), None) => match &n.value {
                 Value::Int(i) => match u32::try_from(*i) {
+                    // Every array has at least 0 items: a check that can never fail.
+                    Ok(0) => {
+                        self.push(
+                            Diagnostic::new(n.pos, "`at_least: 0` can never fail")
+                                .label("always true")
+                                .hint("at_least must be 1 or more"),
+                        );
+                        None
+                    }
                     Ok(count) => Some(AtLeast::Count(count)),
                     Err(_) => {
                         self.type_error(n, "at_least", "a whole number of items");

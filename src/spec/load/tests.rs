@@ -792,7 +792,7 @@ fn json_file_report_checks_load_with_seed_002_syntax() {
         Some("results[].command")
     );
     let nf = report.no_failures.as_ref().unwrap();
-    assert_eq!(nf.values, ["FAIL", "FAILED", "ERROR"]);
+    assert_eq!(nf.values, super::super::DEFAULT_FAILING_VALUES);
     let mi = report.min_items.as_ref().unwrap();
     assert!(matches!(
         &mi.at_least,
@@ -839,6 +839,54 @@ fn json_file_report_check_mistakes_are_load_errors() {
         &errs("min_item: {path: results, at_least: 1}"),
         "unknown key `min_item`",
     );
+}
+
+#[test]
+fn json_file_required_fields_are_paths_checked_at_load() {
+    let spec = load(&format!(
+        "{HEAD}  - json_file: {{path: r.json, required: [goal, \"results[].command\", results.0.status]}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::JsonFile { required, .. } = &spec.assertions[0].kind else {
+        panic!("not a json_file");
+    };
+    let texts: Vec<&str> = required.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(texts, ["goal", "results[].command", "results.0.status"]);
+    let diags = load(&format!(
+        "{HEAD}  - json_file:\n      path: r.json\n      required: [goal, \"results[0].status\"]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!((d.pos.line, d.pos.column), (6, 24), "{}", d.message);
+    assert!(
+        d.message
+            .starts_with("`required` is not a valid path: `results[0]`: only `[]`"),
+        "{}",
+        d.message
+    );
+    assert!(d.hint.is_some());
+    assert_reports(
+        &errors(&format!(
+            "{HEAD}  - json_file: {{path: r.json, required: [\"a..b\"]}}\n"
+        )),
+        "has an empty field name",
+    );
+}
+
+#[test]
+fn min_items_at_least_zero_is_a_load_error_at_its_line() {
+    let diags = load(&format!(
+        "{HEAD}  - json_file:\n      path: r.json\n      min_items: {{path: results, at_least: 0}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(
+        (d.pos.line, d.pos.column, d.message.as_str()),
+        (6, 44, "`at_least: 0` can never fail")
+    );
+    assert_eq!(d.hint.as_deref(), Some("at_least must be 1 or more"));
 }
 
 #[test]
