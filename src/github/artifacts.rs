@@ -55,8 +55,9 @@ pub enum BaselineError {
     NoBranch,
     /// No successful run had the artifact.
     #[error(
-        "no successful run of {workflow} on {branch} has an aptitude results artifact{} (looked at {runs} runs{})",
+        "no successful run of {workflow} on {branch} has an aptitude results artifact{} (looked at {runs} run{}{})",
         name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default(),
+        if *runs == 1 { "" } else { "s" },
         if *skipped > 0 { format!(", skipped {skipped} of forks or pull requests") } else { String::new() }
     )]
     NotFound {

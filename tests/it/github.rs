@@ -963,7 +963,7 @@ async fn baseline_auto_with_only_fork_runs_is_a_notice_naming_the_skipped_runs()
         .await;
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("(looked at 1 runs, skipped 1 of forks or pull requests)"),
+        out.contains("(looked at 1 run, skipped 1 of forks or pull requests)"),
         "{out}"
     );
     let body = gh.writes().await[0].2["body"].as_str().unwrap().to_owned();
