@@ -479,7 +479,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
 fn packed(html: &str) -> std::io::Result<String> {
     use base64::Engine as _;
     use std::io::Write as _;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(html.as_bytes())?;
     Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
 }
