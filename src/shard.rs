@@ -356,6 +356,18 @@ pub enum MergeError {
         /// The file that differs.
         second: String,
     },
+    /// A part of a split test that can not be one.
+    #[error("test `{name}` ({file}) in {results} is not a valid part of a split test: {why}")]
+    InvalidSplit {
+        /// The test file.
+        file: String,
+        /// The test's name.
+        name: String,
+        /// The results file holding the part.
+        results: String,
+        /// What is wrong.
+        why: String,
+    },
     /// Two files are shards of different splits.
     #[error(
         "{first} is shard {first_shard} but {other} is shard {other_shard} of another split (shards of one run have the same N, test and run counts, and balancing baseline)"
@@ -566,7 +578,22 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
     };
     let (of, min_pass) = whole(first);
     let key = first.key();
-    let template = first.runs.first().unwrap_or(first).clone();
+    let invalid = |file: &str, why: String| MergeError::InvalidSplit {
+        file: key.file.clone(),
+        name: key.name.clone(),
+        results: file.to_owned(),
+        why,
+    };
+    if of > crate::spec::MAX_RUNS || min_pass == 0 || min_pass > of {
+        return Err(invalid(
+            first_file,
+            format!(
+                "{of} runs with min_pass {min_pass} (a test has 1 to {} runs, and min_pass 1 to its runs)",
+                crate::spec::MAX_RUNS
+            ),
+        ));
+    }
+    let blank = missing_run(first.runs.first().unwrap_or(first));
     let first_file = first_file.clone();
     let mut runs: BTreeMap<u32, (String, TestResult)> = BTreeMap::new();
     for (file, part) in parts {
@@ -579,6 +606,9 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
             });
         }
         let numbers: Vec<u32> = part.numbered_runs().map(|(n, _)| n).collect();
+        if let Some(bad) = numbers.iter().find(|&&n| n == 0 || n > of) {
+            return Err(invalid(&file, format!("it holds run {bad} of {of}")));
+        }
         for (number, run) in numbers.into_iter().zip(part.runs) {
             if let Some((earlier, _)) = runs.get(&number) {
                 return Err(MergeError::DuplicateRun {
@@ -595,7 +625,13 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
     let all: Vec<TestResult> = (1..=of)
         .map(|number| match runs.remove(&number) {
             Some((_, run)) => run,
-            None => missing_run(&template, number, of),
+            None => {
+                let mut run = blank.clone();
+                run.error = Some(format!(
+                    "run {number} of {of} is in none of the merged results: its shard did not report it"
+                ));
+                run
+            }
         })
         .collect();
     Ok(crate::repeat::aggregate_split(
@@ -606,14 +642,13 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
     ))
 }
 
-/// Run `number` of `of` of a split test that no shard's results hold (its shard was cut
-/// before it reported): an `error` run, never a pass.
-fn missing_run(template: &TestResult, number: u32, of: u32) -> TestResult {
+/// A run of a split test that no shard's results hold (its shard was cut before it
+/// reported), from another run of it: an `error` run, never a pass, with nothing of the
+/// other run but its identity. The caller says which run it is.
+fn missing_run(template: &TestResult) -> TestResult {
     let mut run = template.clone();
     run.status = crate::results::TestStatus::Error;
-    run.error = Some(format!(
-        "run {number} of {of} is in none of the merged results: its shard did not report it"
-    ));
+    run.error = None;
     run.error_kind = Some(crate::results::ErrorKind::Interrupted);
     run.duration_ms = 0;
     run.usage = None;
@@ -1102,5 +1137,39 @@ mod tests {
         let mut no_budget = merged.clone();
         no_budget.summary.budget = None;
         assert!(!no_budget.all_passed());
+    }
+
+    /// An edited or hostile results file can not make `merge` invent runs: a part of a
+    /// split test must fit the limits of a test.
+    #[test]
+    fn a_split_part_out_of_bounds_is_refused() {
+        let whole = result("t", "passed", 3, 1);
+        let mut huge = part(&whole, &[1]);
+        huge.repeat.as_mut().unwrap().split.as_mut().unwrap().of = 4_000_000_000;
+        let refused = merge(vec![
+            shard_file(1, 1, vec![huge]),
+            shard_file(2, 1, vec![part(&whole, &[2, 3])]),
+        ]);
+        assert!(
+            matches!(&refused, Err(MergeError::InvalidSplit { why, .. }) if why.contains("4000000000 runs")),
+            "{refused:?}"
+        );
+        let mut beyond = part(&whole, &[2, 3]);
+        beyond
+            .repeat
+            .as_mut()
+            .unwrap()
+            .split
+            .as_mut()
+            .unwrap()
+            .numbers = vec![2, 7];
+        let refused = merge(vec![
+            shard_file(1, 1, vec![part(&whole, &[1])]),
+            shard_file(2, 1, vec![beyond]),
+        ]);
+        assert!(
+            matches!(&refused, Err(MergeError::InvalidSplit { why, .. }) if why.contains("run 7 of 3")),
+            "{refused:?}"
+        );
     }
 }
