@@ -45,6 +45,28 @@ pub(super) async fn auto_baseline() -> Option<(Results, String)> {
     }
 }
 
+/// `--baseline`, read once: `None` without one; else its results, or why there are none —
+/// `Err(None)` when `github:auto` found none (its notice said so), `Err(Some(error))` for a
+/// file that could not be read (each user of it says what it does without).
+pub(super) type ReadBaseline = Option<Result<Results, Option<String>>>;
+
+/// Reads `--baseline` (`path`): a results file, or `github:auto` — what `auto` holds when
+/// it was already looked for in this run, else looked for now.
+pub(super) async fn read_baseline(
+    path: Option<&std::path::Path>,
+    auto: Option<&Option<(Results, String)>>,
+) -> ReadBaseline {
+    let path = path?;
+    if is_auto(path) {
+        let found = match auto {
+            Some(found) => found.clone(),
+            None => auto_baseline().await,
+        };
+        return Some(found.map(|(baseline, _)| baseline).ok_or(None));
+    }
+    Some(json::read(path).map_err(|e| Some(e.to_string())))
+}
+
 /// Whether `path` is `github:auto`.
 pub(super) fn is_auto(path: &std::path::Path) -> bool {
     path.as_os_str() == crate::github::artifacts::AUTO
@@ -52,14 +74,13 @@ pub(super) fn is_auto(path: &std::path::Path) -> bool {
 
 /// Publishes `results` (already redacted); problems become warnings.
 ///
-/// `auto`: the results `github:auto` already found in this run, if `--baseline` is
-/// `github:auto` and they were looked for (else they are looked for now).
+/// `baseline`: `--baseline` as [`read_baseline`] read it (once for the whole run).
 pub(super) async fn publish(
     results: &Results,
     args: &GithubArgs,
     results_path: Option<String>,
     report_path: Option<String>,
-    auto: Option<Option<Results>>,
+    baseline: ReadBaseline,
 ) {
     let env = match GithubEnv::from_process() {
         Ok(env) => env,
@@ -68,19 +89,14 @@ pub(super) async fn publish(
             return;
         }
     };
-    let baseline = match &args.baseline {
-        Some(path) if is_auto(path) => match auto {
-            Some(found) => found,
-            None => auto_baseline().await.map(|(b, _)| b),
-        },
-        Some(path) => match json::read(path) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                out(&workflow_warning(&format!("no baseline comparison: {e}")));
-                None
-            }
-        },
-        None => None,
+    let baseline = match baseline {
+        Some(Ok(b)) => Some(b),
+        Some(Err(Some(e))) => {
+            out(&workflow_warning(&format!("no baseline comparison: {e}")));
+            None
+        }
+        // None given, or `github:auto` found none (its notice said so).
+        Some(Err(None)) | None => None,
     };
     let options = PublishOptions {
         comment: !args.no_comment,
@@ -102,13 +118,17 @@ pub(super) fn publish_command(args: &PublishArgs) -> Result<Outcome, CliError> {
     let results = json::read(&args.results)?;
     let results = super::output::redacted(&Redactor::from_process_env([]), &results)?;
     let runtime = super::output::runtime()?;
-    runtime.block_on(publish(
-        &results,
-        &args.github,
-        Some(args.results.display().to_string()),
-        args.report_path.clone(),
-        None,
-    ));
+    runtime.block_on(async {
+        let baseline = read_baseline(args.github.baseline.as_deref(), None).await;
+        publish(
+            &results,
+            &args.github,
+            Some(args.results.display().to_string()),
+            args.report_path.clone(),
+            baseline,
+        )
+        .await;
+    });
     // The exit code reflects the tests, never GitHub's answers.
     Ok(Outcome::of(results.all_passed()))
 }

@@ -44,7 +44,17 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     } else {
         None
     };
-    let (specs, shard) = super::shards::select(specs, args, auto.as_ref().and_then(|a| a.as_ref()));
+    // `--baseline`, read once for what uses it: the shards' balance and the comparison
+    // published on GitHub.
+    let baseline = if args.github || args.shard.is_some() {
+        runtime.block_on(super::publish::read_baseline(
+            args.github_args.baseline.as_deref(),
+            auto.as_ref(),
+        ))
+    } else {
+        None
+    };
+    let (specs, shard) = super::shards::select(specs, args, baseline.as_ref());
     let redactor = output::redactor_for(&specs);
     let reuse = match &args.reuse {
         Some(path) if super::publish::is_auto(path) => None,
@@ -220,7 +230,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 &args.github_args,
                 args.json.as_ref().map(|p| p.display().to_string()),
                 args.reports.html.as_ref().map(|p| p.display().to_string()),
-                auto.map(|found| found.map(|(b, _)| b)),
+                baseline,
             )
             .await;
         }

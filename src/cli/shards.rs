@@ -23,31 +23,26 @@ pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
 /// with the numbers of its runs this shard runs (`TestSpec::shard_runs`), or left out when
 /// it has none here.
 ///
-/// Balanced by the durations in `--baseline`: `auto` (found once for the whole run, before
-/// this) or a file. A file that can not be read is a warning, and the split falls back to
+/// Balanced by the durations in `--baseline` (`baseline`, read once for the run: a file or
+/// `github:auto`). A file that could not be read is a warning, and the split falls back to
 /// the hash; so does a `github:auto` that found nothing (its notice says so).
 pub(super) fn select(
     specs: Vec<TestSpec>,
     args: &RunArgs,
-    auto: Option<&(Results, String)>,
+    baseline: Option<&Result<Results, Option<String>>>,
 ) -> (Vec<TestSpec>, Option<ShardInfo>) {
     let Some(shard) = args.shard else {
         return (specs, None);
     };
-    let durations: Option<HashMap<TestKey, u64>> = match args.github_args.baseline.as_deref() {
-        None => None,
-        Some(path) if super::publish::is_auto(path) => {
-            auto.map(|(baseline, _)| shard::durations(baseline))
+    let durations: Option<HashMap<TestKey, u64>> = match baseline {
+        Some(Ok(baseline)) => Some(shard::durations(baseline)),
+        Some(Err(Some(e))) => {
+            err(&warning_line(&format!(
+                "shards are balanced by test count, not by the baseline's durations: {e}"
+            )));
+            None
         }
-        Some(path) => match json::read(path) {
-            Ok(baseline) => Some(shard::durations(&baseline)),
-            Err(e) => {
-                err(&warning_line(&format!(
-                    "shards are balanced by test count, not by the baseline's durations: {e}"
-                )));
-                None
-            }
-        },
+        Some(Err(None)) | None => None,
     };
     let default_runs = args.runs;
     let units: Vec<(usize, Unit)> = specs
