@@ -89,34 +89,24 @@ fn run(i: usize, r: usize) -> TestResult {
             }),
         ),
     ];
+    let status = if failed {
+        TestStatus::Failed
+    } else {
+        TestStatus::Passed
+    };
     TestResult {
-        name: format!("test number {i}"),
-        file: format!("tests/suite{}/t{i}.aptitude.yaml", i % 50),
         prompt: Some("Fix the failing test and run the suite.".into()),
-        status: if failed {
-            TestStatus::Failed
-        } else {
-            TestStatus::Passed
-        },
         duration_ms: 12_000,
         usage: Some(transcript(i).usage),
-        error: None,
         assertions,
         transcript: Some(transcript(i)),
         agent: Some("claude 2.1.328 (Claude Code)".into()),
         agent_id: Some(aptitude::agent::AgentKind::Claude),
-        variant: None,
-        files: Vec::new(),
-        workspace: None,
-        recorded: None,
-        error_kind: None,
-        skip_reason: None,
-        attempts: Vec::new(),
-        runs: Vec::new(),
-        repeat: None,
-        fingerprint: None,
-        reused: None,
-        not_reused: None,
+        ..TestResult::new(
+            format!("test number {i}"),
+            format!("tests/suite{}/t{i}.aptitude.yaml", i % 50),
+            status,
+        )
     }
 }
 

@@ -452,11 +452,8 @@ mod tests {
             })
             .collect();
         let error = error.then(|| "timed out".to_owned());
+        let status = TestResult::status_of(error.as_deref(), &assertions);
         TestResult {
-            name: "t".into(),
-            file: "t.aptitude.yaml".into(),
-            prompt: None,
-            status: TestResult::status_of(error.as_deref(), &assertions),
             duration_ms: 10,
             usage: Some(Usage {
                 input_tokens: 100,
@@ -466,20 +463,7 @@ mod tests {
             error_kind: error.as_ref().map(|_| crate::results::ErrorKind::Agent),
             error,
             assertions,
-            transcript: None,
-            agent: None,
-            agent_id: None,
-            variant: None,
-            files: Vec::new(),
-            workspace: None,
-            recorded: None,
-            skip_reason: None,
-            attempts: Vec::new(),
-            runs: Vec::new(),
-            repeat: None,
-            fingerprint: None,
-            reused: None,
-            not_reused: None,
+            ..TestResult::new("t", "t.aptitude.yaml", status)
         }
     }
 

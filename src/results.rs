@@ -419,6 +419,37 @@ pub struct Reused {
 }
 
 impl TestResult {
+    /// A result of test `name` in `file` with `status` and nothing else yet: no time, usage,
+    /// error, assertions, transcript, runs or marks. Every other result is built on it
+    /// (`TestResult { field, ..TestResult::new(…) }`), so a new field is added in one place.
+    pub fn new(name: impl Into<String>, file: impl Into<String>, status: TestStatus) -> Self {
+        TestResult {
+            name: name.into(),
+            file: file.into(),
+            prompt: None,
+            status,
+            duration_ms: 0,
+            usage: None,
+            error: None,
+            assertions: Vec::new(),
+            transcript: None,
+            agent: None,
+            agent_id: None,
+            variant: None,
+            files: Vec::new(),
+            workspace: None,
+            recorded: None,
+            error_kind: None,
+            skip_reason: None,
+            attempts: Vec::new(),
+            runs: Vec::new(),
+            repeat: None,
+            fingerprint: None,
+            reused: None,
+            not_reused: None,
+        }
+    }
+
     /// The test's identity ([`TestKey`]).
     pub fn key(&self) -> TestKey {
         TestKey {
@@ -826,33 +857,14 @@ mod tests {
     #[test]
     fn summary_counts() {
         let t = |status| TestResult {
-            name: "t".into(),
-            file: "f".into(),
-            prompt: None,
-            status,
             duration_ms: 1,
             usage: Some(Usage {
                 input_tokens: 10,
                 cost_usd: Some(0.5),
                 ..Usage::default()
             }),
-            error: None,
             assertions: vec![a(AssertionStatus::Pass)],
-            transcript: None,
-            agent: None,
-            agent_id: None,
-            variant: None,
-            files: Vec::new(),
-            workspace: None,
-            recorded: None,
-            error_kind: None,
-            skip_reason: None,
-            attempts: Vec::new(),
-            runs: Vec::new(),
-            repeat: None,
-            fingerprint: None,
-            reused: None,
-            not_reused: None,
+            ..TestResult::new("t", "f", status)
         };
         let r = Results::new(vec![t(TestStatus::Passed), t(TestStatus::Failed)], 7);
         assert_eq!(

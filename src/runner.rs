@@ -616,29 +616,16 @@ async fn reuse_run(
 /// A test that produced no run: `error` of `kind`, with `why`.
 pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
     TestResult {
-        name: spec.name.clone(),
-        file: display_path(&spec.file),
         prompt: Some(spec.prompt.clone()),
-        status: crate::results::TestStatus::Error,
-        duration_ms: 0,
-        usage: None,
         error: Some(why.to_owned()),
-        assertions: Vec::new(),
-        transcript: None,
-        agent: None,
         agent_id: Some(spec.agent.kind),
         variant: spec.result_variant(),
-        files: Vec::new(),
-        workspace: None,
-        recorded: None,
         error_kind: Some(kind),
-        skip_reason: None,
-        attempts: Vec::new(),
-        runs: Vec::new(),
-        repeat: None,
-        fingerprint: None,
-        reused: None,
-        not_reused: None,
+        ..TestResult::new(
+            spec.name.clone(),
+            display_path(&spec.file),
+            crate::results::TestStatus::Error,
+        )
     }
 }
 

@@ -643,27 +643,20 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
 }
 
 /// A run of a split test that no shard's results hold (its shard was cut before it
-/// reported), from another run of it: an `error` run, never a pass, with nothing of the
-/// other run but its identity. The caller says which run it is.
+/// reported): an `error` run, never a pass, with nothing of `template` (another run of it)
+/// but its identity. The caller says which run it is.
 fn missing_run(template: &TestResult) -> TestResult {
-    let mut run = template.clone();
-    run.status = crate::results::TestStatus::Error;
-    run.error = None;
-    run.error_kind = Some(crate::results::ErrorKind::Interrupted);
-    run.duration_ms = 0;
-    run.usage = None;
-    run.assertions.clear();
-    run.transcript = None;
-    run.files.clear();
-    run.workspace = None;
-    run.recorded = None;
-    run.skip_reason = None;
-    run.attempts.clear();
-    run.runs.clear();
-    run.repeat = None;
-    run.reused = None;
-    run.not_reused = None;
-    run
+    TestResult {
+        prompt: template.prompt.clone(),
+        agent_id: template.agent_id,
+        variant: template.variant.clone(),
+        error_kind: Some(crate::results::ErrorKind::Interrupted),
+        ..TestResult::new(
+            template.name.clone(),
+            template.file.clone(),
+            crate::results::TestStatus::Error,
+        )
+    }
 }
 
 fn check_shards(inputs: &[(String, Results)]) -> Result<(), MergeError> {

@@ -212,29 +212,9 @@ mod tests {
         );
         a.score = score;
         TestResult {
-            name: name.into(),
-            file: "t.aptitude.yaml".into(),
-            prompt: None,
-            status,
             duration_ms: 1,
-            usage: None,
-            error: None,
             assertions: vec![a],
-            transcript: None,
-            agent: None,
-            agent_id: None,
-            variant: None,
-            files: Vec::new(),
-            workspace: None,
-            recorded: None,
-            error_kind: None,
-            skip_reason: None,
-            attempts: Vec::new(),
-            runs: Vec::new(),
-            repeat: None,
-            fingerprint: None,
-            reused: None,
-            not_reused: None,
+            ..TestResult::new(name, "t.aptitude.yaml", status)
         }
     }
 
