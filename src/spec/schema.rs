@@ -984,12 +984,11 @@ mod tests {
         };
         assert_eq!(keys(&schema), sorted(super::super::load::TEST_KEYS));
         let defs = &schema["definitions"];
-        let mut tool_keys = super::super::load::TOOL_KEYS.to_vec();
-        tool_keys.push(super::super::load::ASSERTION_VARIANTS_KEY);
-        assert_eq!(keys(&defs["ToolItem"]), sorted(&tool_keys));
-        let mut skill_keys = super::super::load::SKILL_KEYS.to_vec();
-        skill_keys.push(super::super::load::ASSERTION_VARIANTS_KEY);
-        assert_eq!(keys(&defs["SkillItem"]), sorted(&skill_keys));
+        for (item, kind) in [("ToolItem", "tool"), ("SkillItem", "skill")] {
+            let mut item_keys = super::super::load::CALL_KEYS.to_vec();
+            item_keys.extend([kind, super::super::load::ASSERTION_VARIANTS_KEY]);
+            assert_eq!(keys(&defs[item]), sorted(&item_keys), "{item}");
+        }
         let items = defs["AssertionItem"]["anyOf"].as_array().unwrap();
         let mut kinds: Vec<String> = items
             .iter()

@@ -790,7 +790,7 @@ impl Ctx {
             self.tool_item_keys(&fields);
             self.tool(&fields).map(|t| AssertionKind::Tool(Box::new(t)))
         } else if fields.get("skill").is_some() {
-            self.item_keys(&fields, "skill", tool::SKILL_KEYS);
+            self.item_keys(&fields, "skill");
             self.skill(&fields)
                 .map(|s| AssertionKind::Skill(Box::new(s)))
         } else {
@@ -832,7 +832,7 @@ impl Ctx {
         let Some(first) = kinds.first() else {
             // No kind at all: every key is unknown; suggest the nearest kind or tool key.
             for (key, _) in fields.entries {
-                let hint = did_you_mean(&key.name, kinds::keys().chain(TOOL_KEYS.iter().copied()))
+                let hint = did_you_mean(&key.name, kinds::keys().chain(CALL_KEYS.iter().copied()))
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| {
                         format!(
@@ -840,7 +840,7 @@ impl Ctx {
                             list(&kinds::keys().collect::<Vec<_>>())
                         )
                     });
-                let message = if TOOL_KEYS.contains(&key.name.as_str()) {
+                let message = if CALL_KEYS.contains(&key.name.as_str()) {
                     format!(
                         "`{}` belongs to a tool assertion, which needs `tool:`",
                         key.name
@@ -877,7 +877,7 @@ impl Ctx {
             {
                 continue;
             }
-            let message = if TOOL_KEYS.contains(&name) {
+            let message = if CALL_KEYS.contains(&name) {
                 format!("`{name}` only applies to `tool:` assertions, not `{kind}`")
             } else {
                 format!("unknown key `{name}` next to `{kind}`")
@@ -949,9 +949,7 @@ mod variants;
 
 #[cfg(test)]
 pub(in crate::spec) use suite::{JUDGE_KEYS, SUITE_KEYS};
-#[cfg(test)]
-pub(in crate::spec) use tool::SKILL_KEYS;
-pub(in crate::spec) use tool::TOOL_KEYS;
+pub(in crate::spec) use tool::CALL_KEYS;
 
 /// Every assertion kind's key, as the kinds table lists them.
 #[cfg(test)]

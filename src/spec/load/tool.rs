@@ -8,24 +8,9 @@ use super::super::pattern::{MatcherError, NameMatcher, SkillMatcher, ValueMatche
 use super::super::{CallIndex, ParamMatcher, SkillAssertion, ToolAssertion};
 use super::{Ctx, Fields, kinds, list};
 
-pub(in crate::spec) const TOOL_KEYS: &[&str] = &[
-    "tool",
-    "called",
-    "params",
-    "call_count",
-    "min_calls",
-    "max_calls",
-    "called_after",
-    "called_before",
-    "nth_call_params",
-    "first_call_params",
-    "last_call_params",
-    "scope",
-];
-
-/// The keys of a `skill:` assertion: a tool assertion's, with `skill` for `tool`.
-pub(in crate::spec) const SKILL_KEYS: &[&str] = &[
-    "skill",
+/// The keys of a `tool:` assertion after `tool`; a `skill:` assertion takes the same after
+/// `skill`.
+pub(in crate::spec) const CALL_KEYS: &[&str] = &[
     "called",
     "params",
     "call_count",
@@ -41,14 +26,15 @@ pub(in crate::spec) const SKILL_KEYS: &[&str] = &[
 
 impl Ctx {
     pub(super) fn tool_item_keys(&mut self, fields: &Fields<'_>) {
-        self.item_keys(fields, "tool", TOOL_KEYS);
+        self.item_keys(fields, "tool");
     }
 
-    /// Reports every key of a `kind` (`tool`, `skill`) assertion that is not in `keys`.
-    pub(super) fn item_keys(&mut self, fields: &Fields<'_>, kind: &str, keys: &[&'static str]) {
+    /// Reports every key of a `kind` (`tool`, `skill`) assertion that is neither `kind` nor
+    /// one of [`CALL_KEYS`].
+    pub(super) fn item_keys(&mut self, fields: &Fields<'_>, kind: &str) {
         for (key, _) in fields.entries {
             let name = key.name.as_str();
-            if keys.contains(&name) || name == super::ASSERTION_VARIANTS_KEY {
+            if name == kind || CALL_KEYS.contains(&name) || name == super::ASSERTION_VARIANTS_KEY {
                 continue;
             }
             if kinds::is_kind(name) {
@@ -62,9 +48,14 @@ impl Ctx {
                 );
                 continue;
             }
-            let hint = did_you_mean(name, keys.iter().copied().chain(kinds::keys()))
+            let hint = did_you_mean(name, CALL_KEYS.iter().copied().chain(kinds::keys()))
                 .map(|s| format!("did you mean `{s}`?"))
-                .or_else(|| Some(format!("{kind} assertion keys: {}", list(keys))));
+                .or_else(|| {
+                    Some(format!(
+                        "{kind} assertion keys: `{kind}`, {}",
+                        list(CALL_KEYS)
+                    ))
+                });
             self.push(
                 Diagnostic::new(
                     key.pos,
