@@ -306,29 +306,17 @@ mod tests {
 
     fn bash(command: &str, exit: Option<i32>) -> ToolCall {
         ToolCall {
-            params: None,
-            id: "1".into(),
-            name: "Bash".into(),
-            canonical: "Bash".into(),
-            input: json!({"command": command}),
             output: Some("out".into()),
             is_error: exit.is_some_and(|c| c != 0),
             exit_code: exit,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::for_test("1", "Bash", json!({"command": command}))
         }
     }
 
     fn write(path: &str) -> ToolCall {
         ToolCall {
-            name: "Write".into(),
-            canonical: "Write".into(),
-            input: json!({"file_path": path, "content": "x"}),
-            is_error: false,
-            exit_code: None,
-            ..bash("", None)
+            output: Some("out".into()),
+            ..ToolCall::for_test("1", "Write", json!({"file_path": path, "content": "x"}))
         }
     }
 

@@ -445,18 +445,10 @@ mod tests {
 
     fn bash(id: &str, command: &str, output: &str, is_error: bool, exit: Option<i32>) -> ToolCall {
         ToolCall {
-            params: None,
-            id: id.into(),
-            name: "Bash".into(),
-            canonical: "Bash".into(),
-            input: json!({"command": command}),
             output: Some(output.into()),
             is_error,
             exit_code: exit,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::for_test(id, "Bash", json!({"command": command}))
         }
     }
 

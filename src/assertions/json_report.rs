@@ -405,18 +405,10 @@ mod tests {
 
     fn bash(command: &str, exit: i32) -> ToolCall {
         ToolCall {
-            params: None,
-            id: "1".into(),
-            name: "Bash".into(),
-            canonical: "Bash".into(),
-            input: json!({"command": command}),
             output: Some("out".into()),
             is_error: exit != 0,
             exit_code: Some(exit),
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::for_test("1", "Bash", json!({"command": command}))
         }
     }
 

@@ -180,22 +180,13 @@ mod tests {
 
     fn call(id: &str, name: &str, input: serde_json::Value, is_error: bool) -> ToolCall {
         ToolCall {
-            params: None,
-            id: id.into(),
-            name: name.into(),
-            canonical: crate::tools::canonical_tool_name(name).into_owned(),
-            input,
             output: Some(if is_error {
                 "Unknown skill: x".into()
             } else {
                 "ok".into()
             }),
             is_error,
-            exit_code: None,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::for_test(id, name, input)
         }
     }
 

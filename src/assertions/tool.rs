@@ -382,20 +382,7 @@ mod tests {
     use serde_json::json;
 
     fn call(id: &str, name: &str, input: Value) -> ToolCall {
-        ToolCall {
-            params: None,
-            id: id.into(),
-            name: name.into(),
-            canonical: crate::tools::canonical_tool_name(name).into_owned(),
-            input,
-            output: None,
-            is_error: false,
-            exit_code: None,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
-        }
+        ToolCall::for_test(id, name, input)
     }
 
     fn tool(name: &str) -> ToolAssertion {

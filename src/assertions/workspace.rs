@@ -712,18 +712,9 @@ mod tests {
 
     fn write_call(path: &str, is_error: bool) -> ToolCall {
         ToolCall {
-            params: None,
-            id: path.into(),
-            name: "Write".into(),
-            canonical: "Write".into(),
-            input: json!({"file_path": path, "content": "x"}),
             output: Some(String::new()),
             is_error,
-            exit_code: None,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::for_test(path, "Write", json!({"file_path": path, "content": "x"}))
         }
     }
 

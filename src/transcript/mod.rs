@@ -421,6 +421,26 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// A call of `name` (canonical name looked up) with `input` by the main agent, with no
+    /// result yet: the starting point of assertion unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(id: &str, name: &str, input: serde_json::Value) -> Self {
+        ToolCall {
+            params: None,
+            id: id.into(),
+            name: name.into(),
+            canonical: crate::tools::canonical_tool_name(name).into_owned(),
+            input,
+            output: None,
+            is_error: false,
+            exit_code: None,
+            stdout: None,
+            stderr: None,
+            agent: "main".into(),
+            timestamp: None,
+        }
+    }
+
     /// Whether the main agent made the call.
     pub fn is_main(&self) -> bool {
         self.agent == MAIN_AGENT
