@@ -80,6 +80,23 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), FileError> {
     Ok((file, meta))
 }
 
+/// [`open_regular`] for readers that speak `std::io`: the file only.
+///
+/// # Errors
+/// An I/O error, or `InvalidInput` saying what kind of file it is ("it is a FIFO (named
+/// pipe), not a regular file").
+pub fn open_regular_file(path: &Path) -> std::io::Result<File> {
+    match open_regular(path) {
+        Ok((file, _)) => Ok(file),
+        Err(FileError::Io(e)) => Err(e),
+        Err(e @ FileError::NotRegular(_)) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            e.to_string(),
+        )),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
+
 /// The whole content of the regular file at `path`, when it has at most `cap` bytes.
 ///
 /// # Errors

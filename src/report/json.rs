@@ -72,10 +72,17 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
 /// # Errors
 /// When the file can not be read, is not results JSON, or has another version.
 pub fn read(path: &Path) -> Result<Results, JsonError> {
-    let text = std::fs::read_to_string(path).map_err(|source| JsonError::Io {
+    let io = |source| JsonError::Io {
         path: path.to_owned(),
         source,
-    })?;
+    };
+    // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut crate::files::open_regular_file(path).map_err(io)?,
+        &mut text,
+    )
+    .map_err(io)?;
     Results::from_json(&text).map_err(|e| match e {
         ReadError::Parse(source) => JsonError::Parse {
             path: path.to_owned(),
@@ -102,5 +109,23 @@ mod tests {
             e.contains("results version 3; this aptitude reads versions 1 to 2"),
             "{e}"
         );
+    }
+
+    /// `merge`, `report`, `publish`, `--baseline` and `--reuse` read results through here:
+    /// a FIFO (or a link to a device) is refused at once, never waited on.
+    #[test]
+    fn a_fifo_or_a_device_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("results.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = read(&fifo).unwrap_err().to_string();
+        assert!(
+            e.contains("FIFO") && e.contains("not a regular file"),
+            "{e}"
+        );
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = read(&zero).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
     }
 }

@@ -727,7 +727,7 @@ impl LineParser for ClaudeParser {
 /// then ordered by timestamp, so that order assertions see delegated calls in place.
 ///
 /// `session.jsonl` and `./session.jsonl` find the same files (a bare name's directory is
-/// `.`). Only regular files are read (see [`super::open_regular`]); any other file named
+/// `.`). Only regular files are read (see [`crate::files::open_regular_file`]); any other file named
 /// like a subagent file, or one that can not be read, is a warning.
 pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
     let dir = match path.parent() {
@@ -763,7 +763,7 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = match super::open_regular(&candidate) {
+        let file = match crate::files::open_regular_file(&candidate) {
             Ok(f) => f,
             Err(e) => {
                 skipped.warn(0, format!("subagent file {name} skipped: {e}"));

@@ -61,7 +61,6 @@ mod qwen;
 mod read;
 
 pub use copilot::usage_file as copilot_usage_file;
-pub(crate) use read::open_regular;
 pub use read::{ReadError, StreamParser, parse_file, parse_reader};
 
 use std::path::PathBuf;

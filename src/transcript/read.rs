@@ -84,7 +84,7 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
         source,
     };
     // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
-    let file = open_regular(path).map_err(io_err)?;
+    let file = crate::files::open_regular_file(path).map_err(io_err)?;
     let mut transcript = parse_reader(file).map_err(|e| match e {
         ReadError::Io(source) => io_err(source),
         ReadError::Unknown(reason) => TranscriptError::UnknownFormat {
@@ -96,23 +96,6 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
         claude::merge_subagent_files(path, &mut transcript);
     }
     Ok(transcript)
-}
-
-/// Opens `path` for reading only if it is a regular file, without ever blocking
-/// ([`crate::files::open_regular`]).
-///
-/// # Errors
-/// An I/O error, or `InvalidInput` saying what kind of file it is.
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    match crate::files::open_regular(path) {
-        Ok((file, _)) => Ok(file),
-        Err(crate::files::FileError::Io(e)) => Err(e),
-        Err(e @ crate::files::FileError::NotRegular(_)) => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            e.to_string(),
-        )),
-        Err(e) => Err(std::io::Error::other(e.to_string())),
-    }
 }
 
 /// Why [`parse_reader`] failed.
