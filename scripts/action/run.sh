@@ -25,7 +25,9 @@ if [ -n "${MERGE:-}" ]; then
   shopt -s nullglob
   files=("$MERGE"/*/results.json)
   if [ "${#files[@]}" -eq 0 ]; then
-    echo "::error title=aptitude::no shard results under '$MERGE': expected $MERGE/<artifact>/results.json, as actions/download-artifact writes a pattern of artifacts without merge-multiple"
+    # The directory is named on one line: a line break in it could start a workflow command.
+    dir="${MERGE//[$'\r\n']/ }"
+    echo "::error title=aptitude::no shard results under '$dir': expected $dir/<artifact>/results.json, as actions/download-artifact writes a pattern of artifacts without merge-multiple"
     exit 2
   fi
   artifact="$(merged_name "$(basename "$(dirname "${files[0]}")")")"
