@@ -11,8 +11,10 @@
 use std::io::Write;
 use std::time::Instant;
 
-use aptitude::results::{AssertionResult, AssertionStatus, Results, TestResult, TestStatus};
 use aptitude::transcript::{Format, Outcome, ToolCall, Transcript, Usage};
+use aptitude::verdict::results::{
+    AssertionResult, AssertionStatus, Results, TestResult, TestStatus,
+};
 
 fn transcript(i: usize) -> Transcript {
     let calls = (0..10)
@@ -112,7 +114,7 @@ fn run(i: usize, r: usize) -> TestResult {
 
 fn main() -> std::io::Result<()> {
     let tests: Vec<TestResult> = (0..5_000)
-        .map(|i| aptitude::repeat::aggregate((0..3).map(|r| run(i, r)).collect(), 3))
+        .map(|i| aptitude::verdict::repeat::aggregate((0..3).map(|r| run(i, r)).collect(), 3))
         .collect();
     let results = Results::new(tests, 600_000);
     let mut out = std::io::stdout().lock();

@@ -40,15 +40,15 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
+use crate::assertions::judge::{Judge, JudgeConfig};
 use crate::assertions::{self, Evidence};
-use crate::judge::{Judge, JudgeConfig};
-use crate::results::{AssertionResult, AssertionStatus};
 use crate::spec::pattern::{MatcherError, NameMatcher, SkillMatcher, ValueMatcher};
 use crate::spec::{
     Assertion, AssertionKind, CallIndex, DEFAULT_THRESHOLD, ParamMatcher, ReviewAssertion, Scope,
     TestSpec, ToolAssertion,
 };
 use crate::transcript::Transcript;
+use crate::verdict::results::{AssertionResult, AssertionStatus};
 
 /// Starts an expectation on what an agent did.
 pub fn expect(output: &Transcript) -> Expectation<'_> {
@@ -130,7 +130,7 @@ impl<'a> Expectation<'a> {
         let skill = SkillMatcher::new(name).unwrap_or_else(|e| panic!("aptitude: {e}"));
         ToolExpectation {
             skill: Some(skill),
-            ..self.tool(crate::tools::SKILL_TOOL)
+            ..self.tool(crate::spec::tools::SKILL_TOOL)
         }
     }
 }
@@ -421,7 +421,7 @@ impl StdoutAssertion<'_> {
                         .enable_all()
                         .build()
                         .map(|rt| {
-                            rt.block_on(crate::runner::grade_reviews(
+                            rt.block_on(crate::run::grade_reviews(
                                 &spec,
                                 &judge,
                                 output,

@@ -16,28 +16,13 @@
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
 
 pub mod agent;
-pub mod agent_kind;
 pub mod assertions;
 pub mod cli;
-pub mod cut;
-pub mod events;
-pub mod files;
-pub mod fingerprint;
 pub mod fluent;
-pub mod github;
-pub mod judge;
-pub mod redact;
-pub mod repeat;
 pub mod report;
-pub mod results;
-pub mod reuse;
-pub mod runner;
-pub mod shard;
+pub mod run;
+pub mod shared;
 pub mod spec;
-pub mod stats;
-pub mod suggest;
-pub mod text;
-pub mod tools;
 pub mod transcript;
-pub mod variants;
+pub mod verdict;
 pub mod workspace;

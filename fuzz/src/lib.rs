@@ -12,12 +12,12 @@
 
 use std::path::Path;
 
-use aptitude::redact::Redactor;
 use aptitude::report::markdown::MarkdownOptions;
 use aptitude::report::{baseline, html, junit, markdown, terminal};
-use aptitude::results::Results;
+use aptitude::shared::redact::Redactor;
 use aptitude::spec::{self, FileDiagnostics, diagnostic};
 use aptitude::transcript::{self, Format, StreamParser, Transcript};
+use aptitude::verdict::results::Results;
 
 /// A fuzz target: its name (`fuzz_targets/<name>.rs`, `corpus-regressions/<name>/`) and
 /// its body.

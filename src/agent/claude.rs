@@ -229,7 +229,7 @@ impl AgentCli for Claude {
                     if stderr.is_empty() {
                         String::new()
                     } else {
-                        format!("; stderr: {}", crate::cut::chars(stderr, 2000).kept)
+                        format!("; stderr: {}", crate::shared::cut::chars(stderr, 2000).kept)
                     }
                 ),
             };

@@ -89,7 +89,7 @@ pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
 
 /// Token counts from Copilot's `--usage-output-file` JSON, summed over its models.
 fn read_usage(path: &Path, transcript: &mut Transcript) {
-    let Ok(text) = crate::files::read_capped(path, 1 << 20) else {
+    let Ok(text) = crate::shared::files::read_capped(path, 1 << 20) else {
         return;
     };
     let Ok(usage) = serde_json::from_slice::<serde_json::Value>(&text) else {

@@ -161,7 +161,7 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
     for call in &mut transcript.tool_calls {
         if call.canonical.starts_with("mcp__")
             || call.canonical != call.name
-            || crate::tools::is_known_tool(&call.name)
+            || crate::spec::tools::is_known_tool(&call.name)
         {
             continue;
         }
@@ -230,7 +230,7 @@ impl Agent for CliAgent {
                         .collect::<Vec<_>>()
                         .join(" "),
                     out.describe(spec.timeout),
-                    crate::cut::chars(out.stderr.trim(), 2000).kept
+                    crate::shared::cut::chars(out.stderr.trim(), 2000).kept
                 ),
             ));
         }

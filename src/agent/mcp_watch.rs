@@ -133,7 +133,7 @@ impl McpWatch {
 }
 
 /// The last `max_chars` characters of `text`; a tail whose start was cut goes through
-/// [`crate::cut::after_cut_start`], so no half secret is shown.
+/// [`crate::shared::cut::after_cut_start`], so no half secret is shown.
 fn tail(text: &str, max_chars: usize) -> String {
     let count = text.chars().count();
     if count <= max_chars {
@@ -143,7 +143,7 @@ fn tail(text: &str, max_chars: usize) -> String {
         .char_indices()
         .nth(count - max_chars)
         .map_or(0, |(i, _)| i);
-    crate::cut::after_cut_start(&text[start..])
+    crate::shared::cut::after_cut_start(&text[start..])
 }
 
 /// How long [`probe_http`] waits for a connection to each address of a server.

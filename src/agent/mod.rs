@@ -26,7 +26,7 @@ pub mod process;
 pub mod qwen;
 pub mod registry;
 
-pub use crate::agent_kind::AgentKind;
+pub use crate::spec::agent_kind::AgentKind;
 pub use executor::{AgentSettings, CliAgent};
 
 use std::collections::BTreeMap;
@@ -356,7 +356,7 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
                     if stderr.is_empty() {
                         String::new()
                     } else {
-                        format!("; stderr: {}", crate::cut::chars(stderr, 2000).kept)
+                        format!("; stderr: {}", crate::shared::cut::chars(stderr, 2000).kept)
                     }
                 )))
             }

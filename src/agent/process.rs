@@ -187,7 +187,7 @@ pub async fn run(
         let text = String::from_utf8_lossy(&tail);
         // A tail may start inside a secret: its second half would match no redaction.
         if cut {
-            crate::cut::after_cut_start(&text)
+            crate::shared::cut::after_cut_start(&text)
         } else {
             text.into_owned()
         }

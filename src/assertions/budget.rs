@@ -3,9 +3,9 @@
 //! never a pass.
 
 use super::{Verdict, in_scope, times};
-use crate::results::AssertionStatus;
 use crate::spec::Budget;
 use crate::transcript::Transcript;
+use crate::verdict::results::AssertionStatus;
 
 fn within(description: String, value: f64, max: f64, shown: String) -> Verdict {
     let status = AssertionStatus::pass_if(value <= max);
@@ -51,7 +51,7 @@ pub(super) fn evaluate(budget: &Budget, t: &Transcript) -> Verdict {
                     description,
                     ms as f64,
                     max.as_millis() as f64,
-                    format!("took {}", crate::text::format_duration(ms)),
+                    format!("took {}", crate::shared::text::format_duration(ms)),
                 ),
                 None => unreported(description, "duration"),
             }

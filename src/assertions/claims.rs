@@ -1,7 +1,7 @@
 //! `claims: verified`: what the agent says it did, checked against what it did (seed 002).
 //!
 //! The LLM judge only reads the final answer and lists its concrete claims
-//! ([`crate::judge::claims`]); every check here is deterministic:
+//! ([`crate::assertions::judge::claims`]); every check here is deterministic:
 //!
 //! - a **command** claim needs a shell call whose command contains the claimed command
 //!   (whitespace collapsed, at word boundaries: `cargo test` matches
@@ -25,12 +25,12 @@ use regex::Regex;
 use super::commands::{Backing, Shell, backing, claimed_calls, command_pattern, line, shells};
 use super::workspace::{same_path, written_paths};
 use super::{WorkspaceEvidence, truncate};
-use crate::judge::ReviewVerdict;
-use crate::judge::claims::{Claim, ClaimKind, ClaimOutcome};
-use crate::results::{AssertionResult, AssertionStatus};
+use crate::assertions::judge::ReviewVerdict;
+use crate::assertions::judge::claims::{Claim, ClaimKind, ClaimOutcome};
 use crate::spec::Scope;
-use crate::tools::SHELL_TOOL;
+use crate::spec::tools::SHELL_TOOL;
 use crate::transcript::Transcript;
+use crate::verdict::results::{AssertionResult, AssertionStatus};
 
 /// Commands that count as running tests, for a `tests` claim that names none (regexes,
 /// searched in each command). Documented in `docs/yaml-api.md`.
@@ -615,7 +615,9 @@ mod tests {
             json!({"kind": "command", "text": format!("ran `curl -H {secret}`"), "command": "curl"}),
             "absent fields are left out"
         );
-        let redacted = crate::redact::Redactor::new([]).redact_value(&r).unwrap();
+        let redacted = crate::shared::redact::Redactor::new([])
+            .redact_value(&r)
+            .unwrap();
         let text = &redacted.claims.unwrap()[0].text;
         assert!(!text.contains(secret), "results are redacted: {text}");
 

@@ -28,11 +28,11 @@ use std::borrow::Cow;
 use regex::Regex;
 
 use super::{Verdict, in_scope, times, truncate};
-use crate::judge::claims::ClaimOutcome;
-use crate::results::AssertionStatus;
+use crate::assertions::judge::claims::ClaimOutcome;
 use crate::spec::Scope;
-use crate::tools::SHELL_TOOL;
+use crate::spec::tools::SHELL_TOOL;
 use crate::transcript::ToolCall;
+use crate::verdict::results::AssertionStatus;
 
 /// At most this many commands are listed as evidence.
 const MAX_LISTED: usize = 8;

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::commands::{Backing, backing, claimed_calls, command_pattern, line, shells};
 use super::truncate;
-use crate::judge::claims::ClaimOutcome;
+use crate::assertions::judge::claims::ClaimOutcome;
 use crate::spec::json_path::JsonPath;
 use crate::spec::{AtLeast, DEFAULT_FAILING_VALUES, JsonReportChecks, MinItems, NoFailures, Scope};
 use crate::transcript::ToolCall;

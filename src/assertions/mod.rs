@@ -21,6 +21,7 @@ mod budget;
 mod claims;
 mod commands;
 mod json_report;
+pub mod judge;
 mod skill;
 mod tool;
 mod workspace;
@@ -31,10 +32,10 @@ use std::path::Path;
 pub use claims::TEST_RUNNERS;
 pub use workspace::VerifyRun;
 
-use crate::judge::ReviewVerdict;
-use crate::results::{AssertionResult, AssertionStatus};
+use crate::assertions::judge::ReviewVerdict;
 use crate::spec::{Assertion, AssertionKind, Scope, TestSpec};
 use crate::transcript::{ToolCall, Transcript};
+use crate::verdict::results::{AssertionResult, AssertionStatus};
 use crate::workspace::FileChange;
 
 /// An assertion family's answer: (status, description, detail).
@@ -201,9 +202,9 @@ fn unrecordable(kind: &AssertionKind, transcript: &Transcript) -> Option<String>
         | AssertionKind::Ran { .. }
         | AssertionKind::NotRan { .. }
         | AssertionKind::RunCount { .. }
-        | AssertionKind::CommandSucceeded { .. } => !only.records(crate::tools::SHELL_TOOL),
+        | AssertionKind::CommandSucceeded { .. } => !only.records(crate::spec::tools::SHELL_TOOL),
         AssertionKind::JsonFile { report, .. } if report.commands_ran.is_some() => {
-            !only.records(crate::tools::SHELL_TOOL)
+            !only.records(crate::spec::tools::SHELL_TOOL)
         }
         _ => false,
     };
@@ -321,7 +322,9 @@ pub(crate) fn in_scope(calls: &[ToolCall], scope: Scope) -> Vec<(usize, &ToolCal
         .collect()
 }
 
-pub use crate::text::{describe_call, main_field, summarize_input, truncate, truncate_lines};
+pub use crate::shared::text::{
+    describe_call, main_field, summarize_input, truncate, truncate_lines,
+};
 
 #[cfg(test)]
 mod tests {

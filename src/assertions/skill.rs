@@ -13,10 +13,10 @@
 
 use super::Verdict;
 use super::tool::{Subject, evaluate_subject};
-use crate::results::AssertionStatus;
 use crate::spec::SkillAssertion;
 use crate::spec::pattern::SkillMatcher;
 use crate::transcript::{Format, ToolCall, Transcript};
+use crate::verdict::results::AssertionStatus;
 
 /// At most this many loaded skills are named in an error.
 const MAX_NAMED: usize = 20;
@@ -72,7 +72,7 @@ pub(super) fn evaluate(a: &SkillAssertion, transcript: &Transcript) -> Verdict {
             } else {
                 format!("{} calls", failed.len())
             },
-            crate::text::truncate(first.output.as_deref().unwrap_or("").trim(), 200)
+            crate::shared::text::truncate(first.output.as_deref().unwrap_or("").trim(), 200)
         ));
     }
     let called = skills_called(calls);
@@ -85,7 +85,7 @@ pub(super) fn evaluate(a: &SkillAssertion, transcript: &Transcript) -> Verdict {
 /// The skill a call invokes: a `Skill` call's `skill` (Claude Code, Copilot CLI, Qwen
 /// Code) or `name` (Gemini CLI's `activate_skill`, opencode) parameter.
 fn skill_of(call: &ToolCall) -> Option<&str> {
-    if !crate::tools::same_tool(&call.canonical, crate::tools::SKILL_TOOL) {
+    if !crate::spec::tools::same_tool(&call.canonical, crate::spec::tools::SKILL_TOOL) {
         return None;
     }
     ["skill", "name"].iter().find_map(|key| {
@@ -132,9 +132,10 @@ fn skills_called(calls: &[ToolCall]) -> String {
 /// Why a skill that is not among the loaded ones gets no verdict, with the nearest name.
 fn not_loaded(skill: &SkillMatcher, loaded: &[String]) -> String {
     let wanted = skill.display();
-    let suggestion = crate::suggest::did_you_mean(wanted, loaded.iter().map(String::as_str))
-        .map(|s| format!(" (did you mean `{s}`?)"))
-        .unwrap_or_default();
+    let suggestion =
+        crate::shared::suggest::did_you_mean(wanted, loaded.iter().map(String::as_str))
+            .map(|s| format!(" (did you mean `{s}`?)"))
+            .unwrap_or_default();
     let mut names: Vec<&str> = loaded.iter().map(String::as_str).take(MAX_NAMED).collect();
     if loaded.len() > MAX_NAMED {
         names.push("…");

@@ -16,10 +16,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Verdict, WorkspaceEvidence, truncate};
-use crate::results::AssertionStatus;
 use crate::spec::json_path::JsonPath;
 use crate::spec::{TextCheck, VerifyAssertion};
 use crate::transcript::ToolCall;
+use crate::verdict::results::AssertionStatus;
 use crate::workspace::ChangeKind;
 
 /// Verify output shown in results, in characters (seed 004: 2,000).
@@ -53,12 +53,12 @@ pub(super) fn no_workspace(description: String) -> Verdict {
 /// Where a workspace path leads, every link resolved: the file inside the copy, or why
 /// it is not one (missing, or leading outside the copy — then nothing there was opened).
 fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, String> {
-    match crate::files::resolve_in(ws.root, Path::new(path)) {
-        Ok(crate::files::Resolved::Inside(full)) => Ok(full),
-        Ok(crate::files::Resolved::Missing) => {
+    match crate::shared::files::resolve_in(ws.root, Path::new(path)) {
+        Ok(crate::shared::files::Resolved::Inside(full)) => Ok(full),
+        Ok(crate::shared::files::Resolved::Missing) => {
             Err(format!("{path} does not exist{}", created_hint(ws)))
         }
-        Ok(crate::files::Resolved::Outside(to)) => Err(format!(
+        Ok(crate::shared::files::Resolved::Outside(to)) => Err(format!(
             "{path} leads outside the workspace (to {}); it was not read",
             to.display()
         )),
@@ -71,18 +71,18 @@ fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, 
 /// [`MAX_READ_BYTES`] (too big to check either way) or a read error.
 fn read(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<Vec<u8>, (AssertionStatus, String)> {
     let full = locate(ws, path).map_err(|why| (AssertionStatus::Fail, why))?;
-    crate::files::read_capped(&full, MAX_READ_BYTES).map_err(|e| match e {
-        crate::files::FileError::NotRegular(kind) => (
+    crate::shared::files::read_capped(&full, MAX_READ_BYTES).map_err(|e| match e {
+        crate::shared::files::FileError::NotRegular(kind) => (
             AssertionStatus::Fail,
             format!("{path} is {kind}, not a regular file"),
         ),
-        crate::files::FileError::TooLarge { size, cap } => (
+        crate::shared::files::FileError::TooLarge { size, cap } => (
             AssertionStatus::Error,
             format!(
                 "{path} has {size} bytes, more than the {cap} bytes aptitude reads for a file check"
             ),
         ),
-        crate::files::FileError::Io(e) => {
+        crate::shared::files::FileError::Io(e) => {
             (AssertionStatus::Error, format!("can not read {path}: {e}"))
         }
     })
@@ -119,16 +119,16 @@ pub(super) fn file_exists(ws: Option<&WorkspaceEvidence<'_>>, path: &str, expect
     let Some(ws) = ws else {
         return no_workspace(description);
     };
-    let (exists, detail) = match crate::files::resolve_in(ws.root, Path::new(path)) {
-        Ok(crate::files::Resolved::Inside(full)) => {
+    let (exists, detail) = match crate::shared::files::resolve_in(ws.root, Path::new(path)) {
+        Ok(crate::shared::files::Resolved::Inside(full)) => {
             let what = match std::fs::symlink_metadata(&full) {
                 Ok(m) if m.is_file() => format!("{} bytes", m.len()),
-                Ok(m) => crate::files::kind_name(&m).to_owned(),
+                Ok(m) => crate::shared::files::kind_name(&m).to_owned(),
                 Err(_) => "unreadable".to_owned(),
             };
             (true, format!("{path} exists ({what})"))
         }
-        Ok(crate::files::Resolved::Missing) => {
+        Ok(crate::shared::files::Resolved::Missing) => {
             // A dangling link inside the copy is something at that path, but no file.
             let dangling = ws.root.join(path).symlink_metadata().is_ok();
             if dangling {
@@ -139,7 +139,7 @@ pub(super) fn file_exists(ws: Option<&WorkspaceEvidence<'_>>, path: &str, expect
         }
         // Something is at the path, but it is not a file of the workspace: it never counts
         // as the file asked for, and it is not absent either.
-        Ok(crate::files::Resolved::Outside(to)) => {
+        Ok(crate::shared::files::Resolved::Outside(to)) => {
             let detail = format!("{path} leads outside the workspace (to {})", to.display());
             return (AssertionStatus::Fail, description, Some(detail));
         }
@@ -175,7 +175,7 @@ pub(super) fn file_contains(
         Err((AssertionStatus::Error, why)) if matches!(check, TextCheck::Contains(_)) => {
             if let TextCheck::Contains(needle) = check
                 && let Ok(full) = locate(ws, path)
-                && let Ok(prefix) = crate::files::read_prefix(&full, MAX_READ_BYTES)
+                && let Ok(prefix) = crate::shared::files::read_prefix(&full, MAX_READ_BYTES)
                 && String::from_utf8_lossy(&prefix).contains(needle.as_str())
             {
                 return (

@@ -8,12 +8,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::output;
 use super::{AnalyzeArgs, CliError, Outcome};
-use crate::events::Event;
-use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
-use crate::results::Results;
+use crate::run::events::Event;
+use crate::shared::redact::Redactor;
 use crate::spec::{self, AssertionKind, diagnostic, discover};
 use crate::transcript;
+use crate::verdict::results::Results;
 
 pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
@@ -72,7 +72,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let graders = super::settings::needed_agents(&specs, true)
         .into_iter()
         .map(|kind| setup.agent(kind));
-    let judge = crate::judge::Judge::new(args.judge.config(), graders);
+    let judge = crate::assertions::judge::Judge::new(args.judge.config(), graders);
     let cancel = CancellationToken::new();
     let tests: Vec<_> = runtime.block_on(async {
         if needs_judge {
@@ -81,7 +81,7 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
         let graded = parsed.into_iter().map(|(spec, transcript, test_started)| {
             let (judge, cancel) = (&judge, &cancel);
             async move {
-                crate::runner::evaluate_transcript(&spec, transcript, judge, cancel, test_started)
+                crate::run::evaluate_transcript(&spec, transcript, judge, cancel, test_started)
                     .await
             }
         });

@@ -117,7 +117,7 @@ pub enum CliError {
     NothingToMerge,
     /// Shard results that can not be merged.
     #[error(transparent)]
-    Merge(#[from] crate::shard::MergeError),
+    Merge(#[from] crate::run::shard::MergeError),
     /// `init DIR` where `DIR` is not a directory.
     #[error("{} is not a directory", .0.display())]
     NotADirectory(PathBuf),

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, ReportCommandArgs, TranscriptArgs, ValidateArgs};
-use crate::redact::Redactor;
 use crate::report::{json, terminal};
+use crate::shared::redact::Redactor;
 use crate::spec;
 use crate::spec::diagnostic::display_path;
 use crate::spec::node::Value;

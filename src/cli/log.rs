@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
-use crate::redact::Redactor;
+use crate::shared::redact::Redactor;
 
 /// The filter when only `-vv` asks for diagnostics.
 const VERBOSE_FILTER: &str = "aptitude=debug";

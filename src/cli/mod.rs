@@ -169,9 +169,9 @@ pub struct RunArgs {
     /// each test's file, name, agent, variant and run number. Every test (every run) is in
     /// exactly one shard; `aptitude merge` joins the shards' results.
     #[arg(long, value_name = "K/N", value_parser = shards::parse_shard)]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::run::shard::Shard>,
     /// How many tests run at once.
-    #[arg(long, short = 'j', default_value_t = crate::runner::DEFAULT_JOBS, value_name = "N")]
+    #[arg(long, short = 'j', default_value_t = crate::run::DEFAULT_JOBS, value_name = "N")]
     pub jobs: usize,
     /// Keep each test's workspace copy and print where it is.
     #[arg(long)]
@@ -252,10 +252,10 @@ pub struct JudgeArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Grading calls at once, across all tests.
-    #[arg(long, default_value_t = crate::judge::DEFAULT_JUDGE_JOBS, value_name = "N")]
+    #[arg(long, default_value_t = crate::assertions::judge::DEFAULT_JUDGE_JOBS, value_name = "N")]
     pub judge_jobs: usize,
     /// Retries for a judge reply that can not be parsed (then the review is an error).
-    #[arg(long, default_value_t = crate::judge::DEFAULT_RETRIES, value_name = "N")]
+    #[arg(long, default_value_t = crate::assertions::judge::DEFAULT_RETRIES, value_name = "N")]
     pub judge_retries: u32,
     /// Grading calls per `stdout` review that sets no `votes:`; the median score decides
     /// (1–25).
@@ -265,17 +265,18 @@ pub struct JudgeArgs {
 }
 
 impl JudgeArgs {
-    fn config(&self) -> crate::judge::JudgeConfig {
-        crate::judge::JudgeConfig {
+    fn config(&self) -> crate::assertions::judge::JudgeConfig {
+        crate::assertions::judge::JudgeConfig {
             enabled: !self.no_grade,
             retries: self.judge_retries,
             jobs: self.judge_jobs.max(1),
             cache: if self.no_cache {
                 None
             } else {
-                crate::judge::cache::Cache::default_dir().map(crate::judge::cache::Cache::new)
+                crate::assertions::judge::cache::Cache::default_dir()
+                    .map(crate::assertions::judge::cache::Cache::new)
             },
-            timeout: crate::judge::GRADE_TIMEOUT,
+            timeout: crate::assertions::judge::GRADE_TIMEOUT,
             votes: self.judge_votes,
         }
     }
@@ -374,7 +375,7 @@ pub fn main() -> ExitCode {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
             // Errors quote paths, commands and agent output: redacted like all output.
-            let redactor = crate::redact::Redactor::from_process_env([]);
+            let redactor = crate::shared::redact::Redactor::from_process_env([]);
             output::err(&redactor.redact(&e.render()));
             e.exit_code()
         }

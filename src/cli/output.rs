@@ -10,13 +10,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::error::CliError;
-use crate::events::Event;
-use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
 use crate::report::{FILE_FORMATS, RenderOptions};
-use crate::results::{Results, TestResult};
+use crate::run::events::Event;
+use crate::shared::redact::Redactor;
 use crate::spec::{self, diagnostic};
 use crate::transcript::Transcript;
+use crate::verdict::results::{Results, TestResult};
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth reporting.
 pub fn out(text: &str) {

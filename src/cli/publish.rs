@@ -3,10 +3,10 @@
 
 use super::output::{err, out, warning_line};
 use super::{CliError, GithubArgs, Outcome, PublishArgs};
-use crate::github::{GithubEnv, PublishOptions};
-use crate::redact::Redactor;
+use crate::report::github::{GithubEnv, PublishOptions};
 use crate::report::json;
-use crate::results::Results;
+use crate::shared::redact::Redactor;
+use crate::verdict::results::Results;
 
 /// A workflow command `::warning::` (an annotation on the run), escaped as GitHub asks.
 fn workflow_warning(message: &str) -> String {
@@ -23,18 +23,19 @@ fn workflow_command(level: &str, message: &str) -> String {
 }
 
 /// `--baseline github:auto` / `--reuse github:auto`: the base branch's latest results and
-/// where they came from ([`crate::github::artifacts`]). Not found, expired or unreadable is
+/// where they came from ([`crate::report::github::artifacts`]). Not found, expired or unreadable is
 /// one `::notice::`, and the run goes on without a baseline.
 pub(super) async fn auto_baseline() -> Option<(Results, String)> {
     let found = async {
         let env = GithubEnv::from_process()?;
-        let source = crate::github::artifacts::Source::from_vars(&env, |k| std::env::var(k).ok())?;
-        crate::github::artifacts::latest_results(&env, &source).await
+        let source =
+            crate::report::github::artifacts::Source::from_vars(&env, |k| std::env::var(k).ok())?;
+        crate::report::github::artifacts::latest_results(&env, &source).await
     };
     match found.await {
         Ok(found) => Some(found),
         Err(e) => {
-            let e: crate::github::artifacts::BaselineError = e;
+            let e: crate::report::github::artifacts::BaselineError = e;
             let redactor = Redactor::from_process_env([]);
             out(&workflow_command(
                 "notice",
@@ -69,7 +70,7 @@ pub(super) async fn read_baseline(
 
 /// Whether `path` is `github:auto`.
 pub(super) fn is_auto(path: &std::path::Path) -> bool {
-    path.as_os_str() == crate::github::artifacts::AUTO
+    path.as_os_str() == crate::report::github::artifacts::AUTO
 }
 
 /// Publishes `results` (already redacted); problems become warnings.
@@ -107,7 +108,7 @@ pub(super) async fn publish(
         baseline,
         significance: args.significance,
     };
-    let published = crate::github::publish(results, &env, &options).await;
+    let published = crate::report::github::publish(results, &env, &options).await;
     let redactor = Redactor::from_process_env([]);
     for w in &published.warnings {
         out(&workflow_warning(&redactor.redact(w)));

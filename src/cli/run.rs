@@ -9,13 +9,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, RunArgs};
-use crate::events::Event;
-use crate::redact::Redactor;
 use crate::report::live::LiveReporter;
 use crate::report::terminal;
-use crate::results::Results;
-use crate::runner::{RunConfig, Runner};
+use crate::run::events::Event;
+use crate::run::{RunConfig, Runner};
+use crate::shared::redact::Redactor;
 use crate::spec::{self, diagnostic};
+use crate::verdict::results::Results;
 
 /// How long a cancelled run may take to stop its tests before it is cut: the agents' grace
 /// period (SIGTERM → SIGKILL) and then some.
@@ -60,7 +60,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         Some(path) if super::publish::is_auto(path) => None,
         Some(path) => {
             let baseline = crate::report::json::read(path)?;
-            Some(Arc::new(crate::reuse::Reuse::new(
+            Some(Arc::new(crate::run::reuse::Reuse::new(
                 baseline,
                 path.display().to_string(),
             )))
@@ -80,7 +80,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let code = runtime.block_on(async {
         let reuse = match (&auto, args.reuse.as_deref()) {
             (Some(Some((baseline, from))), Some(path)) if super::publish::is_auto(path) => Some(
-                Arc::new(crate::reuse::Reuse::new(baseline.clone(), from.clone())),
+                Arc::new(crate::run::reuse::Reuse::new(baseline.clone(), from.clone())),
             ),
             _ => reuse,
         };
@@ -131,21 +131,21 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         let config = RunConfig {
             jobs: args.jobs.max(1),
             keep_workspaces: args.keep_workspaces,
-            default_timeout: args.timeout.unwrap_or(crate::runner::DEFAULT_TIMEOUT),
+            default_timeout: args.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT),
             record: args.record,
             runs: args.runs,
             retry_infra: args.retry_infra,
-            retry_backoff: crate::runner::DEFAULT_RETRY_BACKOFF,
-            budget: crate::runner::BudgetLimits {
+            retry_backoff: crate::run::DEFAULT_RETRY_BACKOFF,
+            budget: crate::run::BudgetLimits {
                 max_cost_usd: args.max_cost,
                 max_tokens: args.max_tokens,
             },
             reuse: reuse.clone(),
         };
-        let prior = reuse.as_deref().map(crate::reuse::Reuse::prior_grades);
-        let prior_claims = reuse.as_deref().map(crate::reuse::Reuse::prior_claims);
+        let prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
+        let prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
         let judge = Arc::new(
-            crate::judge::Judge::new(args.judge.config(), agents.values().cloned())
+            crate::assertions::judge::Judge::new(args.judge.config(), agents.values().cloned())
                 .with_prior(prior.unwrap_or_default())
                 .with_prior_claims(prior_claims.unwrap_or_default()),
         );
@@ -187,7 +187,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                     .zip(finished)
                     .map(|(spec, done)| {
                         done.unwrap_or_else(|| {
-                            crate::runner::not_run(spec, crate::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
+                            crate::run::not_run(spec, crate::verdict::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
                         })
                     })
                     .collect()

@@ -1,16 +1,16 @@
 //! `run --shard K/N` and `aptitude merge`: one run split across jobs (a CI matrix) and its
 //! results put back together. The splitting and merging themselves are pure and live in
-//! [`crate::shard`]; this module reads the files and prints.
+//! [`crate::run::shard`]; this module reads the files and prints.
 
 use std::collections::HashMap;
 
 use super::output::{self, err, out, warning_line};
 use super::{CliError, MergeArgs, Outcome, RunArgs};
-use crate::redact::Redactor;
 use crate::report::{json, terminal};
-use crate::results::{BalancedBy, Results, ShardInfo};
-use crate::shard::{self, Shard, TestKey, Unit};
+use crate::run::shard::{self, Shard, TestKey, Unit};
+use crate::shared::redact::Redactor;
 use crate::spec::TestSpec;
+use crate::verdict::results::{BalancedBy, Results, ShardInfo};
 
 /// Parses `--shard K/N`; the message carries a tip, as clap's own errors do.
 pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {

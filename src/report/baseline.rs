@@ -7,7 +7,7 @@
 //!
 //! A test with repeated runs on both sides is compared by pass rate, not by status: it is a
 //! regression only when its pass rate fell and the one-sided Fisher exact test
-//! ([`crate::stats::fisher_exact_less`], this run's passed/failed runs against the
+//! ([`crate::verdict::stats::fisher_exact_less`], this run's passed/failed runs against the
 //! baseline's) gives p below the significance level (`--significance`, default 0.05);
 //! otherwise a changed rate is listed as "changed, not significant" with both rates. Tests
 //! run once keep the status comparison.
@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::report::markdown::inline;
-use crate::results::{Results, TestResult, TestStatus};
+use crate::verdict::results::{Results, TestResult, TestStatus};
 
 /// The default significance level of a pass-rate regression (`--significance`).
 pub const DEFAULT_SIGNIFICANCE: f64 = 0.05;
@@ -74,7 +74,7 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
                         )
                     };
                     if now_x < old_x {
-                        let p = crate::stats::fisher_exact_less([
+                        let p = crate::verdict::stats::fisher_exact_less([
                             [p_now, n_now - p_now],
                             [p_old, n_old - p_old],
                         ]);
@@ -84,7 +84,7 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
                             c.changed.push(what(p));
                         }
                     } else if now_x > old_x {
-                        let p = crate::stats::fisher_exact_less([
+                        let p = crate::verdict::stats::fisher_exact_less([
                             [p_old, n_old - p_old],
                             [p_now, n_now - p_now],
                         ]);
@@ -197,7 +197,7 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{AssertionResult, AssertionStatus};
+    use crate::verdict::results::{AssertionResult, AssertionStatus};
 
     fn t(name: &str, status: TestStatus, score: Option<u8>) -> TestResult {
         let mut a = AssertionResult::new(
@@ -270,7 +270,7 @@ mod tests {
                 t(name, status, None)
             })
             .collect();
-        crate::repeat::aggregate(each, 1)
+        crate::verdict::repeat::aggregate(each, 1)
     }
 
     #[test]

@@ -23,8 +23,8 @@
 
 use askama::Template;
 
-use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
-use crate::text::{format_duration, format_usage};
+use crate::shared::text::{format_duration, format_usage};
+use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 use crate::workspace::ChangeKind;
 
 /// The most tests whose details are inline in the page (readable without JavaScript); a
@@ -36,7 +36,7 @@ pub const OUTPUT_MAX: usize = 4_000;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
-    crate::text::truncate_lines(text, OUTPUT_MAX)
+    crate::shared::text::truncate_lines(text, OUTPUT_MAX)
 }
 
 struct Stat {
@@ -141,7 +141,7 @@ struct Report {
     variants: Vec<VariantsView>,
 }
 
-/// One test's variants side by side ([`crate::variants::VariantComparison::grid`]).
+/// One test's variants side by side ([`crate::verdict::variants::VariantComparison::grid`]).
 struct VariantsView {
     title: String,
     file: String,
@@ -159,7 +159,7 @@ struct VariantsRow {
 
 fn variants_views(results: &Results) -> Vec<VariantsView> {
     let comparisons = &results.summary.variants;
-    let with_agent = crate::variants::several_agents(comparisons);
+    let with_agent = crate::verdict::variants::several_agents(comparisons);
     comparisons
         .iter()
         .map(|c| VariantsView {
@@ -176,7 +176,7 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
                         .into_iter()
                         .zip(&c.variants)
                         .map(|(text, v)| {
-                            let class = if row.kind == crate::variants::RowKind::PassRate {
+                            let class = if row.kind == crate::verdict::variants::RowKind::PassRate {
                                 status_class(v.status).0
                             } else {
                                 "figure"
@@ -186,7 +186,7 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
                         .collect();
                     VariantsRow {
                         label: row.label,
-                        assertion: row.kind == crate::variants::RowKind::Assertion,
+                        assertion: row.kind == crate::verdict::variants::RowKind::Assertion,
                         cells,
                     }
                 })
@@ -303,7 +303,7 @@ fn status_class(status: TestStatus) -> (&'static str, &'static str, &'static str
     }
 }
 
-fn assertion(a: &crate::results::AssertionResult) -> AssertionView {
+fn assertion(a: &crate::verdict::results::AssertionResult) -> AssertionView {
     let (class, icon) = match a.status {
         AssertionStatus::Pass => ("pass", "✓"),
         AssertionStatus::Fail => ("fail", "✗"),
@@ -353,7 +353,7 @@ fn calls_view(t: &TestResult) -> Vec<CallView> {
                         number: i + 1,
                         name: c.name.clone(),
                         agent: (!c.is_main()).then(|| c.agent.clone()),
-                        summary: crate::text::summarize_input(&c.input, 120),
+                        summary: crate::shared::text::summarize_input(&c.input, 120),
                         input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
                         output: cut(c.output.as_deref().unwrap_or("")),
                         class,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::results::{OLDEST_READABLE_VERSION, RESULTS_VERSION, ReadError, Results};
+use crate::verdict::results::{OLDEST_READABLE_VERSION, RESULTS_VERSION, ReadError, Results};
 
 /// Why results could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +79,7 @@ pub fn read(path: &Path) -> Result<Results, JsonError> {
     // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
     let mut text = String::new();
     std::io::Read::read_to_string(
-        &mut crate::files::open_regular_file(path).map_err(io)?,
+        &mut crate::shared::files::open_regular_file(path).map_err(io)?,
         &mut text,
     )
     .map_err(io)?;

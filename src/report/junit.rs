@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// Why JUnit XML could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -65,15 +65,15 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         TestStatus::Skipped => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(match (test.skip_reason, &test.repeat) {
-                (Some(crate::results::SkipReason::Shard), Some(r)) => format!(
+                (Some(crate::verdict::results::SkipReason::Shard), Some(r)) => format!(
                     "{}: merging every shard's results decides it (aptitude merge)",
                     r.headline()
                 ),
                 (_, Some(r)) => format!("{}: too few runs ran to decide", r.headline()),
-                (Some(crate::results::SkipReason::Budget), None) => {
+                (Some(crate::verdict::results::SkipReason::Budget), None) => {
                     "not run: the cost ceiling was reached (budget)".to_owned()
                 }
-                (Some(crate::results::SkipReason::Shard) | None, None) => {
+                (Some(crate::verdict::results::SkipReason::Shard) | None, None) => {
                     "every assertion was skipped".to_owned()
                 }
             });
@@ -111,7 +111,7 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
                 format!("could not be checked: {}", errored.join("; "))
             });
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-            s.set_message(crate::cut::chars(&message, TEXT_MAX).kept);
+            s.set_message(crate::shared::cut::chars(&message, TEXT_MAX).kept);
             // The error kind (infra, agent, setup, judge, interrupted) says whose fault.
             s.set_type(test.error_kind.map_or("error", |k| k.word()));
             s
@@ -143,7 +143,7 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         } else {
             text
         };
-        status.set_description(crate::cut::chars(&text, TEXT_MAX).kept);
+        status.set_description(crate::shared::cut::chars(&text, TEXT_MAX).kept);
     }
     let mut case = TestCase::new(test.qualified_name(with_agent), status);
     case.set_classname(test.file.as_str());

@@ -5,9 +5,9 @@
 //! It only builds text; the CLI's output module writes it (and draws the progress bar), so
 //! `run` and `analyze` show tests the same way.
 
-use crate::events::Event;
-use crate::redact::Redactor;
 use crate::report::terminal;
+use crate::run::events::Event;
+use crate::shared::redact::Redactor;
 
 /// The live reporter's state: test names, what is running, whether to show tool calls.
 pub struct LiveReporter {
@@ -48,7 +48,7 @@ impl LiveReporter {
                 let line = format!(
                     "  ↳ {}{run}: {}\n",
                     self.name(*index),
-                    crate::text::describe_call(0, call).trim_start_matches("#0 ")
+                    crate::shared::text::describe_call(0, call).trim_start_matches("#0 ")
                 );
                 Some(self.redactor.redact(&line))
             }

@@ -16,8 +16,8 @@
 
 use askama::Template;
 
-use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
-use crate::text::{format_duration, format_usage};
+use crate::shared::text::{format_duration, format_usage};
+use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// How the summary is rendered.
 #[derive(Debug, Clone)]
@@ -281,7 +281,7 @@ fn failure(t: &TestResult) -> Option<String> {
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(|d| {
-                    fenced(&crate::text::truncate_lines(d, DETAIL_MAX))
+                    fenced(&crate::shared::text::truncate_lines(d, DETAIL_MAX))
                         .lines()
                         .map(|l| format!("  {l}"))
                         .collect::<Vec<_>>()
@@ -358,7 +358,7 @@ fn hard_bound(out: String, options: &MarkdownOptions) -> String {
         options.max_chars.saturating_sub(tail.chars),
         options.max_bytes.saturating_sub(tail.bytes),
     );
-    let kept = crate::cut::bytes(&crate::cut::chars(&out, chars).kept, bytes).kept;
+    let kept = crate::shared::cut::bytes(&crate::shared::cut::chars(&out, chars).kept, bytes).kept;
     if options.max_chars >= tail.chars && options.max_bytes >= tail.bytes {
         kept + TAIL
     } else {
@@ -381,7 +381,7 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
 };
 
 /// The tests × agents table (GFM): one row per test and variant, one column per agent.
-pub fn matrix_table(matrix: &crate::results::Matrix) -> String {
+pub fn matrix_table(matrix: &crate::verdict::results::Matrix) -> String {
     let mut out = String::from("\n| test |");
     for agent in &matrix.agents {
         out.push_str(&format!(" {agent} |"));
@@ -413,8 +413,8 @@ pub fn matrix_table(matrix: &crate::results::Matrix) -> String {
 /// The variants side by side (GFM), one table per test that ran with two or more variants:
 /// variants as columns (`default` first), rows for runs passed, pass rate, the difference to
 /// `default` with its Fisher p-value, and each assertion's pass count.
-pub fn variants_tables(comparisons: &[crate::variants::VariantComparison]) -> String {
-    let with_agent = crate::variants::several_agents(comparisons);
+pub fn variants_tables(comparisons: &[crate::verdict::variants::VariantComparison]) -> String {
+    let with_agent = crate::verdict::variants::several_agents(comparisons);
     let mut out = String::new();
     for c in comparisons {
         out.push_str(&format!(

@@ -1,11 +1,12 @@
 //! Reporters: how results are shown. Every reporter renders from the one results model
-//! ([`crate::results`]); none of them re-runs or re-judges anything.
+//! ([`crate::verdict::results`]); none of them re-runs or re-judges anything.
 //!
 //! The live terminal reporter ([`live`]) follows run events; the file formats (JSON, HTML,
 //! Markdown, JUnit) render a finished run's results and are listed in [`FILE_FORMATS`]: a new
 //! format is its module, one entry there, and the flag that names its file.
 
 pub mod baseline;
+pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -13,7 +14,7 @@ pub mod live;
 pub mod markdown;
 pub mod terminal;
 
-use crate::results::Results;
+use crate::verdict::results::Results;
 
 /// What a file format may be told besides the results.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +43,7 @@ pub fn file_format(name: &str) -> Option<&'static FileFormat> {
 
 #[cfg(test)]
 mod tests {
-    use crate::results::{AssertionStatus, Results, TestResult};
+    use crate::verdict::results::{AssertionStatus, Results, TestResult};
 
     /// Five runs of one test whose second assertion held in runs 1, 3 and 5 only.
     fn flaky_results() -> Results {
@@ -68,7 +69,7 @@ mod tests {
                 r
             })
             .collect();
-        Results::new(vec![crate::repeat::aggregate(runs, 5)], 1)
+        Results::new(vec![crate::verdict::repeat::aggregate(runs, 5)], 1)
     }
 
     #[test]

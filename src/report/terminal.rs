@@ -17,9 +17,11 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::results::{AssertionResult, AssertionStatus, Results, Summary, TestResult, TestStatus};
-use crate::text::{format_duration, format_usage, thousands};
+use crate::shared::text::{format_duration, format_usage, thousands};
 use crate::transcript::Transcript;
+use crate::verdict::results::{
+    AssertionResult, AssertionStatus, Results, Summary, TestResult, TestStatus,
+};
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -118,10 +120,10 @@ pub fn render_test(test: &TestResult) -> String {
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &error));
     }
     let skipped = match test.skip_reason {
-        Some(crate::results::SkipReason::Budget) => {
+        Some(crate::verdict::results::SkipReason::Budget) => {
             Some("not run: the run's cost or token ceiling was reached (budget)")
         }
-        Some(crate::results::SkipReason::Shard) => Some(
+        Some(crate::verdict::results::SkipReason::Shard) => Some(
             "not decided here: its other runs are in other shards; `aptitude merge` decides it",
         ),
         None => None,
@@ -138,7 +140,7 @@ pub fn render_test(test: &TestResult) -> String {
                 DIM,
                 &format!(
                     "retried after an infra error: {}",
-                    crate::text::truncate(&a.error, 200)
+                    crate::shared::text::truncate(&a.error, 200)
                 )
             )
         );
@@ -296,7 +298,7 @@ pub fn render_summary(summary: &Summary) -> String {
 }
 
 /// `spent $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling.
-pub fn budget_phrase(b: &crate::results::BudgetSummary) -> String {
+pub fn budget_phrase(b: &crate::verdict::results::BudgetSummary) -> String {
     let mut parts = Vec::new();
     if let Some(max) = b.max_cost_usd {
         parts.push(format!("spent ${:.4} of ${max:.4}", b.spent_cost_usd));
@@ -373,13 +375,13 @@ const VARIANT_LABEL_CHARS: usize = 60;
 
 /// The variants side by side, for each test that ran with two or more: one column per
 /// variant (`default` first) with runs passed, pass rate, the difference to `default` with
-/// its Fisher p-value, and each assertion's pass count ([`crate::variants`]).
+/// its Fisher p-value, and each assertion's pass count ([`crate::verdict::variants`]).
 pub fn render_variants(results: &Results) -> Option<String> {
     let comparisons = &results.summary.variants;
     if comparisons.is_empty() {
         return None;
     }
-    let with_agent = crate::variants::several_agents(comparisons);
+    let with_agent = crate::verdict::variants::several_agents(comparisons);
     let mut out = String::new();
     for (i, c) in comparisons.iter().enumerate() {
         if i > 0 {
@@ -477,7 +479,7 @@ pub fn render_transcript(t: &Transcript) -> String {
             "  #{:<width$} {} {}",
             i + 1,
             paint(BOLD, &call.name),
-            crate::text::summarize_input(&call.input, 90)
+            crate::shared::text::summarize_input(&call.input, 90)
         );
         // The raw call first; the canonical name and keys the assertions match on after it.
         match &call.params {
@@ -501,21 +503,29 @@ pub fn render_transcript(t: &Transcript) -> String {
             (None, _, _) => paint(YELLOW, "no result"),
             (Some(o), true, Some(code)) => paint(
                 RED,
-                &format!("error, exit {code}: {}", crate::text::truncate(o, 60)),
+                &format!(
+                    "error, exit {code}: {}",
+                    crate::shared::text::truncate(o, 60)
+                ),
             ),
-            (Some(o), true, None) => {
-                paint(RED, &format!("error: {}", crate::text::truncate(o, 60)))
-            }
+            (Some(o), true, None) => paint(
+                RED,
+                &format!("error: {}", crate::shared::text::truncate(o, 60)),
+            ),
             (Some(o), false, Some(code)) => {
-                format!("exit {code}: {}", crate::text::truncate(o, 60))
+                format!("exit {code}: {}", crate::shared::text::truncate(o, 60))
             }
-            (Some(o), false, None) => crate::text::truncate(o, 60),
+            (Some(o), false, None) => crate::shared::text::truncate(o, 60),
         };
         let _ = writeln!(out, "{line}\n      → {result}");
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(out, "final answer: {}", crate::text::truncate(text, 300));
+            let _ = writeln!(
+                out,
+                "final answer: {}",
+                crate::shared::text::truncate(text, 300)
+            );
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");

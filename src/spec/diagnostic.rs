@@ -149,7 +149,7 @@ pub fn display_path(path: &Path) -> String {
     s.strip_prefix("./").map(str::to_owned).unwrap_or(s)
 }
 
-pub use crate::suggest::did_you_mean;
+pub use crate::shared::suggest::did_you_mean;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! keys, wrong types, contradictions and patterns that do not compile are all errors — so a
 //! test that loads means what it says. The syntax is documented in `docs/yaml-api.md`.
 
+pub mod agent_kind;
 pub mod diagnostic;
 pub mod discover;
 pub mod json_path;
@@ -15,6 +16,7 @@ pub mod node;
 pub mod pattern;
 pub mod schema;
 pub mod suite;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,7 +30,7 @@ pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
 pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 
-pub use crate::agent_kind::AgentKind;
+pub use crate::spec::agent_kind::AgentKind;
 
 /// One agent a test runs on, from `agent:` or an `agents:` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +111,7 @@ pub struct TestSpec {
     pub env: BTreeMap<String, String>,
     /// `inputs:` globs, relative to the test file's directory: files outside the workspace
     /// that the agent depends on (e.g. a CLI's source). Only the fingerprint reads them
-    /// ([`crate::fingerprint`]).
+    /// ([`crate::run::fingerprint`]).
     pub inputs: Vec<String>,
     /// `timeout:` for the agent run ("30s", "5m").
     pub timeout: Option<Duration>,

@@ -289,7 +289,7 @@ impl NameMatcher {
             })
         } else {
             Ok(NameMatcher::Exact(
-                crate::tools::canonical_tool_name(name).into_owned(),
+                crate::spec::tools::canonical_tool_name(name).into_owned(),
             ))
         }
     }
@@ -297,7 +297,7 @@ impl NameMatcher {
     /// Whether a call's canonical tool name matches.
     pub fn matches(&self, canonical: &str) -> bool {
         match self {
-            NameMatcher::Exact(name) => crate::tools::same_tool(name, canonical),
+            NameMatcher::Exact(name) => crate::spec::tools::same_tool(name, canonical),
             NameMatcher::Glob { glob, .. } => glob.is_match(canonical),
         }
     }

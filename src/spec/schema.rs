@@ -221,7 +221,7 @@ enum OneOrMany {
 }
 
 /// The agents a test can name: [`AgentKind`], so a new agent appears here with no edit.
-type AgentName = crate::agent_kind::AgentKind;
+type AgentName = crate::spec::agent_kind::AgentKind;
 
 /// `agents:` entries: a name, or a name with its own model, endpoint and version pin.
 #[derive(JsonSchema)]

@@ -26,7 +26,7 @@
 
 use super::builder::{Builder, Parts, ToolResult};
 use super::{Format, Outcome, RecordsOnly, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// The first line of every aider chat history run.
 pub(crate) const RUN_HEADER: &str = "# aider chat started at";

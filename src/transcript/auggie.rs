@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, millis_to_rfc3339, str_of};
 use super::{Format, Outcome, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// `auggie --output-format json` (its one `result` line).
 pub(crate) struct AuggieResultParser {

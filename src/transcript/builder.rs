@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{MAIN_AGENT, ToolCall, WarningLog};
-use crate::tools::{SHELL_TOOL, Vocabulary, canonical_name, canonical_params};
+use crate::spec::tools::{SHELL_TOOL, Vocabulary, canonical_name, canonical_params};
 
 /// A tool result waiting for (or attached to) its call.
 #[derive(Debug, Default, Clone)]

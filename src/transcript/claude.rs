@@ -269,9 +269,9 @@ impl ClaudeParser {
         ClaudeParser {
             format,
             b: Builder::new(true).with_vocabulary(if format == Format::QwenStreamJson {
-                crate::tools::Vocabulary::Qwen
+                crate::spec::tools::Vocabulary::Qwen
             } else {
-                crate::tools::Vocabulary::Claude
+                crate::spec::tools::Vocabulary::Claude
             }),
             session_id: None,
             agent_version: None,
@@ -588,7 +588,7 @@ impl ClaudeParser {
                     };
                     // The structured side data belongs to the line's single result.
                     if results == 1
-                        && self.b.canonical_of(id) == Some(crate::tools::SHELL_TOOL)
+                        && self.b.canonical_of(id) == Some(crate::spec::tools::SHELL_TOOL)
                         && let Some(raw) = side
                         && raw.get().starts_with('{')
                         && let Ok(bash) = serde_json::from_str::<BashResult>(raw.get())
@@ -727,7 +727,7 @@ impl LineParser for ClaudeParser {
 /// then ordered by timestamp, so that order assertions see delegated calls in place.
 ///
 /// `session.jsonl` and `./session.jsonl` find the same files (a bare name's directory is
-/// `.`). Only regular files are read (see [`crate::files::open_regular_file`]); any other file named
+/// `.`). Only regular files are read (see [`crate::shared::files::open_regular_file`]); any other file named
 /// like a subagent file, or one that can not be read, is a warning.
 pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
     let dir = match path.parent() {
@@ -763,7 +763,7 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = match crate::files::open_regular_file(&candidate) {
+        let file = match crate::shared::files::open_regular_file(&candidate) {
             Ok(f) => f,
             Err(e) => {
                 skipped.warn(0, format!("subagent file {name} skipped: {e}"));

@@ -49,7 +49,7 @@ pub(crate) struct ExecParser {
 impl ExecParser {
     pub(crate) fn new() -> Self {
         ExecParser {
-            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Codex),
+            b: Builder::default().with_vocabulary(crate::spec::tools::Vocabulary::Codex),
             session_id: None,
             runs: 0,
             usage: Usage::default(),
@@ -233,7 +233,7 @@ pub(crate) struct RolloutParser {
 impl RolloutParser {
     pub(crate) fn new() -> Self {
         RolloutParser {
-            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Codex),
+            b: Builder::default().with_vocabulary(crate::spec::tools::Vocabulary::Codex),
             session_id: None,
             agent_version: None,
             model: None,

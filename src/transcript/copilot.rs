@@ -30,7 +30,7 @@ use serde_json::Value;
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, f64_of, i32_of, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// Copilot CLI events, from stdout or the session log (the format says which).
 pub(crate) struct CopilotParser {

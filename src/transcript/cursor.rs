@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, i32_of, millis_to_rfc3339, str_of};
 use super::{Format, Outcome, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// `cursor-agent --output-format stream-json`.
 pub(crate) struct CursorParser {

@@ -53,7 +53,7 @@ pub(crate) struct StreamParser {
 impl StreamParser {
     pub(crate) fn new() -> Self {
         StreamParser {
-            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini),
+            b: Builder::default().with_vocabulary(crate::spec::tools::Vocabulary::Gemini),
             session_id: None,
             model: None,
             runs: 0,
@@ -191,7 +191,7 @@ impl SessionParser {
     pub(crate) fn new(format: Format) -> Self {
         SessionParser {
             format,
-            b: Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini),
+            b: Builder::default().with_vocabulary(crate::spec::tools::Vocabulary::Gemini),
             session_id: None,
             model: None,
             usage: Usage::default(),
@@ -422,7 +422,7 @@ pub(crate) fn parse_json_output(doc: &Value) -> Transcript {
             }
         }
     }
-    let mut b = Builder::default().with_vocabulary(crate::tools::Vocabulary::Gemini);
+    let mut b = Builder::default().with_vocabulary(crate::spec::tools::Vocabulary::Gemini);
     let tools = doc.get("stats").and_then(|s| s.get("tools"));
     if tools.is_some_and(|t| u64_of(t, "totalCalls") > 0) {
         let by_name: Vec<String> = tools

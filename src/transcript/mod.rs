@@ -131,7 +131,9 @@ impl RecordsOnly {
 
     /// Whether calls of `tool` (a canonical name) can be in the transcript.
     pub fn records(&self, tool: &str) -> bool {
-        self.tools.iter().any(|t| crate::tools::same_tool(t, tool))
+        self.tools
+            .iter()
+            .any(|t| crate::spec::tools::same_tool(t, tool))
     }
 }
 
@@ -390,7 +392,7 @@ pub struct ToolCall {
     /// The tool's name as the agent called it (raw): `run_shell_command`, `bash`,
     /// `shellToolCall`.
     pub name: String,
-    /// The canonical name (see [`crate::tools::vocabulary`]): `run_shell_command` → `Bash`.
+    /// The canonical name (see [`crate::spec::tools::vocabulary`]): `run_shell_command` → `Bash`.
     pub canonical: String,
     /// The call's input as the agent recorded it (raw), as JSON.
     pub input: serde_json::Value,
@@ -428,7 +430,7 @@ impl ToolCall {
             params: None,
             id: id.into(),
             name: name.into(),
-            canonical: crate::tools::canonical_tool_name(name).into_owned(),
+            canonical: crate::spec::tools::canonical_tool_name(name).into_owned(),
             input,
             output: None,
             is_error: false,
@@ -458,7 +460,7 @@ impl ToolCall {
         match params.get("command").or_else(|| params.get("cmd"))? {
             serde_json::Value::String(s) => Some(s.clone()),
             serde_json::Value::Array(argv) => {
-                Some(crate::tools::vocabulary::shell_command_of_argv(argv))
+                Some(crate::spec::tools::vocabulary::shell_command_of_argv(argv))
             }
             _ => None,
         }

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, f64_of, i32_of, millis_to_rfc3339, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// What opencode says when `run` auto-rejects a permission.
 const REJECTED: &str = "rejected permission";

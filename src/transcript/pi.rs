@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, content_text, f64_of, leading_http_status, str_of, u64_of};
 use super::{Format, Outcome, Transcript, Usage};
-use crate::tools::Vocabulary;
+use crate::spec::tools::Vocabulary;
 
 /// pi events or session log (the parser switches to `pi-session` at its first `message`
 /// entry: both open with the same header).

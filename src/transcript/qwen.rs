@@ -29,7 +29,7 @@ pub(crate) struct QwenSessionParser {
 impl QwenSessionParser {
     pub(crate) fn new() -> Self {
         QwenSessionParser {
-            b: Builder::new(true).with_vocabulary(crate::tools::Vocabulary::Qwen),
+            b: Builder::new(true).with_vocabulary(crate::spec::tools::Vocabulary::Qwen),
             session_id: None,
             agent_version: None,
             model: None,

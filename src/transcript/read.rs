@@ -84,7 +84,7 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
         source,
     };
     // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
-    let file = crate::files::open_regular_file(path).map_err(io_err)?;
+    let file = crate::shared::files::open_regular_file(path).map_err(io_err)?;
     let mut transcript = parse_reader(file).map_err(|e| match e {
         ReadError::Io(source) => io_err(source),
         ReadError::Unknown(reason) => TranscriptError::UnknownFormat {

@@ -889,7 +889,7 @@ fn one_assertion_gives_one_verdict_across_agents() {
             .evaluate();
         assert_eq!(
             pass.status,
-            aptitude::results::AssertionStatus::Pass,
+            aptitude::verdict::results::AssertionStatus::Pass,
             "{rel}: {pass:?}"
         );
         let fail = aptitude::fluent::expect(&t)
@@ -899,7 +899,7 @@ fn one_assertion_gives_one_verdict_across_agents() {
             .evaluate();
         assert_eq!(
             fail.status,
-            aptitude::results::AssertionStatus::Fail,
+            aptitude::verdict::results::AssertionStatus::Fail,
             "{rel}: {fail:?}"
         );
     }
@@ -909,7 +909,10 @@ fn one_assertion_gives_one_verdict_across_agents() {
         .tool("Bash")
         .not_called()
         .evaluate();
-    assert_eq!(bash.status, aptitude::results::AssertionStatus::Error);
+    assert_eq!(
+        bash.status,
+        aptitude::verdict::results::AssertionStatus::Error
+    );
     assert!(
         format!("{bash:?}").contains("aider records no shell commands"),
         "{bash:?}"
@@ -919,5 +922,8 @@ fn one_assertion_gives_one_verdict_across_agents() {
         .called()
         .with_param("file_path", "out.txt")
         .evaluate();
-    assert_eq!(write.status, aptitude::results::AssertionStatus::Pass);
+    assert_eq!(
+        write.status,
+        aptitude::verdict::results::AssertionStatus::Pass
+    );
 }

@@ -304,7 +304,7 @@ fn the_fluent_review_grades_through_the_claude_adapter() {
     use aptitude::agent::claude::Claude;
     use aptitude::agent::{AgentSettings, CliAgent};
     use aptitude::fluent::expect;
-    use aptitude::results::AssertionStatus;
+    use aptitude::verdict::results::AssertionStatus;
 
     let model = ScriptedModel::start();
     model.script(

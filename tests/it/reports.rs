@@ -621,7 +621,7 @@ fn the_real_consumers_reject_the_defects_found_before() {
 /// `n` tests, each three runs of one of the hostile results' tests (so the agent's
 /// `<script>` and the secrets come along), as a results file under `dir`.
 fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
-    use aptitude::results::Results;
+    use aptitude::verdict::results::Results;
     let hostile: Results =
         serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
             .unwrap();
@@ -629,7 +629,7 @@ fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
         .map(|i| {
             let mut run = hostile.tests[i % hostile.tests.len()].clone();
             run.name = format!("{} #{i}", run.name);
-            aptitude::repeat::aggregate(vec![run; 3], 3)
+            aptitude::verdict::repeat::aggregate(vec![run; 3], 3)
         })
         .collect();
     let file = dir.join("large.json");

@@ -212,8 +212,8 @@ fn load_file_with(path: &Path, defaults: &SuiteDefaults) -> Result<TestSpec, Fil
 /// A test file's bytes: a regular file of at most [`MAX_TEST_FILE_BYTES`], opened without
 /// blocking (a FIFO would block forever and a device such as `/dev/zero` never ends).
 fn read_test_file(path: &Path) -> Result<Vec<u8>, String> {
-    crate::files::read_capped(path, MAX_TEST_FILE_BYTES).map_err(|e| match e {
-        crate::files::FileError::TooLarge { size, cap } => format!(
+    crate::shared::files::read_capped(path, MAX_TEST_FILE_BYTES).map_err(|e| match e {
+        crate::shared::files::FileError::TooLarge { size, cap } => format!(
             "can not read test file: it has {size} bytes, more than a test file may have ({cap})"
         ),
         e => format!("can not read test file: {e}"),
@@ -649,7 +649,7 @@ impl Ctx {
                         .parent()
                         .filter(|p| !p.as_os_str().is_empty())
                         .unwrap_or(Path::new("."));
-                    match crate::fingerprint::matching_files(base, &glob) {
+                    match crate::run::fingerprint::matching_files(base, &glob) {
                         Ok(files) if files.is_empty() => self.push(
                             Diagnostic::new(item.pos, format!("`inputs: {glob}` matches no file"))
                                 .label(format!(

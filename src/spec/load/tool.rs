@@ -85,7 +85,7 @@ impl Ctx {
                 }
             }
         });
-        let tool = NameMatcher::new(crate::tools::SKILL_TOOL).ok();
+        let tool = NameMatcher::new(crate::spec::tools::SKILL_TOOL).ok();
         let tool = self.tool_fields(fields, tool);
         Some(SkillAssertion {
             skill: skill?,
@@ -268,11 +268,13 @@ impl Ctx {
 
     pub(super) fn tool_name(&mut self, node: &Node, key: &str) -> Option<NameMatcher> {
         let name = self.non_empty_string(node, key)?;
-        if !name.contains('*') && !name.starts_with("mcp__") && !crate::tools::is_known_tool(&name)
+        if !name.contains('*')
+            && !name.starts_with("mcp__")
+            && !crate::spec::tools::is_known_tool(&name)
         {
-            let canonical = crate::tools::known_spellings();
+            let canonical = crate::spec::tools::known_spellings();
             if let Some(suggestion) = did_you_mean(&name, canonical) {
-                let suggestion = crate::tools::canonical_tool_name(suggestion).into_owned();
+                let suggestion = crate::spec::tools::canonical_tool_name(suggestion).into_owned();
                 self.push(
                     Diagnostic::new(node.pos, format!("unknown tool `{name}`"))
                         .label("unknown tool")

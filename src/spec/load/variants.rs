@@ -122,7 +122,7 @@ impl Ctx {
         let from = self.non_empty_string(from_node, "from")?;
         let dir = test_file.parent().unwrap_or(Path::new("."));
         let path = dir.join(&from);
-        match crate::files::read_capped(&path, MAX_ADD_BYTES) {
+        match crate::shared::files::read_capped(&path, MAX_ADD_BYTES) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => Some(text),
                 Err(_) => {
@@ -173,7 +173,7 @@ impl Ctx {
                 let known: Vec<&str> = std::iter::once(DEFAULT_VARIANT)
                     .chain(declared.iter().map(String::as_str))
                     .collect();
-                let hint = crate::suggest::did_you_mean(&name, known.iter().copied())
+                let hint = crate::shared::suggest::did_you_mean(&name, known.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| format!("this test's variants: {}", known.join(", ")));
                 self.push(

@@ -7,18 +7,18 @@
 //! so that the terminal, Markdown, HTML and the GitHub comment say the same thing.
 //!
 //! Rules: the pass rate is passed ÷ judged runs (errored and skipped runs left out, as in
-//! [`crate::repeat`]) with its Wilson 95% interval; a variant whose verdict is `error` or
+//! [`crate::verdict::repeat`]) with its Wilson 95% interval; a variant whose verdict is `error` or
 //! `skipped` has no pass rate — it is shown as that word, never as a rate, and never
 //! compared. Against `default`: the difference of the pass rates, and, when the test ran
 //! more than once, the two-sided Fisher exact p-value of the 2×2 table (variant's passed and
 //! failed runs, default's passed and failed runs) — small when the variant's rate really
-//! differs ([`crate::stats::fisher_exact_two_sided`]).
+//! differs ([`crate::verdict::stats::fisher_exact_two_sided`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent_kind::AgentKind;
-use crate::results::{AssertionStatus, TestResult, TestStatus};
 use crate::spec::DEFAULT_VARIANT;
+use crate::spec::agent_kind::AgentKind;
+use crate::verdict::results::{AssertionStatus, TestResult, TestStatus};
 
 /// One test's variants side by side, on one agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,7 +137,7 @@ fn comparison(group: &[&TestResult]) -> VariantComparison {
         };
         v.difference = Some(rate - base);
         if repeated {
-            v.p_value = Some(crate::stats::fisher_exact_two_sided([
+            v.p_value = Some(crate::verdict::stats::fisher_exact_two_sided([
                 [v.passed, v.failed],
                 [base_passed, base_failed],
             ]));
@@ -188,7 +188,7 @@ fn stats(t: &TestResult) -> VariantStats {
     };
     let judged = passed + failed;
     let rated = judged > 0 && matches!(t.status, TestStatus::Passed | TestStatus::Failed);
-    let interval = crate::stats::wilson_interval(passed, judged).filter(|_| rated);
+    let interval = crate::verdict::stats::wilson_interval(passed, judged).filter(|_| rated);
     VariantStats {
         variant: t
             .variant
@@ -385,7 +385,7 @@ pub fn several_agents(comparisons: &[VariantComparison]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::AssertionResult;
+    use crate::verdict::results::AssertionResult;
 
     fn run(variant: &str, status: TestStatus, held: bool) -> TestResult {
         let mut r: TestResult = serde_json::from_value(serde_json::json!({
@@ -418,7 +418,7 @@ mod tests {
                 run(variant, status, *h)
             })
             .collect();
-        crate::repeat::aggregate(runs, held.len() as u32)
+        crate::verdict::repeat::aggregate(runs, held.len() as u32)
     }
 
     #[test]
@@ -531,7 +531,7 @@ mod tests {
     /// a rate, and the PR comment (Markdown) carries the table.
     #[test]
     fn every_report_shows_the_same_table_and_an_error_as_error() {
-        let results = crate::results::Results::new(
+        let results = crate::verdict::results::Results::new(
             vec![
                 repeated("default", &[true, true]),
                 repeated("baseline", &[false, true]),
@@ -562,10 +562,10 @@ mod tests {
             markdown.contains("| vs default |  | -50 pts (p = 1.000) | — |"),
             "{markdown}"
         );
-        let comment = crate::github::body(
+        let comment = crate::report::github::body(
             &results,
-            &crate::github::GithubEnv::default(),
-            &crate::github::PublishOptions::default(),
+            &crate::report::github::GithubEnv::default(),
+            &crate::report::github::PublishOptions::default(),
             65_536,
         );
         assert!(

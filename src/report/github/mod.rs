@@ -31,7 +31,7 @@ pub use error::GithubError;
 pub use summary::{write_outputs, write_step_summary};
 
 use crate::report::markdown::{self, MarkdownOptions};
-use crate::results::Results;
+use crate::verdict::results::Results;
 
 /// Where to read about the fork-safe two-workflow setup.
 pub const FORK_DOCS: &str = "see \"Fork pull requests\" in the action's docs/github-action.md";

@@ -40,9 +40,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentKind};
-use crate::results::{AssertionStatus, JudgeVote};
 use crate::spec::ReviewAssertion;
 use crate::transcript::Usage;
+use crate::verdict::results::{AssertionStatus, JudgeVote};
 use cache::{Cache, CachedGrade};
 use claims::Claim;
 

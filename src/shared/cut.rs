@@ -1,20 +1,20 @@
 //! Cutting text to a size for display, without ever showing part of a secret.
 //!
-//! Redaction ([`crate::redact`]) matches whole secrets: a key cut in half no longer matches
+//! Redaction ([`crate::shared::redact`]) matches whole secrets: a key cut in half no longer matches
 //! and its first half would be shown. So every cut here redacts first — token shapes and
 //! the secret values of aptitude's environment — and then never ends inside a token: when
 //! the cut falls inside a run of token characters (`A-Z a-z 0-9 _ - + / =`) that began at
 //! most [`TOKEN_BACKOFF`] characters earlier, the whole partial run is left out. A secret
-//! known only to the caller's [`crate::redact::Redactor`] (a test's `env:`) is therefore
+//! known only to the caller's [`crate::shared::redact::Redactor`] (a test's `env:`) is therefore
 //! either shown whole — and redacted by it — or not at all.
 //!
 //! Every truncation of text that can hold agent output goes through here: the assertion
-//! details ([`crate::text::truncate_lines`], [`crate::text::truncate`]), the
+//! details ([`crate::shared::text::truncate_lines`], [`crate::shared::text::truncate`]), the
 //! HTML, Markdown, JUnit and terminal renderers and the GitHub bodies.
 
 use std::sync::LazyLock;
 
-use crate::redact::Redactor;
+use crate::shared::redact::Redactor;
 
 /// How far back a cut may move to leave out a partial token, in characters. Longer than
 /// any token shape `redact` knows (`sk-ant-…` keys are about 110 characters).

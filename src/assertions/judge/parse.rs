@@ -110,7 +110,7 @@ pub fn parse_with<T: Clone + PartialEq>(
         return Ok(g);
     }
     // Cut by the one cutting helper: a reply quoting a key never shows part of it.
-    let excerpt = crate::cut::chars(text, EXCERPT).kept;
+    let excerpt = crate::shared::cut::chars(text, EXCERPT).kept;
     let reason = if ambiguous {
         format!("the judge's reply holds several different {plural}")
     } else if !problems.is_empty() {

@@ -99,9 +99,9 @@ pub fn main_field(input: &serde_json::Value) -> Option<&'static str> {
 }
 
 /// Cuts `s` to at most `max` characters, keeping line breaks, and says how much was cut.
-/// Redacts before cutting and never shows part of a token ([`crate::cut`]).
+/// Redacts before cutting and never shows part of a token ([`crate::shared::cut`]).
 pub fn truncate_lines(s: &str, max: usize) -> String {
-    let cut = crate::cut::chars(s, max);
+    let cut = crate::shared::cut::chars(s, max);
     if cut.was_cut() {
         format!(
             "{}\n… [truncated: {} more characters]",
@@ -113,14 +113,14 @@ pub fn truncate_lines(s: &str, max: usize) -> String {
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`. Redacts before
-/// cutting and never shows part of a token ([`crate::cut`]).
+/// cutting and never shows part of a token ([`crate::shared::cut`]).
 pub fn truncate(s: &str, max: usize) -> String {
     let s = s.replace('\n', "⏎");
-    let whole = crate::cut::chars(&s, max);
+    let whole = crate::shared::cut::chars(&s, max);
     if !whole.was_cut() {
         return whole.kept;
     }
-    let mut out = crate::cut::chars(&s, max.saturating_sub(1)).kept;
+    let mut out = crate::shared::cut::chars(&s, max.saturating_sub(1)).kept;
     out.push('…');
     out
 }

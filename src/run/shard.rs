@@ -16,7 +16,7 @@
 //! lowest-numbered on a tie). With equal weights that deals the units round-robin in hash
 //! order, so shards differ by at most one unit.
 //!
-//! `merge` puts the runs of a split test back together ([`crate::repeat::aggregate_split`])
+//! `merge` puts the runs of a split test back together ([`crate::verdict::repeat::aggregate_split`])
 //! and decides it over all its runs.
 
 use std::collections::{BTreeMap, HashMap};
@@ -25,8 +25,8 @@ use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
-use crate::agent_kind::AgentKind;
-use crate::results::{Results, ShardInfo, Summary, TestResult};
+use crate::spec::agent_kind::AgentKind;
+use crate::verdict::results::{Results, ShardInfo, Summary, TestResult};
 
 /// One shard of a run split `count` ways: `--shard 2/3` is index 2 of count 3 (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl fmt::Display for Shard {
     }
 }
 
-pub use crate::results::TestKey;
+pub use crate::verdict::results::TestKey;
 
 /// Sharding's view of a test's identity.
 impl TestKey {
@@ -415,7 +415,7 @@ pub enum MergeError {
         expected: u32,
     },
     /// Shards of the run are missing.
-    #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, crate::text::and_list(missing), if missing.len() == 1 { "is" } else { "are" })]
+    #[error("shard{} {} of {count} {} missing: merge the results of every shard job", if missing.len() == 1 { "" } else { "s" }, crate::shared::text::and_list(missing), if missing.len() == 1 { "is" } else { "are" })]
     MissingShards {
         /// The missing shards' numbers.
         missing: Vec<u32>,
@@ -494,7 +494,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         sum.saturating_add(r.summary.duration_ms)
     });
     // Each job's ceiling and spend; the merged run's are their sums.
-    let budgets: Vec<crate::results::BudgetSummary> = inputs
+    let budgets: Vec<crate::verdict::results::BudgetSummary> = inputs
         .iter()
         .filter_map(|(_, r)| r.summary.budget.clone())
         .collect();
@@ -540,7 +540,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
     let mut summary = Summary::of(&tests, duration_ms);
     summary.budget = budgets
         .into_iter()
-        .reduce(|a, b| crate::results::BudgetSummary {
+        .reduce(|a, b| crate::verdict::results::BudgetSummary {
             max_cost_usd: a.max_cost_usd.zip(b.max_cost_usd).map(|(x, y)| x + y),
             max_tokens: a
                 .max_tokens
@@ -634,7 +634,7 @@ fn join_runs(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError>
             }
         })
         .collect();
-    Ok(crate::repeat::aggregate_split(
+    Ok(crate::verdict::repeat::aggregate_split(
         all,
         (1..=of).collect(),
         of,
@@ -650,11 +650,11 @@ fn missing_run(template: &TestResult) -> TestResult {
         prompt: template.prompt.clone(),
         agent_id: template.agent_id,
         variant: template.variant.clone(),
-        error_kind: Some(crate::results::ErrorKind::Interrupted),
+        error_kind: Some(crate::verdict::results::ErrorKind::Interrupted),
         ..TestResult::new(
             template.name.clone(),
             template.file.clone(),
-            crate::results::TestStatus::Error,
+            crate::verdict::results::TestStatus::Error,
         )
     }
 }
@@ -940,7 +940,7 @@ mod tests {
             return one(status);
         }
         let all: Vec<TestResult> = (0..runs).map(|_| one(status)).collect();
-        crate::repeat::aggregate(all, min_pass)
+        crate::verdict::repeat::aggregate(all, min_pass)
     }
 
     /// The part of `whole` (a repeated test's result) holding runs `numbers`.
@@ -950,7 +950,7 @@ mod tests {
             .map(|n| whole.runs[*n as usize - 1].clone())
             .collect();
         let r = whole.repeat.as_ref().unwrap();
-        crate::repeat::aggregate_split(runs, numbers.to_vec(), r.runs, r.min_pass)
+        crate::verdict::repeat::aggregate_split(runs, numbers.to_vec(), r.runs, r.min_pass)
     }
 
     /// Shard `index` of 2 of a run of `of` tests, holding `tests`.
@@ -960,7 +960,7 @@ mod tests {
             index,
             count: 2,
             tests: of,
-            balanced_by: crate::results::BalancedBy::Hash,
+            balanced_by: crate::verdict::results::BalancedBy::Hash,
             runs: Some(5),
             baseline: None,
         });
@@ -973,10 +973,10 @@ mod tests {
         // decide; the merge fails it.
         let mut whole = result("flaky", "passed", 4, 3);
         for n in [0, 2] {
-            whole.runs[n].status = crate::results::TestStatus::Failed;
+            whole.runs[n].status = crate::verdict::results::TestStatus::Failed;
         }
         let (a, b) = (part(&whole, &[1, 2]), part(&whole, &[3, 4]));
-        use crate::results::{SkipReason, TestStatus};
+        use crate::verdict::results::{SkipReason, TestStatus};
         for p in [&a, &b] {
             assert_eq!(p.status, TestStatus::Skipped, "a shard does not decide it");
             assert_eq!(p.skip_reason, Some(SkipReason::Shard));
@@ -1014,7 +1014,7 @@ mod tests {
 
     #[test]
     fn a_run_no_shard_reported_is_an_error_and_a_run_in_two_shards_is_refused() {
-        use crate::results::TestStatus;
+        use crate::verdict::results::TestStatus;
         let whole = result("t", "passed", 3, 1);
         // Run 3 is nowhere (its shard was cut): the merged test holds it as an error run,
         // and passes only because runs 1 and 2 reach min_pass 1 on their own.
@@ -1079,7 +1079,7 @@ mod tests {
         let mut two = shard_file(2, 2, vec![result("y", "passed", 1, 1)]);
         for (f, id) in [(&mut one, &a), (&mut two, &b)] {
             let info = f.1.shard.as_mut().unwrap();
-            info.balanced_by = crate::results::BalancedBy::Duration;
+            info.balanced_by = crate::verdict::results::BalancedBy::Duration;
             info.baseline = Some(baseline_id(id));
         }
         let refused = merge(vec![one, two]);
@@ -1091,7 +1091,7 @@ mod tests {
 
     #[test]
     fn a_lost_test_and_a_budget_skip_never_merge_into_a_pass() {
-        use crate::results::{BudgetSummary, SkipReason};
+        use crate::verdict::results::{BudgetSummary, SkipReason};
         let lost = merge(vec![
             shard_file(1, 2, vec![result("x", "passed", 1, 1)]),
             shard_file(2, 2, vec![]),

@@ -10,21 +10,21 @@
 //! - no assertion that applies to the test needs the workspace after the run (`file_*`,
 //!   `json_file`, `wrote`, `verify`): the workspace does not travel with results, and a
 //!   check that can not be made is never guessed;
-//! - its fingerprint ([`crate::fingerprint`]) is the baseline's, part for part.
+//! - its fingerprint ([`crate::run::fingerprint`]) is the baseline's, part for part.
 //!
 //! The reused run's transcript and file list are evaluated against today's assertions.
-//! Reviews are graded through [`crate::judge::Judge::with_prior`]: the baseline's grades
+//! Reviews are graded through [`crate::assertions::judge::Judge::with_prior`]: the baseline's grades
 //! (with their cache keys) answer an unchanged review of the same answer without a call,
 //! then the local grade cache does. `claims: verified` likewise, through
-//! [`crate::judge::Judge::with_prior_claims`]: the claims the baseline read, by the
+//! [`crate::assertions::judge::Judge::with_prior_claims`]: the claims the baseline read, by the
 //! extraction's cache key.
 
 use std::collections::BTreeMap;
 
-use crate::judge::cache::CachedGrade;
-use crate::judge::claims::Claim;
-use crate::results::{Results, TestKey, TestResult};
+use crate::assertions::judge::cache::CachedGrade;
+use crate::assertions::judge::claims::Claim;
 use crate::spec::{AssertionKind, TestSpec};
+use crate::verdict::results::{Results, TestKey, TestResult};
 
 /// A baseline's results, ready to be reused from.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ impl Reuse {
     }
 
     /// Every grade the baseline recorded with its cache key, for
-    /// [`crate::judge::Judge::with_prior`].
+    /// [`crate::assertions::judge::Judge::with_prior`].
     pub fn prior_grades(&self) -> BTreeMap<String, CachedGrade> {
         let mut grades = BTreeMap::new();
         let mut add = |t: &TestResult| {
@@ -83,7 +83,7 @@ impl Reuse {
     }
 
     /// Every `claims: verified` extraction the baseline recorded, by its cache key, for
-    /// [`crate::judge::Judge::with_prior_claims`]. An extraction that failed recorded no
+    /// [`crate::assertions::judge::Judge::with_prior_claims`]. An extraction that failed recorded no
     /// claims and gives none.
     pub fn prior_claims(&self) -> BTreeMap<String, Vec<Claim>> {
         let mut prior = BTreeMap::new();
@@ -205,8 +205,12 @@ mod tests {
     #[test]
     fn a_run_is_a_candidate_only_with_a_clean_transcript_and_no_workspace_checks() {
         let plain = spec("name: greets\nprompt: p\nassertions:\n  - tool: Read\n");
-        let reuse =
-            |t: TestResult| Reuse::new(crate::results::Results::new(vec![t], 1), "b.json".into());
+        let reuse = |t: TestResult| {
+            Reuse::new(
+                crate::verdict::results::Results::new(vec![t], 1),
+                "b.json".into(),
+            )
+        };
         assert!(reuse(recorded()).candidate(&plain, 1, 1).is_ok());
 
         let mut no_transcript = recorded();
@@ -255,8 +259,11 @@ mod tests {
             "votes": [{"score": 7, "reasoning": "a"}, {"problem": "no reply"}]
         });
         let t = result(serde_json::json!({"assertions": [single, voted]}));
-        let grades =
-            Reuse::new(crate::results::Results::new(vec![t], 1), "b".into()).prior_grades();
+        let grades = Reuse::new(
+            crate::verdict::results::Results::new(vec![t], 1),
+            "b".into(),
+        )
+        .prior_grades();
         assert_eq!(
             grades.keys().collect::<Vec<_>>(),
             ["k1", "v1"],
@@ -292,7 +299,7 @@ mod tests {
         repeated.runs = vec![result(serde_json::json!({"assertions": [none]}))];
         let t = result(serde_json::json!({"assertions": [claims, failed, review]}));
         let reuse = Reuse::new(
-            crate::results::Results::new(vec![t, repeated], 1),
+            crate::verdict::results::Results::new(vec![t, repeated], 1),
             "b".into(),
         );
         let prior = reuse.prior_claims();
@@ -313,13 +320,13 @@ mod tests {
     #[test]
     fn a_reused_result_is_marked_in_every_format() {
         let mut t = recorded();
-        t.reused = Some(crate::results::Reused {
+        t.reused = Some(crate::verdict::results::Reused {
             from: "base.json".into(),
             aptitude_version: "0.1.0".into(),
             duration_ms: 5,
             usage: None,
         });
-        let results = crate::results::Results::new(vec![t], 1);
+        let results = crate::verdict::results::Results::new(vec![t], 1);
         assert_eq!(results.summary.reused, 1);
         let terminal = crate::report::terminal::render_test(&results.tests[0]);
         assert!(terminal.contains("↺ reused"), "{terminal}");

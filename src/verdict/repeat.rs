@@ -13,15 +13,17 @@
 //!
 //! Whatever its status, a test whose runs disagree (some passed, some failed) is **flaky**,
 //! and so is each assertion that held in some runs and not in others: that assertion is the
-//! one to look at. Figures ([`crate::stats`]): the pass rate over the judged runs (passed and
+//! one to look at. Figures ([`crate::verdict::stats`]): the pass rate over the judged runs (passed and
 //! failed, errors and skips left out) with its Wilson 95% interval, and for each k from 1 to
 //! the judged runs the unbiased pass@k (`1 − C(n−c, k)/C(n, k)`, Chen et al. 2021) and
 //! pass^k (`C(c, k)/C(n, k)`, Yao et al. 2024, τ-bench) estimates.
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{AssertionResult, AssertionStatus, SkipReason, TestResult, TestStatus};
 use crate::transcript::Usage;
+use crate::verdict::results::{
+    AssertionResult, AssertionStatus, SkipReason, TestResult, TestStatus,
+};
 
 /// The k-of-n figures of a repeated test.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -136,7 +138,7 @@ impl RepeatStats {
             s.push_str(&format!(
                 " (run{} {} of {} here, the rest in other shards)",
                 if numbers.len() == 1 { "" } else { "s" },
-                crate::text::and_list(&numbers),
+                crate::shared::text::and_list(&numbers),
                 split.of
             ));
         }
@@ -241,13 +243,13 @@ pub fn aggregate_split(
         TestStatus::Skipped
     };
     let judged = passed + failed;
-    let interval = crate::stats::wilson_interval(passed, judged);
+    let interval = crate::verdict::stats::wilson_interval(passed, judged);
     let estimates = (1..=judged)
         .filter_map(|k| {
             Some(PassK {
                 k,
-                pass_at_k: crate::stats::pass_at_k(judged, passed, k)?,
-                pass_hat_k: crate::stats::pass_hat_k(judged, passed, k)?,
+                pass_at_k: crate::verdict::stats::pass_at_k(judged, passed, k)?,
+                pass_hat_k: crate::verdict::stats::pass_hat_k(judged, passed, k)?,
             })
         })
         .collect();
@@ -435,7 +437,7 @@ pub fn skipped_for_budget(mut not_run: TestResult) -> TestResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::AssertionResult;
+    use crate::verdict::results::AssertionResult;
 
     fn run(statuses: &[AssertionStatus], error: bool) -> TestResult {
         let assertions: Vec<AssertionResult> = statuses
@@ -460,7 +462,9 @@ mod tests {
                 cost_usd: Some(0.01),
                 ..Usage::default()
             }),
-            error_kind: error.as_ref().map(|_| crate::results::ErrorKind::Agent),
+            error_kind: error
+                .as_ref()
+                .map(|_| crate::verdict::results::ErrorKind::Agent),
             error,
             assertions,
             ..TestResult::new("t", "t.aptitude.yaml", status)
@@ -564,7 +568,10 @@ mod tests {
         let runs = vec![run(&[Pass], false), run(&[Pass], true), run(&[Pass], false)];
         let t = aggregate(runs, 3);
         assert_eq!(t.status, TestStatus::Error);
-        assert_eq!(t.error_kind, Some(crate::results::ErrorKind::Agent));
+        assert_eq!(
+            t.error_kind,
+            Some(crate::verdict::results::ErrorKind::Agent)
+        );
         assert_eq!(
             t.error.as_deref(),
             Some("1 of 3 runs errored: the other 2 can not reach min_pass 3 (run 2: timed out)")
@@ -582,7 +589,7 @@ mod tests {
             a.score = Some(score);
             a.votes = votes
                 .iter()
-                .map(|s| crate::results::JudgeVote {
+                .map(|s| crate::verdict::results::JudgeVote {
                     score: Some(*s),
                     reasoning: None,
                     problem: None,

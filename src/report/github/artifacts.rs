@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::GithubEnv;
 use super::error::GithubError;
-use crate::results::Results;
+use crate::verdict::results::Results;
 
 /// The value of `--baseline` / `--reuse` that asks for the base branch's results.
 pub const AUTO: &str = "github:auto";

@@ -26,7 +26,7 @@ use super::{
     ANNOTATION_MESSAGE_LIMIT, ANNOTATION_TITLE_LIMIT, ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT,
     GithubEnv, MARGIN_BYTES, PublishOptions,
 };
-use crate::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// Octocrab pointed at the environment's API with its token.
 pub(super) struct Client {
@@ -223,9 +223,9 @@ const MESSAGE_MAX: usize = 4_000;
 
 /// An annotation's title and message, cut to GitHub's limits after redaction.
 fn bounded(title: &str, message: &str) -> (String, String) {
-    let title = crate::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
-    let message = crate::text::truncate_lines(message, MESSAGE_MAX);
-    let message = crate::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
+    let title = crate::shared::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
+    let message = crate::shared::text::truncate_lines(message, MESSAGE_MAX);
+    let message = crate::shared::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
     (title, message)
 }
 

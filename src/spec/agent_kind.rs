@@ -117,7 +117,7 @@ impl FromStr for AgentKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| UnknownAgent {
                 name: s.to_owned(),
-                hint: crate::suggest::did_you_mean(s, AgentKind::names())
+                hint: crate::shared::suggest::did_you_mean(s, AgentKind::names())
                     .map(|m| format!("did you mean `{m}`?"))
                     .unwrap_or_else(|| {
                         format!(

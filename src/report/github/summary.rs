@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use super::error::GithubError;
 use super::{GithubEnv, PublishOptions};
-use crate::results::Results;
+use crate::verdict::results::Results;
 
 /// GitHub's limit on a step summary, in bytes (1 MiB).
 pub const SUMMARY_BYTES: usize = 1024 * 1024;
@@ -35,7 +35,7 @@ pub fn write_step_summary(env: &GithubEnv, markdown: &str) -> Result<(), GithubE
         return Ok(());
     };
     // `body` already keeps within the limit; this guards any other caller.
-    let cut = crate::cut::bytes(markdown, SUMMARY_BYTES - super::MARGIN_BYTES);
+    let cut = crate::shared::cut::bytes(markdown, SUMMARY_BYTES - super::MARGIN_BYTES);
     let mut text = cut.kept;
     if cut.left_out > 0 {
         text.push_str("\n\n> ✂️ The summary was cut at GitHub's 1 MiB limit; the HTML report has everything.\n");
@@ -46,7 +46,10 @@ pub fn write_step_summary(env: &GithubEnv, markdown: &str) -> Result<(), GithubE
 /// A heredoc delimiter no value can contain.
 fn delimiter(values: &[&str]) -> String {
     loop {
-        let candidate = format!("ghadelimiter_{}", crate::judge::prompt::boundary_for(""));
+        let candidate = format!(
+            "ghadelimiter_{}",
+            crate::assertions::judge::prompt::boundary_for("")
+        );
         if values.iter().all(|v| !v.contains(&candidate)) {
             return candidate;
         }

@@ -1,11 +1,11 @@
 //! Running tests: workspace → setup → agent → assertions, several runs at once.
 //!
-//! The runner never prints. It emits [`Event`]s ([`crate::events`]) as tests start and
+//! The runner never prints. It emits [`Event`]s ([`crate::run::events`]) as tests start and
 //! finish; reporters render them. Results come back in file order whatever the finishing
 //! order.
 //!
 //! A test with `runs: N` is N isolated runs, each scheduled on its own `--jobs` slot; when
-//! its last run finishes, [`crate::repeat`] decides it (k of n). A run that ends in an
+//! its last run finishes, [`crate::verdict::repeat`] decides it (k of n). A run that ends in an
 //! `infra` error is tried again when `--retry-infra` allows; once the spend ceiling is
 //! reached, runs not started are `skipped` (reason `budget`).
 //!
@@ -13,6 +13,11 @@
 //! `setup` failure, an agent that exited non-zero without a result, an API error, max
 //! turns, a timeout, or an interruption. Its assertions are still evaluated on whatever was
 //! captured, so the report shows how far the agent got.
+
+pub mod events;
+pub mod fingerprint;
+pub mod reuse;
+pub mod shard;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,13 +28,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::process::{self, Ending};
 use crate::agent::{Agent, ExecuteRequest, Execution};
+use crate::assertions::judge::{Judge, ReviewVerdict};
 use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
-use crate::events::Event;
-use crate::judge::{Judge, ReviewVerdict};
-use crate::results::{ErrorKind, TestResult, TestStatus};
+use crate::run::events::Event;
 use crate::spec::diagnostic::display_path;
 use crate::spec::{AssertionKind, TestSpec, VerifyAssertion};
 use crate::transcript::{Outcome, Transcript};
+use crate::verdict::results::{ErrorKind, TestResult, TestStatus};
 use crate::workspace::{Workspace, WorkspaceError};
 
 /// Why a test's own steps around the agent failed (`setup`, the post-run work); its message
@@ -107,8 +112,8 @@ pub struct RunConfig {
     /// The ceiling on what the run may spend (`--max-cost`, `--max-tokens`).
     pub budget: BudgetLimits,
     /// `--reuse`: the baseline whose runs are taken, instead of running the agent, for
-    /// tests whose fingerprint is unchanged ([`crate::reuse`]).
-    pub reuse: Option<Arc<crate::reuse::Reuse>>,
+    /// tests whose fingerprint is unchanged ([`crate::run::reuse`]).
+    pub reuse: Option<Arc<crate::run::reuse::Reuse>>,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -180,7 +185,7 @@ pub struct Runner {
     agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
     config: RunConfig,
     judge: Arc<Judge>,
-    redactor: crate::redact::Redactor,
+    redactor: crate::shared::redact::Redactor,
     spend: Arc<std::sync::Mutex<Spend>>,
 }
 
@@ -209,7 +214,7 @@ impl Runner {
         agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
         config: RunConfig,
         judge: Arc<Judge>,
-        redactor: crate::redact::Redactor,
+        redactor: crate::shared::redact::Redactor,
     ) -> Self {
         Runner {
             agents,
@@ -221,13 +226,13 @@ impl Runner {
     }
 
     /// Spend against the ceiling, when one is set (after [`Runner::run`]).
-    pub fn budget_summary(&self) -> Option<crate::results::BudgetSummary> {
+    pub fn budget_summary(&self) -> Option<crate::verdict::results::BudgetSummary> {
         let limits = self.config.budget;
         if !limits.is_set() {
             return None;
         }
         let spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
-        Some(crate::results::BudgetSummary {
+        Some(crate::verdict::results::BudgetSummary {
             max_cost_usd: limits.max_cost_usd,
             max_tokens: limits.max_tokens,
             spent_cost_usd: spend.cost_usd,
@@ -315,8 +320,11 @@ impl Runner {
                     if spend.reached(&self.config.budget) {
                         spend.skipped_runs += 1;
                         drop(spend);
-                        let r =
-                            crate::repeat::skipped_for_budget(not_run(spec, ErrorKind::Setup, ""));
+                        let r = crate::verdict::repeat::skipped_for_budget(not_run(
+                            spec,
+                            ErrorKind::Setup,
+                            "",
+                        ));
                         complete(&board, &events, index, run, r);
                         continue;
                     }
@@ -457,7 +465,7 @@ fn complete(
     let decided = if n == 1 {
         runs.into_iter().next()
     } else {
-        Some(crate::repeat::aggregate_split(
+        Some(crate::verdict::repeat::aggregate_split(
             runs,
             slots.numbers.clone(),
             n,
@@ -488,7 +496,7 @@ async fn run_with_retries(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult
             result.attempts = attempts;
             return (result, written);
         }
-        attempts.push(crate::results::Attempt {
+        attempts.push(crate::verdict::results::Attempt {
             error: result.error.clone().unwrap_or_default(),
             error_kind: ErrorKind::Infra,
             duration_ms: result.duration_ms,
@@ -507,12 +515,12 @@ async fn run_with_retries(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult
     }
 }
 
-/// Run `run` of `spec` (of `runs`): taken from the baseline when [`crate::reuse`] allows
+/// Run `run` of `spec` (of `runs`): taken from the baseline when [`crate::run::reuse`] allows
 /// and the fingerprint is unchanged, else run by the agent, saying why it was not reused.
 async fn run_or_reuse(
     spec: &TestSpec,
     ctx: &TestContext<'_>,
-    reuse: &crate::reuse::Reuse,
+    reuse: &crate::run::reuse::Reuse,
     run: u32,
     runs: u32,
 ) -> (TestResult, Option<Written>) {
@@ -547,7 +555,7 @@ async fn fingerprint_of_copy(
     spec: &TestSpec,
     agent: &str,
     base_url: Option<&str>,
-) -> Result<crate::fingerprint::Fingerprint, String> {
+) -> Result<crate::run::fingerprint::Fingerprint, String> {
     let spec = spec.clone();
     let agent = agent.to_owned();
     let base_url = base_url.map(str::to_owned);
@@ -559,8 +567,13 @@ async fn fingerprint_of_copy(
                 .apply_variant(&variant.remove, &variant.add)
                 .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
         }
-        crate::fingerprint::Fingerprint::of(&spec, &agent, base_url.as_deref(), workspace.path())
-            .map_err(|e| e.to_string())
+        crate::run::fingerprint::Fingerprint::of(
+            &spec,
+            &agent,
+            base_url.as_deref(),
+            workspace.path(),
+        )
+        .map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| format!("the fingerprint's task failed: {e}"))?
@@ -572,13 +585,13 @@ async fn fingerprint_of_copy(
 async fn reuse_run(
     spec: &TestSpec,
     ctx: &TestContext<'_>,
-    reuse: &crate::reuse::Reuse,
+    reuse: &crate::run::reuse::Reuse,
     recorded: &TestResult,
-    fingerprint: crate::fingerprint::Fingerprint,
+    fingerprint: crate::run::fingerprint::Fingerprint,
 ) -> TestResult {
     let started = Instant::now();
     let Some(transcript) = recorded.transcript.clone() else {
-        // [`crate::reuse::Reuse::candidate`] took only runs with a transcript.
+        // [`crate::run::reuse::Reuse::candidate`] took only runs with a transcript.
         return not_run(
             spec,
             ErrorKind::Setup,
@@ -603,7 +616,7 @@ async fn reuse_run(
         transcript: Some(transcript),
         files: recorded.files.clone(),
         fingerprint: Some(fingerprint),
-        reused: Some(crate::results::Reused {
+        reused: Some(crate::verdict::results::Reused {
             from: reuse.from.clone(),
             aptitude_version: reuse.aptitude_version.clone(),
             duration_ms: recorded.duration_ms,
@@ -624,7 +637,7 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         ..TestResult::new(
             spec.name.clone(),
             display_path(&spec.file),
-            crate::results::TestStatus::Error,
+            crate::verdict::results::TestStatus::Error,
         )
     }
 }
@@ -640,7 +653,7 @@ pub struct TestContext<'a> {
     /// Grades `stdout` reviews.
     pub judge: &'a Judge,
     /// Redacts what is recorded to disk.
-    pub redactor: &'a crate::redact::Redactor,
+    pub redactor: &'a crate::shared::redact::Redactor,
     /// Fires on Ctrl-C / SIGTERM.
     pub cancel: &'a CancellationToken,
     /// Told of each tool call as it happens.
@@ -737,7 +750,12 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     let for_fingerprint = spec.clone();
     let base_url = agent.base_url().map(str::to_owned);
     let fingerprint = tokio::task::spawn_blocking(move || {
-        crate::fingerprint::Fingerprint::of(&for_fingerprint, &label, base_url.as_deref(), &root)
+        crate::run::fingerprint::Fingerprint::of(
+            &for_fingerprint,
+            &label,
+            base_url.as_deref(),
+            &root,
+        )
     })
     .await;
     match fingerprint {
@@ -910,7 +928,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
 #[derive(Default)]
 struct PostRun {
     files: Vec<crate::workspace::FileChange>,
-    assertions: Vec<crate::results::AssertionResult>,
+    assertions: Vec<crate::verdict::results::AssertionResult>,
 }
 
 fn current(step: &std::sync::Mutex<String>) -> String {
@@ -1057,11 +1075,12 @@ fn outcome_kind(outcome: &Outcome) -> ErrorKind {
 /// Whose fault an `error` caused by an assertion is: the judge's when a review could not
 /// be graded, else the test's own checks (a `verify` that could not start, a check that
 /// does not apply to the transcript).
-fn assertion_error_kind(assertions: &[crate::results::AssertionResult]) -> ErrorKind {
-    let errored = |a: &&crate::results::AssertionResult| {
+fn assertion_error_kind(assertions: &[crate::verdict::results::AssertionResult]) -> ErrorKind {
+    let errored = |a: &&crate::verdict::results::AssertionResult| {
         matches!(
             a.status,
-            crate::results::AssertionStatus::Error | crate::results::AssertionStatus::Invalid
+            crate::verdict::results::AssertionStatus::Error
+                | crate::verdict::results::AssertionStatus::Invalid
         )
     };
     if assertions
@@ -1320,7 +1339,7 @@ struct Checked {
     status: TestStatus,
     error: Option<String>,
     error_kind: Option<ErrorKind>,
-    assertions: Vec<crate::results::AssertionResult>,
+    assertions: Vec<crate::verdict::results::AssertionResult>,
     /// The judge's usage for the reviews graded now (none from a cache).
     grading: crate::transcript::Usage,
 }
@@ -1429,8 +1448,11 @@ mod tests {
         let runner = Runner::new(
             BTreeMap::new(),
             config,
-            Arc::new(Judge::new(crate::judge::JudgeConfig::default(), [])),
-            crate::redact::Redactor::new([]),
+            Arc::new(Judge::new(
+                crate::assertions::judge::JudgeConfig::default(),
+                [],
+            )),
+            crate::shared::redact::Redactor::new([]),
         );
         let (tx, mut rx) = mpsc::unbounded_channel();
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -1479,12 +1501,15 @@ mod tests {
             config,
         );
         assert_eq!(t.status, TestStatus::Skipped, "never passed");
-        assert_eq!(t.skip_reason, Some(crate::results::SkipReason::Budget));
+        assert_eq!(
+            t.skip_reason,
+            Some(crate::verdict::results::SkipReason::Budget)
+        );
         assert_eq!(t.runs.len(), 3);
         assert!(
             t.runs
                 .iter()
-                .all(|r| r.skip_reason == Some(crate::results::SkipReason::Budget))
+                .all(|r| r.skip_reason == Some(crate::verdict::results::SkipReason::Budget))
         );
         // One event per run, then the test's.
         let per_run = events
@@ -1493,8 +1518,8 @@ mod tests {
             .count();
         assert_eq!(per_run, 3);
         assert!(matches!(events.last(), Some(Event::TestFinished { .. })));
-        let mut results = crate::results::Results::new(vec![t], 1);
-        results.summary.budget = Some(crate::results::BudgetSummary {
+        let mut results = crate::verdict::results::Results::new(vec![t], 1);
+        results.summary.budget = Some(crate::verdict::results::BudgetSummary {
             skipped_runs: 3,
             ..Default::default()
         });

@@ -94,12 +94,12 @@ impl Workspace {
         let inside_parent = |rel: &str| -> Result<std::path::PathBuf, String> {
             let rel = Path::new(rel);
             let parent = rel.parent().unwrap_or(Path::new(""));
-            match crate::files::resolve_in(root, parent)
+            match crate::shared::files::resolve_in(root, parent)
                 .map_err(|e| format!("{}: {e}", rel.display()))?
             {
-                crate::files::Resolved::Inside(p) => Ok(p),
-                crate::files::Resolved::Missing => Ok(root.join(parent)),
-                crate::files::Resolved::Outside(_) => {
+                crate::shared::files::Resolved::Inside(p) => Ok(p),
+                crate::shared::files::Resolved::Missing => Ok(root.join(parent)),
+                crate::shared::files::Resolved::Outside(_) => {
                     Err(format!("{} leads outside the workspace", rel.display()))
                 }
             }
@@ -285,12 +285,12 @@ fn copy_tree(
 fn link_target_in_copy(source: &Path, link: &Path) -> Result<PathBuf, WorkspaceError> {
     let original = std::fs::read_link(link).map_err(io_err(link))?;
     let rel_link = link.strip_prefix(source).unwrap_or(link);
-    let resolved = crate::files::resolve_in(source, rel_link).map_err(io_err(link))?;
+    let resolved = crate::shared::files::resolve_in(source, rel_link).map_err(io_err(link))?;
     let source_canon = std::fs::canonicalize(source).map_err(io_err(source))?;
     let inside = match &resolved {
-        crate::files::Resolved::Inside(p) => p.strip_prefix(&source_canon).ok(),
+        crate::shared::files::Resolved::Inside(p) => p.strip_prefix(&source_canon).ok(),
         // A link to a missing file inside the source keeps its relative form.
-        crate::files::Resolved::Missing if original.is_relative() => {
+        crate::shared::files::Resolved::Missing if original.is_relative() => {
             return Ok(original);
         }
         _ => None,
@@ -321,8 +321,8 @@ fn link_target_in_copy(source: &Path, link: &Path) -> Result<PathBuf, WorkspaceE
 fn copy_sparse(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
     use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
     use std::os::fd::AsFd as _;
-    let (mut input, meta) = crate::files::open_regular(src).map_err(|e| match e {
-        crate::files::FileError::Io(source) => io_err(src)(source),
+    let (mut input, meta) = crate::shared::files::open_regular(src).map_err(|e| match e {
+        crate::shared::files::FileError::Io(source) => io_err(src)(source),
         other => io_err(src)(std::io::Error::other(other.to_string())),
     })?;
     let len = meta.len();
@@ -406,10 +406,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Snapshot) -> Result<(), WorkspaceErro
             let target = std::fs::read_link(&path).unwrap_or_default();
             (0, hash_bytes(target.as_os_str().as_encoded_bytes()))
         } else if file_type.is_file() {
-            crate::files::hash(&path).unwrap_or((0, 0))
+            crate::shared::files::hash(&path).unwrap_or((0, 0))
         } else {
             let kind = std::fs::symlink_metadata(&path)
-                .map_or("special file", |m| crate::files::kind_name(&m));
+                .map_or("special file", |m| crate::shared::files::kind_name(&m));
             (0, hash_bytes(kind.as_bytes()))
         };
         out.insert(rel, fingerprint);

@@ -29,7 +29,7 @@
 //! Version 2 added `error_kind`, `skip_reason`, `attempts`, `runs`, `repeat`, and the
 //! summary's `runs` and `budget`; a version 1 file is read as version 2 without them.
 //!
-//! The judge's work travels with an assertion so that `run --reuse` ([`crate::reuse`])
+//! The judge's work travels with an assertion so that `run --reuse` ([`crate::run::reuse`])
 //! need not ask again: a review's `grade_keys` with its `score`/`votes`, and a
 //! `claims: verified` extraction's key (`grade_keys`) with the `claims` it read.
 
@@ -329,7 +329,7 @@ pub struct TestResult {
     /// Which agent the test ran on (`codex`): a test listing several agents has one result
     /// per agent. Absent in results written before agents could be chosen per test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<crate::agent_kind::AgentKind>,
+    pub agent_id: Option<crate::spec::agent_kind::AgentKind>,
     /// The variant that ran (`default` is the test as written), for tests that declare
     /// `variants:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,11 +359,11 @@ pub struct TestResult {
     pub runs: Vec<TestResult>,
     /// A test with `runs: N > 1`: its k-of-n figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<crate::repeat::RepeatStats>,
-    /// What determined the agent's run ([`crate::fingerprint`]); absent when the test
+    pub repeat: Option<crate::verdict::repeat::RepeatStats>,
+    /// What determined the agent's run ([`crate::run::fingerprint`]); absent when the test
     /// never reached its agent (a workspace or variant failure) and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<crate::fingerprint::Fingerprint>,
+    pub fingerprint: Option<crate::run::fingerprint::Fingerprint>,
     /// Set when the agent did not run: the run was taken from a baseline (`run --reuse`)
     /// and today's assertions were evaluated on its transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -383,7 +383,7 @@ pub struct TestKey {
     /// The test's `name`.
     pub name: String,
     /// The agent (Claude Code for results written before tests could choose one).
-    pub agent: crate::agent_kind::AgentKind,
+    pub agent: crate::spec::agent_kind::AgentKind,
     /// The variant, for tests that declare variants (`default` is the test as written).
     pub variant: Option<String>,
 }
@@ -457,7 +457,7 @@ impl TestResult {
             name: self.name.clone(),
             agent: self
                 .agent_id
-                .unwrap_or(crate::agent_kind::AgentKind::Claude),
+                .unwrap_or(crate::spec::agent_kind::AgentKind::Claude),
             variant: self.variant.clone(),
         }
     }
@@ -548,7 +548,7 @@ pub struct AssertionResult {
     /// LLM-judged reviews graded by several votes: each vote (`score` is their median).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub votes: Vec<JudgeVote>,
-    /// LLM-judged reviews: the grade cache key ([`crate::judge::cache::Cache::key`]) of
+    /// LLM-judged reviews: the grade cache key ([`crate::assertions::judge::cache::Cache::key`]) of
     /// each vote, in vote order, so that a run reusing these results (`run --reuse`) takes
     /// an unchanged review's grade from them without a call. `claims`: the one key of the
     /// extraction.
@@ -558,7 +558,7 @@ pub struct AssertionResult {
     /// it claims nothing concrete), so that a run reusing these results takes an unchanged
     /// extraction from them without a call. Absent when none were read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claims: Option<Vec<crate::judge::claims::Claim>>,
+    pub claims: Option<Vec<crate::assertions::judge::claims::Claim>>,
 }
 
 /// One grading call of a review graded by several votes.
@@ -649,9 +649,9 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSummary>,
     /// Tests that ran with two or more variants: the variants side by side, against
-    /// `default` ([`crate::variants`]).
+    /// `default` ([`crate::verdict::variants`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<crate::variants::VariantComparison>,
+    pub variants: Vec<crate::verdict::variants::VariantComparison>,
     /// Tests whose agent did not run: their runs were taken from a baseline (`--reuse`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reused: u32,
@@ -778,7 +778,7 @@ impl Summary {
             }
             s.runs = Some(runs);
         }
-        s.variants = crate::variants::compare(tests);
+        s.variants = crate::verdict::variants::compare(tests);
         s
     }
 }
@@ -893,8 +893,8 @@ pub struct MatrixRow {
 /// A tests × agents table: which agents obey which test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matrix {
-    /// The agents, as columns, in [`crate::agent_kind::AgentKind::ALL`] order.
-    pub agents: Vec<crate::agent_kind::AgentKind>,
+    /// The agents, as columns, in [`crate::spec::agent_kind::AgentKind::ALL`] order.
+    pub agents: Vec<crate::spec::agent_kind::AgentKind>,
     /// One row per (file, name, variant), in first-seen order.
     pub rows: Vec<MatrixRow>,
 }
@@ -903,7 +903,7 @@ impl Results {
     /// The tests × agents table, when the run holds more than one agent or variant
     /// (`None` otherwise: the plain list says it all).
     pub fn matrix(&self) -> Option<Matrix> {
-        let mut agents: Vec<crate::agent_kind::AgentKind> =
+        let mut agents: Vec<crate::spec::agent_kind::AgentKind> =
             self.tests.iter().filter_map(|t| t.agent_id).collect();
         agents.sort();
         agents.dedup();
@@ -912,7 +912,7 @@ impl Results {
             return None;
         }
         if agents.is_empty() {
-            agents.push(crate::agent_kind::AgentKind::Claude);
+            agents.push(crate::spec::agent_kind::AgentKind::Claude);
         }
         let mut rows: Vec<MatrixRow> = Vec::new();
         for t in &self.tests {
@@ -965,7 +965,7 @@ impl TestResult {
 #[cfg(test)]
 mod matrix_tests {
     use super::*;
-    use crate::agent_kind::AgentKind;
+    use crate::spec::agent_kind::AgentKind;
 
     fn result(name: &str, agent: AgentKind, status: TestStatus) -> TestResult {
         let mut r: TestResult = serde_json::from_value(serde_json::json!({

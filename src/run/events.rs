@@ -6,8 +6,8 @@
 //! in the input order (`index`); a test repeated `runs: N` times also names the run
 //! (1-based), so a reporter can follow each run apart.
 
-use crate::results::{Summary, TestResult, TestStatus};
 use crate::transcript::ToolCall;
+use crate::verdict::results::{Summary, TestResult, TestStatus};
 
 /// What happens during a run, for reporters.
 #[derive(Debug, Clone)]

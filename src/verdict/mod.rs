@@ -1,0 +1,8 @@
+//! Verdicts: the one results model ([`results`]), a repeated test's k-of-n verdict
+//! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
+//! ([`stats`]).
+
+pub mod repeat;
+pub mod results;
+pub mod stats;
+pub mod variants;
