@@ -2,10 +2,10 @@
 //! usage. A figure the agent did not report makes its budget `skip`, with the reason —
 //! never a pass.
 
+use super::AssertionStatus;
 use super::{Verdict, in_scope, times};
 use crate::spec::Budget;
 use crate::transcript::Transcript;
-use crate::verdict::results::AssertionStatus;
 
 fn within(description: String, value: f64, max: f64, shown: String) -> Verdict {
     let status = AssertionStatus::pass_if(value <= max);

@@ -24,13 +24,13 @@ use regex::Regex;
 
 use super::commands::{Backing, Shell, backing, claimed_calls, command_pattern, line, shells};
 use super::workspace::{same_path, written_paths};
+use super::{AssertionResult, AssertionStatus};
 use super::{WorkspaceEvidence, truncate};
 use crate::assertions::judge::ReviewVerdict;
 use crate::assertions::judge::claims::{Claim, ClaimKind, ClaimOutcome};
 use crate::spec::Scope;
 use crate::spec::tools::SHELL_TOOL;
 use crate::transcript::Transcript;
-use crate::verdict::results::{AssertionResult, AssertionStatus};
 
 /// Commands that count as running tests, for a `tests` claim that names none (regexes,
 /// searched in each command). Documented in `docs/yaml-api.md`.

@@ -27,12 +27,12 @@ use std::borrow::Cow;
 
 use regex::Regex;
 
+use super::AssertionStatus;
 use super::{Verdict, in_scope, times, truncate};
 use crate::assertions::judge::claims::ClaimOutcome;
 use crate::spec::Scope;
 use crate::spec::tools::SHELL_TOOL;
 use crate::transcript::ToolCall;
-use crate::verdict::results::AssertionStatus;
 
 /// At most this many commands are listed as evidence.
 const MAX_LISTED: usize = 8;

@@ -26,6 +26,7 @@ mod skill;
 mod tool;
 mod workspace;
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -35,7 +36,6 @@ pub use workspace::VerifyRun;
 use crate::assertions::judge::ReviewVerdict;
 use crate::spec::{Assertion, AssertionKind, Scope, TestSpec};
 use crate::transcript::{ToolCall, Transcript};
-use crate::verdict::results::{AssertionResult, AssertionStatus};
 use crate::workspace::FileChange;
 
 /// An assertion family's answer: (status, description, detail).
@@ -322,9 +322,111 @@ pub(crate) fn in_scope(calls: &[ToolCall], scope: Scope) -> Vec<(usize, &ToolCal
         .collect()
 }
 
-pub use crate::shared::text::{
-    describe_call, main_field, summarize_input, truncate, truncate_lines,
-};
+pub use crate::shared::text::{main_field, summarize_input, truncate, truncate_lines};
+pub use crate::transcript::display::describe_call;
+
+/// An assertion's verdict (seed 003's statuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AssertionStatus {
+    /// The check held.
+    Pass,
+    /// The check did not hold.
+    Fail,
+    /// The check could not be made (a judge that could not grade, a command that could
+    /// not run).
+    Error,
+    /// The check does not apply to what was recorded (e.g. the transcript format records
+    /// no exit codes).
+    Invalid,
+    /// The check was not made, with the reason in `detail`; never counts as a pass.
+    Skip,
+}
+
+impl AssertionStatus {
+    /// `Pass` when the check held, else `Fail`.
+    pub fn pass_if(held: bool) -> Self {
+        if held {
+            AssertionStatus::Pass
+        } else {
+            AssertionStatus::Fail
+        }
+    }
+}
+
+/// One assertion's result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AssertionResult {
+    /// The assertion kind: its YAML key (`tool`, `stdout`, `exit_code`, …).
+    pub kind: String,
+    /// What was asserted, in words.
+    pub description: String,
+    /// The verdict.
+    pub status: AssertionStatus,
+    /// 1-based line of the assertion in the test file.
+    pub line: u32,
+    /// What was seen: the evidence for a pass, what was seen instead for a failure, the
+    /// reason for an error or a skip.
+    pub detail: Option<String>,
+    /// LLM-judged reviews: the judge's score, 1–10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u8>,
+    /// LLM-judged reviews: the passing score, 1–10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u8>,
+    /// LLM-judged reviews: the judge's reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// LLM-judged reviews (and `claims`): whether the grade (the extraction) came from the
+    /// cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+    /// LLM-judged reviews (and `claims`): tokens, cost and time of the grading (extraction)
+    /// calls made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grading_usage: Option<crate::transcript::Usage>,
+    /// LLM-judged reviews graded by several votes: each vote (`score` is their median).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<judge::JudgeVote>,
+    /// LLM-judged reviews: the grade cache key ([`judge::cache::Cache::key`]) of
+    /// each vote, in vote order, so that a run reusing these results (`run --reuse`) takes
+    /// an unchanged review's grade from them without a call. `claims`: the one key of the
+    /// extraction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grade_keys: Vec<String>,
+    /// `claims: verified`: the claims the judge read from the answer (an empty list when
+    /// it claims nothing concrete), so that a run reusing these results takes an unchanged
+    /// extraction from them without a call. Absent when none were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<judge::claims::Claim>>,
+}
+
+impl AssertionResult {
+    /// A result without judge fields.
+    pub fn new(
+        kind: &str,
+        description: String,
+        status: AssertionStatus,
+        line: u32,
+        detail: Option<String>,
+    ) -> Self {
+        AssertionResult {
+            kind: kind.to_owned(),
+            description,
+            status,
+            line,
+            detail,
+            score: None,
+            threshold: None,
+            reasoning: None,
+            cached: None,
+            grading_usage: None,
+            votes: Vec::new(),
+            grade_keys: Vec::new(),
+            claims: None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -11,12 +11,12 @@
 //!   assertion is `error` — `called: false` of a skill that was never there proves nothing.
 //!   An agent whose transcript can hold no skill call is `error` too.
 
+use super::AssertionStatus;
 use super::Verdict;
 use super::tool::{Subject, evaluate_subject};
 use crate::spec::SkillAssertion;
 use crate::spec::pattern::SkillMatcher;
 use crate::transcript::{Format, ToolCall, Transcript};
-use crate::verdict::results::AssertionStatus;
 
 /// At most this many loaded skills are named in an error.
 const MAX_NAMED: usize = 20;

@@ -12,11 +12,11 @@
 
 use serde_json::Value;
 
+use super::AssertionStatus;
 use super::{Verdict, bounds, describe_call, in_scope, times, truncate};
 use crate::spec::pattern::NameMatcher;
 use crate::spec::{CallIndex, ParamMatcher, Scope, ToolAssertion};
 use crate::transcript::ToolCall;
-use crate::verdict::results::AssertionStatus;
 
 /// At most this many calls are listed as evidence.
 const MAX_LISTED: usize = 5;

@@ -15,11 +15,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::AssertionStatus;
 use super::{Verdict, WorkspaceEvidence, truncate};
 use crate::spec::json_path::JsonPath;
 use crate::spec::{TextCheck, VerifyAssertion};
 use crate::transcript::ToolCall;
-use crate::verdict::results::AssertionStatus;
 use crate::workspace::ChangeKind;
 
 /// Verify output shown in results, in characters (seed 004: 2,000).

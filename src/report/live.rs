@@ -48,7 +48,7 @@ impl LiveReporter {
                 let line = format!(
                     "  ↳ {}{run}: {}\n",
                     self.name(*index),
-                    crate::shared::text::describe_call(0, call).trim_start_matches("#0 ")
+                    crate::transcript::display::describe_call(0, call).trim_start_matches("#0 ")
                 );
                 Some(self.redactor.redact(&line))
             }

@@ -16,7 +16,8 @@
 
 use askama::Template;
 
-use crate::shared::text::{format_duration, format_usage};
+use crate::shared::text::format_duration;
+use crate::transcript::display::format_usage;
 use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// How the summary is rendered.

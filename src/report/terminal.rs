@@ -17,8 +17,9 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::shared::text::{format_duration, format_usage, thousands};
+use crate::shared::text::{format_duration, thousands};
 use crate::transcript::Transcript;
+use crate::transcript::display::format_usage;
 use crate::verdict::results::{
     AssertionResult, AssertionStatus, Results, Summary, TestResult, TestStatus,
 };

@@ -24,24 +24,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::spec::TestSpec;
+pub use crate::verdict::results::Fingerprint;
 
 /// Bumped when what is hashed changes, so that fingerprints of older results never match.
 const FINGERPRINT_VERSION: &str = "aptitude-fingerprint-v2";
-
-/// What determines one agent run: the SHA-256 of `parts`, and the parts' own SHA-256s
-/// (hex), by the names in the module docs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    /// SHA-256 (hex) of every part.
-    pub sha256: String,
-    /// Each part's SHA-256 (hex), by name (`agent`, `model`, `prompt`, `run`, `workspace`,
-    /// `setup`, `env`, `inputs`, `plugins`).
-    pub parts: BTreeMap<String, String>,
-}
 
 /// Why a fingerprint could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -66,84 +55,69 @@ pub enum FingerprintError {
     },
 }
 
-impl Fingerprint {
-    /// The fingerprint of `spec` run by `agent` (its name and reported version), in the
-    /// workspace copy at `workspace` (after the variant was applied, before `setup`).
-    /// `base_url` is the endpoint the agent's settings give every run (`--agent-base-url`);
-    /// the test's own `base_url:` wins over it, as it does when the agent runs.
-    ///
-    /// # Errors
-    /// When a workspace file, an `inputs:` file or a `plugins:` directory can not be read.
-    pub fn of(
-        spec: &TestSpec,
-        agent: &str,
-        base_url: Option<&str>,
-        workspace: &Path,
-    ) -> Result<Self, FingerprintError> {
-        let mut parts = BTreeMap::new();
-        let mut put = |name: &str, hash: String| {
-            parts.insert(name.to_owned(), hash);
-        };
-        put("agent", hex(&Sha256::digest(agent.as_bytes())));
-        put("model", hash_fields(&[spec.model.as_deref().unwrap_or("")]));
-        put("prompt", hex(&Sha256::digest(spec.prompt.as_bytes())));
-        let timeout = spec.timeout.map(|t| t.as_millis().to_string());
-        let max_turns = spec.max_turns.map(|t| t.to_string());
-        let mcp = format!("{:?}", spec.mcp_servers);
-        put(
-            "run",
-            hash_fields(&[
-                "max_turns",
-                max_turns.as_deref().unwrap_or(""),
-                "timeout_ms",
-                timeout.as_deref().unwrap_or(""),
-                "base_url",
-                spec.agent.base_url.as_deref().or(base_url).unwrap_or(""),
-                "workspace.git",
-                if spec.workspace_git { "true" } else { "false" },
-                "mcp_servers",
-                &mcp,
-            ]),
-        );
-        put("workspace", tree_digest(workspace, spec.workspace_git)?);
-        let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();
-        put("setup", hash_fields(&setup));
-        let env: Vec<String> = spec
-            .env
-            .iter()
-            .flat_map(|(k, v)| [k.clone(), hex(&Sha256::digest(v.as_bytes()))])
-            .collect();
-        let env: Vec<&str> = env.iter().map(String::as_str).collect();
-        put("env", hash_fields(&env));
-        put("inputs", inputs_digest(spec)?);
-        put("plugins", plugins_digest(&spec.plugins)?);
-        Ok(Fingerprint::from_parts(parts))
-    }
+/// The fingerprint of `spec` run by `agent` (its name and reported version), in the
+/// workspace copy at `workspace` (after the variant was applied, before `setup`).
+/// `base_url` is the endpoint the agent's settings give every run (`--agent-base-url`);
+/// the test's own `base_url:` wins over it, as it does when the agent runs.
+///
+/// # Errors
+/// When a workspace file, an `inputs:` file or a `plugins:` directory can not be read.
+pub fn of(
+    spec: &TestSpec,
+    agent: &str,
+    base_url: Option<&str>,
+    workspace: &Path,
+) -> Result<Fingerprint, FingerprintError> {
+    let mut parts = BTreeMap::new();
+    let mut put = |name: &str, hash: String| {
+        parts.insert(name.to_owned(), hash);
+    };
+    put("agent", hex(&Sha256::digest(agent.as_bytes())));
+    put("model", hash_fields(&[spec.model.as_deref().unwrap_or("")]));
+    put("prompt", hex(&Sha256::digest(spec.prompt.as_bytes())));
+    let timeout = spec.timeout.map(|t| t.as_millis().to_string());
+    let max_turns = spec.max_turns.map(|t| t.to_string());
+    let mcp = format!("{:?}", spec.mcp_servers);
+    put(
+        "run",
+        hash_fields(&[
+            "max_turns",
+            max_turns.as_deref().unwrap_or(""),
+            "timeout_ms",
+            timeout.as_deref().unwrap_or(""),
+            "base_url",
+            spec.agent.base_url.as_deref().or(base_url).unwrap_or(""),
+            "workspace.git",
+            if spec.workspace_git { "true" } else { "false" },
+            "mcp_servers",
+            &mcp,
+        ]),
+    );
+    put("workspace", tree_digest(workspace, spec.workspace_git)?);
+    let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();
+    put("setup", hash_fields(&setup));
+    let env: Vec<String> = spec
+        .env
+        .iter()
+        .flat_map(|(k, v)| [k.clone(), hex(&Sha256::digest(v.as_bytes()))])
+        .collect();
+    let env: Vec<&str> = env.iter().map(String::as_str).collect();
+    put("env", hash_fields(&env));
+    put("inputs", inputs_digest(spec)?);
+    put("plugins", plugins_digest(&spec.plugins)?);
+    Ok(from_parts(parts))
+}
 
-    /// The fingerprint of `parts` (part name → SHA-256 hex).
-    pub fn from_parts(parts: BTreeMap<String, String>) -> Self {
-        let mut fields = vec![FINGERPRINT_VERSION];
-        for (name, hash) in &parts {
-            fields.push(name);
-            fields.push(hash);
-        }
-        Fingerprint {
-            sha256: hash_fields(&fields),
-            parts,
-        }
+/// The fingerprint of `parts` (part name → SHA-256 hex).
+pub fn from_parts(parts: BTreeMap<String, String>) -> Fingerprint {
+    let mut fields = vec![FINGERPRINT_VERSION];
+    for (name, hash) in &parts {
+        fields.push(name);
+        fields.push(hash);
     }
-
-    /// The parts that differ from `other`'s (present in one only, or hashed differently),
-    /// in name order.
-    pub fn changed_parts(&self, other: &Fingerprint) -> Vec<String> {
-        let mut names: Vec<&String> = self.parts.keys().chain(other.parts.keys()).collect();
-        names.sort();
-        names.dedup();
-        names
-            .into_iter()
-            .filter(|n| self.parts.get(*n) != other.parts.get(*n))
-            .cloned()
-            .collect()
+    Fingerprint {
+        sha256: hash_fields(&fields),
+        parts,
     }
 }
 
@@ -231,12 +205,7 @@ fn collect(
 
 /// `path` relative to `root`, `/`-separated.
 fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::shared::files::relative_slash(root, path)
 }
 
 /// SHA-256 (hex) of a file's content, streamed.
@@ -262,7 +231,12 @@ fn inputs_digest(spec: &TestSpec) -> Result<String, FingerprintError> {
         .unwrap_or(Path::new("."));
     for glob in &spec.inputs {
         fields.push(glob.clone());
-        for (rel, path) in matching_files(base, glob)? {
+        for (rel, path) in crate::shared::files::matching_files(base, glob).map_err(|source| {
+            FingerprintError::Glob {
+                glob: glob.to_owned(),
+                source,
+            }
+        })? {
             fields.push(rel);
             fields.push(file_sha256(&path)?);
         }
@@ -295,67 +269,6 @@ fn plugins_digest(dirs: &[std::path::PathBuf]) -> Result<String, FingerprintErro
     Ok(hash_fields(&fields))
 }
 
-/// The files under `base` that `glob` (relative to `base`, `..` allowed at its start)
-/// matches, as (path as matched, path on disk), in path order. A glob without a wildcard
-/// that names a directory means every file below it (`dir` is `dir/**`).
-///
-/// # Errors
-/// When `glob` is not a glob.
-pub fn matching_files(
-    base: &Path,
-    glob: &str,
-) -> Result<Vec<(String, std::path::PathBuf)>, FingerprintError> {
-    let has_wildcard = glob.contains(['*', '?', '[', '{']);
-    let trimmed = glob.trim_end_matches('/');
-    if !has_wildcard && !trimmed.is_empty() && base.join(trimmed).is_dir() {
-        return matching_files(base, &format!("{trimmed}/**"));
-    }
-    let matcher = globset::GlobBuilder::new(glob)
-        .literal_separator(true)
-        .build()
-        .map_err(|source| FingerprintError::Glob {
-            glob: glob.to_owned(),
-            source,
-        })?
-        .compile_matcher();
-    // Walk from the glob's literal prefix, so `../src/**/*.rs` walks `../src` only.
-    let literal: Vec<&str> = glob
-        .split('/')
-        .take_while(|c| !c.contains(['*', '?', '[', '{']))
-        .collect();
-    let prefix = if literal.len() == glob.split('/').count() {
-        // No wildcard: the glob names one file.
-        literal[..literal.len().saturating_sub(1)].join("/")
-    } else {
-        literal.join("/")
-    };
-    let start = base.join(&prefix);
-    let mut found = Vec::new();
-    if !start.is_dir() {
-        return Ok(found);
-    }
-    let walk = ignore::WalkBuilder::new(&start)
-        .standard_filters(false)
-        .follow_links(false)
-        .build();
-    for entry in walk.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let below = relative(&start, entry.path());
-        let rel = if prefix.is_empty() {
-            below
-        } else {
-            format!("{prefix}/{below}")
-        };
-        if matcher.is_match(&rel) {
-            found.push((rel, entry.path().to_owned()));
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,7 +286,7 @@ mod tests {
         std::fs::write(dir.path().join("tool.py"), "print(1)").unwrap();
         let base =
             "name: t\nprompt: p\nenv: {K: v}\ninputs: [\"*.py\"]\nassertions:\n  - tool: Read\n";
-        let a = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
+        let a = of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
         assert_eq!(a.sha256.len(), 64);
         assert_eq!(
             a.parts.keys().collect::<Vec<_>>(),
@@ -389,12 +302,12 @@ mod tests {
                 "workspace"
             ]
         );
-        let same = Fingerprint::of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
+        let same = of(&spec(base, dir.path()), "claude 2.1.3", None, &ws).unwrap();
         assert_eq!(a, same, "stable");
 
         // Only an assertion changed: the same fingerprint.
         let other_assertion = base.replace("tool: Read", "tool: Bash");
-        let b = Fingerprint::of(
+        let b = of(
             &spec(&other_assertion, dir.path()),
             "claude 2.1.3",
             None,
@@ -404,7 +317,7 @@ mod tests {
         assert_eq!(a, b);
 
         let changed = |yaml: &str, agent: &str| {
-            let f = Fingerprint::of(&spec(yaml, dir.path()), agent, None, &ws).unwrap();
+            let f = of(&spec(yaml, dir.path()), agent, None, &ws).unwrap();
             assert_ne!(f.sha256, a.sha256);
             f.changed_parts(&a)
         };
@@ -476,7 +389,7 @@ mod tests {
         std::fs::write(dir.path().join("src/sub/b.rs"), "").unwrap();
         std::fs::write(dir.path().join("src/c.txt"), "").unwrap();
         let names = |glob: &str| {
-            matching_files(&tests, glob)
+            crate::shared::files::matching_files(&tests, glob)
                 .unwrap()
                 .into_iter()
                 .map(|(rel, _)| rel)
@@ -506,10 +419,10 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("tool/lib")).unwrap();
         std::fs::write(dir.path().join("tool/lib/cli.py"), "print(1)").unwrap();
         let yaml = "name: t\nprompt: p\ninputs: tool\nassertions:\n  - tool: Read\n";
-        let of = || Fingerprint::of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
-        let before = of();
+        let fp = || of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
+        let before = fp();
         std::fs::write(dir.path().join("tool/lib/cli.py"), "print(2)").unwrap();
-        assert_eq!(of().changed_parts(&before), ["inputs"]);
+        assert_eq!(fp().changed_parts(&before), ["inputs"]);
     }
 
     #[test]
@@ -522,8 +435,7 @@ mod tests {
         std::fs::write(&skill, "Say hello.").unwrap();
         std::fs::create_dir_all(dir.path().join("other")).unwrap();
         let yaml = "name: t\nprompt: p\nplugins: [my-plugin]\nassertions:\n  - tool: Read\n";
-        let of =
-            |yaml: &str| Fingerprint::of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
+        let of = |yaml: &str| of(&spec(yaml, dir.path()), "claude", None, &ws).unwrap();
         let before = of(yaml);
         assert_eq!(before, of(yaml), "stable");
         std::fs::write(&skill, "Say goodbye.").unwrap();
@@ -555,14 +467,14 @@ mod tests {
         std::fs::create_dir_all(&ws).unwrap();
         let yaml = "name: t\nprompt: p\nassertions:\n  - tool: Read\n";
         let test = spec(yaml, dir.path());
-        let of = |url| Fingerprint::of(&test, "claude", url, &ws).unwrap();
-        let default = of(None);
-        let proxy = of(Some("http://127.0.0.1:4000"));
+        let of_url = |url| of(&test, "claude", url, &ws).unwrap();
+        let default = of_url(None);
+        let proxy = of_url(Some("http://127.0.0.1:4000"));
         assert_eq!(proxy.changed_parts(&default), ["run"], "--agent-base-url");
         let mut pinned = test.clone();
         pinned.agent.base_url = Some("http://127.0.0.1:4000".into());
         assert_eq!(
-            Fingerprint::of(&pinned, "claude", Some("http://elsewhere:1"), &ws).unwrap(),
+            of(&pinned, "claude", Some("http://elsewhere:1"), &ws).unwrap(),
             proxy,
             "the test's base_url wins over the flag, as when the agent runs"
         );

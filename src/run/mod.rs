@@ -567,13 +567,8 @@ async fn fingerprint_of_copy(
                 .apply_variant(&variant.remove, &variant.add)
                 .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
         }
-        crate::run::fingerprint::Fingerprint::of(
-            &spec,
-            &agent,
-            base_url.as_deref(),
-            workspace.path(),
-        )
-        .map_err(|e| e.to_string())
+        crate::run::fingerprint::of(&spec, &agent, base_url.as_deref(), workspace.path())
+            .map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| format!("the fingerprint's task failed: {e}"))?
@@ -750,12 +745,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
     let for_fingerprint = spec.clone();
     let base_url = agent.base_url().map(str::to_owned);
     let fingerprint = tokio::task::spawn_blocking(move || {
-        crate::run::fingerprint::Fingerprint::of(
-            &for_fingerprint,
-            &label,
-            base_url.as_deref(),
-            &root,
-        )
+        crate::run::fingerprint::of(&for_fingerprint, &label, base_url.as_deref(), &root)
     })
     .await;
     match fingerprint {

@@ -317,6 +317,73 @@ fn push_components(
     }
 }
 
+/// The files under `base` that `glob` (relative to `base`, `..` allowed at its start)
+/// matches, as (path as matched, path on disk), in path order. A glob without a wildcard
+/// that names a directory means every file below it (`dir` is `dir/**`).
+///
+/// # Errors
+/// When `glob` is not a glob.
+pub fn matching_files(
+    base: &Path,
+    glob: &str,
+) -> Result<Vec<(String, std::path::PathBuf)>, globset::Error> {
+    let has_wildcard = glob.contains(['*', '?', '[', '{']);
+    let trimmed = glob.trim_end_matches('/');
+    if !has_wildcard && !trimmed.is_empty() && base.join(trimmed).is_dir() {
+        return matching_files(base, &format!("{trimmed}/**"));
+    }
+    let matcher = globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher();
+    // Walk from the glob's literal prefix, so `../src/**/*.rs` walks `../src` only.
+    let literal: Vec<&str> = glob
+        .split('/')
+        .take_while(|c| !c.contains(['*', '?', '[', '{']))
+        .collect();
+    let prefix = if literal.len() == glob.split('/').count() {
+        // No wildcard: the glob names one file.
+        literal[..literal.len().saturating_sub(1)].join("/")
+    } else {
+        literal.join("/")
+    };
+    let start = base.join(&prefix);
+    let mut found = Vec::new();
+    if !start.is_dir() {
+        return Ok(found);
+    }
+    let walk = ignore::WalkBuilder::new(&start)
+        .standard_filters(false)
+        .follow_links(false)
+        .build();
+    for entry in walk.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let below = relative_slash(&start, entry.path());
+        let rel = if prefix.is_empty() {
+            below
+        } else {
+            format!("{prefix}/{below}")
+        };
+        if matcher.is_match(&rel) {
+            found.push((rel, entry.path().to_owned()));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// `path` below `root` with `/` between components (`path` itself when it is not below).
+pub fn relative_slash(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,10 +1,9 @@
-//! Shared text formatting for every stage that writes words for people: durations, token
-//! counts and costs, tool calls in one line, and cuts to a size.
+//! Shared text formatting for every stage that writes words for people: durations,
+//! numbers, tool inputs in one line, and cuts to a size. Tool calls and usage in words are
+//! the transcript's ([`crate::transcript::display`]).
 //!
 //! It sits below the assertions (whose evidence uses it) and the reporters (which show it),
 //! so neither reaches into the other for a helper.
-
-use crate::transcript::{ToolCall, Usage};
 
 /// `1.2s`, `340ms`, `2m 05s`.
 pub fn format_duration(ms: u64) -> String {
@@ -38,32 +37,6 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
-pub fn format_usage(usage: &Usage) -> String {
-    let tokens = usage.input_tokens
-        + usage.output_tokens
-        + usage.cache_creation_input_tokens
-        + usage.cache_read_input_tokens;
-    let mut s = format!("{} tokens", thousands(tokens));
-    if let Some(cost) = usage.cost_usd {
-        s.push_str(&format!(" · ${cost:.4}"));
-    }
-    s
-}
-
-/// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
-pub fn describe_call(position: usize, call: &ToolCall) -> String {
-    let mut s = format!(
-        "#{position} {} {}",
-        call.name,
-        summarize_input(&call.input, 100)
-    );
-    if !call.is_main() {
-        s.push_str(&format!(" [subagent {}]", call.agent));
-    }
-    s
 }
 
 /// A tool input in one short line: its main field (`command`, `file_path`, `pattern`,

@@ -53,6 +53,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod detect;
+pub mod display;
 mod gemini;
 mod json;
 mod opencode;

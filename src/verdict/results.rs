@@ -33,10 +33,15 @@
 //! need not ask again: a review's `grade_keys` with its `score`/`votes`, and a
 //! `claims: verified` extraction's key (`grade_keys`) with the `claims` it read.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::transcript::{Transcript, Usage};
 use crate::workspace::FileChange;
+
+pub use crate::assertions::judge::JudgeVote;
+pub use crate::assertions::{AssertionResult, AssertionStatus};
 
 /// The results schema version.
 pub const RESULTS_VERSION: u32 = 2;
@@ -212,35 +217,6 @@ pub enum TestStatus {
     Skipped,
 }
 
-/// An assertion's verdict (seed 003's statuses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AssertionStatus {
-    /// The check held.
-    Pass,
-    /// The check did not hold.
-    Fail,
-    /// The check could not be made (a judge that could not grade, a command that could
-    /// not run).
-    Error,
-    /// The check does not apply to what was recorded (e.g. the transcript format records
-    /// no exit codes).
-    Invalid,
-    /// The check was not made, with the reason in `detail`; never counts as a pass.
-    Skip,
-}
-
-impl AssertionStatus {
-    /// `Pass` when the check held, else `Fail`.
-    pub fn pass_if(held: bool) -> Self {
-        if held {
-            AssertionStatus::Pass
-        } else {
-            AssertionStatus::Fail
-        }
-    }
-}
-
 /// Whose fault an error is: what to fix, and whether trying again can help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -363,7 +339,7 @@ pub struct TestResult {
     /// What determined the agent's run ([`crate::run::fingerprint`]); absent when the test
     /// never reached its agent (a workspace or variant failure) and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<crate::run::fingerprint::Fingerprint>,
+    pub fingerprint: Option<Fingerprint>,
     /// Set when the agent did not run: the run was taken from a baseline (`run --reuse`)
     /// and today's assertions were evaluated on its transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -510,97 +486,6 @@ impl TestResult {
             TestStatus::Skipped
         } else {
             TestStatus::Passed
-        }
-    }
-}
-
-/// One assertion's result.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct AssertionResult {
-    /// The assertion kind: its YAML key (`tool`, `stdout`, `exit_code`, …).
-    pub kind: String,
-    /// What was asserted, in words.
-    pub description: String,
-    /// The verdict.
-    pub status: AssertionStatus,
-    /// 1-based line of the assertion in the test file.
-    pub line: u32,
-    /// What was seen: the evidence for a pass, what was seen instead for a failure, the
-    /// reason for an error or a skip.
-    pub detail: Option<String>,
-    /// LLM-judged reviews: the judge's score, 1–10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<u8>,
-    /// LLM-judged reviews: the passing score, 1–10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold: Option<u8>,
-    /// LLM-judged reviews: the judge's reasoning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
-    /// LLM-judged reviews (and `claims`): whether the grade (the extraction) came from the
-    /// cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached: Option<bool>,
-    /// LLM-judged reviews (and `claims`): tokens, cost and time of the grading (extraction)
-    /// calls made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grading_usage: Option<Usage>,
-    /// LLM-judged reviews graded by several votes: each vote (`score` is their median).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub votes: Vec<JudgeVote>,
-    /// LLM-judged reviews: the grade cache key ([`crate::assertions::judge::cache::Cache::key`]) of
-    /// each vote, in vote order, so that a run reusing these results (`run --reuse`) takes
-    /// an unchanged review's grade from them without a call. `claims`: the one key of the
-    /// extraction.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub grade_keys: Vec<String>,
-    /// `claims: verified`: the claims the judge read from the answer (an empty list when
-    /// it claims nothing concrete), so that a run reusing these results takes an unchanged
-    /// extraction from them without a call. Absent when none were read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claims: Option<Vec<crate::assertions::judge::claims::Claim>>,
-}
-
-/// One grading call of a review graded by several votes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JudgeVote {
-    /// The vote's score, 1–10; absent when it could not grade.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<u8>,
-    /// The judge's reasoning for this vote.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
-    /// Why this vote could not grade.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-    /// Whether the vote came from the grade cache.
-    #[serde(default)]
-    pub cached: bool,
-}
-
-impl AssertionResult {
-    /// A result without judge fields.
-    pub fn new(
-        kind: &str,
-        description: String,
-        status: AssertionStatus,
-        line: u32,
-        detail: Option<String>,
-    ) -> Self {
-        AssertionResult {
-            kind: kind.to_owned(),
-            description,
-            status,
-            line,
-            detail,
-            score: None,
-            threshold: None,
-            reasoning: None,
-            cached: None,
-            grading_usage: None,
-            votes: Vec::new(),
-            grade_keys: Vec::new(),
-            claims: None,
         }
     }
 }
@@ -790,6 +675,33 @@ fn nonzero_after_passed<const N: usize>(
     std::iter::once((passed, "passed"))
         .chain(others.into_iter().filter(|(n, _)| *n > 0))
         .collect()
+}
+
+/// What determines one agent run: the SHA-256 of `parts`, and the parts' own SHA-256s
+/// (hex), by the names in [`crate::run::fingerprint`]'s docs. Made by
+/// [`crate::run::fingerprint::of`]; compared by `run --reuse`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// SHA-256 (hex) of every part.
+    pub sha256: String,
+    /// Each part's SHA-256 (hex), by name (`agent`, `model`, `prompt`, `run`, `workspace`,
+    /// `setup`, `env`, `inputs`, `plugins`).
+    pub parts: BTreeMap<String, String>,
+}
+
+impl Fingerprint {
+    /// The parts that differ from `other`'s (present in one only, or hashed differently),
+    /// in name order.
+    pub fn changed_parts(&self, other: &Fingerprint) -> Vec<String> {
+        let mut names: Vec<&String> = self.parts.keys().chain(other.parts.keys()).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter(|n| self.parts.get(*n) != other.parts.get(*n))
+            .cloned()
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub mod claims;
 pub mod parse;
 pub mod prompt;
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,15 +40,15 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::AssertionStatus;
 use crate::agent::{Agent, AgentKind};
 use crate::spec::ReviewAssertion;
 use crate::transcript::Usage;
-use crate::verdict::results::{AssertionStatus, JudgeVote};
 use cache::{Cache, CachedGrade};
 use claims::Claim;
 
 /// Extracted claims as stored in the cache.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct CachedClaims {
     /// The claims read from the answer.
     claims: Vec<Claim>,
@@ -538,6 +539,23 @@ impl Judge {
             Err(why) => (failed(why), usage),
         }
     }
+}
+
+/// One grading call of a review graded by several votes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeVote {
+    /// The vote's score, 1–10; absent when it could not grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u8>,
+    /// The judge's reasoning for this vote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Why this vote could not grade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Whether the vote came from the grade cache.
+    #[serde(default)]
+    pub cached: bool,
 }
 
 #[cfg(test)]

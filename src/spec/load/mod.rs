@@ -649,7 +649,7 @@ impl Ctx {
                         .parent()
                         .filter(|p| !p.as_os_str().is_empty())
                         .unwrap_or(Path::new("."));
-                    match crate::run::fingerprint::matching_files(base, &glob) {
+                    match crate::shared::files::matching_files(base, &glob) {
                         Ok(files) if files.is_empty() => self.push(
                             Diagnostic::new(item.pos, format!("`inputs: {glob}` matches no file"))
                                 .label(format!(

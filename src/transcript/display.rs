@@ -1,0 +1,30 @@
+//! Tool calls and usage in words, for assertion evidence and every report.
+
+use super::{ToolCall, Usage};
+use crate::shared::text::{summarize_input, thousands};
+
+/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
+pub fn format_usage(usage: &Usage) -> String {
+    let tokens = usage.input_tokens
+        + usage.output_tokens
+        + usage.cache_creation_input_tokens
+        + usage.cache_read_input_tokens;
+    let mut s = format!("{} tokens", thousands(tokens));
+    if let Some(cost) = usage.cost_usd {
+        s.push_str(&format!(" · ${cost:.4}"));
+    }
+    s
+}
+
+/// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
+pub fn describe_call(position: usize, call: &ToolCall) -> String {
+    let mut s = format!(
+        "#{position} {} {}",
+        call.name,
+        summarize_input(&call.input, 100)
+    );
+    if !call.is_main() {
+        s.push_str(&format!(" [subagent {}]", call.agent));
+    }
+    s
+}
