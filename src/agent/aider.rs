@@ -23,7 +23,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
 use crate::transcript::{Format, Outcome, Transcript};
 

@@ -25,7 +25,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use super::executor::args;
+use super::args;
 use super::process;
 use super::{
     AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, McpServer,
@@ -83,7 +83,7 @@ impl Claude {
         if let Some(url) = base_url {
             defaults.push(("ANTHROPIC_BASE_URL".to_owned(), url.to_owned()));
         }
-        super::executor::copy_login(home, "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json");
+        super::copy_login(home, "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json");
         Invocation {
             args,
             defaults,

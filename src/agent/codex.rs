@@ -19,7 +19,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::Format;
 
@@ -50,7 +50,7 @@ impl Codex {
             );
         }
         a.push(prompt.into());
-        super::executor::copy_login(home, "CODEX_HOME", ".codex", "auth.json");
+        super::copy_login(home, "CODEX_HOME", ".codex", "auth.json");
         Invocation {
             args: a,
             defaults: Vec::new(),

@@ -58,6 +58,21 @@ impl Mode {
     }
 }
 
+/// A unique id for one command's processes.
+pub fn new_run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// The mechanism, probed on first use: a cgroup is created and a shell moved into it.
 pub fn mode() -> &'static Mode {
     static MODE: OnceLock<Mode> = OnceLock::new();
@@ -120,7 +135,7 @@ impl Jail {
     pub fn new() -> Jail {
         let kind = match mode() {
             Mode::Cgroup(parent) => {
-                let dir = parent.join(format!("aptitude-{}", super::process::new_run_id()));
+                let dir = parent.join(format!("aptitude-{}", new_run_id()));
                 match std::fs::create_dir(&dir) {
                     Ok(()) => Kind::Cgroup {
                         dir,

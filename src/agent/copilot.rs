@@ -30,7 +30,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::{Format, Transcript};
 

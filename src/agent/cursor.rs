@@ -16,7 +16,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
 use crate::transcript::Format;
 

@@ -2,7 +2,6 @@
 //! streaming stdout into the transcript parser, live tool-call events, timeouts and the
 //! kill sweep. What differs between agents comes from their [`AgentCli`].
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -274,7 +273,7 @@ impl Agent for CliAgent {
                         ))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    super::registry::plugin_agents()
+                    super::plugin_agents()
                 ),
             });
         }
@@ -374,29 +373,6 @@ impl Agent for CliAgent {
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         self.cli.grade_reply(&stdout, &out, timeout)
     }
-}
-
-/// Copies the user's login file into a run's private home, when there is one, so that a
-/// logged-in user's subscription keeps working: `file` from the directory named by
-/// `$dir_env`, else `~/<home_dir>`; readable only by its owner (mode 0600).
-pub fn copy_login(home: &Path, dir_env: &str, home_dir: &str, file: &str) {
-    let user_dir = std::env::var_os(dir_env)
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_dir)));
-    if let Some(source) = user_dir.map(|d| d.join(file))
-        && source.is_file()
-    {
-        let target = home.join(file);
-        if std::fs::copy(&source, &target).is_ok() {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
-        }
-    }
-}
-
-/// `OsString` arguments from string slices.
-pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
-    items.into_iter().map(OsString::from).collect()
 }
 
 #[cfg(test)]

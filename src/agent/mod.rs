@@ -368,3 +368,36 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         transcript
     }
 }
+
+/// The agents that load Claude Code plugins (`plugins:`), comma-separated, for messages.
+pub fn plugin_agents() -> String {
+    AgentKind::ALL
+        .into_iter()
+        .filter(|&kind| registry::cli(kind, &registry::AgentOptions::default()).supports_plugins())
+        .map(AgentKind::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Copies the user's login file into a run's private home, when there is one, so that a
+/// logged-in user's subscription keeps working: `file` from the directory named by
+/// `$dir_env`, else `~/<home_dir>`; readable only by its owner (mode 0600).
+pub fn copy_login(home: &Path, dir_env: &str, home_dir: &str, file: &str) {
+    let user_dir = std::env::var_os(dir_env)
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_dir)));
+    if let Some(source) = user_dir.map(|d| d.join(file))
+        && source.is_file()
+    {
+        let target = home.join(file);
+        if std::fs::copy(&source, &target).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}
+
+/// `OsString` arguments from string slices.
+pub fn args<const N: usize>(items: [&str; N]) -> Vec<OsString> {
+    items.into_iter().map(OsString::from).collect()
+}

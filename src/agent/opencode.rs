@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::Format;
 

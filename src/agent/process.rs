@@ -24,7 +24,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use super::contain::{self, Jail};
+use super::contain::{self, Jail, new_run_id};
 
 /// The environment variable that marks every process of one command.
 pub const RUN_ID_VAR: &str = "APTITUDE_RUN_ID";
@@ -93,21 +93,6 @@ impl Output {
             (Ending::Exited, None, None) => "ended".into(),
         }
     }
-}
-
-/// A unique id for one command's processes.
-pub fn new_run_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "{}-{}-{nanos}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Runs a command to its end, calling `on_line` with each stdout line (without the line

@@ -15,7 +15,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::executor::args;
+use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServers, Task};
 use crate::transcript::Format;
 

@@ -35,16 +35,6 @@ pub fn agent(kind: AgentKind, settings: AgentSettings, options: &AgentOptions) -
     Arc::new(CliAgent::new(cli(kind, options), settings))
 }
 
-/// The agents that load Claude Code plugins (`plugins:`), comma-separated, for messages.
-pub fn plugin_agents() -> String {
-    AgentKind::ALL
-        .into_iter()
-        .filter(|&kind| cli(kind, &AgentOptions::default()).supports_plugins())
-        .map(AgentKind::name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The per-agent table of `docs/agents.md` (Markdown), generated from the registry so the
 /// docs can not drift from the code: binary, install command, API key variable, how a base
 /// URL is set, and the stream format parsed.

@@ -11,8 +11,6 @@
 
 use std::path::PathBuf;
 
-use super::output::error_line;
-
 /// Exit code: every test passed.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: a test failed or errored.
@@ -182,6 +180,18 @@ impl CliError {
             _ => error_line(&self.to_string()),
         }
     }
+}
+
+/// `error: message` in red.
+pub fn error_line(message: &str) -> String {
+    let red = anstyle::AnsiColor::Red.on_default().bold();
+    format!("{red}error{red:#}: {message}\n")
+}
+
+/// `warning: message` in yellow.
+pub fn warning_line(message: &str) -> String {
+    let yellow = anstyle::AnsiColor::Yellow.on_default().bold();
+    format!("{yellow}warning{yellow:#}: {message}\n")
 }
 
 #[cfg(test)]

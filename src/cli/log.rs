@@ -26,7 +26,7 @@ pub fn init(verbose: bool) {
         (Some(directives), _) => match EnvFilter::try_new(directives) {
             Ok(filter) => filter,
             Err(e) => {
-                super::output::err(&super::output::warning_line(&format!(
+                super::output::err(&super::error::warning_line(&format!(
                     "RUST_LOG is not a valid filter ({e}); using {VERBOSE_FILTER}"
                 )));
                 EnvFilter::new(VERBOSE_FILTER)

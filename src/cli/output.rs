@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::error::CliError;
+use super::error::warning_line;
 use crate::report::live::LiveReporter;
 use crate::report::{FILE_FORMATS, RenderOptions};
 use crate::run::events::Event;
@@ -29,18 +30,6 @@ pub fn out(text: &str) {
 pub fn err(text: &str) {
     let mut stderr = anstream::stderr().lock();
     let _ = stderr.write_all(text.as_bytes());
-}
-
-/// `error: message` in red.
-pub fn error_line(message: &str) -> String {
-    let red = anstyle::AnsiColor::Red.on_default().bold();
-    format!("{red}error{red:#}: {message}\n")
-}
-
-/// `warning: message` in yellow.
-pub fn warning_line(message: &str) -> String {
-    let yellow = anstyle::AnsiColor::Yellow.on_default().bold();
-    format!("{yellow}warning{yellow:#}: {message}\n")
 }
 
 /// The report files a run can write (`run`, `analyze`, `report`).

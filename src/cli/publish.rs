@@ -1,7 +1,8 @@
 //! `aptitude publish` and `run --github`: results on GitHub. Publishing never changes the
 //! exit code — it reflects the tests: a GitHub problem is a warning.
 
-use super::output::{err, out, warning_line};
+use super::error::warning_line;
+use super::output::{err, out};
 use super::{CliError, GithubArgs, Outcome, PublishArgs};
 use crate::report::github::{GithubEnv, PublishOptions};
 use crate::report::json;

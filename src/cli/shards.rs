@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::output::{self, err, out, warning_line};
+use super::error::warning_line;
+use super::output::{self, err, out};
 use super::{CliError, MergeArgs, Outcome, RunArgs};
 use crate::report::{json, terminal};
 use crate::run::shard::{self, Shard, TestKey, Unit};

@@ -1,8 +1,9 @@
-//! Verdicts: the one results model ([`results`]), a repeated test's k-of-n verdict
+//! Verdicts: the one results model ([`results`], with each test's [`test_result`]), a repeated test's k-of-n verdict
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
 //! ([`stats`]).
 
 pub mod repeat;
 pub mod results;
 pub mod stats;
+pub mod test_result;
 pub mod variants;

@@ -18,175 +18,11 @@
 //! the judged runs the unbiased pass@k (`1 − C(n−c, k)/C(n, k)`, Chen et al. 2021) and
 //! pass^k (`C(c, k)/C(n, k)`, Yao et al. 2024, τ-bench) estimates.
 
-use serde::{Deserialize, Serialize};
-
-use crate::transcript::Usage;
-use crate::verdict::results::{
-    AssertionResult, AssertionStatus, SkipReason, TestResult, TestStatus,
+use super::test_result::{
+    AssertionResult, AssertionStatus, AssertionTally, PassK, RepeatStats, SkipReason, SplitRuns,
+    TestResult, TestStatus,
 };
-
-/// The k-of-n figures of a repeated test.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RepeatStats {
-    /// Runs asked for (N).
-    pub runs: u32,
-    /// Passing runs needed (k).
-    pub min_pass: u32,
-    /// Runs passed.
-    pub passed: u32,
-    /// Runs failed.
-    pub failed: u32,
-    /// Runs errored (not counted toward k, nor in the pass rate).
-    pub errors: u32,
-    /// Runs skipped (not started, or every assertion skipped).
-    pub skipped: u32,
-    /// Whether the runs disagreed: at least one passed and one failed.
-    pub flaky: bool,
-    /// Passed ÷ judged (passed + failed), 0–1; absent when no run was judged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pass_rate: Option<f64>,
-    /// Lower end of the pass rate's Wilson 95% interval, 0–1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wilson_low: Option<f64>,
-    /// Upper end of the pass rate's Wilson 95% interval, 0–1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wilson_high: Option<f64>,
-    /// pass@k and pass^k for k = 1 … judged runs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub estimates: Vec<PassK>,
-    /// Per assertion (in file order): how many runs it held in.
-    pub assertions: Vec<AssertionTally>,
-    /// Set when a sharded run split the test's runs (`run --shard`) and this result holds
-    /// only some of them; absent when it holds every run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<SplitRuns>,
-}
-
-/// Which of a test's runs a result holds, when `run --shard` split them across shards.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SplitRuns {
-    /// The runs' numbers (1-based among the test's runs), in the order of `runs`.
-    pub numbers: Vec<u32>,
-    /// The test's runs in all shards together (N).
-    pub of: u32,
-}
-
-/// pass@k and pass^k at one k.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct PassK {
-    /// Runs drawn.
-    pub k: u32,
-    /// Chance that at least one of k runs passes, 0–1.
-    pub pass_at_k: f64,
-    /// Chance that all k runs pass, 0–1.
-    pub pass_hat_k: f64,
-}
-
-/// How one assertion fared across the runs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct AssertionTally {
-    /// 1-based line in the test file.
-    pub line: u32,
-    /// The assertion kind (its YAML key).
-    pub kind: String,
-    /// What was asserted.
-    pub description: String,
-    /// Runs in which it held.
-    pub passed: u32,
-    /// Runs in which it did not hold.
-    pub failed: u32,
-    /// Runs in which it errored, was invalid or skipped.
-    pub other: u32,
-    /// Held in some runs and not in others: the flaky assertion.
-    pub flaky: bool,
-    /// `stdout` reviews: the score of each graded run, in run order (the run-to-run
-    /// spread is their min–max).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scores: Vec<u8>,
-    /// `stdout` reviews graded by several votes: the widest max − min of one run's votes
-    /// (the judge's own spread, apart from the agent's run-to-run spread).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_spread: Option<u8>,
-}
-
-impl RepeatStats {
-    /// `3/5 runs passed (flaky)`, the phrase every report shows; for a split test, `2/2
-    /// runs passed, 3 of 5 needed (runs 1 and 4 of 5 here, the rest in other shards)`.
-    pub fn headline(&self) -> String {
-        let mut s = format!("{}/{} runs passed", self.passed, self.runs);
-        let all = self.split.as_ref().map_or(self.runs, |split| split.of);
-        if let Some(split) = &self.split {
-            s.push_str(&format!(", {} of {} needed", self.min_pass, split.of));
-        } else if self.min_pass < all {
-            s.push_str(&format!(", {} needed", self.min_pass));
-        }
-        let mut notes = Vec::new();
-        if self.errors > 0 {
-            notes.push(format!("{} errored", self.errors));
-        }
-        if self.skipped > 0 {
-            notes.push(format!("{} skipped", self.skipped));
-        }
-        if !notes.is_empty() {
-            s.push_str(&format!(", {}", notes.join(", ")));
-        }
-        if self.flaky {
-            s.push_str(" (flaky)");
-        }
-        if let Some(split) = &self.split {
-            let numbers: Vec<String> = split.numbers.iter().map(u32::to_string).collect();
-            s.push_str(&format!(
-                " (run{} {} of {} here, the rest in other shards)",
-                if numbers.len() == 1 { "" } else { "s" },
-                crate::shared::text::and_list(&numbers),
-                split.of
-            ));
-        }
-        s
-    }
-
-    /// `pass rate 60% (95% CI 23%–88%)`, when a run was judged.
-    pub fn rate_phrase(&self) -> Option<String> {
-        let rate = self.pass_rate?;
-        let pct = |x: f64| format!("{:.0}%", x * 100.0);
-        Some(match (self.wilson_low, self.wilson_high) {
-            (Some(lo), Some(hi)) => {
-                format!("pass rate {} (95% CI {}–{})", pct(rate), pct(lo), pct(hi))
-            }
-            _ => format!("pass rate {}", pct(rate)),
-        })
-    }
-
-    /// pass@k and pass^k at k = `min_pass` (or the judged runs, when fewer): the chance
-    /// that k runs drawn pass at least once, and every time.
-    pub fn estimate_at_min_pass(&self) -> Option<&PassK> {
-        self.estimates.iter().rev().find(|e| e.k <= self.min_pass)
-    }
-
-    /// The assertions that held in some runs and not in others.
-    pub fn flaky_assertions(&self) -> impl Iterator<Item = &AssertionTally> {
-        self.assertions.iter().filter(|a| a.flaky)
-    }
-}
-
-impl AssertionTally {
-    /// `3/5 runs`, and the review scores' spreads when there are any:
-    /// `3/5 runs · scores 4–8 across runs · judge spread 2`.
-    pub fn phrase(&self, runs: u32) -> String {
-        let mut s = format!("{}/{runs} runs", self.passed);
-        if let (Some(lo), Some(hi)) = (self.scores.iter().min(), self.scores.iter().max()) {
-            s.push_str(&if lo == hi {
-                format!(" · score {lo} in every graded run")
-            } else {
-                format!(" · scores {lo}–{hi} across runs")
-            });
-        }
-        if let Some(spread) = self.judge_spread {
-            s.push_str(&format!(" · judge spread {spread}"));
-        }
-        s
-    }
-}
+use crate::transcript::Usage;
 
 /// The k-of-n status from run counts (see the module docs). `runs` is N, `min_pass` k.
 pub fn decide(runs: u32, min_pass: u32, passed: u32, errors: u32, skipped: u32) -> TestStatus {
@@ -464,7 +300,7 @@ mod tests {
             }),
             error_kind: error
                 .as_ref()
-                .map(|_| crate::verdict::results::ErrorKind::Agent),
+                .map(|_| crate::verdict::test_result::ErrorKind::Agent),
             error,
             assertions,
             ..TestResult::new("t", "t.aptitude.yaml", status)
@@ -570,7 +406,7 @@ mod tests {
         assert_eq!(t.status, TestStatus::Error);
         assert_eq!(
             t.error_kind,
-            Some(crate::verdict::results::ErrorKind::Agent)
+            Some(crate::verdict::test_result::ErrorKind::Agent)
         );
         assert_eq!(
             t.error.as_deref(),
@@ -589,7 +425,7 @@ mod tests {
             a.score = Some(score);
             a.votes = votes
                 .iter()
-                .map(|s| crate::verdict::results::JudgeVote {
+                .map(|s| crate::verdict::test_result::JudgeVote {
                     score: Some(*s),
                     reasoning: None,
                     problem: None,

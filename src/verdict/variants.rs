@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::test_result::{AssertionStatus, TestResult, TestStatus};
 use crate::spec::DEFAULT_VARIANT;
 use crate::spec::agent_kind::AgentKind;
-use crate::verdict::results::{AssertionStatus, TestResult, TestStatus};
 
 /// One test's variants side by side, on one agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
