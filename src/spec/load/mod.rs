@@ -423,25 +423,7 @@ impl Ctx {
             .get("description")
             .and_then(|n| self.string(n, "description"));
         let agents = self.agents(&fields);
-        let (workspace, workspace_git) = match fields.get("workspace") {
-            Some(n) => self.workspace(n),
-            None => (None, false),
-        };
-        if let (true, Some(n), Some(w)) =
-            (self.check_workspace, fields.get("workspace"), &workspace)
-        {
-            let dir = super::resolve_workspace(path, Some(w));
-            if !dir.is_dir() {
-                self.push(
-                    Diagnostic::new(n.pos, "the workspace directory does not exist")
-                        .label(format!(
-                            "resolves to {}",
-                            super::diagnostic::display_path(&dir)
-                        ))
-                        .hint("a relative workspace is relative to the test file's directory"),
-                );
-            }
-        }
+        let (workspace, workspace_git) = self.workspace_key(path, &fields);
         let setup = fields
             .get("setup")
             .map(|n| self.setup(n))
@@ -454,57 +436,12 @@ impl Ctx {
         let timeout = fields
             .get("timeout")
             .and_then(|n| self.duration(n, "timeout"));
-        let max_turns = fields.get("max_turns").and_then(|n| {
-            let turns = self.count(n, "max_turns")?;
-            if turns == 0 {
-                self.push(Diagnostic::new(n.pos, "`max_turns` must be at least 1").label("zero"));
-                return None;
-            }
-            Some(turns)
-        });
+        let max_turns = fields.get("max_turns").and_then(|n| self.max_turns(n));
         let model = fields
             .get("model")
             .and_then(|n| self.non_empty_string(n, "model"));
-        let runs = fields.get("runs").and_then(|n| {
-            let runs = self.count(n, "runs")?;
-            if !(1..=super::MAX_RUNS).contains(&runs) {
-                self.push(
-                    Diagnostic::new(
-                        n.pos,
-                        format!(
-                            "`runs` must be between 1 and {}, found {runs}",
-                            super::MAX_RUNS
-                        ),
-                    )
-                    .label("out of range"),
-                );
-                return None;
-            }
-            Some(runs)
-        });
-        let min_pass = fields.get("min_pass").and_then(|n| {
-            let k = self.count(n, "min_pass")?;
-            if k == 0 {
-                self.push(
-                    Diagnostic::new(n.pos, "`min_pass` must be at least 1")
-                        .label("zero")
-                        .hint("a test that passes with no passing run could never fail"),
-                );
-                return None;
-            }
-            if let Some(runs) = runs.filter(|r| k > *r) {
-                self.push(
-                    Diagnostic::new(
-                        n.pos,
-                        format!("`min_pass: {k}` is more than the test's `runs: {runs}`"),
-                    )
-                    .label("can never be reached")
-                    .hint("min_pass counts passing runs out of `runs`"),
-                );
-                return None;
-            }
-            Some(k)
-        });
+        let runs = fields.get("runs").and_then(|n| self.runs(n));
+        let min_pass = fields.get("min_pass").and_then(|n| self.min_pass(n, runs));
         let variants = fields
             .get("variants")
             .map(|n| self.variants(n, path))
@@ -550,6 +487,89 @@ impl Ctx {
             variant: None,
             shard_runs: None,
         })
+    }
+
+    /// `workspace:` (a path, or `{path, git}`), checked to exist when the loader checks
+    /// workspaces.
+    fn workspace_key(
+        &mut self,
+        path: &Path,
+        fields: &Fields<'_>,
+    ) -> (Option<std::path::PathBuf>, bool) {
+        let (workspace, workspace_git) = match fields.get("workspace") {
+            Some(n) => self.workspace(n),
+            None => (None, false),
+        };
+        if let (true, Some(n), Some(w)) =
+            (self.check_workspace, fields.get("workspace"), &workspace)
+        {
+            let dir = super::resolve_workspace(path, Some(w));
+            if !dir.is_dir() {
+                self.push(
+                    Diagnostic::new(n.pos, "the workspace directory does not exist")
+                        .label(format!(
+                            "resolves to {}",
+                            super::diagnostic::display_path(&dir)
+                        ))
+                        .hint("a relative workspace is relative to the test file's directory"),
+                );
+            }
+        }
+        (workspace, workspace_git)
+    }
+
+    /// `max_turns:`, at least 1.
+    fn max_turns(&mut self, n: &Node) -> Option<u32> {
+        let turns = self.count(n, "max_turns")?;
+        if turns == 0 {
+            self.push(Diagnostic::new(n.pos, "`max_turns` must be at least 1").label("zero"));
+            return None;
+        }
+        Some(turns)
+    }
+
+    /// `runs:`, from 1 to [`super::MAX_RUNS`].
+    fn runs(&mut self, n: &Node) -> Option<u32> {
+        let runs = self.count(n, "runs")?;
+        if !(1..=super::MAX_RUNS).contains(&runs) {
+            self.push(
+                Diagnostic::new(
+                    n.pos,
+                    format!(
+                        "`runs` must be between 1 and {}, found {runs}",
+                        super::MAX_RUNS
+                    ),
+                )
+                .label("out of range"),
+            );
+            return None;
+        }
+        Some(runs)
+    }
+
+    /// `min_pass:`, at least 1 and at most the test's `runs`.
+    fn min_pass(&mut self, n: &Node, runs: Option<u32>) -> Option<u32> {
+        let k = self.count(n, "min_pass")?;
+        if k == 0 {
+            self.push(
+                Diagnostic::new(n.pos, "`min_pass` must be at least 1")
+                    .label("zero")
+                    .hint("a test that passes with no passing run could never fail"),
+            );
+            return None;
+        }
+        if let Some(runs) = runs.filter(|r| k > *r) {
+            self.push(
+                Diagnostic::new(
+                    n.pos,
+                    format!("`min_pass: {k}` is more than the test's `runs: {runs}`"),
+                )
+                .label("can never be reached")
+                .hint("min_pass counts passing runs out of `runs`"),
+            );
+            return None;
+        }
+        Some(k)
     }
 
     pub(super) fn required<'a>(&mut self, fields: &Fields<'a>, key: &str) -> Option<&'a Node> {

@@ -138,37 +138,7 @@ impl Ctx {
                 len: 0,
             },
         };
-        for (key, _) in entries {
-            if TEST_ONLY_KEYS.contains(&key.name.as_str()) {
-                self.push(
-                    Diagnostic::new(
-                        key.pos,
-                        format!(
-                            "`{}` is test-only: it can not be a default in `aptitude.yaml`",
-                            key.name
-                        ),
-                    )
-                    .label("test-only key")
-                    .hint(format!(
-                        "write it in each test file; defaults here: {}",
-                        super::list(SUITE_KEYS)
-                    )),
-                );
-            }
-        }
-        let unknown: Vec<(super::super::node::Key, Node)> = entries
-            .iter()
-            .filter(|(k, _)| !TEST_ONLY_KEYS.contains(&k.name.as_str()))
-            .cloned()
-            .collect();
-        self.unknown_keys(
-            &Fields {
-                entries: &unknown,
-                pos: fields.pos,
-            },
-            SUITE_KEYS,
-            "`aptitude.yaml`",
-        );
+        self.suite_keys(&fields);
 
         let agents = self.agents(&fields);
         let agents = (!agents.is_empty()).then(|| {
@@ -211,6 +181,67 @@ impl Ctx {
                 .hint("min_pass counts passing runs out of `runs`"),
             );
         }
+        let env = self.suite_env(path, &fields);
+        let mcp_servers = self.suite_mcp_servers(path, &fields);
+        let judge = fields
+            .get("judge")
+            .map(|n| self.judge_defaults(n, path))
+            .unwrap_or_default();
+        SuiteDefaults {
+            agents,
+            model,
+            timeout,
+            max_turns,
+            runs,
+            min_pass,
+            env,
+            mcp_servers,
+            judge,
+        }
+    }
+
+    /// Reports test-only keys (they can not be defaults) and unknown keys of `aptitude.yaml`.
+    fn suite_keys(&mut self, fields: &Fields<'_>) {
+        let entries = fields.entries;
+        for (key, _) in entries {
+            if TEST_ONLY_KEYS.contains(&key.name.as_str()) {
+                self.push(
+                    Diagnostic::new(
+                        key.pos,
+                        format!(
+                            "`{}` is test-only: it can not be a default in `aptitude.yaml`",
+                            key.name
+                        ),
+                    )
+                    .label("test-only key")
+                    .hint(format!(
+                        "write it in each test file; defaults here: {}",
+                        super::list(SUITE_KEYS)
+                    )),
+                );
+            }
+        }
+        let unknown: Vec<(super::super::node::Key, Node)> = entries
+            .iter()
+            .filter(|(k, _)| !TEST_ONLY_KEYS.contains(&k.name.as_str()))
+            .cloned()
+            .collect();
+        self.unknown_keys(
+            &Fields {
+                entries: &unknown,
+                pos: fields.pos,
+            },
+            SUITE_KEYS,
+            "`aptitude.yaml`",
+        );
+    }
+
+    /// The suite's `env:`, each variable with the line that set it.
+    fn suite_env(
+        &mut self,
+        path: &Path,
+        fields: &Fields<'_>,
+    ) -> std::collections::BTreeMap<String, Setting<String>> {
         let env_line = |name: &str| {
             fields
                 .get("env")
@@ -223,7 +254,7 @@ impl Ctx {
                 })
                 .unwrap_or(1)
         };
-        let env = fields
+        fields
             .get("env")
             .map(|n| self.env(n))
             .unwrap_or_default()
@@ -239,8 +270,16 @@ impl Ctx {
                 };
                 (name, setting)
             })
-            .collect();
-        let mcp_servers = fields
+            .collect()
+    }
+
+    /// The suite's `mcp_servers:`, each server with the line that declared it.
+    fn suite_mcp_servers(
+        &mut self,
+        path: &Path,
+        fields: &Fields<'_>,
+    ) -> std::collections::BTreeMap<String, Setting<crate::spec::McpServer>> {
+        fields
             .get("mcp_servers")
             .map(|n| {
                 let lines: Vec<(String, u32)> = match &n.value {
@@ -268,22 +307,7 @@ impl Ctx {
                     })
                     .collect()
             })
-            .unwrap_or_default();
-        let judge = fields
-            .get("judge")
-            .map(|n| self.judge_defaults(n, path))
-            .unwrap_or_default();
-        SuiteDefaults {
-            agents,
-            model,
-            timeout,
-            max_turns,
-            runs,
-            min_pass,
-            env,
-            mcp_servers,
-            judge,
-        }
+            .unwrap_or_default()
     }
 
     /// A whole number from 1 to `max`.

@@ -24,6 +24,18 @@ pub(in crate::spec) const CALL_KEYS: &[&str] = &[
     "scope",
 ];
 
+/// The count keys of a tool assertion, as read (`None`: absent or invalid).
+#[derive(Debug, Clone, Copy)]
+struct ToolFields {
+    called: Option<bool>,
+    call_count: Option<u32>,
+    min_calls: Option<u32>,
+    max_calls: Option<u32>,
+}
+
+/// A positional parameter check: which call, its parameters (`None`: invalid), the key.
+type Positional = (CallIndex, Option<Vec<ParamMatcher>>, &'static str);
+
 impl Ctx {
     pub(super) fn tool_item_keys(&mut self, fields: &Fields<'_>) {
         self.item_keys(fields, "tool");
@@ -100,20 +112,23 @@ impl Ctx {
         fields: &Fields<'_>,
         tool: Option<NameMatcher>,
     ) -> Option<ToolAssertion> {
-        let called_explicit = fields.get("called").and_then(|n| self.bool(n, "called"));
+        let called = fields.get("called").and_then(|n| self.bool(n, "called"));
         let params = match fields.get("params") {
             Some(n) => self.params(n, "params"),
             None => Some(Vec::new()),
         };
-        let call_count = fields
-            .get("call_count")
-            .and_then(|n| self.count(n, "call_count"));
-        let min_calls = fields
-            .get("min_calls")
-            .and_then(|n| self.count(n, "min_calls"));
-        let max_calls = fields
-            .get("max_calls")
-            .and_then(|n| self.count(n, "max_calls"));
+        let read = ToolFields {
+            called,
+            call_count: fields
+                .get("call_count")
+                .and_then(|n| self.count(n, "call_count")),
+            min_calls: fields
+                .get("min_calls")
+                .and_then(|n| self.count(n, "min_calls")),
+            max_calls: fields
+                .get("max_calls")
+                .and_then(|n| self.count(n, "max_calls")),
+        };
         let called_after = fields
             .get("called_after")
             .and_then(|n| self.tool_name(n, "called_after"));
@@ -121,7 +136,35 @@ impl Ctx {
             .get("called_before")
             .and_then(|n| self.tool_name(n, "called_before"));
         let scope = self.scope(fields);
+        let positional = self.positional_params(fields);
+        self.check_call_keys(fields, &read, &positional);
 
+        let ToolFields {
+            called,
+            call_count,
+            min_calls,
+            max_calls,
+        } = read;
+        Some(ToolAssertion {
+            tool: tool?,
+            called: called.unwrap_or(!(call_count == Some(0) || max_calls == Some(0))),
+            params: params?,
+            call_count,
+            min_calls,
+            max_calls,
+            called_after,
+            called_before,
+            positional: positional
+                .into_iter()
+                .filter_map(|(index, params, _)| Some((index, params?)))
+                .collect(),
+            scope,
+        })
+    }
+
+    /// `first_call_params`, `last_call_params` and `nth_call_params`, as (which call, its
+    /// parameters, the key that asked).
+    fn positional_params(&mut self, fields: &Fields<'_>) -> Vec<Positional> {
         let mut positional = Vec::new();
         if let Some(node) = fields.get("first_call_params") {
             positional.push((
@@ -153,52 +196,32 @@ impl Ctx {
                 }
             }
         }
+        positional
+    }
 
-        let called = called_explicit.unwrap_or(!(call_count == Some(0) || max_calls == Some(0)));
-
-        // Contradictions: each points at the second of the two keys that disagree.
+    /// Reports keys of a tool assertion that contradict each other, each at the second of
+    /// the two keys that disagree.
+    fn check_call_keys(
+        &mut self,
+        fields: &Fields<'_>,
+        read: &ToolFields,
+        positional: &[Positional],
+    ) {
         let contradiction = |key: &str, why: String| {
             Diagnostic::new(fields.key_pos(key), format!("contradiction: {why}"))
                 .label("contradicts `called`")
                 .hint("remove one of the two")
         };
-        if called_explicit == Some(false) {
-            if let Some(n) = call_count.filter(|n| *n > 0) {
-                self.push(contradiction(
-                    "call_count",
-                    format!("`called: false` with `call_count: {n}`"),
-                ));
-            }
-            if let Some(n) = min_calls.filter(|n| *n > 0) {
-                self.push(contradiction(
-                    "min_calls",
-                    format!("`called: false` with `min_calls: {n}`"),
-                ));
-            }
-            if let Some(n) = max_calls.filter(|n| *n > 0) {
-                self.push(
-                    contradiction(
-                        "max_calls",
-                        format!("`called: false` means no call, but `max_calls: {n}` allows {n}"),
-                    )
-                    .hint("use `max_calls: 0` or drop `called: false`"),
-                );
-            }
-            for key in ["called_after", "called_before"] {
-                if fields.get(key).is_some() {
-                    self.push(contradiction(
-                        key,
-                        format!(
-                            "`called: false` with `{key}`: calls that must not happen have no order"
-                        ),
-                    ));
-                }
-            }
-            for (_, _, key) in &positional {
-                self.push(contradiction(key, format!("`called: false` with `{key}`: calls that must not happen have no parameters to check")));
-            }
+        let ToolFields {
+            called,
+            call_count,
+            min_calls,
+            max_calls,
+        } = *read;
+        if called == Some(false) {
+            self.check_not_called(fields, read, positional, &contradiction);
         }
-        if called_explicit == Some(true) {
+        if called == Some(true) {
             if call_count == Some(0) {
                 self.push(contradiction(
                     "call_count",
@@ -238,7 +261,7 @@ impl Ctx {
             );
         }
         let limit = call_count.or(max_calls);
-        for (index, _, key) in &positional {
+        for (index, _, key) in positional {
             if let (CallIndex::Nth(n), Some(limit)) = (index, limit)
                 && *n > limit
             {
@@ -248,22 +271,50 @@ impl Ctx {
                 );
             }
         }
+    }
 
-        Some(ToolAssertion {
-            tool: tool?,
-            called,
-            params: params?,
-            call_count,
-            min_calls,
-            max_calls,
-            called_after,
-            called_before,
-            positional: positional
-                .into_iter()
-                .filter_map(|(index, params, _)| Some((index, params?)))
-                .collect(),
-            scope,
-        })
+    /// The keys that contradict `called: false`.
+    fn check_not_called(
+        &mut self,
+        fields: &Fields<'_>,
+        read: &ToolFields,
+        positional: &[Positional],
+        contradiction: &dyn Fn(&str, String) -> Diagnostic,
+    ) {
+        if let Some(n) = read.call_count.filter(|n| *n > 0) {
+            self.push(contradiction(
+                "call_count",
+                format!("`called: false` with `call_count: {n}`"),
+            ));
+        }
+        if let Some(n) = read.min_calls.filter(|n| *n > 0) {
+            self.push(contradiction(
+                "min_calls",
+                format!("`called: false` with `min_calls: {n}`"),
+            ));
+        }
+        if let Some(n) = read.max_calls.filter(|n| *n > 0) {
+            self.push(
+                contradiction(
+                    "max_calls",
+                    format!("`called: false` means no call, but `max_calls: {n}` allows {n}"),
+                )
+                .hint("use `max_calls: 0` or drop `called: false`"),
+            );
+        }
+        for key in ["called_after", "called_before"] {
+            if fields.get(key).is_some() {
+                self.push(contradiction(
+                    key,
+                    format!(
+                        "`called: false` with `{key}`: calls that must not happen have no order"
+                    ),
+                ));
+            }
+        }
+        for (_, _, key) in positional {
+            self.push(contradiction(key, format!("`called: false` with `{key}`: calls that must not happen have no parameters to check")));
+        }
     }
 
     pub(super) fn tool_name(&mut self, node: &Node, key: &str) -> Option<NameMatcher> {
