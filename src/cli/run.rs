@@ -23,50 +23,11 @@ const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
 pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
-    let bootstrap = Redactor::from_process_env([]);
-    let files = output::discover_tests(&args.paths)?;
-    let report = spec::load_files(&files);
-    output::check_load_errors(&bootstrap, &report, files.len())?;
-    let specs: Vec<_> = report
-        .specs
-        .iter()
-        .flat_map(|s| s.per_variant(&args.variant))
-        .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
-        .collect();
+    let specs = load_specs(args)?;
     let runtime = output::runtime()?;
-    // `github:auto` is looked for once, for the shards' balance, reuse and the comparison.
-    let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
-        .into_iter()
-        .flatten()
-        .any(super::publish::is_auto);
-    let auto = if wants_auto {
-        Some(runtime.block_on(super::publish::auto_baseline()))
-    } else {
-        None
-    };
-    // `--baseline`, read once for what uses it: the shards' balance and the comparison
-    // published on GitHub.
-    let baseline = if args.github || args.shard.is_some() {
-        runtime.block_on(super::publish::read_baseline(
-            args.github_args.baseline.as_deref(),
-            auto.as_ref(),
-        ))
-    } else {
-        None
-    };
-    let (specs, shard) = super::shards::select(specs, args, baseline.as_ref());
+    let baselines = runtime.block_on(Baselines::read(args))?;
+    let (specs, shard) = super::shards::select(specs, args, baselines.compare.as_ref());
     let redactor = output::redactor_for(&specs);
-    let reuse = match &args.reuse {
-        Some(path) if super::publish::is_auto(path) => None,
-        Some(path) => {
-            let baseline = crate::report::json::read(path)?;
-            Some(Arc::new(crate::run::reuse::Reuse::new(
-                baseline,
-                path.display().to_string(),
-            )))
-        }
-        None => None,
-    };
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
@@ -78,48 +39,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .collect();
 
     let code = runtime.block_on(async {
-        let reuse = match (&auto, args.reuse.as_deref()) {
-            (Some(Some((baseline, from))), Some(path)) if super::publish::is_auto(path) => Some(
-                Arc::new(crate::run::reuse::Reuse::new(baseline.clone(), from.clone())),
-            ),
-            _ => reuse,
-        };
-        let checks = agents.iter().map(|(kind, agent)| {
-            let agent = Arc::clone(agent);
-            async move { (*kind, agent.check().await) }
-        });
-        let mut versions = BTreeMap::new();
-        let mut problems = Vec::new();
-        for (kind, checked) in futures_util::future::join_all(checks).await {
-            match checked {
-                Ok(info) => {
-                    let pins = setup
-                        .pin(kind)
-                        .map(|p| ("--agent-version".to_owned(), p.to_owned()))
-                        .into_iter()
-                        .chain(specs.iter().filter(|s| s.agent.kind == kind).filter_map(|s| {
-                            let version = s.agent.version.clone()?;
-                            Some((diagnostic::display_path(&s.file), version))
-                        }));
-                    for (source, pin) in pins {
-                        if !super::settings::version_matches(&info.version, &pin) {
-                            problems.push(format!(
-                                "{source}: agent `{kind}` must be version {pin}, but {} reports `{}`",
-                                info.binary.display(),
-                                info.version
-                            ));
-                        }
-                    }
-                    versions.insert(kind, info.version);
-                }
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-        if !problems.is_empty() {
-            problems.sort();
-            problems.dedup();
-            return Err(CliError::NothingRun { problems });
-        }
+        let versions = check_agents(&agents, &setup, &specs).await?;
         let runner_agents: BTreeMap<_, _> = agents
             .iter()
             .filter_map(|(kind, agent)| {
@@ -128,20 +48,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                     .map(|v| (*kind, (Arc::clone(agent), v.clone())))
             })
             .collect();
-        let config = RunConfig {
-            jobs: args.jobs.max(1),
-            keep_workspaces: args.keep_workspaces,
-            default_timeout: args.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT),
-            record: args.record,
-            runs: args.runs,
-            retry_infra: args.retry_infra,
-            retry_backoff: crate::run::DEFAULT_RETRY_BACKOFF,
-            budget: crate::run::BudgetLimits {
-                max_cost_usd: args.max_cost,
-                max_tokens: args.max_tokens,
-            },
-            reuse: reuse.clone(),
-        };
+        let reuse = baselines.reuse.clone();
         let prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
         let prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
         let judge = Arc::new(
@@ -149,74 +56,24 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 .with_prior(prior.unwrap_or_default())
                 .with_prior_claims(prior_claims.unwrap_or_default()),
         );
-        let runner = Runner::new(runner_agents, config, judge, redactor.clone());
-
-        let cancel = CancellationToken::new();
-        let force = CancellationToken::new();
-        let interrupted = Arc::new(AtomicBool::new(false));
-        spawn_signal_handlers(cancel.clone(), force.clone(), Arc::clone(&interrupted));
-
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let finished = Arc::new(Mutex::new(vec![None; specs.len()]));
-        let printer = tokio::spawn(output::show_events(
-            rx,
-            LiveReporter::new(args.verbose > 0, redactor.clone()),
-            Some(specs.len()),
-            Some(Arc::clone(&finished)),
-        ));
-        let summary_tx = tx.clone();
-        let stopped = async {
-            // Cancelled tests stop within the agents' grace period; a run still going well
-            // after that (or a second signal) is cut, so that a signal always ends it.
-            cancel.cancelled().await;
-            tokio::select! {
-                () = tokio::time::sleep(STOP_DEADLINE) => {}
-                () = force.cancelled() => {}
-            }
-        };
-        let mut cut = false;
-        let tests = tokio::select! {
-            tests = runner.run(&specs, tx, cancel.clone()) => tests,
-            () = stopped => {
-                cut = true;
-                printer.abort();
-                crate::agent::process::kill_everything();
-                let finished = finished.lock().map(|f| f.clone()).unwrap_or_default();
-                specs
-                    .iter()
-                    .zip(finished)
-                    .map(|(spec, done)| {
-                        done.unwrap_or_else(|| {
-                            crate::run::not_run(spec, crate::verdict::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
-                        })
-                    })
-                    .collect()
-            }
-        };
+        let runner = Runner::new(
+            runner_agents,
+            run_config(args, reuse),
+            judge,
+            redactor.clone(),
+        );
+        let Ran {
+            tests,
+            cut,
+            interrupted,
+            live,
+        } = run_until_stopped(&runner, &specs, args, &redactor).await;
         let mut results = Results {
             shard: shard.clone(),
             ..Results::new(tests, started.elapsed().as_millis() as u64)
         };
         results.summary.budget = runner.budget_summary();
-        let results = match output::redacted(&redactor, &results) {
-            Ok(results) => results,
-            Err(e) => {
-                drop(summary_tx);
-                if !cut {
-                    let _ = printer.await;
-                }
-                return Err(e);
-            }
-        };
-        if cut {
-            out(&terminal::render_summary(&results.summary));
-        } else {
-            let _ = summary_tx.send(Event::RunFinished {
-                summary: Box::new(results.summary.clone()),
-            });
-            drop(summary_tx);
-            let _ = printer.await;
-        }
+        let results = live.show_summary(cut, &redactor, &results).await?;
         if let Some(matrix) = terminal::render_matrix(&results) {
             out(&format!("\n{matrix}"));
         }
@@ -230,7 +87,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
                 &args.github_args,
                 args.json.as_ref().map(|p| p.display().to_string()),
                 args.reports.html.as_ref().map(|p| p.display().to_string()),
-                baseline,
+                baselines.compare,
             )
             .await;
         }
@@ -250,6 +107,254 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// The tests of `args.paths`, one per variant and agent asked for; a load error stops
+/// here, before any agent runs.
+fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
+    let bootstrap = Redactor::from_process_env([]);
+    let files = output::discover_tests(&args.paths)?;
+    let report = spec::load_files(&files);
+    output::check_load_errors(&bootstrap, &report, files.len())?;
+    Ok(report
+        .specs
+        .iter()
+        .flat_map(|s| s.per_variant(&args.variant))
+        .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
+        .collect())
+}
+
+/// The earlier results a run reads: the one `--reuse` takes runs from, and the one
+/// `--baseline` compares with (and balances shards by).
+struct Baselines {
+    reuse: Option<Arc<crate::run::reuse::Reuse>>,
+    compare: super::publish::ReadBaseline,
+}
+
+impl Baselines {
+    /// Reads them, each once: `github:auto` is looked for once, for the shards' balance,
+    /// reuse and the comparison; `--baseline` is read only for what uses it (`--shard`,
+    /// `--github`).
+    ///
+    /// # Errors
+    /// When the `--reuse` file can not be read.
+    async fn read(args: &RunArgs) -> Result<Self, CliError> {
+        let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(super::publish::is_auto);
+        let auto = if wants_auto {
+            Some(super::publish::auto_baseline().await)
+        } else {
+            None
+        };
+        let compare = if args.github || args.shard.is_some() {
+            super::publish::read_baseline(args.github_args.baseline.as_deref(), auto.as_ref()).await
+        } else {
+            None
+        };
+        let reuse = match args.reuse.as_deref() {
+            Some(path) if super::publish::is_auto(path) => match auto {
+                Some(Some((baseline, from))) => {
+                    Some(Arc::new(crate::run::reuse::Reuse::new(baseline, from)))
+                }
+                _ => None,
+            },
+            Some(path) => {
+                let baseline = crate::report::json::read(path)?;
+                Some(Arc::new(crate::run::reuse::Reuse::new(
+                    baseline,
+                    path.display().to_string(),
+                )))
+            }
+            None => None,
+        };
+        Ok(Baselines { reuse, compare })
+    }
+}
+
+/// Each agent's version, once every agent answered and matched its pins (`--agent-version`,
+/// a test's `agent: {version}`).
+///
+/// # Errors
+/// [`CliError::NothingRun`] with every problem when an agent is missing, does not start, or
+/// is not the version pinned.
+async fn check_agents(
+    agents: &BTreeMap<crate::agent::AgentKind, Arc<dyn crate::agent::Agent>>,
+    setup: &super::settings::AgentSetup,
+    specs: &[spec::TestSpec],
+) -> Result<BTreeMap<crate::agent::AgentKind, String>, CliError> {
+    let checks = agents.iter().map(|(kind, agent)| {
+        let agent = Arc::clone(agent);
+        async move { (*kind, agent.check().await) }
+    });
+    let mut versions = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (kind, checked) in futures_util::future::join_all(checks).await {
+        match checked {
+            Ok(info) => {
+                let pins = setup
+                    .pin(kind)
+                    .map(|p| ("--agent-version".to_owned(), p.to_owned()))
+                    .into_iter()
+                    .chain(
+                        specs
+                            .iter()
+                            .filter(|s| s.agent.kind == kind)
+                            .filter_map(|s| {
+                                let version = s.agent.version.clone()?;
+                                Some((diagnostic::display_path(&s.file), version))
+                            }),
+                    );
+                for (source, pin) in pins {
+                    if !super::settings::version_matches(&info.version, &pin) {
+                        problems.push(format!(
+                            "{source}: agent `{kind}` must be version {pin}, but {} reports `{}`",
+                            info.binary.display(),
+                            info.version
+                        ));
+                    }
+                }
+                versions.insert(kind, info.version);
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if !problems.is_empty() {
+        problems.sort();
+        problems.dedup();
+        return Err(CliError::NothingRun { problems });
+    }
+    Ok(versions)
+}
+
+/// The runner's settings from the command line.
+fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> RunConfig {
+    RunConfig {
+        jobs: args.jobs.max(1),
+        keep_workspaces: args.keep_workspaces,
+        default_timeout: args.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT),
+        record: args.record,
+        runs: args.runs,
+        retry_infra: args.retry_infra,
+        retry_backoff: crate::run::DEFAULT_RETRY_BACKOFF,
+        budget: crate::run::BudgetLimits {
+            max_cost_usd: args.max_cost,
+            max_tokens: args.max_tokens,
+        },
+        reuse,
+    }
+}
+
+/// What [`run_until_stopped`] leaves: every test's result, whether the run was cut or
+/// interrupted, and the live printer still to be told the summary.
+struct Ran {
+    tests: Vec<crate::verdict::results::TestResult>,
+    /// The run did not stop within [`STOP_DEADLINE`] of a signal (or a second signal came)
+    /// and was cut; the printer was stopped.
+    cut: bool,
+    /// A signal came.
+    interrupted: Arc<AtomicBool>,
+    live: Live,
+}
+
+/// The live printer's task and its channel.
+struct Live {
+    printer: tokio::task::JoinHandle<()>,
+    events: tokio::sync::mpsc::UnboundedSender<Event>,
+}
+
+/// Runs every test, printing each as it finishes, until the last one ends or a signal
+/// stops the run: running agents are stopped, and a run still going [`STOP_DEADLINE`]
+/// after the signal (or at a second one) is cut, its unfinished tests `error`.
+async fn run_until_stopped(
+    runner: &Runner,
+    specs: &[spec::TestSpec],
+    args: &RunArgs,
+    redactor: &Redactor,
+) -> Ran {
+    let cancel = CancellationToken::new();
+    let force = CancellationToken::new();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    spawn_signal_handlers(cancel.clone(), force.clone(), Arc::clone(&interrupted));
+
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let finished = Arc::new(Mutex::new(vec![None; specs.len()]));
+    let printer = tokio::spawn(output::show_events(
+        rx,
+        LiveReporter::new(args.verbose > 0, redactor.clone()),
+        Some(specs.len()),
+        Some(Arc::clone(&finished)),
+    ));
+    let events = tx.clone();
+    let stopped = async {
+        cancel.cancelled().await;
+        tokio::select! {
+            () = tokio::time::sleep(STOP_DEADLINE) => {}
+            () = force.cancelled() => {}
+        }
+    };
+    let mut cut = false;
+    let tests = tokio::select! {
+        tests = runner.run(specs, tx, cancel.clone()) => tests,
+        () = stopped => {
+            cut = true;
+            printer.abort();
+            crate::agent::process::kill_everything();
+            let finished = finished.lock().map(|f| f.clone()).unwrap_or_default();
+            specs
+                .iter()
+                .zip(finished)
+                .map(|(spec, done)| {
+                    done.unwrap_or_else(|| {
+                        crate::run::not_run(spec, crate::verdict::results::ErrorKind::Interrupted, "interrupted: it did not stop in time and was killed")
+                    })
+                })
+                .collect()
+        }
+    };
+    Ran {
+        tests,
+        cut,
+        interrupted,
+        live: Live { printer, events },
+    }
+}
+
+impl Live {
+    /// Redacts `results` and shows their summary: through the live printer, or directly
+    /// when the run was cut.
+    ///
+    /// # Errors
+    /// When the results can not be redacted.
+    async fn show_summary(
+        self,
+        cut: bool,
+        redactor: &Redactor,
+        results: &Results,
+    ) -> Result<Results, CliError> {
+        let Live { printer, events } = self;
+        let results = match output::redacted(redactor, results) {
+            Ok(results) => results,
+            Err(e) => {
+                drop(events);
+                if !cut {
+                    let _ = printer.await;
+                }
+                return Err(e);
+            }
+        };
+        if cut {
+            out(&terminal::render_summary(&results.summary));
+        } else {
+            let _ = events.send(Event::RunFinished {
+                summary: Box::new(results.summary.clone()),
+            });
+            drop(events);
+            let _ = printer.await;
+        }
+        Ok(results)
+    }
 }
 
 /// Ctrl-C, SIGTERM or SIGHUP (a closed terminal, a cancelled CI job) cancels the run:
