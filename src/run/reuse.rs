@@ -19,6 +19,12 @@
 //! [`crate::assertions::judge::Judge::with_prior_claims`]: the claims the baseline read, by the
 //! extraction's cache key.
 
+use std::time::Instant;
+
+use super::grade::check_transcript;
+use super::{TestContext, not_run};
+use crate::verdict::results::ErrorKind;
+use crate::workspace::Workspace;
 use std::collections::BTreeMap;
 
 use crate::assertions::judge::cache::CachedGrade;
@@ -146,7 +152,7 @@ pub fn needs_workspace(spec: &TestSpec) -> Option<u32> {
 
 /// Whether an assertion of `kind` reads the workspace after the run. Every kind is named,
 /// so that a new kind must say.
-fn needs_workspace_after(kind: &AssertionKind) -> bool {
+pub(super) fn needs_workspace_after(kind: &AssertionKind) -> bool {
     match kind {
         AssertionKind::FileExists { .. }
         | AssertionKind::FileAbsent { .. }
@@ -169,6 +175,78 @@ fn needs_workspace_after(kind: &AssertionKind) -> bool {
         // The files changed travel with the result (`files`), and so do the claims read
         // (`claims`, keyed by `grade_keys`).
         | AssertionKind::Claims => false,
+    }
+}
+
+/// The fingerprint of `spec` on a fresh workspace copy with its variant applied (the copy
+/// is removed after).
+pub(super) async fn fingerprint_of_copy(
+    spec: &TestSpec,
+    agent: &str,
+    base_url: Option<&str>,
+) -> Result<crate::run::fingerprint::Fingerprint, String> {
+    let spec = spec.clone();
+    let agent = agent.to_owned();
+    let base_url = base_url.map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let workspace = Workspace::create(&spec.workspace_dir(), spec.workspace_git)
+            .map_err(|e| e.to_string())?;
+        if let Some(variant) = &spec.variant {
+            workspace
+                .apply_variant(&variant.remove, &variant.add)
+                .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
+        }
+        crate::run::fingerprint::of(&spec, &agent, base_url.as_deref(), workspace.path())
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("the fingerprint's task failed: {e}"))?
+}
+
+/// A run taken from the baseline: today's assertions evaluated on its `recorded`
+/// transcript and file list, its reviews graded through the baseline's grades and the
+/// cache. `usage` is what grading spent now; the recorded run's is in `reused`.
+pub(super) async fn reuse_run(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::run::reuse::Reuse,
+    recorded: &TestResult,
+    fingerprint: crate::run::fingerprint::Fingerprint,
+) -> TestResult {
+    let started = Instant::now();
+    let Some(transcript) = recorded.transcript.clone() else {
+        // [`crate::run::reuse::Reuse::candidate`] took only runs with a transcript.
+        return not_run(
+            spec,
+            ErrorKind::Setup,
+            "the baseline recorded no transcript",
+        );
+    };
+    let checked = check_transcript(spec, &transcript, ctx.judge, ctx.cancel).await;
+    // Nothing spent unless a review was graded now.
+    let mut grading = crate::transcript::Usage {
+        cost_usd: Some(0.0),
+        ..Default::default()
+    };
+    grading.add(&checked.grading);
+    TestResult {
+        status: checked.status,
+        duration_ms: started.elapsed().as_millis() as u64,
+        usage: Some(grading),
+        error: checked.error,
+        error_kind: checked.error_kind,
+        assertions: checked.assertions,
+        agent: recorded.agent.clone(),
+        transcript: Some(transcript),
+        files: recorded.files.clone(),
+        fingerprint: Some(fingerprint),
+        reused: Some(crate::verdict::results::Reused {
+            from: reuse.from.clone(),
+            aptitude_version: reuse.aptitude_version.clone(),
+            duration_ms: recorded.duration_ms,
+            usage: recorded.usage.clone(),
+        }),
+        ..not_run(spec, ErrorKind::Setup, "")
     }
 }
 

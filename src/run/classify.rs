@@ -1,0 +1,154 @@
+//! Whose fault a run's error is ([`ErrorKind`]): the agent's, the infrastructure's, the
+//! test's own setup, the judge's, or an interruption — from how the agent's process ended,
+//! its session's outcome and the assertions that could not be made.
+
+use std::time::Duration;
+
+use super::shell::last_lines;
+use crate::agent::Execution;
+use crate::agent::process::Ending;
+use crate::transcript::Outcome;
+use crate::verdict::results::ErrorKind;
+
+/// Why an agent run makes its test `error`, in the agent's own words where it gave any,
+/// and whose fault it is.
+pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
+    let p = &execution.process;
+    let outcome = &execution.transcript.outcome;
+    // A test's MCP server that failed is aptitude's environment at fault, whatever the
+    // agent made of it, unless the user stopped the run.
+    if !execution.mcp_failures.is_empty() && p.ending != Ending::Cancelled {
+        return Some((ErrorKind::Infra, execution.mcp_failures.join("; ")));
+    }
+    match p.ending {
+        Ending::Cancelled => {
+            return Some((
+                ErrorKind::Interrupted,
+                "interrupted: the agent was stopped".into(),
+            ));
+        }
+        Ending::TimedOut => {
+            return Some((
+                ErrorKind::Agent,
+                format!(
+                    "timed out after {}: the agent was stopped; its transcript up to then is kept",
+                    humantime::format_duration(timeout)
+                ),
+            ));
+        }
+        Ending::Exited => {}
+    }
+    match outcome {
+        Outcome::Completed if p.code == Some(0) => None,
+        Outcome::Completed => Some((
+            ErrorKind::Agent,
+            format!("the agent {} after reporting success", p.describe(timeout)),
+        )),
+        Outcome::Incomplete { .. } => {
+            // A CLI that died before its session began (no session id, no tool call) is
+            // broken or misinstalled, not an agent that gave up.
+            let kind = if execution.transcript.session_id.is_none()
+                && execution.transcript.tool_calls.is_empty()
+            {
+                ErrorKind::Infra
+            } else {
+                ErrorKind::Agent
+            };
+            let stderr = last_lines(&p.stderr, 5);
+            Some((
+                kind,
+                if stderr.is_empty() {
+                    format!("the agent {} without a result", p.describe(timeout))
+                } else {
+                    format!(
+                        "the agent {} without a result: {stderr}",
+                        p.describe(timeout)
+                    )
+                },
+            ))
+        }
+        other => Some((outcome_kind(other), other.describe())),
+    }
+}
+
+/// Whose fault a session that did not complete is.
+pub(super) fn outcome_kind(outcome: &Outcome) -> ErrorKind {
+    match outcome {
+        // 5xx, 429, or no status at all (a dropped connection, a network error).
+        Outcome::ApiError { http_status, .. } => match http_status {
+            None => ErrorKind::Infra,
+            Some(s) if *s == 429 || *s >= 500 => ErrorKind::Infra,
+            // A refusal (bad key, unknown model): retrying can not help.
+            Some(_) => ErrorKind::Setup,
+        },
+        Outcome::Interrupted => ErrorKind::Interrupted,
+        _ => ErrorKind::Agent,
+    }
+}
+
+/// Whose fault an `error` caused by an assertion is: the judge's when a review could not
+/// be graded, else the test's own checks (a `verify` that could not start, a check that
+/// does not apply to the transcript).
+pub(super) fn assertion_error_kind(
+    assertions: &[crate::verdict::results::AssertionResult],
+) -> ErrorKind {
+    let errored = |a: &&crate::verdict::results::AssertionResult| {
+        matches!(
+            a.status,
+            crate::verdict::results::AssertionStatus::Error
+                | crate::verdict::results::AssertionStatus::Invalid
+        )
+    };
+    if assertions
+        .iter()
+        .filter(errored)
+        .any(|a| a.kind == "stdout" && a.threshold.is_some())
+    {
+        ErrorKind::Judge
+    } else {
+        ErrorKind::Setup
+    }
+}
+
+/// Why a session's outcome makes the test `error`: anything but a completed session.
+///
+/// A transcript that stops on an API error, at max turns, on an interruption or mid-way
+/// can not show what the agent would have done, so guardrails such as `called: false`
+/// must not pass on it.
+pub(super) fn outcome_error(outcome: &Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Completed => None,
+        other => Some(other.describe()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_outages_are_infra_and_refusals_are_not() {
+        let api = |status| Outcome::ApiError {
+            message: "boom".into(),
+            http_status: status,
+        };
+        assert_eq!(outcome_kind(&api(Some(500))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(503))), ErrorKind::Infra);
+        assert_eq!(outcome_kind(&api(Some(429))), ErrorKind::Infra);
+        assert_eq!(
+            outcome_kind(&api(None)),
+            ErrorKind::Infra,
+            "a dropped connection"
+        );
+        assert_eq!(outcome_kind(&api(Some(401))), ErrorKind::Setup);
+        assert_eq!(outcome_kind(&api(Some(400))), ErrorKind::Setup);
+        assert_eq!(
+            outcome_kind(&Outcome::MaxTurns {
+                message: "m".into()
+            }),
+            ErrorKind::Agent,
+            "max turns is the agent's, never retried"
+        );
+        assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
+    }
+}

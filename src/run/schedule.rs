@@ -1,0 +1,535 @@
+//! The scheduler: every run of every test on a `--jobs` slot, in file order; a repeated
+//! test decided when its last run ends ([`crate::verdict::repeat`]); infra errors retried
+//! (`--retry-infra`); the spend ceiling; unchanged runs reused (`--reuse`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::events::Event;
+use super::one::run_one;
+use super::record::{Written, note_if_replaced};
+use super::reuse::{fingerprint_of_copy, reuse_run};
+use super::{BudgetLimits, MAX_RETRY_BACKOFF, RunConfig, TestContext, not_run};
+use crate::agent::Agent;
+use crate::assertions::judge::Judge;
+use crate::spec::TestSpec;
+use crate::verdict::results::{ErrorKind, TestResult};
+
+/// What the finished runs spent, against the limits.
+#[derive(Debug, Default)]
+pub(super) struct Spend {
+    cost_usd: f64,
+    tokens: u64,
+    skipped_runs: u32,
+}
+
+impl Spend {
+    fn add(&mut self, usage: Option<&crate::transcript::Usage>) {
+        if let Some(u) = usage {
+            self.cost_usd += u.cost_usd.unwrap_or(0.0);
+            self.tokens += u.input_tokens
+                + u.output_tokens
+                + u.cache_creation_input_tokens
+                + u.cache_read_input_tokens;
+        }
+    }
+
+    fn reached(&self, limits: &BudgetLimits) -> bool {
+        limits.max_cost_usd.is_some_and(|max| self.cost_usd >= max)
+            || limits.max_tokens.is_some_and(|max| self.tokens >= max)
+    }
+}
+
+/// Runs tests with agents chosen by each test's `agent:` name.
+pub struct Runner {
+    agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
+    config: RunConfig,
+    judge: Arc<Judge>,
+    redactor: crate::shared::redact::Redactor,
+    spend: Arc<std::sync::Mutex<Spend>>,
+}
+
+/// One test's runs as they finish, until the last one decides it.
+#[derive(Clone)]
+pub(super) struct Slots {
+    /// The numbers (1-based, ascending) of the runs this run of aptitude makes: all of the
+    /// test's runs, or a shard's part of them.
+    numbers: Vec<u32>,
+    /// The test's runs in all (N).
+    of: u32,
+    /// The results, in the order of `numbers`.
+    runs: Vec<Option<TestResult>>,
+    min_pass: u32,
+    started: bool,
+    done: Option<TestResult>,
+}
+
+/// Every test's [`Slots`], shared by the runs' tasks.
+pub(super) type Board = Arc<std::sync::Mutex<Vec<Slots>>>;
+
+impl Runner {
+    /// A runner; `agents` maps agents to their adapters and reported versions; `judge`
+    /// grades `stdout` reviews.
+    pub fn new(
+        agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
+        config: RunConfig,
+        judge: Arc<Judge>,
+        redactor: crate::shared::redact::Redactor,
+    ) -> Self {
+        Runner {
+            agents,
+            config,
+            judge,
+            redactor,
+            spend: Arc::default(),
+        }
+    }
+
+    /// Spend against the ceiling, when one is set (after [`Runner::run`]).
+    pub fn budget_summary(&self) -> Option<crate::verdict::results::BudgetSummary> {
+        let limits = self.config.budget;
+        if !limits.is_set() {
+            return None;
+        }
+        let spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+        Some(crate::verdict::results::BudgetSummary {
+            max_cost_usd: limits.max_cost_usd,
+            max_tokens: limits.max_tokens,
+            spent_cost_usd: spend.cost_usd,
+            spent_tokens: spend.tokens,
+            skipped_runs: spend.skipped_runs,
+        })
+    }
+
+    /// Runs every test — each `runs` times, every run isolated — `jobs` runs at a time, and
+    /// returns their results in input order. Runs start in file order (a test's runs one
+    /// after another), so a slot freed by any run is taken by the next.
+    ///
+    /// When `cancel` fires, running agents are stopped, runs not yet started are not
+    /// started, and both are reported as `error` ("interrupted"). Once the budget is
+    /// reached, runs not yet started are `skipped` (reason `budget`).
+    pub async fn run(
+        &self,
+        specs: &[TestSpec],
+        events: mpsc::UnboundedSender<Event>,
+        cancel: CancellationToken,
+    ) -> Vec<TestResult> {
+        let _ = events.send(Event::RunStarted {
+            names: specs.iter().map(|s| s.name.clone()).collect(),
+        });
+        let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        let plan: Vec<(u32, u32)> = specs
+            .iter()
+            .map(|s| {
+                let runs = s.runs_or(self.config.runs);
+                (runs, s.min_pass.unwrap_or(runs))
+            })
+            .collect();
+        let numbers: Vec<Vec<u32>> = specs
+            .iter()
+            .zip(&plan)
+            .map(|(s, (runs, _))| {
+                s.shard_runs
+                    .clone()
+                    .unwrap_or_else(|| (1..=*runs).collect())
+            })
+            .collect();
+        let board: Board = Arc::new(std::sync::Mutex::new(
+            plan.iter()
+                .zip(&numbers)
+                .map(|((runs, min_pass), numbers)| Slots {
+                    numbers: numbers.clone(),
+                    of: *runs,
+                    runs: vec![None; numbers.len()],
+                    min_pass: *min_pass,
+                    started: false,
+                    done: None,
+                })
+                .collect(),
+        ));
+        for (index, spec) in specs.iter().enumerate() {
+            let (runs, min_pass) = plan[index];
+            if min_pass > runs {
+                // `--runs` made a test's runs fewer than its `min_pass`: it can never pass.
+                let why = format!(
+                    "min_pass {min_pass} is more than the test's {runs} runs (--runs): it can not pass"
+                );
+                for &run in &numbers[index] {
+                    let r = not_run(spec, ErrorKind::Setup, &why);
+                    complete(&board, &events, index, run, r);
+                }
+                continue;
+            }
+            for &run in &numbers[index] {
+                let permit = tokio::select! {
+                    permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
+                    () = cancel.cancelled() => None,
+                };
+                let Some(permit) = permit else {
+                    let r = not_run(
+                        spec,
+                        ErrorKind::Interrupted,
+                        "interrupted before it started",
+                    );
+                    complete(&board, &events, index, run, r);
+                    continue;
+                };
+                {
+                    let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+                    if spend.reached(&self.config.budget) {
+                        spend.skipped_runs += 1;
+                        drop(spend);
+                        let r = crate::verdict::repeat::skipped_for_budget(not_run(
+                            spec,
+                            ErrorKind::Setup,
+                            "",
+                        ));
+                        complete(&board, &events, index, run, r);
+                        continue;
+                    }
+                }
+                let spec = spec.clone();
+                let agent = self.agents.get(&spec.agent.kind).cloned();
+                let mut config = self.config.clone();
+                config.record &= run == 1;
+                let judge = Arc::clone(&self.judge);
+                let redactor = self.redactor.clone();
+                let events = events.clone();
+                let cancel = cancel.clone();
+                let board = Arc::clone(&board);
+                let spend = Arc::clone(&self.spend);
+                let plan = plan.clone();
+                tasks.spawn(async move {
+                    let (result, written) = match agent {
+                        None => {
+                            let why = format!(
+                                "the `{}` agent was not set up for this run",
+                                spec.agent.kind
+                            );
+                            (not_run(&spec, ErrorKind::Setup, &why), None)
+                        }
+                        Some((agent, version)) => {
+                            let first = board
+                                .lock()
+                                .map(|mut b| !std::mem::replace(&mut b[index].started, true))
+                                .unwrap_or(false);
+                            if first {
+                                let _ = events.send(Event::TestStarted {
+                                    index,
+                                    name: spec.name.clone(),
+                                });
+                            }
+                            let live = |call: &crate::transcript::ToolCall| {
+                                let _ = events.send(Event::ToolCall {
+                                    index,
+                                    run,
+                                    call: Box::new(call.clone()),
+                                });
+                            };
+                            let ctx = TestContext {
+                                agent: agent.as_ref(),
+                                agent_version: &version,
+                                config: &config,
+                                judge: &judge,
+                                redactor: &redactor,
+                                cancel: &cancel,
+                                on_tool_call: Some(&live),
+                            };
+                            match config.reuse.as_deref() {
+                                None => run_with_retries(&spec, &ctx).await,
+                                Some(reuse) => {
+                                    let runs = plan[index].0;
+                                    run_or_reuse(&spec, &ctx, reuse, run, runs).await
+                                }
+                            }
+                        }
+                    };
+                    // Spend is counted before the slot is freed, so the next run to start
+                    // sees it.
+                    if let Ok(mut spend) = spend.lock() {
+                        spend.add(result.usage.as_ref());
+                        for a in &result.attempts {
+                            spend.add(a.usage.as_ref());
+                        }
+                    }
+                    complete(&board, &events, index, run, result);
+                    drop(permit);
+                    (index, written)
+                });
+            }
+        }
+        let mut written = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok((index, w)) = joined {
+                written.extend(w.map(|w| (index, w)));
+            }
+        }
+        let mut board = match Arc::try_unwrap(board) {
+            Ok(b) => b.into_inner().unwrap_or_else(|e| e.into_inner()),
+            Err(shared) => shared.lock().map(|b| b.clone()).unwrap_or_default(),
+        };
+        // A recording another run replaced after this one wrote it is not this run's.
+        for (index, (path, identity)) in written {
+            if let Some(result) = board.get_mut(index).and_then(|s| s.done.as_mut()) {
+                note_if_replaced(&mut result.recorded, &path, identity);
+                if let Some(first) = result.runs.first_mut() {
+                    note_if_replaced(&mut first.recorded, &path, identity);
+                }
+            }
+        }
+        board
+            .into_iter()
+            .zip(specs)
+            .map(|(slots, spec)| {
+                slots
+                    .done
+                    .unwrap_or_else(|| not_run(spec, ErrorKind::Infra, "the test's task failed"))
+            })
+            .collect()
+    }
+}
+
+/// Puts run `run` (1-based) of test `index` in its slot; when it was the test's last run,
+/// decides the test and says so.
+pub(super) fn complete(
+    board: &Board,
+    events: &mpsc::UnboundedSender<Event>,
+    index: usize,
+    run: u32,
+    result: TestResult,
+) {
+    let Ok(mut board) = board.lock() else {
+        return;
+    };
+    let Some(slots) = board.get_mut(index) else {
+        return;
+    };
+    let n = slots.of;
+    if n > 1 {
+        let _ = events.send(Event::RunOfTestFinished {
+            index,
+            run,
+            runs: n,
+            status: result.status,
+        });
+    }
+    let position = slots.numbers.iter().position(|&number| number == run);
+    if let Some(slot) = position.and_then(|p| slots.runs.get_mut(p)) {
+        *slot = Some(result);
+    }
+    if slots.done.is_some() || slots.runs.iter().any(Option::is_none) {
+        return;
+    }
+    let runs: Vec<TestResult> = slots.runs.iter().flatten().cloned().collect();
+    let decided = if n == 1 {
+        runs.into_iter().next()
+    } else {
+        Some(crate::verdict::repeat::aggregate_split(
+            runs,
+            slots.numbers.clone(),
+            n,
+            slots.min_pass,
+        ))
+    };
+    if let Some(decided) = decided {
+        slots.done = Some(decided.clone());
+        let _ = events.send(Event::TestFinished {
+            index,
+            result: Box::new(decided),
+        });
+    }
+}
+
+/// [`run_one`], tried again (after a backoff) while it ends in an infra error and
+/// `--retry-infra` allows; every failed attempt is kept in the result's `attempts`.
+/// Agent failures are never retried.
+pub(super) async fn run_with_retries(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+) -> (TestResult, Option<Written>) {
+    let mut attempts = Vec::new();
+    let mut wait = ctx.config.retry_backoff;
+    loop {
+        let (mut result, written) = run_one(spec, ctx).await;
+        let retry = result.error_kind == Some(ErrorKind::Infra)
+            && (attempts.len() as u32) < ctx.config.retry_infra
+            && !ctx.cancel.is_cancelled();
+        if !retry {
+            result.attempts = attempts;
+            return (result, written);
+        }
+        attempts.push(crate::verdict::results::Attempt {
+            error: result.error.clone().unwrap_or_default(),
+            error_kind: ErrorKind::Infra,
+            duration_ms: result.duration_ms,
+            usage: result.usage.clone(),
+        });
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = ctx.cancel.cancelled() => {
+                // The last attempt stands; the ones before it are kept.
+                attempts.pop();
+                result.attempts = attempts;
+                return (result, written);
+            }
+        }
+        wait = (wait * 2).min(MAX_RETRY_BACKOFF);
+    }
+}
+
+/// Run `run` of `spec` (of `runs`): taken from the baseline when [`crate::run::reuse`] allows
+/// and the fingerprint is unchanged, else run by the agent, saying why it was not reused.
+pub(super) async fn run_or_reuse(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::run::reuse::Reuse,
+    run: u32,
+    runs: u32,
+) -> (TestResult, Option<Written>) {
+    let why = match reuse.candidate(spec, run, runs) {
+        Err(why) => why,
+        Ok(recorded) => {
+            let label = ctx.agent_label();
+            match fingerprint_of_copy(spec, &label, ctx.agent.base_url()).await {
+                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
+                    return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
+                }
+                Ok(now) => {
+                    let changed = recorded
+                        .fingerprint
+                        .as_ref()
+                        .map(|then| now.changed_parts(then).join(", "))
+                        .unwrap_or_default();
+                    format!("its fingerprint changed ({changed})")
+                }
+                Err(why) => format!("no fingerprint: {why}"),
+            }
+        }
+    };
+    let (mut result, written) = run_with_retries(spec, ctx).await;
+    result.not_reused = Some(why);
+    (result, written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::results::TestStatus;
+
+    /// Runs `yaml` (one test) with no agent adapter and `config`; returns the result and
+    /// the events.
+    fn run_without_agents(yaml: &str, config: RunConfig) -> (TestResult, Vec<Event>) {
+        let spec = crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap();
+        let runner = Runner::new(
+            BTreeMap::new(),
+            config,
+            Arc::new(Judge::new(
+                crate::assertions::judge::JudgeConfig::default(),
+                [],
+            )),
+            crate::shared::redact::Redactor::new([]),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut results = rt.block_on(runner.run(&[spec], tx, CancellationToken::new()));
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        (results.remove(0), events)
+    }
+
+    #[test]
+    fn a_min_pass_above_the_runs_given_by_flag_is_an_error_never_a_pass() {
+        let config = RunConfig {
+            runs: 2,
+            ..RunConfig::default()
+        };
+        let (t, _) = run_without_agents(
+            "name: t\nprompt: p\nmin_pass: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Error);
+        assert_eq!(t.error_kind, Some(ErrorKind::Setup));
+        assert!(
+            t.error
+                .as_deref()
+                .unwrap()
+                .contains("min_pass 3 is more than the test's 2 runs")
+        );
+    }
+
+    #[test]
+    fn a_reached_ceiling_skips_every_run_not_started() {
+        let config = RunConfig {
+            budget: BudgetLimits {
+                max_cost_usd: None,
+                max_tokens: Some(0),
+            },
+            ..RunConfig::default()
+        };
+        let (t, events) = run_without_agents(
+            "name: t\nprompt: p\nruns: 3\nassertions:\n  - tool: Read\n    called: false\n",
+            config,
+        );
+        assert_eq!(t.status, TestStatus::Skipped, "never passed");
+        assert_eq!(
+            t.skip_reason,
+            Some(crate::verdict::results::SkipReason::Budget)
+        );
+        assert_eq!(t.runs.len(), 3);
+        assert!(
+            t.runs
+                .iter()
+                .all(|r| r.skip_reason == Some(crate::verdict::results::SkipReason::Budget))
+        );
+        // One event per run, then the test's.
+        let per_run = events
+            .iter()
+            .filter(|e| matches!(e, Event::RunOfTestFinished { .. }))
+            .count();
+        assert_eq!(per_run, 3);
+        assert!(matches!(events.last(), Some(Event::TestFinished { .. })));
+        let mut results = crate::verdict::results::Results::new(vec![t], 1);
+        results.summary.budget = Some(crate::verdict::results::BudgetSummary {
+            skipped_runs: 3,
+            ..Default::default()
+        });
+        assert!(!results.all_passed(), "a cut-short suite is never green");
+    }
+
+    #[test]
+    fn spend_reaches_the_ceiling_by_cost_or_by_tokens() {
+        let mut spend = Spend::default();
+        let cost = BudgetLimits {
+            max_cost_usd: Some(0.10),
+            max_tokens: None,
+        };
+        let tokens = BudgetLimits {
+            max_cost_usd: None,
+            max_tokens: Some(1_000),
+        };
+        assert!(!spend.reached(&cost) && !spend.reached(&tokens));
+        spend.add(Some(&crate::transcript::Usage {
+            input_tokens: 600,
+            cache_read_input_tokens: 400,
+            cost_usd: Some(0.04),
+            ..Default::default()
+        }));
+        assert!(!spend.reached(&cost));
+        assert!(spend.reached(&tokens), "cache tokens count");
+        spend.add(Some(&crate::transcript::Usage {
+            cost_usd: Some(0.06),
+            ..Default::default()
+        }));
+        assert!(spend.reached(&cost), "reaching the ceiling exactly stops");
+        assert!(!spend.reached(&BudgetLimits::default()), "no ceiling");
+    }
+}
