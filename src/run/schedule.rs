@@ -122,143 +122,67 @@ impl Runner {
         });
         let slots = Arc::new(Semaphore::new(self.config.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
-        let plan: Vec<(u32, u32)> = specs
-            .iter()
-            .map(|s| {
-                let runs = s.runs_or(self.config.runs);
-                (runs, s.min_pass.unwrap_or(runs))
-            })
-            .collect();
-        let numbers: Vec<Vec<u32>> = specs
-            .iter()
-            .zip(&plan)
-            .map(|(s, (runs, _))| {
-                s.shard_runs
-                    .clone()
-                    .unwrap_or_else(|| (1..=*runs).collect())
-            })
-            .collect();
-        let board: Board = Arc::new(std::sync::Mutex::new(
-            plan.iter()
-                .zip(&numbers)
-                .map(|((runs, min_pass), numbers)| Slots {
-                    numbers: numbers.clone(),
-                    of: *runs,
-                    runs: vec![None; numbers.len()],
-                    min_pass: *min_pass,
-                    started: false,
-                    done: None,
-                })
-                .collect(),
-        ));
+        let plan = Plan::of(specs, self.config.runs);
+        let board = plan.board();
         for (index, spec) in specs.iter().enumerate() {
-            let (runs, min_pass) = plan[index];
+            let (runs, min_pass) = plan.runs[index];
             if min_pass > runs {
                 // `--runs` made a test's runs fewer than its `min_pass`: it can never pass.
                 let why = format!(
                     "min_pass {min_pass} is more than the test's {runs} runs (--runs): it can not pass"
                 );
-                for &run in &numbers[index] {
+                for &run in &plan.numbers[index] {
                     let r = not_run(spec, ErrorKind::Setup, &why);
                     complete(&board, &events, index, run, r);
                 }
                 continue;
             }
-            for &run in &numbers[index] {
+            for &run in &plan.numbers[index] {
                 let permit = tokio::select! {
                     permit = Arc::clone(&slots).acquire_owned() => permit.ok(),
                     () = cancel.cancelled() => None,
                 };
                 let Some(permit) = permit else {
-                    let r = not_run(
-                        spec,
-                        ErrorKind::Interrupted,
-                        "interrupted before it started",
+                    let why = "interrupted before it started";
+                    complete(
+                        &board,
+                        &events,
+                        index,
+                        run,
+                        not_run(spec, ErrorKind::Interrupted, why),
                     );
-                    complete(&board, &events, index, run, r);
                     continue;
                 };
-                {
-                    let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
-                    if spend.reached(&self.config.budget) {
-                        spend.skipped_runs += 1;
-                        drop(spend);
-                        let r = crate::verdict::repeat::skipped_for_budget(not_run(
-                            spec,
-                            ErrorKind::Setup,
-                            "",
-                        ));
-                        complete(&board, &events, index, run, r);
-                        continue;
-                    }
+                if self.over_budget() {
+                    let r = crate::verdict::repeat::skipped_for_budget(not_run(
+                        spec,
+                        ErrorKind::Setup,
+                        "",
+                    ));
+                    complete(&board, &events, index, run, r);
+                    continue;
                 }
-                let spec = spec.clone();
-                let agent = self.agents.get(&spec.agent.kind).cloned();
-                let mut config = self.config.clone();
-                config.record &= run == 1;
-                let judge = Arc::clone(&self.judge);
-                let redactor = self.redactor.clone();
-                let events = events.clone();
-                let cancel = cancel.clone();
-                let board = Arc::clone(&board);
-                let spend = Arc::clone(&self.spend);
-                let plan = plan.clone();
+                let task = RunTask {
+                    spec: spec.clone(),
+                    index,
+                    run,
+                    runs,
+                    agent: self.agents.get(&spec.agent.kind).cloned(),
+                    config: RunConfig {
+                        record: self.config.record && run == 1,
+                        ..self.config.clone()
+                    },
+                    judge: Arc::clone(&self.judge),
+                    redactor: self.redactor.clone(),
+                    events: events.clone(),
+                    cancel: cancel.clone(),
+                    board: Arc::clone(&board),
+                    spend: Arc::clone(&self.spend),
+                };
                 tasks.spawn(async move {
-                    let (result, written) = match agent {
-                        None => {
-                            let why = format!(
-                                "the `{}` agent was not set up for this run",
-                                spec.agent.kind
-                            );
-                            (not_run(&spec, ErrorKind::Setup, &why), None)
-                        }
-                        Some((agent, version)) => {
-                            let first = board
-                                .lock()
-                                .map(|mut b| !std::mem::replace(&mut b[index].started, true))
-                                .unwrap_or(false);
-                            if first {
-                                let _ = events.send(Event::TestStarted {
-                                    index,
-                                    name: spec.name.clone(),
-                                });
-                            }
-                            let live = |call: &crate::transcript::ToolCall| {
-                                let _ = events.send(Event::ToolCall {
-                                    index,
-                                    run,
-                                    call: Box::new(call.clone()),
-                                });
-                            };
-                            let ctx = TestContext {
-                                agent: agent.as_ref(),
-                                agent_version: &version,
-                                config: &config,
-                                judge: &judge,
-                                redactor: &redactor,
-                                cancel: &cancel,
-                                on_tool_call: Some(&live),
-                            };
-                            match config.reuse.as_deref() {
-                                None => run_with_retries(&spec, &ctx).await,
-                                Some(reuse) => {
-                                    let runs = plan[index].0;
-                                    run_or_reuse(&spec, &ctx, reuse, run, runs).await
-                                }
-                            }
-                        }
-                    };
-                    // Spend is counted before the slot is freed, so the next run to start
-                    // sees it.
-                    if let Ok(mut spend) = spend.lock() {
-                        spend.add(result.usage.as_ref());
-                        for a in &result.attempts {
-                            spend.add(a.usage.as_ref());
-                        }
-                    }
-                    complete(&board, &events, index, run, result);
+                    let written = task.run().await;
                     drop(permit);
-                    (index, written)
+                    written
                 });
             }
         }
@@ -268,29 +192,173 @@ impl Runner {
                 written.extend(w.map(|w| (index, w)));
             }
         }
-        let mut board = match Arc::try_unwrap(board) {
-            Ok(b) => b.into_inner().unwrap_or_else(|e| e.into_inner()),
-            Err(shared) => shared.lock().map(|b| b.clone()).unwrap_or_default(),
+        decided(board, written, specs)
+    }
+
+    /// Whether the spend ceiling is reached; counts the run it skips when it is.
+    fn over_budget(&self) -> bool {
+        let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+        let reached = spend.reached(&self.config.budget);
+        if reached {
+            spend.skipped_runs += 1;
+        }
+        reached
+    }
+}
+
+/// Each test's runs (N) and `min_pass` (k), and the numbers of the runs this run of
+/// aptitude makes (all N, or a shard's part).
+struct Plan {
+    runs: Vec<(u32, u32)>,
+    numbers: Vec<Vec<u32>>,
+}
+
+impl Plan {
+    fn of(specs: &[TestSpec], default_runs: u32) -> Plan {
+        let runs: Vec<(u32, u32)> = specs
+            .iter()
+            .map(|s| {
+                let runs = s.runs_or(default_runs);
+                (runs, s.min_pass.unwrap_or(runs))
+            })
+            .collect();
+        let numbers = specs
+            .iter()
+            .zip(&runs)
+            .map(|(s, (runs, _))| {
+                s.shard_runs
+                    .clone()
+                    .unwrap_or_else(|| (1..=*runs).collect())
+            })
+            .collect();
+        Plan { runs, numbers }
+    }
+
+    /// An empty slot for every run planned.
+    fn board(&self) -> Board {
+        Arc::new(std::sync::Mutex::new(
+            self.runs
+                .iter()
+                .zip(&self.numbers)
+                .map(|((runs, min_pass), numbers)| Slots {
+                    numbers: numbers.clone(),
+                    of: *runs,
+                    runs: vec![None; numbers.len()],
+                    min_pass: *min_pass,
+                    started: false,
+                    done: None,
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// One run of one test, as its task owns it.
+struct RunTask {
+    spec: TestSpec,
+    index: usize,
+    /// The run's number, 1-based.
+    run: u32,
+    /// The test's runs in all.
+    runs: u32,
+    agent: Option<(Arc<dyn Agent>, String)>,
+    config: RunConfig,
+    judge: Arc<Judge>,
+    redactor: crate::shared::redact::Redactor,
+    events: mpsc::UnboundedSender<Event>,
+    cancel: CancellationToken,
+    board: Board,
+    spend: Arc<std::sync::Mutex<Spend>>,
+}
+
+impl RunTask {
+    /// Runs (or reuses) the run, counts its spend before its slot is freed (so the next run
+    /// to start sees it) and puts its result on the board. Returns the test's index and
+    /// the transcript it recorded, if any.
+    async fn run(self) -> (usize, Option<Written>) {
+        let (index, run) = (self.index, self.run);
+        let (result, written) = match &self.agent {
+            None => {
+                let why = format!(
+                    "the `{}` agent was not set up for this run",
+                    self.spec.agent.kind
+                );
+                (not_run(&self.spec, ErrorKind::Setup, &why), None)
+            }
+            Some((agent, version)) => self.run_agent(agent.as_ref(), version).await,
         };
-        // A recording another run replaced after this one wrote it is not this run's.
-        for (index, (path, identity)) in written {
-            if let Some(result) = board.get_mut(index).and_then(|s| s.done.as_mut()) {
-                note_if_replaced(&mut result.recorded, &path, identity);
-                if let Some(first) = result.runs.first_mut() {
-                    note_if_replaced(&mut first.recorded, &path, identity);
-                }
+        if let Ok(mut spend) = self.spend.lock() {
+            spend.add(result.usage.as_ref());
+            for a in &result.attempts {
+                spend.add(a.usage.as_ref());
             }
         }
-        board
-            .into_iter()
-            .zip(specs)
-            .map(|(slots, spec)| {
-                slots
-                    .done
-                    .unwrap_or_else(|| not_run(spec, ErrorKind::Infra, "the test's task failed"))
-            })
-            .collect()
+        complete(&self.board, &self.events, index, run, result);
+        (index, written)
     }
+
+    /// The run by `agent`: says the test started (on its first run), reports tool calls
+    /// live, and takes the run from the baseline when `--reuse` allows.
+    async fn run_agent(&self, agent: &dyn Agent, version: &str) -> (TestResult, Option<Written>) {
+        let (index, run) = (self.index, self.run);
+        let first = self
+            .board
+            .lock()
+            .map(|mut b| !std::mem::replace(&mut b[index].started, true))
+            .unwrap_or(false);
+        if first {
+            let _ = self.events.send(Event::TestStarted {
+                index,
+                name: self.spec.name.clone(),
+            });
+        }
+        let live = |call: &crate::transcript::ToolCall| {
+            let _ = self.events.send(Event::ToolCall {
+                index,
+                run,
+                call: Box::new(call.clone()),
+            });
+        };
+        let ctx = TestContext {
+            agent,
+            agent_version: version,
+            config: &self.config,
+            judge: &self.judge,
+            redactor: &self.redactor,
+            cancel: &self.cancel,
+            on_tool_call: Some(&live),
+        };
+        match self.config.reuse.as_deref() {
+            None => run_with_retries(&self.spec, &ctx).await,
+            Some(reuse) => run_or_reuse(&self.spec, &ctx, reuse, run, self.runs).await,
+        }
+    }
+}
+
+/// Every test's decided result, in input order, once every task ended; a recording another
+/// run replaced after this one wrote it is said not to be this run's.
+fn decided(board: Board, written: Vec<(usize, Written)>, specs: &[TestSpec]) -> Vec<TestResult> {
+    let mut board = match Arc::try_unwrap(board) {
+        Ok(b) => b.into_inner().unwrap_or_else(|e| e.into_inner()),
+        Err(shared) => shared.lock().map(|b| b.clone()).unwrap_or_default(),
+    };
+    for (index, (path, identity)) in written {
+        if let Some(result) = board.get_mut(index).and_then(|s| s.done.as_mut()) {
+            note_if_replaced(&mut result.recorded, &path, identity);
+            if let Some(first) = result.runs.first_mut() {
+                note_if_replaced(&mut first.recorded, &path, identity);
+            }
+        }
+    }
+    board
+        .into_iter()
+        .zip(specs)
+        .map(|(slots, spec)| {
+            slots
+                .done
+                .unwrap_or_else(|| not_run(spec, ErrorKind::Infra, "the test's task failed"))
+        })
+        .collect()
 }
 
 /// Puts run `run` (1-based) of test `index` in its slot; when it was the test's last run,
