@@ -109,128 +109,15 @@ pub async fn run(
     mut on_line: impl FnMut(&str) + Send,
 ) -> std::io::Result<Output> {
     let started = Instant::now();
-    let run_id = new_run_id();
-    let mut guard = Guard {
-        jail: Jail::new(),
-        pgid: None,
-        run_id: run_id.clone(),
+    let (mut child, mut guard) = spawn(spec)?;
+    let pgid = guard.pgid;
+    let stderr_task = keep_stderr_tail(child.stderr.take());
+    let (mut ending, status) = match child.stdout.take() {
+        Some(stdout) => {
+            read_stdout(stdout, &mut child, &mut guard, spec, cancel, &mut on_line).await
+        }
+        None => (Ending::Exited, None),
     };
-    let (program, args) = if guard.jail.wraps() {
-        // The jail starts a shell that `exec`s the program: a missing program must still
-        // be a start error, not a shell's exit code 127.
-        let program = resolve(&spec.program, &spec.env)?;
-        guard.jail.wrap(&program, &spec.args)
-    } else {
-        (spec.program.clone(), spec.args.clone())
-    };
-    let mut cmd = tokio::process::Command::new(&program);
-    cmd.args(&args)
-        .current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .env(RUN_ID_VAR, &run_id)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn()?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    tracing::debug!(
-        program = %spec.program.display(),
-        cwd = %spec.cwd.display(),
-        pgid,
-        run_id = %run_id,
-        jailed = guard.jail.wraps(),
-        "process started"
-    );
-    guard.pgid = pgid;
-    if let Some(pid) = pgid {
-        guard.jail.started(pid);
-    }
-
-    let stderr = child.stderr.take();
-    let stderr_task = tokio::spawn(async move {
-        let mut tail: Vec<u8> = Vec::new();
-        let mut cut = false;
-        if let Some(mut err) = stderr {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = err.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                tail.extend_from_slice(&buf[..n]);
-                if tail.len() > 2 * STDERR_TAIL {
-                    tail.drain(..tail.len() - STDERR_TAIL);
-                    cut = true;
-                }
-            }
-        }
-        if tail.len() > STDERR_TAIL {
-            tail.drain(..tail.len() - STDERR_TAIL);
-            cut = true;
-        }
-        let text = String::from_utf8_lossy(&tail);
-        // A tail may start inside a secret: its second half would match no redaction.
-        if cut {
-            crate::shared::cut::after_cut_start(&text)
-        } else {
-            text.into_owned()
-        }
-    });
-
-    let mut ending = Ending::Exited;
-    let mut status = None;
-    let sampling = guard.jail.wants_samples();
-    let mut samples = tokio::time::interval(contain::SAMPLE_EVERY);
-    if let Some(stdout) = child.stdout.take() {
-        let mut reader = BufReader::new(stdout);
-        let mut buf: Vec<u8> = Vec::new();
-        let deadline = tokio::time::sleep(spec.timeout);
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                read = reader.read_until(b'\n', &mut buf) => {
-                    match read {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {
-                            emit(&buf, &mut on_line);
-                            buf.clear();
-                        }
-                    }
-                }
-                exited = child.wait(), if status.is_none() => {
-                    // The command is gone; what it left behind may hold stdout open.
-                    status = Some(exited.ok());
-                    guard.kill_leftovers();
-                }
-                _ = samples.tick(), if sampling => guard.jail.sample(),
-                () = &mut deadline => { ending = Ending::TimedOut; break; }
-                () = cancel.cancelled() => { ending = Ending::Cancelled; break; }
-            }
-        }
-        if ending != Ending::Exited {
-            terminate(&mut child, pgid, spec.grace).await;
-            // Escaped processes may hold stdout open: all of them go before the drain.
-            guard.finish();
-        }
-        // Whatever the command wrote before it died is still part of its output.
-        let drain = async {
-            loop {
-                match reader.read_until(b'\n', &mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        emit(&buf, &mut on_line);
-                        buf.clear();
-                    }
-                }
-            }
-            if !buf.is_empty() {
-                emit(&buf, &mut on_line);
-            }
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
-    }
-
     let status = match (status, ending) {
         (Some(status), _) => status,
         (None, Ending::Exited) => {
@@ -276,6 +163,152 @@ pub async fn run(
         stderr,
         duration_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// Starts `spec`'s program in its own process group and jail, marked with a fresh run id;
+/// the guard kills everything it started when dropped.
+///
+/// # Errors
+/// When the program can not be started.
+fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
+    let run_id = new_run_id();
+    let mut guard = Guard {
+        jail: Jail::new(),
+        pgid: None,
+        run_id: run_id.clone(),
+    };
+    let (program, args) = if guard.jail.wraps() {
+        // The jail starts a shell that `exec`s the program: a missing program must still
+        // be a start error, not a shell's exit code 127.
+        let program = resolve(&spec.program, &spec.env)?;
+        guard.jail.wrap(&program, &spec.args)
+    } else {
+        (spec.program.clone(), spec.args.clone())
+    };
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env(RUN_ID_VAR, &run_id)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = cmd.spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    tracing::debug!(
+        program = %spec.program.display(),
+        cwd = %spec.cwd.display(),
+        pgid,
+        run_id = %run_id,
+        jailed = guard.jail.wraps(),
+        "process started"
+    );
+    guard.pgid = pgid;
+    if let Some(pid) = pgid {
+        guard.jail.started(pid);
+    }
+    Ok((child, guard))
+}
+
+/// A task that reads stderr to its end and keeps its last [`STDERR_TAIL`] bytes, never
+/// starting inside a secret.
+fn keep_stderr_tail(
+    stderr: Option<tokio::process::ChildStderr>,
+) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut cut = false;
+        if let Some(mut err) = stderr {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                    cut = true;
+                }
+            }
+        }
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+            cut = true;
+        }
+        let text = String::from_utf8_lossy(&tail);
+        // A tail may start inside a secret: its second half would match no redaction.
+        if cut {
+            crate::shared::cut::after_cut_start(&text)
+        } else {
+            text.into_owned()
+        }
+    })
+}
+
+/// Reads stdout line by line until it closes, the deadline passes or `cancel` fires; a
+/// command stopped early is terminated and everything it left killed before what it wrote
+/// is drained. Returns how it ended and its exit status when it was seen.
+async fn read_stdout(
+    stdout: tokio::process::ChildStdout,
+    child: &mut tokio::process::Child,
+    guard: &mut Guard,
+    spec: &Spec,
+    cancel: &CancellationToken,
+    on_line: &mut (impl FnMut(&str) + Send),
+) -> (Ending, Option<Option<std::process::ExitStatus>>) {
+    let mut ending = Ending::Exited;
+    let mut status = None;
+    let sampling = guard.jail.wants_samples();
+    let mut samples = tokio::time::interval(contain::SAMPLE_EVERY);
+    let mut reader = BufReader::new(stdout);
+    let mut buf: Vec<u8> = Vec::new();
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            read = reader.read_until(b'\n', &mut buf) => {
+                match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        emit(&buf, on_line);
+                        buf.clear();
+                    }
+                }
+            }
+            exited = child.wait(), if status.is_none() => {
+                // The command is gone; what it left behind may hold stdout open.
+                status = Some(exited.ok());
+                guard.kill_leftovers();
+            }
+            _ = samples.tick(), if sampling => guard.jail.sample(),
+            () = &mut deadline => { ending = Ending::TimedOut; break; }
+            () = cancel.cancelled() => { ending = Ending::Cancelled; break; }
+        }
+    }
+    if ending != Ending::Exited {
+        terminate(child, guard.pgid, spec.grace).await;
+        // Escaped processes may hold stdout open: all of them go before the drain.
+        guard.finish();
+    }
+    // Whatever the command wrote before it died is still part of its output.
+    let drain = async {
+        loop {
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    emit(&buf, on_line);
+                    buf.clear();
+                }
+            }
+        }
+        if !buf.is_empty() {
+            emit(&buf, on_line);
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    (ending, status)
 }
 
 /// Kills what is left of one command: its process group, its jail, its marked processes.
