@@ -59,64 +59,7 @@ fn without_testsuites_skipped(xml: String) -> String {
 }
 
 fn case(test: &TestResult, with_agent: bool) -> TestCase {
-    let failing = |s: AssertionStatus| test.assertions.iter().filter(move |a| a.status == s);
-    let mut status = match test.status {
-        TestStatus::Passed => TestCaseStatus::success(),
-        TestStatus::Skipped => {
-            let mut s = TestCaseStatus::skipped();
-            s.set_message(match (test.skip_reason, &test.repeat) {
-                (Some(crate::verdict::results::SkipReason::Shard), Some(r)) => format!(
-                    "{}: merging every shard's results decides it (aptitude merge)",
-                    r.headline()
-                ),
-                (_, Some(r)) => format!("{}: too few runs ran to decide", r.headline()),
-                (Some(crate::verdict::results::SkipReason::Budget), None) => {
-                    "not run: the cost ceiling was reached (budget)".to_owned()
-                }
-                (Some(crate::verdict::results::SkipReason::Shard) | None, None) => {
-                    "every assertion was skipped".to_owned()
-                }
-            });
-            s
-        }
-        TestStatus::Failed => {
-            let failed: Vec<String> = failing(AssertionStatus::Fail)
-                .map(|a| a.description.clone())
-                .collect();
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            let repeat = test
-                .repeat
-                .as_ref()
-                .map(|r| format!("{}; ", r.headline()))
-                .unwrap_or_default();
-            s.set_message(format!(
-                "{repeat}{} assertion{} failed: {}",
-                failed.len(),
-                if failed.len() == 1 { "" } else { "s" },
-                failed.join("; ")
-            ));
-            s.set_type("assertion");
-            s
-        }
-        TestStatus::Error => {
-            let message = test.error.clone().unwrap_or_else(|| {
-                let errored: Vec<String> = test
-                    .assertions
-                    .iter()
-                    .filter(|a| {
-                        matches!(a.status, AssertionStatus::Error | AssertionStatus::Invalid)
-                    })
-                    .map(|a| a.description.clone())
-                    .collect();
-                format!("could not be checked: {}", errored.join("; "))
-            });
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-            s.set_message(crate::shared::cut::chars(&message, TEXT_MAX).kept);
-            // The error kind (infra, agent, setup, judge, interrupted) says whose fault.
-            s.set_type(test.error_kind.map_or("error", |k| k.word()));
-            s
-        }
-    };
+    let mut status = case_status(test);
     let details: Vec<String> = test
         .assertions
         .iter()
@@ -183,6 +126,69 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         case.set_system_out(answer);
     }
     case
+}
+
+/// The case's status and its message: success, skipped (why), failure (which assertions)
+/// or error (whose fault, in `type`).
+fn case_status(test: &TestResult) -> TestCaseStatus {
+    let failing = |s: AssertionStatus| test.assertions.iter().filter(move |a| a.status == s);
+    match test.status {
+        TestStatus::Passed => TestCaseStatus::success(),
+        TestStatus::Skipped => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(match (test.skip_reason, &test.repeat) {
+                (Some(crate::verdict::results::SkipReason::Shard), Some(r)) => format!(
+                    "{}: merging every shard's results decides it (aptitude merge)",
+                    r.headline()
+                ),
+                (_, Some(r)) => format!("{}: too few runs ran to decide", r.headline()),
+                (Some(crate::verdict::results::SkipReason::Budget), None) => {
+                    "not run: the cost ceiling was reached (budget)".to_owned()
+                }
+                (Some(crate::verdict::results::SkipReason::Shard) | None, None) => {
+                    "every assertion was skipped".to_owned()
+                }
+            });
+            s
+        }
+        TestStatus::Failed => {
+            let failed: Vec<String> = failing(AssertionStatus::Fail)
+                .map(|a| a.description.clone())
+                .collect();
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let repeat = test
+                .repeat
+                .as_ref()
+                .map(|r| format!("{}; ", r.headline()))
+                .unwrap_or_default();
+            s.set_message(format!(
+                "{repeat}{} assertion{} failed: {}",
+                failed.len(),
+                if failed.len() == 1 { "" } else { "s" },
+                failed.join("; ")
+            ));
+            s.set_type("assertion");
+            s
+        }
+        TestStatus::Error => {
+            let message = test.error.clone().unwrap_or_else(|| {
+                let errored: Vec<String> = test
+                    .assertions
+                    .iter()
+                    .filter(|a| {
+                        matches!(a.status, AssertionStatus::Error | AssertionStatus::Invalid)
+                    })
+                    .map(|a| a.description.clone())
+                    .collect();
+                format!("could not be checked: {}", errored.join("; "))
+            });
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(crate::shared::cut::chars(&message, TEXT_MAX).kept);
+            // The error kind (infra, agent, setup, judge, interrupted) says whose fault.
+            s.set_type(test.error_kind.map_or("error", |k| k.word()));
+            s
+        }
+    }
 }
 
 /// The JUnit XML file format (`--junit FILE`).

@@ -62,9 +62,30 @@ fn assertion_icon(status: AssertionStatus) -> String {
     }
 }
 
-/// Renders one test as an uninterrupted block (ends with a newline).
+/// Renders one test as an uninterrupted block (ends with a newline): its headline, why it
+/// could not be decided, its assertions, and what it left.
 pub fn render_test(test: &TestResult) -> String {
     let mut out = String::new();
+    render_headline(&mut out, test);
+    render_problems(&mut out, test);
+    for (i, a) in test.assertions.iter().enumerate() {
+        let tally = test.repeat.as_ref().and_then(|r| {
+            let t = r.assertions.get(i)?;
+            let phrase = t.phrase(r.runs);
+            Some(if t.flaky {
+                paint(YELLOW, &format!("  {phrase} · flaky"))
+            } else {
+                paint(DIM, &format!("  {phrase}"))
+            })
+        });
+        render_assertion(&mut out, a, &test.file, tally.as_deref().unwrap_or(""));
+    }
+    render_leftovers(&mut out, test);
+    out
+}
+
+/// The status line, the reuse note and a repeated test's figures.
+fn render_headline(out: &mut String, test: &TestResult) {
     let repeat = test
         .repeat
         .as_ref()
@@ -113,6 +134,11 @@ pub fn render_test(test: &TestResult) -> String {
         figures.push(format!("runs {}", marks.join("")));
         let _ = writeln!(out, "  {}", paint(DIM, &figures.join(" · ")));
     }
+}
+
+/// Why the test could not be decided: its error, why it was skipped, retries, broken
+/// transcript lines.
+fn render_problems(out: &mut String, test: &TestResult) {
     if let Some(error) = &test.error {
         let error = match test.error_kind {
             Some(kind) => format!("[{}] {error}", kind.word()),
@@ -151,18 +177,10 @@ pub fn render_test(test: &TestResult) -> String {
     {
         let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &line));
     }
-    for (i, a) in test.assertions.iter().enumerate() {
-        let tally = test.repeat.as_ref().and_then(|r| {
-            let t = r.assertions.get(i)?;
-            let phrase = t.phrase(r.runs);
-            Some(if t.flaky {
-                paint(YELLOW, &format!("  {phrase} · flaky"))
-            } else {
-                paint(DIM, &format!("  {phrase}"))
-            })
-        });
-        render_assertion(&mut out, a, &test.file, tally.as_deref().unwrap_or(""));
-    }
+}
+
+/// What the run left: changed files, the kept workspace, the recorded transcript.
+fn render_leftovers(out: &mut String, test: &TestResult) {
     if !test.files.is_empty() {
         let files: Vec<String> = test
             .files
@@ -192,7 +210,6 @@ pub fn render_test(test: &TestResult) -> String {
             paint(DIM, &format!("transcript recorded: {recorded}"))
         );
     }
-    out
 }
 
 fn render_assertion(out: &mut String, a: &AssertionResult, file: &str, tally: &str) {

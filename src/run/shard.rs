@@ -455,8 +455,74 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
     check_shards(&inputs)?;
     let first_shard_tests = first.shard.as_ref().map(|s| s.tests);
 
+    check_duplicates(&inputs)?;
+
+    let versions: std::collections::BTreeSet<&str> = inputs
+        .iter()
+        .map(|(_, r)| r.aptitude_version.as_str())
+        .collect();
+    let aptitude_version = match versions.into_iter().collect::<Vec<_>>().as_slice() {
+        [one] => (*one).to_owned(),
+        _ => env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let version = first.version;
+    let run_dir = first.run_dir.clone();
+    let duration_ms = inputs.iter().fold(0u64, |sum, (_, r)| {
+        sum.saturating_add(r.summary.duration_ms)
+    });
+    // Each job's ceiling and spend; the merged run's are their sums.
+    let budgets: Vec<crate::verdict::results::BudgetSummary> = inputs
+        .iter()
+        .filter_map(|(_, r)| r.summary.budget.clone())
+        .collect();
+    let tests = join_tests(inputs)?;
+    if let Some(expected) = first_shard_tests
+        && tests.len() != expected as usize
+    {
+        // Every shard reports every test it was given, an interrupted one as `error`: a
+        // test missing here was lost, and a merge without it could pass.
+        return Err(MergeError::TestCount {
+            held: tests.len(),
+            expected,
+        });
+    }
+    let mut summary = Summary::of(&tests, duration_ms);
+    summary.budget = budgets.into_iter().reduce(add_budgets);
+    Ok(Results {
+        version,
+        aptitude_version,
+        run_dir,
+        shard: None,
+        tests,
+        summary,
+    })
+}
+
+/// Two jobs' ceilings and spend as one: their sums.
+fn add_budgets(
+    a: crate::verdict::results::BudgetSummary,
+    b: crate::verdict::results::BudgetSummary,
+) -> crate::verdict::results::BudgetSummary {
+    crate::verdict::results::BudgetSummary {
+        max_cost_usd: a.max_cost_usd.zip(b.max_cost_usd).map(|(x, y)| x + y),
+        max_tokens: a
+            .max_tokens
+            .zip(b.max_tokens)
+            .map(|(x, y)| x.saturating_add(y)),
+        spent_cost_usd: a.spent_cost_usd + b.spent_cost_usd,
+        spent_tokens: a.spent_tokens.saturating_add(b.spent_tokens),
+        skipped_runs: a.skipped_runs + b.skipped_runs,
+    }
+}
+
+/// A test in two files is an error, unless a sharded run split its runs and each file
+/// holds some of them; one file is taken as its run wrote it.
+///
+/// # Errors
+/// [`MergeError::Duplicate`] naming the test and both files.
+fn check_duplicates(inputs: &[(String, Results)]) -> Result<(), MergeError> {
     let mut seen: HashMap<TestKey, (&str, bool)> = HashMap::new();
-    for (name, r) in &inputs {
+    for (name, r) in inputs {
         // One file is taken as its run wrote it; across files a test may not repeat,
         // unless a sharded run split its runs and each file holds some of them.
         let mut here: std::collections::HashSet<TestKey> = std::collections::HashSet::new();
@@ -480,24 +546,15 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         }
     }
 
-    let versions: std::collections::BTreeSet<&str> = inputs
-        .iter()
-        .map(|(_, r)| r.aptitude_version.as_str())
-        .collect();
-    let aptitude_version = match versions.into_iter().collect::<Vec<_>>().as_slice() {
-        [one] => (*one).to_owned(),
-        _ => env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    let version = first.version;
-    let run_dir = first.run_dir.clone();
-    let duration_ms = inputs.iter().fold(0u64, |sum, (_, r)| {
-        sum.saturating_add(r.summary.duration_ms)
-    });
-    // Each job's ceiling and spend; the merged run's are their sums.
-    let budgets: Vec<crate::verdict::results::BudgetSummary> = inputs
-        .iter()
-        .filter_map(|(_, r)| r.summary.budget.clone())
-        .collect();
+    Ok(())
+}
+
+/// Every test of every file, grouped by test file in file order, the parts of a split
+/// test joined into one result.
+///
+/// # Errors
+/// When the parts of a split test do not fit together ([`join_runs`]).
+fn join_tests(inputs: Vec<(String, Results)>) -> Result<Vec<TestResult>, MergeError> {
     // Each entry is one test: its result, or the parts (with their files) of a split one.
     let mut by_file: BTreeMap<String, Vec<Vec<(String, TestResult)>>> = BTreeMap::new();
     let mut split_at: HashMap<TestKey, usize> = HashMap::new();
@@ -527,37 +584,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
             }
         }
     }
-    if let Some(expected) = first_shard_tests
-        && tests.len() != expected as usize
-    {
-        // Every shard reports every test it was given, an interrupted one as `error`: a
-        // test missing here was lost, and a merge without it could pass.
-        return Err(MergeError::TestCount {
-            held: tests.len(),
-            expected,
-        });
-    }
-    let mut summary = Summary::of(&tests, duration_ms);
-    summary.budget = budgets
-        .into_iter()
-        .reduce(|a, b| crate::verdict::results::BudgetSummary {
-            max_cost_usd: a.max_cost_usd.zip(b.max_cost_usd).map(|(x, y)| x + y),
-            max_tokens: a
-                .max_tokens
-                .zip(b.max_tokens)
-                .map(|(x, y)| x.saturating_add(y)),
-            spent_cost_usd: a.spent_cost_usd + b.spent_cost_usd,
-            spent_tokens: a.spent_tokens.saturating_add(b.spent_tokens),
-            skipped_runs: a.skipped_runs + b.skipped_runs,
-        });
-    Ok(Results {
-        version,
-        aptitude_version,
-        run_dir,
-        shard: None,
-        tests,
-        summary,
-    })
+    Ok(tests)
 }
 
 /// Whether a result holds only some of its test's runs (`run --shard` split them).
