@@ -162,12 +162,25 @@ fn explain(spec: &spec::TestSpec) -> String {
         }),
         String::new(),
     ));
-    let judge = &suite.judge;
+    rows.push(judge_row(&suite.judge));
+    let mut text = format!("{file}: {}\n", spec.name);
+    for (key, value, origin) in rows {
+        if origin.is_empty() {
+            text.push_str(&format!("  {key:<12}{value}\n"));
+        } else {
+            text.push_str(&format!("  {key:<12}{value}  [{origin}]\n"));
+        }
+    }
+    text
+}
+
+/// The `judge` row of `--explain`: the suite's judge settings with their origins.
+fn judge_row(judge: &spec::suite::JudgeDefaults) -> (&'static str, String, String) {
     let setting = |value: Option<String>, origin: Option<&Origin>| match (value, origin) {
         (Some(v), Some(o)) => format!("{v} ({})", origin_text(o)),
         _ => "default".to_owned(),
     };
-    rows.push((
+    (
         "judge",
         format!(
             "model {}, agent {}, threshold {}, votes {}",
@@ -189,16 +202,7 @@ fn explain(spec: &spec::TestSpec) -> String {
             ),
         ),
         "a review's own keys win".to_owned(),
-    ));
-    let mut text = format!("{file}: {}\n", spec.name);
-    for (key, value, origin) in rows {
-        if origin.is_empty() {
-            text.push_str(&format!("  {key:<12}{value}\n"));
-        } else {
-            text.push_str(&format!("  {key:<12}{value}  [{origin}]\n"));
-        }
-    }
-    text
+    )
 }
 
 pub(super) fn show_transcript(args: &TranscriptArgs) -> Result<Outcome, CliError> {

@@ -9,6 +9,7 @@
 mod act;
 mod action;
 mod agents;
+mod architecture;
 mod claims;
 mod cli;
 mod corpus;
