@@ -21,6 +21,7 @@ pub mod cli;
 pub mod fluent;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod shared;
 pub mod spec;
 pub mod transcript;

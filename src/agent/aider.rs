@@ -48,6 +48,10 @@ impl AgentCli for Aider {
         "OPENAI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["AIDER_", "OPENAI_"]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`--openai-api-base` (model `openai/M`; needs a model)"
     }

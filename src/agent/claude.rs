@@ -156,6 +156,24 @@ impl AgentCli for Claude {
         "ANTHROPIC_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &[
+            "ANTHROPIC_",
+            "CLAUDE_CODE_",
+            "DISABLE_AUTOUPDATER",
+            "DISABLE_TELEMETRY",
+            "DISABLE_ERROR_REPORTING",
+            "API_TIMEOUT_MS",
+            "MAX_THINKING_TOKENS",
+            "BASH_DEFAULT_TIMEOUT_MS",
+            "BASH_MAX_TIMEOUT_MS",
+        ]
+    }
+
+    fn base_url_env(&self) -> Option<&'static str> {
+        Some("ANTHROPIC_BASE_URL")
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`ANTHROPIC_BASE_URL`"
     }

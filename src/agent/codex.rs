@@ -134,6 +134,10 @@ impl AgentCli for Codex {
         "OPENAI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["OPENAI_", "CODEX_"]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `-c model_providers.aptitude={base_url, wire_api=\"responses\"}`"
     }

@@ -128,6 +128,14 @@ impl AgentCli for Copilot {
         "COPILOT_PROVIDER_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["COPILOT_"]
+    }
+
+    fn base_url_env(&self) -> Option<&'static str> {
+        Some("COPILOT_PROVIDER_BASE_URL")
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`COPILOT_PROVIDER_BASE_URL` (+ `COPILOT_MODEL`, `COPILOT_OFFLINE=true`)"
     }

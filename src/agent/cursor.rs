@@ -60,6 +60,10 @@ impl AgentCli for Cursor {
         "CURSOR_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["CURSOR_"]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "not supported (Cursor's backend only)"
     }

@@ -32,6 +32,8 @@ pub struct AgentSettings {
     pub env: Vec<(String, String)>,
     /// Time between SIGTERM and SIGKILL when a run is stopped.
     pub grace: Duration,
+    /// Whether runs and grading calls are sandboxed (`--sandbox`; on by default).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Default for AgentSettings {
@@ -42,6 +44,7 @@ impl Default for AgentSettings {
             base_url: None,
             env: Vec::new(),
             grace: Duration::from_secs(5),
+            sandbox: crate::sandbox::Sandbox::new(crate::sandbox::Setting::On),
         }
     }
 }
@@ -105,32 +108,104 @@ impl CliAgent {
         }
     }
 
+    /// The command of one run or grading call: sandboxed with the policy of `parts` when the
+    /// sandbox is on (the environment is then the policy's whole environment), else with
+    /// aptitude's environment plus the invocation's.
+    ///
+    /// # Errors
+    /// [`AgentError::Sandbox`] when the sandbox can not be set up: the command must not run.
     fn spec(
         &self,
-        binary: PathBuf,
         invocation: Invocation,
-        cwd: &Path,
+        parts: &super::fence::Parts<'_>,
         test_env: &std::collections::BTreeMap<String, String>,
         timeout: Duration,
-    ) -> Spec {
-        // A default the user already set in aptitude's own environment (which every agent
-        // inherits) stays the user's.
-        let mut env: Vec<(String, String)> = invocation
-            .defaults
-            .into_iter()
-            .filter(|(k, _)| std::env::var_os(k).is_none())
-            .collect();
-        env.extend(self.settings.env.iter().cloned());
-        env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        env.extend(invocation.isolation);
-        Spec {
-            program: binary,
+    ) -> Result<Spec, AgentError> {
+        let policy = super::fence::policy(parts, &invocation, &self.settings.env, test_env);
+        let fence = self.settings.sandbox.fence(policy.clone())?;
+        let env = match &fence {
+            Some(_) => policy.env,
+            None => {
+                // A default the user already set in aptitude's own environment (which an
+                // unsandboxed agent inherits) stays the user's.
+                let mut env: Vec<(String, String)> = invocation
+                    .defaults
+                    .into_iter()
+                    .filter(|(k, _)| std::env::var_os(k).is_none())
+                    .collect();
+                env.extend(self.settings.env.iter().cloned());
+                env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+                env.extend(invocation.isolation);
+                env
+            }
+        };
+        Ok(Spec {
+            program: parts.binary.to_owned(),
             args: invocation.args,
-            cwd: cwd.to_owned(),
+            cwd: parts.workspace.to_owned(),
             env,
             timeout,
             grace: self.settings.grace,
+            fence: fence.map(std::sync::Arc::new),
+        })
+    }
+
+    /// How the run was fenced in, and why the sandbox stopped it, if it did.
+    fn sandbox_outcome(
+        spec: &Spec,
+        output: &process::Output,
+    ) -> (Option<crate::sandbox::Record>, Option<String>) {
+        let Some(fence) = &spec.fence else {
+            return (Some(crate::sandbox::Record::off()), None);
+        };
+        let record = fence.record(output.proof.as_ref());
+        let failure = match &output.proof {
+            None => Some(format!(
+                "the sandbox did not start the agent: {}",
+                crate::shared::cut::chars(output.stderr.trim(), 2000).kept
+            )),
+            Some(proof) if !proof.held() => Some(format!(
+                "the sandbox did not hold, so the agent was not started: {}",
+                proof.breaches().join("; ")
+            )),
+            Some(_) => None,
+        };
+        (Some(record), failure)
+    }
+
+    /// A test's MCP servers or plugins on an agent that can not take them.
+    fn check_supported(&self, req: &ExecuteRequest<'_>) -> Result<(), AgentError> {
+        if !req.mcp_servers.is_empty() && !self.cli.supports_mcp() {
+            return Err(AgentError::Unsupported {
+                agent: self.kind(),
+                message: format!(
+                    "can not be given MCP servers (no MCP client aptitude can configure): this test's `mcp_servers` ({}) need another agent",
+                    req.mcp_servers
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
         }
+        if !req.plugins.is_empty() && !self.cli.supports_plugins() {
+            return Err(AgentError::Unsupported {
+                agent: self.kind(),
+                message: format!(
+                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them ({})",
+                    req.plugins
+                        .iter()
+                        .map(|p| p.file_name().map_or_else(
+                            || p.display().to_string(),
+                            |n| n.to_string_lossy().into_owned()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    super::plugin_agents()
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -211,6 +286,7 @@ impl Agent for CliAgent {
             env: self.settings.env.clone(),
             timeout: Duration::from_secs(60),
             grace: Duration::from_secs(1),
+            fence: None,
         };
         let mut lines = Vec::new();
         let out = process::run(&spec, &CancellationToken::new(), |l| {
@@ -247,36 +323,7 @@ impl Agent for CliAgent {
 
     async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
         let binary = self.binary()?;
-        if !req.mcp_servers.is_empty() && !self.cli.supports_mcp() {
-            return Err(AgentError::Unsupported {
-                agent: self.kind(),
-                message: format!(
-                    "can not be given MCP servers (no MCP client aptitude can configure): this test's `mcp_servers` ({}) need another agent",
-                    req.mcp_servers
-                        .keys()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
-        if !req.plugins.is_empty() && !self.cli.supports_plugins() {
-            return Err(AgentError::Unsupported {
-                agent: self.kind(),
-                message: format!(
-                    "can not load Claude Code plugins: this test's `plugins` ({}) need an agent that loads them ({})",
-                    req.plugins
-                        .iter()
-                        .map(|p| p.file_name().map_or_else(
-                            || p.display().to_string(),
-                            |n| n.to_string_lossy().into_owned()
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    super::plugin_agents()
-                ),
-            });
-        }
+        self.check_supported(&req)?;
         let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
         // Every stdio server runs under the watch's wrapper, so that one that fails to
         // start or crashes is seen on every agent (not only where the agent reports it).
@@ -295,13 +342,19 @@ impl Agent for CliAgent {
             .cli
             .task(&task, home.path())
             .map_err(|m| self.start_error(&binary, m))?;
-        let spec = self.spec(
-            binary.clone(),
-            invocation,
-            req.workspace,
-            req.env,
-            req.timeout,
-        );
+        let watch_dir: Vec<PathBuf> = watch.iter().map(|w| w.dir().to_owned()).collect();
+        let parts = super::fence::Parts {
+            cli: self.cli.as_ref(),
+            binary: &binary,
+            home: home.path(),
+            workspace: req.workspace,
+            writable: &watch_dir,
+            read_only: req.plugins,
+            base_url: task.base_url,
+            mcp_servers: req.mcp_servers,
+            protect: req.protect,
+        };
+        let spec = self.spec(invocation, &parts, req.env, req.timeout)?;
         let mut parser = StreamParser::new(self.cli.stream_format());
         let mut raw = Vec::new();
         let mut reported = 0;
@@ -328,10 +381,13 @@ impl Agent for CliAgent {
             },
         );
         name_mcp_calls(&mut transcript, req.mcp_servers);
+        let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {
             transcript,
             process: output,
             raw,
+            sandbox,
+            sandbox_failure,
             mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
         })
     }
@@ -360,17 +416,26 @@ impl Agent for CliAgent {
                     agent: self.kind(),
                     message,
                 })?;
-        let spec = self.spec(
-            binary,
-            invocation,
-            scratch.path(),
-            &Default::default(),
-            timeout,
-        );
+        // The answer graded is agent-written: the grader runs fenced in like the agent.
+        let parts = super::fence::Parts {
+            cli: self.cli.as_ref(),
+            binary: &binary,
+            home: home.path(),
+            workspace: scratch.path(),
+            writable: &[],
+            read_only: &[],
+            base_url: task.base_url,
+            mcp_servers: &Default::default(),
+            protect: &[],
+        };
+        let spec = self.spec(invocation, &parts, &Default::default(), timeout)?;
         let mut stdout = Vec::new();
         let out = process::run(&spec, cancel, |line| stdout.push(line.to_owned()))
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
+        if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
+            return Err(AgentError::Grade(format!("the grader: {failure}")));
+        }
         self.cli.grade_reply(&stdout, &out, timeout)
     }
 }

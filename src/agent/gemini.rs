@@ -127,6 +127,14 @@ impl AgentCli for Gemini {
         "GEMINI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["GEMINI_", "GOOGLE_GEMINI_", "GOOGLE_API_KEY"]
+    }
+
+    fn base_url_env(&self) -> Option<&'static str> {
+        Some("GOOGLE_GEMINI_BASE_URL")
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`GOOGLE_GEMINI_BASE_URL`"
     }

@@ -55,6 +55,11 @@ pub struct McpWatch {
 }
 
 impl McpWatch {
+    /// The directory of the servers' records, which the run writes.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// `servers` with each stdio server's command replaced by the wrapper, and the watch
     /// that reads their records; `None` when there is no stdio server to watch.
     ///

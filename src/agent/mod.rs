@@ -18,6 +18,7 @@ pub mod contain;
 pub mod copilot;
 pub mod cursor;
 pub mod executor;
+pub mod fence;
 pub mod gemini;
 pub mod mcp_watch;
 pub mod opencode;
@@ -68,6 +69,9 @@ pub struct ExecuteRequest<'a> {
     pub mcp_servers: &'a McpServers,
     /// The test's `plugins:`: plugin directories (copies, absolute) to load for the run.
     pub plugins: &'a [PathBuf],
+    /// Host files the sandbox must keep unreadable, proven before the agent starts (the
+    /// test file with the assertions the agent is judged by).
+    pub protect: &'a [PathBuf],
 }
 
 /// A finished (or stopped) agent run.
@@ -79,6 +83,11 @@ pub struct Execution {
     pub process: process::Output,
     /// The agent's stdout as it came (its raw transcript), one event per line.
     pub raw: Vec<String>,
+    /// How the run was fenced in (`None`: the sandbox is off).
+    pub sandbox: Option<crate::sandbox::Record>,
+    /// Why the sandbox did not let the agent start (it could not be made, or its proof did
+    /// not hold): the run is `error`, whatever the agent's output says.
+    pub sandbox_failure: Option<String>,
     /// One message per stdio MCP server of the test that failed to start or crashed
     /// during the run ([`mcp_watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
     /// with status 1: …"; not yet redacted.
@@ -129,6 +138,9 @@ pub enum AgentError {
     /// A grading call failed (non-zero exit, timeout, an error result).
     #[error("{0}")]
     Grade(String),
+    /// The sandbox could not be set up: the run does not happen.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
     /// The agent can not do what the test asks (grade, reach a base URL, …).
     #[error("{agent} {message}")]
     Unsupported {
@@ -184,17 +196,7 @@ pub trait Agent: Send + Sync {
     ) -> Result<GradeReply, AgentError>;
 }
 
-/// Finds a program on `PATH`, like `which`.
-pub fn find_on_path(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
+pub use crate::shared::files::find_on_path;
 
 /// One agent run's task, as an [`AgentCli`] turns it into a command line.
 #[derive(Debug, Clone, Copy)]
@@ -276,6 +278,21 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// The variable the agent reads its API key from, for docs and error messages
     /// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …).
     fn api_key_env(&self) -> &'static str;
+
+    /// The variable of aptitude's environment the agent reads its endpoint from
+    /// (`ANTHROPIC_BASE_URL`), if it has one: passed into its sandbox, and its port
+    /// forwarded when it is on this machine's loopback.
+    fn base_url_env(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The variables of aptitude's environment that are this agent's own documented
+    /// settings, passed into its sandbox: exact names, or prefixes ending in `_`
+    /// (`CLAUDE_CODE_`). Its [`AgentCli::api_key_env`] and [`AgentCli::base_url_env`] are
+    /// passed anyway. Never another agent's key, never `GITHUB_TOKEN`.
+    fn own_env(&self) -> &'static [&'static str] {
+        &[]
+    }
 
     /// How `--agent-base-url` reaches the agent, for the docs table (`ANTHROPIC_BASE_URL`,
     /// `a Codex provider (-c model_providers…)`).

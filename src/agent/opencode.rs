@@ -126,6 +126,10 @@ impl AgentCli for Opencode {
         "OPENAI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["OPENCODE_", "OPENAI_"]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `aptitude` in `OPENCODE_CONFIG_CONTENT` (Chat Completions; needs a model)"
     }

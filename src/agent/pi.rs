@@ -96,6 +96,10 @@ impl AgentCli for Pi {
         "OPENAI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["PI_", "OPENAI_"]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `aptitude` in its `models.json` (Chat Completions; needs a model)"
     }

@@ -47,6 +47,10 @@ pub struct Spec {
     pub timeout: Duration,
     /// Time between SIGTERM and SIGKILL.
     pub grace: Duration,
+    /// The sandbox the command runs in; `None`: unsandboxed, with aptitude's environment
+    /// plus [`Spec::env`]. When set, `env` is the command's whole environment and the
+    /// sandbox's helper reports its proof on the first stdout line ([`Output::proof`]).
+    pub fence: Option<std::sync::Arc<crate::sandbox::Fence>>,
 }
 
 /// How the command ended.
@@ -73,6 +77,9 @@ pub struct Output {
     pub stderr: String,
     /// Wall time in ms.
     pub duration_ms: u64,
+    /// What the sandbox proved before the command started (sandboxed commands only; `None`
+    /// when the sandbox did not get that far).
+    pub proof: Option<crate::sandbox::Proof>,
 }
 
 impl Output {
@@ -112,9 +119,21 @@ pub async fn run(
     let (mut child, mut guard) = spawn(spec)?;
     let pgid = guard.pgid;
     let stderr_task = keep_stderr_tail(child.stderr.take());
+    let mut proof = None;
     let (mut ending, status) = match child.stdout.take() {
         Some(stdout) => {
-            read_stdout(stdout, &mut child, &mut guard, spec, cancel, &mut on_line).await
+            // A sandboxed command's first line is the sandbox's proof, not its output.
+            let mut first = spec.fence.is_some();
+            let mut lines = |line: &str| {
+                if std::mem::take(&mut first)
+                    && let Some(p) = spec.fence.as_ref().and_then(|f| f.proof(line))
+                {
+                    proof = Some(p);
+                    return;
+                }
+                on_line(line);
+            };
+            read_stdout(stdout, &mut child, &mut guard, spec, cancel, &mut lines).await
         }
         None => (Ending::Exited, None),
     };
@@ -162,6 +181,7 @@ pub async fn run(
         signal: status.and_then(|s| s.signal()),
         stderr,
         duration_ms: started.elapsed().as_millis() as u64,
+        proof,
     })
 }
 
@@ -177,18 +197,33 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
         pgid: None,
         run_id: run_id.clone(),
     };
+    // A missing program must be a start error, not the exit code of the shell or sandbox
+    // that starts it.
+    let (program, args, env) = match &spec.fence {
+        Some(fence) => {
+            let program = resolve(&spec.program, &spec.env)?;
+            fence.command(&program, &spec.args)
+        }
+        None if guard.jail.wraps() => (
+            resolve(&spec.program, &spec.env)?,
+            spec.args.clone(),
+            spec.env.clone(),
+        ),
+        None => (spec.program.clone(), spec.args.clone(), spec.env.clone()),
+    };
     let (program, args) = if guard.jail.wraps() {
-        // The jail starts a shell that `exec`s the program: a missing program must still
-        // be a start error, not a shell's exit code 127.
-        let program = resolve(&spec.program, &spec.env)?;
-        guard.jail.wrap(&program, &spec.args)
+        guard.jail.wrap(&program, &args)
     } else {
-        (spec.program.clone(), spec.args.clone())
+        (program, args)
     };
     let mut cmd = tokio::process::Command::new(&program);
+    if spec.fence.is_some() {
+        // The sandbox gets nothing of aptitude's environment: its own pid 1 keeps it.
+        cmd.env_clear();
+    }
     cmd.args(&args)
         .current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(RUN_ID_VAR, &run_id)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -466,6 +501,7 @@ mod tests {
             env: vec![],
             timeout,
             grace: Duration::from_millis(200),
+            fence: None,
         }
     }
 

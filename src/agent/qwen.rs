@@ -95,6 +95,14 @@ impl AgentCli for Qwen {
         "OPENAI_API_KEY"
     }
 
+    fn own_env(&self) -> &'static [&'static str] {
+        &["OPENAI_", "QWEN_"]
+    }
+
+    fn base_url_env(&self) -> Option<&'static str> {
+        Some("OPENAI_BASE_URL")
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`OPENAI_BASE_URL` (Chat Completions)"
     }

@@ -342,6 +342,16 @@ pub struct TranscriptArgs {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    // The sandbox's helper runs before anything else: it is aptitude's own binary started
+    // inside a sandbox, not a command a user types.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv
+        .get(1)
+        .is_some_and(|a| a == crate::sandbox::INIT_COMMAND)
+    {
+        let code = crate::sandbox::init::main(&argv[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -243,6 +243,7 @@ fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> R
             max_tokens: args.max_tokens,
         },
         reuse,
+        sandbox: crate::sandbox::Sandbox::new(args.agents.sandbox),
     }
 }
 

@@ -35,6 +35,11 @@ pub struct AgentArgs {
     /// copy) or a mode passed as `--permission-mode` (acceptEdits, plan, …).
     #[arg(long, default_value = "bypass", value_name = "MODE")]
     pub permission_mode: String,
+    /// Whether agents, their MCP servers, `setup` and `verify` commands and grading calls
+    /// run sandboxed: `on` (the default; a sandbox that can not be set up makes the test
+    /// `error`) or `off` (every report then says the run was not sandboxed).
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub sandbox: crate::sandbox::Setting,
 }
 
 /// `NAME=VALUE` with a known agent name.
@@ -97,6 +102,7 @@ impl AgentArgs {
                 .rev()
                 .find(|(k, _)| *k == kind)
                 .map(|(_, u)| u.clone());
+            s.sandbox = crate::sandbox::Sandbox::new(self.sandbox);
             settings.insert(kind, s);
         }
         AgentSetup {

@@ -15,6 +15,13 @@ use crate::verdict::results::ErrorKind;
 pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // A run the sandbox did not let start (or whose fence did not hold) says nothing about
+    // the agent, whatever its output.
+    if let Some(failure) = &execution.sandbox_failure
+        && p.ending != Ending::Cancelled
+    {
+        return Some((ErrorKind::Setup, failure.clone()));
+    }
     // A test's MCP server that failed is aptitude's environment at fault, whatever the
     // agent made of it, unless the user stopped the run.
     if !execution.mcp_failures.is_empty() && p.ending != Ending::Cancelled {

@@ -81,6 +81,8 @@ pub struct RunConfig {
     /// `--reuse`: the baseline whose runs are taken, instead of running the agent, for
     /// tests whose fingerprint is unchanged ([`crate::run::reuse`]).
     pub reuse: Option<Arc<crate::run::reuse::Reuse>>,
+    /// The sandbox `setup` and `verify` commands run in (the agent's is in its settings).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -101,6 +103,7 @@ impl Default for RunConfig {
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             budget: BudgetLimits::default(),
             reuse: None,
+            sandbox: crate::sandbox::Sandbox::new(crate::sandbox::Setting::On),
         }
     }
 }

@@ -18,7 +18,7 @@ use super::classify::{assertion_error_kind, run_error};
 use super::grade::{grade_unless_failed, total_usage};
 use super::post::{PostRun, current, post_run};
 use super::record::{FileIdentity, Written, file_identity, record_atomically};
-use super::shell::run_setup;
+use super::shell::{Shell, run_setup};
 use super::{INTERRUPTED_POST_RUN, TestContext, not_run};
 use crate::agent::{ExecuteRequest, Execution};
 use crate::spec::TestSpec;
@@ -61,6 +61,7 @@ pub(super) async fn run_one(
         Err(failure) => return (run.finish(Some(failure)), None),
     };
     let error = run_error(&execution, run.timeout);
+    run.result.sandbox = execution.sandbox.clone();
     let Execution {
         transcript, raw, ..
     } = execution;
@@ -178,9 +179,14 @@ impl<'a> OneRun<'a> {
     async fn setup(&self, workspace: &Workspace) -> Result<(), Failure> {
         let (spec, cancel) = (self.spec, self.ctx.cancel);
         for command in &spec.setup {
-            if let Err(why) =
-                run_setup(command, workspace.path(), &spec.env, self.timeout, cancel).await
-            {
+            let shell = Shell {
+                workspace: workspace.path(),
+                env: &spec.env,
+                sandbox: &self.ctx.config.sandbox,
+                protect: &spec.file,
+                cancel,
+            };
+            if let Err(why) = run_setup(&shell, command, self.timeout).await {
                 let kind = if cancel.is_cancelled() {
                     ErrorKind::Interrupted
                 } else {
@@ -219,6 +225,7 @@ impl<'a> OneRun<'a> {
                 on_tool_call: ctx.on_tool_call,
                 mcp_servers: &mcp_servers,
                 plugins: &plugins,
+                protect: std::slice::from_ref(&spec.file),
             })
             .await
             // The CLI is missing or could not start.
@@ -238,7 +245,7 @@ impl<'a> OneRun<'a> {
     ) -> Option<String> {
         let (spec, cancel, timeout) = (self.spec, self.ctx.cancel, self.timeout);
         let step = std::sync::Mutex::new(String::from("the file snapshot"));
-        let work = post_run(spec, workspace, transcript, reviews, post, &step, cancel);
+        let work = post_run(spec, workspace, transcript, reviews, post, &step, self.ctx);
         let interrupted_before = cancel.is_cancelled();
         let budget = if interrupted_before {
             INTERRUPTED_POST_RUN

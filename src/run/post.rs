@@ -4,9 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use super::shell::{StepError, run_shell};
+use super::shell::{Shell, StepError, run_shell};
 use crate::agent::process::Ending;
 use crate::assertions::judge::ReviewVerdict;
 use crate::assertions::{self, Evidence, VerifyRun, WorkspaceEvidence};
@@ -36,8 +34,9 @@ pub(super) async fn post_run(
     reviews: &BTreeMap<usize, ReviewVerdict>,
     post: &mut PostRun,
     step: &std::sync::Mutex<String>,
-    cancel: &CancellationToken,
+    ctx: &super::TestContext<'_>,
 ) -> Result<(), StepError> {
+    let (cancel, sandbox) = (ctx.cancel, &ctx.config.sandbox);
     let set_step = |s: String| {
         if let Ok(mut current) = step.lock() {
             *current = s;
@@ -53,10 +52,14 @@ pub(super) async fn post_run(
             && crate::assertions::applies_to(assertion, spec.variant_name())
         {
             set_step(format!("verify `{}`", v.run));
-            verify_runs.insert(
-                index,
-                run_verify(v, workspace.path(), &spec.env, cancel).await,
-            );
+            let shell = Shell {
+                workspace: workspace.path(),
+                env: &spec.env,
+                sandbox,
+                protect: &spec.file,
+                cancel,
+            };
+            verify_runs.insert(index, run_verify(v, &shell).await);
         }
     }
     set_step("the assertions".into());
@@ -87,13 +90,8 @@ pub(super) async fn post_run(
 }
 
 /// Runs a `verify` command in the workspace after the agent, with the test's `env`.
-pub(super) async fn run_verify(
-    v: &VerifyAssertion,
-    workspace: &std::path::Path,
-    env: &BTreeMap<String, String>,
-    cancel: &CancellationToken,
-) -> VerifyRun {
-    if cancel.is_cancelled() {
+pub(super) async fn run_verify(v: &VerifyAssertion, shell: &Shell<'_>) -> VerifyRun {
+    if shell.cancel.is_cancelled() {
         return VerifyRun {
             code: None,
             failure: Some("not run: interrupted".into()),
@@ -101,7 +99,7 @@ pub(super) async fn run_verify(
             stderr: String::new(),
         };
     }
-    let (stdout, out) = run_shell(&v.run, workspace, env, v.timeout, cancel).await;
+    let (stdout, out) = run_shell(shell, &v.run, v.timeout).await;
     match out {
         Ok(out) => VerifyRun {
             code: (out.ending == Ending::Exited).then_some(out.code).flatten(),

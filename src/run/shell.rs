@@ -59,41 +59,100 @@ pub(super) fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Runs `command` with `sh -c` in `workspace` with `env` (a `setup` or `verify` command);
-/// returns its stdout and how it ended, or why `sh` could not be started.
+/// Where `setup` and `verify` commands run: `sh -c` in the workspace copy with the test's
+/// `env:`, fenced in like the agent (the workspace read-write, a private home, no network,
+/// the test file unreadable) unless the sandbox is off.
+#[derive(Clone, Copy)]
+pub(super) struct Shell<'a> {
+    /// The workspace copy (the working directory).
+    pub workspace: &'a std::path::Path,
+    /// The test's `env:`.
+    pub env: &'a BTreeMap<String, String>,
+    /// The run's sandbox.
+    pub sandbox: &'a crate::sandbox::Sandbox,
+    /// The test file, which the command must not read.
+    pub protect: &'a std::path::Path,
+    /// Fires on Ctrl-C / SIGTERM.
+    pub cancel: &'a CancellationToken,
+}
+
+/// Runs `command` with `sh -c` in the shell's workspace; returns its stdout and how it
+/// ended, or why it could not be started (the sandbox included: a command the sandbox did
+/// not start, or whose fence did not hold, did not run).
 pub(super) async fn run_shell(
+    shell: &Shell<'_>,
     command: &str,
-    workspace: &std::path::Path,
-    env: &BTreeMap<String, String>,
     timeout: Duration,
-    cancel: &CancellationToken,
 ) -> (String, std::io::Result<process::Output>) {
+    let home = match tempfile::Builder::new()
+        .prefix("aptitude-shell-home-")
+        .tempdir()
+    {
+        Ok(home) => home,
+        Err(e) => return (String::new(), Err(e)),
+    };
+    let protect = std::path::absolute(shell.protect).unwrap_or_else(|_| shell.protect.to_owned());
+    let mut env = crate::sandbox::base_env(home.path(), &[]);
+    env.extend(shell.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let policy = crate::sandbox::Policy {
+        cwd: shell.workspace.to_owned(),
+        writable: vec![shell.workspace.to_owned(), home.path().to_owned()],
+        read_only: Vec::new(),
+        env,
+        forwards: Vec::new(),
+        must_not_read: vec![protect],
+    };
+    let fence = match shell.sandbox.fence(policy) {
+        Ok(fence) => fence,
+        Err(e) => return (String::new(), Err(std::io::Error::other(e.to_string()))),
+    };
+    let env = match &fence {
+        // Unsandboxed: aptitude's environment plus the test's, as before.
+        None => shell
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        Some(_) => Vec::new(),
+    };
     let spec = process::Spec {
         program: "sh".into(),
         args: vec!["-c".into(), command.into()],
-        cwd: workspace.to_owned(),
-        env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        cwd: shell.workspace.to_owned(),
+        env,
         timeout,
         grace: Duration::from_secs(2),
+        fence: fence.map(std::sync::Arc::new),
     };
     let mut stdout = String::new();
-    let out = process::run(&spec, cancel, |line| {
+    let out = process::run(&spec, shell.cancel, |line| {
         stdout.push_str(line);
         stdout.push('\n');
     })
     .await;
+    let out = match (out, &spec.fence) {
+        (Ok(out), Some(_)) if out.proof.as_ref().is_none_or(|p| !p.held()) => {
+            let why = match &out.proof {
+                None => format!(
+                    "the sandbox did not start it: {}",
+                    last_lines(&out.stderr, 5)
+                ),
+                Some(p) => format!("the sandbox did not hold: {}", p.breaches().join("; ")),
+            };
+            Err(std::io::Error::other(why))
+        }
+        (out, _) => out,
+    };
     (stdout, out)
 }
 
 /// Runs one `setup` command in the workspace; the error names the command and its output.
 pub(super) async fn run_setup(
+    shell: &Shell<'_>,
     command: &str,
-    workspace: &std::path::Path,
-    env: &BTreeMap<String, String>,
     timeout: Duration,
-    cancel: &CancellationToken,
 ) -> Result<(), StepError> {
-    let (stdout, out) = run_shell(command, workspace, env, timeout, cancel).await;
+    let (stdout, out) = run_shell(shell, command, timeout).await;
     let out = out.map_err(|source| StepError::SetupStart {
         command: command.to_owned(),
         source,

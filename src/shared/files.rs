@@ -384,6 +384,18 @@ pub fn relative_slash(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
+/// Finds a program on `PATH`, like `which`.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

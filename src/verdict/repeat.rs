@@ -151,6 +151,16 @@ pub fn aggregate_split(
         attempts: Vec::new(),
         repeat: Some(stats),
         fingerprint: runs.iter().find_map(|r| r.fingerprint.clone()),
+        // Unsandboxed when any run was; each run keeps its own proof.
+        sandbox: runs
+            .iter()
+            .find(|r| {
+                r.sandbox
+                    .as_ref()
+                    .is_some_and(crate::sandbox::Record::is_off)
+            })
+            .or_else(|| runs.iter().find(|r| r.sandbox.is_some()))
+            .and_then(|r| r.sandbox.clone()),
         // Reused only when every run was.
         reused: runs
             .iter()

@@ -149,6 +149,11 @@ pub struct TestResult {
     /// never reached its agent (a workspace or variant failure) and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
+    /// How the agent's run was fenced in: the sandbox (`bubblewrap 0.8.0`) and what it
+    /// proved before the agent started, or `off` when it ran unsandboxed; absent when the
+    /// agent never ran, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Record>,
     /// Set when the agent did not run: the run was taken from a baseline (`run --reuse`)
     /// and today's assertions were evaluated on its transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +235,7 @@ impl TestResult {
             runs: Vec::new(),
             repeat: None,
             fingerprint: None,
+            sandbox: None,
             reused: None,
             not_reused: None,
         }

@@ -1,0 +1,474 @@
+//! The sandbox: every command that runs agent-made or test-made code — the agent, its MCP
+//! stdio servers, `setup` and `verify` commands, grading calls — is fenced in, and the
+//! fence fails closed.
+//!
+//! One run sees ([`Policy`]):
+//! - **files**: system directories and the agent's installation read-only, its workspace
+//!   copy and a private home read-write, a private `/tmp`; nothing else of the host (not
+//!   the real home, not the repository around the fixture, not the test files, not
+//!   aptitude's binary, caches or outputs, not other tests' copies);
+//! - **processes**: a fresh PID namespace; everything in it dies when the run ends;
+//! - **environment**: exactly [`Policy::env`], an allowlist the caller builds;
+//! - **network**: none, but the loopback ports of [`Policy::forwards`] (the model gateway,
+//!   the test's MCP HTTP servers, the `network:` proxy), bridged from inside the sandbox's
+//!   own network namespace to aptitude through unix sockets ([`forward`]).
+//!
+//! Linux uses bubblewrap ([`bwrap`], Debian's `bubblewrap`, what Claude Code and Codex
+//! use); macOS uses Seatbelt (`sandbox-exec`, [`seatbelt`]). Inside, aptitude's own binary
+//! runs first as a helper ([`init`]): it binds the forwarded ports, proves the fence holds
+//! (a host canary file and aptitude's environment unreadable, a disallowed address
+//! unreachable, no capabilities), reports that proof on the first stdout line, denies
+//! `ptrace` with seccomp, and only then starts the command.
+//!
+//! A sandbox that can not be set up (bubblewrap missing, no user namespaces, an AppArmor
+//! restriction) is a [`SandboxError`] with the reason and the fix: the run is `error`,
+//! never an unsandboxed run. `--sandbox off` opts out, and every report says so.
+
+pub mod bwrap;
+pub mod forward;
+pub mod init;
+pub mod install;
+pub mod seatbelt;
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the helper's unix sockets are mounted inside the sandbox.
+pub const SOCKET_DIR: &str = "/run/aptitude/sock";
+
+/// Where aptitude's binary is mounted inside the sandbox, read-only, to run as [`init`].
+pub const INIT_PATH: &str = "/run/aptitude/init";
+
+/// The subcommand that runs [`init::main`] (hidden from `--help`).
+pub const INIT_COMMAND: &str = "__sandbox-init";
+
+/// The variable naming the binary that serves as the in-sandbox helper when the running
+/// program is not `aptitude` itself (a Rust test using the fluent API).
+pub const HELPER_VAR: &str = "APTITUDE_SANDBOX_HELPER";
+
+/// Whether commands run sandboxed (`--sandbox`, `sandbox:` in `aptitude.yaml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Setting {
+    /// Sandboxed, failing closed (the default).
+    #[default]
+    On,
+    /// Not sandboxed: the run sees the host as aptitude does. Every report says so.
+    Off,
+}
+
+impl std::str::FromStr for Setting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" => Ok(Setting::On),
+            "off" | "false" | "no" => Ok(Setting::Off),
+            other => Err(format!(
+                "`{other}` is not a sandbox setting: use `on` or `off`"
+            )),
+        }
+    }
+}
+
+/// A loopback port inside the sandbox bridged to an address outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Forward {
+    /// The port on 127.0.0.1 inside the sandbox (the agent's URL keeps its port).
+    pub port: u16,
+    /// Where connections go, outside.
+    pub target: SocketAddr,
+}
+
+/// What one fenced command may see and reach. Paths are absolute host paths, mounted at the
+/// same path inside.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// The working directory (inside a writable path).
+    pub cwd: PathBuf,
+    /// Read-write: the workspace copy, the private home, the MCP servers' log directory.
+    pub writable: Vec<PathBuf>,
+    /// Read-only: the agent's installation, plugin copies, interpreters.
+    pub read_only: Vec<PathBuf>,
+    /// The command's whole environment (nothing of aptitude's own is added).
+    pub env: Vec<(String, String)>,
+    /// Loopback ports bridged out.
+    pub forwards: Vec<Forward>,
+    /// Host files the proof must find unreadable besides the host canary (the test file).
+    pub must_not_read: Vec<PathBuf>,
+}
+
+/// One check the helper made inside the sandbox before the command started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// What was tried, in words: `read /tmp/aptitude-canary-…`.
+    pub tried: String,
+    /// Whether the fence held (the read failed, the connect was refused, …).
+    pub held: bool,
+    /// What happened: the error seen, or what leaked.
+    pub detail: String,
+}
+
+/// What the sandbox proved in one run, before the command started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proof {
+    /// Every check made.
+    pub checks: Vec<Check>,
+}
+
+impl Proof {
+    /// Whether every check held.
+    pub fn held(&self) -> bool {
+        self.checks.iter().all(|c| c.held)
+    }
+
+    /// The checks that did not hold, in words.
+    pub fn breaches(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| !c.held)
+            .map(|c| format!("{}: {}", c.tried, c.detail))
+            .collect()
+    }
+}
+
+/// How a run was fenced in, as results record it (`sandbox` of a test result).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// `bubblewrap 0.8.0`, `seatbelt`, or `off`.
+    pub mode: String,
+    /// What the sandbox proved before the agent started; empty when off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verified: Vec<Check>,
+}
+
+impl Record {
+    /// The record of an unsandboxed run.
+    pub fn off() -> Self {
+        Record {
+            mode: "off".into(),
+            verified: Vec::new(),
+        }
+    }
+
+    /// Whether the run was not sandboxed.
+    pub fn is_off(&self) -> bool {
+        self.mode == "off"
+    }
+}
+
+/// Why a command could not be fenced in. The run is `error`; it never runs unfenced.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SandboxError {
+    /// bubblewrap is not installed.
+    #[error(
+        "the sandbox needs bubblewrap (`bwrap`), which is not installed: install it \
+         (`sudo apt-get install bubblewrap`), or run without a sandbox with `--sandbox off`"
+    )]
+    BwrapMissing,
+    /// bubblewrap could not create the sandbox: why, and how to fix it.
+    #[error("the sandbox could not be set up: {reason}; {fix} (bwrap said: {said})")]
+    Unavailable {
+        /// The reason in words.
+        reason: String,
+        /// How to fix it.
+        fix: String,
+        /// What bubblewrap printed.
+        said: String,
+    },
+    /// The platform has no sandbox aptitude can use.
+    #[error(
+        "no sandbox is available on this platform ({0}): run with `--sandbox off` to run \
+         agents unsandboxed"
+    )]
+    Platform(String),
+    /// The helper binary that runs inside the sandbox was not found.
+    #[error(
+        "the sandbox's helper, aptitude's own binary, was not found: {0}; install the \
+         `aptitude` binary or name it with {HELPER_VAR}=PATH"
+    )]
+    Helper(String),
+    /// A file or socket of the fence could not be made.
+    #[error("the sandbox could not be prepared: {0}")]
+    Prepare(String),
+}
+
+/// The sandbox of one aptitude process: its mode, chosen and checked once.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    setting: Setting,
+}
+
+/// What the first use of the sandbox found: the tool, its version, or why it can not run.
+#[derive(Debug, Clone)]
+struct Ready {
+    bwrap: PathBuf,
+    version: String,
+}
+
+impl Sandbox {
+    /// The sandbox as set (`--sandbox`).
+    pub fn new(setting: Setting) -> Self {
+        Sandbox { setting }
+    }
+
+    /// Whether commands are fenced in.
+    pub fn is_on(&self) -> bool {
+        self.setting == Setting::On
+    }
+
+    /// The record of a run made without the fence (`off`), for the results.
+    pub fn off_record(&self) -> Option<Record> {
+        (!self.is_on()).then(Record::off)
+    }
+
+    /// Prepares the fence of one command: checks (once per process) that the sandbox
+    /// works, makes the run's private directory, synthetic `/etc` files and forwarding
+    /// sockets. `None` when the sandbox is off.
+    ///
+    /// # Errors
+    /// [`SandboxError`] with the reason and the fix; the command must not run.
+    pub fn fence(&self, policy: Policy) -> Result<Option<Fence>, SandboxError> {
+        if !self.is_on() {
+            return Ok(None);
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(SandboxError::Platform(std::env::consts::OS.to_owned()));
+        }
+        let ready = ready()?;
+        let helper = helper_binary()?;
+        Fence::new(ready, helper, policy).map(Some)
+    }
+}
+
+/// The first use's check, shared by every run of the process.
+fn ready() -> Result<Ready, SandboxError> {
+    static READY: OnceLock<Result<Ready, SandboxError>> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let bwrap =
+                crate::shared::files::find_on_path("bwrap").ok_or(SandboxError::BwrapMissing)?;
+            let version = bwrap::version(&bwrap);
+            bwrap::preflight(&bwrap)?;
+            Ok(Ready { bwrap, version })
+        })
+        .clone()
+}
+
+/// The binary that runs as [`init`] inside the sandbox: [`HELPER_VAR`] when set, else the
+/// running program when it is `aptitude`, else `aptitude` on `PATH`.
+///
+/// # Errors
+/// [`SandboxError::Helper`] when none is found.
+pub fn helper_binary() -> Result<PathBuf, SandboxError> {
+    if let Some(path) = std::env::var_os(HELPER_VAR).filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(SandboxError::Helper(format!(
+                "{HELPER_VAR}={} is not a file",
+                path.display()
+            )))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| SandboxError::Helper(e.to_string()))?;
+    if exe
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("aptitude"))
+    {
+        return Ok(exe);
+    }
+    crate::shared::files::find_on_path("aptitude").ok_or_else(|| {
+        SandboxError::Helper(format!(
+            "{} is not aptitude and `aptitude` is not on PATH",
+            exe.display()
+        ))
+    })
+}
+
+/// The fence of one command: its private directory (removed when dropped), its forwarding
+/// bridges (stopped when dropped), and how to start the command inside it.
+#[derive(Debug)]
+pub struct Fence {
+    dir: tempfile::TempDir,
+    bwrap: PathBuf,
+    version: String,
+    helper: PathBuf,
+    policy: Policy,
+    nonce: String,
+    canary: PathBuf,
+    _bridges: forward::Bridges,
+}
+
+impl Fence {
+    fn new(ready: Ready, helper: PathBuf, mut policy: Policy) -> Result<Fence, SandboxError> {
+        // The helper tries these from the workspace: they must not be relative.
+        for path in &mut policy.must_not_read {
+            if let Ok(absolute) = std::path::absolute(&*path) {
+                *path = absolute;
+            }
+        }
+        let prepare = |what: &str, e: std::io::Error| SandboxError::Prepare(format!("{what}: {e}"));
+        let dir = tempfile::Builder::new()
+            .prefix("aptitude-sandbox-")
+            .tempdir()
+            .map_err(|e| prepare("its private directory", e))?;
+        for sub in ["tmp", "sock", "etc"] {
+            std::fs::create_dir(dir.path().join(sub)).map_err(|e| prepare(sub, e))?;
+        }
+        bwrap::write_etc(&dir.path().join("etc"), &policy.env).map_err(|e| prepare("/etc", e))?;
+        let bridges = forward::Bridges::start(&dir.path().join("sock"), &policy.forwards)
+            .map_err(|e| prepare("the forwarding sockets", e))?;
+        Ok(Fence {
+            bwrap: ready.bwrap,
+            version: ready.version,
+            helper,
+            policy,
+            nonce: new_nonce(),
+            canary: host_canary().clone(),
+            dir,
+            _bridges: bridges,
+        })
+    }
+
+    /// The program to start (bubblewrap), its arguments, and the environment bubblewrap
+    /// itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
+    /// can read).
+    pub fn command(
+        &self,
+        program: &Path,
+        args: &[OsString],
+    ) -> (PathBuf, Vec<OsString>, Vec<(String, String)>) {
+        let init = init::Args {
+            nonce: self.nonce.clone(),
+            forwards: self
+                .policy
+                .forwards
+                .iter()
+                .map(|f| {
+                    (
+                        f.port,
+                        PathBuf::from(SOCKET_DIR).join(forward::socket_name(f.port)),
+                    )
+                })
+                .collect(),
+            deny_read: std::iter::once(self.canary.clone())
+                .chain(self.policy.must_not_read.iter().cloned())
+                .collect(),
+            host_pid: std::process::id(),
+            host_home: std::env::var("HOME").ok(),
+            deny_connect: deny_connect(&self.policy.forwards),
+        };
+        let mut argv = bwrap::arguments(&bwrap::Layout {
+            run_dir: self.dir.path(),
+            helper: &self.helper,
+            policy: &self.policy,
+        });
+        argv.push(INIT_PATH.into());
+        argv.push(INIT_COMMAND.into());
+        argv.extend(init.to_args());
+        argv.push("--".into());
+        argv.push(program.into());
+        argv.extend(args.iter().cloned());
+        (
+            self.bwrap.clone(),
+            argv,
+            vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())],
+        )
+    }
+
+    /// The proof from the helper's first stdout line, when `line` is it.
+    pub fn proof(&self, line: &str) -> Option<Proof> {
+        let rest = line.strip_prefix(&self.nonce)?.strip_prefix(' ')?;
+        serde_json::from_str(rest).ok()
+    }
+
+    /// The record of this run for the results, with what `proof` verified.
+    pub fn record(&self, proof: Option<&Proof>) -> Record {
+        Record {
+            mode: format!("bubblewrap {}", self.version).trim().to_owned(),
+            verified: proof.map(|p| p.checks.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// Addresses the helper must fail to reach: a public address, and aptitude's canary
+/// listener on the host's loopback (reachable only if the sandbox shares its network).
+fn deny_connect(forwards: &[Forward]) -> Vec<SocketAddr> {
+    let mut out = vec![SocketAddr::from(([1, 1, 1, 1], 443))];
+    if let Some(port) = forward::canary_port().filter(|p| !forwards.iter().any(|f| f.port == *p)) {
+        out.push(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    out
+}
+
+/// A random token: the proof line's prefix.
+fn new_nonce() -> String {
+    use sha2::Digest;
+    use std::hash::{BuildHasher, Hasher};
+    let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+    random.write_u32(std::process::id());
+    let seed = format!("{}-{:?}", random.finish(), std::time::SystemTime::now());
+    let hash = sha2::Sha256::digest(seed.as_bytes());
+    format!(
+        "aptitude-sandbox-proof-{}",
+        hash.iter()
+            .take(12)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
+}
+
+/// The host canary file of this process: a file in the host's temp dir that no sandbox may
+/// read. Made once; left behind only if aptitude is killed.
+fn host_canary() -> &'static PathBuf {
+    static CANARY: OnceLock<PathBuf> = OnceLock::new();
+    CANARY.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("aptitude-canary-{}", std::process::id()));
+        let _ = std::fs::write(
+            &path,
+            "aptitude host canary: a sandbox that reads this leaks\n",
+        );
+        path
+    })
+}
+
+/// The environment every fenced command starts from: `PATH` (the given directories, then
+/// the system's), `HOME`, `TMPDIR=/tmp`, `USER`/`LOGNAME`, `SHELL`, `TERM=dumb`, and the
+/// locale and time zone of aptitude's own environment (`LANG`, `LC_*`, `TZ`). Nothing else
+/// of aptitude's environment.
+pub fn base_env(home: &Path, path_dirs: &[PathBuf]) -> Vec<(String, String)> {
+    let mut path: Vec<String> = path_dirs.iter().map(|d| d.display().to_string()).collect();
+    for dir in [
+        "/usr/local/bin",
+        "/usr/bin",
+        "/bin",
+        "/usr/local/sbin",
+        "/usr/sbin",
+        "/sbin",
+    ] {
+        if !path.iter().any(|p| p == dir) {
+            path.push(dir.to_owned());
+        }
+    }
+    let mut env = vec![
+        ("PATH".to_owned(), path.join(":")),
+        ("HOME".to_owned(), home.display().to_string()),
+        ("TMPDIR".to_owned(), "/tmp".to_owned()),
+        ("USER".to_owned(), "aptitude".to_owned()),
+        ("LOGNAME".to_owned(), "aptitude".to_owned()),
+        ("SHELL".to_owned(), "/bin/sh".to_owned()),
+        ("TERM".to_owned(), "dumb".to_owned()),
+    ];
+    for (key, value) in std::env::vars() {
+        if key == "LANG" || key == "TZ" || key.starts_with("LC_") {
+            env.push((key, value));
+        }
+    }
+    env
+}
