@@ -166,6 +166,12 @@ pub async fn run(
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
+    // Inside the sandbox, a signal that ended the command reaches aptitude only as the
+    // helper's word.
+    let (signalled, stderr) = match &spec.fence {
+        Some(fence) => fence.ending_signal(&stderr),
+        None => (None, stderr),
+    };
     use std::os::unix::process::ExitStatusExt;
     tracing::debug!(
         pgid,
@@ -177,8 +183,10 @@ pub async fn run(
     );
     Ok(Output {
         ending,
-        code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
+        code: status
+            .and_then(|s| s.code())
+            .filter(|_| signalled.is_none()),
+        signal: signalled.or_else(|| status.and_then(|s| s.signal())),
         stderr,
         duration_ms: started.elapsed().as_millis() as u64,
         proof,

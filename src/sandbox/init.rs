@@ -151,7 +151,7 @@ pub fn main(args: &[OsString]) -> i32 {
         let _ = writeln!(std::io::stderr(), "aptitude sandbox helper: seccomp: {why}");
         return BREACHED;
     }
-    run(&command)
+    run(&command, &args.nonce)
 }
 
 /// Listens on 127.0.0.1:`port` and relays each connection to `socket`, on threads of
@@ -319,18 +319,21 @@ fn deny_tracing() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `command` with this process's stdio; its exit code, or 128 + the signal.
-fn run(command: &[OsString]) -> i32 {
+/// Runs `command` with this process's stdio; its exit code, or 128 + the signal. A signal
+/// that ended it is also said on stderr's last line, `NONCE ended by signal N` (bubblewrap
+/// reports a signal as exit code 128 + N, which a command can also exit with).
+fn run(command: &[OsString], nonce: &str) -> i32 {
     let Some((program, args)) = command.split_first() else {
         return 2;
     };
     match std::process::Command::new(program).args(args).status() {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
-            status
-                .code()
-                .or_else(|| status.signal().map(|s| 128 + s))
-                .unwrap_or(1)
+            if let Some(signal) = status.signal() {
+                let _ = writeln!(std::io::stderr(), "\n{nonce} ended by signal {signal}");
+                return 128 + signal;
+            }
+            status.code().unwrap_or(1)
         }
         Err(e) => {
             let _ = writeln!(

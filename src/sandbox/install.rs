@@ -1,7 +1,7 @@
 //! Where a program is installed, so that the sandbox can show it read-only at the same
 //! path: the `node_modules` directory an npm-installed CLI lives in, a Python virtual
 //! environment with the interpreter it was made from, the prefix of a script's
-//! interpreter (`#!/usr/bin/env node`), or the program's own directory. System
+//! interpreter (`#!/usr/bin/env node`), or else the program file alone. System
 //! directories (`/usr`, `/opt`, …) are already in every sandbox and are not repeated.
 
 use std::path::{Path, PathBuf};
@@ -54,8 +54,17 @@ fn collect(path: &Path, found: &mut Vec<PathBuf>, depth: u32) {
         if let Some(base) = venv_base(&root) {
             found.push(base);
         }
-    } else if let Some(dir) = real.parent() {
-        found.push(prefix_of(dir));
+    } else {
+        match real.parent() {
+            // An interpreter (`…/prefix/bin/node`, `…/versions/3.11/bin/python3`): its
+            // prefix, which holds its libraries.
+            Some(dir) if depth > 0 && dir.file_name().is_some_and(|n| n == "bin") => {
+                found.push(prefix_of(dir));
+            }
+            // A program outside any package: the file alone, never its directory (which
+            // may be a project holding the test files).
+            _ => found.push(real.clone()),
+        }
     }
     if let Some(interpreter) = shebang(&real) {
         let interpreter = if interpreter.file_name().is_some_and(|n| n == "env") {

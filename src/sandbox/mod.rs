@@ -283,6 +283,17 @@ pub fn helper_binary() -> Result<PathBuf, SandboxError> {
     {
         return Ok(exe);
     }
+    // A test binary of a crate that builds aptitude (`target/debug/deps/…`, beside
+    // `target/debug/aptitude`).
+    let beside = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("aptitude"))
+        .find(|p| p.is_file());
+    if let Some(found) = beside {
+        return Ok(found);
+    }
     crate::shared::files::find_on_path("aptitude").ok_or_else(|| {
         SandboxError::Helper(format!(
             "{} is not aptitude and `aptitude` is not on PATH",
@@ -330,7 +341,7 @@ impl Fence {
             helper,
             policy,
             nonce: new_nonce(),
-            canary: host_canary().clone(),
+            canary: canary(dir.path()).map_err(|e| prepare("the host canary", e))?,
             dir,
             _bridges: bridges,
         })
@@ -388,6 +399,19 @@ impl Fence {
         serde_json::from_str(rest).ok()
     }
 
+    /// The signal that ended the command, as the helper said on the last line of `stderr`,
+    /// and `stderr` without that line.
+    pub fn ending_signal(&self, stderr: &str) -> (Option<i32>, String) {
+        let marker = format!("{} ended by signal ", self.nonce);
+        match stderr.rfind(&marker) {
+            Some(at) => {
+                let signal = stderr[at + marker.len()..].trim().parse().ok();
+                (signal, stderr[..at].trim_end().to_owned())
+            }
+            None => (None, stderr.to_owned()),
+        }
+    }
+
     /// The record of this run for the results, with what `proof` verified.
     pub fn record(&self, proof: Option<&Proof>) -> Record {
         Record {
@@ -424,18 +448,15 @@ fn new_nonce() -> String {
     )
 }
 
-/// The host canary file of this process: a file in the host's temp dir that no sandbox may
-/// read. Made once; left behind only if aptitude is killed.
-fn host_canary() -> &'static PathBuf {
-    static CANARY: OnceLock<PathBuf> = OnceLock::new();
-    CANARY.get_or_init(|| {
-        let path = std::env::temp_dir().join(format!("aptitude-canary-{}", std::process::id()));
-        let _ = std::fs::write(
-            &path,
-            "aptitude host canary: a sandbox that reads this leaks\n",
-        );
-        path
-    })
+/// The run's host canary: a file in its private directory on the host (in the host's
+/// temp dir, outside everything the sandbox mounts), which the helper must fail to read.
+fn canary(run_dir: &Path) -> std::io::Result<PathBuf> {
+    let path = run_dir.join("canary");
+    std::fs::write(
+        &path,
+        "aptitude host canary: a sandbox that reads this leaks\n",
+    )?;
+    Ok(path)
 }
 
 /// The environment every fenced command starts from: `PATH` (the given directories, then

@@ -278,8 +278,8 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
              if [ \"$1\" = --version ]; then echo 2026.01.28-stand-in; exit 0; fi\n\
              case \"$*\" in *'-p --output-format stream-json --force --trust --model auto'*) ;; *) echo \"unexpected flags: $*\" >&2; exit 9;; esac\n\
              case \"$*\" in *STAND-IN-HANG*) sleep 317; exit 0;; esac\n\
-             cat '{}'\n",
-            capture.display()
+             cat <<'APTITUDE-CAPTURE-END'\n{}\nAPTITUDE-CAPTURE-END\n",
+            std::fs::read_to_string(&capture).unwrap().trim_end()
         ),
     )
     .unwrap();

@@ -468,9 +468,12 @@ fn a_link_to_a_host_file_is_never_read_into_any_output() {
 }
 
 #[test]
-fn a_write_outside_the_workspace_does_not_count_as_written() {
+fn a_write_outside_the_workspace_never_happens_nor_counts_as_written() {
     let h = hostile();
-    assert!(h.wrote_outside, "the scenario's write did not happen");
+    assert!(
+        !h.wrote_outside,
+        "the sandbox let the agent write outside its copy"
+    );
     let t = test(&h.run.results, "outside");
     assert_eq!(t["assertions"][0]["status"], "fail", "{t:#}");
 }
@@ -505,11 +508,13 @@ fn daemons_die_in_the_subreaper_fallback_too() {
     let model = ScriptedModel::start();
     let dir = Dir::new();
     daemon_scenarios(&model, &dir);
+    // The subreaper is the containment of unsandboxed runs (in the sandbox, its PID
+    // namespace ends every process).
     let child = aptitude(
         dir.path(),
         &model,
         &[("APTITUDE_NO_CGROUP", "1")],
-        &["--jobs", "2"],
+        &["--jobs", "2", "--sandbox", "off"],
     );
     let pid = child.id();
     let run = finish(dir.path(), pid, child.child.wait_with_output().unwrap());
@@ -529,7 +534,10 @@ fn interrupt(
     signal: nix::sys::signal::Signal,
 ) -> Finished {
     use std::io::BufRead;
-    let mut run = aptitude(dir.path(), model, &[], &["--jobs", "3"]);
+    // The scripted commands signal readiness through FIFOs in the test's directory, which
+    // a sandboxed command can not reach: these tests are about aptitude's own process
+    // handling (signals, groups, jails), which holds with the sandbox off too.
+    let mut run = aptitude(dir.path(), model, &[], &["--jobs", "3", "--sandbox", "off"]);
     let child = &mut run.child;
     let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel::<String>();

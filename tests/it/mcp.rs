@@ -212,23 +212,31 @@ fn an_mcp_server_never_outlives_the_run() {
     let model = ScriptedModel::start();
     model.script("MCP-STUCK", vec![Turn::Text("done".into())]);
     let suite = Suite::new();
-    let pidfile = suite.path().join("server.pid");
+    let sleep = format!("sleep 3607.{}", std::process::id());
+    // The server says it started in its working directory, the workspace copy (kept), the
+    // one place of the host a sandboxed command writes.
     suite.file(
         "tests/ws/mcp.aptitude.yaml",
         &format!(
-            "name: mcp\nprompt: \"MCP-STUCK: go\"\nenv: {{MCP_TIMEOUT: \"3000\"}}\nmcp_servers:\n  stuck:\n    command: sh\n    args: [\"-c\", \"trap '' TERM HUP INT; echo $$$$ > {}; exec sleep 3607\"]\nassertions:\n  - tool: Bash\n    called: false\n",
-            pidfile.display()
+            "name: mcp\nprompt: \"MCP-STUCK: go\"\nenv: {{MCP_TIMEOUT: \"3000\"}}\nmcp_servers:\n  stuck:\n    command: sh\n    args: [\"-c\", \"trap '' TERM HUP INT; echo started > server.started; exec {sleep}\"]\nassertions:\n  - tool: Bash\n    called: false\n"
         ),
     );
-    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap_or_else(|e| panic!("the server never started ({e}): {stderr}\n{results:#}"))
-        .trim()
-        .parse()
-        .unwrap();
+    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade", "--keep-workspaces"]);
+    let kept = results["tests"][0]["workspace"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no kept workspace: {stderr}\n{results:#}"));
     assert!(
-        !crate::support::procs::alive(pid, "sleep 3607"),
-        "the MCP server (pid {pid}) outlived the run"
+        std::path::Path::new(kept).join("server.started").exists(),
+        "the server never started: {stderr}\n{results:#}"
+    );
+    assert!(
+        crate::support::procs::running(&sleep).is_empty(),
+        "the MCP server outlived the run"
+    );
+    let _ = std::fs::remove_dir_all(
+        std::path::Path::new(kept)
+            .parent()
+            .unwrap_or(std::path::Path::new(kept)),
     );
 }
 

@@ -579,7 +579,12 @@ fn sigterm_stops_running_agents_and_keeps_finished_results() {
         .file("tests/a-quick.aptitude.yaml", "name: quick\nprompt: \"quick-marker\"\nassertions:\n  - tool: Bash\n    called: false\n")
         .file("tests/b-stuck.aptitude.yaml", "name: stuck\nprompt: \"stuck-marker\"\nassertions:\n  - tool: Bash\n")
         .file("tests/c-pending.aptitude.yaml", "name: pending\nprompt: \"pending-marker\"\nassertions:\n  - tool: Bash\n");
-    let mut run = suite.aptitude(&model).args(["--jobs", "1"]).spawn();
+    // The daemon says it runs through a FIFO outside the workspace, which a sandboxed
+    // command can not reach: this is aptitude's own signal handling, sandbox off.
+    let mut run = suite
+        .aptitude(&model)
+        .args(["--jobs", "1", "--sandbox", "off"])
+        .spawn();
     // Wait for the quick test's verdict, then for the stuck test's daemon to be running.
     let mut stdout = BufReader::new(run.child.stdout.take().unwrap());
     let mut seen = String::new();
