@@ -26,3 +26,13 @@ pub mod spec;
 pub mod transcript;
 pub mod verdict;
 pub mod workspace;
+
+// Upstream aptitude's crate-root API (`tatimblin/aptitude` 0.4.0 `src/lib.rs`), so that
+// code written for it compiles: see [`fluent`] and [`fluent::upstream`].
+pub use agent::AgentKind as AgentType;
+pub use fluent::{
+    AgentHarness, ExecutionConfig, ExecutionOutput, Expectation as ExecutionExpectation,
+    NormalizedResult, PromptBuilder, StdoutAssertion, Tool, ToolExpectation as ToolAssertion,
+    expect, expect_tools, params_match, parse_session, prompt,
+};
+pub use transcript::ToolCall;

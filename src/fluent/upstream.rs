@@ -1,0 +1,1 @@
+//! Upstream aptitude's documented examples (placeholder).
