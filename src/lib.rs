@@ -30,6 +30,7 @@ pub mod workspace;
 // Upstream aptitude's crate-root API (`tatimblin/aptitude` 0.4.0 `src/lib.rs`), so that
 // code written for it compiles: see [`fluent`] and [`fluent::upstream`].
 pub use agent::AgentKind as AgentType;
+pub use fluent::review::{self, ReviewConfig, ReviewResult};
 pub use fluent::{
     AgentHarness, ExecutionConfig, ExecutionOutput, Expectation as ExecutionExpectation,
     NormalizedResult, PromptBuilder, StdoutAssertion, Tool, ToolExpectation as ToolAssertion,

@@ -19,6 +19,7 @@ mod expectation;
 mod harness;
 pub mod params;
 mod prompt;
+pub mod review;
 mod stdout;
 mod subject;
 mod tool;
