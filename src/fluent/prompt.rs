@@ -170,11 +170,12 @@ impl PromptBuilder {
     /// As [`PromptBuilder::run_full`].
     pub async fn run_full_async(&self) -> Result<ExecutionOutput, RunError> {
         let agent = self.adapter.clone().unwrap_or_else(|| {
-            registry::agent(
-                self.prompt.agent,
-                self.settings.clone(),
-                &AgentOptions::default(),
-            )
+            // The variables go to grading calls too: the agent that ran grades its reviews.
+            let mut settings = self.settings.clone();
+            settings
+                .env
+                .extend(self.prompt.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            registry::agent(self.prompt.agent, settings, &AgentOptions::default())
         });
         let ran = run_single(
             &self.prompt,
