@@ -14,6 +14,10 @@
 //! assertions and the reporters, below both.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
+//!
+//! [`fluent`] runs agents and checks what they did from Rust tests (`prompt("…").run()`,
+//! `expect(&output)`); its main items are re-exported here, as upstream aptitude
+//! (`tatimblin/aptitude`) has them, so that code written for it compiles.
 
 pub mod agent;
 pub mod assertions;

@@ -24,7 +24,7 @@ use crate::spec::pattern::{MatcherError, PatternError, ValueMatcher};
 #[macro_export]
 macro_rules! params {
     ($($key:expr => $value:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
+        #[allow(unused_mut, reason = "an empty `params! {}` inserts nothing")]
         let mut map = ::std::collections::HashMap::<::std::string::String, ::std::string::String>::new();
         $(map.insert(($key).to_string(), ($value).to_string());)*
         map

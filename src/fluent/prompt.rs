@@ -7,6 +7,9 @@
 //! Unlike upstream, a run that could not be judged — a timeout, a crash, an API error, an
 //! agent that stopped without a result — is an error ([`RunError::Failed`], which keeps
 //! what was captured), never a list of calls that might be incomplete.
+//!
+//! No signal handler is installed (a library does not take over its caller's signals):
+//! the run's timeout bounds it, and the agent's process group is stopped at it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

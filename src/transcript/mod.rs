@@ -493,18 +493,8 @@ impl ToolCall {
     #[cfg(test)]
     pub(crate) fn for_test(id: &str, name: &str, input: serde_json::Value) -> Self {
         ToolCall {
-            params: None,
             id: id.into(),
-            name: name.into(),
-            canonical: crate::spec::tools::canonical_tool_name(name).into_owned(),
-            input,
-            output: None,
-            is_error: false,
-            exit_code: None,
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
+            ..ToolCall::new(name, input)
         }
     }
 
