@@ -14,6 +14,10 @@
 //! assertions and the reporters, below both.
 //!
 //! [`cli`] parses arguments and is the one place that maps errors to exit codes.
+//!
+//! [`fluent`] runs agents and checks what they did from Rust tests (`prompt("…").run()`,
+//! `expect(&output)`); its main items are re-exported here, as upstream aptitude
+//! (`tatimblin/aptitude`) has them, so that code written for it compiles.
 
 pub mod agent;
 pub mod assertions;
@@ -27,3 +31,14 @@ pub mod spec;
 pub mod transcript;
 pub mod verdict;
 pub mod workspace;
+
+// Upstream aptitude's crate-root API (`tatimblin/aptitude` 0.4.0 `src/lib.rs`), so that
+// code written for it compiles: see [`fluent`] and [`fluent::upstream`].
+pub use agent::AgentKind as AgentType;
+pub use fluent::review::{self, ReviewConfig, ReviewResult};
+pub use fluent::{
+    AgentHarness, ExecutionConfig, ExecutionOutput, Expectation as ExecutionExpectation,
+    NormalizedResult, PromptBuilder, StdoutAssertion, Tool, ToolExpectation as ToolAssertion,
+    expect, expect_tools, params_match, parse_session, prompt,
+};
+pub use transcript::ToolCall;

@@ -56,6 +56,13 @@ impl PermissionMode {
     }
 }
 
+/// The login file of Claude Code's own sign-in (`claude login`).
+pub const LOGIN: super::Login = super::Login {
+    dir_env: "CLAUDE_CONFIG_DIR",
+    home_dir: ".claude",
+    file: ".credentials.json",
+};
+
 /// Claude Code.
 #[derive(Debug, Clone, Default)]
 pub struct Claude {
@@ -83,7 +90,7 @@ impl Claude {
         if let Some(url) = base_url {
             defaults.push(("ANTHROPIC_BASE_URL".to_owned(), url.to_owned()));
         }
-        super::copy_login(home, "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json");
+        super::copy_login(home, &LOGIN);
         Invocation {
             args,
             defaults,
@@ -172,6 +179,15 @@ impl AgentCli for Claude {
 
     fn base_url_env(&self) -> Option<&'static str> {
         Some("ANTHROPIC_BASE_URL")
+    }
+
+    fn credentials(&self) -> Vec<super::Credential> {
+        vec![
+            super::Credential::Env("ANTHROPIC_API_KEY"),
+            // `claude setup-token`'s long-lived subscription token.
+            super::Credential::Env("CLAUDE_CODE_OAUTH_TOKEN"),
+            super::Credential::Login(LOGIN),
+        ]
     }
 
     fn base_url_via(&self) -> &'static str {

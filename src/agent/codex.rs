@@ -23,6 +23,13 @@ use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
 use crate::transcript::Format;
 
+/// The login file of Codex's own sign-in (`codex login`, a ChatGPT account).
+pub const LOGIN: super::Login = super::Login {
+    dir_env: "CODEX_HOME",
+    home_dir: ".codex",
+    file: "auth.json",
+};
+
 /// Codex CLI.
 #[derive(Debug, Clone, Default)]
 pub struct Codex;
@@ -50,7 +57,7 @@ impl Codex {
             );
         }
         a.push(prompt.into());
-        super::copy_login(home, "CODEX_HOME", ".codex", "auth.json");
+        super::copy_login(home, &LOGIN);
         Invocation {
             args: a,
             defaults: Vec::new(),
@@ -136,6 +143,13 @@ impl AgentCli for Codex {
 
     fn own_env(&self) -> &'static [&'static str] {
         &["OPENAI_", "CODEX_"]
+    }
+
+    fn credentials(&self) -> Vec<super::Credential> {
+        vec![
+            super::Credential::Env("OPENAI_API_KEY"),
+            super::Credential::Login(LOGIN),
+        ]
     }
 
     fn base_url_via(&self) -> &'static str {

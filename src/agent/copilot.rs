@@ -136,6 +136,14 @@ impl AgentCli for Copilot {
         Some("COPILOT_PROVIDER_BASE_URL")
     }
 
+    fn credentials(&self) -> Vec<super::Credential> {
+        vec![
+            super::Credential::Env("COPILOT_PROVIDER_API_KEY"),
+            super::Credential::Env("COPILOT_GITHUB_TOKEN"),
+            super::Credential::Env("GH_TOKEN"),
+        ]
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`COPILOT_PROVIDER_BASE_URL` (+ `COPILOT_MODEL`, `COPILOT_OFFLINE=true`)"
     }

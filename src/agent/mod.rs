@@ -314,6 +314,18 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Where the agent finds its credentials, for `aptitude agents`: variables and login
+    /// files, each enough on its own. The default: [`AgentCli::api_key_env`].
+    fn credentials(&self) -> Vec<Credential> {
+        vec![Credential::Env(self.api_key_env())]
+    }
+
+    /// The version aptitude is tested with: the one [`AgentCli::install_hint`] installs
+    /// (`…@2.1.328`, `…==0.86.2`); `None` when the hint names none.
+    fn pinned_version(&self) -> Option<&'static str> {
+        pin_of(self.install_hint())
+    }
+
     /// Arguments that print the version (`--version`).
     fn version_args(&self) -> Vec<OsString> {
         vec!["--version".into()]
@@ -396,17 +408,57 @@ pub fn plugin_agents() -> String {
         .join(", ")
 }
 
+/// One source of an agent's credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    /// A variable holding a key or token (`ANTHROPIC_API_KEY`).
+    Env(&'static str),
+    /// A login file the agent's own sign-in wrote.
+    Login(Login),
+}
+
+/// A login file: `file` in the directory named by `$dir_env`, else in `~/<home_dir>`
+/// (Claude Code: `$CLAUDE_CONFIG_DIR/.credentials.json`, else
+/// `~/.claude/.credentials.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Login {
+    /// The variable naming the agent's config directory (`CLAUDE_CONFIG_DIR`).
+    pub dir_env: &'static str,
+    /// The config directory under the home directory otherwise (`.claude`).
+    pub home_dir: &'static str,
+    /// The file (`.credentials.json`).
+    pub file: &'static str,
+}
+
+impl Login {
+    /// Where the user's login file is looked for, by `env` (the process environment, or a
+    /// test's): `$dir_env/file`, else `$HOME/home_dir/file`.
+    pub fn path(&self, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+        env(self.dir_env)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(self.home_dir)))
+            .map(|dir| dir.join(self.file))
+    }
+}
+
+/// The version an install command installs: what follows `==` or the last `@` of its last
+/// word, when that starts with a digit (`npm install -g @openai/codex@0.169.0` → `0.169.0`).
+pub fn pin_of(install_hint: &'static str) -> Option<&'static str> {
+    let last = install_hint.split_whitespace().last()?;
+    let (_, version) = last.rsplit_once("==").or_else(|| last.rsplit_once('@'))?;
+    version
+        .starts_with(|c: char| c.is_ascii_digit())
+        .then_some(version)
+}
+
 /// Copies the user's login file into a run's private home, when there is one, so that a
-/// logged-in user's subscription keeps working: `file` from the directory named by
-/// `$dir_env`, else `~/<home_dir>`; readable only by its owner (mode 0600).
-pub fn copy_login(home: &Path, dir_env: &str, home_dir: &str, file: &str) {
-    let user_dir = std::env::var_os(dir_env)
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_dir)));
-    if let Some(source) = user_dir.map(|d| d.join(file))
+/// logged-in user's subscription keeps working; readable only by its owner (mode 0600).
+pub fn copy_login(home: &Path, login: &Login) {
+    if let Some(source) = login.path(|name| std::env::var_os(name))
         && source.is_file()
     {
-        let target = home.join(file);
+        let target = home.join(login.file);
         if std::fs::copy(&source, &target).is_ok() {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));

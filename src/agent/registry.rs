@@ -84,6 +84,47 @@ mod tests {
         }
     }
 
+    /// `aptitude agents` compares installed versions with each agent's pin, read from its
+    /// install hint: the pins must be the versions the tests run (`package.json`,
+    /// `tests/agents-requirements.txt`).
+    #[test]
+    fn pins_are_the_versions_the_tests_install() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let package: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("package.json")).unwrap())
+                .unwrap();
+        let requirements =
+            std::fs::read_to_string(root.join("tests/agents-requirements.txt")).unwrap();
+        for kind in AgentKind::ALL {
+            let cli = cli(kind, &AgentOptions::default());
+            let hint = cli.install_hint();
+            let Some(pin) = cli.pinned_version() else {
+                assert_eq!(kind, AgentKind::Cursor, "{kind} has no pin in {hint:?}");
+                continue;
+            };
+            if let Some(spec) = hint.strip_prefix("npm install -g ") {
+                let (package_name, _) = spec.rsplit_once('@').unwrap();
+                assert_eq!(
+                    package["dependencies"][package_name].as_str(),
+                    Some(pin),
+                    "{kind}: package.json pins another version than {hint:?}"
+                );
+            } else if let Some(spec) = hint.strip_prefix("pip install ") {
+                assert!(
+                    requirements.lines().any(|l| l.trim() == spec),
+                    "{kind}: tests/agents-requirements.txt lacks {spec}"
+                );
+            } else {
+                panic!("{kind}: no pinned install in {hint:?}");
+            }
+        }
+        assert_eq!(
+            super::super::pin_of("curl https://x/install -fsS | bash"),
+            None
+        );
+        assert_eq!(super::super::pin_of("pip install a==1.2"), Some("1.2"));
+    }
+
     #[test]
     fn every_entry_describes_its_own_kind() {
         for kind in AgentKind::ALL {

@@ -54,9 +54,13 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
         return Err(CliError::MissingTranscripts { missing });
     }
     let mut parsed = Vec::new();
-    for (spec, path) in pairs {
+    for (mut spec, path) in pairs {
         let test_started = Instant::now();
         let transcript = transcript::parse_file(&path)?;
+        if let Some(asked) = args.agent {
+            check_written_by(&path, &transcript, asked)?;
+            spec.agent.kind = asked;
+        }
         output::report_transcript_warnings(&redactor, &path, &transcript);
         parsed.push((spec, transcript, test_started));
     }
@@ -81,8 +85,14 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
         let graded = parsed.into_iter().map(|(spec, transcript, test_started)| {
             let (judge, cancel) = (&judge, &cancel);
             async move {
-                crate::run::evaluate_transcript(&spec, transcript, judge, cancel, test_started)
-                    .await
+                let mut result =
+                    crate::run::evaluate_transcript(&spec, transcript, judge, cancel, test_started)
+                        .await;
+                // `-a` says which agent wrote it; a transcript alone does not.
+                if args.agent.is_some() {
+                    result.agent_id = Some(spec.agent.kind);
+                }
+                result
             }
         });
         futures_util::future::join_all(graded).await
@@ -117,4 +127,27 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     });
     output::write_reports(&results, args.json.as_deref(), &args.reports)?;
     Ok(Outcome::of(results.all_passed()))
+}
+
+/// `-a AGENT`: the transcript must be in a format `asked` writes. A transcript read as
+/// another agent's would name its tools in that agent's words, and `-a` must not let it
+/// pass as something it is not.
+///
+/// # Errors
+/// [`CliError::WrongAgent`] naming both agents.
+fn check_written_by(
+    path: &std::path::Path,
+    transcript: &transcript::Transcript,
+    asked: crate::agent::AgentKind,
+) -> Result<(), CliError> {
+    let written_by = transcript.format.agent();
+    if written_by == Some(asked) {
+        return Ok(());
+    }
+    Err(CliError::WrongAgent {
+        transcript: path.to_owned(),
+        format: transcript.format.name(),
+        written_by,
+        asked,
+    })
 }

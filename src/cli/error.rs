@@ -86,6 +86,21 @@ pub enum CliError {
         /// (test file, the transcript path expected beside it).
         missing: Vec<(String, String)>,
     },
+    /// A directory given to run in (`-w DIR`) is missing.
+    #[error(transparent)]
+    Workspace(#[from] crate::workspace::WorkspaceError),
+    /// `analyze -a AGENT` with a transcript another agent wrote.
+    #[error("{} is a {format} transcript, written by {}, not by {asked}", transcript.display(), written_by.map_or_else(|| "an agent aptitude does not run".to_owned(), |k| k.to_string()))]
+    WrongAgent {
+        /// The transcript.
+        transcript: PathBuf,
+        /// Its format's name.
+        format: &'static str,
+        /// The agent that writes that format.
+        written_by: Option<crate::agent::AgentKind>,
+        /// The agent `-a` names.
+        asked: crate::agent::AgentKind,
+    },
     /// A transcript could not be read or is in no known format.
     #[error(transparent)]
     Transcript(#[from] crate::transcript::TranscriptError),
@@ -173,6 +188,12 @@ impl CliError {
                 text
             }
             Self::Reports { problems } => problems.iter().map(|p| error_line(p)).collect(),
+            Self::WrongAgent { asked, .. } => {
+                error_line(&self.to_string())
+                    + &format!(
+                        "hint: pass the transcript {asked} wrote, or leave out -a: the format is detected from the content\n"
+                    )
+            }
             Self::Interrupted { also } => {
                 also.as_ref().map(|e| e.render()).unwrap_or_default()
                     + &error_line(&self.to_string())

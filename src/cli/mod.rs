@@ -5,12 +5,14 @@
 //! invalid input (a test file, a transcript, an argument); `130` interrupted (SIGINT,
 //! SIGTERM or SIGHUP).
 
+mod agents;
 mod analyze;
 pub mod error;
 mod init;
 mod inspect;
 mod log;
 mod output;
+mod prompt_log;
 mod publish;
 mod run;
 mod settings;
@@ -68,6 +70,53 @@ pub enum Command {
     /// Scaffold a first test of the repository's AGENTS.md/CLAUDE.md and a workflow that
     /// runs it on pull requests; never overwrites a file.
     Init(InitArgs),
+    /// List every agent: whether it is installed, at which version against the one
+    /// aptitude is tested with, and whether its credentials are there (names only).
+    Agents(AgentsArgs),
+    /// Run an agent once on a prompt, in a copy of a directory, and print the tool calls
+    /// it made: the quickest way to see what to assert.
+    Log(LogArgs),
+}
+
+/// `aptitude agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// An agent's binary, as NAME=PATH (repeatable). Default: $APTITUDE_<NAME>_BIN, else
+    /// the agent's program on PATH.
+    #[arg(long = "agent-bin", value_name = "NAME=PATH", value_parser = settings::parse_agent_pair)]
+    pub agent_bin: Vec<(crate::agent::AgentKind, String)>,
+}
+
+/// `aptitude log`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The prompt.
+    pub prompt: String,
+    /// The directory copied for the run; the agent works in the copy.
+    #[arg(
+        long,
+        short = 'w',
+        visible_alias = "workdir",
+        default_value = ".",
+        value_name = "DIR"
+    )]
+    pub workspace: PathBuf,
+    /// The agent that runs the prompt (`aptitude agents` lists them).
+    #[arg(long, short = 'a', default_value = "claude", value_name = "AGENT",
+          value_parser = settings::parse_agent)]
+    pub agent: crate::agent::AgentKind,
+    /// The model, passed to the agent.
+    #[arg(long, short = 'm', value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The run's time limit ("30s", "5m").
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Keep the workspace copy and print where it is.
+    #[arg(long)]
+    pub keep_workspace: bool,
+    /// Agent binaries, endpoints and version pins.
+    #[command(flatten)]
+    pub agents: settings::AgentArgs,
 }
 
 /// `aptitude init`.
@@ -186,9 +235,12 @@ pub struct RunArgs {
     /// Timeout for tests that set none ("30s", "5m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// Run every test in a copy of DIR instead of its own workspace.
+    #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// The agents for tests that name none, comma-separated (default: claude); each test
     /// runs once per agent.
-    #[arg(long, value_name = "AGENT,...", value_delimiter = ',', value_parser = settings::parse_agent)]
+    #[arg(long, short = 'a', value_name = "AGENT,...", value_delimiter = ',', value_parser = settings::parse_agent)]
     pub agent: Vec<crate::agent::AgentKind>,
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
@@ -304,7 +356,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Forms:
-  aptitude analyze TEST_FILE TRANSCRIPT   one test against one transcript
+  aptitude analyze TEST_FILE TRANSCRIPT   one test against one transcript (-a AGENT: the agent
+                                          that wrote it)
   aptitude analyze PATHS...               every test found, each against its recorded transcript:
                                           x.aptitude.yaml is paired with x.transcript.jsonl (or .json)
                                           in the same directory
@@ -319,6 +372,11 @@ pub struct AnalyzeArgs {
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The agent that wrote the transcripts: one in another agent's format is an error,
+    /// and each test is judged as run by this agent (its reviews graded by it unless they
+    /// name their own grader).
+    #[arg(long, short = 'a', value_name = "AGENT", value_parser = settings::parse_agent)]
+    pub agent: Option<crate::agent::AgentKind>,
     /// The agents that grade `stdout` reviews: binaries, endpoints, version pins.
     #[command(flatten)]
     pub agents: settings::AgentArgs,
@@ -379,6 +437,8 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => shards::merge(&args),
         Command::Publish(args) => publish::publish_command(&args),
         Command::Init(args) => init::init(&args),
+        Command::Agents(args) => agents::agents(&args),
+        Command::Log(args) => prompt_log::log(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

@@ -109,10 +109,15 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     code
 }
 
-/// The tests of `args.paths`, one per variant and agent asked for; a load error stops
-/// here, before any agent runs.
+/// The tests of `args.paths`, one per variant and agent asked for, each in `-w DIR` when
+/// given; a load error stops here, before any agent runs.
 fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
     let bootstrap = Redactor::from_process_env([]);
+    let workspace = args
+        .workspace
+        .as_deref()
+        .map(super::settings::workspace_override)
+        .transpose()?;
     let files = output::discover_tests(&args.paths)?;
     let report = spec::load_files(&files);
     output::check_load_errors(&bootstrap, &report, files.len())?;
@@ -121,6 +126,12 @@ fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
         .iter()
         .flat_map(|s| s.per_variant(&args.variant))
         .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
+        .map(|mut s| {
+            if let Some(dir) = &workspace {
+                s.workspace = Some(dir.clone());
+            }
+            s
+        })
         .collect())
 }
 

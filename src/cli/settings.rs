@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
@@ -12,6 +12,7 @@ use clap::Args;
 use crate::agent::registry::{self, AgentOptions};
 use crate::agent::{Agent, AgentKind, AgentSettings, claude::PermissionMode};
 use crate::spec::{AssertionKind, TestSpec};
+use crate::workspace::WorkspaceError;
 
 /// Flags that choose and configure agents (`run`, `analyze`).
 #[derive(Debug, Args, Default)]
@@ -43,7 +44,7 @@ pub struct AgentArgs {
 }
 
 /// `NAME=VALUE` with a known agent name.
-fn parse_agent_pair(s: &str) -> Result<(AgentKind, String), String> {
+pub(super) fn parse_agent_pair(s: &str) -> Result<(AgentKind, String), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=VALUE, e.g. codex={s}"))?;
@@ -125,6 +126,18 @@ impl AgentSetup {
     /// The version `kind` is pinned to by `--agent-version`, if any.
     pub fn pin(&self, kind: AgentKind) -> Option<&str> {
         self.pins.get(&kind).map(String::as_str)
+    }
+}
+
+/// The directory `-w/--workspace` names, absolute, so that it means the same for every
+/// test whatever its file's directory.
+///
+/// # Errors
+/// [`WorkspaceError::Missing`] when it is not a directory.
+pub fn workspace_override(dir: &Path) -> Result<PathBuf, WorkspaceError> {
+    match std::fs::canonicalize(dir) {
+        Ok(abs) if abs.is_dir() => Ok(abs),
+        _ => Err(WorkspaceError::Missing(dir.to_owned())),
     }
 }
 

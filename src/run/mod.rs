@@ -31,6 +31,7 @@ pub mod reuse;
 mod schedule;
 pub mod shard;
 mod shell;
+pub mod single;
 
 use std::sync::Arc;
 use std::time::Duration;

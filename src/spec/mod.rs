@@ -143,6 +143,37 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
+    /// A test written in code instead of a file (the fluent API's `prompt()`, `aptitude
+    /// log`): `prompt` run by `agent` in a copy of `workspace` (a directory, absolute or
+    /// relative to the current directory), with no assertions yet. `name` names it in
+    /// results and stands in for the test file.
+    pub fn for_prompt(name: &str, prompt: &str, agent: AgentKind, workspace: PathBuf) -> Self {
+        TestSpec {
+            file: PathBuf::from(name),
+            name: name.to_owned(),
+            description: None,
+            prompt: prompt.to_owned(),
+            agent: AgentTarget::new(agent),
+            agents: vec![AgentTarget::new(agent)],
+            workspace: Some(workspace),
+            workspace_git: false,
+            setup: Vec::new(),
+            env: BTreeMap::new(),
+            inputs: Vec::new(),
+            timeout: None,
+            max_turns: None,
+            model: None,
+            runs: None,
+            min_pass: None,
+            mcp_servers: McpServers::default(),
+            plugins: Vec::new(),
+            assertions: Vec::new(),
+            variants: Vec::new(),
+            variant: None,
+            shard_runs: None,
+        }
+    }
+
     /// How many runs the test gets: its `runs:`, else `default` (the run's `--runs`), at
     /// least 1.
     pub fn runs_or(&self, default: u32) -> u32 {

@@ -211,6 +211,28 @@ impl Transcript {
         }
     }
 
+    /// A complete transcript of `calls` alone, nothing lost, ending with `final_text`: how
+    /// a bare list of tool calls is read (the fluent API's `expect(&calls)`). The format
+    /// is Claude Code's stream, the one agent that upstream's lists of calls came from.
+    pub fn of_calls(calls: Vec<ToolCall>, final_text: Option<String>) -> Self {
+        Transcript {
+            format: Format::ClaudeStreamJson,
+            session_id: None,
+            agent_version: None,
+            model: None,
+            tool_calls: calls,
+            final_text,
+            usage: Usage::default(),
+            outcome: Outcome::Completed,
+            runs: 1,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            lost: Lost::default(),
+            records_only: None,
+            skills: None,
+        }
+    }
+
     /// All warnings, counting those not kept.
     pub fn warning_count(&self) -> u64 {
         self.warnings_total.max(self.warnings.len() as u64)
@@ -382,6 +404,29 @@ impl Format {
     }
 }
 
+impl Format {
+    /// The agent whose CLI writes this format (`analyze -a AGENT` checks a transcript
+    /// against it); `None` for a CLI aptitude does not run (Auggie).
+    pub fn agent(self) -> Option<crate::spec::agent_kind::AgentKind> {
+        use crate::spec::agent_kind::AgentKind;
+        Some(match self {
+            Format::ClaudeSession | Format::ClaudeStreamJson => AgentKind::Claude,
+            Format::QwenStreamJson | Format::QwenSession => AgentKind::Qwen,
+            Format::CodexExecJson | Format::CodexRollout => AgentKind::Codex,
+            Format::GeminiStreamJson
+            | Format::GeminiSession
+            | Format::GeminiChat
+            | Format::GeminiJson => AgentKind::Gemini,
+            Format::CopilotJson | Format::CopilotSession => AgentKind::Copilot,
+            Format::OpencodeJson | Format::OpencodeSession => AgentKind::Opencode,
+            Format::PiJson | Format::PiSession => AgentKind::Pi,
+            Format::CursorStreamJson => AgentKind::Cursor,
+            Format::AiderChat => AgentKind::Aider,
+            Format::AuggieJson | Format::AuggieSession => return None,
+        })
+    }
+}
+
 /// The agent attribution of calls made by the main agent (not a subagent).
 pub const MAIN_AGENT: &str = "main";
 
@@ -423,13 +468,13 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// A call of `name` (canonical name looked up) with `input` by the main agent, with no
-    /// result yet: the starting point of assertion unit tests.
-    #[cfg(test)]
-    pub(crate) fn for_test(id: &str, name: &str, input: serde_json::Value) -> Self {
+    /// A call of `name` (canonical name looked up: `read_file` is `Read`) with `input` by
+    /// the main agent, with no id and no result: a call written by hand, as in a list given
+    /// to the fluent API's `expect(&calls)`.
+    pub fn new(name: &str, input: serde_json::Value) -> Self {
         ToolCall {
             params: None,
-            id: id.into(),
+            id: String::new(),
             name: name.into(),
             canonical: crate::spec::tools::canonical_tool_name(name).into_owned(),
             input,
@@ -438,8 +483,18 @@ impl ToolCall {
             exit_code: None,
             stdout: None,
             stderr: None,
-            agent: "main".into(),
+            agent: MAIN_AGENT.into(),
             timestamp: None,
+        }
+    }
+
+    /// A call of `name` (canonical name looked up) with `input` by the main agent, with no
+    /// result yet: the starting point of assertion unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(id: &str, name: &str, input: serde_json::Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            ..ToolCall::new(name, input)
         }
     }
 
