@@ -68,11 +68,7 @@ impl ReportArgs {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("can not create {}: {e}", parent.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| format!("can not write {}: {e}", path.display()))
+    crate::shared::files::write_output(path, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// Writes the results JSON and every report asked for; what could not be written is

@@ -59,11 +59,9 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
         path: path.to_owned(),
         source,
     };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
     let text = serde_json::to_string_pretty(results).map_err(|e| io(std::io::Error::other(e)))?;
-    std::fs::write(path, text + "\n").map_err(io)
+    crate::shared::files::write_output(path, (text + "\n").as_bytes())
+        .map_err(|e| io(std::io::Error::other(e.to_string())))
 }
 
 /// Reads a results file, checking its schema version first (a file of another version

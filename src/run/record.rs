@@ -32,22 +32,9 @@ pub(super) fn record_atomically(
     text: &str,
     before: Option<FileIdentity>,
 ) -> (String, Option<FileIdentity>) {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let written = tempfile::Builder::new()
-        .prefix(".aptitude-record-")
-        .tempfile_in(dir)
-        .and_then(|mut tmp| {
-            tmp.write_all(text.as_bytes())?;
-            tmp.as_file().sync_all()?;
-            Ok(tmp)
-        });
     let replaced = file_identity(path).is_some_and(|now| Some(now) != before);
-    match written.and_then(|tmp| tmp.persist(path).map_err(|e| e.error)) {
-        Ok(_) => {
+    match crate::shared::files::write_output(path, text.as_bytes()) {
+        Ok(()) => {
             let identity = file_identity(path);
             let said = if replaced {
                 format!(
@@ -59,10 +46,7 @@ pub(super) fn record_atomically(
             };
             (said, identity)
         }
-        Err(e) => (
-            format!("not recorded: can not write {}: {e}", path.display()),
-            None,
-        ),
+        Err(e) => (format!("not recorded: {e}"), None),
     }
 }
 

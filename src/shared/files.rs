@@ -396,9 +396,114 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
         })
 }
 
+/// Why an output file was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The path is a symbolic link: aptitude never writes through one (a link planted at
+    /// an output path would send the report anywhere).
+    #[error("refusing to write {}: it is a symbolic link (to {}); remove it or name another file", path.display(), target.display())]
+    Link {
+        /// The output path.
+        path: PathBuf,
+        /// Where the link points.
+        target: PathBuf,
+    },
+    /// The path exists and is not a regular file (a FIFO would block the writer).
+    #[error("refusing to write {}: it is {kind}, not a regular file", path.display())]
+    NotAFile {
+        /// The output path.
+        path: PathBuf,
+        /// What it is, in words.
+        kind: &'static str,
+    },
+    /// The file or its directory could not be written.
+    #[error("can not write {}: {source}", path.display())]
+    Io {
+        /// The output path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Writes an output file (results, a report, a recorded transcript) safely: never through
+/// a link and never into a FIFO or device at the path, and atomically (a temp file in the
+/// same directory renamed over the path, so a reader never sees half a file and a link
+/// made at the path meanwhile is replaced, not followed). Creates the directory.
+///
+/// # Errors
+/// [`OutputError`] saying what is at the path, or why it could not be written.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    use std::io::Write;
+    let io = |source| OutputError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Err(OutputError::Link {
+                path: path.to_owned(),
+                target: std::fs::read_link(path).unwrap_or_default(),
+            });
+        }
+        if !kind.is_file() {
+            return Err(OutputError::NotAFile {
+                path: path.to_owned(),
+                kind: kind_name(&meta),
+            });
+        }
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".aptitude-output-")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_are_never_written_through_a_link_or_into_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "untouched").unwrap();
+        let link = dir.path().join("junit.xml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = write_output(&link, b"report").unwrap_err().to_string();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+        let fifo = dir.path().join("fifo.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let err = write_output(&fifo, b"{}").unwrap_err().to_string();
+        assert!(err.contains("FIFO"), "{err}");
+        let plain = dir.path().join("sub/results.json");
+        write_output(&plain, b"{}").unwrap();
+        write_output(&plain, b"{\"again\":1}").unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "{\"again\":1}");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["results.json"], "no temp file left");
+    }
     use std::os::unix::fs::symlink;
 
     #[test]

@@ -6,6 +6,13 @@
 //! the task and the answer, so different answers never share a grade. Only grades are
 //! stored: a failed grading (an error) is never cached. A file that can not be read is a
 //! miss, never an error.
+//!
+//! Entries are sealed: each records what produced it (the key of its request and
+//! aptitude's version) and an HMAC-SHA256 of both and the entry under a secret kept in
+//! the cache directory (`.secret`, mode 0600, made on first use). An entry planted by
+//! anything that does not hold the secret — an agent that computed a key from the public
+//! prompt template and wrote a 10/10 grade — fails its check and is a miss. (Sandboxed
+//! agents can not reach the cache directory at all; the seal also covers `--sandbox off`.)
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +33,19 @@ pub struct CachedGrade {
     pub agent: String,
     /// The grading model, when one was named.
     pub model: Option<String>,
+}
+
+/// One cache file: the entry (JSON), what produced it, and its seal.
+#[derive(Debug, Serialize, Deserialize)]
+struct Sealed {
+    /// The key it is stored under (the SHA-256 of its grading request).
+    key: String,
+    /// The aptitude version that stored it.
+    aptitude: String,
+    /// The entry, as JSON text (sealed byte for byte).
+    entry: String,
+    /// HMAC-SHA256 (hex) of the cache version, key, version and entry.
+    seal: String,
 }
 
 /// The on-disk cache.
@@ -77,6 +97,54 @@ impl Cache {
         self.get_as(key)
     }
 
+    /// The cache's secret, made (32 random bytes, hex, mode 0600) when `create`.
+    fn secret(&self, create: bool) -> Option<Vec<u8>> {
+        let path = self.dir.join(".secret");
+        if let Ok(text) = crate::shared::files::read_capped(&path, 1024) {
+            let hex = String::from_utf8_lossy(&text).trim().to_owned();
+            return (hex.len() >= 64).then(|| hex.into_bytes());
+        }
+        if !create {
+            return None;
+        }
+        let mut random = [0u8; 32];
+        use std::io::Read;
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut random))
+            .ok()?;
+        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(hex.as_bytes()));
+        match made {
+            Ok(()) => Some(hex.into_bytes()),
+            // Another process made it first: take its secret.
+            Err(_) => self.secret(false),
+        }
+    }
+
+    /// The seal of `entry` (JSON) stored under `key`.
+    fn seal(secret: &[u8], key: &str, aptitude: &str, entry: &str) -> String {
+        use hmac::Mac;
+        let Ok(mut mac) = hmac::Hmac::<Sha256>::new_from_slice(secret) else {
+            return String::new();
+        };
+        for part in [CACHE_VERSION, key, aptitude, entry] {
+            mac.update(part.as_bytes());
+            mac.update(&[0u8]);
+        }
+        mac.finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// Stores a grade (atomically: a temp file renamed into place). Failures are ignored:
     /// a cache that can not be written only costs a call next time.
     pub fn put(&self, key: &str, grade: &CachedGrade) {
@@ -86,8 +154,15 @@ impl Cache {
     /// The stored entry for `key` read as a `T` (a grade, extracted claims), if any; an
     /// entry of another shape is a miss.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        serde_json::from_str(&text).ok()
+        let text = crate::shared::files::read_capped(&self.path(key), 1 << 20).ok()?;
+        let sealed: Sealed = serde_json::from_slice(&text).ok()?;
+        let secret = self.secret(false)?;
+        let expected = Self::seal(&secret, key, &sealed.aptitude, &sealed.entry);
+        if sealed.key != key || expected.is_empty() || sealed.seal != expected {
+            tracing::debug!(key, "judge cache: an entry without a valid seal is a miss");
+            return None;
+        }
+        serde_json::from_str(&sealed.entry).ok()
     }
 
     /// Stores any entry, like [`Cache::put`].
@@ -95,7 +170,17 @@ impl Cache {
         if std::fs::create_dir_all(&self.dir).is_err() {
             return;
         }
-        let Ok(text) = serde_json::to_string_pretty(grade) else {
+        let (Ok(entry), Some(secret)) = (serde_json::to_string(grade), self.secret(true)) else {
+            return;
+        };
+        let aptitude = env!("CARGO_PKG_VERSION").to_owned();
+        let sealed = Sealed {
+            key: key.to_owned(),
+            seal: Self::seal(&secret, key, &aptitude, &entry),
+            aptitude,
+            entry,
+        };
+        let Ok(text) = serde_json::to_string_pretty(&sealed) else {
             return;
         };
         let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
@@ -129,5 +214,51 @@ mod tests {
         assert_eq!(cache.get(&key), Some(grade));
         std::fs::write(cache.path(&key), "garbage").unwrap();
         assert_eq!(cache.get(&key), None, "an unreadable entry is a miss");
+    }
+
+    #[test]
+    fn a_planted_grade_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().join("judge"));
+        let key = Cache::key("claude", None, "grade this answer");
+        let honest = CachedGrade {
+            score: 3,
+            reasoning: "wrong".into(),
+            agent: "claude".into(),
+            model: None,
+        };
+        cache.put(&key, &honest);
+        assert_eq!(cache.get(&key), Some(honest.clone()));
+        // The attack of #24: the key computed from the public prompt template, a 10/10
+        // grade written in the old plain form, then in the sealed form with a made-up seal.
+        let planted = CachedGrade {
+            score: 10,
+            ..honest.clone()
+        };
+        std::fs::write(cache.path(&key), serde_json::to_string(&planted).unwrap()).unwrap();
+        assert_eq!(cache.get(&key), None, "an unsealed entry");
+        let forged = Sealed {
+            key: key.clone(),
+            aptitude: env!("CARGO_PKG_VERSION").into(),
+            entry: serde_json::to_string(&planted).unwrap(),
+            seal: "0".repeat(64),
+        };
+        std::fs::write(cache.path(&key), serde_json::to_string(&forged).unwrap()).unwrap();
+        assert_eq!(cache.get(&key), None, "a wrong seal");
+        // A sealed entry moved under another key is a miss too.
+        cache.put(&key, &honest);
+        let other = Cache::key("claude", None, "another answer");
+        std::fs::copy(cache.path(&key), cache.path(&other)).unwrap();
+        assert_eq!(
+            cache.get(&other),
+            None,
+            "an entry under a key that did not make it"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(cache.dir().join(".secret"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
