@@ -93,7 +93,13 @@ struct TestView {
     repeat: Option<String>,
     /// Repeated tests: each run, with its own timeline.
     runs: Vec<RunView>,
+    /// How the run was fenced in (`bubblewrap 0.8.0`, `not sandboxed`), and what the
+    /// sandbox proved before the agent started: (held, what was tried, what happened).
+    sandbox: Option<(String, Vec<SandboxCheck>)>,
 }
+
+/// One check of a run's sandbox proof: whether it held, what was tried, what happened.
+type SandboxCheck = (bool, String, String);
 
 /// One run of a repeated test.
 struct RunView {
@@ -130,6 +136,8 @@ struct RowView {
 struct Report {
     title: String,
     subtitle: String,
+    /// The run's sandbox, in words, and whether a run was unsandboxed (a warning).
+    sandbox: Option<(String, bool)>,
     stats: Vec<Stat>,
     rows: Vec<RowView>,
     /// Suites above [`INLINE_MAX_TESTS`]: each test's details, gzip then base64, one line
@@ -456,6 +464,19 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             .and_then(|tr| tr.final_text.as_deref())
             .map(cut),
         workspace: t.workspace.clone(),
+        sandbox: t.sandbox.as_ref().map(|sb| {
+            let mode = if sb.is_off() {
+                "not sandboxed (--sandbox off): the agent saw the host as aptitude does".to_owned()
+            } else {
+                sb.mode.clone()
+            };
+            let checks = sb
+                .verified
+                .iter()
+                .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
+                .collect();
+            (mode, checks)
+        }),
         repeat: t.repeat.as_ref().map(|r| {
             let mut parts = vec![r.headline()];
             parts.extend(r.rate_phrase());
@@ -625,6 +646,10 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
     let (rows, lazy) = rows(&results.tests)?;
     let report = Report {
         title: crate::report::markdown::plain_title(results),
+        sandbox: s
+            .sandbox
+            .as_ref()
+            .map(|sb| (sb.phrase(), sb.any_unsandboxed())),
         subtitle: format!(
             "aptitude {} · {}",
             results.aptitude_version,

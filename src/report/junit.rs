@@ -106,6 +106,15 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         case.properties
             .push(quick_junit::Property::new("reused", r.from.as_str()));
     }
+    if let Some(sandbox) = &test.sandbox {
+        let value = if sandbox.is_off() {
+            "not sandboxed (--sandbox off)".to_owned()
+        } else {
+            sandbox.mode.clone()
+        };
+        case.properties
+            .push(quick_junit::Property::new("sandbox", value));
+    }
     if let Some(r) = &test.repeat {
         case.properties
             .push(quick_junit::Property::new("runs", r.headline()));
@@ -218,7 +227,13 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
         };
         suites[index].1.add_test_case(case(test, several_agents));
     }
+    let sandbox = results.summary.sandbox.as_ref().map(|s| s.phrase());
     for (_, mut suite) in suites {
+        if let Some(phrase) = &sandbox {
+            suite
+                .properties
+                .push(quick_junit::Property::new("sandbox", phrase.as_str()));
+        }
         let total: u64 = suite
             .test_cases
             .iter()

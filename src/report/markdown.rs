@@ -186,6 +186,14 @@ pub fn status_line(results: &Results) -> String {
         extra.push_str(" · ");
         extra.push_str(&crate::report::terminal::budget_phrase(b));
     }
+    if let Some(sandbox) = &s.sandbox {
+        let mark = if sandbox.any_unsandboxed() {
+            "⚠️"
+        } else {
+            "🔒"
+        };
+        extra.push_str(&format!("\n\n{mark} {}", sandbox.phrase()));
+    }
     format!(
         "**{} test{}**: {} · **assertions**: {} · {} · {}{extra}",
         s.total,

@@ -137,8 +137,23 @@ fn render_headline(out: &mut String, test: &TestResult) {
 }
 
 /// Why the test could not be decided: its error, why it was skipped, retries, broken
-/// transcript lines.
+/// transcript lines; and a run made without the sandbox.
 fn render_problems(out: &mut String, test: &TestResult) {
+    if test
+        .sandbox
+        .as_ref()
+        .is_some_and(crate::sandbox::Record::is_off)
+    {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(YELLOW, "⚠"),
+            paint(
+                YELLOW,
+                "not sandboxed (--sandbox off): the agent saw the host as aptitude does"
+            )
+        );
+    }
     if let Some(error) = &test.error {
         let error = match test.error_kind {
             Some(kind) => format!("[{}] {error}", kind.word()),
@@ -306,8 +321,19 @@ pub fn render_summary(summary: &Summary) -> String {
             text
         });
     }
+    let sandbox = summary
+        .sandbox
+        .as_ref()
+        .map(|s| {
+            if s.any_unsandboxed() {
+                format!("{}\n", paint(YELLOW.bold(), &format!("⚠ {}", s.phrase())))
+            } else {
+                format!("{}\n", paint(DIM, &s.phrase()))
+            }
+        })
+        .unwrap_or_default();
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n",
+        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n{sandbox}",
         summary.total,
         parts.join(", "),
         assertion_parts.join(", "),

@@ -248,6 +248,81 @@ pub struct Summary {
     /// Tests whose agent did not run: their runs were taken from a baseline (`--reuse`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reused: u32,
+    /// How the agents' runs were fenced in; absent when no agent ran (and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSummary>,
+}
+
+/// The runs' sandboxes in a run: how many were fenced in and proved their fence, how many
+/// ran without one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SandboxSummary {
+    /// The sandbox the fenced runs used (`bubblewrap 0.8.0`); empty when none was.
+    pub mode: String,
+    /// Runs fenced in whose every check held before the agent started.
+    pub proved: u32,
+    /// Runs made with the sandbox off (`--sandbox off`).
+    pub unsandboxed: u32,
+    /// The most checks one run's proof made.
+    pub checks: u32,
+}
+
+impl SandboxSummary {
+    /// The runs of `tests` (each run of a repeated test) that reached their agent.
+    pub fn of(tests: &[TestResult]) -> Option<SandboxSummary> {
+        let mut s = SandboxSummary::default();
+        let runs = tests.iter().flat_map(|t| {
+            if t.runs.is_empty() {
+                std::slice::from_ref(t)
+            } else {
+                t.runs.as_slice()
+            }
+        });
+        let mut any = false;
+        for record in runs.filter_map(|r| r.sandbox.as_ref()) {
+            any = true;
+            if record.is_off() {
+                s.unsandboxed += 1;
+            } else if !record.verified.is_empty() && record.verified.iter().all(|c| c.held) {
+                s.proved += 1;
+                s.checks = s.checks.max(record.verified.len() as u32);
+                if s.mode.is_empty() {
+                    s.mode = record.mode.clone();
+                }
+            }
+        }
+        any.then_some(s)
+    }
+
+    /// Whether some run was made without the sandbox.
+    pub fn any_unsandboxed(&self) -> bool {
+        self.unsandboxed > 0
+    }
+
+    /// The sentence every report shows: `sandboxed (bubblewrap 0.8.0): every run proved its
+    /// fence before the agent started (7 checks)`, or `not sandboxed: 2 of 3 runs ran
+    /// without the sandbox (--sandbox off)`.
+    pub fn phrase(&self) -> String {
+        let total = self.proved + self.unsandboxed;
+        if self.unsandboxed > 0 {
+            format!(
+                "not sandboxed: {} of {total} run{} ran without the sandbox (--sandbox off): the agent saw the host as aptitude does",
+                self.unsandboxed,
+                if total == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                "sandboxed ({}): {} proved its fence before the agent started ({} checks)",
+                self.mode,
+                if self.proved == 1 {
+                    "the run"
+                } else {
+                    "every run"
+                },
+                self.checks
+            )
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -319,6 +394,7 @@ impl Summary {
     pub fn of(tests: &[TestResult], duration_ms: u64) -> Self {
         let mut s = Summary {
             duration_ms,
+            sandbox: SandboxSummary::of(tests),
             ..Summary::default()
         };
         for t in tests {

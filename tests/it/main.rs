@@ -27,6 +27,7 @@ mod repeats;
 mod reports;
 mod reuse;
 mod run;
+mod sandbox;
 mod skills;
 mod suite;
 mod support;
