@@ -229,13 +229,10 @@ fn rests_on_absence(kind: &AssertionKind) -> bool {
 }
 
 /// Whether a tool (or skill) assertion's pass rests on calls *not* being there.
+/// (`called_after`/`called_before` do not: a call after the first B stays after it
+/// whatever calls were lost.)
 fn tool_rests_on_absence(t: &crate::spec::ToolAssertion) -> bool {
-    !t.called
-        || t.max_calls.is_some()
-        || t.call_count.is_some()
-        || t.called_after.is_some()
-        || t.called_before.is_some()
-        || !t.positional.is_empty()
+    !t.called || t.max_calls.is_some() || t.call_count.is_some() || !t.positional.is_empty()
 }
 
 /// A review's result from its verdict (seed 000's display:

@@ -579,9 +579,9 @@ pub struct ToolAssertion {
     pub min_calls: Option<u32>,
     /// `max_calls:` — at most this many matching calls.
     pub max_calls: Option<u32>,
-    /// `called_after:` — the first matching call comes after the first call of this tool.
+    /// `called_after:` — some matching call comes after the first call of this tool.
     pub called_after: Option<NameMatcher>,
-    /// `called_before:` — the first matching call comes before the first call of this tool.
+    /// `called_before:` — some matching call comes before the last call of this tool.
     pub called_before: Option<NameMatcher>,
     /// `nth_call_params:` (1-based), `first_call_params:` (as index 1) and
     /// `last_call_params:` (as [`CallIndex::Last`]): the tool's n-th call must match.
