@@ -432,7 +432,7 @@ impl Order {
         let other = if after {
             of_other.next()?
         } else {
-            of_other.last()?
+            of_other.next_back()?
         };
         let witness = if after {
             matching.iter().map(|(i, _)| *i).find(|i| *i > other)

@@ -25,8 +25,11 @@ use std::time::Duration;
 use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
+pub use load::discovery::{Discovered, DiscoveryError, discover_tests, load_discovery_file};
 pub use load::suite::{load_suite_file, load_suite_str};
-pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
+pub use load::{
+    LoadOptions, LoadReport, load_file, load_files, load_files_with, load_str, suite_defaults,
+};
 pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 

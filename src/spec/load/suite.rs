@@ -204,6 +204,9 @@ impl Ctx {
     fn suite_keys(&mut self, fields: &Fields<'_>) {
         let entries = fields.entries;
         for (key, _) in entries {
+            if super::discovery::misplaced_in_suite(self, key) {
+                continue;
+            }
             if TEST_ONLY_KEYS.contains(&key.name.as_str()) {
                 self.push(
                     Diagnostic::new(
@@ -223,7 +226,10 @@ impl Ctx {
         }
         let unknown: Vec<(super::super::node::Key, Node)> = entries
             .iter()
-            .filter(|(k, _)| !TEST_ONLY_KEYS.contains(&k.name.as_str()))
+            .filter(|(k, _)| {
+                !TEST_ONLY_KEYS.contains(&k.name.as_str())
+                    && !super::super::discover::DISCOVERY_KEYS.contains(&k.name.as_str())
+            })
             .cloned()
             .collect();
         self.unknown_keys(
