@@ -321,29 +321,6 @@ fn apply_overrides(config: &mut DiscoveryConfig, overrides: &DiscoveryOverrides)
     }
 }
 
-/// Reports discovery keys written in `aptitude.yaml` (they belong in `.aptitude.yaml`);
-/// true for a key that is one.
-pub(super) fn misplaced_in_suite(ctx: &mut Ctx, key: &super::super::node::Key) -> bool {
-    if !DISCOVERY_KEYS.contains(&key.name.as_str()) {
-        return false;
-    }
-    ctx.push(
-        Diagnostic::new(
-            key.pos,
-            format!(
-                "`{}` is discovery configuration: `aptitude.yaml` gives defaults to tests, \
-                 it does not choose them",
-                key.name
-            ),
-        )
-        .label("discovery key")
-        .hint(
-            "write it in `.aptitude.yaml` (with a leading dot), which says which files are tests",
-        ),
-    );
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
