@@ -264,15 +264,27 @@ fn param<'a>(call: &'a ToolCall, key: &str) -> Option<&'a Value> {
 
 /// Whether every parameter matches: by the author's reading, or (`guard`) by any reading.
 fn params_match(params: &[ParamMatcher], call: &ToolCall, guard: bool) -> bool {
-    params.iter().all(|p| {
-        param(call, &p.key).is_some_and(|v| {
-            if guard {
-                p.matcher.matches_guard(v)
-            } else {
-                p.matcher.matches(v)
-            }
-        })
-    })
+    params
+        .iter()
+        .all(|p| param(call, &p.key).is_some_and(|v| value_matches(p, call, v, guard)))
+}
+
+/// Whether one parameter's value matches. The `skill` of a `Skill` call also matches when
+/// written as the slash command that invokes it (`/cloud-status` for `cloud-status`), as
+/// `skill:` assertions read it: a guardrail on `/deploy` must find `deploy`.
+fn value_matches(p: &ParamMatcher, call: &ToolCall, v: &Value, guard: bool) -> bool {
+    let one = |v: &Value| {
+        if guard {
+            p.matcher.matches_guard(v)
+        } else {
+            p.matcher.matches(v)
+        }
+    };
+    one(v)
+        || (p.key == "skill"
+            && call.canonical == crate::spec::tools::SKILL_TOOL
+            && v.as_str()
+                .is_some_and(|name| one(&Value::String(format!("/{name}")))))
 }
 
 /// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`
@@ -282,12 +294,12 @@ fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
     params
         .iter()
         .filter_map(|p| match param(call, &p.key) {
-            None => Some(format!("{} is missing", p.key)),
+            None => Some(missing(&p.key, call)),
             Some(_) if Some(p.key.as_str()) == shown => {
                 (!params_match(std::slice::from_ref(p), call, false))
                     .then(|| format!("{} does not match {}", p.key, p.matcher.describe()))
             }
-            Some(v) if !p.matcher.matches(v) => Some(format!(
+            Some(v) if !value_matches(p, call, v, false) => Some(format!(
                 "{}={} does not match {}",
                 p.key,
                 truncate(&v.to_string(), 80),
@@ -296,6 +308,21 @@ fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
             Some(_) => None,
         })
         .collect()
+}
+
+/// `content is missing (the call has command, description)`: a key the call does not have,
+/// with the keys it has (a key written for another tool is the usual slip).
+fn missing(key: &str, call: &ToolCall) -> String {
+    match call.params().as_object() {
+        Some(map) if !map.is_empty() => format!(
+            "{key} is missing (the call has {})",
+            map.keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!("{key} is missing"),
+    }
 }
 
 fn positions(calls: &[(usize, &ToolCall)]) -> String {
@@ -716,6 +743,31 @@ mod tests {
         exactly.params = vec![param("command", "git push")];
         exactly.call_count = Some(1);
         assert_eq!(evaluate(&exactly, &c).0, AssertionStatus::Pass);
+    }
+
+    /// `tool: Skill` with `skill: "/deploy"` (the slash command) finds a `deploy` call: a
+    /// guardrail written so must not pass while the skill ran.
+    #[test]
+    fn skill_parameter_matches_its_slash_command() {
+        let c = vec![call(
+            "1",
+            "Skill",
+            json!({"skill": "cloud-status", "args": "aws"}),
+        )];
+        let mut guard = tool("Skill");
+        guard.called = false;
+        guard.params = vec![param("skill", "/cloud-status")];
+        assert_eq!(evaluate(&guard, &c).0, AssertionStatus::Fail);
+        let mut other = tool("Skill");
+        other.params = vec![param("skill", "/deploy")];
+        assert_eq!(evaluate(&other, &c).0, AssertionStatus::Fail);
+        let mut slip = tool("Skill");
+        slip.params = vec![param("content", "aws")];
+        let detail = evaluate(&slip, &c).2.unwrap();
+        assert!(
+            detail.contains("content is missing (the call has args, skill)"),
+            "{detail}"
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod run;
 mod skills;
 mod suite;
 mod support;
+mod upstream;
 mod upstream_habits;
 mod variants;
 mod wire;
