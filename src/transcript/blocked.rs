@@ -32,6 +32,10 @@ const REFUSALS: &[(&str, &str)] = &[
         "Claude Code",
         "The user doesn't want to proceed with this tool use",
     ),
+    (
+        "Claude Code",
+        "The user doesn't want to take this action right now",
+    ),
     ("Claude Code", "User rejected tool use"),
     ("Claude Code", "Claude Code asks before a shell command"),
     ("Qwen Code", "requires permission to use"),
@@ -272,6 +276,7 @@ mod tests {
             "Permission denied because no interactive user response was available. Retry in an interactive session so the user can approve it, or try an alternative that does not require this permission.",
             "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never",
             "exec command rejected by user",
+            "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
             "Error: The user rejected permission to use this specific tool call.",
         ] {
             assert!(refusal_in(text).is_some(), "{text}");
