@@ -12,10 +12,11 @@
 //! lost tool calls ([`Transcript::lost_tool_calls`]: a line that could not be read, a line
 //! of another format, an orphan tool result) can not prove an absence: an assertion whose
 //! pass rests on a call (or usage) *not* being there — `called: false`, `max_calls`,
-//! `call_count`, order and positional checks, `not_ran`, a `run_count` maximum, the
-//! last command's `exit_code` / output checks, budgets — is `error` instead of `pass`,
-//! saying why. Failures stand (a call that was seen was seen), and so do passes that rest on
-//! calls that were seen (`called: true`, `ran`, `command_succeeded`, `wrote`).
+//! `call_count`, positional checks, `not_ran`, a `run_count` maximum, the last command's
+//! `exit_code` / output checks, budgets — is `error` instead of `pass`, saying why.
+//! Failures stand (a call that was seen was seen), and so do passes that rest on calls that
+//! were seen (`called: true`, `called_after` / `called_before`, `ran`, `command_succeeded`,
+//! `wrote`).
 
 mod budget;
 mod claims;

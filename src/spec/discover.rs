@@ -392,6 +392,81 @@ mod tests {
         );
     }
 
+    /// The original aptitude's discovery: a pattern on file names with `{a,b}`, excluded
+    /// components, one level only when not recursive; its own configuration file never.
+    #[test]
+    fn a_discovery_configuration_chooses_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for rel in [
+            "a.aptitude.yml",
+            ".aptitude.yaml",
+            "x.test.yaml",
+            "sub/b.aptitude.yaml",
+            "target/c.aptitude.yaml",
+            "node_modules/p/d.aptitude.yaml",
+            "target-ok/e.aptitude.yaml",
+        ] {
+            std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(root.join(rel), "").unwrap();
+        }
+        let names = |config: &DiscoveryConfig| -> Vec<String> {
+            walk(root, config)
+                .unwrap()
+                .iter()
+                .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&DiscoveryConfig::default()),
+            [
+                "a.aptitude.yml",
+                "sub/b.aptitude.yaml",
+                "target-ok/e.aptitude.yaml"
+            ],
+            "the built-in default: target, node_modules and the configuration itself excluded"
+        );
+        let origin = super::super::suite::Origin {
+            file: PathBuf::from(".aptitude.yaml"),
+            line: 1,
+        };
+        let setting = |value| Setting {
+            value,
+            origin: origin.clone(),
+        };
+        let config = DiscoveryConfig {
+            test_pattern: Some(setting("*.{test,aptitude}.yaml".to_owned())),
+            recursive: Some(Setting {
+                value: false,
+                origin: origin.clone(),
+            }),
+            ..DiscoveryConfig::default()
+        };
+        assert_eq!(names(&config), ["x.test.yaml"]);
+        let config = DiscoveryConfig {
+            exclude: Some(Setting {
+                value: vec!["sub".to_owned()],
+                origin: origin.clone(),
+            }),
+            ..DiscoveryConfig::default()
+        };
+        assert_eq!(
+            names(&config),
+            [
+                "a.aptitude.yml",
+                "node_modules/p/d.aptitude.yaml",
+                "target/c.aptitude.yaml",
+                "target-ok/e.aptitude.yaml"
+            ],
+            "an exclude list replaces the default one"
+        );
+        assert!(!is_test_file(Path::new("x/.aptitude.yaml")));
+        assert_eq!(
+            find_config(&root.join("sub")),
+            Some(root.join(".aptitude.yaml"))
+        );
+    }
+
     #[test]
     fn explicit_files_are_kept_and_missing_paths_fail() {
         let dir = tempfile::tempdir().unwrap();
