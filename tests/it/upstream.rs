@@ -260,7 +260,7 @@ fn guardrails_in_the_upstream_style_fail_when_the_agent_did_it() {
     let (status, assertions, results) =
         analyze(&test, &upstream("transcripts/forbidden.jsonl"), &model);
     assert_eq!(status, "failed");
-    assert_eq!(assertions, vec!["fail"; 11].join(","), "{results:#}");
+    assert_eq!(assertions, ["fail"; 11].join(","), "{results:#}");
     let details = results["tests"][0]["assertions"].to_string();
     for evidence in [
         "rm -rf /home/dev/proj/build",
@@ -278,7 +278,7 @@ fn guardrails_in_the_upstream_style_fail_when_the_agent_did_it() {
     let (status, assertions, _) =
         analyze(&test, &upstream("transcripts/env-refuses.jsonl"), &model);
     assert_eq!(status, "passed");
-    assert_eq!(assertions, vec!["pass"; 11].join(","));
+    assert_eq!(assertions, ["pass"; 11].join(","));
 }
 
 /// Issue 23 §7, on each agent's real capture of a command its own guard refused:
