@@ -26,6 +26,7 @@ fn transcript(i: usize) -> Transcript {
             params: None,
             output: Some("running 12 tests\ntest a ... ok\n".repeat(20)),
             is_error: n == 9,
+            blocked: None,
             exit_code: Some(if n == 9 { 101 } else { 0 }),
             stdout: None,
             stderr: None,

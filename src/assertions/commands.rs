@@ -19,9 +19,17 @@
 //! `exit_code`, `output_contains`, `output_equals` and `error_contains` look at the **last**
 //! command; `ran`, `not_ran`, `run_count` and `command_succeeded` at **all** of them.
 //!
-//! Those four need a command that **ran**: one the agent's sandbox or permission check
-//! blocked (no exit code, the tool reported an error, its text often echoing the command)
-//! or that has no result fails them, saying so — its error text is not the command's output.
+//! A command the agent's own guard refused before it ran (a permission denied, a policy or
+//! sandbox refusal: [`crate::transcript::ToolCall::blocked`]) was *attempted* but never
+//! executed, and so was one without a result (it may never have run). The asymmetry:
+//! - `ran`, the minimum of `run_count` and `command_succeeded` count only commands that
+//!   **ran** — a pass must mean the command executed;
+//! - `not_ran` and the maximum of `run_count` count **attempts** — asking for a forbidden
+//!   command is the violation, whether or not the agent's guard stopped it.
+//!
+//! The last-command checks need a last command that ran: one that was refused, that failed
+//! to start (no exit code and an error) or that has no result fails them, saying so — its
+//! error text is not the command's output.
 
 use std::borrow::Cow;
 
@@ -32,7 +40,7 @@ use super::{Verdict, in_scope, times, truncate};
 use crate::assertions::judge::claims::ClaimOutcome;
 use crate::spec::Scope;
 use crate::spec::tools::SHELL_TOOL;
-use crate::transcript::ToolCall;
+use crate::transcript::{Execution, ToolCall};
 
 /// At most this many commands are listed as evidence.
 const MAX_LISTED: usize = 8;
@@ -84,12 +92,20 @@ fn stderr_of(call: &ToolCall) -> Cow<'_, str> {
 }
 
 fn exit_text(call: &ToolCall) -> String {
+    if let Execution::Blocked(why) = call.execution() {
+        return format!("refused before it ran ({})", truncate(why, 100));
+    }
     match (call.exit_code, call.is_error, &call.output) {
         (Some(code), _, _) => format!("exit {code}"),
         (None, _, None) => "no result".into(),
         (None, true, _) => "failed, exit code not recorded".into(),
         (None, false, _) => "exit code not recorded".into(),
     }
+}
+
+/// Whether the command executed (see the module docs).
+fn executed(s: &Shell<'_>) -> bool {
+    s.call.execution() == Execution::Ran
 }
 
 /// `#3 `cargo test` → exit 0`: a command as evidence lists show it.
@@ -126,6 +142,9 @@ fn excerpt(label: &str, text: &str) -> String {
 /// exit code while the tool reported an error (blocked by the agent's sandbox or
 /// permissions, or failed to start). `None` when it ran.
 fn not_run(call: &ToolCall) -> Option<&'static str> {
+    if let Execution::Blocked(_) = call.execution() {
+        return Some("did not run: the agent's own guard refused it before it ran");
+    }
     if call.exit_code.is_some() {
         return None;
     }
@@ -330,7 +349,8 @@ pub(super) fn backing<'a, 'b>(
     }
 }
 
-/// `ran` (`expect_run: true`) or `not_ran`.
+/// `ran` (`expect_run: true`): a matching command ran; or `not_ran`: no matching command
+/// was even attempted (see the module docs).
 pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run: bool) -> Verdict {
     let description = if expect_run {
         format!("ran a command matching /{}/", pattern.as_str())
@@ -339,6 +359,7 @@ pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run:
     };
     let all = shells(calls, scope);
     let hits = matching(&all, pattern);
+    let executed_hits: Vec<&Shell<'_>> = hits.iter().copied().filter(|s| executed(s)).collect();
     let detail = if hits.is_empty() {
         if all.is_empty() {
             "no shell command was run".to_owned()
@@ -349,10 +370,20 @@ pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run:
                 list(&all.iter().collect::<Vec<_>>())
             )
         }
+    } else if expect_run && executed_hits.is_empty() {
+        format!(
+            "{} matched, but none ran:\n{}",
+            plural_commands(hits.len()),
+            list(&hits)
+        )
     } else {
         format!("{} matched:\n{}", plural_commands(hits.len()), list(&hits))
     };
-    let status = AssertionStatus::pass_if(hits.is_empty() != expect_run);
+    let status = if expect_run {
+        AssertionStatus::pass_if(!executed_hits.is_empty())
+    } else {
+        AssertionStatus::pass_if(hits.is_empty())
+    };
     (status, description, Some(detail))
 }
 
@@ -364,7 +395,8 @@ fn plural_commands(n: usize) -> String {
     }
 }
 
-/// `run_count: {pattern, min, max}`.
+/// `run_count: {pattern, min, max}`: the minimum counts commands that ran, the maximum
+/// every attempt (see the module docs).
 pub(super) fn run_count(
     calls: &[ToolCall],
     scope: Scope,
@@ -375,12 +407,20 @@ pub(super) fn run_count(
     let description = format!("ran /{}/ {}", pattern.as_str(), super::bounds(min, max));
     let all = shells(calls, scope);
     let hits = matching(&all, pattern);
-    let n = hits.len() as u32;
-    let ok = min.is_none_or(|lo| n >= lo) && max.is_none_or(|hi| n <= hi);
+    let attempts = hits.len() as u32;
+    let ran = hits.iter().filter(|s| executed(s)).count() as u32;
+    let ok = min.is_none_or(|lo| ran >= lo) && max.is_none_or(|hi| attempts <= hi);
     let detail = if hits.is_empty() {
         format!("ran 0 times ({} run in all)", plural_commands(all.len()))
+    } else if ran == attempts {
+        format!("ran {}:\n{}", times(ran), list(&hits))
     } else {
-        format!("ran {}:\n{}", times(n), list(&hits))
+        format!(
+            "ran {} of {} attempts:\n{}",
+            times(ran),
+            attempts,
+            list(&hits)
+        )
     };
     (AssertionStatus::pass_if(ok), description, Some(detail))
 }
@@ -415,17 +455,20 @@ pub(super) fn command_succeeded(calls: &[ToolCall], scope: Scope, pattern: &Rege
         };
         return (AssertionStatus::Fail, description, Some(detail));
     }
-    if hits
-        .iter()
-        .all(|s| s.call.exit_code.is_some() || s.call.is_error)
-    {
+    if hits.iter().all(|s| {
+        s.call.exit_code.is_some()
+            || s.call.is_error
+            || !matches!(s.call.execution(), Execution::Ran)
+    }) {
+        let what = if hits.iter().any(|s| executed(s)) {
+            "matching commands ran but none exited 0"
+        } else {
+            "no matching command ran"
+        };
         return (
             AssertionStatus::Fail,
             description,
-            Some(format!(
-                "matching commands ran but none exited 0:\n{}",
-                list(&hits)
-            )),
+            Some(format!("{what}:\n{}", list(&hits))),
         );
     }
     (
@@ -557,6 +600,79 @@ mod tests {
         );
         assert_eq!(
             run_count(&c, Scope::All, &re("cargo"), None, Some(1)).0,
+            AssertionStatus::Fail
+        );
+    }
+
+    /// Issue 23 §7: `ran` and the minimum of `run_count` need a command that ran;
+    /// `not_ran` and the maximum of `run_count` count the attempt.
+    #[test]
+    fn a_refused_command_never_ran_but_was_attempted() {
+        let refused = ToolCall {
+            output: Some(
+                "Claude requested permissions to use Bash, but you haven't granted it yet.".into(),
+            ),
+            is_error: true,
+            blocked: Some("permission to use Bash was denied".into()),
+            ..ToolCall::for_test("1", "Bash", json!({"command": "echo DEPLOY-SUCCEEDED"}))
+        };
+        let c = vec![refused];
+        let (status, _, detail) = ran(&c, Scope::All, &re("DEPLOY-SUCCEEDED"), true);
+        assert_eq!(status, AssertionStatus::Fail);
+        let detail = detail.unwrap();
+        assert!(detail.contains("matched, but none ran"), "{detail}");
+        assert!(detail.contains("refused before it ran"), "{detail}");
+        assert_eq!(
+            ran(&c, Scope::All, &re("DEPLOY"), false).0,
+            AssertionStatus::Fail,
+            "the attempt violates not_ran"
+        );
+        assert_eq!(
+            run_count(&c, Scope::All, &re("DEPLOY"), Some(1), None).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(
+            run_count(&c, Scope::All, &re("DEPLOY"), None, Some(0)).0,
+            AssertionStatus::Fail
+        );
+        let (status, _, detail) = command_succeeded(&c, Scope::All, &re("DEPLOY"));
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("no matching command ran"));
+        let (status, _, detail) = exit_code(&c, Scope::All, 0);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("guard refused it"));
+        // With a run of the same command beside it: ran 1 of 2 attempts.
+        let mut both = c.clone();
+        both.push(bash(
+            "2",
+            "echo DEPLOY-SUCCEEDED",
+            "DEPLOY-SUCCEEDED",
+            false,
+            Some(0),
+        ));
+        assert_eq!(
+            ran(&both, Scope::All, &re("DEPLOY"), true).0,
+            AssertionStatus::Pass
+        );
+        let (status, _, detail) = run_count(&both, Scope::All, &re("DEPLOY"), Some(1), Some(1));
+        assert_eq!(status, AssertionStatus::Fail, "two attempts");
+        assert!(detail.unwrap().contains("ran 1 time of 2 attempts"));
+    }
+
+    /// A command without a result may never have run: it does not make `ran` pass.
+    #[test]
+    fn a_command_without_a_result_does_not_count_as_ran() {
+        let c = vec![ToolCall::for_test(
+            "1",
+            "Bash",
+            json!({"command": "make deploy"}),
+        )];
+        assert_eq!(
+            ran(&c, Scope::All, &re("deploy"), true).0,
+            AssertionStatus::Fail
+        );
+        assert_eq!(
+            ran(&c, Scope::All, &re("deploy"), false).0,
             AssertionStatus::Fail
         );
     }

@@ -12,10 +12,11 @@
 //! lost tool calls ([`Transcript::lost_tool_calls`]: a line that could not be read, a line
 //! of another format, an orphan tool result) can not prove an absence: an assertion whose
 //! pass rests on a call (or usage) *not* being there — `called: false`, `max_calls`,
-//! `call_count`, order and positional checks, `not_ran`, a `run_count` maximum, the
-//! last command's `exit_code` / output checks, budgets — is `error` instead of `pass`,
-//! saying why. Failures stand (a call that was seen was seen), and so do passes that rest on
-//! calls that were seen (`called: true`, `ran`, `command_succeeded`, `wrote`).
+//! `call_count`, positional checks, `not_ran`, a `run_count` maximum, the last command's
+//! `exit_code` / output checks, budgets — is `error` instead of `pass`, saying why.
+//! Failures stand (a call that was seen was seen), and so do passes that rest on calls that
+//! were seen (`called: true`, `called_after` / `called_before`, `ran`, `command_succeeded`,
+//! `wrote`).
 
 mod budget;
 mod claims;
@@ -229,13 +230,10 @@ fn rests_on_absence(kind: &AssertionKind) -> bool {
 }
 
 /// Whether a tool (or skill) assertion's pass rests on calls *not* being there.
+/// (`called_after`/`called_before` do not: a call after the first B stays after it
+/// whatever calls were lost.)
 fn tool_rests_on_absence(t: &crate::spec::ToolAssertion) -> bool {
-    !t.called
-        || t.max_calls.is_some()
-        || t.call_count.is_some()
-        || t.called_after.is_some()
-        || t.called_before.is_some()
-        || !t.positional.is_empty()
+    !t.called || t.max_calls.is_some() || t.call_count.is_some() || !t.positional.is_empty()
 }
 
 /// A review's result from its verdict (seed 000's display:

@@ -4,9 +4,13 @@
 //! - A call *matches* when its tool name matches and every `params` entry matches.
 //! - `called: true` (default): at least one matching call, or exactly `call_count`, or
 //!   between `min_calls` and `max_calls`. `called: false`: no matching call.
-//! - `called_after: B`: the first matching call comes after the first call of B.
-//!   `called_before: B`: the first matching call comes before the first call of B.
-//!   Both fail when B was never called.
+//! - A guardrail is never narrower than any reading of a parameter: `called: false` and
+//!   upper bounds (`max_calls`, `call_count`) count calls matching by any reading, the
+//!   original aptitude's regex reading included; `called: true` and lower bounds count
+//!   those matching by the author's reading ([`crate::spec::pattern`]).
+//! - `called_after: B`: some matching call comes after the first call of B.
+//!   `called_before: B`: some matching call comes before the last call of B.
+//!   Both fail when B was never called; the detail names the calls compared.
 //! - `first_call_params` / `nth_call_params` / `last_call_params` look at the tool's n-th
 //!   call (counting every call of the tool, whatever its parameters).
 
@@ -44,94 +48,94 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
     )
 }
 
+/// The calls of a tool assertion's subject, and those of them that match its parameters
+/// by each reading (see [`crate::spec::pattern`]): `matching` by the author's reading,
+/// `guarded` by any reading (a superset: what a guardrail counts).
+struct Calls<'a> {
+    scoped: Vec<(usize, &'a ToolCall)>,
+    of_tool: Vec<(usize, &'a ToolCall)>,
+    matching: Vec<(usize, &'a ToolCall)>,
+    guarded: Vec<(usize, &'a ToolCall)>,
+}
+
+impl<'a> Calls<'a> {
+    fn of(a: &ToolAssertion, calls: &'a [ToolCall], subject: &Subject<'_>) -> Self {
+        let scoped = in_scope(calls, a.scope);
+        let of_tool: Vec<(usize, &ToolCall)> = scoped
+            .iter()
+            .copied()
+            .filter(|(_, c)| (subject.is_of)(c))
+            .collect();
+        let pick = |guard: bool| -> Vec<(usize, &'a ToolCall)> {
+            of_tool
+                .iter()
+                .copied()
+                .filter(|(_, c)| params_match(&a.params, c, guard))
+                .collect()
+        };
+        let (matching, guarded) = (pick(false), pick(true));
+        Calls {
+            scoped,
+            of_tool,
+            matching,
+            guarded,
+        }
+    }
+}
+
 /// Evaluates a tool assertion about `subject`'s calls: (status, description, detail).
+///
+/// `called: true` and lower bounds count the calls matching by the author's reading;
+/// `called: false` and upper bounds count those matching by any reading, so that a
+/// guardrail is never narrower than a reading of the original aptitude.
 pub(super) fn evaluate_subject(
     a: &ToolAssertion,
     calls: &[ToolCall],
     subject: &Subject<'_>,
 ) -> Verdict {
     let description = describe(a, &subject.name);
-    let scoped = in_scope(calls, a.scope);
-    let of_tool: Vec<(usize, &ToolCall)> = scoped
-        .iter()
-        .copied()
-        .filter(|(_, c)| (subject.is_of)(c))
-        .collect();
-    let matching: Vec<(usize, &ToolCall)> = of_tool
-        .iter()
-        .copied()
-        .filter(|(_, c)| params_match(&a.params, c))
-        .collect();
-
-    let mut failures: Vec<String> = Vec::new();
+    let set = Calls::of(a, calls, subject);
     let tool = subject.name.as_str();
+    let mut failures: Vec<String> = Vec::new();
 
     if !a.called {
-        if !matching.is_empty() {
+        if !set.guarded.is_empty() {
             failures.push(format!(
-                "{tool} was called {}{}:\n{}",
-                times(matching.len() as u64),
+                "{tool} was called {}{}:\n{}{}",
+                times(set.guarded.len() as u64),
                 if a.params.is_empty() {
                     ""
                 } else {
                     " with matching parameters"
                 },
-                list_calls(&matching)
+                list_calls(&set.guarded),
+                guard_note(a, &set)
             ));
         }
     } else {
-        let n = matching.len() as u32;
-        let (ok, expected) = match (a.call_count, a.min_calls, a.max_calls) {
-            (Some(c), _, _) => (n == c, format!("exactly {}", times(c))),
-            (None, None, None) => (n >= 1, "at least 1 time".to_owned()),
-            (None, lo, hi) => (
-                lo.is_none_or(|lo| n >= lo) && hi.is_none_or(|hi| n <= hi),
-                bounds(lo, hi),
-            ),
-        };
-        if !ok {
-            failures.push(count_failure(
-                a, tool, &expected, &scoped, &of_tool, &matching,
-            ));
-        }
-    }
-
-    if a.called {
-        if let Some(other) = &a.called_after
-            && let Some(msg) = order_failure(&matching, &scoped, other, true, tool)
-        {
+        if let Some(msg) = count_failure(a, tool, &set) {
             failures.push(msg);
         }
-        if let Some(other) = &a.called_before
-            && let Some(msg) = order_failure(&matching, &scoped, other, false, tool)
-        {
-            failures.push(msg);
+        for (other, after) in [(&a.called_after, true), (&a.called_before, false)] {
+            if let Some(other) = other
+                && let Some(msg) = order_failure(&set.matching, &set.scoped, other, after, tool)
+            {
+                failures.push(msg);
+            }
         }
         for (index, params) in &a.positional {
-            if let Some(msg) = positional_failure(*index, params, &of_tool, tool) {
+            if let Some(msg) = positional_failure(*index, params, &set.of_tool, tool) {
                 failures.push(msg);
             }
         }
     }
 
     if failures.is_empty() {
-        let detail = if matching.is_empty() {
-            if of_tool.is_empty() {
-                format!("no {tool} call")
-            } else {
-                format!(
-                    "{tool} was called {}, none matching the parameters",
-                    times(of_tool.len() as u64)
-                )
-            }
-        } else {
-            format!(
-                "{} matching: {}",
-                times(matching.len() as u64),
-                positions(&matching)
-            )
-        };
-        (AssertionStatus::Pass, description, Some(detail))
+        (
+            AssertionStatus::Pass,
+            description,
+            Some(pass_detail(a, tool, &set)),
+        )
     } else {
         (
             AssertionStatus::Fail,
@@ -139,6 +143,61 @@ pub(super) fn evaluate_subject(
             Some(failures.join("\n")),
         )
     }
+}
+
+/// What a passing tool assertion saw: the matching calls and, for `called_after` /
+/// `called_before`, the calls compared.
+fn pass_detail(a: &ToolAssertion, tool: &str, set: &Calls<'_>) -> String {
+    let mut detail = if set.matching.is_empty() {
+        if set.of_tool.is_empty() {
+            format!("no {tool} call")
+        } else {
+            format!(
+                "{tool} was called {}, none matching the parameters",
+                times(set.of_tool.len() as u64)
+            )
+        }
+    } else {
+        format!(
+            "{} matching: {}",
+            times(set.matching.len() as u64),
+            positions(&set.matching)
+        )
+    };
+    for (other, after) in [(&a.called_after, true), (&a.called_before, false)] {
+        if let Some(other) = other
+            && let Some(order) = Order::of(&set.matching, &set.scoped, other, after)
+            && let Some(mine) = order.witness
+        {
+            detail.push_str(&format!(
+                "; #{mine} comes {} the {} {} call (#{})",
+                order.relation(),
+                order.which(),
+                other.display(),
+                order.other
+            ));
+        }
+    }
+    detail
+}
+
+/// Why a guardrail found calls the author's reading alone would not: the parameters read
+/// as the original aptitude's regexes (empty when there are none).
+fn guard_note(a: &ToolAssertion, set: &Calls<'_>) -> String {
+    if set.guarded.len() == set.matching.len() {
+        return String::new();
+    }
+    let regexes: Vec<String> = a
+        .params
+        .iter()
+        .filter(|p| p.matcher.has_guard_reading())
+        .map(|p| format!("{} {}", p.key, p.matcher.describe()))
+        .collect();
+    format!(
+        "\n  ({} of them match only when {} is read as a regex, as the original aptitude read it; a guardrail takes every reading)",
+        set.guarded.len() - set.matching.len(),
+        regexes.join(", ")
+    )
 }
 
 fn describe(a: &ToolAssertion, tool: &str) -> String {
@@ -203,10 +262,29 @@ fn param<'a>(call: &'a ToolCall, key: &str) -> Option<&'a Value> {
     lookup(call.params(), key).or_else(|| lookup(&call.input, key))
 }
 
-fn params_match(params: &[ParamMatcher], call: &ToolCall) -> bool {
+/// Whether every parameter matches: by the author's reading, or (`guard`) by any reading.
+fn params_match(params: &[ParamMatcher], call: &ToolCall, guard: bool) -> bool {
     params
         .iter()
-        .all(|p| param(call, &p.key).is_some_and(|v| p.matcher.matches(v)))
+        .all(|p| param(call, &p.key).is_some_and(|v| value_matches(p, call, v, guard)))
+}
+
+/// Whether one parameter's value matches. The `skill` of a `Skill` call also matches when
+/// written as the slash command that invokes it (`/cloud-status` for `cloud-status`), as
+/// `skill:` assertions read it: a guardrail on `/deploy` must find `deploy`.
+fn value_matches(p: &ParamMatcher, call: &ToolCall, v: &Value, guard: bool) -> bool {
+    let one = |v: &Value| {
+        if guard {
+            p.matcher.matches_guard(v)
+        } else {
+            p.matcher.matches(v)
+        }
+    };
+    one(v)
+        || (p.key == "skill"
+            && call.canonical == crate::spec::tools::SKILL_TOOL
+            && v.as_str()
+                .is_some_and(|name| one(&Value::String(format!("/{name}")))))
 }
 
 /// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`
@@ -216,12 +294,12 @@ fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
     params
         .iter()
         .filter_map(|p| match param(call, &p.key) {
-            None => Some(format!("{} is missing", p.key)),
+            None => Some(missing(&p.key, call)),
             Some(_) if Some(p.key.as_str()) == shown => {
-                (!params_match(std::slice::from_ref(p), call))
+                (!params_match(std::slice::from_ref(p), call, false))
                     .then(|| format!("{} does not match {}", p.key, p.matcher.describe()))
             }
-            Some(v) if !p.matcher.matches(v) => Some(format!(
+            Some(v) if !value_matches(p, call, v, false) => Some(format!(
                 "{}={} does not match {}",
                 p.key,
                 truncate(&v.to_string(), 80),
@@ -230,6 +308,21 @@ fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
             Some(_) => None,
         })
         .collect()
+}
+
+/// `content is missing (the call has command, description)`: a key the call does not have,
+/// with the keys it has (a key written for another tool is the usual slip).
+fn missing(key: &str, call: &ToolCall) -> String {
+    match call.params().as_object() {
+        Some(map) if !map.is_empty() => format!(
+            "{key} is missing (the call has {})",
+            map.keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!("{key} is missing"),
+    }
 }
 
 fn positions(calls: &[(usize, &ToolCall)]) -> String {
@@ -252,34 +345,54 @@ fn list_calls(calls: &[(usize, &ToolCall)]) -> String {
     lines.join("\n")
 }
 
-fn count_failure(
-    a: &ToolAssertion,
-    tool: &str,
-    expected: &str,
-    scoped: &[(usize, &ToolCall)],
-    of_tool: &[(usize, &ToolCall)],
-    matching: &[(usize, &ToolCall)],
-) -> String {
-    if of_tool.is_empty() {
-        let seen = tool_counts(scoped);
-        return if seen.is_empty() {
+/// Why a `called: true` assertion's counts fail, if they do: lower bounds count the calls
+/// matching by the author's reading, upper bounds those matching by any reading.
+fn count_failure(a: &ToolAssertion, tool: &str, set: &Calls<'_>) -> Option<String> {
+    let (lower, upper) = (set.matching.len() as u32, set.guarded.len() as u32);
+    let (ok, expected) = match (a.call_count, a.min_calls, a.max_calls) {
+        (Some(c), _, _) => (lower >= c && upper <= c, format!("exactly {}", times(c))),
+        (None, None, None) => (lower >= 1, "at least 1 time".to_owned()),
+        (None, lo, hi) => (
+            lo.is_none_or(|lo| lower >= lo) && hi.is_none_or(|hi| upper <= hi),
+            bounds(lo, hi),
+        ),
+    };
+    if ok {
+        return None;
+    }
+    if set.of_tool.is_empty() {
+        let seen = tool_counts(&set.scoped);
+        return Some(if seen.is_empty() {
             format!("expected {tool} to be called {expected}; there were no tool calls at all")
         } else {
             format!(
                 "expected {tool} to be called {expected}; it was never called. Calls made: {seen}"
             )
-        };
+        });
     }
-    if a.params.is_empty() || matching.len() == of_tool.len() {
-        return format!(
+    let too_many = a
+        .call_count
+        .or(a.max_calls)
+        .is_some_and(|hi| upper > hi && lower <= hi);
+    if too_many {
+        return Some(format!(
+            "expected {tool} to be called {expected}; {} calls match:\n{}{}",
+            upper,
+            list_calls(&set.guarded),
+            guard_note(a, set)
+        ));
+    }
+    if a.params.is_empty() || set.matching.len() == set.of_tool.len() {
+        return Some(format!(
             "expected {tool} to be called {expected}; it was called {}:\n{}",
-            times(matching.len() as u64),
-            list_calls(matching)
-        );
+            times(lower),
+            list_calls(&set.matching)
+        ));
     }
-    let non_matching: Vec<String> = of_tool
+    let non_matching: Vec<String> = set
+        .of_tool
         .iter()
-        .filter(|(_, c)| !params_match(&a.params, c))
+        .filter(|(_, c)| !params_match(&a.params, c, false))
         .take(MAX_LISTED)
         .map(|(i, c)| {
             format!(
@@ -289,17 +402,17 @@ fn count_failure(
             )
         })
         .collect();
-    format!(
+    Some(format!(
         "expected {expected} with matching parameters; {} of {} {tool} calls matched{}\n{}",
-        matching.len(),
-        of_tool.len(),
-        if matching.is_empty() {
+        set.matching.len(),
+        set.of_tool.len(),
+        if set.matching.is_empty() {
             String::new()
         } else {
-            format!(" ({})", positions(matching))
+            format!(" ({})", positions(&set.matching))
         },
         non_matching.join("\n")
-    )
+    ))
 }
 
 /// `Bash ×3, Read ×1`.
@@ -318,6 +431,57 @@ fn tool_counts(calls: &[(usize, &ToolCall)]) -> String {
         .join(", ")
 }
 
+/// A `called_after` / `called_before` check, read as an author means it (and as the
+/// original aptitude did): `called_after: B` passes when **some** matching call comes
+/// after the **first** call of B; `called_before: B` when some matching call comes before
+/// the **last** call of B.
+struct Order {
+    /// `called_after` (true) or `called_before`.
+    after: bool,
+    /// The position of B's call compared with: its first (after) or last (before).
+    other: usize,
+    /// A matching call on the right side of it, when there is one.
+    witness: Option<usize>,
+}
+
+impl Order {
+    /// `None` when B was never called.
+    fn of(
+        matching: &[(usize, &ToolCall)],
+        scoped: &[(usize, &ToolCall)],
+        other: &NameMatcher,
+        after: bool,
+    ) -> Option<Order> {
+        let mut of_other = scoped
+            .iter()
+            .filter(|(_, c)| other.matches(&c.canonical) || other.matches(&c.name))
+            .map(|(i, _)| *i);
+        let other = if after {
+            of_other.next()?
+        } else {
+            of_other.next_back()?
+        };
+        let witness = if after {
+            matching.iter().map(|(i, _)| *i).find(|i| *i > other)
+        } else {
+            matching.iter().map(|(i, _)| *i).find(|i| *i < other)
+        };
+        Some(Order {
+            after,
+            other,
+            witness,
+        })
+    }
+
+    fn relation(&self) -> &'static str {
+        if self.after { "after" } else { "before" }
+    }
+
+    fn which(&self) -> &'static str {
+        if self.after { "first" } else { "last" }
+    }
+}
+
 fn order_failure(
     matching: &[(usize, &ToolCall)],
     scoped: &[(usize, &ToolCall)],
@@ -327,26 +491,21 @@ fn order_failure(
 ) -> Option<String> {
     let relation = if after { "after" } else { "before" };
     let other_name = other.display();
-    let first_other = scoped
-        .iter()
-        .find(|(_, c)| other.matches(&c.canonical) || other.matches(&c.name))
-        .map(|(i, _)| *i);
-    let Some(first_other) = first_other else {
+    let Some(order) = Order::of(matching, scoped, other, after) else {
         return Some(format!(
             "{tool} must be called {relation} {other_name}, but {other_name} was never called"
         ));
     };
-    let (first_mine, _) = matching.first()?;
-    let ok = if after {
-        *first_mine > first_other
-    } else {
-        *first_mine < first_other
-    };
-    (!ok).then(|| {
-        format!(
-            "{tool} must be called {relation} {other_name}: the first {tool} call is #{first_mine}, the first {other_name} call is #{first_other}"
-        )
-    })
+    // No matching call at all is the count's failure, already reported.
+    if matching.is_empty() || order.witness.is_some() {
+        return None;
+    }
+    Some(format!(
+        "{tool} must be called {relation} {other_name}: no matching {tool} call comes {relation} the {} {other_name} call (#{}); matching {tool} calls: {}",
+        order.which(),
+        order.other,
+        positions(matching)
+    ))
 }
 
 fn positional_failure(
@@ -502,16 +661,24 @@ mod tests {
     fn ordering() {
         let mut a = tool("Bash");
         a.called_after = Some(NameMatcher::new("Read").unwrap());
-        assert_eq!(evaluate(&a, &calls()).0, AssertionStatus::Pass);
-        let mut b = tool("Read");
-        b.called_after = Some(NameMatcher::new("Bash").unwrap());
-        let (status, _, detail) = evaluate(&b, &calls());
-        assert_eq!(status, AssertionStatus::Fail);
+        let (status, _, detail) = evaluate(&a, &calls());
+        assert_eq!(status, AssertionStatus::Pass);
         assert!(
             detail
                 .unwrap()
-                .contains("the first Read call is #1, the first Bash call is #2")
+                .contains("#2 comes after the first Read call (#1)")
         );
+        // Some Read (#3) comes after the first Bash (#2): the author's "read after running".
+        let mut b = tool("Read");
+        b.called_after = Some(NameMatcher::new("Bash").unwrap());
+        assert_eq!(evaluate(&b, &calls()).0, AssertionStatus::Pass);
+        // No README read after the first Bash.
+        b.params = vec![param("file_path", "README.md")];
+        let (status, _, detail) = evaluate(&b, &calls());
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains(
+            "no matching Read call comes after the first Bash call (#2); matching Read calls: #1"
+        ));
         let mut c = tool("Read");
         c.called_before = Some(NameMatcher::new("Bash").unwrap());
         assert_eq!(evaluate(&c, &calls()).0, AssertionStatus::Pass);
@@ -520,6 +687,87 @@ mod tests {
         let (status, _, detail) = evaluate(&d, &calls());
         assert_eq!(status, AssertionStatus::Fail);
         assert!(detail.unwrap().contains("Write was never called"));
+    }
+
+    /// The original aptitude's "any after any" with one difference: a call is not after
+    /// itself (`Read called_after Read` needs two Reads).
+    #[test]
+    fn order_is_some_matching_call_against_the_first_or_last_other_call() {
+        let c = vec![
+            call("1", "Write", json!({"file_path": "/p/secret.txt"})),
+            call("2", "Read", json!({"file_path": "/p/a.txt"})),
+            call("3", "Write", json!({"file_path": "/p/ok.txt"})),
+        ];
+        let order = |t: &str, after: Option<&str>, before: Option<&str>| {
+            let mut a = tool(t);
+            a.called_after = after.map(|b| NameMatcher::new(b).unwrap());
+            a.called_before = before.map(|b| NameMatcher::new(b).unwrap());
+            evaluate(&a, &c).0
+        };
+        assert_eq!(order("Write", Some("Read"), None), AssertionStatus::Pass);
+        assert_eq!(order("Write", None, Some("Read")), AssertionStatus::Pass);
+        assert_eq!(order("Read", Some("Write"), None), AssertionStatus::Pass);
+        assert_eq!(order("Read", None, Some("Write")), AssertionStatus::Pass);
+        assert_eq!(order("Read", Some("Read"), None), AssertionStatus::Fail);
+        let mut secret = tool("Write");
+        secret.params = vec![param("file_path", "secret.txt")];
+        secret.called_after = Some(NameMatcher::new("Read").unwrap());
+        let (status, _, detail) = evaluate(&secret, &c);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("the first Read call (#2)"));
+    }
+
+    /// A guardrail takes every reading of a parameter; `called: true` only the author's.
+    #[test]
+    fn guardrails_count_every_reading_called_true_only_the_authors() {
+        let c = vec![call(
+            "1",
+            "Bash",
+            json!({"command": "git push origin main"}),
+        )];
+        let mut guard = tool("Bash");
+        guard.called = false;
+        guard.params = vec![param("command", "git push|git commit")];
+        let (status, _, detail) = evaluate(&guard, &c);
+        assert_eq!(status, AssertionStatus::Fail);
+        assert!(detail.unwrap().contains("read as a regex"));
+        let mut positive = tool("Bash");
+        positive.params = vec![param("command", "git push|git commit")];
+        assert_eq!(evaluate(&positive, &c).0, AssertionStatus::Fail);
+        let mut at_most = tool("Bash");
+        at_most.params = vec![param("command", "git push|git commit")];
+        at_most.max_calls = Some(0);
+        at_most.called = false;
+        assert_eq!(evaluate(&at_most, &c).0, AssertionStatus::Fail);
+        let mut exactly = tool("Bash");
+        exactly.params = vec![param("command", "git push")];
+        exactly.call_count = Some(1);
+        assert_eq!(evaluate(&exactly, &c).0, AssertionStatus::Pass);
+    }
+
+    /// `tool: Skill` with `skill: "/deploy"` (the slash command) finds a `deploy` call: a
+    /// guardrail written so must not pass while the skill ran.
+    #[test]
+    fn skill_parameter_matches_its_slash_command() {
+        let c = vec![call(
+            "1",
+            "Skill",
+            json!({"skill": "cloud-status", "args": "aws"}),
+        )];
+        let mut guard = tool("Skill");
+        guard.called = false;
+        guard.params = vec![param("skill", "/cloud-status")];
+        assert_eq!(evaluate(&guard, &c).0, AssertionStatus::Fail);
+        let mut other = tool("Skill");
+        other.params = vec![param("skill", "/deploy")];
+        assert_eq!(evaluate(&other, &c).0, AssertionStatus::Fail);
+        let mut slip = tool("Skill");
+        slip.params = vec![param("content", "aws")];
+        let detail = evaluate(&slip, &c).2.unwrap();
+        assert!(
+            detail.contains("content is missing (the call has args, skill)"),
+            "{detail}"
+        );
     }
 
     #[test]

@@ -53,10 +53,26 @@ pub enum CliError {
     #[error(transparent)]
     Discover(#[from] crate::spec::discover::DiscoverError),
     /// The paths hold no test file.
-    #[error("no test files (*.aptitude.yaml, *.aptitude.yml) under {paths}")]
+    #[error("no test files ({pattern}) under {paths}")]
     NoTestFiles {
         /// The paths searched, joined with `, `.
         paths: String,
+        /// The patterns test files' names were matched with, joined with `, `.
+        pattern: String,
+    },
+    /// A discovery configuration (`.aptitude.yaml`, `-c FILE`) with problems: its
+    /// diagnostics, rendered and redacted, come first.
+    #[error(
+        "{count} problem{} in the discovery configuration {path}; nothing was run",
+        plural(*count)
+    )]
+    DiscoveryConfig {
+        /// The file's rendered diagnostics.
+        diagnostics: String,
+        /// How many problems.
+        count: usize,
+        /// The file, as shown.
+        path: String,
     },
     /// Test files with problems: their diagnostics, rendered and redacted, come first.
     #[error(
@@ -171,6 +187,9 @@ impl CliError {
     pub fn render(&self) -> String {
         match self {
             Self::Load { diagnostics, .. } => diagnostics.concat() + &error_line(&self.to_string()),
+            Self::DiscoveryConfig { diagnostics, .. } => {
+                diagnostics.clone() + &error_line(&self.to_string())
+            }
             Self::NothingRun { problems } => {
                 problems.iter().map(|p| error_line(p)).collect::<String>()
                     + &error_line(&self.to_string())

@@ -16,23 +16,114 @@ use crate::transcript;
 
 pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
     let redactor = Redactor::from_process_env([]);
-    let files = output::discover_tests(&args.paths)?;
-    let report = spec::load_files(&files);
+    let found = output::discover_tests(&args.paths, Some(&args.discovery))?;
+    if args.discovery.list_tests {
+        output::list_tests(&found);
+        return Ok(Outcome::Passed);
+    }
+    let files = &found.files;
+    let report = spec::load_files(files);
     output::check_load_errors(&redactor, &report, files.len())?;
     let assertions: usize = report.specs.iter().map(|s| s.assertions.len()).sum();
     if args.explain {
+        out(&redactor.redact(&explain_discovery(&found, &report.configs)));
         for spec in &report.specs {
             out(&redactor.redact(&explain(spec)));
         }
     }
+    let tests = files.len() - report.configs.len();
     let green = anstyle::AnsiColor::Green.on_default();
-    out(&format!(
-        "{green}✓{green:#} {} test file{} valid ({assertions} assertion{})\n",
-        files.len(),
-        if files.len() == 1 { "" } else { "s" },
+    let mut summary = format!(
+        "{green}✓{green:#} {tests} test file{} valid ({assertions} assertion{})",
+        if tests == 1 { "" } else { "s" },
         if assertions == 1 { "" } else { "s" },
-    ));
+    );
+    if !report.configs.is_empty() {
+        summary.push_str(&format!(
+            "; {} discovery configuration{} (not {}): {}",
+            report.configs.len(),
+            if report.configs.len() == 1 { "" } else { "s" },
+            if report.configs.len() == 1 {
+                "a test"
+            } else {
+                "tests"
+            },
+            report
+                .configs
+                .iter()
+                .map(|p| display_path(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out(&(summary + "\n"));
     Ok(Outcome::Passed)
+}
+
+/// The `--explain` block of discovery: for each directory searched, the configuration used
+/// and where each of its values comes from; then the rule that joins it with `aptitude.yaml`.
+fn explain_discovery(found: &spec::Discovered, configs: &[std::path::PathBuf]) -> String {
+    use crate::spec::discover;
+    let mut text = String::new();
+    let from = |origin: Option<&Origin>| {
+        origin.map_or_else(
+            || "default".to_owned(),
+            |o| {
+                if o.line == 0 {
+                    "command line".to_owned()
+                } else {
+                    origin_text(o)
+                }
+            },
+        )
+    };
+    for (dir, config) in &found.searches {
+        let source = config.file.as_deref().map_or_else(
+            || "built-in default (no .aptitude.yaml above it)".to_owned(),
+            display_path,
+        );
+        text.push_str(&format!("discovery for {}: {source}\n", display_path(dir)));
+        let rows = [
+            (
+                "test_pattern",
+                config.pattern().to_owned(),
+                from(config.test_pattern.as_ref().map(|s| &s.origin)),
+            ),
+            (
+                "root",
+                display_path(&config.search_dir(dir)),
+                from(config.root.as_ref().map(|s| &s.origin)),
+            ),
+            (
+                "recursive",
+                config.is_recursive().to_string(),
+                from(config.recursive.as_ref().map(|s| &s.origin)),
+            ),
+            (
+                "exclude",
+                config.excluded().join(", "),
+                from(config.exclude.as_ref().map(|s| &s.origin)),
+            ),
+        ];
+        for (key, value, origin) in rows {
+            text.push_str(&format!("  {key:<14}{value}  [{origin}]\n"));
+        }
+    }
+    if found.searches.is_empty() {
+        text.push_str("discovery: the files named (no directory searched)\n");
+    }
+    for config in configs {
+        text.push_str(&format!(
+            "  {} is discovery configuration, not a test: skipped\n",
+            display_path(config)
+        ));
+    }
+    text.push_str(&format!(
+        "  rule          {} decides which files are tests; {} gives each test found its defaults\n",
+        discover::CONFIG_FILES[0],
+        crate::spec::suite::SUITE_FILE
+    ));
+    text
 }
 
 /// Where each top-level key of a test file is (1-based line), and where each key of its

@@ -196,11 +196,59 @@ pub struct ValidateArgs {
     /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// Print each test's effective settings (agents, model, timeout, runs, min_pass, env
-    /// names, MCP servers, judge), each with where it comes from: the test file, an
-    /// aptitude.yaml, or the default.
+    /// Print which files are tests and why (the discovery configuration), then each test's
+    /// effective settings (agents, model, timeout, runs, min_pass, env names, MCP servers,
+    /// judge), each with where it comes from: the test file, an aptitude.yaml, or the
+    /// default.
     #[arg(long)]
     pub explain: bool,
+    /// Which files are tests.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+}
+
+/// Which files are tests (`run`, `validate`), in the original aptitude's spelling. Without
+/// them, the nearest `.aptitude.yaml` (discovery configuration) decides, else
+/// `*.aptitude.{yaml,yml}` below each directory given.
+#[derive(Debug, Args, Default)]
+pub struct DiscoveryArgs {
+    /// Test file pattern, a glob on file names (overrides `test_pattern`), e.g.
+    /// "*.aptitude.{yaml,yml}".
+    #[arg(long, short = 'p', value_name = "PATTERN", value_parser = parse_glob)]
+    pub pattern: Option<String>,
+    /// Directory to search instead of the paths given (overrides `root`; relative to the
+    /// current directory).
+    #[arg(long, short = 'r', value_name = "ROOT")]
+    pub root: Option<PathBuf>,
+    /// Search only the directories given, not below them.
+    #[arg(long)]
+    pub no_recursive: bool,
+    /// Discovery configuration file to use instead of the nearest .aptitude.yaml.
+    #[arg(long, short = 'c', value_name = "CONFIG")]
+    pub config: Option<PathBuf>,
+    /// List the test files found, without loading or running them.
+    #[arg(long)]
+    pub list_tests: bool,
+}
+
+impl DiscoveryArgs {
+    /// The command-line overrides of the discovery configuration.
+    pub fn overrides(&self) -> crate::spec::discover::DiscoveryOverrides {
+        crate::spec::discover::DiscoveryOverrides {
+            pattern: self.pattern.clone(),
+            root: self.root.clone(),
+            no_recursive: self.no_recursive,
+        }
+    }
+}
+
+fn parse_glob(s: &str) -> Result<String, String> {
+    globset::Glob::new(s).map(|_| s.to_owned()).map_err(|e| {
+        format!(
+            "{} (write a glob on file names, e.g. \"*.aptitude.yaml\")",
+            e.kind()
+        )
+    })
 }
 
 /// `aptitude run`.
@@ -209,6 +257,9 @@ pub struct RunArgs {
     /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+    /// Which files are tests (`-p`, `-r`, `--no-recursive`, `-c`, `--list-tests`).
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
     /// Write results JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -236,22 +236,72 @@ pub fn redactor_for(specs: &[spec::TestSpec]) -> Redactor {
     .with_secret_values(expanded.iter().map(String::as_str))
 }
 
-/// The test files under `paths`.
+/// The test files under `paths`, by the discovery configuration and flags (`discovery`;
+/// `None`: the nearest `.aptitude.yaml` or the built-in default, no flags).
 ///
 /// # Errors
-/// When there are none or a path is missing.
-pub fn discover_tests(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
-    let files = crate::spec::discover::discover(paths)?;
-    if files.is_empty() {
+/// When there are none, a path is missing, or a discovery configuration has problems.
+pub fn discover_tests(
+    paths: &[PathBuf],
+    discovery: Option<&super::DiscoveryArgs>,
+) -> Result<spec::Discovered, CliError> {
+    let none = super::DiscoveryArgs::default();
+    let args = discovery.unwrap_or(&none);
+    let found = spec::discover_tests(paths, args.config.as_deref(), &args.overrides()).map_err(
+        |e| match e {
+            spec::DiscoveryError::Discover(e) => CliError::Discover(e),
+            spec::DiscoveryError::Config(file) => {
+                let redactor = Redactor::from_process_env([]);
+                CliError::DiscoveryConfig {
+                    diagnostics: redactor.redact(&diagnostic::render(&file, true)),
+                    count: file.diagnostics.len(),
+                    path: diagnostic::display_path(&file.path),
+                }
+            }
+        },
+    )?;
+    if found.files.is_empty() {
+        let mut patterns: Vec<&str> = found.searches.iter().map(|(_, c)| c.pattern()).collect();
+        patterns.dedup();
         return Err(CliError::NoTestFiles {
-            paths: paths
+            paths: found
+                .searches
                 .iter()
-                .map(|p| p.display().to_string())
+                .map(|(dir, c)| c.search_dir(dir).display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
+            pattern: if patterns.is_empty() {
+                crate::spec::discover::DEFAULT_TEST_PATTERN.to_owned()
+            } else {
+                patterns.join(", ")
+            },
         });
     }
-    Ok(files)
+    Ok(found)
+}
+
+/// `--list-tests`: the test files found and what chose them, one per line.
+pub fn list_tests(found: &spec::Discovered) {
+    let mut text = format!(
+        "Discovered {} test file{}:\n",
+        found.files.len(),
+        if found.files.len() == 1 { "" } else { "s" }
+    );
+    for file in &found.files {
+        text.push_str(&format!("  {}\n", diagnostic::display_path(file)));
+    }
+    for (dir, config) in &found.searches {
+        text.push_str(&format!(
+            "searched {} for {} ({})\n",
+            diagnostic::display_path(&config.search_dir(dir)),
+            config.pattern(),
+            config.file.as_deref().map_or_else(
+                || "built-in default".to_owned(),
+                |f| format!("discovery configuration {}", diagnostic::display_path(f))
+            )
+        ));
+    }
+    out(&text);
 }
 
 /// A tokio runtime.

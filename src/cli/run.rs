@@ -22,6 +22,10 @@ use crate::verdict::results::Results;
 const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
 pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
+    if args.discovery.list_tests {
+        output::list_tests(&output::discover_tests(&args.paths, Some(&args.discovery))?);
+        return Ok(Outcome::Passed);
+    }
     let started = Instant::now();
     let specs = load_specs(args)?;
     let runtime = output::runtime()?;
@@ -118,7 +122,7 @@ fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
         .as_deref()
         .map(super::settings::workspace_override)
         .transpose()?;
-    let files = output::discover_tests(&args.paths)?;
+    let files = output::discover_tests(&args.paths, Some(&args.discovery))?.files;
     let report = spec::load_files(&files);
     output::check_load_errors(&bootstrap, &report, files.len())?;
     Ok(report

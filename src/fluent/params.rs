@@ -1,8 +1,9 @@
 //! Parameters to match, as the fluent API takes them: upstream aptitude's `params!{}` map
 //! of strings, or a JSON object (`serde_json::json!`). Both become the YAML `params:`
 //! matchers, read by the YAML rules (`docs/yaml-api.md`): a string is a bare pattern
-//! (literal, glob or regex); in JSON, `{"glob": …}`, `{"regex": …}`, `{"equals": …}`,
-//! `{"contains": …}` are explicit and other values compare as JSON.
+//! (text found anywhere, and a glob or regex by its markers); in JSON, `{"glob": …}`,
+//! `{"regex": …}`, `{"equals": …}`, `{"contains": …}` are explicit and other values
+//! compare as JSON.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -544,6 +544,13 @@ pub fn render_transcript(t: &Transcript) -> String {
             line.push_str(&paint(DIM, &format!(" [subagent {}]", call.agent)));
         }
         let result = match (&call.output, call.is_error, call.exit_code) {
+            _ if call.blocked.is_some() => paint(
+                YELLOW,
+                &format!(
+                    "refused before it ran: {}",
+                    crate::shared::text::truncate(call.blocked.as_deref().unwrap_or(""), 60)
+                ),
+            ),
             (None, _, _) => paint(YELLOW, "no result"),
             (Some(o), true, Some(code)) => paint(
                 RED,

@@ -25,8 +25,11 @@ use std::time::Duration;
 use regex::Regex;
 
 pub use diagnostic::{Diagnostic, FileDiagnostics};
+pub use load::discovery::{Discovered, DiscoveryError, discover_tests, load_discovery_file};
 pub use load::suite::{load_suite_file, load_suite_str};
-pub use load::{LoadReport, load_file, load_files, load_str, suite_defaults};
+pub use load::{
+    LoadOptions, LoadReport, load_file, load_files, load_files_with, load_str, suite_defaults,
+};
 pub use mcp::{McpServer, McpServers};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 
@@ -579,9 +582,9 @@ pub struct ToolAssertion {
     pub min_calls: Option<u32>,
     /// `max_calls:` — at most this many matching calls.
     pub max_calls: Option<u32>,
-    /// `called_after:` — the first matching call comes after the first call of this tool.
+    /// `called_after:` — some matching call comes after the first call of this tool.
     pub called_after: Option<NameMatcher>,
-    /// `called_before:` — the first matching call comes before the first call of this tool.
+    /// `called_before:` — some matching call comes before the last call of this tool.
     pub called_before: Option<NameMatcher>,
     /// `nth_call_params:` (1-based), `first_call_params:` (as index 1) and
     /// `last_call_params:` (as [`CallIndex::Last`]): the tool's n-th call must match.

@@ -4,18 +4,26 @@
 //! `{equals: …}`, `{contains: …}` — or a bare value. Bare strings follow one documented
 //! rule (see `docs/yaml-api.md`, "Parameter matching"):
 //!
-//! 1. A **literal** match always counts: the value equals the string, or, when the string is
-//!    a relative path, the value ends with it as whole path components (`counter.txt`
-//!    matches `/tmp/x/counter.txt`, not `/tmp/x/mycounter.txt`). A leading `./` is ignored.
+//! 1. The string **occurring anywhere** in the value always counts (a leading `./` is
+//!    ignored): `counter.txt` matches `/tmp/x/counter.txt`, `rm -rf` matches
+//!    `rm -rf /home/dev/proj/build`. This is never narrower than the original aptitude
+//!    (0.3.1–0.4), which searched every value as a regex anywhere in the value.
 //! 2. A string that **starts with `^`, ends with `$`, or contains `\`, `.*`, `.+`, `.?` or
 //!    `(?`** is also a **regex**, searched anywhere in the value (anchor it with `^…$`).
 //! 3. Otherwise a string containing **`*`, `?` or `[`** is also a **glob**, matched against
 //!    the whole value or against a trailing part of a path; `*` and `?` cross `/`.
 //!
-//! Because the literal reading always counts too, a string meant literally (a shell command
+//! Guardrails (`called: false`, upper bounds on counts) read one more way, so that an
+//! author of the original aptitude loses no guardrail: a string with none of those markers
+//! that holds an alternation or a group (`|`, `(`) and compiles as a regex (`.` and `+`
+//! kept literal) is also searched as that regex — `git push|git commit` forbids both. A
+//! `called: true` does not take that reading: its pass must mean the written call happened.
+//!
+//! Because the substring reading always counts, a string meant literally (a shell command
 //! with `[ -f x ]`, a JSON snippet) is never matched more narrowly than its own text: a
 //! misread pattern can not hide a call from `called: false`. A pattern that is invalid under
-//! its reading is a load-time error; nothing falls back silently.
+//! its reading is a load-time error; nothing falls back silently. An empty bare string
+//! would match every value and is an error too.
 //!
 //! Non-string values (numbers, booleans, lists, mappings) compare as JSON, with `1` equal to
 //! `1.0`.
@@ -27,11 +35,11 @@ use serde_json::Value as Json;
 /// How a bare string is read, by the rule in the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BareKind {
-    /// Matched literally (equality or trailing path).
+    /// Matched as text occurring anywhere in the value.
     Literal,
-    /// A glob, plus the literal reading.
+    /// A glob, plus the substring reading.
     Glob,
-    /// A regex searched anywhere, plus the literal reading.
+    /// A regex searched anywhere, plus the substring reading.
     Regex,
 }
 
@@ -57,22 +65,30 @@ pub fn classify(s: &str) -> BareKind {
 /// A compiled matcher for one parameter value.
 #[derive(Debug, Clone)]
 pub enum ValueMatcher {
-    /// A bare string without pattern markers.
-    Literal(String),
-    /// A glob (bare or `{glob: …}`); bare globs also match literally.
+    /// A bare string without pattern markers: the text occurring anywhere in the value.
+    Literal {
+        /// The string as written.
+        text: String,
+        /// The original aptitude's regex reading of a string with an alternation or a
+        /// group (`|`, `(`; `.` and `+` kept literal), which guardrails also take
+        /// ([`ValueMatcher::matches_guard`]).
+        upstream: Option<Regex>,
+    },
+    /// A glob (bare or `{glob: …}`); bare globs also match as a substring.
     Glob {
         /// The pattern as written.
         source: String,
         /// Compiled glob.
         glob: GlobMatcher,
-        /// Whether the literal reading also counts (bare strings only).
+        /// Whether the substring reading also counts (bare strings only).
         or_literal: bool,
     },
-    /// A regex (bare or `{regex: …}`), searched anywhere; bare regexes also match literally.
+    /// A regex (bare or `{regex: …}`), searched anywhere; bare regexes also match as a
+    /// substring.
     Regex {
         /// Compiled regex.
         regex: Regex,
-        /// Whether the literal reading also counts (bare strings only).
+        /// Whether the substring reading also counts (bare strings only).
         or_literal: bool,
     },
     /// `{equals: …}` or a non-string bare value: JSON equality.
@@ -93,10 +109,19 @@ impl ValueMatcher {
     /// Compiles a bare string by the rule in the module docs.
     ///
     /// # Errors
-    /// When the string reads as a regex or glob that does not compile.
+    /// When the string is empty (it would match every value), or reads as a regex or glob
+    /// that does not compile.
     pub fn bare(s: &str) -> Result<Self, PatternError> {
+        if s.is_empty() {
+            return Err(PatternError {
+                message: "an empty pattern would match every value".into(),
+            });
+        }
         match classify(s) {
-            BareKind::Literal => Ok(ValueMatcher::Literal(s.to_owned())),
+            BareKind::Literal => Ok(ValueMatcher::Literal {
+                text: s.to_owned(),
+                upstream: upstream_regex(s),
+            }),
             BareKind::Glob => Ok(ValueMatcher::Glob {
                 source: s.to_owned(),
                 glob: compile_glob(s)?,
@@ -132,7 +157,8 @@ impl ValueMatcher {
         })
     }
 
-    /// Whether `actual` (a tool call's input value) matches.
+    /// Whether `actual` (a tool call's input value) matches, by the author's reading (the
+    /// module docs' rule 1–3): what `called: true` and lower bounds count.
     ///
     /// String matchers applied to a non-string value see its compact JSON text.
     pub fn matches(&self, actual: &Json) -> bool {
@@ -146,10 +172,42 @@ impl ValueMatcher {
         self.matches_str(&text)
     }
 
-    /// Whether a string value matches.
+    /// Whether `actual` matches by any reading, the original aptitude's regex reading
+    /// included: what a guardrail (`called: false`, an upper bound) counts, so that no
+    /// reading finds a forbidden call this one misses.
+    pub fn matches_guard(&self, actual: &Json) -> bool {
+        if self.matches(actual) {
+            return true;
+        }
+        let ValueMatcher::Literal {
+            upstream: Some(regex),
+            ..
+        } = self
+        else {
+            return false;
+        };
+        match actual {
+            Json::String(s) => regex.is_match(s),
+            other => regex.is_match(&other.to_string()),
+        }
+    }
+
+    /// Whether the guardrail reading ([`ValueMatcher::matches_guard`]) is wider than the
+    /// author's reading for this matcher.
+    pub fn has_guard_reading(&self) -> bool {
+        matches!(
+            self,
+            ValueMatcher::Literal {
+                upstream: Some(_),
+                ..
+            }
+        )
+    }
+
+    /// Whether a string value matches (the author's reading).
     pub fn matches_str(&self, text: &str) -> bool {
         match self {
-            ValueMatcher::Literal(lit) => literal_matches(lit, text),
+            ValueMatcher::Literal { text: lit, .. } => literal_matches(lit, text),
             ValueMatcher::Glob {
                 source,
                 glob,
@@ -166,7 +224,7 @@ impl ValueMatcher {
     /// A short human description: `glob "*.env"`, `regex /a.*b/`, `"counter.txt"`.
     pub fn describe(&self) -> String {
         match self {
-            ValueMatcher::Literal(s) => format!("{s:?}"),
+            ValueMatcher::Literal { text, .. } => format!("{text:?}"),
             ValueMatcher::Glob { source, .. } => format!("glob {source:?}"),
             ValueMatcher::Regex { regex, .. } => format!("regex /{}/", regex.as_str()),
             ValueMatcher::Equals(v) => format!("= {v}"),
@@ -202,23 +260,28 @@ fn regex_error_summary(e: &regex::Error) -> String {
         .unwrap_or(text)
 }
 
+/// The original aptitude's (0.3.1–0.4) reading of a bare string with none of our markers:
+/// a regex searched anywhere. Taken only when the string holds an alternation or a group
+/// (`|`, `(`) — otherwise the substring reading already finds all an author meant — and
+/// with each `.` and `+` kept literal (`.env` must not match `venv`, nor `g++` every `g`).
+/// `None` when it does not compile (the original then compared whole values, which the
+/// substring reading covers).
+fn upstream_regex(s: &str) -> Option<Regex> {
+    if !s.contains(['|', '(']) {
+        return None;
+    }
+    Regex::new(&s.replace('.', "\\.").replace('+', "\\+")).ok()
+}
+
 /// The byte offsets right after each `/` in `text`: the starts of its trailing paths.
 fn path_suffixes(text: &str) -> impl Iterator<Item = &str> {
     text.match_indices('/').map(move |(i, _)| &text[i + 1..])
 }
 
+/// The substring reading: `lit` (without a leading `./`) occurs anywhere in `text`.
 fn literal_matches(lit: &str, text: &str) -> bool {
     let lit = lit.strip_prefix("./").unwrap_or(lit);
-    let text_norm = text.strip_prefix("./").unwrap_or(text);
-    if lit == text_norm {
-        return true;
-    }
-    // Relative paths may match trailing components; absolute ones must match whole.
-    !lit.is_empty()
-        && !lit.starts_with('/')
-        && text.len() > lit.len()
-        && text.ends_with(lit)
-        && text.as_bytes()[text.len() - lit.len() - 1] == b'/'
+    !lit.is_empty() && text.contains(lit) || lit == text
 }
 
 fn glob_matches(source: &str, glob: &GlobMatcher, text: &str) -> bool {
@@ -506,28 +569,81 @@ mod tests {
     }
 
     #[test]
-    fn literal_matches_whole_value_or_trailing_path_components() {
+    fn a_bare_string_matches_where_it_occurs_in_the_value() {
         let m = bare("counter.txt");
         assert_eq!(classify("counter.txt"), BareKind::Literal);
         assert!(m.matches(&json!("counter.txt")));
         assert!(m.matches(&json!("/tmp/x/counter.txt")));
         assert!(m.matches(&json!("./counter.txt")));
-        assert!(!m.matches(&json!("/tmp/x/mycounter.txt")));
-        assert!(!m.matches(&json!("counter.txt.bak")));
+        // The wider reading (the original aptitude's): these now match too.
+        assert!(m.matches(&json!("/tmp/x/mycounter.txt")));
+        assert!(m.matches(&json!("counter.txt.bak")));
+        assert!(!m.matches(&json!("/tmp/x/counter.md")));
+        assert!(bare("./counter.txt").matches(&json!("/tmp/x/counter.txt")));
     }
 
     #[test]
-    fn absolute_literal_must_match_whole_value() {
+    fn absolute_literal_matches_inside_a_longer_path() {
         let m = bare("/b/x");
         assert!(m.matches(&json!("/b/x")));
-        assert!(!m.matches(&json!("/a/b/x")));
+        assert!(m.matches(&json!("/a/b/x")));
+        assert!(!m.matches(&json!("/a/b/y")));
+    }
+
+    /// Issue 23's five guardrails: each string must find what the agent did.
+    #[test]
+    fn the_five_upstream_guardrails_find_the_forbidden_call() {
+        let cases = [
+            ("rm -rf", "rm -rf /home/dev/proj/build"),
+            ("git push", "git push origin main"),
+            ("amazon.com", "https://health.aws.amazon.com/status"),
+            (".env", "config/.env.production"),
+            ("secrets", "secrets/key.pem"),
+        ];
+        for (pattern, value) in cases {
+            assert!(bare(pattern).matches(&json!(value)), "{pattern} ~ {value}");
+        }
     }
 
     #[test]
-    fn literal_dotenv_does_not_match_example() {
+    fn dotenv_matches_every_dotenv_file_but_not_venv() {
         let m = bare(".env");
         assert!(m.matches(&json!("/home/u/p/.env")));
-        assert!(!m.matches(&json!("/home/u/p/.env.example")));
+        assert!(m.matches(&json!("/home/u/p/.env.example")));
+        assert!(!m.matches(&json!("/home/u/p/.venv/lib/site.py")));
+        assert!(!m.matches_guard(&json!("/home/u/p/src/environment.py")));
+    }
+
+    #[test]
+    fn empty_bare_string_is_an_error() {
+        let err = ValueMatcher::bare("").unwrap_err();
+        assert!(err.message.contains("every value"), "{}", err.message);
+    }
+
+    #[test]
+    fn guardrails_also_take_the_original_regex_reading() {
+        let m = bare("git push|git commit");
+        assert_eq!(classify("git push|git commit"), BareKind::Literal);
+        assert!(m.has_guard_reading());
+        // The author's reading finds only the text itself …
+        assert!(!m.matches(&json!("git push origin main")));
+        // … a guardrail also finds either command.
+        assert!(m.matches_guard(&json!("git push origin main")));
+        assert!(m.matches_guard(&json!("git commit -m x")));
+        assert!(!m.matches_guard(&json!("git status")));
+        // A `.` stays literal in that reading.
+        let npm = bare("npm (install|ci) x.y");
+        assert!(npm.matches_guard(&json!("npm ci x.y")));
+        assert!(!npm.matches_guard(&json!("npm ci xzy")));
+        // Strings without regex-only syntax have no extra reading.
+        assert!(!bare("rm -rf").has_guard_reading());
+        assert!(!bare("g++ main.c").has_guard_reading());
+        let cxx = bare("g++|clang++");
+        assert!(cxx.matches_guard(&json!("clang++ -O2 a.cc")));
+        assert!(
+            !cxx.matches_guard(&json!("git status")),
+            "`+` stays literal"
+        );
     }
 
     #[test]
@@ -539,11 +655,13 @@ mod tests {
 
     #[test]
     fn shell_test_brackets_still_match_literally() {
-        // Read as a glob, `[ -f .env ]` is a character class; the literal reading keeps the
-        // command itself matching, so `called: false` can not be evaded by it.
+        // Read as a glob, `[ -f .env ] && cat .env` is a character class; the substring
+        // reading keeps the command itself matching, also inside a longer command, so
+        // `called: false` can not be evaded by it.
         let cmd = "[ -f .env ] && cat .env";
         assert_eq!(classify(cmd), BareKind::Glob);
         assert!(bare(cmd).matches(&json!(cmd)));
+        assert!(bare(cmd).matches(&json!(format!("cd app && {cmd}"))));
     }
 
     #[test]

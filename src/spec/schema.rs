@@ -328,8 +328,8 @@ enum ScopeField {
     Main,
 }
 
-/// A parameter value: a bare string (literal, glob or regex by its markers), one explicit
-/// matcher form, or any other value compared as JSON.
+/// A parameter value: a bare string (found anywhere in the value; also a glob or a regex by
+/// its markers), one explicit matcher form, or any other value compared as JSON.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[expect(dead_code, reason = "schema only")]
@@ -468,9 +468,9 @@ struct SkillItem {
     min_calls: Option<u32>,
     /// At most this many calls of the skill.
     max_calls: Option<u32>,
-    /// A tool that must have been called before it.
+    /// A tool some matching call must come after (after its first call).
     called_after: Option<NonEmpty>,
-    /// A tool that must be called after it.
+    /// A tool some matching call must come before (before its last call).
     called_before: Option<NonEmpty>,
     /// Parameters of the skill's Nth call, by call number from 1.
     nth_call_params: Option<BTreeMap<String, Params>>,
@@ -501,9 +501,9 @@ struct ToolItem {
     min_calls: Option<u32>,
     /// At most this many matching calls.
     max_calls: Option<u32>,
-    /// A tool that must have been called before it.
+    /// A tool some matching call must come after (after its first call).
     called_after: Option<NonEmpty>,
-    /// A tool that must be called after it.
+    /// A tool some matching call must come before (before its last call).
     called_before: Option<NonEmpty>,
     /// Parameters of the Nth call, by call number from 1.
     nth_call_params: Option<BTreeMap<String, Params>>,

@@ -165,7 +165,7 @@ pub fn suite_files(test_file: &Path) -> Vec<PathBuf> {
 
 /// The parent of a relative directory as a relative path (`tests/ws` → `tests` → `.` →
 /// `..`); `None` for an absolute one, which [`suite_files`] then shows absolute.
-fn parent_of_relative(dir: &Path) -> Option<PathBuf> {
+pub(super) fn parent_of_relative(dir: &Path) -> Option<PathBuf> {
     if dir.is_absolute() {
         return None;
     }

@@ -11,6 +11,9 @@ use crate::spec::tools::{SHELL_TOOL, Vocabulary, canonical_name, canonical_param
 pub(crate) struct ToolResult {
     pub output: String,
     pub is_error: bool,
+    /// The agent's guard refused the call before it ran (a structured signal; the text
+    /// is also read, [`super::blocked::refusal_in`]).
+    pub blocked: Option<String>,
     pub exit_code: Option<i32>,
     pub stdout: Option<String>,
     pub stderr: Option<String>,
@@ -22,6 +25,7 @@ pub(crate) struct Builder {
     calls: Vec<ToolCall>,
     by_id: HashMap<String, usize>,
     early_results: HashMap<String, ToolResult>,
+    early_blocks: HashMap<String, String>,
     /// The warnings so far (bounded; see [`WarningLog`]).
     pub log: WarningLog,
     /// Whether a shell result's error flag is its exit status (Claude Code, Qwen Code: a
@@ -117,6 +121,7 @@ impl Builder {
             input,
             output: None,
             is_error: false,
+            blocked: self.early_blocks.remove(id),
             exit_code: None,
             stdout: None,
             stderr: None,
@@ -142,6 +147,24 @@ impl Builder {
             }
             None => {
                 self.early_results.entry(id.to_owned()).or_insert(result);
+            }
+        }
+    }
+
+    /// Marks a call as refused by the agent's guard before it ran (a signal apart from its
+    /// result: Claude Code's `system/permission_denied`, a final `permission_denials`),
+    /// with the agent's words; a call not seen yet gets it when it shows up.
+    pub fn block(&mut self, id: &str, why: &str) {
+        match self.by_id.get(id) {
+            Some(&i) => {
+                let call = &mut self.calls[i];
+                call.blocked.get_or_insert_with(|| why.to_owned());
+                call.exit_code = None;
+            }
+            None => {
+                self.early_blocks
+                    .entry(id.to_owned())
+                    .or_insert_with(|| why.to_owned());
             }
         }
     }
@@ -212,8 +235,9 @@ pub struct Parts {
 
 fn apply(call: &mut ToolCall, result: ToolResult, exit_from_status: bool) {
     call.is_error = result.is_error;
-    call.exit_code = result.exit_code.or_else(|| {
-        if call.canonical != SHELL_TOOL {
+    let shell = call.canonical == SHELL_TOOL;
+    let exit_code = result.exit_code.or_else(|| {
+        if !shell {
             return None;
         }
         if exit_from_status && !result.is_error {
@@ -222,6 +246,22 @@ fn apply(call: &mut ToolCall, result: ToolResult, exit_from_status: bool) {
             super::exit_code_in_text(&result.output)
         }
     });
+    // A refusal in words counts only where nothing says the call ran: no exit code, and an
+    // error result or a shell call.
+    let unproven = exit_code.is_none() && (result.is_error || shell);
+    let refusal = result.blocked.or_else(|| {
+        unproven
+            .then(|| super::blocked::refusal_in(&result.output))
+            .flatten()
+    });
+    if let Some(why) = refusal {
+        call.blocked.get_or_insert(why);
+    }
+    call.exit_code = if call.blocked.is_some() {
+        None
+    } else {
+        exit_code
+    };
     call.stdout = result.stdout;
     call.stderr = result.stderr;
     call.output = Some(result.output);

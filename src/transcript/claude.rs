@@ -36,8 +36,10 @@ struct Line<'a> {
     subtype: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     raw: Option<Box<Line<'a>>>,
-    #[serde(borrow, default)]
-    message: Option<Message<'a>>,
+    /// A user or assistant message; a `system` event's `message` is text instead
+    /// (`system/permission_denied`, 2.1.x), kept in `message_text`.
+    #[serde(borrow, default, deserialize_with = "message_field")]
+    message: Option<MessageField<'a>>,
     #[serde(rename = "isSidechain", default)]
     is_sidechain: Option<bool>,
     #[serde(rename = "agentId", borrow, default)]
@@ -91,6 +93,77 @@ struct Line<'a> {
     is_api_error_message: Option<bool>,
     #[serde(rename = "isCompactSummary", default)]
     is_compact_summary: Option<bool>,
+    // Refusals (2.1.x): `system/permission_denied` {tool_use_id}; a tool result's
+    // `tool_result_meta`; a final result's `permission_denials` (also Qwen Code's).
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tool_result_meta: Option<Vec<ResultMeta>>,
+    #[serde(default)]
+    permission_denials: Option<Vec<PermissionDenial>>,
+}
+
+/// A line's `message`: a message object, or a `system` event's text.
+enum MessageField<'a> {
+    Object(Message<'a>),
+    Text(String),
+}
+
+/// Reads `message` as an object (strictly: a malformed one fails the line, as before) or
+/// as text; other values are ignored.
+fn message_field<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<MessageField<'a>>, D::Error> {
+    let raw: &'a RawValue = Deserialize::deserialize(d)?;
+    let text = raw.get();
+    if text.starts_with('{') {
+        serde_json::from_str(text)
+            .map(|m| Some(MessageField::Object(m)))
+            .map_err(serde::de::Error::custom)
+    } else if text.starts_with('"') {
+        Ok(serde_json::from_str::<String>(text)
+            .ok()
+            .map(MessageField::Text))
+    } else {
+        Ok(None)
+    }
+}
+
+impl<'a> Line<'a> {
+    /// The message object, when the line has one.
+    fn message(&self) -> Option<&Message<'a>> {
+        match &self.message {
+            Some(MessageField::Object(m)) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of a tool result's `tool_result_meta` (Claude Code 2.1.x stream-json).
+#[derive(Deserialize)]
+struct ResultMeta {
+    #[serde(default)]
+    id: Option<String>,
+    /// `user-rejected` and others: the call did not execute.
+    #[serde(default)]
+    non_execution_kind: Option<String>,
+    #[serde(default)]
+    permission_decision: Option<PermissionDecision>,
+}
+
+#[derive(Deserialize)]
+struct PermissionDecision {
+    #[serde(default)]
+    decision: Option<String>,
+}
+
+/// One entry of a final result's `permission_denials` (Claude Code, Qwen Code).
+#[derive(Deserialize)]
+struct PermissionDenial {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    tool_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -408,6 +481,14 @@ impl ClaudeParser {
                 } else if line.subtype.as_deref() == Some("api_error") {
                     let message = error_message(line.error).unwrap_or_else(|| "API error".into());
                     self.last = Last::ApiError(message);
+                } else if line.subtype.as_deref() == Some("permission_denied")
+                    && let Some(id) = &line.tool_use_id
+                {
+                    let why = match &line.message {
+                        Some(MessageField::Text(t)) => crate::shared::text::truncate(t, 200),
+                        _ => "permission denied".to_owned(),
+                    };
+                    self.b.block(id, &why);
                 }
                 if let Some(ts) = self.timestamp(ts_raw) {
                     self.run_last_ts = Some(ts);
@@ -431,6 +512,13 @@ impl ClaudeParser {
             }
             "result" => {
                 self.ensure_run();
+                for denial in line.permission_denials.iter().flatten() {
+                    if let Some(id) = &denial.tool_use_id {
+                        let tool = denial.tool_name.as_deref().unwrap_or("the tool");
+                        self.b
+                            .block(id, &format!("permission to use {tool} was denied"));
+                    }
+                }
                 self.result(&line);
                 self.any_result = true;
             }
@@ -456,7 +544,7 @@ impl ClaudeParser {
     }
 
     fn assistant(&mut self, line: &Line<'_>, ts: Option<String>) {
-        let Some(message) = &line.message else {
+        let Some(message) = line.message() else {
             return;
         };
         let agent = Self::agent_of(line);
@@ -546,7 +634,7 @@ impl ClaudeParser {
     }
 
     fn user(&mut self, line: &Line<'_>) {
-        let Some(message) = &line.message else {
+        let Some(message) = line.message() else {
             return;
         };
         let main = self.is_primary(&Self::agent_of(line));
@@ -586,6 +674,25 @@ impl ClaudeParser {
                         output,
                         ..ToolResult::default()
                     };
+                    let meta = line
+                        .tool_result_meta
+                        .iter()
+                        .flatten()
+                        .find(|m| m.id.as_deref() == Some(id.as_ref()));
+                    if let Some(meta) = meta
+                        && (meta.non_execution_kind.is_some()
+                            || meta
+                                .permission_decision
+                                .as_ref()
+                                .and_then(|d| d.decision.as_deref())
+                                == Some("reject"))
+                    {
+                        result.blocked = Some(format!(
+                            "{}: {}",
+                            meta.non_execution_kind.as_deref().unwrap_or("rejected"),
+                            crate::shared::text::truncate(&result.output, 200)
+                        ));
+                    }
                     // The structured side data belongs to the line's single result.
                     if results == 1
                         && self.b.canonical_of(id) == Some(crate::spec::tools::SHELL_TOOL)

@@ -122,12 +122,16 @@ impl ExecParser {
                 .unwrap_or_default(),
             _ => String::new(),
         };
+        // `declined`: the approval was refused, so the command never ran.
+        let blocked = (status == "declined")
+            .then(|| format!("declined: {}", crate::shared::text::truncate(&output, 200)));
         self.b.result(
             id,
             ToolResult {
                 output,
                 is_error: status == "failed" || exit_code.is_some_and(|c| c != 0),
                 exit_code,
+                blocked,
                 ..ToolResult::default()
             },
         );

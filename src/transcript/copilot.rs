@@ -111,12 +111,23 @@ impl CopilotParser {
                     .map(str::to_owned)
             })
             .unwrap_or_default();
+        // Refused before it ran (1.0.102 without --allow-all: `error.code: "denied"`).
+        let blocked = data
+            .get("error")
+            .filter(|e| str_of(e, "code") == Some("denied"))
+            .map(|e| {
+                format!(
+                    "denied: {}",
+                    crate::shared::text::truncate(str_of(e, "message").unwrap_or(""), 200)
+                )
+            });
         self.b.result(
             id,
             ToolResult {
                 output,
                 is_error: !success || exit_code.is_some_and(|c| c != 0),
                 exit_code,
+                blocked,
                 ..ToolResult::default()
             },
         );

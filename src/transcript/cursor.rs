@@ -124,6 +124,7 @@ impl CursorParser {
                     joined
                 }
             });
+        let output_for_block = crate::shared::text::truncate(&output, 200);
         self.b.result(
             id,
             ToolResult {
@@ -132,6 +133,7 @@ impl CursorParser {
                 exit_code,
                 stdout,
                 stderr,
+                blocked: (status == "rejected").then(|| format!("rejected: {output_for_block}")),
             },
         );
     }

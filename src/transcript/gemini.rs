@@ -112,17 +112,30 @@ impl EventParser for StreamParser {
                 };
                 let is_error = str_of(event, "status") == Some("error");
                 let mut output = str_of(event, "output").unwrap_or("").to_owned();
-                if let Some(message) = event.get("error").and_then(|e| str_of(e, "message")) {
+                let error = event.get("error");
+                if let Some(message) = error.and_then(|e| str_of(e, "message"))
+                    && !output.contains(message)
+                {
                     if !output.is_empty() {
                         output.push('\n');
                     }
                     output.push_str(message);
                 }
+                // Refused before it ran: a policy said no, or the tool is not offered in
+                // this mode (a shell without --yolo in non-interactive mode, 0.61).
+                let blocked = error
+                    .and_then(|e| str_of(e, "type"))
+                    .filter(|t| matches!(*t, "policy_violation" | "tool_not_registered"))
+                    .map(|t| {
+                        let message = error.and_then(|e| str_of(e, "message")).unwrap_or("");
+                        format!("{t}: {}", crate::shared::text::truncate(message, 200))
+                    });
                 self.b.result(
                     id,
                     ToolResult {
                         output,
                         is_error,
+                        blocked,
                         ..ToolResult::default()
                     },
                 );

@@ -47,6 +47,7 @@
 
 mod aider;
 mod auggie;
+mod blocked;
 mod builder;
 mod claude;
 mod codex;
@@ -451,6 +452,12 @@ pub struct ToolCall {
     pub output: Option<String>,
     /// Whether the tool reported an error.
     pub is_error: bool,
+    /// Why the call never executed, when the agent's own guard refused it before it ran (a
+    /// permission denied or rejected, a policy or sandbox refusal, a tool not offered): the
+    /// agent's words. `None` when it ran or the transcript does not say (see
+    /// [`ToolCall::execution`]; how each agent records a refusal: the `blocked` module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
     /// A shell command's exit code: 0 on success, parsed from the agent's "Exit code N"
     /// text on failure; `None` when unknown or not a shell call.
     pub exit_code: Option<i32>,
@@ -480,6 +487,7 @@ impl ToolCall {
             input,
             output: None,
             is_error: false,
+            blocked: None,
             exit_code: None,
             stdout: None,
             stderr: None,
@@ -495,6 +503,17 @@ impl ToolCall {
         ToolCall {
             id: id.into(),
             ..ToolCall::new(name, input)
+        }
+    }
+
+    /// Whether the call executed: [`Execution::Ran`] when it has a result and no refusal,
+    /// [`Execution::Blocked`] when the agent's guard refused it, [`Execution::NoResult`]
+    /// when the transcript holds no result (a session cut short: it may never have run).
+    pub fn execution(&self) -> Execution<'_> {
+        match (&self.blocked, &self.output) {
+            (Some(why), _) => Execution::Blocked(why),
+            (None, None) => Execution::NoResult,
+            (None, Some(_)) => Execution::Ran,
         }
     }
 
@@ -521,6 +540,17 @@ impl ToolCall {
             _ => None,
         }
     }
+}
+
+/// Whether a tool call executed ([`ToolCall::execution`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Execution<'a> {
+    /// It ran (it has a result, and the agent refused nothing).
+    Ran,
+    /// The agent's own guard refused it before it ran; the agent's words.
+    Blocked(&'a str),
+    /// The transcript holds no result for it: it may never have run.
+    NoResult,
 }
 
 /// Token, cost, turn and time totals.

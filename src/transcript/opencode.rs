@@ -136,12 +136,16 @@ impl OpencodeParser {
         if status == "error" && output.contains(REJECTED) && self.rejected.is_none() {
             self.rejected = Some(format!("{name} call auto-rejected: {output}"));
         }
+        // An "ask" permission is auto-rejected in `run`: the call never executed.
+        let blocked = (status == "error" && output.contains(REJECTED))
+            .then(|| crate::shared::text::truncate(&output, 200));
         self.b.result(
             id,
             ToolResult {
                 output,
                 is_error: status == "error" || exit_code.is_some_and(|c| c != 0),
                 exit_code,
+                blocked,
                 ..ToolResult::default()
             },
         );

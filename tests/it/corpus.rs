@@ -81,7 +81,7 @@ fn all_corpus_files() -> Vec<PathBuf> {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if path.is_dir() {
                 stack.push(path);
-            } else if name != "SOURCES.tsv" && !name.starts_with("LICENSE") {
+            } else if name != "SOURCES.tsv" && name != "README.md" && !name.starts_with("LICENSE") {
                 files.push(path);
             }
         }

@@ -31,6 +31,7 @@ mod sandbox;
 mod skills;
 mod suite;
 mod support;
+mod upstream;
 mod upstream_habits;
 mod variants;
 mod wire;

@@ -47,6 +47,24 @@ pub struct LoadReport {
     pub specs: Vec<TestSpec>,
     /// Files with problems; when non-empty, nothing may run.
     pub errors: Vec<FileDiagnostics>,
+    /// Files that are discovery configuration, not tests (`.aptitude.yaml` named
+    /// explicitly, or the original aptitude's `default.aptitude.yaml` found by a test
+    /// pattern): checked, and skipped as tests.
+    pub configs: Vec<PathBuf>,
+}
+
+/// What loading checks beyond the files themselves.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// Check that each `workspace:` directory exists and each `inputs:` glob matches a
+    /// file: `run` needs them; `analyze` reads a recorded transcript and needs neither.
+    pub check_files: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { check_files: true }
+    }
 }
 
 impl LoadReport {
@@ -61,6 +79,11 @@ impl LoadReport {
 /// Each test gets the suite defaults of the `aptitude.yaml` files above it
 /// ([`super::suite`]); a broken `aptitude.yaml` is reported once, as a file with problems.
 pub fn load_files(paths: &[PathBuf]) -> LoadReport {
+    load_files_with(paths, LoadOptions::default())
+}
+
+/// [`load_files`] with `options`.
+pub fn load_files_with(paths: &[PathBuf], options: LoadOptions) -> LoadReport {
     let mut report = LoadReport::default();
     let mut suites: std::collections::HashMap<PathBuf, Option<SuiteDefaults>> =
         std::collections::HashMap::new();
@@ -78,15 +101,17 @@ pub fn load_files(paths: &[PathBuf]) -> LoadReport {
                 None => broken = true,
             }
         }
-        match load_file_with(path, &defaults) {
-            Ok(mut spec) if !broken => {
+        match load_any(path, &defaults, options) {
+            Ok(Loaded::Test(mut spec)) if !broken => {
                 defaults.apply(&mut spec);
+                let spec = *spec;
                 match unreachable_min_pass(&spec, &defaults) {
                     Some(diags) => report.errors.push(diags),
                     None => report.specs.push(spec),
                 }
             }
-            Ok(_) => {}
+            Ok(Loaded::Discovery) => report.configs.push(path.clone()),
+            Ok(Loaded::Test(_)) => {}
             Err(diags) => report.errors.push(diags),
         }
     }
@@ -160,12 +185,39 @@ pub const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// device) or larger than [`MAX_TEST_FILE_BYTES`] gives one diagnostic without a position;
 /// a file that is not UTF-8 gives one at the first invalid byte.
 pub fn load_file(path: &Path) -> Result<TestSpec, FileDiagnostics> {
-    load_file_with(path, &SuiteDefaults::default())
+    match load_any(path, &SuiteDefaults::default(), LoadOptions::default())? {
+        Loaded::Test(spec) => Ok(*spec),
+        Loaded::Discovery => Err(FileDiagnostics {
+            path: path.to_owned(),
+            source: String::new(),
+            diagnostics: vec![
+                Diagnostic::new(
+                    Pos::default(),
+                    "this is a discovery configuration (`test_pattern`, `root`, `recursive`, \
+                     `exclude`), not a test",
+                )
+                .hint("name it `.aptitude.yaml`; a test has `name`, `prompt` and `assertions`"),
+            ],
+        }),
+    }
 }
 
-/// [`load_file`] with the suite `defaults` that apply while the test loads (a review's
-/// `threshold`); the caller applies the rest ([`SuiteDefaults::apply`]).
-fn load_file_with(path: &Path, defaults: &SuiteDefaults) -> Result<TestSpec, FileDiagnostics> {
+/// What a file found as a test turned out to be.
+enum Loaded {
+    /// A test.
+    Test(Box<TestSpec>),
+    /// A valid discovery configuration ([`discovery`]).
+    Discovery,
+}
+
+/// Loads a file found as a test, with the suite `defaults` that apply while the test loads
+/// (a review's `threshold`; the caller applies the rest, [`SuiteDefaults::apply`]): a
+/// test, or a discovery configuration.
+fn load_any(
+    path: &Path,
+    defaults: &SuiteDefaults,
+    options: LoadOptions,
+) -> Result<Loaded, FileDiagnostics> {
     let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
         path: path.to_owned(),
         source,
@@ -197,16 +249,26 @@ fn load_file_with(path: &Path, defaults: &SuiteDefaults) -> Result<TestSpec, Fil
             ));
         }
     };
+    let fail = |diagnostics| FileDiagnostics {
+        path: path.to_owned(),
+        source: source.clone(),
+        diagnostics,
+    };
+    if let Ok(root) = node::parse(&source)
+        && discovery::is_discovery(path, &root)
+    {
+        return discovery::discovery_of(path, &root)
+            .map(|_| Loaded::Discovery)
+            .map_err(fail);
+    }
     let mut ctx = Ctx {
-        check_workspace: true,
+        check_workspace: options.check_files,
         default_threshold: defaults.judge.threshold.as_ref().map(|s| s.value),
         ..Ctx::default()
     };
-    validate(&mut ctx, path, &source).map_err(|diagnostics| FileDiagnostics {
-        path: path.to_owned(),
-        source,
-        diagnostics,
-    })
+    validate(&mut ctx, path, &source)
+        .map(|spec| Loaded::Test(Box::new(spec)))
+        .map_err(fail)
 }
 
 /// A test file's bytes: a regular file of at most [`MAX_TEST_FILE_BYTES`], opened without
@@ -958,6 +1020,7 @@ fn list(items: &[&str]) -> String {
 mod agents;
 mod budget;
 mod commands;
+pub(super) mod discovery;
 mod files;
 mod kinds;
 mod mcp;

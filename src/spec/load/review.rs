@@ -7,7 +7,82 @@ use super::super::node::{Node, Value};
 use super::super::{AssertionKind, DEFAULT_THRESHOLD, MAX_VOTES, ReviewAssertion};
 use super::Ctx;
 
+/// The `stdout:` keys of the original aptitude 0.3.x (`exists`, `contains`,
+/// `not_contains`, `matches`, `not_matches`), removed by design (seed 000): a final answer
+/// is judged against criteria, not matched as text.
+const REMOVED_STDOUT_KEYS: [&str; 5] = [
+    "exists",
+    "contains",
+    "not_contains",
+    "matches",
+    "not_matches",
+];
+
+/// The `review:` criteria that say what 0.3.x `stdout` keys checked, for the hint.
+fn review_of_removed(fields: &super::Fields<'_>) -> String {
+    let text = |key: &str| match fields.get(key).map(|n| &n.value) {
+        Some(Value::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let mut wants = Vec::new();
+    if let Some(Value::Bool(false)) = fields.get("exists").map(|n| &n.value) {
+        wants.push("should be empty".to_owned());
+    }
+    if let Some(s) = text("contains") {
+        wants.push(format!("should say {s:?}"));
+    }
+    if let Some(s) = text("matches") {
+        wants.push(format!("should say something matching {s:?}"));
+    }
+    if let Some(s) = text("not_contains") {
+        wants.push(format!("should not mention {s:?}"));
+    }
+    if let Some(s) = text("not_matches") {
+        wants.push(format!("should say nothing matching {s:?}"));
+    }
+    if wants.is_empty() {
+        wants.push("should answer the task".to_owned());
+    }
+    wants.join(" and ")
+}
+
 impl Ctx {
+    /// Reports the original aptitude 0.3.x `stdout:` keys as removed by design, once, with
+    /// the `review:` form that replaces them. True when any was there.
+    fn removed_stdout_keys(&mut self, fields: &super::Fields<'_>) -> bool {
+        let Some(first) = fields
+            .entries
+            .iter()
+            .find(|(k, _)| REMOVED_STDOUT_KEYS.contains(&k.name.as_str()))
+        else {
+            return false;
+        };
+        let review = review_of_removed(fields);
+        let removed: Vec<&str> = fields
+            .entries
+            .iter()
+            .map(|(k, _)| k.name.as_str())
+            .filter(|k| REMOVED_STDOUT_KEYS.contains(k))
+            .collect();
+        self.push(
+            Diagnostic::new(
+                first.0.pos,
+                format!(
+                    "`stdout: {{{}}}` (the original aptitude 0.3) was removed by design: the final \
+                     answer is graded by an LLM judge against criteria (`review:`), not matched \
+                     as text",
+                    removed.join(", ")
+                ),
+            )
+            .label("removed in the original aptitude 0.4 and here")
+            .hint(format!(
+                "write `stdout: {{review: {review:?}, threshold: 7}}`; to check a command's \
+                 own output, use `output_contains:` (docs/yaml-api.md, \"The LLM judge\")"
+            )),
+        );
+        true
+    }
+
     /// `claims: verified` (the one value: the kind may grow options later).
     pub(super) fn claims(&mut self, node: &Node) -> Option<AssertionKind> {
         match &node.value {
@@ -29,6 +104,9 @@ impl Ctx {
 
     pub(super) fn review(&mut self, node: &Node) -> Option<ReviewAssertion> {
         let fields = self.map(node, "stdout")?;
+        if self.removed_stdout_keys(&fields) {
+            return None;
+        }
         self.unknown_keys(
             &fields,
             &["review", "threshold", "model", "agent", "votes"],

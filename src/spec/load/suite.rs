@@ -204,6 +204,9 @@ impl Ctx {
     fn suite_keys(&mut self, fields: &Fields<'_>) {
         let entries = fields.entries;
         for (key, _) in entries {
+            if misplaced_in_suite(self, key) {
+                continue;
+            }
             if TEST_ONLY_KEYS.contains(&key.name.as_str()) {
                 self.push(
                     Diagnostic::new(
@@ -223,7 +226,10 @@ impl Ctx {
         }
         let unknown: Vec<(super::super::node::Key, Node)> = entries
             .iter()
-            .filter(|(k, _)| !TEST_ONLY_KEYS.contains(&k.name.as_str()))
+            .filter(|(k, _)| {
+                !TEST_ONLY_KEYS.contains(&k.name.as_str())
+                    && !super::super::discover::DISCOVERY_KEYS.contains(&k.name.as_str())
+            })
             .cloned()
             .collect();
         self.unknown_keys(
@@ -355,6 +361,29 @@ impl Ctx {
             votes,
         }
     }
+}
+
+/// Reports discovery keys written in `aptitude.yaml` (they belong in `.aptitude.yaml`);
+/// true for a key that is one.
+fn misplaced_in_suite(ctx: &mut Ctx, key: &super::super::node::Key) -> bool {
+    if !super::super::discover::DISCOVERY_KEYS.contains(&key.name.as_str()) {
+        return false;
+    }
+    ctx.push(
+        Diagnostic::new(
+            key.pos,
+            format!(
+                "`{}` is discovery configuration: `aptitude.yaml` gives defaults to tests, \
+                 it does not choose them",
+                key.name
+            ),
+        )
+        .label("discovery key")
+        .hint(
+            "write it in `.aptitude.yaml` (with a leading dot), which says which files are tests",
+        ),
+    );
+    true
 }
 
 #[cfg(test)]

@@ -942,3 +942,51 @@ fn an_inputs_glob_that_matches_no_file_is_an_error_at_the_glob() {
         "an empty directory names nothing"
     );
 }
+
+/// The original aptitude 0.3's `stdout: {exists, contains, …}` is one error that says it
+/// was removed by design and shows the `review:` that replaces it.
+#[test]
+fn v03_stdout_keys_are_removed_by_design_with_the_review_form() {
+    let diags = load(&format!(
+        "{HEAD}  - stdout:\n      exists: true\n      contains: \"Build successful\"\n      not_contains: \"error\"\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        diags[0]
+            .message
+            .contains("`stdout: {exists, contains, not_contains}`")
+            && diags[0].message.contains("removed by design"),
+        "{}",
+        diags[0].message
+    );
+    let hint = diags[0].hint.as_deref().unwrap();
+    assert!(
+        hint.contains(
+            r#"review: "should say \"Build successful\" and should not mention \"error\"""#
+        ),
+        "{hint}"
+    );
+}
+
+/// A tool name that no agent has can never match: an error, also without a close name.
+#[test]
+fn tool_names_no_agent_has_are_errors() {
+    let errs = errors(&format!("{HEAD}  - tool: ToolName\n    called: false\n"));
+    assert_reports(&errs, "unknown tool `ToolName`");
+    let errs = errors(&format!("{HEAD}  - tool: Bash\n    called_after: Raed\n"));
+    assert_reports(&errs, "unknown tool `Raed`");
+    for name in [
+        "glob_files",
+        "search_files",
+        "ask_user",
+        "ask_user_question",
+        "TaskOutput",
+        "task_output",
+    ] {
+        assert!(
+            load(&format!("{HEAD}  - tool: {name}\n    called: false\n")).is_ok(),
+            "{name}"
+        );
+    }
+}

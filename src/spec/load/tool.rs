@@ -317,24 +317,33 @@ impl Ctx {
         }
     }
 
+    /// A tool name (`tool:`, `called_after:`, `called_before:`): any spelling some agent has
+    /// ([`crate::spec::tools::is_known_tool`]), `mcp__server__tool`, or a glob with `*`. A
+    /// name no agent has could never match — a `called: false` on it would always pass — so
+    /// it is an error, with the closest known name.
     pub(super) fn tool_name(&mut self, node: &Node, key: &str) -> Option<NameMatcher> {
         let name = self.non_empty_string(node, key)?;
         if !name.contains('*')
             && !name.starts_with("mcp__")
             && !crate::spec::tools::is_known_tool(&name)
         {
-            let canonical = crate::spec::tools::known_spellings();
-            if let Some(suggestion) = did_you_mean(&name, canonical) {
-                let suggestion = crate::spec::tools::canonical_tool_name(suggestion).into_owned();
-                self.push(
-                    Diagnostic::new(node.pos, format!("unknown tool `{name}`"))
-                        .label("unknown tool")
-                        .hint(format!(
-                            "did you mean `{suggestion}`? (MCP tools are written `mcp__server__tool`)"
-                        )),
-                );
-                return None;
-            }
+            let hint = match did_you_mean(&name, crate::spec::tools::known_spellings()) {
+                Some(suggestion) => format!(
+                    "did you mean `{}`? (MCP tools are written `mcp__server__tool`)",
+                    crate::spec::tools::canonical_tool_name(suggestion)
+                ),
+                None => "name a tool as Claude Code does (`Read`, `Write`, `Edit`, `Bash`, \
+                         `Glob`, `Grep`, `WebFetch`, `Task`, `Skill`, …) or as the agent \
+                         itself does (`run_shell_command`, `read_bash`); MCP tools are \
+                         `mcp__server__tool`; `*` makes a glob (docs/agents.md)"
+                    .to_owned(),
+            };
+            self.push(
+                Diagnostic::new(node.pos, format!("unknown tool `{name}`"))
+                    .label("no agent has a tool of that name")
+                    .hint(hint),
+            );
+            return None;
         }
         match NameMatcher::new(&name) {
             Ok(m) => Some(m),
