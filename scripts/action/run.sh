@@ -78,6 +78,7 @@ elif [ -n "${BASELINE:-}" ]; then
   args+=(--baseline "$BASELINE")
 fi
 [ -n "${SHARD:-}" ] && args+=(--shard "$SHARD")
+[ "${SANDBOX:-on}" = "off" ] && args+=(--sandbox off)
 
 # The event travels with the reports, for the fork-safe `workflow_run` publisher.
 [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && cp "$GITHUB_EVENT_PATH" "$out/event.json"

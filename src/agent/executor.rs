@@ -44,7 +44,7 @@ impl Default for AgentSettings {
             base_url: None,
             env: Vec::new(),
             grace: Duration::from_secs(5),
-            sandbox: crate::sandbox::Sandbox::new(crate::sandbox::Setting::On),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }
@@ -122,7 +122,7 @@ impl CliAgent {
         timeout: Duration,
     ) -> Result<Spec, AgentError> {
         let policy = super::fence::policy(parts, &invocation, &self.settings.env, test_env);
-        let fence = self.settings.sandbox.fence(policy.clone())?;
+        let fence = self.settings.sandbox.fence(policy.clone(), parts.sandbox)?;
         let env = match &fence {
             Some(_) => policy.env,
             None => {
@@ -353,6 +353,8 @@ impl Agent for CliAgent {
             base_url: task.base_url,
             mcp_servers: req.mcp_servers,
             protect: req.protect,
+            sandbox: req.sandbox,
+            network: req.network,
         };
         let spec = self.spec(invocation, &parts, req.env, req.timeout)?;
         let mut parser = StreamParser::new(self.cli.stream_format());
@@ -427,6 +429,8 @@ impl Agent for CliAgent {
             base_url: task.base_url,
             mcp_servers: &Default::default(),
             protect: &[],
+            sandbox: None,
+            network: &[],
         };
         let spec = self.spec(invocation, &parts, &Default::default(), timeout)?;
         let mut stdout = Vec::new();

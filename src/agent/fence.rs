@@ -42,6 +42,10 @@ pub struct Parts<'a> {
     pub mcp_servers: &'a McpServers,
     /// Host files that must stay unreadable (the test file).
     pub protect: &'a [PathBuf],
+    /// The test's `sandbox:` (`--sandbox` wins over it).
+    pub sandbox: Option<crate::sandbox::Setting>,
+    /// The test's `network:` hosts.
+    pub network: &'a [String],
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
@@ -85,6 +89,7 @@ pub fn policy(
         forwards: forwards(parts, &env),
         env,
         must_not_read: parts.protect.to_vec(),
+        network: network_hosts(parts),
     }
 }
 
@@ -146,6 +151,22 @@ fn environment(
     env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
     env.extend(invocation.isolation.iter().cloned());
     env
+}
+
+/// The test's `network:` hosts and the hosts of its MCP HTTP servers that are not on this
+/// machine (reached through the proxy).
+fn network_hosts(parts: &Parts<'_>) -> Vec<String> {
+    let mut hosts = parts.network.to_vec();
+    for server in parts.mcp_servers.values() {
+        if let McpServer::Http { url, .. } = server
+            && loopback_forward(url).is_none()
+            && let Ok(parsed) = url::Url::parse(url)
+            && let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default())
+        {
+            hosts.push(format!("{host}:{port}"));
+        }
+    }
+    hosts
 }
 
 /// The loopback ports the agent is told about: its endpoint and its MCP HTTP servers.
@@ -214,6 +235,8 @@ mod tests {
             base_url: None,
             mcp_servers: &McpServers::default(),
             protect: &[],
+            sandbox: None,
+            network: &[],
         };
         let invocation = Invocation {
             args: Vec::new(),

@@ -72,6 +72,10 @@ pub struct ExecuteRequest<'a> {
     /// Host files the sandbox must keep unreadable, proven before the agent starts (the
     /// test file with the assertions the agent is judged by).
     pub protect: &'a [PathBuf],
+    /// The test's `sandbox:` (`--sandbox` wins over it).
+    pub sandbox: Option<crate::sandbox::Setting>,
+    /// The test's `network:` hosts, reachable through the allowlist proxy.
+    pub network: &'a [String],
 }
 
 /// A finished (or stopped) agent run.

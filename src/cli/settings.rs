@@ -37,10 +37,11 @@ pub struct AgentArgs {
     #[arg(long, default_value = "bypass", value_name = "MODE")]
     pub permission_mode: String,
     /// Whether agents, their MCP servers, `setup` and `verify` commands and grading calls
-    /// run sandboxed: `on` (the default; a sandbox that can not be set up makes the test
-    /// `error`) or `off` (every report then says the run was not sandboxed).
-    #[arg(long, value_name = "on|off", default_value = "on")]
-    pub sandbox: crate::sandbox::Setting,
+    /// run sandboxed: `on` (a sandbox that can not be set up makes the test `error`) or
+    /// `off` (every report then says the run was not sandboxed). Wins over the tests'
+    /// `sandbox:`; without it, each test's, else on.
+    #[arg(long, value_name = "on|off")]
+    pub sandbox: Option<crate::sandbox::Setting>,
 }
 
 /// `NAME=VALUE` with a known agent name.

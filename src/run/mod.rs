@@ -104,7 +104,7 @@ impl Default for RunConfig {
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             budget: BudgetLimits::default(),
             reuse: None,
-            sandbox: crate::sandbox::Sandbox::new(crate::sandbox::Setting::On),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }

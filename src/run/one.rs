@@ -184,6 +184,8 @@ impl<'a> OneRun<'a> {
                 env: &spec.env,
                 sandbox: &self.ctx.config.sandbox,
                 protect: &spec.file,
+                wanted: spec.sandbox,
+                network: &spec.network,
                 cancel,
             };
             if let Err(why) = run_setup(&shell, command, self.timeout).await {
@@ -226,6 +228,8 @@ impl<'a> OneRun<'a> {
                 mcp_servers: &mcp_servers,
                 plugins: &plugins,
                 protect: std::slice::from_ref(&spec.file),
+                sandbox: spec.sandbox,
+                network: &spec.network,
             })
             .await
             // The CLI is missing or could not start.

@@ -57,6 +57,8 @@ pub(super) async fn post_run(
                 env: &spec.env,
                 sandbox,
                 protect: &spec.file,
+                wanted: spec.sandbox,
+                network: &spec.network,
                 cancel,
             };
             verify_runs.insert(index, run_verify(v, &shell).await);

@@ -72,6 +72,10 @@ pub(super) struct Shell<'a> {
     pub sandbox: &'a crate::sandbox::Sandbox,
     /// The test file, which the command must not read.
     pub protect: &'a std::path::Path,
+    /// The test's `sandbox:`.
+    pub wanted: Option<crate::sandbox::Setting>,
+    /// The test's `network:` hosts.
+    pub network: &'a [String],
     /// Fires on Ctrl-C / SIGTERM.
     pub cancel: &'a CancellationToken,
 }
@@ -101,8 +105,9 @@ pub(super) async fn run_shell(
         env,
         forwards: Vec::new(),
         must_not_read: vec![protect],
+        network: shell.network.to_vec(),
     };
-    let fence = match shell.sandbox.fence(policy) {
+    let fence = match shell.sandbox.fence(policy, shell.wanted) {
         Ok(fence) => fence,
         Err(e) => return (String::new(), Err(std::io::Error::other(e.to_string()))),
     };

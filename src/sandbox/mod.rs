@@ -28,6 +28,7 @@ pub mod bwrap;
 pub mod forward;
 pub mod init;
 pub mod install;
+pub mod proxy;
 pub mod seatbelt;
 
 use std::ffi::OsString;
@@ -50,30 +51,8 @@ pub const INIT_COMMAND: &str = "__sandbox-init";
 /// program is not `aptitude` itself (a Rust test using the fluent API).
 pub const HELPER_VAR: &str = "APTITUDE_SANDBOX_HELPER";
 
-/// Whether commands run sandboxed (`--sandbox`, `sandbox:` in `aptitude.yaml`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Setting {
-    /// Sandboxed, failing closed (the default).
-    #[default]
-    On,
-    /// Not sandboxed: the run sees the host as aptitude does. Every report says so.
-    Off,
-}
-
-impl std::str::FromStr for Setting {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "on" | "true" | "yes" => Ok(Setting::On),
-            "off" | "false" | "no" => Ok(Setting::Off),
-            other => Err(format!(
-                "`{other}` is not a sandbox setting: use `on` or `off`"
-            )),
-        }
-    }
-}
+/// Whether commands run sandboxed (`--sandbox`, `sandbox:` in a test or `aptitude.yaml`).
+pub use crate::spec::SandboxSetting as Setting;
 
 /// A loopback port inside the sandbox bridged to an address outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,6 +79,8 @@ pub struct Policy {
     pub forwards: Vec<Forward>,
     /// Host files the proof must find unreadable besides the host canary (the test file).
     pub must_not_read: Vec<PathBuf>,
+    /// `network:` hosts reachable through the allowlist proxy ([`proxy`]); none: no proxy.
+    pub network: Vec<String>,
 }
 
 /// One check the helper made inside the sandbox before the command started.
@@ -197,10 +178,11 @@ pub enum SandboxError {
     Prepare(String),
 }
 
-/// The sandbox of one aptitude process: its mode, chosen and checked once.
-#[derive(Debug, Clone)]
+/// The sandbox of one aptitude process: `--sandbox` when given (it wins over every
+/// test's `sandbox:`), the tool checked once.
+#[derive(Debug, Clone, Default)]
 pub struct Sandbox {
-    setting: Setting,
+    forced: Option<Setting>,
 }
 
 /// What the first use of the sandbox found: the tool, its version, or why it can not run.
@@ -211,29 +193,29 @@ struct Ready {
 }
 
 impl Sandbox {
-    /// The sandbox as set (`--sandbox`).
-    pub fn new(setting: Setting) -> Self {
-        Sandbox { setting }
+    /// The sandbox with `--sandbox` (`None`: each test's `sandbox:`, else on).
+    pub fn new(forced: Option<Setting>) -> Self {
+        Sandbox { forced }
     }
 
-    /// Whether commands are fenced in.
-    pub fn is_on(&self) -> bool {
-        self.setting == Setting::On
+    /// Whether a command of a test that says `wanted` (its `sandbox:`) is fenced in.
+    pub fn is_on(&self, wanted: Option<Setting>) -> bool {
+        self.forced.or(wanted).unwrap_or_default() == Setting::On
     }
 
-    /// The record of a run made without the fence (`off`), for the results.
-    pub fn off_record(&self) -> Option<Record> {
-        (!self.is_on()).then(Record::off)
-    }
-
-    /// Prepares the fence of one command: checks (once per process) that the sandbox
-    /// works, makes the run's private directory, synthetic `/etc` files and forwarding
-    /// sockets. `None` when the sandbox is off.
+    /// Prepares the fence of one command of a test that says `wanted`: checks (once per
+    /// process) that the sandbox works, makes the run's private directory, synthetic
+    /// `/etc` files, forwarding sockets and `network:` proxy. `None` when the sandbox is
+    /// off.
     ///
     /// # Errors
     /// [`SandboxError`] with the reason and the fix; the command must not run.
-    pub fn fence(&self, policy: Policy) -> Result<Option<Fence>, SandboxError> {
-        if !self.is_on() {
+    pub fn fence(
+        &self,
+        policy: Policy,
+        wanted: Option<Setting>,
+    ) -> Result<Option<Fence>, SandboxError> {
+        if !self.is_on(wanted) {
             return Ok(None);
         }
         if !cfg!(target_os = "linux") {
@@ -314,6 +296,7 @@ pub struct Fence {
     nonce: String,
     canary: PathBuf,
     _bridges: forward::Bridges,
+    _proxy: Option<proxy::Proxy>,
 }
 
 impl Fence {
@@ -333,6 +316,27 @@ impl Fence {
             std::fs::create_dir(dir.path().join(sub)).map_err(|e| prepare(sub, e))?;
         }
         bwrap::write_etc(&dir.path().join("etc"), &policy.env).map_err(|e| prepare("/etc", e))?;
+        let proxy = if policy.network.is_empty() {
+            None
+        } else {
+            let proxy = proxy::Proxy::start(policy.network.clone())
+                .map_err(|e| prepare("the network proxy", e))?;
+            let port = proxy.port();
+            policy.forwards.push(Forward {
+                port,
+                target: SocketAddr::from(([127, 0, 0, 1], port)),
+            });
+            let url = format!("http://127.0.0.1:{port}");
+            for key in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+                policy.env.push((key.to_owned(), url.clone()));
+            }
+            for key in ["NO_PROXY", "no_proxy"] {
+                policy
+                    .env
+                    .push((key.to_owned(), "localhost,127.0.0.1,::1".to_owned()));
+            }
+            Some(proxy)
+        };
         let bridges = forward::Bridges::start(&dir.path().join("sock"), &policy.forwards)
             .map_err(|e| prepare("the forwarding sockets", e))?;
         Ok(Fence {
@@ -344,6 +348,7 @@ impl Fence {
             canary: canary(dir.path()).map_err(|e| prepare("the host canary", e))?,
             dir,
             _bridges: bridges,
+            _proxy: proxy,
         })
     }
 

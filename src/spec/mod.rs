@@ -143,6 +143,38 @@ pub struct TestSpec {
     /// Set by `run --shard` when it split the test's runs: the numbers (1-based, ascending)
     /// of the runs this shard runs; `None` runs every run.
     pub shard_runs: Option<Vec<u32>>,
+    /// `sandbox: on|off` (or an `aptitude.yaml`'s); `None`: on, unless `--sandbox` says
+    /// otherwise (the flag wins).
+    pub sandbox: Option<SandboxSetting>,
+    /// `network:` hosts the test's sandbox may reach besides the model and its MCP servers
+    /// (`registry.npmjs.org`, `*.pypi.org`, `github.com:443`), lowercase; with an
+    /// `aptitude.yaml`'s, their union.
+    pub network: Vec<String>,
+}
+
+/// Whether a test's commands run sandboxed (`sandbox:`, `--sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSetting {
+    /// Sandboxed, failing closed (the default).
+    #[default]
+    On,
+    /// Not sandboxed: the run sees the host as aptitude does; every report says so.
+    Off,
+}
+
+impl std::str::FromStr for SandboxSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" => Ok(SandboxSetting::On),
+            "off" | "false" | "no" => Ok(SandboxSetting::Off),
+            other => Err(format!(
+                "`{other}` is not a sandbox setting: use `on` or `off`"
+            )),
+        }
+    }
 }
 
 impl TestSpec {
@@ -174,6 +206,8 @@ impl TestSpec {
             variants: Vec::new(),
             variant: None,
             shard_runs: None,
+            sandbox: None,
+            network: Vec::new(),
         }
     }
 

@@ -132,7 +132,44 @@ struct TestFile {
     /// Claude Code plugin directories loaded for the run (`--plugin-dir`), relative to the
     /// test file's directory; on an agent without plugins the test is `error`.
     plugins: Option<OneOrMany>,
+    /// Whether the test's agent, setup and verify commands run sandboxed: `on` (the
+    /// default) or `off` (every report then says so). `run --sandbox` wins.
+    sandbox: Option<SandboxField>,
+    /// Hosts the sandbox may reach besides the model and the test's MCP servers, through
+    /// aptitude's allowlist proxy (`HTTPS_PROXY`): `registry.npmjs.org`, `*.pypi.org` (any
+    /// subdomain), `github.com:443`.
+    network: Option<Hosts>,
 }
+
+/// `on` or `off` (or a boolean).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum SandboxField {
+    /// `on` or `off`.
+    Word(#[schemars(regex(pattern = r"^(on|off|true|false|yes|no)$"))] String),
+    /// `true` (on) or `false` (off).
+    Bool(bool),
+}
+
+/// A host or a list of hosts.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum Hosts {
+    /// One host.
+    One(Host),
+    /// Several hosts.
+    Many(#[schemars(length(min = 1))] Vec<Host>),
+}
+
+/// `HOST`, `*.DOMAIN`, either with `:PORT`.
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct Host(
+    #[schemars(regex(pattern = r"^(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?$"))] String,
+);
 
 /// `aptitude.yaml`: defaults for every test in its directory and below (the nearest file
 /// wins field by field; a test's own keys win over all).
@@ -165,6 +202,10 @@ struct SuiteFile {
     mcp_servers: Option<BTreeMap<McpServerName, McpServerEntry>>,
     /// Defaults for every `stdout: {review}` assertion that does not set them.
     judge: Option<JudgeDefaults>,
+    /// Whether the tests below run sandboxed (`on`, the default, or `off`).
+    sandbox: Option<SandboxField>,
+    /// Hosts every test below may reach through the allowlist proxy, added to a test's own.
+    network: Option<Hosts>,
 }
 
 /// `judge:` in `aptitude.yaml`.

@@ -69,6 +69,10 @@ pub struct SuiteDefaults {
     pub mcp_servers: BTreeMap<String, Setting<McpServer>>,
     /// `judge:`.
     pub judge: JudgeDefaults,
+    /// `sandbox: on|off` for the tests below.
+    pub sandbox: Option<Setting<super::SandboxSetting>>,
+    /// `network:` hosts every test below may reach (added to a test's own).
+    pub network: Option<Setting<Vec<String>>>,
 }
 
 impl SuiteDefaults {
@@ -92,6 +96,19 @@ impl SuiteDefaults {
         pick(&mut self.judge.agent, nearer.judge.agent);
         pick(&mut self.judge.threshold, nearer.judge.threshold);
         pick(&mut self.judge.votes, nearer.judge.votes);
+        pick(&mut self.sandbox, nearer.sandbox);
+        self.network = match (self.network, nearer.network) {
+            (Some(mut far), Some(near)) => {
+                far.value.extend(near.value);
+                far.value.sort();
+                far.value.dedup();
+                Some(Setting {
+                    value: far.value,
+                    origin: near.origin,
+                })
+            }
+            (far, near) => near.or(far),
+        };
         self
     }
 
@@ -110,6 +127,12 @@ impl SuiteDefaults {
         fill(&mut spec.max_turns, &self.max_turns);
         fill(&mut spec.runs, &self.runs);
         fill(&mut spec.min_pass, &self.min_pass);
+        fill(&mut spec.sandbox, &self.sandbox);
+        if let Some(network) = &self.network {
+            spec.network.extend(network.value.iter().cloned());
+            spec.network.sort();
+            spec.network.dedup();
+        }
         for (name, setting) in &self.env {
             spec.env
                 .entry(name.clone())

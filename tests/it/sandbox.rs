@@ -528,3 +528,47 @@ fn sandbox_off_is_said_in_every_report() {
     let html = std::fs::read_to_string(report("r.html")).unwrap();
     assert!(html.contains("not sandboxed"), "the HTML report says it");
 }
+
+/// `network:` opens the allowlist proxy to the hosts it names, and to nothing else.
+#[test]
+fn network_reaches_only_the_hosts_it_names() {
+    // 127.0.0.2: a loopback address of the host that is not in the sandbox's NO_PROXY
+    // (127.0.0.1 is, for the model's forwards), so requests to it take the proxy.
+    let allowed = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let other = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let (a, b) = (
+        allowed.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    other.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut s in allowed.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nallowed!\n");
+        }
+    });
+    let fetch = |port: u16, out: &str| {
+        format!(
+            "/usr/bin/python3 -c \\\"import os,urllib.request as u; o=u.build_opener(u.ProxyHandler({{'http': os.environ['HTTP_PROXY']}}));\\ntry: print(o.open('http://127.0.0.2:{port}/x', timeout=10).read().decode())\\nexcept Exception as e: print('refused', e)\\\" > {out} 2>&1"
+        )
+    };
+    let suite = crate::run::Suite::new();
+    suite.file(
+        "tests/ws/net.aptitude.yaml",
+        &format!(
+            "name: net\nprompt: \"net-marker\"\nnetwork: [\"127.0.0.2:{a}\"]\nsetup:\n  - \"{}\"\n  - \"{}\"\nassertions:\n  - file_contains: {{path: allowed.txt, text: \"allowed!\"}}\n  - file_contains: {{path: other.txt, text: \"403\"}}\n",
+            fetch(a, "allowed.txt"),
+            fetch(b, "other.txt")
+        ),
+    );
+    let model = ScriptedModel::start();
+    model.script("net-marker", vec![Turn::Text("ok".into())]);
+    let out = suite.aptitude(&model).arg("--no-grade").output();
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+    let t = &results["tests"][0];
+    assert_eq!(t["status"], "passed", "{}\n{t:#}", out.stderr);
+    assert!(other.accept().is_err(), "the host off the list was reached");
+}

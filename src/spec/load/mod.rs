@@ -35,6 +35,8 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "variants",
     "plugins",
     "inputs",
+    "sandbox",
+    "network",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -521,6 +523,11 @@ impl Ctx {
             .get("plugins")
             .map(|n| self.plugins(n, path))
             .unwrap_or_default();
+        let sandbox = fields.get("sandbox").and_then(|n| self.sandbox_setting(n));
+        let network = fields
+            .get("network")
+            .map(|n| self.network(n))
+            .unwrap_or_default();
 
         Some(TestSpec {
             file: path.to_owned(),
@@ -548,6 +555,8 @@ impl Ctx {
             variants,
             variant: None,
             shard_runs: None,
+            sandbox,
+            network,
         })
     }
 
@@ -1021,6 +1030,7 @@ mod agents;
 mod budget;
 mod commands;
 pub(super) mod discovery;
+mod fence;
 mod files;
 mod kinds;
 mod mcp;

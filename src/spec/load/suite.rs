@@ -32,6 +32,8 @@ pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
     "env",
     "mcp_servers",
     "judge",
+    "sandbox",
+    "network",
 ];
 
 /// The keys of `judge:`.
@@ -183,6 +185,15 @@ impl Ctx {
         }
         let env = self.suite_env(path, &fields);
         let mcp_servers = self.suite_mcp_servers(path, &fields);
+        let sandbox = fields
+            .get("sandbox")
+            .and_then(|n| self.sandbox_setting(n))
+            .map(|v| setter(path, &fields, "sandbox")(v));
+        let network = fields
+            .get("network")
+            .map(|n| self.network(n))
+            .filter(|hosts| !hosts.is_empty())
+            .map(|v| setter(path, &fields, "network")(v));
         let judge = fields
             .get("judge")
             .map(|n| self.judge_defaults(n, path))
@@ -197,6 +208,8 @@ impl Ctx {
             env,
             mcp_servers,
             judge,
+            sandbox,
+            network,
         }
     }
 

@@ -1,0 +1,115 @@
+//! `sandbox:` and `network:`, in a test or an `aptitude.yaml`: whether the test's runs are
+//! sandboxed, and the hosts its sandbox may reach beyond the model (for tests that install
+//! packages).
+
+use super::super::SandboxSetting;
+use super::super::diagnostic::Diagnostic;
+use super::super::node::{Node, Value};
+use super::Ctx;
+
+impl Ctx {
+    /// `sandbox: on|off` (`true`/`false` too).
+    pub(super) fn sandbox_setting(&mut self, node: &Node) -> Option<SandboxSetting> {
+        match &node.value {
+            Value::Bool(true) => Some(SandboxSetting::On),
+            Value::Bool(false) => Some(SandboxSetting::Off),
+            Value::Str(s) => match s.parse() {
+                Ok(setting) => Some(setting),
+                Err(why) => {
+                    self.push(Diagnostic::new(node.pos, why).label("not on or off").hint(
+                        "`sandbox: off` runs the test's agent unsandboxed; every report says so",
+                    ));
+                    None
+                }
+            },
+            _ => {
+                self.type_error(node, "sandbox", "`on` or `off`");
+                None
+            }
+        }
+    }
+
+    /// `network:` hosts: `registry.npmjs.org`, `*.pypi.org` (any subdomain), with an
+    /// optional `:PORT` (443 when none is given).
+    pub(super) fn network(&mut self, node: &Node) -> Vec<String> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Str(_) => vec![node],
+            Value::Seq(items) => items.iter().collect(),
+            _ => {
+                self.type_error(node, "network", "a host or a list of hosts");
+                return Vec::new();
+            }
+        };
+        let mut hosts = Vec::new();
+        for item in items {
+            let Some(host) = self.non_empty_string(item, "network") else {
+                continue;
+            };
+            match check_host(&host) {
+                Ok(()) => hosts.push(host.to_ascii_lowercase()),
+                Err(why) => self.push(
+                    Diagnostic::new(item.pos, format!("`network: {host}` {why}"))
+                        .label("not a host")
+                        .hint("name hosts, e.g. `registry.npmjs.org`, `*.pypi.org` or `github.com:443`; the model and the test's MCP servers need no entry"),
+                ),
+            }
+        }
+        hosts
+    }
+}
+
+/// Whether `entry` is `HOST`, `*.DOMAIN` or either with `:PORT`.
+fn check_host(entry: &str) -> Result<(), &'static str> {
+    let (host, port) = match entry.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (entry, None),
+    };
+    if let Some(port) = port
+        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+    {
+        return Err("has a port that is not a number from 1 to 65535");
+    }
+    let name = host.strip_prefix("*.").unwrap_or(host);
+    if entry.contains("://") || entry.contains('/') {
+        return Err("is a URL: name the host alone");
+    }
+    let valid = !name.is_empty()
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err("is not a host name")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_host;
+
+    #[test]
+    fn hosts_wildcards_and_ports() {
+        for ok in [
+            "registry.npmjs.org",
+            "*.pypi.org",
+            "github.com:443",
+            "localhost",
+        ] {
+            assert!(check_host(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "https://github.com",
+            "github.com/x",
+            "a..b",
+            "h:0",
+            "h:99999",
+            "*.",
+            "a b",
+        ] {
+            assert!(check_host(bad).is_err(), "{bad}");
+        }
+    }
+}
