@@ -335,6 +335,8 @@ fn add_general_filters(s: &mut insta::Settings) {
         r#""aptitude_version": "[VERSION]""#,
     );
     s.add_filter(&regex::escape(env!("CARGO_PKG_VERSION")), "[VERSION]");
+    // The sandbox tool's version is the machine's (Debian 12: 0.8.0; Ubuntu 24.04: 0.9.0).
+    s.add_filter(r"bubblewrap \d+\.\d+(\.\d+)?", "bubblewrap [VERSION]");
     s.add_filter(
         r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
         "[UUID]",
