@@ -213,18 +213,9 @@ fn prove(args: &Args) -> Vec<Check> {
             detail,
         });
     }
-    let caps = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_owned()))
-        })
-        .unwrap_or_default();
-    checks.push(Check {
-        tried: "hold a capability".into(),
-        held: !caps.is_empty() && caps.chars().all(|c| c == '0'),
-        detail: format!("CapEff {caps}"),
-    });
+    if cfg!(target_os = "linux") {
+        checks.push(capability_check());
+    }
     let probe = PathBuf::from("/usr/.aptitude-sandbox-probe");
     let (held, detail) = match std::fs::write(&probe, b"x") {
         Ok(()) => {
@@ -239,6 +230,22 @@ fn prove(args: &Args) -> Vec<Check> {
         detail,
     });
     checks
+}
+
+/// The helper holds no capability: `CapEff` of `/proc/self/status` is all zeros (Linux).
+fn capability_check() -> Check {
+    let caps = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_owned()))
+        })
+        .unwrap_or_default();
+    Check {
+        tried: "hold a capability".into(),
+        held: !caps.is_empty() && caps.chars().all(|c| c == '0'),
+        detail: format!("CapEff {caps}"),
+    }
 }
 
 /// aptitude's environment is in no process the sandbox can see: its pid's `environ` is

@@ -188,8 +188,11 @@ pub struct Sandbox {
 /// What the first use of the sandbox found: the tool, its version, or why it can not run.
 #[derive(Debug, Clone)]
 struct Ready {
-    bwrap: PathBuf,
+    /// `bwrap`, or `/usr/bin/sandbox-exec`.
+    tool: PathBuf,
+    /// `0.8.0` (bubblewrap); empty for Seatbelt.
     version: String,
+    seatbelt: bool,
 }
 
 impl Sandbox {
@@ -218,10 +221,17 @@ impl Sandbox {
         if !self.is_on(wanted) {
             return Ok(None);
         }
-        if !cfg!(target_os = "linux") {
+        let ready = if cfg!(target_os = "linux") {
+            ready()?
+        } else if cfg!(target_os = "macos") && Path::new(seatbelt::SANDBOX_EXEC).is_file() {
+            Ready {
+                tool: PathBuf::from(seatbelt::SANDBOX_EXEC),
+                version: String::new(),
+                seatbelt: true,
+            }
+        } else {
             return Err(SandboxError::Platform(std::env::consts::OS.to_owned()));
-        }
-        let ready = ready()?;
+        };
         let helper = helper_binary()?;
         Fence::new(ready, helper, policy).map(Some)
     }
@@ -236,7 +246,11 @@ fn ready() -> Result<Ready, SandboxError> {
                 crate::shared::files::find_on_path("bwrap").ok_or(SandboxError::BwrapMissing)?;
             let version = bwrap::version(&bwrap);
             bwrap::preflight(&bwrap)?;
-            Ok(Ready { bwrap, version })
+            Ok(Ready {
+                tool: bwrap,
+                version,
+                seatbelt: false,
+            })
         })
         .clone()
 }
@@ -289,8 +303,9 @@ pub fn helper_binary() -> Result<PathBuf, SandboxError> {
 #[derive(Debug)]
 pub struct Fence {
     dir: tempfile::TempDir,
-    bwrap: PathBuf,
+    tool: PathBuf,
     version: String,
+    seatbelt: bool,
     helper: PathBuf,
     policy: Policy,
     nonce: String,
@@ -340,8 +355,9 @@ impl Fence {
         let bridges = forward::Bridges::start(&dir.path().join("sock"), &policy.forwards)
             .map_err(|e| prepare("the forwarding sockets", e))?;
         Ok(Fence {
-            bwrap: ready.bwrap,
+            tool: ready.tool,
             version: ready.version,
+            seatbelt: ready.seatbelt,
             helper,
             policy,
             nonce: new_nonce(),
@@ -380,6 +396,27 @@ impl Fence {
             host_home: std::env::var("HOME").ok(),
             deny_connect: deny_connect(&self.policy.forwards),
         };
+        if self.seatbelt {
+            // No mounts and no network namespace: the helper runs from where it is (read
+            // by the profile), the command reaches the forwards' targets directly, and the
+            // whole environment is the policy's (`sandbox-exec` passes its own on).
+            let mut policy = self.policy.clone();
+            policy.read_only.push(self.helper.clone());
+            let mut argv = seatbelt::arguments(&policy, &self.dir.path().join("tmp"));
+            argv.push(self.helper.clone().into());
+            argv.push(INIT_COMMAND.into());
+            argv.extend(
+                init::Args {
+                    forwards: Vec::new(),
+                    ..init
+                }
+                .to_args(),
+            );
+            argv.push("--".into());
+            argv.push(program.into());
+            argv.extend(args.iter().cloned());
+            return (self.tool.clone(), argv, self.policy.env.clone());
+        }
         let mut argv = bwrap::arguments(&bwrap::Layout {
             run_dir: self.dir.path(),
             helper: &self.helper,
@@ -392,7 +429,7 @@ impl Fence {
         argv.push(program.into());
         argv.extend(args.iter().cloned());
         (
-            self.bwrap.clone(),
+            self.tool.clone(),
             argv,
             vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())],
         )
@@ -420,7 +457,11 @@ impl Fence {
     /// The record of this run for the results, with what `proof` verified.
     pub fn record(&self, proof: Option<&Proof>) -> Record {
         Record {
-            mode: format!("bubblewrap {}", self.version).trim().to_owned(),
+            mode: if self.seatbelt {
+                "seatbelt".to_owned()
+            } else {
+                format!("bubblewrap {}", self.version).trim().to_owned()
+            },
             verified: proof.map(|p| p.checks.clone()).unwrap_or_default(),
         }
     }
