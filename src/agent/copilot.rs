@@ -5,8 +5,9 @@
 //!   --usage-output-file <home>/usage.json [--model M]` in the workspace copy
 //!   ([`Format::CopilotJson`]).
 //! - **Isolation:** `COPILOT_HOME` is the run's private home. Copilot unpacks ~235 MB into
-//!   `$XDG_CACHE_HOME/copilot/pkg` on first run; that cache stays shared (aptitude's own
-//!   `XDG_CACHE_HOME`, else `~/.cache`).
+//!   `$XDG_CACHE_HOME/copilot/pkg` on first run: aptitude fills that cache once per
+//!   installed binary (`copilot --version`, in its own cache directory) and each run reads
+//!   it, read-only in the sandbox ([`super::cache`]).
 //! - **Base URL:** `COPILOT_PROVIDER_BASE_URL` (Chat Completions), with the key from
 //!   `COPILOT_PROVIDER_API_KEY`, the model in `COPILOT_MODEL` and `COPILOT_OFFLINE=true`
 //!   (no GitHub login needed). Without one, Copilot signs in with `COPILOT_GITHUB_TOKEN`
@@ -154,6 +155,14 @@ impl AgentCli for Copilot {
 
     fn supports_mcp(&self) -> bool {
         true
+    }
+
+    fn shared_cache(&self) -> Option<super::cache::SharedCache> {
+        Some(super::cache::SharedCache {
+            var: "XDG_CACHE_HOME",
+            subdir: "copilot",
+            fill_args: &["--version"],
+        })
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {

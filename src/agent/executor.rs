@@ -133,6 +133,9 @@ impl CliAgent {
                     .into_iter()
                     .filter(|(k, _)| std::env::var_os(k).is_none())
                     .collect();
+                if let Some((dir, cache)) = parts.shared_cache {
+                    env.push((cache.var.to_owned(), dir.display().to_string()));
+                }
                 env.extend(self.settings.env.iter().cloned());
                 env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
                 env.extend(invocation.isolation);
@@ -171,6 +174,17 @@ impl CliAgent {
             Some(_) => None,
         };
         (Some(record), failure)
+    }
+
+    /// The agent's shared cache, filled once per installed binary (on a blocking thread:
+    /// the first fill unpacks hundreds of MB).
+    async fn filled_cache(&self, binary: &Path) -> Option<PathBuf> {
+        let cache = self.cli.shared_cache()?;
+        let binary = binary.to_owned();
+        tokio::task::spawn_blocking(move || super::cache::filled(&binary, &cache))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// A test's MCP servers or plugins on an agent that can not take them.
@@ -343,6 +357,7 @@ impl Agent for CliAgent {
             .task(&task, home.path())
             .map_err(|m| self.start_error(&binary, m))?;
         let watch_dir: Vec<PathBuf> = watch.iter().map(|w| w.dir().to_owned()).collect();
+        let cache = self.filled_cache(&binary).await;
         let parts = super::fence::Parts {
             cli: self.cli.as_ref(),
             binary: &binary,
@@ -355,6 +370,7 @@ impl Agent for CliAgent {
             protect: req.protect,
             sandbox: req.sandbox,
             network: req.network,
+            shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
         };
         let spec = self.spec(invocation, &parts, req.env, req.timeout)?;
         let mut parser = StreamParser::new(self.cli.stream_format());
@@ -418,6 +434,7 @@ impl Agent for CliAgent {
                     agent: self.kind(),
                     message,
                 })?;
+        let cache = self.filled_cache(&binary).await;
         // The answer graded is agent-written: the grader runs fenced in like the agent.
         let parts = super::fence::Parts {
             cli: self.cli.as_ref(),
@@ -431,6 +448,7 @@ impl Agent for CliAgent {
             protect: &[],
             sandbox: None,
             network: &[],
+            shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
         };
         let spec = self.spec(invocation, &parts, &Default::default(), timeout)?;
         let mut stdout = Vec::new();

@@ -46,6 +46,8 @@ pub struct Parts<'a> {
     pub sandbox: Option<crate::sandbox::Setting>,
     /// The test's `network:` hosts.
     pub network: &'a [String],
+    /// The agent's filled shared cache ([`super::cache`]), and how it names it.
+    pub shared_cache: Option<(&'a Path, super::cache::SharedCache)>,
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
@@ -81,11 +83,19 @@ pub fn policy(
     let mut writable = vec![parts.workspace.to_owned(), parts.home.to_owned()];
     writable.extend(parts.writable.iter().cloned());
     let path_dirs = path_dirs(parts.binary, &read_only);
-    let env = environment(parts, &path_dirs, invocation, settings_env, test_env);
+    let mut env = environment(parts, &path_dirs, invocation, settings_env, test_env);
+    // The shared cache, read-only where the agent looks for it in its private home.
+    let mut mounts = Vec::new();
+    if let Some((dir, cache)) = parts.shared_cache {
+        let parent = parts.home.join(".cache");
+        mounts.push((dir.join(cache.subdir), parent.join(cache.subdir)));
+        env.push((cache.var.to_owned(), parent.display().to_string()));
+    }
     Policy {
         cwd: parts.workspace.to_owned(),
         writable,
         read_only,
+        mounts,
         forwards: forwards(parts, &env),
         env,
         must_not_read: parts.protect.to_vec(),
@@ -237,6 +247,7 @@ mod tests {
             protect: &[],
             sandbox: None,
             network: &[],
+            shared_cache: None,
         };
         let invocation = Invocation {
             args: Vec::new(),

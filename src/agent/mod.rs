@@ -12,6 +12,7 @@
 //! Adding an agent is one file plus one registry entry.
 
 pub mod aider;
+pub mod cache;
 pub mod claude;
 pub mod codex;
 pub mod contain;
@@ -305,6 +306,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// The stream the agent writes on stdout, parsed line by line as it comes. An agent
     /// with no machine-readable output completes its transcript in [`AgentCli::finish`].
     fn stream_format(&self) -> Format;
+
+    /// A cache the agent fills on first use, which aptitude fills once and shares
+    /// read-only between runs ([`cache`]); `None`: none.
+    fn shared_cache(&self) -> Option<cache::SharedCache> {
+        None
+    }
 
     /// Whether aptitude can attach a test's `mcp_servers` to this agent; a test with MCP
     /// servers on an agent without is `error`.

@@ -102,6 +102,7 @@ pub(super) async fn run_shell(
         cwd: shell.workspace.to_owned(),
         writable: vec![shell.workspace.to_owned(), home.path().to_owned()],
         read_only: Vec::new(),
+        mounts: Vec::new(),
         env,
         forwards: Vec::new(),
         must_not_read: vec![protect],

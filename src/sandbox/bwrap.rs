@@ -119,6 +119,9 @@ pub fn arguments(layout: &Layout<'_>) -> Vec<OsString> {
     for dir in &layout.policy.read_only {
         push(&[&"--ro-bind", dir, dir]);
     }
+    for (source, target) in &layout.policy.mounts {
+        push(&[&"--ro-bind", source, target]);
+    }
     push(&[&"--ro-bind", &layout.run_dir.join("sock"), &SOCKET_DIR]);
     push(&[&"--ro-bind", &layout.helper, &INIT_PATH]);
     push(&[&"--proc", &"/proc", &"--dev", &"/dev"]);

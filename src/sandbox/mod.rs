@@ -73,6 +73,9 @@ pub struct Policy {
     pub writable: Vec<PathBuf>,
     /// Read-only: the agent's installation, plugin copies, interpreters.
     pub read_only: Vec<PathBuf>,
+    /// Read-only at another path: (host directory, where it is seen inside), e.g. an
+    /// agent's shared cache inside the private home.
+    pub mounts: Vec<(PathBuf, PathBuf)>,
     /// The command's whole environment (nothing of aptitude's own is added).
     pub env: Vec<(String, String)>,
     /// Loopback ports bridged out.

@@ -79,6 +79,7 @@ fn readable(policy: &Policy) -> Vec<PathBuf> {
         .iter()
         .map(PathBuf::from)
         .chain(policy.read_only.iter().cloned())
+        .chain(policy.mounts.iter().map(|(source, _)| source.clone()))
         .collect()
 }
 

@@ -396,6 +396,19 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
         })
 }
 
+/// aptitude's cache directory: `$APTITUDE_CACHE_DIR`, else `$XDG_CACHE_HOME/aptitude`,
+/// else `~/.cache/aptitude`; `None` without any of them. Outside every sandbox.
+pub fn cache_root() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("APTITUDE_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("aptitude")))
+        .or_else(|| env("HOME").map(|h| h.join(".cache/aptitude")))
+}
+
 /// Why an output file was not written.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {

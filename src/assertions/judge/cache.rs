@@ -62,15 +62,7 @@ impl Cache {
 
     /// The documented default location (see the module docs); `None` without `HOME`.
     pub fn default_dir() -> Option<PathBuf> {
-        let env = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        env("APTITUDE_CACHE_DIR")
-            .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("aptitude")))
-            .or_else(|| env("HOME").map(|h| h.join(".cache/aptitude")))
-            .map(|d| d.join("judge"))
+        crate::shared::files::cache_root().map(|d| d.join("judge"))
     }
 
     /// The directory grades are stored in.
