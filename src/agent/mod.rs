@@ -19,6 +19,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod executor;
 pub mod gemini;
+pub mod kiro;
 pub mod mcp_watch;
 pub mod opencode;
 pub mod pi;
@@ -366,6 +367,23 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// Completes the transcript after the process ended; the default keeps it as parsed.
     fn finish(&self, transcript: Transcript, _finished: &Finished<'_>) -> Transcript {
         transcript
+    }
+
+    /// [`AgentCli::finish`], and the lines `--record` keeps instead of stdout's: for an
+    /// agent whose stdout is no transcript (Kiro prints text; its session store is the
+    /// record). The default: `finish`, and stdout.
+    fn finish_run(
+        &self,
+        transcript: Transcript,
+        finished: &Finished<'_>,
+    ) -> (Transcript, Option<Vec<String>>) {
+        (self.finish(transcript, finished), None)
+    }
+
+    /// Where the transcript comes from, for the docs table: by default the stream format
+    /// parsed from stdout (`` `claude-stream-json` ``).
+    fn transcript_source(&self) -> String {
+        format!("`{}`", self.stream_format().name())
     }
 }
 

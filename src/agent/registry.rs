@@ -27,6 +27,7 @@ pub fn cli(kind: AgentKind, options: &AgentOptions) -> Arc<dyn AgentCli> {
         AgentKind::Pi => Arc::new(super::pi::Pi),
         AgentKind::Cursor => Arc::new(super::cursor::Cursor),
         AgentKind::Aider => Arc::new(super::aider::Aider),
+        AgentKind::Kiro => Arc::new(super::kiro::Kiro),
     }
 }
 
@@ -45,13 +46,13 @@ pub fn docs_table() -> String {
     for kind in AgentKind::ALL {
         let cli = cli(kind, &AgentOptions::default());
         out.push_str(&format!(
-            "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | `{}` |\n",
+            "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | {} |\n",
             cli.program(),
             kind.bin_env(),
             cli.install_hint(),
             cli.api_key_env(),
             cli.base_url_via(),
-            cli.stream_format().name(),
+            cli.transcript_source(),
         ));
     }
     out

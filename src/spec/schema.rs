@@ -220,8 +220,35 @@ enum OneOrMany {
     Many(Vec<NonEmpty>),
 }
 
-/// The agents a test can name: [`AgentKind`], so a new agent appears here with no edit.
-type AgentName = crate::spec::agent_kind::AgentKind;
+/// The agents a test can name: each [`AgentKind`] and its other names
+/// ([`AgentKind::ALIASES`]), so a new agent appears here with no edit. (The loader also
+/// takes any case: `Claude-Code`.)
+///
+/// [`AgentKind`]: crate::spec::agent_kind::AgentKind
+/// [`AgentKind::ALIASES`]: crate::spec::agent_kind::AgentKind::ALIASES
+struct AgentName;
+
+impl JsonSchema for AgentName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentName".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::spec::agent_kind::AgentKind;
+        let kinds = generator.subschema_for::<AgentKind>();
+        let aliases: Vec<&str> = AgentKind::ALIASES.iter().map(|(a, _)| *a).collect();
+        schemars::json_schema!({
+            "anyOf": [
+                kinds,
+                {
+                    "type": "string",
+                    "enum": aliases,
+                    "description": "Another name of an agent: `claude-code` (Claude Code, as upstream aptitude names it), `cursor-agent` and `kiro-cli` (their binaries)."
+                }
+            ]
+        })
+    }
+}
 
 /// `agents:` entries: a name, or a name with its own model, endpoint and version pin.
 #[derive(JsonSchema)]
