@@ -161,11 +161,19 @@ fn ran_in(session: &Session, workspace: &Path) -> bool {
     canonical(Path::new(cwd)) == canonical(workspace)
 }
 
-/// Whether `id` is one of `known` (v3 ids carry the model's id after an action prefix).
+/// Whether `id` is one of `known`: the same id, or the same model id behind a store's
+/// prefix (`tooluse_<id>`, v3's `run_command_<id>`). Short ids are compared whole, so that
+/// no call is taken for another.
 fn seen(known: &[String], id: &str) -> bool {
+    let behind = |long: &str, short: &str| {
+        short.len() >= 8
+            && long
+                .strip_suffix(short)
+                .is_some_and(|prefix| prefix.ends_with('_'))
+    };
     known
         .iter()
-        .any(|k| k == id || k.ends_with(id) || id.ends_with(k.as_str()))
+        .any(|k| k == id || behind(k, id) || behind(id, k))
 }
 
 /// The run's transcript from the sessions Kiro left in its home: the most recent session of
@@ -386,7 +394,7 @@ impl AgentCli for Kiro {
 
 /// A v2 session names an MCP call by the tool alone; in a run whose home configures one
 /// MCP server, a call of a tool Kiro does not have is that server's.
-fn single_server_mcp_calls(transcript: &mut Transcript, servers: &McpServers) {
+pub fn single_server_mcp_calls(transcript: &mut Transcript, servers: &McpServers) {
     let [server] = servers.keys().collect::<Vec<_>>()[..] else {
         return;
     };
@@ -488,6 +496,18 @@ mod tests {
                 .unwrap_err()
                 .contains("base URL")
         );
+    }
+
+    #[test]
+    fn a_call_is_the_same_only_behind_a_prefix_and_long_enough() {
+        let known = vec![
+            "tooluse_call_00_1".to_owned(),
+            "run_command_toolu_abc123456".to_owned(),
+        ];
+        assert!(seen(&known, "call_00_1"));
+        assert!(seen(&known, "tooluse_abc123456") || seen(&known, "toolu_abc123456"));
+        assert!(!seen(&known, "1"), "a short id is compared whole");
+        assert!(!seen(&known, "all_00_1"));
     }
 
     #[test]

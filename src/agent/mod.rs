@@ -387,6 +387,20 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// Names the MCP calls of a transcript read from a file (`aptitude analyze`) as a run of
+/// the test would, from the test's `mcp_servers`: `<server>_<tool>` spellings
+/// ([`executor::name_mcp_calls`]) and, in a Kiro session, a bare tool name when the test has
+/// one server ([`kiro::single_server_mcp_calls`]).
+pub fn name_recorded_mcp_calls(transcript: &mut Transcript, servers: &McpServers) {
+    if matches!(
+        transcript.format,
+        Format::KiroConversation | Format::KiroSession | Format::KiroKas
+    ) {
+        kiro::single_server_mcp_calls(transcript, servers);
+    }
+    executor::name_mcp_calls(transcript, servers);
+}
+
 /// The agents that load Claude Code plugins (`plugins:`), comma-separated, for messages.
 pub fn plugin_agents() -> String {
     AgentKind::ALL

@@ -19,6 +19,7 @@ mod hostile;
 mod hostile_transcripts;
 mod init;
 mod judge;
+mod kiro;
 mod mcp;
 mod merge;
 mod repeats;

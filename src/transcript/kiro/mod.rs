@@ -417,7 +417,137 @@ pub(super) fn add_metadata(log: &Path, transcript: &mut Transcript) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::{Format, parse_file};
     use serde_json::json;
+
+    fn store(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/kiro/stores")
+            .join(rel)
+    }
+
+    /// (canonical, the call's main parameter, is_error, exit code) of each call.
+    fn summary(t: &Transcript) -> Vec<(String, String, bool, Option<i32>)> {
+        t.tool_calls
+            .iter()
+            .map(|c| {
+                let p = c.params();
+                let main = ["file_path", "command", "query", "skill"]
+                    .iter()
+                    .find_map(|k| p.get(*k).and_then(Value::as_str))
+                    .unwrap_or("")
+                    .to_owned();
+                (c.canonical.clone(), main, c.is_error, c.exit_code)
+            })
+            .collect()
+    }
+
+    fn s(
+        canonical: &str,
+        main: &str,
+        is_error: bool,
+        exit: Option<i32>,
+    ) -> (String, String, bool, Option<i32>) {
+        (canonical.into(), main.into(), is_error, exit)
+    }
+
+    #[test]
+    fn the_v1_store_is_read_from_its_database_and_as_a_saved_conversation() {
+        let value = std::fs::read_to_string(store("v1/conversation_value.json")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("data.sqlite3");
+        drop(sqlite::tests::write(
+            &db,
+            &[("/w", "conv-0001", &value, 1_774_656_960_000)],
+        ));
+        let from_db = parse_file(&db).unwrap();
+        let saved = parse_file(&store("v1/conversation_value.json")).unwrap();
+        for t in [&from_db, &saved] {
+            assert_eq!(t.format, Format::KiroConversation);
+            assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+            assert_eq!(t.session_id.as_deref(), Some("conv-0001"));
+            assert_eq!(t.model.as_deref(), Some("claude-sonnet-4.5"));
+            assert_eq!(
+                t.final_text.as_deref(),
+                Some("The key is API_KEY; counter is 44.")
+            );
+            assert_eq!(
+                summary(t),
+                [
+                    s("Read", "/w/.env", false, None),
+                    s("Bash", "./increment.sh", false, Some(0)),
+                    s("Write", "/w/counter.txt", false, None),
+                    s("mcp__docs-mcp__search_docs", "rotate key", false, None),
+                    s("Bash", "git push origin main", true, None),
+                ]
+            );
+            assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        }
+        assert_eq!(from_db.tool_calls[1].stdout.as_deref(), Some("43\n"));
+        assert_eq!(from_db.tool_calls[2].params()["old_string"], "43");
+    }
+
+    #[test]
+    fn the_v2_store_is_read_from_its_log_or_its_metadata_file() {
+        let id = "v2/cli/5b1c0d2e-0000-4000-8000-000000000001";
+        for path in [store(&format!("{id}.jsonl")), store(&format!("{id}.json"))] {
+            let t = parse_file(&path).unwrap();
+            assert_eq!(t.format, Format::KiroSession, "{}", path.display());
+            assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+            assert_eq!(
+                t.session_id.as_deref(),
+                Some("5b1c0d2e-0000-4000-8000-000000000001")
+            );
+            assert_eq!(t.model.as_deref(), Some("claude-sonnet-4.5"));
+            assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (1000, 200));
+            assert_eq!(
+                summary(&t),
+                [
+                    s("Read", "/w/.env", false, None),
+                    s("Bash", "./increment.sh", false, Some(0)),
+                    s("Write", "/w/counter.txt", false, None),
+                    // v2 does not record the server: the bare name stays visible.
+                    s("search_docs", "rotate key", false, None),
+                    s("Bash", "git push origin main", true, None),
+                ]
+            );
+            assert!(
+                t.tool_calls[4]
+                    .output
+                    .as_deref()
+                    .unwrap_or("")
+                    .starts_with("User denied tool execution")
+            );
+        }
+    }
+
+    #[test]
+    fn the_v3_store_is_read_from_its_log_or_its_session_file() {
+        let dir = "v3/0123456789abcdef/sess_11111111-2222-3333-4444-555555555555";
+        for path in [
+            store(&format!("{dir}/messages.jsonl")),
+            store(&format!("{dir}/session.json")),
+        ] {
+            let t = parse_file(&path).unwrap();
+            assert_eq!(t.format, Format::KiroKas, "{}", path.display());
+            assert!(t.outcome.is_completed(), "{:?}", t.outcome);
+            assert_eq!(
+                t.session_id.as_deref(),
+                Some("sess_11111111-2222-3333-4444-555555555555")
+            );
+            assert_eq!(t.model.as_deref(), Some("claude-sonnet-4-6"));
+            assert_eq!(t.usage.duration_ms, Some(7098));
+            assert_eq!(
+                summary(&t),
+                [
+                    s("Bash", "./increment.sh", false, Some(0)),
+                    s("tool_load", "", false, None),
+                    s("mcp__docs-mcp__search_docs", "rotate key", false, None),
+                    s("Skill", "release-checklist", false, None),
+                ]
+            );
+        }
+    }
 
     fn built(calls: Calls, servers: &[(&str, &str)]) -> Vec<super::super::ToolCall> {
         let mut b = builder();
