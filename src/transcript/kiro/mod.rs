@@ -329,6 +329,11 @@ pub(super) fn tool_result(content: Option<&Value>, failed: bool) -> ToolResult {
                 result.stdout = Some(stdout.to_owned());
                 result.stderr = Some(stderr.to_owned());
             }
+            // An MCP tool's `CallToolResult`: its text parts, and its own error flag.
+            (None, Some(json)) if json.get("content").is_some_and(Value::is_array) => {
+                text.push(super::json::content_text(json.get("content")));
+                result.is_error |= json.get("isError").and_then(Value::as_bool) == Some(true);
+            }
             (None, Some(json)) => text.push(match json {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -485,6 +490,7 @@ mod tests {
         }
         assert_eq!(from_db.tool_calls[1].stdout.as_deref(), Some("43\n"));
         assert_eq!(from_db.tool_calls[2].params()["old_string"], "43");
+        assert_eq!(from_db.tool_calls[3].output.as_deref(), Some("see docs"));
     }
 
     #[test]
