@@ -31,6 +31,11 @@ pub fn test_file_schema() -> String {
     text
 }
 
+/// The checked-in test file schema ([`SCHEMA_PATH`]), as `aptitude init` writes it: a unit
+/// test keeps it equal to [`test_file_schema`], so the binary does not carry schemars and
+/// the types to generate it again (a release binary stays within 10 MB).
+pub const TEST_FILE_SCHEMA: &str = include_str!("../../schema/aptitude-test.schema.json");
+
 /// Where the schema of suite defaults files (`aptitude.yaml`) is checked in.
 pub const SUITE_SCHEMA_PATH: &str = "schema/aptitude-suite.schema.json";
 
@@ -941,6 +946,10 @@ mod tests {
         assert!(
             checked_in == generated,
             "{SCHEMA_PATH} is out of date: run `UPDATE_SCHEMA=1 cargo test --lib schema` and commit it"
+        );
+        assert!(
+            TEST_FILE_SCHEMA == generated || std::env::var_os("UPDATE_SCHEMA").is_some(),
+            "the schema built into the binary is the checked-in one: rebuild"
         );
     }
 
