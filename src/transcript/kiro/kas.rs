@@ -190,7 +190,15 @@ impl EventParser for KasParser {
                         Some(self.usage.duration_ms.unwrap_or(0).saturating_add(ms));
                 }
             }
-            _ => {}
+            other => {
+                // A line of a newer Kiro about a tool call must not vanish silently.
+                if !TYPES.contains(&other) && p.get("toolCallId").is_some() {
+                    self.b.warn_lost(
+                        line_no,
+                        format!("a Kiro session line of unknown type `{other}` about a tool call; skipped"),
+                    );
+                }
+            }
         }
     }
 
@@ -270,6 +278,17 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_line_about_a_tool_call_is_a_lost_call() {
+        let text = format!(
+            "{REAL}{}\n",
+            r#"{"id":"z","timestamp":"2026-09-23T16:03:04.000Z","payload":{"type":"tool_call_update","toolCallId":"t9","status":"completed"}}"#
+        );
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.format, Format::KiroKas);
+        assert_eq!(t.lost.lines, 1, "{:?}", t.warnings);
+    }
+
+    #[test]
     fn mcp_calls_skills_and_unknown_tools() {
         let lines = [
             r#"{"id":"1","timestamp":"2026-09-23T16:03:00.000Z","payload":{"type":"tool_call","toolCallId":"m1","toolName":"tool_call","args":"{\"query\":\"rotate key\"}","status":"completed","kind":"other","actionType":"mcp_docs_mcp_search_docs","title":"@docs-mcp/search_docs","_meta":{"kiro":{"serverName":"docs-mcp"}}}}"#,
@@ -280,6 +299,7 @@ mod tests {
             r#"{"id":"6","timestamp":"2026-09-23T16:03:00.000Z","payload":{"type":"tool_call","toolCallId":"u1","toolName":"frobnicate","args":{},"status":"completed","kind":"other"}}"#,
         ];
         let t = parse_reader(lines.join("\n").as_bytes()).unwrap();
+        assert!(t.lost.is_empty(), "{:?}", t.warnings);
         let names: Vec<&str> = t.tool_calls.iter().map(|c| c.canonical.as_str()).collect();
         assert_eq!(
             names,
