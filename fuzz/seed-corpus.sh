@@ -55,6 +55,13 @@ chunks transcript_opencode_json "$c"/live/opencode-*/events_*.jsonl "$c"/live/ki
 chunks transcript_pi_json "$c"/live/pi-*/events_*.jsonl "$c"/live/pi-*/session_log_*.jsonl
 chunks transcript_cursor_stream_json "$c"/cursor-stream-json/*.jsonl
 chunks transcript_aider_chat "$c"/live/aider-*/chat_history_*.md
+k="$data/kiro/stores"
+mkdir -p "$corpus/transcript_kiro_conversation"
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$k"/v1/conversation_value.json \
+  > "$corpus/transcript_kiro_conversation/kiro_v1_conversation.jsonl"
+seed transcript_detect "$corpus/transcript_kiro_conversation/kiro_v1_conversation.jsonl"
+chunks transcript_kiro_session "$k"/v2/cli/*.jsonl
+chunks transcript_kiro_kas "$k"/v3/*/*/messages.jsonl
 seed transcript_gemini_document "$c"/gemini/*.json "$c"/live/gemini-*/result_json_*.json "$c"/live/*/grading_result_*.json
 seed transcript_detect "$c"/gemini/*.json "$c"/live/*/*.json "$c"/live/*/*.md
 

@@ -50,6 +50,9 @@ pub const TARGETS: &[Target] = &[
         transcript_cursor_stream_json,
     ),
     ("transcript_aider_chat", transcript_aider_chat),
+    ("transcript_kiro_conversation", transcript_kiro_conversation),
+    ("transcript_kiro_session", transcript_kiro_session),
+    ("transcript_kiro_kas", transcript_kiro_kas),
     ("report", report),
 ];
 
@@ -159,6 +162,21 @@ pub fn transcript_pi_json(data: &[u8]) {
 /// Cursor CLI `--output-format stream-json` lines.
 pub fn transcript_cursor_stream_json(data: &[u8]) {
     stream_lines(Format::CursorStreamJson, data);
+}
+
+/// Kiro CLI v1 conversations (`ConversationState` JSON, one per line).
+pub fn transcript_kiro_conversation(data: &[u8]) {
+    stream_lines(Format::KiroConversation, data);
+}
+
+/// Kiro CLI v2 session log lines.
+pub fn transcript_kiro_session(data: &[u8]) {
+    stream_lines(Format::KiroSession, data);
+}
+
+/// Kiro CLI v3 session log lines (`messages.jsonl`).
+pub fn transcript_kiro_kas(data: &[u8]) {
+    stream_lines(Format::KiroKas, data);
 }
 
 /// Aider chat history (Markdown) lines.

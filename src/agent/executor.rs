@@ -388,7 +388,7 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        let mut transcript = self.cli.finish(
+        let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {
                 home: home.path(),
@@ -398,6 +398,7 @@ impl Agent for CliAgent {
                 mcp_servers: req.mcp_servers,
             },
         );
+        let raw = record.unwrap_or(raw);
         name_mcp_calls(&mut transcript, req.mcp_servers);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {

@@ -11,8 +11,8 @@
 //!   test's `env:`, and the isolation variables (its config dirs) last. Nothing else: not
 //!   `GITHUB_TOKEN`, not another agent's key.
 //! - **Network:** the port of the agent's endpoint (`--agent-base-url`, the test's
-//!   `base_url:`, or the agent's own base-URL variable) and of each MCP HTTP server, when
-//!   they are on this machine's loopback.
+//!   `base_url:`, or the agent's own base-URL variable), of each MCP HTTP server, and of
+//!   any URL in its environment, when they are on this machine's loopback.
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -179,7 +179,9 @@ fn network_hosts(parts: &Parts<'_>) -> Vec<String> {
     hosts
 }
 
-/// The loopback ports the agent is told about: its endpoint and its MCP HTTP servers.
+/// The loopback ports the agent is told about: its endpoint, its MCP HTTP servers, and any
+/// `http(s)://` URL on this machine's loopback in its environment (a variable the test or
+/// the agent's own settings point at a local service).
 fn forwards(parts: &Parts<'_>, env: &[(String, String)]) -> Vec<Forward> {
     let from_env = parts
         .cli
@@ -192,6 +194,11 @@ fn forwards(parts: &Parts<'_>, env: &[(String, String)]) -> Vec<Forward> {
             urls.push(url);
         }
     }
+    urls.extend(
+        env.iter()
+            .map(|(_, v)| v.as_str())
+            .filter(|v| v.starts_with("http://") || v.starts_with("https://")),
+    );
     let mut out: Vec<Forward> = urls.into_iter().filter_map(loopback_forward).collect();
     out.sort();
     out.dedup_by_key(|f| f.port);

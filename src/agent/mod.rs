@@ -21,6 +21,7 @@ pub mod cursor;
 pub mod executor;
 pub mod fence;
 pub mod gemini;
+pub mod kiro;
 pub mod mcp_watch;
 pub mod opencode;
 pub mod pi;
@@ -407,6 +408,37 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     fn finish(&self, transcript: Transcript, _finished: &Finished<'_>) -> Transcript {
         transcript
     }
+
+    /// [`AgentCli::finish`], and the lines `--record` keeps instead of stdout's: for an
+    /// agent whose stdout is no transcript (Kiro prints text; its session store is the
+    /// record). The default: `finish`, and stdout.
+    fn finish_run(
+        &self,
+        transcript: Transcript,
+        finished: &Finished<'_>,
+    ) -> (Transcript, Option<Vec<String>>) {
+        (self.finish(transcript, finished), None)
+    }
+
+    /// Where the transcript comes from, for the docs table: by default the stream format
+    /// parsed from stdout (`` `claude-stream-json` ``).
+    fn transcript_source(&self) -> String {
+        format!("`{}`", self.stream_format().name())
+    }
+}
+
+/// Names the MCP calls of a transcript read from a file (`aptitude analyze`) as a run of
+/// the test would, from the test's `mcp_servers`: `<server>_<tool>` spellings
+/// ([`executor::name_mcp_calls`]) and, in a Kiro session, a bare tool name when the test has
+/// one server ([`kiro::single_server_mcp_calls`]).
+pub fn name_recorded_mcp_calls(transcript: &mut Transcript, servers: &McpServers) {
+    if matches!(
+        transcript.format,
+        Format::KiroConversation | Format::KiroSession | Format::KiroKas
+    ) {
+        kiro::single_server_mcp_calls(transcript, servers);
+    }
+    executor::name_mcp_calls(transcript, servers);
 }
 
 /// The agents that load Claude Code plugins (`plugins:`), comma-separated, for messages.

@@ -27,6 +27,7 @@ pub fn cli(kind: AgentKind, options: &AgentOptions) -> Arc<dyn AgentCli> {
         AgentKind::Pi => Arc::new(super::pi::Pi),
         AgentKind::Cursor => Arc::new(super::cursor::Cursor),
         AgentKind::Aider => Arc::new(super::aider::Aider),
+        AgentKind::Kiro => Arc::new(super::kiro::Kiro),
     }
 }
 
@@ -45,13 +46,13 @@ pub fn docs_table() -> String {
     for kind in AgentKind::ALL {
         let cli = cli(kind, &AgentOptions::default());
         out.push_str(&format!(
-            "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | `{}` |\n",
+            "| `{kind}` | `{}` (`--agent-bin {kind}=PATH`, `{}`) | `{}` | `{}` | {} | {} |\n",
             cli.program(),
             kind.bin_env(),
             cli.install_hint(),
             cli.api_key_env(),
             cli.base_url_via(),
-            cli.stream_format().name(),
+            cli.transcript_source(),
         ));
     }
     out
@@ -99,7 +100,10 @@ mod tests {
             let cli = cli(kind, &AgentOptions::default());
             let hint = cli.install_hint();
             let Some(pin) = cli.pinned_version() else {
-                assert_eq!(kind, AgentKind::Cursor, "{kind} has no pin in {hint:?}");
+                assert!(
+                    matches!(kind, AgentKind::Cursor | AgentKind::Kiro),
+                    "{kind} has no pin in {hint:?} (only the agents not installable from a registry have none)"
+                );
                 continue;
             };
             if let Some(spec) = hint.strip_prefix("npm install -g ") {

@@ -154,11 +154,12 @@ fn not_loaded(skill: &SkillMatcher, loaded: &[String]) -> String {
 
 /// Whether transcripts of this format can hold skill calls: the agents with a skill tool
 /// (Claude Code `Skill`, Qwen Code `skill`, Gemini CLI `activate_skill`, Copilot CLI
-/// `skill`, opencode `skill`).
+/// `skill`, opencode `skill`, Kiro CLI v3 `disclose_context`).
 fn records_skills(format: Format) -> bool {
     matches!(
         format,
-        Format::ClaudeSession
+        Format::KiroKas
+            | Format::ClaudeSession
             | Format::ClaudeStreamJson
             | Format::QwenStreamJson
             | Format::QwenSession
@@ -307,5 +308,27 @@ mod tests {
         let v = verdicts("  - skill: greet\n    called: false\n", &t);
         assert_eq!(v[0].0, AssertionStatus::Error);
         assert!(v[0].1.contains("has no skill tool"), "{}", v[0].1);
+    }
+
+    #[test]
+    fn kiro_v3_records_skills_and_v1_v2_get_no_verdict() {
+        let store = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kiro/stores");
+        let v3 =
+            crate::transcript::parse_file(&store.join(
+                "v3/0123456789abcdef/sess_11111111-2222-3333-4444-555555555555/messages.jsonl",
+            ))
+            .unwrap();
+        let v = verdicts(
+            "  - skill: release-checklist\n  - skill: deploy\n    called: false\n",
+            &v3,
+        );
+        assert_eq!(v[0].0, AssertionStatus::Pass, "{}", v[0].1);
+        assert_eq!(v[1].0, AssertionStatus::Pass, "{}", v[1].1);
+        let v2 = crate::transcript::parse_file(
+            &store.join("v2/cli/5b1c0d2e-0000-4000-8000-000000000001.jsonl"),
+        )
+        .unwrap();
+        let v = verdicts("  - skill: deploy\n    called: false\n", &v2);
+        assert_eq!(v[0].0, AssertionStatus::Error, "{}", v[0].1);
     }
 }

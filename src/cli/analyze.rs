@@ -58,11 +58,12 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
     let mut parsed = Vec::new();
     for (mut spec, path) in pairs {
         let test_started = Instant::now();
-        let transcript = transcript::parse_file(&path)?;
+        let mut transcript = transcript::parse_file(&path)?;
         if let Some(asked) = args.agent {
             check_written_by(&path, &transcript, asked)?;
             spec.agent.kind = asked;
         }
+        crate::agent::name_recorded_mcp_calls(&mut transcript, &spec.mcp_servers);
         output::report_transcript_warnings(&redactor, &path, &transcript);
         parsed.push((spec, transcript, test_started));
     }

@@ -41,7 +41,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
         ),
         (
             Path::new(TESTS_DIR).join("aptitude-test.schema.json"),
-            crate::spec::schema::test_file_schema(),
+            crate::spec::schema::TEST_FILE_SCHEMA.to_owned(),
         ),
         (
             PathBuf::from(".github/workflows/aptitude.yml"),

@@ -413,8 +413,9 @@ Forms:
                                           x.aptitude.yaml is paired with x.transcript.jsonl (or .json)
                                           in the same directory
 
-Transcripts may be Claude Code session logs or stream-json output; Codex CLI, Gemini CLI
-and Qwen Code formats are detected too.")]
+Transcripts may be Claude Code session logs or stream-json output; Codex CLI, Gemini CLI,
+Qwen Code and other agents' formats are detected too, and Kiro CLI's stores (its
+data.sqlite3, or a session's files).")]
 pub struct AnalyzeArgs {
     /// A test file and its transcript, or test files and directories with recorded
     /// transcripts beside them.

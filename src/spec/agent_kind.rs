@@ -43,11 +43,13 @@ pub enum AgentKind {
     Aider,
     /// Cursor CLI (`cursor-agent`, installed by Cursor's own script).
     Cursor,
+    /// Kiro CLI (`kiro-cli`, installed by Kiro's own script).
+    Kiro,
 }
 
 impl AgentKind {
     /// Every agent, in the order shown to users.
-    pub const ALL: [AgentKind; 9] = [
+    pub const ALL: [AgentKind; 10] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -57,6 +59,7 @@ impl AgentKind {
         AgentKind::Pi,
         AgentKind::Aider,
         AgentKind::Cursor,
+        AgentKind::Kiro,
     ];
 
     /// The name written in test files and on the command line (`claude`, `codex`, …).
@@ -71,8 +74,17 @@ impl AgentKind {
             AgentKind::Pi => "pi",
             AgentKind::Aider => "aider",
             AgentKind::Cursor => "cursor",
+            AgentKind::Kiro => "kiro",
         }
     }
+
+    /// Other names accepted for an agent (lowercase; any case is accepted): upstream
+    /// aptitude's `claude-code`, and the binaries `cursor-agent` and `kiro-cli`.
+    pub const ALIASES: [(&'static str, AgentKind); 3] = [
+        ("claude-code", AgentKind::Claude),
+        ("cursor-agent", AgentKind::Cursor),
+        ("kiro-cli", AgentKind::Kiro),
+    ];
 
     /// Every name, in [`AgentKind::ALL`] order.
     pub fn names() -> impl Iterator<Item = &'static str> {
@@ -104,17 +116,19 @@ pub struct UnknownAgent {
 impl FromStr for AgentKind {
     type Err = UnknownAgent;
 
-    /// Parses a name exactly as [`AgentKind::name`] spells it (also `cursor-agent`).
+    /// Parses a name as [`AgentKind::name`] spells it, in any case (`Claude`, `KIRO`), or
+    /// one of [`AgentKind::ALIASES`] (`claude-code`, as upstream aptitude names Claude Code).
     ///
     /// # Errors
     /// [`UnknownAgent`] with a did-you-mean suggestion when one is close.
     fn from_str(s: &str) -> Result<Self, UnknownAgent> {
-        if s == "cursor-agent" {
-            return Ok(AgentKind::Cursor);
+        let lower = s.to_ascii_lowercase();
+        if let Some((_, kind)) = AgentKind::ALIASES.iter().find(|(a, _)| *a == lower) {
+            return Ok(*kind);
         }
         AgentKind::ALL
             .into_iter()
-            .find(|k| k.name() == s)
+            .find(|k| k.name() == lower)
             .ok_or_else(|| UnknownAgent {
                 name: s.to_owned(),
                 hint: crate::shared::suggest::did_you_mean(s, AgentKind::names())
@@ -150,5 +164,21 @@ mod tests {
         let err = "zzzzzz".parse::<AgentKind>().unwrap_err();
         assert!(err.hint.starts_with("known agents: claude, codex"), "{err}");
         assert_eq!(AgentKind::Opencode.bin_env(), "APTITUDE_OPENCODE_BIN");
+    }
+
+    #[test]
+    fn upstream_spellings_name_their_agent_in_any_case() {
+        for (name, kind) in [
+            ("claude-code", AgentKind::Claude),
+            ("Claude-Code", AgentKind::Claude),
+            ("CLAUDE", AgentKind::Claude),
+            ("kiro", AgentKind::Kiro),
+            ("KIRO", AgentKind::Kiro),
+            ("kiro-cli", AgentKind::Kiro),
+            ("cursor-agent", AgentKind::Cursor),
+        ] {
+            assert_eq!(name.parse::<AgentKind>(), Ok(kind), "{name}");
+        }
+        assert!("claude-codex".parse::<AgentKind>().is_err());
     }
 }

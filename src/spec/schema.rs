@@ -31,6 +31,11 @@ pub fn test_file_schema() -> String {
     text
 }
 
+/// The checked-in test file schema ([`SCHEMA_PATH`]), as `aptitude init` writes it: a unit
+/// test keeps it equal to [`test_file_schema`], so the binary does not carry schemars and
+/// the types to generate it again (a release binary stays within 10 MB).
+pub const TEST_FILE_SCHEMA: &str = include_str!("../../schema/aptitude-test.schema.json");
+
 /// Where the schema of suite defaults files (`aptitude.yaml`) is checked in.
 pub const SUITE_SCHEMA_PATH: &str = "schema/aptitude-suite.schema.json";
 
@@ -261,8 +266,35 @@ enum OneOrMany {
     Many(Vec<NonEmpty>),
 }
 
-/// The agents a test can name: [`AgentKind`], so a new agent appears here with no edit.
-type AgentName = crate::spec::agent_kind::AgentKind;
+/// The agents a test can name: each [`AgentKind`] and its other names
+/// ([`AgentKind::ALIASES`]), so a new agent appears here with no edit. (The loader also
+/// takes any case: `Claude-Code`.)
+///
+/// [`AgentKind`]: crate::spec::agent_kind::AgentKind
+/// [`AgentKind::ALIASES`]: crate::spec::agent_kind::AgentKind::ALIASES
+struct AgentName;
+
+impl JsonSchema for AgentName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentName".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::spec::agent_kind::AgentKind;
+        let kinds = generator.subschema_for::<AgentKind>();
+        let aliases: Vec<&str> = AgentKind::ALIASES.iter().map(|(a, _)| *a).collect();
+        schemars::json_schema!({
+            "anyOf": [
+                kinds,
+                {
+                    "type": "string",
+                    "enum": aliases,
+                    "description": "Another name of an agent: `claude-code` (Claude Code, as upstream aptitude names it), `cursor-agent` and `kiro-cli` (their binaries)."
+                }
+            ]
+        })
+    }
+}
 
 /// `agents:` entries: a name, or a name with its own model, endpoint and version pin.
 #[derive(JsonSchema)]
@@ -955,6 +987,10 @@ mod tests {
         assert!(
             checked_in == generated,
             "{SCHEMA_PATH} is out of date: run `UPDATE_SCHEMA=1 cargo test --lib schema` and commit it"
+        );
+        assert!(
+            TEST_FILE_SCHEMA == generated || std::env::var_os("UPDATE_SCHEMA").is_some(),
+            "the schema built into the binary is the checked-in one: rebuild"
         );
     }
 

@@ -102,6 +102,30 @@ impl Builder {
         self.push(id, name, canonical, input, params, agent, timestamp);
     }
 
+    /// Records a call once per id under a canonical name and parameters the parser chose
+    /// itself (`params` `None`: `input` as it is), for calls no table can name: one
+    /// operation of a batch, a call named by the kind of tool it reports.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call's fields, named at each site"
+    )]
+    pub fn call_as(
+        &mut self,
+        id: &str,
+        name: &str,
+        canonical: String,
+        input: serde_json::Value,
+        params: Option<serde_json::Value>,
+        agent: Option<&str>,
+        timestamp: Option<String>,
+    ) {
+        if self.by_id.contains_key(id) {
+            return;
+        }
+        let params = params.filter(|p| *p != input);
+        self.push(id, name, canonical, input, params, agent, timestamp);
+    }
+
     #[expect(clippy::too_many_arguments, reason = "one call's fields")]
     fn push(
         &mut self,

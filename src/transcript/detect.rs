@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::json::Events;
 use super::{
     Format, LineParser, ToolCall, Transcript, aider, auggie, claude, codex, copilot, cursor,
-    gemini, opencode, pi, qwen,
+    gemini, kiro, opencode, pi, qwen,
 };
 
 /// Formats whose lines may share a file: Claude Code session and stream-json lines (and
@@ -25,6 +25,9 @@ pub(super) fn family(format: Format) -> u8 {
         Format::CursorStreamJson => 9,
         Format::AuggieJson | Format::AuggieSession => 10,
         Format::AiderChat => 11,
+        Format::KiroConversation => 12,
+        Format::KiroSession => 13,
+        Format::KiroKas => 14,
     }
 }
 
@@ -53,8 +56,8 @@ struct Probe<'a> {
     kind: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     raw: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    payload: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    payload: Option<&'a serde_json::value::RawValue>,
     #[serde(rename = "sessionId", default)]
     session_id_camel: Option<serde::de::IgnoredAny>,
     #[serde(rename = "projectHash", default)]
@@ -101,6 +104,48 @@ struct Probe<'a> {
     api_key_source: Option<serde::de::IgnoredAny>,
     #[serde(rename = "permissionMode", default)]
     permission_mode: Option<serde::de::IgnoredAny>,
+    /// Kiro CLI v2 log lines: `{"version", "kind", "data"}`.
+    #[serde(rename = "kind", borrow, default)]
+    kiro_kind: Option<std::borrow::Cow<'a, str>>,
+    /// Kiro CLI v1 conversations: `{"conversation_id", "history", …}`.
+    #[serde(default)]
+    conversation_id: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    history: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    timestamp: Option<serde::de::IgnoredAny>,
+}
+
+/// The type of a Kiro CLI v3 line's `payload`.
+#[derive(Deserialize)]
+struct PayloadProbe<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Kiro CLI lines, which have no top-level `type`: v1 conversations, v2 log lines
+/// (`{"version", "kind", "data"}`), v3 lines (`{"id", "timestamp", "payload": {"type"}}`).
+fn detect_kiro(probe: &Probe<'_>) -> Option<Format> {
+    if probe.conversation_id.is_some() && probe.history.is_some() {
+        return Some(Format::KiroConversation);
+    }
+    if probe.version.is_some()
+        && probe.data.is_some()
+        && probe
+            .kiro_kind
+            .as_deref()
+            .is_some_and(|k| kiro::session::KINDS.contains(&k))
+    {
+        return Some(Format::KiroSession);
+    }
+    let payload = probe.payload?;
+    probe.timestamp.as_ref()?;
+    let kind = serde_json::from_str::<PayloadProbe<'_>>(payload.get())
+        .ok()?
+        .kind?;
+    kiro::kas::TYPES
+        .contains(&kind.as_ref())
+        .then_some(Format::KiroKas)
 }
 
 /// The format a line shows.
@@ -115,7 +160,7 @@ pub(super) fn detect_line(text: &str) -> Detected {
         return Detected::Format(Format::GeminiSession);
     }
     let Some(kind) = probe.kind.as_deref() else {
-        return Detected::Unknown;
+        return detect_kiro(&probe).map_or(Detected::Unknown, Detected::Format);
     };
     if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.") {
         return Detected::Format(Format::CodexExecJson);
@@ -260,6 +305,9 @@ pub(super) fn new_parser(format: Format) -> Box<dyn LineParser + Send> {
             Box::new(Events(auggie::AuggieResultParser::new()))
         }
         Format::AiderChat => Box::new(AiderLines(aider::AiderParser::new())),
+        Format::KiroConversation => Box::new(Events(kiro::conversation::ConversationParser::new())),
+        Format::KiroSession => Box::new(Events(kiro::session::SessionParser::new())),
+        Format::KiroKas => Box::new(Events(kiro::kas::KasParser::new())),
     }
 }
 

@@ -26,6 +26,9 @@
 //! | `auggie-json` | `auggie --output-format json` (0.36.0): the answer, no tool calls |
 //! | `auggie-session` | Auggie session files (`sessions/<id>.json`) |
 //! | `aider-chat` | Aider's `.aider.chat.history.md` (0.86.2): its applied edits as calls |
+//! | `kiro-conversation` | Kiro CLI v1 conversations: a `data.sqlite3` database (its newest), a row's or `/save`'s JSON |
+//! | `kiro-session` | Kiro CLI v2 session logs (`~/.kiro/sessions/cli/<id>.jsonl`, or its `<id>.json`) |
+//! | `kiro-kas` | Kiro CLI v3 session logs (`~/.kiro/sessions/<workspace>/sess_<id>/messages.jsonl`, or its `session.json`) |
 //!
 //! This module is the model; `read.rs` reads files and streams and `detect.rs` tells the
 //! formats apart and picks their parsers.
@@ -57,6 +60,7 @@ mod detect;
 pub mod display;
 mod gemini;
 mod json;
+pub mod kiro;
 mod opencode;
 mod pi;
 mod qwen;
@@ -375,6 +379,12 @@ pub enum Format {
     AuggieSession,
     /// Aider chat history (Markdown).
     AiderChat,
+    /// Kiro CLI v1 conversation (`ConversationState` JSON, from `data.sqlite3`).
+    KiroConversation,
+    /// Kiro CLI v2 session log (`sessions/cli/<id>.jsonl`).
+    KiroSession,
+    /// Kiro CLI v3 (KAS) session log (`sessions/<workspace>/sess_<id>/messages.jsonl`).
+    KiroKas,
 }
 
 impl Format {
@@ -401,6 +411,9 @@ impl Format {
             Format::AuggieJson => "auggie-json",
             Format::AuggieSession => "auggie-session",
             Format::AiderChat => "aider-chat",
+            Format::KiroConversation => "kiro-conversation",
+            Format::KiroSession => "kiro-session",
+            Format::KiroKas => "kiro-kas",
         }
     }
 }
@@ -423,6 +436,7 @@ impl Format {
             Format::PiJson | Format::PiSession => AgentKind::Pi,
             Format::CursorStreamJson => AgentKind::Cursor,
             Format::AiderChat => AgentKind::Aider,
+            Format::KiroConversation | Format::KiroSession | Format::KiroKas => AgentKind::Kiro,
             Format::AuggieJson | Format::AuggieSession => return None,
         })
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::detect::{Detected, compatible, detect_line, new_parser};
 use super::{
     Format, LineParser, Lost, Outcome, ToolCall, Transcript, TranscriptError, Usage, WarningLog,
-    aider, auggie, claude, copilot, gemini, opencode,
+    aider, auggie, claude, copilot, gemini, kiro, opencode,
 };
 
 /// An incremental parser for output whose format is known, such as an agent's stdout read
@@ -76,6 +76,10 @@ impl StreamParser {
 /// files are opened (a subagent file that is a FIFO or a device is skipped with a
 /// warning), so a hostile directory can not make this block.
 ///
+/// Kiro CLI's stores are read whole: its `data.sqlite3` (the most recent conversation), a
+/// session's metadata file (its log beside it is read), a session log (with the metadata
+/// beside it, when there is one).
+///
 /// # Errors
 /// When the file can not be read, is not a regular file, or matches no known format.
 pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
@@ -83,6 +87,9 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
         path: path.to_owned(),
         source,
     };
+    if let Some(store) = kiro::parse_store(path) {
+        return store;
+    }
     // A FIFO or a device (a link to /dev/zero) would block or never end: refused.
     let file = crate::shared::files::open_regular_file(path).map_err(io_err)?;
     let mut transcript = parse_reader(file).map_err(|e| match e {
@@ -95,6 +102,7 @@ pub fn parse_file(path: &Path) -> Result<Transcript, TranscriptError> {
     if transcript.format == Format::ClaudeSession {
         claude::merge_subagent_files(path, &mut transcript);
     }
+    kiro::add_metadata(path, &mut transcript);
     Ok(transcript)
 }
 
@@ -126,6 +134,12 @@ pub fn parse_reader(reader: impl Read) -> Result<Transcript, ReadError> {
         .starts_with(aider::RUN_HEADER.as_bytes())
     {
         return parse_aider(reader);
+    }
+    if reader.fill_buf()?.starts_with(kiro::sqlite::MAGIC) {
+        return Err(ReadError::Unknown(
+            "a SQLite database: name it as a file (a Kiro CLI `data.sqlite3` is read from its path)"
+                .into(),
+        ));
     }
     if first == Some(b'[') {
         let mut bytes = Vec::new();
@@ -277,7 +291,7 @@ impl Feeder {
             None if self.unknown == 0 => Err(ReadError::Unknown("no line is valid JSON".into())),
             None => Err(ReadError::Unknown(
                 "no line looks like the output of an agent aptitude knows (Claude Code, Codex CLI, \
-                 Gemini CLI, Qwen Code, Copilot CLI, opencode, pi, Cursor CLI)"
+                 Gemini CLI, Qwen Code, Copilot CLI, opencode, pi, Cursor CLI, Kiro CLI)"
                     .into(),
             )),
         }
@@ -378,6 +392,13 @@ fn parse_json_document(text: &str) -> Result<Transcript, ReadError> {
     }
     if auggie::is_session(&value) {
         return Ok(auggie::parse_session(&value));
+    }
+    if kiro::session::is_metadata(&value) || kiro::kas::is_metadata(&value) {
+        return Err(ReadError::Unknown(
+            "a Kiro CLI session's metadata file: read it by its path, with its log beside it \
+             (`<id>.jsonl`, `messages.jsonl`), or name the log"
+                .into(),
+        ));
     }
     if copilot::is_usage_file(&value) {
         return Err(ReadError::Unknown(

@@ -21,6 +21,7 @@ mod hostile;
 mod hostile_transcripts;
 mod init;
 mod judge;
+mod kiro;
 mod mcp;
 mod merge;
 mod repeats;

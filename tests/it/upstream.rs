@@ -34,8 +34,6 @@ enum Expect {
     Config,
     /// A load error, by design, with this text.
     Error(&'static str),
-    /// `agent: kiro`: valid once the Kiro agent is registered; until then, that one error.
-    Kiro,
 }
 
 fn expectation(name: &str) -> Expect {
@@ -48,7 +46,6 @@ fn expectation(name: &str) -> Expect {
         "doc__docs__yaml-api.md__b5bd85f__yaml13.yaml" => Expect::Error(
             "`stdout: {exists, contains, not_contains}` (the original aptitude 0.3) was removed by design",
         ),
-        "390bec4__examples__kiro-increment__test.aptitude.yaml" => Expect::Kiro,
         _ => Expect::Test,
     }
 }
@@ -103,13 +100,6 @@ fn every_upstream_file_validates_or_fails_by_design() {
                     "one error, not a cascade: {name}\n{}",
                     out.both()
                 );
-            }
-            Expect::Kiro => {
-                let valid = out.code == 0;
-                let only_kiro = out.code == 2
-                    && out.stderr.contains("unknown agent `kiro`")
-                    && out.stderr.contains("1 problem in 1 of 1 test file");
-                assert!(valid || only_kiro, "{name}\n{}", out.both());
             }
         }
     }

@@ -511,6 +511,27 @@ fn runs_and_min_pass_are_checked_against_each_other() {
 }
 
 #[test]
+fn upstream_agent_names_load_in_any_case() {
+    // Upstream aptitude's test files say `claude-code` (any case) and `kiro`.
+    let spec = load_str(
+        Path::new("t.aptitude.yaml"),
+        "name: t\nprompt: p\nagents: [Claude-Code, {agent: KIRO, model: m}]\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    let kinds: Vec<&str> = spec.agents.iter().map(|a| a.kind.name()).collect();
+    assert_eq!(kinds, ["claude", "kiro"]);
+    // An alias is the agent itself.
+    assert_reports(
+        &errors("name: t\nprompt: p\nagents: [claude, claude-code]\nassertions:\n  - tool: Bash\n"),
+        "agent `claude` is listed twice",
+    );
+    assert_reports(
+        &errors("name: t\nprompt: p\nagent: claude-coder\nassertions:\n  - tool: Bash\n"),
+        "unknown agent `claude-coder`",
+    );
+}
+
+#[test]
 fn agents_lists_split_a_test_per_agent() {
     let spec = load_str(
         Path::new("t.aptitude.yaml"),

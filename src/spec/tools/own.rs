@@ -9,7 +9,9 @@
 //! Sources (the tool definitions each CLI sent to the model in captured requests, or its
 //! session logs and documented tool list): Codex CLI 0.36–0.169, Gemini CLI 0.61.0, Qwen
 //! Code 0.24.4, GitHub Copilot CLI 1.0.102, opencode 1.18.33 and Kilo 7.7.7, Cursor CLI
-//! 2026.01.28, Auggie 0.36.0. Claude Code's tools are all in the shared table (its names
+//! 2026.01.28, Auggie 0.36.0, Kiro CLI (`aws/amazon-q-developer-cli`'s tool
+//! definitions: `use_aws`, `report_issue`/`gh_issue`, `knowledge`, `thinking`,
+//! `introspect`). Claude Code's tools are all in the shared table (its names
 //! are the canonical ones); pi's four and Aider's edits all map onto it.
 
 use super::Vocabulary;
@@ -91,6 +93,17 @@ pub const OWN_TOOLS: &[(Vocabulary, &[&str])] = &[
             "update_tasks",
             "add_tasks",
             "reorganize_tasklist",
+        ],
+    ),
+    (
+        Vocabulary::Kiro,
+        &[
+            "use_aws",
+            "report_issue",
+            "gh_issue",
+            "knowledge",
+            "thinking",
+            "introspect",
         ],
     ),
 ];

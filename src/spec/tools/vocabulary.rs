@@ -13,7 +13,8 @@
 //!
 //! Sources (tool definitions sent to the model, and recorded calls): Codex CLI 0.36–0.169,
 //! Gemini CLI 0.61.0, Qwen Code 0.24.4, GitHub Copilot CLI 1.0.102, opencode 1.18.33 (and
-//! Kilo 7.7.7), pi 0.73.1, Cursor CLI 2026.01.28, Auggie 0.36.0, Aider 0.86.2.
+//! Kilo 7.7.7), pi 0.73.1, Cursor CLI 2026.01.28, Auggie 0.36.0, Aider 0.86.2, Kiro CLI
+//! (its source, `aws/amazon-q-developer-cli`, and recorded sessions of 1.28–2.27).
 
 use std::borrow::Cow;
 
@@ -45,11 +46,13 @@ pub enum Vocabulary {
     /// Aider: it records no tool calls; aptitude makes `Edit`/`Write` calls from the edits
     /// it applied, already in the canonical vocabulary.
     Aider,
+    /// Kiro CLI (`kiro-cli`), all three of its engines' names.
+    Kiro,
 }
 
 impl Vocabulary {
     /// Every vocabulary, in the order docs/agents.md lists them.
-    pub const ALL: [Vocabulary; 10] = [
+    pub const ALL: [Vocabulary; 11] = [
         Vocabulary::Claude,
         Vocabulary::Codex,
         Vocabulary::Gemini,
@@ -60,6 +63,7 @@ impl Vocabulary {
         Vocabulary::Cursor,
         Vocabulary::Auggie,
         Vocabulary::Aider,
+        Vocabulary::Kiro,
     ];
 
     /// The agent's name as docs/agents.md shows it, with the version the table was taken from.
@@ -75,6 +79,7 @@ impl Vocabulary {
             Vocabulary::Cursor => "Cursor CLI 2026.01.28",
             Vocabulary::Auggie => "Auggie 0.36.0",
             Vocabulary::Aider => "Aider 0.86.2",
+            Vocabulary::Kiro => "Kiro CLI 1.28–2.27",
         }
     }
 
@@ -90,6 +95,7 @@ impl Vocabulary {
             Vocabulary::Pi => PI,
             Vocabulary::Cursor => CURSOR,
             Vocabulary::Auggie => AUGGIE,
+            Vocabulary::Kiro => KIRO,
         }
     }
 
@@ -130,6 +136,18 @@ impl Vocabulary {
                  and were not seen in a capture."
             }
             Vocabulary::Aider => "its chat history.",
+            Vocabulary::Kiro => {
+                "Kiro CLI's source (`aws/amazon-q-developer-cli`: the v1 engine's \
+                 `crates/chat-cli/src/cli/chat/tools/`, the v2 engine's \
+                 `crates/agent/src/agent/tools/`) and recorded sessions (v1 1.28, v2 2.24–2.27, \
+                 v3 2.25: only `execute_bash`, MCP calls and `disclose_context` were seen in a \
+                 v3 session). An `fs_read` or `read` call reads each of its `operations`: one \
+                 `Read` per operation, its `path` as `file_path`. Kiro's one write tool \
+                 (`fs_write`, `write`: create, replace, insert, append) is `Write`. A v3 call \
+                 whose name is in no table takes the tool kind it reports (`read` → `Read`, \
+                 `edit` → `Write`, `execute` → `Bash`, `search` → `Grep`, `fetch` → \
+                 `WebFetch`); other names stay as named."
+            }
         }
     }
 
@@ -165,6 +183,13 @@ impl Vocabulary {
             }
             Vocabulary::Auggie => "stays as named",
             Vocabulary::Aider => "none",
+            Vocabulary::Kiro => {
+                "the bare tool name in v1 and v2 sessions: the server is the one whose tools \
+                 list it (v1: the conversation's `tools` map; v2: the result's `Mcp` kind when \
+                 recorded, else, in a run, the test's only MCP server); v3's generic \
+                 `tool_call` with the title `@<server>/<tool>` or `_meta.kiro.serverName` → \
+                 `mcp__<server>__<tool>`; a call whose server is not known stays as named"
+            }
         }
     }
 }
@@ -354,6 +379,55 @@ const AUGGIE: &[ToolMapping] = &[
     tool("web-search", "WebSearch", &[]),
 ];
 
+const KIRO: &[ToolMapping] = &[
+    // v1 engine (`crates/chat-cli`).
+    tool("fs_read", "Read", &[("path", "file_path")]),
+    tool(
+        "fs_write",
+        "Write",
+        &[
+            ("path", "file_path"),
+            ("file_text", "content"),
+            ("old_str", "old_string"),
+            ("new_str", "new_string"),
+        ],
+    ),
+    // Upstream aptitude's name for an edit; no Kiro engine is known to write it.
+    tool(
+        "fs_edit",
+        "Edit",
+        &[
+            ("path", "file_path"),
+            ("old_str", "old_string"),
+            ("new_str", "new_string"),
+        ],
+    ),
+    tool("execute_bash", "Bash", &[]),
+    tool("execute_cmd", "Bash", &[]),
+    tool("glob", "Glob", &[]),
+    tool("grep", "Grep", &[("include", "glob")]),
+    tool("web_fetch", "WebFetch", &[]),
+    tool("web_search", "WebSearch", &[]),
+    tool("use_subagent", "Task", &[]),
+    tool("todo_list", "TodoWrite", &[]),
+    // v2 engine (`crates/agent`).
+    tool("read", "Read", &[("path", "file_path")]),
+    tool(
+        "write",
+        "Write",
+        &[
+            ("path", "file_path"),
+            ("oldStr", "old_string"),
+            ("newStr", "new_string"),
+        ],
+    ),
+    tool("shell", "Bash", &[]),
+    tool("subagent", "Task", &[]),
+    tool("task", "TodoWrite", &[]),
+    // v3 engine: a skill's instructions disclosed to the model.
+    tool("disclose_context", "Skill", &[("name", "skill")]),
+];
+
 /// The canonical name of `raw` as `vocabulary` spells it: the agent's table first, then
 /// MCP spellings, then the shared alias table ([`super::canonical_tool_name`]).
 pub fn canonical_name(vocabulary: Vocabulary, raw: &str) -> Cow<'_, str> {
@@ -531,6 +605,12 @@ mod tests {
                 json!({"command": "pytest -q"}),
             ),
             (Vocabulary::Claude, "Bash", json!({"command": "pytest -q"})),
+            (
+                Vocabulary::Kiro,
+                "execute_bash",
+                json!({"command": "pytest -q"}),
+            ),
+            (Vocabulary::Kiro, "shell", json!({"command": "pytest -q"})),
         ];
         for (v, raw, input) in cases {
             assert_eq!(canonical_name(v, raw), "Bash", "{v:?} {raw}");
@@ -558,6 +638,8 @@ mod tests {
             (Vocabulary::Cursor, "readToolCall", json!({"path": "/a"})),
             (Vocabulary::Auggie, "view", json!({"path": "/a"})),
             (Vocabulary::Codex, "read_file", json!({"path": "/a"})),
+            (Vocabulary::Kiro, "fs_read", json!({"path": "/a"})),
+            (Vocabulary::Kiro, "read", json!({"path": "/a"})),
         ];
         for (v, raw, input) in cases {
             assert_eq!(canonical_name(v, raw), "Read", "{v:?} {raw}");
