@@ -206,7 +206,7 @@ impl<'a> OneRun<'a> {
     async fn execute(&self, workspace: &Workspace) -> Result<Execution, Failure> {
         let (spec, ctx) = (self.spec, self.ctx);
         let mcp_servers = crate::spec::mcp::expand_all(&spec.mcp_servers)
-            .map_err(|why| (ErrorKind::Setup, why))?;
+            .map_err(|why| (ErrorKind::Setup, why.to_string()))?;
         let plugins = workspace
             .copy_plugins(&spec.plugins)
             .map_err(|why| (ErrorKind::Setup, format!("plugins: {why}")))?;

@@ -25,6 +25,26 @@ pub struct JsonPath {
     pub steps: Vec<JsonStep>,
 }
 
+/// Why a JSON path does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonPathError {
+    /// Nothing was written.
+    #[error("the path is empty")]
+    Empty,
+    /// Brackets other than a trailing `[]` on a field (`a[0]`, `a[`).
+    #[error("`{segment}`: only `[]` (each element) may follow a field; index with `.0`")]
+    Brackets {
+        /// The segment with the brackets.
+        segment: String,
+    },
+    /// An empty field (`a..b`, `.a`).
+    #[error("`{path}` has an empty field name")]
+    EmptyField {
+        /// The whole path.
+        path: String,
+    },
+}
+
 /// What one selected value is: where it was found (`results[2].command`) and the value.
 pub type Selected<'a> = (String, &'a Value);
 
@@ -34,9 +54,9 @@ impl JsonPath {
     /// # Errors
     /// An empty path, an empty field (`a..b`, `.a`), or brackets other than a trailing
     /// `[]` on a field (`a[0]`, `a[`), with what is wrong.
-    pub fn parse(text: &str) -> Result<JsonPath, String> {
+    pub fn parse(text: &str) -> Result<JsonPath, JsonPathError> {
         if text.trim().is_empty() {
-            return Err("the path is empty".into());
+            return Err(JsonPathError::Empty);
         }
         let mut steps = Vec::new();
         for segment in text.split('.') {
@@ -45,12 +65,14 @@ impl JsonPath {
                 None => (segment, false),
             };
             if name.contains('[') || name.contains(']') {
-                return Err(format!(
-                    "`{segment}`: only `[]` (each element) may follow a field; index with `.0`"
-                ));
+                return Err(JsonPathError::Brackets {
+                    segment: segment.to_owned(),
+                });
             }
             if name.is_empty() && !(each && steps.is_empty() && segment == "[]") {
-                return Err(format!("`{text}` has an empty field name"));
+                return Err(JsonPathError::EmptyField {
+                    path: text.to_owned(),
+                });
             }
             if !name.is_empty() {
                 steps.push(JsonStep::Key(name.to_owned()));
@@ -207,8 +229,18 @@ mod tests {
     #[test]
     fn bad_paths_say_why() {
         assert!(JsonPath::parse("").is_err());
-        assert!(JsonPath::parse("a..b").unwrap_err().contains("empty field"));
-        assert!(JsonPath::parse("a[0].b").unwrap_err().contains("only `[]`"));
+        assert!(
+            JsonPath::parse("a..b")
+                .unwrap_err()
+                .to_string()
+                .contains("empty field")
+        );
+        assert!(
+            JsonPath::parse("a[0].b")
+                .unwrap_err()
+                .to_string()
+                .contains("only `[]`")
+        );
         assert!(
             JsonPath::parse("[]").is_ok(),
             "each element of a top-level array"

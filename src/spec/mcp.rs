@@ -83,8 +83,17 @@ impl McpServer {
     /// # Errors
     /// A message naming the value and the variable when a variable is not set (or the
     /// template is malformed, which loading already rejects).
-    pub fn expand(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<McpServer, String> {
-        let x = |what: &str, value: &str| expand(value, lookup).map_err(|e| format!("{what}: {e}"));
+    pub fn expand(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<McpServer, ExpandError> {
+        let x = |what: &str, value: &str| {
+            expand(value, lookup).map_err(|problem| ExpandError {
+                server: String::new(),
+                value: what.to_owned(),
+                problem,
+            })
+        };
         Ok(match self {
             McpServer::Stdio { command, args, env } => McpServer::Stdio {
                 command: x("command", command)?,
@@ -96,14 +105,14 @@ impl McpServer {
                 env: env
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), x(&format!("env.{k}"), v)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, ExpandError>>()?,
             },
             McpServer::Http { url, headers } => McpServer::Http {
                 url: x("url", url)?,
                 headers: headers
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), x(&format!("headers.{k}"), v)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, ExpandError>>()?,
             },
         })
     }
@@ -113,7 +122,7 @@ impl McpServer {
 ///
 /// # Errors
 /// `mcp_servers.<name>.<value>: ${VAR} is not set …` for the first variable missing.
-pub fn expand_all(servers: &McpServers) -> Result<McpServers, String> {
+pub fn expand_all(servers: &McpServers) -> Result<McpServers, ExpandError> {
     let lookup = |name: &str| std::env::var(name).ok();
     servers
         .iter()
@@ -121,9 +130,50 @@ pub fn expand_all(servers: &McpServers) -> Result<McpServers, String> {
             server
                 .expand(&lookup)
                 .map(|s| (name.clone(), s))
-                .map_err(|e| format!("mcp_servers.{name}.{e}"))
+                .map_err(|e| ExpandError {
+                    server: name.clone(),
+                    ..e
+                })
         })
         .collect()
+}
+
+/// What is wrong with a `${VAR}` template, or its expansion.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// `${` without `}`.
+    #[error("`${{` without a closing `}}`")]
+    Unclosed,
+    /// A name that is not `[A-Za-z_][A-Za-z0-9_]*`.
+    #[error(
+        "`${{{0}}}` does not name a variable (letters, digits and `_`, not starting with a digit)"
+    )]
+    BadName(String),
+    /// A variable aptitude's environment does not set.
+    #[error("`${{{0}}}` is not set in aptitude's environment")]
+    NotSet(String),
+}
+
+/// A server's value that could not be expanded: `mcp_servers.<server>.<value>: <problem>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{value}: {problem}", server_prefix(.server))]
+pub struct ExpandError {
+    /// The server's name (empty until [`expand_all`] names it).
+    pub server: String,
+    /// The value: `command`, `args[1]`, `env.TOKEN`, `url`, `headers.Authorization`.
+    pub value: String,
+    /// What went wrong.
+    #[source]
+    pub problem: TemplateError,
+}
+
+/// `mcp_servers.<server>.`, or nothing before the server is known.
+fn server_prefix(server: &str) -> String {
+    if server.is_empty() {
+        String::new()
+    } else {
+        format!("mcp_servers.{server}.")
+    }
 }
 
 /// A piece of a `${VAR}` template.
@@ -140,7 +190,7 @@ pub(crate) enum Part<'a> {
 ///
 /// # Errors
 /// A message for `${` without `}` and for a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
-pub(crate) fn parse_template(text: &str) -> Result<Vec<Part<'_>>, String> {
+pub(crate) fn parse_template(text: &str) -> Result<Vec<Part<'_>>, TemplateError> {
     let mut parts = Vec::new();
     let mut rest = text;
     while let Some(i) = rest.find('$') {
@@ -153,7 +203,7 @@ pub(crate) fn parse_template(text: &str) -> Result<Vec<Part<'_>>, String> {
             rest = tail;
         } else if let Some(tail) = after.strip_prefix('{') {
             let Some(end) = tail.find('}') else {
-                return Err("`${` without a closing `}`".into());
+                return Err(TemplateError::Unclosed);
             };
             let name = &tail[..end];
             let valid = name
@@ -162,9 +212,7 @@ pub(crate) fn parse_template(text: &str) -> Result<Vec<Part<'_>>, String> {
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
-                return Err(format!(
-                    "`${{{name}}}` does not name a variable (letters, digits and `_`, not starting with a digit)"
-                ));
+                return Err(TemplateError::BadName(name.to_owned()));
             }
             parts.push(Part::Var(name));
             rest = &tail[end + 1..];
@@ -180,18 +228,14 @@ pub(crate) fn parse_template(text: &str) -> Result<Vec<Part<'_>>, String> {
 }
 
 /// `text` with each `${VAR}` replaced by `lookup(VAR)`.
-fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, TemplateError> {
     let mut out = String::new();
     for part in parse_template(text)? {
         match part {
             Part::Text(t) => out.push_str(t),
             Part::Var(name) => match lookup(name) {
                 Some(v) => out.push_str(&v),
-                None => {
-                    return Err(format!(
-                        "`${{{name}}}` is not set in aptitude's environment"
-                    ));
-                }
+                None => return Err(TemplateError::NotSet(name.to_owned())),
             },
         }
     }
@@ -209,7 +253,7 @@ mod tests {
         assert_eq!(expand("$$T costs $5", &lookup).unwrap(), "$T costs $5");
         assert_eq!(
             expand("${MISSING}", &lookup).unwrap_err(),
-            "`${MISSING}` is not set in aptitude's environment"
+            TemplateError::NotSet("MISSING".into())
         );
         assert!(parse_template("${T").is_err());
         assert!(parse_template("${1X}").is_err());
@@ -225,7 +269,7 @@ mod tests {
         assert_eq!(server.variables(), vec!["HOST_PATH", "T"]);
         let lookup = |n: &str| (n == "T").then(|| "x".to_owned());
         assert_eq!(
-            server.expand(&lookup).unwrap_err(),
+            server.expand(&lookup).unwrap_err().to_string(),
             "url: `${HOST_PATH}` is not set in aptitude's environment"
         );
     }

@@ -72,6 +72,36 @@ type Snapshot = BTreeMap<String, (u64, u64)>;
 /// target: `aptitude-outside-link:/etc/passwd`. Such a link dangles in the copy.
 pub const OUTSIDE_LINK_PREFIX: &str = "aptitude-outside-link:";
 
+/// Why a variant's `remove`/`add` could not be applied to the copy.
+#[derive(Debug, thiserror::Error)]
+pub enum VariantError {
+    /// The path names no file (`remove: .`).
+    #[error("`{key}: {path}` names no file")]
+    NoFile {
+        /// `remove` or `add`.
+        key: &'static str,
+        /// The path as written.
+        path: String,
+    },
+    /// A `remove` path that is not in the copy.
+    #[error("`remove: {0}`: there is no such path in the workspace")]
+    NotThere(String),
+    /// A path whose parent leads outside the copy through a link.
+    #[error("{0} leads outside the workspace")]
+    Outside(String),
+    /// Reading or writing the copy failed.
+    #[error("`{key}: {path}`: {source}")]
+    Io {
+        /// `remove` or `add`.
+        key: &'static str,
+        /// The path as written.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// A temporary copy of a workspace.
 #[derive(Debug)]
 pub struct Workspace {
@@ -87,48 +117,59 @@ impl Workspace {
     /// it; a parent that leads outside through a link is refused here.
     ///
     /// # Errors
-    /// A sentence naming the path: a `remove` path that is not in the copy, a path that
-    /// leads outside it, or an I/O failure.
-    pub fn apply_variant(&self, remove: &[String], add: &[(String, String)]) -> Result<(), String> {
+    /// [`VariantError`] naming the path: a `remove` path that is not in the copy, a path
+    /// that leads outside it, or an I/O failure.
+    pub fn apply_variant(
+        &self,
+        remove: &[String],
+        add: &[(String, String)],
+    ) -> Result<(), VariantError> {
         let root = self.path();
-        let inside_parent = |rel: &str| -> Result<std::path::PathBuf, String> {
-            let rel = Path::new(rel);
-            let parent = rel.parent().unwrap_or(Path::new(""));
-            match crate::shared::files::resolve_in(root, parent)
-                .map_err(|e| format!("{}: {e}", rel.display()))?
-            {
-                crate::shared::files::Resolved::Inside(p) => Ok(p),
-                crate::shared::files::Resolved::Missing => Ok(root.join(parent)),
-                crate::shared::files::Resolved::Outside(_) => {
-                    Err(format!("{} leads outside the workspace", rel.display()))
+        let io = |key: &'static str, rel: &str| {
+            let path = rel.to_owned();
+            move |source| VariantError::Io { key, path, source }
+        };
+        let inside_parent =
+            |key: &'static str, rel: &str| -> Result<std::path::PathBuf, VariantError> {
+                let path = Path::new(rel);
+                let parent = path.parent().unwrap_or(Path::new(""));
+                match crate::shared::files::resolve_in(root, parent).map_err(io(key, rel))? {
+                    crate::shared::files::Resolved::Inside(p) => Ok(p),
+                    crate::shared::files::Resolved::Missing => Ok(root.join(parent)),
+                    crate::shared::files::Resolved::Outside(_) => {
+                        Err(VariantError::Outside(rel.to_owned()))
+                    }
                 }
-            }
+            };
+        let no_file = |key: &'static str, rel: &str| VariantError::NoFile {
+            key,
+            path: rel.to_owned(),
         };
         for rel in remove {
             let name = Path::new(rel)
                 .file_name()
-                .ok_or_else(|| format!("`remove: {rel}` names no file"))?;
-            let path = inside_parent(rel)?.join(name);
+                .ok_or_else(|| no_file("remove", rel))?;
+            let path = inside_parent("remove", rel)?.join(name);
             let meta = std::fs::symlink_metadata(&path)
-                .map_err(|_| format!("`remove: {rel}`: there is no such path in the workspace"))?;
+                .map_err(|_| VariantError::NotThere(rel.clone()))?;
             let removed = if meta.is_dir() {
                 std::fs::remove_dir_all(&path)
             } else {
                 std::fs::remove_file(&path)
             };
-            removed.map_err(|e| format!("`remove: {rel}`: {e}"))?;
+            removed.map_err(io("remove", rel))?;
         }
         for (rel, content) in add {
             let name = Path::new(rel)
                 .file_name()
-                .ok_or_else(|| format!("`add: {rel}` names no file"))?;
-            let dir = inside_parent(rel)?;
-            std::fs::create_dir_all(&dir).map_err(|e| format!("`add: {rel}`: {e}"))?;
+                .ok_or_else(|| no_file("add", rel))?;
+            let dir = inside_parent("add", rel)?;
+            std::fs::create_dir_all(&dir).map_err(io("add", rel))?;
             let path = dir.join(name);
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                std::fs::remove_file(&path).map_err(|e| format!("`add: {rel}`: {e}"))?;
+                std::fs::remove_file(&path).map_err(io("add", rel))?;
             }
-            std::fs::write(&path, content).map_err(|e| format!("`add: {rel}`: {e}"))?;
+            std::fs::write(&path, content).map_err(io("add", rel))?;
         }
         Ok(())
     }
