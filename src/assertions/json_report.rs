@@ -93,7 +93,7 @@ pub(super) fn check(
     checks: &JsonReportChecks,
     report: &Value,
     calls: &[ToolCall],
-    read_other: &dyn Fn(&str) -> Result<Value, String>,
+    read_other: &dyn Fn(&str) -> Result<Value, CountError>,
 ) -> Found {
     let mut found = Found::default();
     if let Some(path) = &checks.commands_ran {
@@ -332,22 +332,53 @@ fn no_failures(nf: &NoFailures, report: &Value, found: &mut Found) {
     }
 }
 
+/// Why a file the report check names could not be counted in: the other file could not be
+/// read, or a path selects nothing or something that is not a list. Its message is one
+/// problem of the check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CountError {
+    /// The other workspace file could not be read as JSON (the reason in words).
+    #[error("{0}")]
+    Other(String),
+    /// The path selects nothing.
+    #[error("`{path}` selects nothing in {whose}")]
+    Nothing {
+        /// The path.
+        path: String,
+        /// `the file`, or the other file's name.
+        whose: String,
+    },
+    /// The path selects a value that is not a list.
+    #[error("{at} in {whose} is not a list: {value}")]
+    NotAList {
+        /// Where it was found.
+        at: String,
+        /// `the file`, or the other file's name.
+        whose: String,
+        /// The value, cut to 80 characters.
+        value: String,
+    },
+}
+
 /// The items of the arrays `path` selects, or why there are none to count.
-fn count(path: &JsonPath, value: &Value, whose: &str) -> Result<usize, String> {
+fn count(path: &JsonPath, value: &Value, whose: &str) -> Result<usize, CountError> {
     let selected = path.select(value);
     if selected.is_empty() {
-        return Err(format!("`{}` selects nothing in {whose}", path.text));
+        return Err(CountError::Nothing {
+            path: path.text.clone(),
+            whose: whose.to_owned(),
+        });
     }
     let mut n = 0;
     for (at, v) in selected {
         match v {
             Value::Array(items) => n += items.len(),
             other => {
-                let at = if at.is_empty() { path.text.clone() } else { at };
-                return Err(format!(
-                    "{at} in {whose} is not a list: {}",
-                    truncate(&other.to_string(), 80)
-                ));
+                return Err(CountError::NotAList {
+                    at: if at.is_empty() { path.text.clone() } else { at },
+                    whose: whose.to_owned(),
+                    value: truncate(&other.to_string(), 80),
+                });
             }
         }
     }
@@ -357,13 +388,13 @@ fn count(path: &JsonPath, value: &Value, whose: &str) -> Result<usize, String> {
 fn min_items(
     mi: &MinItems,
     report: &Value,
-    read_other: &dyn Fn(&str) -> Result<Value, String>,
+    read_other: &dyn Fn(&str) -> Result<Value, CountError>,
     found: &mut Found,
 ) {
     let have = match count(&mi.path, report, "the file") {
         Ok(n) => n,
         Err(why) => {
-            found.problems.push(why);
+            found.problems.push(why.to_string());
             return;
         }
     };
@@ -379,7 +410,7 @@ fn min_items(
             match counted {
                 Ok(c) => c,
                 Err(why) => {
-                    found.problems.push(why);
+                    found.problems.push(why.to_string());
                     return;
                 }
             }
@@ -416,8 +447,8 @@ mod tests {
         JsonPath::parse(p).unwrap()
     }
 
-    fn no_other(f: &str) -> Result<Value, String> {
-        Err(format!("{f} does not exist"))
+    fn no_other(f: &str) -> Result<Value, CountError> {
+        Err(CountError::Other(format!("{f} does not exist")))
     }
 
     fn report() -> Value {

@@ -50,19 +50,54 @@ pub(super) fn no_workspace(description: String) -> Verdict {
     )
 }
 
+/// Why a workspace path is not a file inside the copy.
+#[derive(Debug, thiserror::Error)]
+enum Unlocated {
+    /// Nothing there (with a hint naming what the agent did create).
+    #[error("{path} does not exist{hint}")]
+    Missing {
+        /// The path as written.
+        path: String,
+        /// `; the agent created …`, or nothing.
+        hint: String,
+    },
+    /// It leads outside the copy through a link: nothing there was opened.
+    #[error("{path} leads outside the workspace (to {}); it was not read", .to.display())]
+    Outside {
+        /// The path as written.
+        path: String,
+        /// Where it leads.
+        to: std::path::PathBuf,
+    },
+    /// Its components could not be read.
+    #[error("can not resolve {path}: {source}")]
+    Io {
+        /// The path as written.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Where a workspace path leads, every link resolved: the file inside the copy, or why
 /// it is not one (missing, or leading outside the copy — then nothing there was opened).
-fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, String> {
+fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, Unlocated> {
+    let path_owned = || path.to_owned();
     match crate::shared::files::resolve_in(ws.root, Path::new(path)) {
         Ok(crate::shared::files::Resolved::Inside(full)) => Ok(full),
-        Ok(crate::shared::files::Resolved::Missing) => {
-            Err(format!("{path} does not exist{}", created_hint(ws)))
-        }
-        Ok(crate::shared::files::Resolved::Outside(to)) => Err(format!(
-            "{path} leads outside the workspace (to {}); it was not read",
-            to.display()
-        )),
-        Err(e) => Err(format!("can not resolve {path}: {e}")),
+        Ok(crate::shared::files::Resolved::Missing) => Err(Unlocated::Missing {
+            path: path_owned(),
+            hint: created_hint(ws),
+        }),
+        Ok(crate::shared::files::Resolved::Outside(to)) => Err(Unlocated::Outside {
+            path: path_owned(),
+            to,
+        }),
+        Err(source) => Err(Unlocated::Io {
+            path: path_owned(),
+            source,
+        }),
     }
 }
 
@@ -70,7 +105,7 @@ fn locate(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<std::path::PathBuf, 
 /// a missing file, a directory, a FIFO or a path leading outside; `error` for a file over
 /// [`MAX_READ_BYTES`] (too big to check either way) or a read error.
 fn read(ws: &WorkspaceEvidence<'_>, path: &str) -> Result<Vec<u8>, (AssertionStatus, String)> {
-    let full = locate(ws, path).map_err(|why| (AssertionStatus::Fail, why))?;
+    let full = locate(ws, path).map_err(|why| (AssertionStatus::Fail, why.to_string()))?;
     crate::shared::files::read_capped(&full, MAX_READ_BYTES).map_err(|e| match e {
         crate::shared::files::FileError::NotRegular(kind) => (
             AssertionStatus::Fail,
@@ -267,9 +302,11 @@ pub(super) fn json_file(
     if !problems.is_empty() {
         return fail(format!("field check failed: {}", problems.join("; ")));
     }
-    let read_other = |other: &str| -> Result<Value, String> {
-        let bytes = read(ws, other).map_err(|(_, why)| why)?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("{other} is not valid JSON: {e}"))
+    let read_other = |other: &str| -> Result<Value, super::json_report::CountError> {
+        use super::json_report::CountError;
+        let bytes = read(ws, other).map_err(|(_, why)| CountError::Other(why))?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| CountError::Other(format!("{other} is not valid JSON: {e}")))
     };
     let found = super::json_report::check(report, &value, calls, &read_other);
     let lines = || -> String {

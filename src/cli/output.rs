@@ -67,8 +67,8 @@ impl ReportArgs {
     }
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    crate::shared::files::write_output(path, text.as_bytes()).map_err(|e| e.to_string())
+fn write_file(path: &Path, text: &str) -> Result<(), crate::shared::files::OutputError> {
+    crate::shared::files::write_output(path, text.as_bytes())
 }
 
 /// Writes the results JSON and every report asked for; what could not be written is
@@ -89,8 +89,8 @@ pub fn write_reports(
         };
         if let Some(path) = path {
             match (format.render)(results, &options) {
-                Ok(text) => problems.extend(write_file(path, &text).err()),
-                Err(e) => problems.push(e),
+                Ok(text) => problems.extend(write_file(path, &text).err().map(|e| e.to_string())),
+                Err(e) => problems.push(e.to_string()),
             }
         }
     }

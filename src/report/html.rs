@@ -585,9 +585,7 @@ fn rows(tests: &[TestResult]) -> Result<(Vec<RowView>, Option<String>), askama::
 /// The HTML file format (`--html FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "html",
-    render: |results, _| {
-        render(results).map_err(|e| format!("can not render the HTML report: {e}"))
-    },
+    render: |results, _| Ok(render(results)?),
 };
 
 /// Renders results as one self-contained HTML page.

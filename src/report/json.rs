@@ -43,11 +43,7 @@ pub enum JsonError {
 /// The results JSON file format (`--json FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "json",
-    render: |results, _| {
-        serde_json::to_string_pretty(results)
-            .map(|text| text + "\n")
-            .map_err(|e| format!("can not serialize the results: {e}"))
-    },
+    render: |results, _| Ok(serde_json::to_string_pretty(results)? + "\n"),
 };
 
 /// Writes results as pretty JSON, creating parent directories.

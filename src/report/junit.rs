@@ -203,7 +203,7 @@ fn case_status(test: &TestResult) -> TestCaseStatus {
 /// The JUnit XML file format (`--junit FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "junit",
-    render: |results, _| render(results).map_err(|e| e.to_string()),
+    render: |results, _| Ok(render(results)?),
 };
 
 /// Renders results as JUnit XML.

@@ -28,8 +28,22 @@ pub struct RenderOptions {
 pub struct FileFormat {
     /// Its name, as in its flag (`--html FILE`): `json`, `html`, `markdown`, `junit`.
     pub name: &'static str,
-    /// Renders the whole file; the error says why it could not (in words, lowercase).
-    pub render: fn(&Results, &RenderOptions) -> Result<String, String>,
+    /// Renders the whole file.
+    pub render: fn(&Results, &RenderOptions) -> Result<String, RenderError>,
+}
+
+/// Why a report could not be rendered (a bug: results always render).
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The HTML template failed.
+    #[error("can not render the HTML report: {0}")]
+    Html(#[from] askama::Error),
+    /// The results could not be serialized.
+    #[error("can not serialize the results: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The JUnit XML could not be written.
+    #[error(transparent)]
+    Junit(#[from] junit::JunitError),
 }
 
 /// Every file format, in the order they are written.

@@ -294,9 +294,25 @@ fn environ_check(args: &Args) -> Check {
     }
 }
 
+/// Why the helper could not deny tracing: the command is then not started.
+#[derive(Debug, thiserror::Error)]
+pub enum SeccompError {
+    /// This architecture has no seccomp support in seccompiler.
+    #[error("no seccomp filter for the architecture {0}")]
+    Arch(String),
+    /// The filter could not be built.
+    #[cfg(target_os = "linux")]
+    #[error("the seccomp filter could not be built: {0}")]
+    Filter(#[from] seccompiler::Error),
+    /// The filter could not be compiled to BPF.
+    #[cfg(target_os = "linux")]
+    #[error("the seccomp filter could not be compiled: {0}")]
+    Backend(#[from] seccompiler::BackendError),
+}
+
 /// Denies `ptrace` and `process_vm_readv`/`writev` (EPERM) to this process and everything
 /// it starts.
-fn deny_tracing() -> Result<(), String> {
+fn deny_tracing() -> Result<(), SeccompError> {
     #[cfg(target_os = "linux")]
     {
         use seccompiler::{SeccompAction, SeccompFilter};
@@ -310,17 +326,16 @@ fn deny_tracing() -> Result<(), String> {
         .collect();
         let arch = std::env::consts::ARCH
             .try_into()
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|_| SeccompError::Arch(std::env::consts::ARCH.to_owned()))?;
         let filter: seccompiler::BpfProgram = SeccompFilter::new(
             rules,
             SeccompAction::Allow,
             SeccompAction::Errno(libc::EPERM as u32),
             arch,
-        )
-        .map_err(|e| e.to_string())?
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())?;
-        seccompiler::apply_filter_all_threads(&filter).map_err(|e| e.to_string())
+        )?
+        .try_into()?;
+        seccompiler::apply_filter_all_threads(&filter)?;
+        Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     Ok(())

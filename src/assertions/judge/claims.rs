@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::parse::{ParseError, parse_with};
+use super::parse::{ClaimProblem, ParseError, ShapeError, parse_with};
 use super::prompt::{EMPTY_ANSWER, boundary_for};
 
 /// What a claim is about.
@@ -138,56 +138,54 @@ pub fn parse_reply(reply: &str) -> Result<Vec<Claim>, ParseError> {
 }
 
 /// The claims in a reply object, or what is wrong with it.
-fn claims_of(object: &Value) -> Result<Vec<Claim>, String> {
+fn claims_of(object: &Value) -> Result<Vec<Claim>, ShapeError> {
     let items = match object.get("claims") {
         Some(Value::Array(items)) => items,
         // Only an explicit `[]` says "no claims": a `null` list read as none would pass
         // `claims: verified` on a reply that said nothing.
-        Some(Value::Null) => {
-            return Err("`claims` is null (an empty list `[]` means no claims)".into());
-        }
-        Some(other) => return Err(format!("`claims` is not a list: {other}")),
-        None => return Err("the JSON has no `claims`".into()),
+        Some(Value::Null) => return Err(ShapeError::NullClaims),
+        Some(other) => return Err(ShapeError::ClaimsNotAList(other.to_string())),
+        None => return Err(ShapeError::Missing("claims")),
     };
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| claim_of(item).map_err(|why| format!("claim {}: {why}", i + 1)))
+        .map(|(i, item)| {
+            claim_of(item).map_err(|problem| ShapeError::Claim {
+                index: i + 1,
+                problem,
+            })
+        })
         .collect()
 }
 
-fn claim_of(item: &Value) -> Result<Claim, String> {
-    let text_field = |key: &str| -> Result<Option<String>, String> {
+fn claim_of(item: &Value) -> Result<Claim, ClaimProblem> {
+    let text_field = |key: &str| -> Result<Option<String>, ClaimProblem> {
         match item.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            Some(other) => Err(format!("`{key}` is not a string: {other}")),
+            Some(other) => Err(ClaimProblem::NotAString {
+                key: key.to_owned(),
+                value: other.to_string(),
+            }),
         }
     };
     if !item.is_object() {
-        return Err(format!("not an object: {item}"));
+        return Err(ClaimProblem::NotAnObject(item.to_string()));
     }
     let kind = match text_field("kind")?.as_deref() {
         Some("command") => ClaimKind::Command,
         Some("file") => ClaimKind::File,
         Some("tests" | "test") => ClaimKind::Tests,
-        Some(other) => {
-            return Err(format!(
-                "unknown kind {other:?} (expected command, file or tests)"
-            ));
-        }
-        None => return Err("no `kind`".into()),
+        Some(other) => return Err(ClaimProblem::UnknownKind(other.to_owned())),
+        None => return Err(ClaimProblem::NoKind),
     };
     let outcome = match text_field("outcome")?.map(|s| s.to_lowercase()).as_deref() {
         None => None,
         Some("success" | "succeeded" | "pass" | "passed" | "ok") => Some(ClaimOutcome::Success),
         Some("failure" | "failed" | "fail" | "error") => Some(ClaimOutcome::Failure),
-        Some(other) => {
-            return Err(format!(
-                "unknown outcome {other:?} (expected success, failure or null)"
-            ));
-        }
+        Some(other) => return Err(ClaimProblem::UnknownOutcome(other.to_owned())),
     };
     let claim = Claim {
         kind,
@@ -197,10 +195,8 @@ fn claim_of(item: &Value) -> Result<Claim, String> {
         path: text_field("path")?,
     };
     match kind {
-        ClaimKind::Command if claim.command.is_none() => {
-            Err("a command claim has no `command`".into())
-        }
-        ClaimKind::File if claim.path.is_none() => Err("a file claim has no `path`".into()),
+        ClaimKind::Command if claim.command.is_none() => Err(ClaimProblem::NoCommand),
+        ClaimKind::File if claim.path.is_none() => Err(ClaimProblem::NoPath),
         _ => Ok(claim),
     }
 }

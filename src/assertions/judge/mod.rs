@@ -417,7 +417,11 @@ impl Judge {
                 }
                 keyed(ReviewVerdict::extracted(found, false, usage))
             }
-            Err(why) => keyed(ReviewVerdict::problem(AssertionStatus::Error, why, usage)),
+            Err(why) => keyed(ReviewVerdict::problem(
+                AssertionStatus::Error,
+                why.to_string(),
+                usage,
+            )),
         }
     }
 
@@ -431,15 +435,15 @@ impl Judge {
         model: Option<&str>,
         render: impl Fn() -> String,
         parse: impl Fn(&str) -> Result<T, parse::ParseError>,
-        failed: &str,
+        failed: &'static str,
         cancel: &CancellationToken,
-    ) -> (Result<T, String>, Option<Usage>) {
+    ) -> (Result<T, NotGraded>, Option<Usage>) {
         let permit = tokio::select! {
             p = Arc::clone(&self.slots).acquire_owned() => p.ok(),
             () = cancel.cancelled() => None,
         };
         let Some(_permit) = permit else {
-            return (Err("not graded: the run was interrupted".into()), None);
+            return (Err(NotGraded::Interrupted), None);
         };
         let mut usage: Option<Usage> = None;
         let attempts = 1 + self.config.retries;
@@ -451,12 +455,15 @@ impl Judge {
             {
                 Ok(reply) => reply,
                 Err(e) => {
-                    let hint = if matches!(e, crate::agent::AgentError::Missing { .. }) {
-                        " (or pass --no-grade to skip reviews)"
-                    } else {
-                        ""
-                    };
-                    return (Err(format!("{failed}: {e}{hint}")), usage);
+                    let missing = matches!(e, crate::agent::AgentError::Missing { .. });
+                    return (
+                        Err(NotGraded::Call {
+                            what: failed,
+                            source: e,
+                            missing,
+                        }),
+                        usage,
+                    );
                 }
             };
             usage.get_or_insert_with(Usage::default).add(&reply.usage);
@@ -465,11 +472,11 @@ impl Judge {
                 Err(e) => last_error = Some(e),
             }
         }
-        let why = last_error.map_or_else(|| "no reply".to_owned(), |e| e.to_string());
         (
-            Err(format!(
-                "the judge's reply could not be parsed after {attempts} attempts: {why}"
-            )),
+            Err(NotGraded::Unreadable {
+                attempts,
+                last: last_error,
+            }),
             usage,
         )
     }
@@ -536,9 +543,36 @@ impl Judge {
                 };
                 (vote, usage)
             }
-            Err(why) => (failed(why), usage),
+            Err(why) => (failed(why.to_string()), usage),
         }
     }
+}
+
+/// Why a grading (or claims) call gave nothing to judge by; its message is the vote's
+/// `problem`.
+#[derive(Debug, thiserror::Error)]
+pub enum NotGraded {
+    /// The run was interrupted before the call.
+    #[error("not graded: the run was interrupted")]
+    Interrupted,
+    /// The call failed (`what` says which call).
+    #[error("{what}: {source}{}", if *.missing { " (or pass --no-grade to skip reviews)" } else { "" })]
+    Call {
+        /// `the grading could not be done`, `the claims could not be read`.
+        what: &'static str,
+        /// Why the agent's call failed.
+        source: crate::agent::AgentError,
+        /// The grading agent is not installed.
+        missing: bool,
+    },
+    /// No reply could be read, after every attempt.
+    #[error("the judge's reply could not be parsed after {attempts} attempts: {}", .last.as_ref().map_or_else(|| "no reply".to_owned(), ToString::to_string))]
+    Unreadable {
+        /// Calls made.
+        attempts: u32,
+        /// Why the last reply could not be read.
+        last: Option<parse::ParseError>,
+    },
 }
 
 /// One grading call of a review graded by several votes.

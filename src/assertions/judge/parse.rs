@@ -57,7 +57,7 @@ pub fn parse_reply(reply: &str) -> Result<Grade, ParseError> {
 /// When no step yields an object `read` accepts; the error carries an excerpt of the reply.
 pub fn parse_with<T: Clone + PartialEq>(
     reply: &str,
-    read: impl Fn(&Value) -> Result<T, String>,
+    read: impl Fn(&Value) -> Result<T, ShapeError>,
     plural: &str,
     holding: &str,
 ) -> Result<T, ParseError> {
@@ -135,7 +135,7 @@ pub fn parse_with<T: Clone + PartialEq>(
 /// rejects, `Err(None)` for text that is not an object or a one-element array.
 fn attempt<T>(
     candidate: &str,
-    read: &impl Fn(&Value) -> Result<T, String>,
+    read: &impl Fn(&Value) -> Result<T, ShapeError>,
     plural: &str,
 ) -> Result<T, Option<String>> {
     let value: Value = serde_json::from_str(candidate.trim()).map_err(|_| None)?;
@@ -149,19 +149,75 @@ fn attempt<T>(
         }
         _ => return Err(None),
     };
-    read(&object).map_err(Some)
+    read(&object).map_err(|e| Some(e.to_string()))
+}
+
+/// What is wrong with a JSON object the judge replied, for the shape asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// A field the shape needs is missing: `the JSON has no `score``.
+    #[error("the JSON has no `{0}`")]
+    Missing(&'static str),
+    /// `score` holds no finite number (the value, when there was one).
+    #[error("the score is not a number{}", .0.as_ref().map(|v| format!(": {v}")).unwrap_or_default())]
+    ScoreNotANumber(Option<String>),
+    /// `claims` is `null` (only `[]` says "no claims").
+    #[error("`claims` is null (an empty list `[]` means no claims)")]
+    NullClaims,
+    /// `claims` is not a list.
+    #[error("`claims` is not a list: {0}")]
+    ClaimsNotAList(String),
+    /// One claim of the list, numbered from 1.
+    #[error("claim {index}: {problem}")]
+    Claim {
+        /// 1-based.
+        index: usize,
+        /// What is wrong with it.
+        problem: ClaimProblem,
+    },
+}
+
+/// What is wrong with one claim object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimProblem {
+    /// The claim is not an object.
+    #[error("not an object: {0}")]
+    NotAnObject(String),
+    /// A text field holds something else.
+    #[error("`{key}` is not a string: {value}")]
+    NotAString {
+        /// The field.
+        key: String,
+        /// What it holds.
+        value: String,
+    },
+    /// No `kind`.
+    #[error("no `kind`")]
+    NoKind,
+    /// A `kind` other than command, file or tests.
+    #[error("unknown kind {0:?} (expected command, file or tests)")]
+    UnknownKind(String),
+    /// An `outcome` other than success, failure or null.
+    #[error("unknown outcome {0:?} (expected success, failure or null)")]
+    UnknownOutcome(String),
+    /// A command claim without `command`.
+    #[error("a command claim has no `command`")]
+    NoCommand,
+    /// A file claim without `path`.
+    #[error("a file claim has no `path`")]
+    NoPath,
 }
 
 /// The grade in a JSON object, or what is wrong with it.
-fn grade_of(object: &Value) -> Result<Grade, String> {
+fn grade_of(object: &Value) -> Result<Grade, ShapeError> {
     let raw = match object.get("score") {
         Some(Value::Number(n)) => n.as_f64(),
         Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-        Some(other) => return Err(format!("the score is not a number: {other}")),
-        None => return Err("the JSON has no `score`".into()),
+        Some(other) => return Err(ShapeError::ScoreNotANumber(Some(other.to_string()))),
+        None => return Err(ShapeError::Missing("score")),
     }
     .filter(|f| f.is_finite())
-    .ok_or_else(|| "the score is not a number".to_owned())?;
+    .ok_or(ShapeError::ScoreNotANumber(None))?;
     let score = raw.floor().clamp(1.0, 10.0) as u8;
     let reasoning = match object.get("reasoning").or_else(|| object.get("reason")) {
         Some(Value::String(s)) => s.clone(),
