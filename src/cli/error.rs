@@ -44,6 +44,35 @@ impl Outcome {
     }
 }
 
+/// A flag's value that does not parse; clap shows the message with the flag's name.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgValueError {
+    /// Not a glob.
+    #[error("{0} (write a glob on file names, e.g. \"*.aptitude.yaml\")")]
+    Glob(globset::ErrorKind),
+    /// Not a p-value.
+    #[error("write a p-value between 0 and 1, e.g. 0.05")]
+    Significance,
+    /// Not an amount in USD.
+    #[error("write an amount in USD, e.g. \"5\" or \"0.50\"")]
+    Usd,
+    /// Not a duration.
+    #[error("{0} (write e.g. \"30s\" or \"5m\")")]
+    Duration(#[from] humantime::DurationError),
+    /// Not `NAME=VALUE`.
+    #[error("expected NAME=VALUE, e.g. codex={0}")]
+    NotAPair(String),
+    /// Nothing after `NAME=`.
+    #[error("no value after `{0}=`")]
+    NoValue(String),
+    /// Not an agent's name.
+    #[error(transparent)]
+    Agent(#[from] crate::spec::agent_kind::UnknownAgent),
+    /// Not `K/N`; the tip as clap's own errors have one.
+    #[error("{0}\n\n  tip: {hint}", hint = .0.hint())]
+    Shard(#[from] crate::run::shard::ShardError),
+}
+
 /// Why a command stopped; [`CliError::exit_code`] maps it to the exit code and
 /// [`CliError::render`] to what is printed on stderr. Messages are lowercase and carry
 /// the path or value at fault.

@@ -242,13 +242,10 @@ impl DiscoveryArgs {
     }
 }
 
-fn parse_glob(s: &str) -> Result<String, String> {
-    globset::Glob::new(s).map(|_| s.to_owned()).map_err(|e| {
-        format!(
-            "{} (write a glob on file names, e.g. \"*.aptitude.yaml\")",
-            e.kind()
-        )
-    })
+fn parse_glob(s: &str) -> Result<String, error::ArgValueError> {
+    globset::Glob::new(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| error::ArgValueError::Glob(e.kind().clone()))
 }
 
 /// `aptitude run`.
@@ -385,22 +382,22 @@ impl JudgeArgs {
     }
 }
 
-fn parse_significance(s: &str) -> Result<f64, String> {
+fn parse_significance(s: &str) -> Result<f64, error::ArgValueError> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err("write a p-value between 0 and 1, e.g. 0.05".into()),
+        _ => Err(error::ArgValueError::Significance),
     }
 }
 
-fn parse_usd(s: &str) -> Result<f64, String> {
+fn parse_usd(s: &str) -> Result<f64, error::ArgValueError> {
     match s.trim_start_matches('$').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err("write an amount in USD, e.g. \"5\" or \"0.50\"".into()),
+        _ => Err(error::ArgValueError::Usd),
     }
 }
 
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (write e.g. \"30s\" or \"5m\")"))
+fn parse_duration(s: &str) -> Result<std::time::Duration, error::ArgValueError> {
+    Ok(humantime::parse_duration(s)?)
 }
 
 /// `aptitude analyze`.

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::error::ArgValueError;
+
 use crate::agent::registry::{self, AgentOptions};
 use crate::agent::{Agent, AgentKind, AgentSettings, claude::PermissionMode};
 use crate::spec::{AssertionKind, TestSpec};
@@ -45,23 +47,23 @@ pub struct AgentArgs {
 }
 
 /// `NAME=VALUE` with a known agent name.
-pub(super) fn parse_agent_pair(s: &str) -> Result<(AgentKind, String), String> {
+pub(super) fn parse_agent_pair(s: &str) -> Result<(AgentKind, String), ArgValueError> {
     let (name, value) = s
         .split_once('=')
-        .ok_or_else(|| format!("expected NAME=VALUE, e.g. codex={s}"))?;
-    let kind = name
-        .trim()
-        .parse::<AgentKind>()
-        .map_err(|e| e.to_string())?;
+        .ok_or_else(|| ArgValueError::NotAPair(s.to_owned()))?;
+    let kind = name.trim().parse::<AgentKind>()?;
     if value.is_empty() {
-        return Err(format!("no value after `{name}=`"));
+        return Err(ArgValueError::NoValue(name.to_owned()));
     }
     Ok((kind, value.to_owned()))
 }
 
 /// Parses one `--agent` value (a name; lists are split on commas by clap).
-pub fn parse_agent(s: &str) -> Result<AgentKind, String> {
-    s.trim().parse::<AgentKind>().map_err(|e| e.to_string())
+///
+/// # Errors
+/// [`ArgValueError::Agent`] with a "did you mean" when the name is no agent's.
+pub fn parse_agent(s: &str) -> Result<AgentKind, ArgValueError> {
+    Ok(s.trim().parse::<AgentKind>()?)
 }
 
 /// The agents of a run, resolved from flags and environment.
@@ -206,20 +208,13 @@ mod tests {
     #[test]
     fn agent_pairs_are_checked() {
         assert_eq!(
-            parse_agent_pair("codex=/x"),
-            Ok((AgentKind::Codex, "/x".into()))
+            parse_agent_pair("codex=/x").unwrap(),
+            (AgentKind::Codex, "/x".into())
         );
-        assert!(
-            parse_agent_pair("codx=/x")
-                .unwrap_err()
-                .contains("did you mean `codex`")
-        );
-        assert!(
-            parse_agent_pair("codex")
-                .unwrap_err()
-                .contains("NAME=VALUE")
-        );
-        assert!(parse_agent_pair("codex=").unwrap_err().contains("no value"));
+        let err = |s: &str| parse_agent_pair(s).unwrap_err().to_string();
+        assert!(err("codx=/x").contains("did you mean `codex`"));
+        assert!(err("codex").contains("NAME=VALUE"));
+        assert!(err("codex=").contains("no value"));
     }
 
     #[test]

@@ -14,9 +14,8 @@ use crate::spec::TestSpec;
 use crate::verdict::results::{BalancedBy, Results, ShardInfo};
 
 /// Parses `--shard K/N`; the message carries a tip, as clap's own errors do.
-pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
-    s.parse::<Shard>()
-        .map_err(|e| format!("{e}\n\n  tip: {}", e.hint()))
+pub(super) fn parse_shard(s: &str) -> Result<Shard, super::error::ArgValueError> {
+    Ok(s.parse::<Shard>()?)
 }
 
 /// The tests `run --shard` runs (all of `specs` without `--shard`), and the shard's
