@@ -18,6 +18,7 @@ pub mod contain;
 pub mod copilot;
 pub mod cursor;
 pub mod executor;
+pub mod gateway;
 pub mod gemini;
 pub mod mcp_watch;
 pub mod opencode;

@@ -1,0 +1,492 @@
+//! The gateway's HTTP side: a run's listener, the forwarding of each request to the
+//! upstream with the real credentials, and the tap that meters a reply as it streams back.
+//!
+//! Requests are read whole (they are JSON documents the gateway reads for the model and
+//! hashes for retries; at most [`MAX_REQUEST_BYTES`]); replies are never buffered: each
+//! piece is handed to the agent as it arrives and read by the meter on the way. Headers
+//! that belong to one connection (`connection`, `transfer-encoding`, …) are not forwarded;
+//! `accept-encoding` is set to `identity` upstream, so that the meter reads plain text.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body as _, Frame, SizeHint};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use sha2::Digest;
+use tokio_util::sync::CancellationToken;
+
+use super::GatewayError;
+use super::budget::{Estimate, Ledger, Limits};
+use super::meter::ReplyMeter;
+use super::protocol::Protocol;
+use super::traffic::{RunLog, Traffic};
+
+/// The largest request body forwarded, in bytes (agents' requests hold the whole
+/// conversation; a few MB at most).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// An error of a reply body.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A reply body to the agent.
+type Body = BoxBody<Bytes, BoxError>;
+type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What every run shares: the HTTP clients (one connection pool) and the ledger.
+pub(super) struct Shared {
+    pub(super) limits: Limits,
+    ledger: Mutex<Ledger>,
+    http: Client<HttpConnector, Full<Bytes>>,
+    https: OnceLock<Result<HttpsClient, String>>,
+}
+
+impl Shared {
+    pub(super) fn new(limits: Limits) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Shared {
+            limits,
+            ledger: Mutex::new(Ledger::new(limits)),
+            http: Client::builder(TokioExecutor::new()).build(connector),
+            https: OnceLock::new(),
+        }
+    }
+
+    pub(super) fn spent(&self) -> (u64, f64) {
+        lock(&self.ledger).spent()
+    }
+
+    /// The https client, made on first use with the system's root certificates.
+    fn https(&self) -> Result<&HttpsClient, String> {
+        self.https
+            .get_or_init(|| {
+                let builder = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_native_roots()
+                    .map_err(|e| format!("no TLS root certificates: {e}"))?;
+                let mut http = HttpConnector::new();
+                http.set_nodelay(true);
+                http.enforce_http(false);
+                let connector = builder.https_or_http().enable_http1().wrap_connector(http);
+                Ok(Client::builder(TokioExecutor::new()).build(connector))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    async fn send(
+        &self,
+        https: bool,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, String> {
+        let sent = if https {
+            self.https()?.request(request).await
+        } else {
+            self.http.request(request).await
+        };
+        sent.map_err(|e| {
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            why
+        })
+    }
+}
+
+/// Where a run's requests go.
+#[derive(Debug, Clone)]
+pub(super) struct Upstream {
+    https: bool,
+    /// `host:port`.
+    authority: String,
+    /// The base URL's path without its trailing `/` (`/v1`, or empty).
+    pub(super) path: String,
+}
+
+impl Upstream {
+    pub(super) fn parse(raw: &str) -> Result<Upstream, GatewayError> {
+        let bad = |why: String| GatewayError::Upstream {
+            url: crate::shared::redact::Redactor::new([]).redact(raw),
+            why,
+        };
+        let url = url::Url::parse(raw).map_err(|e| bad(e.to_string()))?;
+        let https = match url.scheme() {
+            "https" => true,
+            "http" => false,
+            other => return Err(bad(format!("the scheme `{other}` is not http or https"))),
+        };
+        let host = url
+            .host_str()
+            .ok_or_else(|| bad("it names no host".into()))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| bad("it names no port".into()))?;
+        Ok(Upstream {
+            https,
+            authority: format!("{host}:{port}"),
+            path: url.path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// `https://host:port/path`, as results show it.
+    pub(super) fn display(&self) -> String {
+        format!(
+            "{}://{}{}",
+            if self.https { "https" } else { "http" },
+            self.authority,
+            self.path
+        )
+    }
+}
+
+/// One run's endpoint state.
+pub(super) struct RunState {
+    pub(super) upstream: Upstream,
+    /// (placeholder, real value) pairs.
+    pub(super) secrets: Vec<(String, String)>,
+    pub(super) log: Mutex<RunLog>,
+    /// Fired when a request was refused for the budget.
+    pub(super) stop: CancellationToken,
+}
+
+impl RunState {
+    pub(super) fn traffic(&self) -> Traffic {
+        lock(&self.log).traffic.clone()
+    }
+
+    /// `text` with every placeholder replaced by its real value.
+    fn substitute(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for (placeholder, real) in &self.secrets {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains(placeholder.as_str()) {
+                out = Some(current.replace(placeholder.as_str(), real));
+            }
+        }
+        out
+    }
+}
+
+/// Accepts connections until `shutdown`, then ends every connection still open.
+pub(super) async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    run: Arc<RunState>,
+    shutdown: CancellationToken,
+) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors or a connection reset before it was
+                    // accepted: try again shortly.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let (shared, run) = (Arc::clone(&shared), Arc::clone(&run));
+                let service = hyper::service::service_fn(move |request| {
+                    handle(Arc::clone(&shared), Arc::clone(&run), request)
+                });
+                connections.spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+}
+
+/// A model request in flight: which of the run's requests it is.
+#[derive(Debug, Clone)]
+struct Call {
+    protocol: Protocol,
+    index: usize,
+    model: Option<String>,
+}
+
+async fn handle(
+    shared: Arc<Shared>,
+    run: Arc<RunState>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    let protocol = if parts.method == Method::POST {
+        Protocol::of_path(&path)
+    } else {
+        None
+    };
+    let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let why = format!("aptitude's model gateway could not read the request: {e}");
+            return Ok(local_error(protocol, 413, "invalid_request_error", &why));
+        }
+    };
+    let Some(protocol) = protocol else {
+        lock(&run.log).traffic.other_requests += 1;
+        return Ok(forward(&shared, &run, parts, body, None).await);
+    };
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let model = protocol.model_of(&path, &json);
+    let sha256: [u8; 32] = sha2::Sha256::digest(&body).into();
+    let (index, next) = {
+        let mut log = lock(&run.log);
+        (log.begin(model.as_deref(), sha256), log.next)
+    };
+    if let Some(refused) = refuse(&shared, &run, index, next) {
+        return Ok(local_error(
+            Some(protocol),
+            400,
+            "invalid_request_error",
+            &refused,
+        ));
+    }
+    let call = Call {
+        protocol,
+        index,
+        model,
+    };
+    Ok(forward(&shared, &run, parts, body, Some(call)).await)
+}
+
+/// Refuses request `index` when it would cross a ceiling: records why, fires the run's
+/// stop, and returns the message the agent is sent.
+fn refuse(shared: &Shared, run: &RunState, index: usize, next: Estimate) -> Option<String> {
+    let why = lock(&shared.ledger).admit(next).err()?;
+    let mut log = lock(&run.log);
+    log.failed(index);
+    let number = log.traffic.requests;
+    log.traffic.budget.get_or_insert_with(|| {
+        format!("{why}: aptitude's model gateway refused the run's model request {number}")
+    });
+    drop(log);
+    run.stop.cancel();
+    Some(format!(
+        "aptitude refused this model request: {why}. The run's budget is spent; this is not retryable."
+    ))
+}
+
+/// A reply made by the gateway itself, in the protocol's error shape (plain text for a
+/// request of no known protocol).
+fn local_error(
+    protocol: Option<Protocol>,
+    status: u16,
+    kind: &str,
+    message: &str,
+) -> Response<Body> {
+    let (body, content_type) = match protocol {
+        Some(p) => (
+            p.error_body(status, kind, message).to_string(),
+            "application/json",
+        ),
+        None => (message.to_owned(), "text/plain; charset=utf-8"),
+    };
+    let mut response = Response::new(full(body));
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn full(text: String) -> Body {
+    Full::new(Bytes::from(text))
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// Sends the request upstream with the real credentials and streams the reply back,
+/// metering it when it is a model call.
+async fn forward(
+    shared: &Arc<Shared>,
+    run: &Arc<RunState>,
+    parts: hyper::http::request::Parts,
+    body: Bytes,
+    call: Option<Call>,
+) -> Response<Body> {
+    let protocol = call.as_ref().map(|c| c.protocol);
+    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let path_and_query = run
+        .substitute(path_and_query)
+        .unwrap_or_else(|| path_and_query.to_owned());
+    let uri = format!(
+        "{}://{}{path_and_query}",
+        if run.upstream.https { "https" } else { "http" },
+        run.upstream.authority
+    );
+    let mut builder = Request::builder().method(parts.method).uri(uri);
+    for (name, value) in &parts.headers {
+        if HOP_BY_HOP.contains(&name.as_str())
+            || name == header::HOST
+            || name == header::CONTENT_LENGTH
+            || name == header::ACCEPT_ENCODING
+        {
+            continue;
+        }
+        let value = value
+            .to_str()
+            .ok()
+            .and_then(|v| run.substitute(v))
+            .and_then(|v| HeaderValue::from_str(&v).ok())
+            .unwrap_or_else(|| value.clone());
+        builder = builder.header(name, value);
+    }
+    builder = builder.header(header::ACCEPT_ENCODING, "identity");
+    let request = match builder.body(Full::new(body)) {
+        Ok(r) => r,
+        Err(e) => {
+            let why = format!("aptitude's model gateway could not forward the request: {e}");
+            return local_error(protocol, 400, "invalid_request_error", &why);
+        }
+    };
+    let reply = match shared.send(run.upstream.https, request).await {
+        Ok(reply) => reply,
+        Err(why) => {
+            if let Some(call) = &call {
+                lock(&run.log).failed(call.index);
+            }
+            let why = format!(
+                "aptitude's model gateway could not reach {}: {why}",
+                run.upstream.display()
+            );
+            let kind = if protocol == Some(Protocol::Anthropic) {
+                "api_error"
+            } else {
+                "server_error"
+            };
+            return local_error(protocol, 502, kind, &why);
+        }
+    };
+    let (mut parts, body) = reply.into_parts();
+    for name in HOP_BY_HOP {
+        parts.headers.remove(HeaderName::from_static(name));
+    }
+    let sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let tap = Tap {
+        inner: body,
+        meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
+        status: parts.status.as_u16(),
+        run: Arc::clone(run),
+        shared: Arc::clone(shared),
+        done: false,
+    };
+    Response::from_parts(parts, tap.boxed())
+}
+
+/// A reply body on its way to the agent: each frame is passed on as it comes and read by
+/// the meter; the reply is counted when it ends, fails, or is dropped (the agent went
+/// away, the run ended).
+struct Tap {
+    inner: Incoming,
+    meter: Option<(ReplyMeter, Call)>,
+    status: u16,
+    run: Arc<RunState>,
+    shared: Arc<Shared>,
+    done: bool,
+}
+
+impl Tap {
+    fn end(&mut self, cut: bool) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let Some((meter, call)) = self.meter.take() else {
+            return;
+        };
+        let metered = meter.finish();
+        let (tokens, cost) = lock(&self.run.log).end(
+            call.index,
+            call.model.as_deref(),
+            self.status,
+            &metered,
+            cut,
+        );
+        lock(&self.shared.ledger).add(&tokens, cost);
+    }
+}
+
+impl http_body::Body for Tap {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(data), Some((meter, _))) = (frame.data_ref(), this.meter.as_mut()) {
+                    meter.push(data);
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.end(true);
+                Poll::Ready(Some(Err(Box::new(e))))
+            }
+            Poll::Ready(None) => {
+                this.end(false);
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        // A body that was never polled because it was empty ended normally.
+        let cut = !self.inner.is_end_stream();
+        self.end(cut);
+    }
+}
