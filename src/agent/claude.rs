@@ -156,6 +156,17 @@ impl AgentCli for Claude {
         "ANTHROPIC_API_KEY"
     }
 
+    /// `ANTHROPIC_BASE_URL`; a logged-in user's OAuth token (`.credentials.json`, copied into
+    /// the private home) is sent to that base URL too, so a login goes through the gateway.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: Some("ANTHROPIC_BASE_URL"),
+            key_envs: &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+            default_upstream: Some("https://api.anthropic.com"),
+            login_passes_through: true,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`ANTHROPIC_BASE_URL`"
     }

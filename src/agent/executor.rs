@@ -9,8 +9,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use super::gateway::Gateway;
 use super::mcp_watch::McpWatch;
 use super::process::{self, Spec};
+use super::routing::{self, Routed};
 use super::{
     Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
     GradeReply, GradeTask, Invocation, Task,
@@ -32,6 +34,9 @@ pub struct AgentSettings {
     pub env: Vec<(String, String)>,
     /// Time between SIGTERM and SIGKILL when a run is stopped.
     pub grace: Duration,
+    /// The model gateway runs and grading calls go through ([`super::gateway`]); `None`:
+    /// the agent talks to its model directly, holding the real key.
+    pub gateway: Option<Gateway>,
 }
 
 impl Default for AgentSettings {
@@ -42,8 +47,20 @@ impl Default for AgentSettings {
             base_url: None,
             env: Vec::new(),
             grace: Duration::from_secs(5),
+            gateway: None,
         }
     }
+}
+
+/// Why a run's command could not be prepared.
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    /// The agent can not express the task (its message ends a sentence after its name).
+    #[error("{0}")]
+    Invocation(String),
+    /// The run's gateway endpoint could not start.
+    #[error(transparent)]
+    Gateway(#[from] super::gateway::GatewayError),
 }
 
 /// An agent CLI run through its [`AgentCli`] description.
@@ -131,6 +148,41 @@ impl CliAgent {
             timeout,
             grace: self.settings.grace,
         }
+    }
+
+    /// The spec of a run whose command `invocation_for` makes for a base URL, in `home`:
+    /// pointed at the gateway when the run can go through it ([`routing::plan`]), with
+    /// the run's endpoint; else as the agent would run directly.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the spec's parts, as `spec` takes them, plus the invocation"
+    )]
+    async fn prepare(
+        &self,
+        binary: &Path,
+        home: &Path,
+        base_url: Option<&str>,
+        invocation_for: impl Fn(Option<&str>, &Path) -> Result<Invocation, String>,
+        cwd: &Path,
+        test_env: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<(Spec, Option<Routed>), PrepareError> {
+        let invocation = invocation_for(base_url, home).map_err(PrepareError::Invocation)?;
+        let direct = self.spec(binary.to_owned(), invocation, cwd, test_env, timeout);
+        let (Some(gateway), Some(route)) = (&self.settings.gateway, self.cli.model_route()) else {
+            return Ok((direct, None));
+        };
+        let Some(plan) =
+            routing::plan(&route, &direct.env, base_url, |var| std::env::var(var).ok())
+        else {
+            return Ok((direct, None));
+        };
+        let routed = Routed::start(gateway, &plan).await?;
+        let url = routed.base_url();
+        let invocation = invocation_for(Some(&url), home).map_err(PrepareError::Invocation)?;
+        let mut spec = self.spec(binary.to_owned(), invocation, cwd, test_env, timeout);
+        spec.env.extend(routed.env(&route, &plan));
+        Ok((spec, Some(routed)))
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -291,21 +343,27 @@ impl Agent for CliAgent {
             mcp_servers: &mcp_servers,
             plugins: req.plugins,
         };
-        let invocation = self
-            .cli
-            .task(&task, home.path())
-            .map_err(|m| self.start_error(&binary, m))?;
-        let spec = self.spec(
-            binary.clone(),
-            invocation,
-            req.workspace,
-            req.env,
-            req.timeout,
-        );
+        let (spec, mut routed) = self
+            .prepare(
+                &binary,
+                home.path(),
+                task.base_url,
+                |base_url, home| self.cli.task(&Task { base_url, ..task }, home),
+                req.workspace,
+                req.env,
+                req.timeout,
+            )
+            .await
+            .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        // A run the gateway refused for the budget is stopped shortly after.
+        let cancel = match routed.as_mut() {
+            Some(routed) => routed.run_token(req.cancel),
+            None => req.cancel.clone(),
+        };
         let mut parser = StreamParser::new(self.cli.stream_format());
         let mut raw = Vec::new();
         let mut reported = 0;
-        let output = process::run(&spec, req.cancel, |line| {
+        let output = process::run(&spec, &cancel, |line| {
             raw.push(line.to_owned());
             parser.push_line(line);
             if let Some(hook) = req.on_tool_call {
@@ -317,6 +375,10 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let model_traffic = match routed {
+            Some(routed) => Some(routed.finish().await),
+            None => None,
+        };
         let mut transcript = self.cli.finish(
             parser.finish(),
             &Finished {
@@ -333,6 +395,7 @@ impl Agent for CliAgent {
             process: output,
             raw,
             mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
+            model_traffic,
         })
     }
 
@@ -353,24 +416,32 @@ impl Agent for CliAgent {
             model,
             base_url: self.settings.base_url.as_deref(),
         };
-        let invocation =
-            self.cli
-                .grade(&task, home.path())
-                .map_err(|message| AgentError::Unsupported {
+        let (spec, routed) = self
+            .prepare(
+                &binary,
+                home.path(),
+                task.base_url,
+                |base_url, home| self.cli.grade(&GradeTask { base_url, ..task }, home),
+                scratch.path(),
+                &Default::default(),
+                timeout,
+            )
+            .await
+            .map_err(|e| match e {
+                PrepareError::Invocation(message) => AgentError::Unsupported {
                     agent: self.kind(),
                     message,
-                })?;
-        let spec = self.spec(
-            binary,
-            invocation,
-            scratch.path(),
-            &Default::default(),
-            timeout,
-        );
+                },
+                PrepareError::Gateway(e) => AgentError::Grade(e.to_string()),
+            })?;
         let mut stdout = Vec::new();
         let out = process::run(&spec, cancel, |line| stdout.push(line.to_owned()))
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
+        // The grading call's traffic is in the gateway's ledger (the budget counts it).
+        if let Some(routed) = routed {
+            routed.finish().await;
+        }
         self.cli.grade_reply(&stdout, &out, timeout)
     }
 }

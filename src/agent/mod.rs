@@ -26,6 +26,7 @@ pub mod pi;
 pub mod process;
 pub mod qwen;
 pub mod registry;
+pub mod routing;
 
 pub use crate::spec::agent_kind::AgentKind;
 pub use executor::{AgentSettings, CliAgent};
@@ -84,6 +85,9 @@ pub struct Execution {
     /// during the run ([`mcp_watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
     /// with status 1: …"; not yet redacted.
     pub mcp_failures: Vec<String>,
+    /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
+    /// not go through the gateway ([`AgentCli::model_route`]).
+    pub model_traffic: Option<gateway::Traffic>,
 }
 
 /// A grading reply.
@@ -245,6 +249,28 @@ pub struct Invocation {
     pub isolation: Vec<(String, String)>,
 }
 
+/// How an agent reaches its model, for aptitude's model gateway ([`gateway`]): the agent
+/// is given the gateway's endpoint through `base_url_env` (or [`Task::base_url`], for
+/// agents configured by file) and a placeholder in each of `key_envs`; the gateway
+/// forwards to the upstream with the real values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelRoute {
+    /// The variable the agent reads its base URL from (`ANTHROPIC_BASE_URL`), when it
+    /// reads one: a value the user set there is the upstream.
+    pub base_url_env: Option<&'static str>,
+    /// The variables the agent reads its API key from (`ANTHROPIC_API_KEY`,
+    /// `ANTHROPIC_AUTH_TOKEN`).
+    pub key_envs: &'static [&'static str],
+    /// The provider's endpoint when no base URL is set, in the form the agent's base URL
+    /// takes (`https://api.openai.com/v1` for Codex); `None` when the agent's default is
+    /// a backend the gateway does not speak (Copilot's GitHub login).
+    pub default_upstream: Option<&'static str>,
+    /// Whether the agent sends its own login credential (a token from a file in its private
+    /// home) to a base URL: such a run goes through the gateway with no key to put in, and
+    /// the login credential passes through (it is then the one secret the agent holds).
+    pub login_passes_through: bool,
+}
+
 /// What a finished run left, for an agent that completes its transcript after the
 /// process ends (from a file it wrote, or from its plain-text output).
 #[derive(Debug, Clone, Copy)]
@@ -296,6 +322,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// this agent; a test with plugins on an agent without is `error`.
     fn supports_plugins(&self) -> bool {
         false
+    }
+
+    /// How the agent's model traffic goes through aptitude's gateway; `None` for an
+    /// agent that talks only to its own backend (Cursor), whose runs go direct.
+    fn model_route(&self) -> Option<ModelRoute> {
+        None
     }
 
     /// Arguments that print the version (`--version`).

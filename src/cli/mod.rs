@@ -203,15 +203,21 @@ pub struct RunArgs {
     /// attempts. Agent failures are never retried.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub retry_infra: u32,
-    /// Stop starting runs once the finished runs and their grading have cost this much
-    /// (USD, as agents report it); runs not started are skipped (reason `budget`) and the
-    /// exit code is 1.
+    /// Stop starting runs once the runs and their grading have cost this much (USD, as
+    /// agents report it or as the model gateway prices it); runs not started are skipped
+    /// (reason `budget`) and the exit code is 1. A model request that would cross it is
+    /// refused by the gateway in the middle of a run, which ends `error` (kind `budget`).
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
-    /// Stop starting runs once the finished runs and their grading have used this many
-    /// tokens (input, output and cache), for agents that report no cost.
+    /// The same ceiling in tokens (input, output and cache), for agents and models that
+    /// have no price.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// Let agents talk to their model directly instead of through aptitude's model
+    /// gateway: the agent then holds the real API key, its traffic is not metered, and
+    /// the ceilings are checked only between runs.
+    #[arg(long)]
+    pub no_gateway: bool,
     /// Run only these variants (`default` is each test as written), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub variant: Vec<String>,

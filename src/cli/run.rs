@@ -31,7 +31,18 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
-    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let gateway = (!args.no_gateway).then(|| {
+        crate::agent::gateway::Gateway::new(crate::agent::gateway::GatewayOptions {
+            limits: crate::agent::gateway::Limits {
+                max_cost_usd: args.max_cost,
+                max_tokens: args.max_tokens,
+            },
+        })
+    });
+    let setup = args
+        .agents
+        .resolve(|name| std::env::var_os(name))
+        .with_gateway(gateway.clone());
     let needed = super::settings::needed_agents(&specs, !args.judge.no_grade);
     let agents: BTreeMap<_, _> = needed
         .iter()
@@ -58,7 +69,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         );
         let runner = Runner::new(
             runner_agents,
-            run_config(args, reuse),
+            RunConfig {
+                gateway,
+                ..run_config(args, reuse)
+            },
             judge,
             redactor.clone(),
         );
@@ -243,6 +257,7 @@ fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> R
             max_tokens: args.max_tokens,
         },
         reuse,
+        gateway: None,
     }
 }
 

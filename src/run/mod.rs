@@ -114,6 +114,9 @@ pub struct RunConfig {
     /// `--reuse`: the baseline whose runs are taken, instead of running the agent, for
     /// tests whose fingerprint is unchanged ([`crate::run::reuse`]).
     pub reuse: Option<Arc<crate::run::reuse::Reuse>>,
+    /// The model gateway the agents go through: its spend (every run's and grading
+    /// call's, metered on the wire) counts toward the ceiling too.
+    pub gateway: Option<crate::agent::gateway::Gateway>,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -134,6 +137,7 @@ impl Default for RunConfig {
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             budget: BudgetLimits::default(),
             reuse: None,
+            gateway: None,
         }
     }
 }
@@ -177,6 +181,17 @@ impl Spend {
     fn reached(&self, limits: &BudgetLimits) -> bool {
         limits.max_cost_usd.is_some_and(|max| self.cost_usd >= max)
             || limits.max_tokens.is_some_and(|max| self.tokens >= max)
+    }
+
+    /// The larger of what the finished runs reported and what the gateway metered (it
+    /// sees runs still going and grading calls, and prices agents that report no cost).
+    fn with_gateway(&self, gateway: Option<&crate::agent::gateway::Gateway>) -> Spend {
+        let (tokens, cost_usd) = gateway.map_or((0, 0.0), crate::agent::gateway::Gateway::spent);
+        Spend {
+            cost_usd: self.cost_usd.max(cost_usd),
+            tokens: self.tokens.max(tokens),
+            skipped_runs: self.skipped_runs,
+        }
     }
 }
 
@@ -231,7 +246,11 @@ impl Runner {
         if !limits.is_set() {
             return None;
         }
-        let spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+        let spend = self
+            .spend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .with_gateway(self.config.gateway.as_ref());
         Some(crate::verdict::results::BudgetSummary {
             max_cost_usd: limits.max_cost_usd,
             max_tokens: limits.max_tokens,
@@ -317,7 +336,10 @@ impl Runner {
                 };
                 {
                     let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
-                    if spend.reached(&self.config.budget) {
+                    let reached = spend
+                        .with_gateway(self.config.gateway.as_ref())
+                        .reached(&self.config.budget);
+                    if reached {
                         spend.skipped_runs += 1;
                         drop(spend);
                         let r = crate::verdict::repeat::skipped_for_budget(not_run(
@@ -809,6 +831,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         }
     };
     let error = run_error(&execution, timeout);
+    result.model_traffic = execution.model_traffic.clone();
     let Execution {
         transcript, raw, ..
     } = execution;
@@ -991,6 +1014,15 @@ async fn post_run(
 fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // The gateway refused a request for the budget: whatever the agent made of the
+    // refusal (an API error, an exit 0), the run was cut short by the ceiling.
+    if let Some(why) = execution
+        .model_traffic
+        .as_ref()
+        .and_then(|t| t.budget.as_deref())
+    {
+        return Some((ErrorKind::Budget, why.to_owned()));
+    }
     // A test's MCP server that failed is aptitude's environment at fault, whatever the
     // agent made of it, unless the user stopped the run.
     if !execution.mcp_failures.is_empty() && p.ending != Ending::Cancelled {

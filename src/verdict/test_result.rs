@@ -44,6 +44,9 @@ pub enum ErrorKind {
     Judge,
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP).
     Interrupted,
+    /// The model gateway refused a request of the run because it would cross the run's
+    /// `--max-cost` or `--max-tokens` ceiling: the run was stopped in the middle.
+    Budget,
 }
 
 impl ErrorKind {
@@ -55,6 +58,7 @@ impl ErrorKind {
             ErrorKind::Setup => "setup",
             ErrorKind::Judge => "judge",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Budget => "budget",
         }
     }
 }
@@ -157,6 +161,11 @@ pub struct TestResult {
     /// baseline, a changed fingerprint, no transcript, assertions that need the workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_reused: Option<String>,
+    /// The agent run's model traffic as aptitude's model gateway metered it: requests,
+    /// retries, tokens, cost. Absent when the run did not go through the gateway (an
+    /// agent that talks only to its own backend, `--no-gateway`) and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_traffic: Option<crate::agent::gateway::Traffic>,
 }
 
 /// A test's identity across runs, shards and baselines: its test file as results record it
@@ -232,6 +241,7 @@ impl TestResult {
             fingerprint: None,
             reused: None,
             not_reused: None,
+            model_traffic: None,
         }
     }
 

@@ -14,6 +14,7 @@ mod cli;
 mod corpus;
 mod evidence;
 mod fuzz_regressions;
+mod gateway;
 mod github;
 mod hostile;
 mod hostile_transcripts;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body::{Body as _, Frame, SizeHint};
+use http_body::{Frame, SizeHint};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -427,7 +427,8 @@ struct Tap {
 }
 
 impl Tap {
-    fn end(&mut self, cut: bool) {
+    /// Counts the reply, once: at its end, when it failed, or when it was dropped.
+    fn end(&mut self) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
@@ -435,13 +436,8 @@ impl Tap {
             return;
         };
         let metered = meter.finish();
-        let (tokens, cost) = lock(&self.run.log).end(
-            call.index,
-            call.model.as_deref(),
-            self.status,
-            &metered,
-            cut,
-        );
+        let (tokens, cost) =
+            lock(&self.run.log).end(call.index, call.model.as_deref(), self.status, &metered);
         lock(&self.shared.ledger).add(&tokens, cost);
     }
 }
@@ -463,11 +459,11 @@ impl http_body::Body for Tap {
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.end(true);
+                this.end();
                 Poll::Ready(Some(Err(Box::new(e))))
             }
             Poll::Ready(None) => {
-                this.end(false);
+                this.end();
                 Poll::Ready(None)
             }
             Poll::Pending => Poll::Pending,
@@ -485,8 +481,6 @@ impl http_body::Body for Tap {
 
 impl Drop for Tap {
     fn drop(&mut self) {
-        // A body that was never polled because it was empty ended normally.
-        let cut = !self.inner.is_end_stream();
-        self.end(cut);
+        self.end();
     }
 }

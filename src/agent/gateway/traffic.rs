@@ -69,6 +69,32 @@ impl Traffic {
         }
     }
 
+    /// The traffic of several runs together (a repeated test's): counts and tokens
+    /// summed, cost only when every run was priced, models of all, the first budget
+    /// refusal; `None` for no runs.
+    pub fn sum<'a>(runs: impl IntoIterator<Item = &'a Traffic>) -> Option<Traffic> {
+        let mut runs = runs.into_iter();
+        let mut sum = runs.next()?.clone();
+        for run in runs {
+            sum.requests += run.requests;
+            sum.retries += run.retries;
+            sum.failed += run.failed;
+            sum.other_requests += run.other_requests;
+            sum.unmetered += run.unmetered;
+            sum.add_tokens(&run.tokens());
+            sum.cost_usd = sum.cost_usd.zip(run.cost_usd).map(|(a, b)| a + b);
+            for model in &run.models {
+                if !sum.models.contains(model) {
+                    sum.models.push(model.clone());
+                }
+            }
+            if sum.budget.is_none() {
+                sum.budget.clone_from(&run.budget);
+            }
+        }
+        Some(sum)
+    }
+
     fn add_tokens(&mut self, t: &Tokens) {
         let mut sum = self.tokens();
         sum.add(t);
@@ -137,18 +163,19 @@ impl RunLog {
         self.traffic.failed += 1;
     }
 
-    /// Counts the reply to request `index` (asked for `model`): HTTP `status`, what it
-    /// showed, and whether it was cut before its end. Returns its tokens and cost, for the
-    /// ledger.
+    /// Counts the reply to request `index` (asked for `model`): HTTP `status` and what it
+    /// showed. A reply that did not reach its protocol's end failed (cut by the upstream
+    /// or given up by the agent); one the agent stopped reading after its end did not
+    /// (Copilot CLI closes the stream after the usage chunk, before `[DONE]`). Returns its
+    /// tokens and cost, for the ledger.
     pub(super) fn end(
         &mut self,
         index: usize,
         model: Option<&str>,
         status: u16,
         metered: &Metered,
-        cut: bool,
     ) -> (Tokens, Option<f64>) {
-        let failed = status >= 400 || metered.error || cut || !metered.completed;
+        let failed = status >= 400 || metered.error || !metered.completed;
         if failed {
             self.failed(index);
         }
@@ -196,27 +223,26 @@ mod tests {
             cache_creation: 0,
         };
         let a = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
-        log.end(a, Some("claude-sonnet-4-5"), 200, &ok(t), false);
+        log.end(a, Some("claude-sonnet-4-5"), 200, &ok(t));
         // The same request again after a success is no retry (a judge's second vote).
         let b = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
-        log.end(
-            b,
-            Some("claude-sonnet-4-5"),
-            500,
-            &Metered::default(),
-            false,
-        );
+        log.end(b, Some("claude-sonnet-4-5"), 500, &Metered::default());
+        // A retry whose reply is cut before its end: failed too.
         let c = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
-        log.end(c, Some("claude-sonnet-4-5"), 200, &ok(t), true);
+        let cut = Metered {
+            completed: false,
+            ..ok(t)
+        };
+        log.end(c, Some("claude-sonnet-4-5"), 200, &cut);
         let d = log.begin(Some("claude-sonnet-4-5"), [2; 32]);
-        log.end(d, Some("claude-sonnet-4-5"), 200, &ok(t), false);
+        log.end(d, Some("claude-sonnet-4-5"), 200, &ok(t));
         let tr = &log.traffic;
         assert_eq!((tr.requests, tr.retries, tr.failed), (4, 1, 2));
         assert_eq!(tr.input_tokens, 30);
         assert_eq!(tr.models, ["claude-sonnet-4-5"]);
         assert!(tr.cost_usd.is_some());
         let e = log.begin(Some("fake-model"), [3; 32]);
-        log.end(e, Some("fake-model"), 200, &ok(t), false);
+        log.end(e, Some("fake-model"), 200, &ok(t));
         assert_eq!(log.traffic.cost_usd, None, "an unpriced model: tokens only");
         let f = log.begin(None, [4; 32]);
         log.end(
@@ -227,7 +253,6 @@ mod tests {
                 completed: true,
                 ..Metered::default()
             },
-            false,
         );
         assert_eq!(log.traffic.unmetered, 1);
     }
