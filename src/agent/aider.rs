@@ -55,6 +55,7 @@ impl AgentCli for Aider {
             key_envs: &["OPENAI_API_KEY"],
             default_upstream: None,
             login_passes_through: false,
+            login: None,
         })
     }
 

@@ -161,9 +161,19 @@ impl AgentCli for Claude {
     fn model_route(&self) -> Option<super::ModelRoute> {
         Some(super::ModelRoute {
             base_url_env: Some("ANTHROPIC_BASE_URL"),
-            key_envs: &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+            key_envs: &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_OAUTH_TOKEN",
+            ],
             default_upstream: Some("https://api.anthropic.com"),
             login_passes_through: true,
+            login: Some(super::LoginFile {
+                file: ".credentials.json",
+                token: "/claudeAiOauth/accessToken",
+                others: &["/claudeAiOauth/refreshToken"],
+                expires_ms: Some("/claudeAiOauth/expiresAt"),
+            }),
         })
     }
 

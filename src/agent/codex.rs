@@ -143,6 +143,7 @@ impl AgentCli for Codex {
             key_envs: &["OPENAI_API_KEY"],
             default_upstream: Some("https://api.openai.com/v1"),
             login_passes_through: false,
+            login: None,
         })
     }
 

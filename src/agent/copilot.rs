@@ -136,6 +136,7 @@ impl AgentCli for Copilot {
             key_envs: &["COPILOT_PROVIDER_API_KEY"],
             default_upstream: None,
             login_passes_through: false,
+            login: None,
         })
     }
 

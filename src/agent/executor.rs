@@ -177,9 +177,24 @@ impl CliAgent {
         else {
             return Ok((direct, None));
         };
-        let routed = Routed::start(gateway, &plan).await?;
+        // A login the agent copied into its home: the gateway stands in for its token.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let login = route
+            .login
+            .and_then(|file| routing::login_token(home, &file, now_ms).map(|t| (file, t)));
+        let routed = Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone())).await?;
         let url = routed.base_url();
         let invocation = invocation_for(Some(&url), home).map_err(PrepareError::Invocation)?;
+        if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {
+            routing::swap_login(home, &file, placeholder).map_err(|e| {
+                PrepareError::Invocation(format!(
+                    "can not put a placeholder in its login file {}: {e}",
+                    home.join(file.file).display()
+                ))
+            })?;
+        }
         let mut spec = self.spec(binary.to_owned(), invocation, cwd, test_env, timeout);
         spec.env.extend(routed.env(&route, &plan));
         Ok((spec, Some(routed)))

@@ -134,6 +134,7 @@ impl AgentCli for Gemini {
             key_envs: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
             default_upstream: Some("https://generativelanguage.googleapis.com"),
             login_passes_through: false,
+            login: None,
         })
     }
 

@@ -266,9 +266,30 @@ pub struct ModelRoute {
     /// a backend the gateway does not speak (Copilot's GitHub login).
     pub default_upstream: Option<&'static str>,
     /// Whether the agent sends its own login credential (a token from a file in its private
-    /// home) to a base URL: such a run goes through the gateway with no key to put in, and
-    /// the login credential passes through (it is then the one secret the agent holds).
+    /// home) to a base URL: such a run goes through the gateway even with no key to put
+    /// in.
     pub login_passes_through: bool,
+    /// The login file the agent reads in its private home, whose tokens are swapped for
+    /// placeholders (the gateway puts the real access token back on the wire).
+    pub login: Option<LoginFile>,
+}
+
+/// A login file an agent reads from its private home (copied there from the user's own
+/// config dir), in which the gateway can stand in for the real tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginFile {
+    /// The file, relative to the private home (`.credentials.json`).
+    pub file: &'static str,
+    /// The JSON pointer of the token the agent sends to its model
+    /// (`/claudeAiOauth/accessToken`): replaced by a placeholder the gateway swaps back.
+    pub token: &'static str,
+    /// JSON pointers of other secrets in it (a refresh token, sent only to the provider's
+    /// login service): replaced by placeholders that stay placeholders.
+    pub others: &'static [&'static str],
+    /// The JSON pointer of the token's expiry, in ms since the epoch: a login that expires
+    /// within 5 minutes is left as it is, for the agent to refresh (it is then the one
+    /// secret inside the agent's run).
+    pub expires_ms: Option<&'static str>,
 }
 
 /// What a finished run left, for an agent that completes its transcript after the

@@ -134,6 +134,7 @@ impl AgentCli for Opencode {
             key_envs: &["OPENAI_API_KEY"],
             default_upstream: None,
             login_passes_through: false,
+            login: None,
         })
     }
 

@@ -103,6 +103,7 @@ impl AgentCli for Pi {
             key_envs: &["OPENAI_API_KEY"],
             default_upstream: None,
             login_passes_through: false,
+            login: None,
         })
     }
 

@@ -9,12 +9,13 @@
 //! there). A run that has none of these (Copilot's GitHub login, opencode's own providers,
 //! Cursor) goes direct, unmetered by the gateway.
 
+use std::path::Path;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ModelRoute;
 use super::gateway::{Endpoint, Gateway, GatewayError, RunGateway, Traffic};
+use super::{LoginFile, ModelRoute};
 
 /// How long an agent may go on after the gateway refused a request for the budget (time
 /// to report the error and exit) before it is stopped.
@@ -63,6 +64,47 @@ pub fn plan(
     Some(RoutePlan { upstream, keys })
 }
 
+/// How long before its expiry a login is left to the agent to refresh, in ms.
+const LOGIN_MARGIN_MS: u64 = 5 * 60 * 1000;
+
+/// The access token of the login file `login` in the run's private `home`, when there is
+/// one that is valid for at least 5 more minutes at `now_ms` (ms since the epoch).
+pub fn login_token(home: &Path, login: &LoginFile, now_ms: u64) -> Option<String> {
+    let text = std::fs::read_to_string(home.join(login.file)).ok()?;
+    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let token = doc.pointer(login.token)?.as_str()?.to_owned();
+    let expired = login
+        .expires_ms
+        .and_then(|p| doc.pointer(p))
+        .and_then(serde_json::Value::as_u64)
+        .is_some_and(|at| at <= now_ms.saturating_add(LOGIN_MARGIN_MS));
+    (!token.is_empty() && !expired).then_some(token)
+}
+
+/// Rewrites the login file in `home`: its access token becomes `placeholder`, and each
+/// other secret in it a placeholder of its own; the real values are registered with the
+/// redactor. The file stays readable by its owner only.
+///
+/// # Errors
+/// When the file can not be read, parsed or written.
+pub fn swap_login(home: &Path, login: &LoginFile, placeholder: &str) -> std::io::Result<()> {
+    let path = home.join(login.file);
+    let text = std::fs::read_to_string(&path)?;
+    let mut doc: serde_json::Value = serde_json::from_str(&text).map_err(std::io::Error::other)?;
+    if let Some(token) = doc.pointer_mut(login.token) {
+        *token = serde_json::Value::String(placeholder.to_owned());
+    }
+    for (i, pointer) in login.others.iter().enumerate() {
+        if let Some(secret) = doc.pointer_mut(pointer) {
+            if let Some(real) = secret.as_str() {
+                crate::shared::redact::register_secret(real);
+            }
+            *secret = serde_json::Value::String(format!("{placeholder}-other-{i}"));
+        }
+    }
+    std::fs::write(&path, doc.to_string())
+}
+
 /// A task aborted when this is dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -77,24 +119,42 @@ impl Drop for AbortOnDrop {
 pub struct Routed {
     endpoint: Endpoint,
     watch: Option<AbortOnDrop>,
+    /// The placeholder standing in for the login token, when there is one.
+    login: Option<String>,
 }
 
 impl Routed {
-    /// Starts the run's endpoint for `plan`.
+    /// Starts the run's endpoint for `plan`, standing in also for a `login` token.
     ///
     /// # Errors
     /// When the endpoint can not start (a bad upstream URL, no port).
-    pub async fn start(gateway: &Gateway, plan: &RoutePlan) -> Result<Routed, GatewayError> {
+    pub async fn start(
+        gateway: &Gateway,
+        plan: &RoutePlan,
+        login: Option<String>,
+    ) -> Result<Routed, GatewayError> {
+        let mut secrets: Vec<String> = plan.keys.iter().map(|(_, real)| real.clone()).collect();
+        let has_login = login.is_some();
+        secrets.extend(login);
         let endpoint = gateway
             .start(RunGateway {
                 upstream: plan.upstream.clone(),
-                secrets: plan.keys.iter().map(|(_, real)| real.clone()).collect(),
+                secrets,
             })
             .await?;
+        let login = has_login
+            .then(|| endpoint.placeholders().last().cloned())
+            .flatten();
         Ok(Routed {
             endpoint,
             watch: None,
+            login,
         })
+    }
+
+    /// The placeholder for the login token, when [`Routed::start`] was given one.
+    pub fn login_placeholder(&self) -> Option<&str> {
+        self.login.as_deref()
     }
 
     /// The base URL the agent is given.
@@ -148,18 +208,21 @@ mod tests {
         key_envs: &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
         default_upstream: Some("https://api.anthropic.com"),
         login_passes_through: true,
+        login: None,
     };
     const CODEX: ModelRoute = ModelRoute {
         base_url_env: None,
         key_envs: &["OPENAI_API_KEY"],
         default_upstream: Some("https://api.openai.com/v1"),
         login_passes_through: false,
+        login: None,
     };
     const COPILOT: ModelRoute = ModelRoute {
         base_url_env: Some("COPILOT_PROVIDER_BASE_URL"),
         key_envs: &["COPILOT_PROVIDER_API_KEY"],
         default_upstream: None,
         login_passes_through: false,
+        login: None,
     };
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -221,6 +284,54 @@ mod tests {
         // An empty key is no key.
         assert_eq!(
             plan(&CODEX, &env(&[("OPENAI_API_KEY", "")]), None, none),
+            None
+        );
+    }
+
+    #[test]
+    fn a_valid_login_is_swapped_for_placeholders_and_an_expiring_one_is_left() {
+        let home = tempfile::tempdir().unwrap();
+        let login = LoginFile {
+            file: ".credentials.json",
+            token: "/claudeAiOauth/accessToken",
+            others: &["/claudeAiOauth/refreshToken"],
+            expires_ms: Some("/claudeAiOauth/expiresAt"),
+        };
+        let write = |expires: u64| {
+            std::fs::write(
+                home.path().join(".credentials.json"),
+                serde_json::json!({"claudeAiOauth": {"accessToken": "real-access-1234",
+                    "refreshToken": "real-refresh-5678", "expiresAt": expires, "scopes": ["a"]}})
+                .to_string(),
+            )
+            .unwrap();
+        };
+        let now = 1_000_000_000;
+        write(now + 4 * 60 * 1000);
+        assert_eq!(
+            login_token(home.path(), &login, now),
+            None,
+            "expires in 4 min"
+        );
+        write(now + 60 * 60 * 1000);
+        assert_eq!(
+            login_token(home.path(), &login, now).as_deref(),
+            Some("real-access-1234")
+        );
+        swap_login(home.path(), &login, "ph-0").unwrap();
+        let text = std::fs::read_to_string(home.path().join(".credentials.json")).unwrap();
+        assert!(!text.contains("real-"), "{text}");
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["claudeAiOauth"]["accessToken"], "ph-0");
+        assert_eq!(doc["claudeAiOauth"]["refreshToken"], "ph-0-other-0");
+        assert_eq!(doc["claudeAiOauth"]["scopes"][0], "a");
+        assert!(
+            !crate::shared::redact::Redactor::new([])
+                .redact("real-refresh-5678")
+                .contains("5678")
+        );
+        assert_eq!(
+            login_token(tempfile::tempdir().unwrap().path(), &login, now),
             None
         );
     }

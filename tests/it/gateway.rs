@@ -219,3 +219,100 @@ fn a_token_ceiling_stops_a_multi_turn_run_midway() {
         }
     });
 }
+
+/// A Claude login goes through the gateway too: a token in `CLAUDE_CODE_OAUTH_TOKEN`, or
+/// the login file (`~/.claude/.credentials.json`), reaches the model as the agent's bearer
+/// token while the agent holds only a placeholder.
+#[test]
+fn a_claude_login_reaches_the_model_through_the_gateway() {
+    let model = ScriptedModel::start();
+    model.script("LOGIN-ENV", vec![Turn::Text("hello".into())]);
+    model.script(
+        "LOGIN-FILE",
+        vec![
+            Turn::Tool(
+                "Bash",
+                serde_json::json!({"command": "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\"", "description": "show"}),
+            ),
+            Turn::Text("hello".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file(
+            "tests/env/env.aptitude.yaml",
+            "name: env\nprompt: \"LOGIN-ENV: say hello\"\nassertions:\n  - tool: Bash\n    called: false\n",
+        )
+        .file(
+            "tests/file/file.aptitude.yaml",
+            "name: file\nprompt: \"LOGIN-FILE: say hello\"\nassertions:\n  - tool: Bash\n    called: true\n",
+        );
+    let run = |dir: &str, setup: &dyn Fn(&mut crate::support::cli::Aptitude)| {
+        let mut cmd = crate::support::cli::Aptitude::new();
+        cmd.sandbox_in(suite.path())
+            .inherit_path()
+            .current_dir(suite.path())
+            .env("ANTHROPIC_BASE_URL", model.base_url())
+            .args(["run", &format!("tests/{dir}"), "--no-grade"])
+            .claude()
+            .arg("--json")
+            .arg(suite.results_path())
+            .limit(std::time::Duration::from_secs(120));
+        setup(&mut cmd);
+        let out = cmd.output();
+        let text = std::fs::read_to_string(suite.results_path())
+            .unwrap_or_else(|e| panic!("no results ({e}): {}", out.stderr));
+        (out, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let (out, results) = run("env", &|cmd| {
+        cmd.env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-real-login-token");
+    });
+    assert_eq!(results["tests"][0]["status"], "passed", "{}", out.stderr);
+    let seen = model.requests_for("LOGIN-ENV");
+    assert!(!seen.is_empty());
+    for request in &seen {
+        assert!(
+            request
+                .header_values()
+                .any(|v| v == "Bearer sk-ant-oat01-real-login-token"),
+            "{:?}",
+            request.headers
+        );
+    }
+    // The login file: copied into the run's private home with placeholders for its
+    // tokens; the real access token is put back by the gateway.
+    let dot_claude = suite.path().join("home/.claude");
+    std::fs::create_dir_all(&dot_claude).unwrap();
+    let far = 4_102_444_800_000u64; // 2100-01-01, in ms
+    std::fs::write(
+        dot_claude.join(".credentials.json"),
+        serde_json::json!({"claudeAiOauth": {
+            "accessToken": "sk-ant-oat01-file-access-token",
+            "refreshToken": "sk-ant-ort01-file-refresh-token",
+            "expiresAt": far, "scopes": ["user:inference"], "subscriptionType": "max"
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (out, results) = run("file", &|_| {});
+    let seen = model.requests_for("LOGIN-FILE");
+    assert!(!seen.is_empty(), "{}\n{:#}", out.stderr, results);
+    for request in &seen {
+        let values: Vec<&str> = request.header_values().collect();
+        assert!(
+            values.contains(&"Bearer sk-ant-oat01-file-access-token"),
+            "{:?}",
+            request.headers
+        );
+        assert!(!values.iter().any(|v| v.contains("placeholder")));
+    }
+    assert_eq!(results["tests"][0]["status"], "passed", "{}", out.stderr);
+    // The agent's copy of the login file holds placeholders only.
+    let shown = results["tests"][0]["transcript"]["tool_calls"][0]["output"].to_string();
+    assert!(shown.contains("aptitude-gateway-placeholder-0-"), "{shown}");
+    assert!(
+        !shown.contains("file-access-token") && !shown.contains("file-refresh-token"),
+        "{shown}"
+    );
+    assert!(!shown.contains("REDACTED"), "{shown}");
+}

@@ -44,16 +44,21 @@ impl Protocol {
         }
     }
 
-    /// The model a request asks for: the body's `model`, or for Gemini the path's
-    /// `models/<model>:<method>`.
-    pub fn model_of(self, path: &str, body: &Value) -> Option<String> {
+    /// The model a request asks for: the JSON body's `model`, or for Gemini the path's
+    /// `models/<model>:<method>`. Only `model` is kept: the rest of a long conversation
+    /// is skipped, not built.
+    pub fn model_of(self, path: &str, body: &[u8]) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Model {
+            model: Option<String>,
+        }
         match self {
             Protocol::Gemini => {
                 let last = path.rsplit('/').next()?;
                 let (model, _) = last.split_once(':')?;
                 Some(model.to_owned())
             }
-            _ => body.get("model").and_then(Value::as_str).map(str::to_owned),
+            _ => serde_json::from_slice::<Model>(body).ok()?.model,
         }
     }
 
@@ -105,15 +110,19 @@ mod tests {
             assert_eq!(Protocol::of_path(path), want, "{path}");
         }
         assert_eq!(
-            Protocol::Gemini.model_of(
-                "/v1beta/models/gemini-2.5-pro:generateContent",
-                &Value::Null
-            ),
+            Protocol::Gemini.model_of("/v1beta/models/gemini-2.5-pro:generateContent", b"{}"),
             Some("gemini-2.5-pro".into())
         );
         assert_eq!(
-            Protocol::Chat.model_of("/v1/chat/completions", &json!({"model": "m"})),
+            Protocol::Chat.model_of(
+                "/v1/chat/completions",
+                br#"{"messages":[{"role":"user","content":"x"}],"model":"m","stream":true}"#
+            ),
             Some("m".into())
+        );
+        assert_eq!(
+            Protocol::Chat.model_of("/v1/chat/completions", b"not json"),
+            None
         );
     }
 }

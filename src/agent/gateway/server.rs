@@ -262,8 +262,7 @@ async fn handle(
         lock(&run.log).traffic.other_requests += 1;
         return Ok(forward(&shared, &run, parts, body, None).await);
     };
-    let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let model = protocol.model_of(&path, &json);
+    let model = protocol.model_of(&path, &body);
     let sha256: [u8; 32] = sha2::Sha256::digest(&body).into();
     let (index, next) = {
         let mut log = lock(&run.log);
