@@ -122,6 +122,7 @@ fn main() -> std::io::Result<()> {
             .start(RunGateway {
                 upstream: model.base_url(),
                 secrets: vec!["sk-bench-real-key-0123456789".into()],
+                ..RunGateway::default()
             })
             .await
             .expect("the gateway starts");

@@ -153,29 +153,32 @@ impl CliAgent {
     /// The spec of a run whose command `invocation_for` makes for a base URL, in `home`:
     /// pointed at the gateway when the run can go through it ([`routing::plan`]), with
     /// the run's endpoint; else as the agent would run directly.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the spec's parts, as `spec` takes them, plus the invocation"
-    )]
     async fn prepare(
         &self,
         binary: &Path,
         home: &Path,
         base_url: Option<&str>,
         invocation_for: impl Fn(Option<&str>, &Path) -> Result<Invocation, String>,
-        cwd: &Path,
-        test_env: &std::collections::BTreeMap<String, String>,
-        timeout: Duration,
+        (cwd, test_env, timeout): (&Path, &std::collections::BTreeMap<String, String>, Duration),
+        tape: routing::Tape,
     ) -> Result<(Spec, Option<Routed>), PrepareError> {
         let invocation = invocation_for(base_url, home).map_err(PrepareError::Invocation)?;
         let direct = self.spec(binary.to_owned(), invocation, cwd, test_env, timeout);
-        let (Some(gateway), Some(route)) = (&self.settings.gateway, self.cli.model_route()) else {
-            return Ok((direct, None));
+        let route = self.cli.model_route();
+        let (Some(gateway), Some(route)) = (self.settings.gateway.as_ref(), route) else {
+            return match tape.replay {
+                None => Ok((direct, None)),
+                Some(_) => Err(PrepareError::Invocation(match route {
+                    None => "can not be replayed: it talks only to its own backend, never through aptitude's model gateway".into(),
+                    Some(_) => "can not be replayed without aptitude's model gateway (--no-gateway)".into(),
+                })),
+            };
         };
-        let Some(plan) =
-            routing::plan(&route, &direct.env, base_url, |var| std::env::var(var).ok())
-        else {
-            return Ok((direct, None));
+        let plan = routing::plan(&route, &direct.env, base_url, |var| std::env::var(var).ok());
+        let plan = match (&tape.replay, plan) {
+            (Some(cassette), plan) => routing::replay_plan(plan, cassette),
+            (None, Some(plan)) => plan,
+            (None, None) => return Ok((direct, None)),
         };
         // A login the agent copied into its home: the gateway stands in for its token.
         let now_ms = std::time::SystemTime::now()
@@ -184,7 +187,8 @@ impl CliAgent {
         let login = route
             .login
             .and_then(|file| routing::login_token(home, &file, now_ms).map(|t| (file, t)));
-        let routed = Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone())).await?;
+        let routed =
+            Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone()), tape).await?;
         let url = routed.base_url();
         let invocation = invocation_for(Some(&url), home).map_err(PrepareError::Invocation)?;
         if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {
@@ -364,9 +368,14 @@ impl Agent for CliAgent {
                 home.path(),
                 task.base_url,
                 |base_url, home| self.cli.task(&Task { base_url, ..task }, home),
-                req.workspace,
-                req.env,
-                req.timeout,
+                (req.workspace, req.env, req.timeout),
+                routing::Tape {
+                    paths: super::gateway::normalize::Normalizer::new(
+                        Some(req.workspace),
+                        Some(home.path()),
+                    ),
+                    replay: req.cassette.cloned(),
+                },
             )
             .await
             .map_err(|e| self.start_error(&binary, e.to_string()))?;
@@ -437,9 +446,8 @@ impl Agent for CliAgent {
                 home.path(),
                 task.base_url,
                 |base_url, home| self.cli.grade(&GradeTask { base_url, ..task }, home),
-                scratch.path(),
-                &Default::default(),
-                timeout,
+                (scratch.path(), &Default::default(), timeout),
+                routing::Tape::default(),
             )
             .await
             .map_err(|e| match e {

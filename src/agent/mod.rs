@@ -70,6 +70,9 @@ pub struct ExecuteRequest<'a> {
     pub mcp_servers: &'a McpServers,
     /// The test's `plugins:`: plugin directories (copies, absolute) to load for the run.
     pub plugins: &'a [PathBuf],
+    /// The cassette the gateway answers the run's model requests from (`run --replay`,
+    /// a reused run's baseline); `None`: the real model answers.
+    pub cassette: Option<&'a std::sync::Arc<gateway::cassette::Cassette>>,
 }
 
 /// A finished (or stopped) agent run.

@@ -105,6 +105,35 @@ pub fn swap_login(home: &Path, login: &LoginFile, placeholder: &str) -> std::io:
     std::fs::write(&path, doc.to_string())
 }
 
+/// What a run's cassette needs: the run's paths (normalised in it), and the cassette to
+/// replay, when the run is a replay.
+#[derive(Debug, Clone, Default)]
+pub struct Tape {
+    /// The run's workspace copy and private home.
+    pub paths: super::gateway::normalize::Normalizer,
+    /// The cassette to answer from.
+    pub replay: Option<std::sync::Arc<super::gateway::cassette::Cassette>>,
+}
+
+/// The plan of a run replayed from `cassette` when [`plan`] found none (no key: a replay
+/// needs none), and with a placeholder (standing for nothing) in every variable the
+/// recorded run had a credential in, so that the agent starts as it did then.
+pub fn replay_plan(
+    plan: Option<RoutePlan>,
+    cassette: &super::gateway::cassette::Cassette,
+) -> RoutePlan {
+    let mut plan = plan.unwrap_or_else(|| RoutePlan {
+        upstream: cassette.upstream.clone(),
+        keys: Vec::new(),
+    });
+    for var in &cassette.credentials {
+        if !plan.keys.iter().any(|(k, _)| k == var) {
+            plan.keys.push((var.clone(), String::new()));
+        }
+    }
+    plan
+}
+
 /// A task aborted when this is dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -132,6 +161,7 @@ impl Routed {
         gateway: &Gateway,
         plan: &RoutePlan,
         login: Option<String>,
+        tape: Tape,
     ) -> Result<Routed, GatewayError> {
         let mut secrets: Vec<String> = plan.keys.iter().map(|(_, real)| real.clone()).collect();
         let has_login = login.is_some();
@@ -140,6 +170,9 @@ impl Routed {
             .start(RunGateway {
                 upstream: plan.upstream.clone(),
                 secrets,
+                credentials: plan.keys.iter().map(|(var, _)| var.clone()).collect(),
+                paths: tape.paths,
+                replay: tape.replay,
             })
             .await?;
         let login = has_login

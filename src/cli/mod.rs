@@ -218,6 +218,22 @@ pub struct RunArgs {
     /// the ceilings are checked only between runs.
     #[arg(long)]
     pub no_gateway: bool,
+    /// Record each run's model exchange (requests and streamed replies, no credentials) as
+    /// a compressed cassette beside the results file (`<results>.cassettes/`), referenced
+    /// from each result's `model_traffic.cassette`, for `--replay`.
+    #[arg(long, requires = "json", conflicts_with = "no_gateway")]
+    pub record_model: bool,
+    /// Run the agents for real while the model gateway answers from the cassettes this
+    /// results file references (recorded with --record-model): tool calls, files, verify
+    /// commands and assertions are real, model requests cost nothing.
+    #[arg(long, value_name = "RESULTS.json", conflicts_with_all = ["no_gateway", "reuse"])]
+    pub replay: Option<PathBuf>,
+    /// What a replayed run does with a model request its cassette does not hold (the
+    /// agent, its version, its prompt or a tool's result changed): `error` ends the run
+    /// `error` (kind `replay`) naming the turn and what differed; `live` asks the real
+    /// model from there on.
+    #[arg(long, value_name = "error|live", default_value = "error", value_parser = ["error", "live"], requires = "replay")]
+    pub replay_miss: String,
     /// Run only these variants (`default` is each test as written), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub variant: Vec<String>,

@@ -31,14 +31,14 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
-    let gateway = (!args.no_gateway).then(|| {
-        crate::agent::gateway::Gateway::new(crate::agent::gateway::GatewayOptions {
-            limits: crate::agent::gateway::Limits {
-                max_cost_usd: args.max_cost,
-                max_tokens: args.max_tokens,
-            },
-        })
-    });
+    let gateway = gateway(args, &redactor);
+    let replay = match &args.replay {
+        Some(path) => Some(Arc::new(crate::run::replay::Replay::new(
+            &crate::report::json::read(path)?,
+            path,
+        ))),
+        None => None,
+    };
     let setup = args
         .agents
         .resolve(|name| std::env::var_os(name))
@@ -71,6 +71,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             runner_agents,
             RunConfig {
                 gateway,
+                replay,
                 ..run_config(args, reuse)
             },
             judge,
@@ -121,6 +122,45 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// The model gateway the agents go through (none with `--no-gateway`): the ceilings,
+/// where cassettes are recorded (`<results stem>.cassettes/` beside `--json`), what a
+/// replay does on a miss.
+fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::agent::gateway::Gateway> {
+    use crate::agent::gateway::{Gateway, GatewayOptions, Limits, RecordTo, ReplayMiss};
+    if args.no_gateway {
+        return None;
+    }
+    let record = args
+        .json
+        .as_deref()
+        .filter(|_| args.record_model)
+        .map(|json| {
+            let stem = json
+                .file_stem()
+                .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+            let prefix = format!("{stem}.cassettes");
+            let dir = json
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."))
+                .join(&prefix);
+            RecordTo { dir, prefix }
+        });
+    Some(Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: args.max_cost,
+            max_tokens: args.max_tokens,
+        },
+        record,
+        replay_miss: if args.replay_miss == "live" {
+            ReplayMiss::Live
+        } else {
+            ReplayMiss::Error
+        },
+        redactor: Some(redactor.clone()),
+    }))
 }
 
 /// The tests of `args.paths`, one per variant and agent asked for; a load error stops
@@ -258,6 +298,7 @@ fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> R
         },
         reuse,
         gateway: None,
+        replay: None,
     }
 }
 

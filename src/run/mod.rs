@@ -16,6 +16,7 @@
 
 pub mod events;
 pub mod fingerprint;
+pub mod replay;
 pub mod reuse;
 pub mod shard;
 
@@ -117,6 +118,9 @@ pub struct RunConfig {
     /// The model gateway the agents go through: its spend (every run's and grading
     /// call's, metered on the wire) counts toward the ceiling too.
     pub gateway: Option<crate::agent::gateway::Gateway>,
+    /// `--replay`: the recorded runs whose cassettes answer each run's model requests
+    /// ([`crate::run::replay`]).
+    pub replay: Option<Arc<crate::run::replay::Replay>>,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -138,6 +142,7 @@ impl Default for RunConfig {
             budget: BudgetLimits::default(),
             reuse: None,
             gateway: None,
+            replay: None,
         }
     }
 }
@@ -389,6 +394,14 @@ impl Runner {
                                     call: Box::new(call.clone()),
                                 });
                             };
+                            // `run --replay`: the run's cassette, or why it has none.
+                            let replay = config.replay.as_deref();
+                            let (cassette, no_cassette) =
+                                match replay.map(|r| r.cassette_for(&spec, run)) {
+                                    Some(Ok(c)) => (Some(c), None),
+                                    Some(Err(why)) => (None, Some(why)),
+                                    None => (None, None),
+                                };
                             let ctx = TestContext {
                                 agent: agent.as_ref(),
                                 agent_version: &version,
@@ -397,10 +410,12 @@ impl Runner {
                                 redactor: &redactor,
                                 cancel: &cancel,
                                 on_tool_call: Some(&live),
+                                cassette,
                             };
-                            match config.reuse.as_deref() {
-                                None => run_with_retries(&spec, &ctx).await,
-                                Some(reuse) => {
+                            match (no_cassette, config.reuse.as_deref()) {
+                                (Some(why), _) => (not_run(&spec, ErrorKind::Setup, &why), None),
+                                (None, None) => run_with_retries(&spec, &ctx).await,
+                                (None, Some(reuse)) => {
                                     let runs = plan[index].0;
                                     run_or_reuse(&spec, &ctx, reuse, run, runs).await
                                 }
@@ -675,6 +690,8 @@ pub struct TestContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Told of each tool call as it happens.
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
+    /// The cassette the run is replayed from (`run --replay`); `None`: a live run.
+    pub cassette: Option<Arc<crate::agent::gateway::cassette::Cassette>>,
 }
 
 impl TestContext<'_> {
@@ -711,6 +728,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         redactor,
         cancel,
         on_tool_call,
+        cassette: _,
     } = *ctx;
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
@@ -818,6 +836,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             on_tool_call,
             mcp_servers: &mcp_servers,
             plugins: &plugins,
+            cassette: ctx.cassette.as_ref(),
         })
         .await;
     let execution = match execution {
@@ -1016,12 +1035,16 @@ fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, Str
     let outcome = &execution.transcript.outcome;
     // The gateway refused a request for the budget: whatever the agent made of the
     // refusal (an API error, an exit 0), the run was cut short by the ceiling.
-    if let Some(why) = execution
-        .model_traffic
-        .as_ref()
-        .and_then(|t| t.budget.as_deref())
-    {
-        return Some((ErrorKind::Budget, why.to_owned()));
+    if let Some(traffic) = &execution.model_traffic {
+        if let Some(why) = &traffic.budget {
+            return Some((ErrorKind::Budget, why.clone()));
+        }
+        if let Some(why) = &traffic.divergence {
+            return Some((
+                ErrorKind::Replay,
+                format!("the replay diverged from its recording: {why}"),
+            ));
+        }
     }
     // A test's MCP server that failed is aptitude's environment at fault, whatever the
     // agent made of it, unless the user stopped the run.

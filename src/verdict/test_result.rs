@@ -47,6 +47,10 @@ pub enum ErrorKind {
     /// The model gateway refused a request of the run because it would cross the run's
     /// `--max-cost` or `--max-tokens` ceiling: the run was stopped in the middle.
     Budget,
+    /// The run was replayed from a cassette (`run --replay`, a reused run) and sent a
+    /// model request the cassette does not hold: the agent, its version, its prompt or a
+    /// tool's result changed since the recording.
+    Replay,
 }
 
 impl ErrorKind {
@@ -59,6 +63,7 @@ impl ErrorKind {
             ErrorKind::Judge => "judge",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Budget => "budget",
+            ErrorKind::Replay => "replay",
         }
     }
 }

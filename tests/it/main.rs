@@ -9,6 +9,7 @@
 mod act;
 mod action;
 mod agents;
+mod cassettes;
 mod claims;
 mod cli;
 mod corpus;

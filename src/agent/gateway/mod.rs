@@ -27,14 +27,18 @@
 //! `cargo bench --bench gateway_latency`.
 
 pub mod budget;
+pub mod cassette;
 pub mod meter;
+pub mod normalize;
 pub mod price;
 pub mod protocol;
 mod server;
 pub mod sse;
+mod tape;
 pub mod traffic;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
@@ -63,6 +67,34 @@ pub enum GatewayError {
 pub struct GatewayOptions {
     /// The spend ceilings enforced request by request.
     pub limits: Limits,
+    /// Record each run's exchange as a cassette (`run --record-model`).
+    pub record: Option<RecordTo>,
+    /// What a replaying run does with a request its cassette does not hold.
+    pub replay_miss: ReplayMiss,
+    /// Redacts what cassettes hold (besides the secrets every redactor knows: token
+    /// shapes, aptitude's environment, registered values), e.g. the tests' `env:`.
+    pub redactor: Option<crate::shared::redact::Redactor>,
+}
+
+/// Where cassettes are written.
+#[derive(Debug, Clone)]
+pub struct RecordTo {
+    /// The directory (`…/results.cassettes`).
+    pub dir: PathBuf,
+    /// How results JSON names it, relative to the results file (`results.cassettes`).
+    pub prefix: String,
+}
+
+/// What a replaying run does with a request its cassette does not hold (`--replay-miss`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReplayMiss {
+    /// The request is refused with a provider-shaped error and the run ends `error`,
+    /// naming the divergence.
+    #[default]
+    Error,
+    /// The request (and every later one) goes to the real model; the divergence is
+    /// noted.
+    Live,
 }
 
 /// The gateway of one aptitude run: the shared HTTP client and the spend ledger. Cheap to
@@ -81,7 +113,7 @@ impl std::fmt::Debug for Gateway {
 }
 
 /// One run's use of the gateway.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunGateway {
     /// Where requests go: a base URL (`https://api.anthropic.com`,
     /// `http://127.0.0.1:8080/v1`). Its path is kept in the endpoint's base URL, so the
@@ -90,12 +122,19 @@ pub struct RunGateway {
     /// The real credentials, in the order of the placeholders [`Endpoint::placeholders`]
     /// gives for them.
     pub secrets: Vec<String>,
+    /// The names of the variables that hold the placeholders, recorded in the cassette.
+    pub credentials: Vec<String>,
+    /// The run's workspace copy and private home, normalised in cassettes.
+    pub paths: normalize::Normalizer,
+    /// The cassette to answer from (`run --replay`).
+    pub replay: Option<Arc<cassette::Cassette>>,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
 pub struct Endpoint {
     addr: SocketAddr,
     path: String,
+    shared: Arc<server::Shared>,
     run: Arc<server::RunState>,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<()>,
@@ -128,7 +167,7 @@ impl Gateway {
     /// first `https` request.
     pub fn new(options: GatewayOptions) -> Self {
         Gateway {
-            shared: Arc::new(server::Shared::new(options.limits)),
+            shared: Arc::new(server::Shared::new(options)),
         }
     }
 
@@ -158,7 +197,15 @@ impl Gateway {
             log: Mutex::new(traffic::RunLog::new(upstream.display())),
             upstream,
             secrets,
+            credentials: run.credentials,
             stop: CancellationToken::new(),
+            normalizer: run.paths,
+            recorder: self
+                .shared
+                .record
+                .is_some()
+                .then(|| Mutex::new(cassette::Recorder::default())),
+            player: run.replay.map(|c| Mutex::new(cassette::Player::new(c))),
         });
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(server::serve(
@@ -170,6 +217,7 @@ impl Gateway {
         Ok(Endpoint {
             addr,
             path,
+            shared: Arc::clone(&self.shared),
             run: state,
             shutdown,
             server,
@@ -200,7 +248,8 @@ impl Endpoint {
         self.run.secrets.iter().map(|(p, _)| p.clone()).collect()
     }
 
-    /// Fires when the gateway refused a request for the budget: the run can not go on.
+    /// Fires when the gateway refused a request — for the budget, or because it diverged
+    /// from the cassette being replayed: the run can not go on.
     pub fn stopped(&self) -> CancellationToken {
         self.run.stop.clone()
     }
@@ -215,7 +264,26 @@ impl Endpoint {
     pub async fn finish(mut self) -> Traffic {
         self.shutdown.cancel();
         let _ = (&mut self.server).await;
-        self.run.traffic()
+        let mut traffic = self.run.traffic();
+        let (Some(to), Some(recorder)) = (&self.shared.record, &self.run.recorder) else {
+            return traffic;
+        };
+        let recorded = std::mem::take(
+            &mut *recorder
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let cassette = recorded.finish(traffic.upstream.clone(), self.run.credentials.clone());
+        let (to, redactor) = (to.clone(), self.shared.redactor.clone());
+        let written =
+            tokio::task::spawn_blocking(move || cassette.write(&to.dir, &to.prefix, &redactor))
+                .await;
+        match written {
+            Ok(Ok(reference)) => traffic.cassette = Some(reference),
+            Ok(Err(e)) => traffic.cassette_error = Some(format!("not recorded: {e}")),
+            Err(e) => traffic.cassette_error = Some(format!("not recorded: {e}")),
+        }
+        traffic
     }
 }
 

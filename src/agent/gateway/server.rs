@@ -14,7 +14,6 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
@@ -25,20 +24,19 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
-use super::GatewayError;
 use super::budget::{Estimate, Ledger, Limits};
+use super::cassette::{Player, Recorder};
 use super::meter::ReplyMeter;
+use super::normalize::Normalizer;
 use super::protocol::Protocol;
+use super::tape::{self, Body, BoxError, Taping};
 use super::traffic::{RunLog, Traffic};
+use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
 
 /// The largest request body forwarded, in bytes (agents' requests hold the whole
 /// conversation; a few MB at most).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// An error of a reply body.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-/// A reply body to the agent.
-type Body = BoxBody<Bytes, BoxError>;
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
@@ -64,17 +62,25 @@ pub(super) struct Shared {
     ledger: Mutex<Ledger>,
     http: Client<HttpConnector, Full<Bytes>>,
     https: OnceLock<Result<HttpsClient, String>>,
+    pub(super) record: Option<RecordTo>,
+    replay_miss: ReplayMiss,
+    pub(super) redactor: crate::shared::redact::Redactor,
 }
 
 impl Shared {
-    pub(super) fn new(limits: Limits) -> Self {
+    pub(super) fn new(options: GatewayOptions) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         Shared {
-            limits,
-            ledger: Mutex::new(Ledger::new(limits)),
+            limits: options.limits,
+            ledger: Mutex::new(Ledger::new(options.limits)),
             http: Client::builder(TokioExecutor::new()).build(connector),
             https: OnceLock::new(),
+            record: options.record,
+            replay_miss: options.replay_miss,
+            redactor: options
+                .redactor
+                .unwrap_or_else(|| crate::shared::redact::Redactor::from_process_env([])),
         }
     }
 
@@ -173,8 +179,16 @@ pub(super) struct RunState {
     /// (placeholder, real value) pairs.
     pub(super) secrets: Vec<(String, String)>,
     pub(super) log: Mutex<RunLog>,
-    /// Fired when a request was refused for the budget.
+    /// The names of the variables holding the placeholders.
+    pub(super) credentials: Vec<String>,
+    /// Fired when a request was refused (the budget, a divergence from the cassette).
     pub(super) stop: CancellationToken,
+    /// The run's paths, for cassettes.
+    pub(super) normalizer: Normalizer,
+    /// Records the run's exchange (`run --record-model`).
+    pub(super) recorder: Option<Mutex<Recorder>>,
+    /// Answers from a cassette (`run --replay`).
+    pub(super) player: Option<Mutex<Player>>,
 }
 
 impl RunState {
@@ -258,30 +272,95 @@ async fn handle(
             return Ok(local_error(protocol, 413, "invalid_request_error", &why));
         }
     };
-    let Some(protocol) = protocol else {
+    // What a cassette holds of the request, when one is recorded or played.
+    let taped = (run.recorder.is_some() || run.player.is_some()).then(|| {
+        let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        (
+            tape::key_free(path_and_query),
+            tape::taped_request(&body, &run.normalizer, &shared.redactor),
+        )
+    });
+    let call = protocol.map(|protocol| {
+        let model = protocol.model_of(&path, &body);
+        let sha256: [u8; 32] = sha2::Sha256::digest(&body).into();
+        let index = lock(&run.log).begin(model.as_deref(), sha256);
+        Call {
+            protocol,
+            index,
+            model,
+        }
+    });
+    if call.is_none() {
         lock(&run.log).traffic.other_requests += 1;
-        return Ok(forward(&shared, &run, parts, body, None).await);
-    };
-    let model = protocol.model_of(&path, &body);
-    let sha256: [u8; 32] = sha2::Sha256::digest(&body).into();
-    let (index, next) = {
-        let mut log = lock(&run.log);
-        (log.begin(model.as_deref(), sha256), log.next)
-    };
-    if let Some(refused) = refuse(&shared, &run, index, next) {
-        return Ok(local_error(
-            Some(protocol),
-            400,
-            "invalid_request_error",
-            &refused,
-        ));
     }
-    let call = Call {
-        protocol,
-        index,
-        model,
+    if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
+        let answer = lock(player)
+            .answer(parts.method.as_str(), taped_path, request)
+            .map(|exchange| tape::replayed(exchange, &run.normalizer));
+        match answer {
+            Ok(reply) => {
+                if call.is_some() {
+                    lock(&run.log).replayed();
+                }
+                return Ok(reply);
+            }
+            Err(why) => {
+                if let Some(refused) = diverged(&shared, &run, call.as_ref(), why) {
+                    return Ok(refused);
+                }
+            }
+        }
+    }
+    if let Some(call) = &call {
+        let next = lock(&run.log).next;
+        if let Some(refused) = refuse(&shared, &run, call.index, next) {
+            return Ok(local_error(
+                Some(call.protocol),
+                400,
+                "invalid_request_error",
+                &refused,
+            ));
+        }
+    }
+    let taping = match (&run.recorder, taped) {
+        (Some(recorder), Some((taped_path, request))) => Some(Taping::new(
+            lock(recorder).begin(),
+            parts.method.to_string(),
+            taped_path,
+            request,
+        )),
+        _ => None,
     };
-    Ok(forward(&shared, &run, parts, body, Some(call)).await)
+    Ok(forward(&shared, &run, parts, body, call, taping).await)
+}
+
+/// A model request of a replaying run that its cassette does not hold: noted, and — with
+/// `--replay-miss error` — refused, stopping the run. Other requests (token counts) and
+/// `--replay-miss live` go on to the upstream (`None`).
+fn diverged(
+    shared: &Shared,
+    run: &RunState,
+    call: Option<&Call>,
+    why: String,
+) -> Option<Response<Body>> {
+    let call = call?;
+    let mut log = lock(&run.log);
+    if shared.replay_miss == ReplayMiss::Live {
+        log.traffic.went_live.get_or_insert(why);
+        return None;
+    }
+    log.traffic.divergence.get_or_insert_with(|| why.clone());
+    log.failed(call.index);
+    drop(log);
+    run.stop.cancel();
+    Some(local_error(
+        Some(call.protocol),
+        400,
+        "invalid_request_error",
+        &format!(
+            "aptitude is replaying this run from a recording, and this request is not in it: {why}. This is not retryable."
+        ),
+    ))
 }
 
 /// Refuses request `index` when it would cross a ceiling: records why, fires the run's
@@ -339,6 +418,7 @@ async fn forward(
     parts: hyper::http::request::Parts,
     body: Bytes,
     call: Option<Call>,
+    mut taping: Option<Taping>,
 ) -> Response<Body> {
     let protocol = call.as_ref().map(|c| c.protocol);
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -402,9 +482,17 @@ async fn forward(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
+    if let Some(taping) = taping.as_mut() {
+        taping.content_type = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+    }
     let tap = Tap {
         inner: body,
         meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
+        taping,
         status: parts.status.as_u16(),
         run: Arc::clone(run),
         shared: Arc::clone(shared),
@@ -419,6 +507,7 @@ async fn forward(
 struct Tap {
     inner: Incoming,
     meter: Option<(ReplyMeter, Call)>,
+    taping: Option<Taping>,
     status: u16,
     run: Arc<RunState>,
     shared: Arc<Shared>,
@@ -426,10 +515,21 @@ struct Tap {
 }
 
 impl Tap {
-    /// Counts the reply, once: at its end, when it failed, or when it was dropped.
-    fn end(&mut self) {
+    /// Counts (and records) the reply, once: at its end, when the upstream cut it
+    /// (`cut`), or when it was dropped (the agent stopped reading: what it got is what it
+    /// needed).
+    fn end(&mut self, cut: bool) {
         if std::mem::replace(&mut self.done, true) {
             return;
+        }
+        if let (Some(taping), Some(recorder)) = (self.taping.take(), &self.run.recorder) {
+            let slot = taping.slot;
+            let taped = taping.finish(self.status, cut, &self.run.normalizer);
+            let mut recorder = lock(recorder);
+            match taped {
+                Ok(exchange) => recorder.end(slot, exchange),
+                Err(size) => recorder.drop_one(size),
+            }
         }
         let Some((meter, call)) = self.meter.take() else {
             return;
@@ -452,17 +552,22 @@ impl http_body::Body for Tap {
         let this = self.get_mut();
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some((meter, _))) = (frame.data_ref(), this.meter.as_mut()) {
-                    meter.push(data);
+                if let Some(data) = frame.data_ref() {
+                    if let Some((meter, _)) = this.meter.as_mut() {
+                        meter.push(data);
+                    }
+                    if let Some(taping) = this.taping.as_mut() {
+                        taping.push(data);
+                    }
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.end();
+                this.end(true);
                 Poll::Ready(Some(Err(Box::new(e))))
             }
             Poll::Ready(None) => {
-                this.end();
+                this.end(false);
                 Poll::Ready(None)
             }
             Poll::Pending => Poll::Pending,
@@ -480,6 +585,6 @@ impl http_body::Body for Tap {
 
 impl Drop for Tap {
     fn drop(&mut self) {
-        self.end();
+        self.end(false);
     }
 }

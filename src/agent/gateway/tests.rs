@@ -101,6 +101,7 @@ async fn requests_carry_the_real_key_and_replies_stream_through_metered() {
         .start(RunGateway {
             upstream: up.clone(),
             secrets: vec!["real-key-0123456789".into()],
+            ..RunGateway::default()
         })
         .await
         .unwrap();
@@ -183,6 +184,7 @@ async fn a_request_repeated_after_a_failure_is_counted_as_a_retry() {
         .start(RunGateway {
             upstream: format!("{up}/"),
             secrets: Vec::new(),
+            ..RunGateway::default()
         })
         .await
         .unwrap();
@@ -217,11 +219,13 @@ async fn a_request_that_would_cross_the_ceiling_gets_a_provider_error_and_stops_
             max_cost_usd: None,
             max_tokens: Some(200),
         },
+        ..GatewayOptions::default()
     });
     let endpoint = gateway
         .start(RunGateway {
             upstream: up,
             secrets: Vec::new(),
+            ..RunGateway::default()
         })
         .await
         .unwrap();
@@ -277,6 +281,7 @@ async fn an_unreachable_upstream_is_a_provider_shaped_502() {
         .start(RunGateway {
             upstream: dead,
             secrets: Vec::new(),
+            ..RunGateway::default()
         })
         .await
         .unwrap();
@@ -304,7 +309,7 @@ async fn an_unreachable_upstream_is_a_provider_shaped_502() {
         gateway
             .start(RunGateway {
                 upstream: "ftp://x".into(),
-                secrets: Vec::new()
+                ..RunGateway::default()
             })
             .await,
         Err(GatewayError::Upstream { .. })

@@ -51,6 +51,29 @@ pub struct Traffic {
     /// `budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// Model requests answered from the cassette the run was replayed from (`run
+    /// --replay`): nothing was sent upstream for them, and they count no tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replayed: u32,
+    /// The first request that differed from the cassette the run was replayed from: the
+    /// turn and what differed (`turn 3 of POST /v1/messages differs from the recorded
+    /// request at `messages[4].content[0].content`: …`). The request was refused and the
+    /// run stopped (`--replay-miss error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<String>,
+    /// The same, with `--replay-miss live`: from that request on, the real model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub went_live: Option<String>,
+    /// The run's recorded exchange (`run --record-model`), beside the results file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<super::cassette::CassetteRef>,
+    /// Why the run's exchange was not recorded although it was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette_error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Traffic {
@@ -75,6 +98,9 @@ impl Traffic {
     pub fn sum<'a>(runs: impl IntoIterator<Item = &'a Traffic>) -> Option<Traffic> {
         let mut runs = runs.into_iter();
         let mut sum = runs.next()?.clone();
+        // Each run's cassette stays with the run.
+        sum.cassette = None;
+        sum.cassette_error = None;
         for run in runs {
             sum.requests += run.requests;
             sum.retries += run.retries;
@@ -90,6 +116,13 @@ impl Traffic {
             }
             if sum.budget.is_none() {
                 sum.budget.clone_from(&run.budget);
+            }
+            sum.replayed += run.replayed;
+            if sum.divergence.is_none() {
+                sum.divergence.clone_from(&run.divergence);
+            }
+            if sum.went_live.is_none() {
+                sum.went_live.clone_from(&run.went_live);
             }
         }
         Some(sum)
@@ -153,6 +186,11 @@ impl RunLog {
             failed: false,
         });
         self.sent.len() - 1
+    }
+
+    /// Counts request `index` as answered from a cassette.
+    pub(super) fn replayed(&mut self) {
+        self.traffic.replayed += 1;
     }
 
     /// Marks request `index` failed without a reply (refused, upstream unreachable).

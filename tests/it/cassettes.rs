@@ -1,0 +1,143 @@
+//! Cassettes end to end: a run recorded with `--record-model` is replayed with `--replay`
+//! by the real agent CLI — its tools run again, its workspace is rebuilt, its assertions
+//! are evaluated for real — while the model is never asked; replaying twice gives the same
+//! transcript; a changed request is a divergence that names the turn.
+
+use serde_json::Value;
+
+use crate::agents::{AGENTS, Agent, run_on};
+use crate::run::Suite;
+use crate::support::model::{ScriptedModel, Turn};
+
+/// What a transcript says, without what differs between any two runs (timestamps,
+/// durations, session ids): the calls (name, input, output, exit code) and the answer.
+pub(crate) fn comparable(test: &Value) -> Value {
+    let t = &test["transcript"];
+    let calls: Vec<Value> = t["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "name": c["name"], "input": c["input"], "output": c["output"],
+                        "exit_code": c["exit_code"], "is_error": c["is_error"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({"calls": calls, "final_text": t["final_text"], "outcome": t["outcome"]})
+}
+
+/// A suite whose test writes a file through the agent's shell and asserts on the file (a
+/// workspace assertion), the tool call and the answer.
+fn suite_for(agent: &Agent, marker: &str, model: &ScriptedModel) -> Suite {
+    model.script(
+        marker,
+        vec![
+            agent.shell_call("echo replayed > out.txt && cat out.txt"),
+            Turn::Text("Wrote out.txt.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: write out.txt\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*out.txt*\"\n  - file_contains: {{path: out.txt, text: replayed}}\n"
+        ),
+    );
+    suite
+}
+
+/// Records a run of `agent`, then replays it twice against a model that answers nothing;
+/// returns (recorded, first replay, second replay) results and the model's request count
+/// after recording and at the end.
+fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
+    let marker = format!("TAPE-{}", agent.name.to_uppercase());
+    let model = ScriptedModel::start();
+    let suite = suite_for(agent, &marker, &model);
+    let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "{}: recording\n{stderr}\n{recorded:#}", agent.name);
+    let after_recording = model.requests().len();
+    let file = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}: no cassette\n{recorded:#}", agent.name));
+    assert!(
+        file.starts_with("results.cassettes/"),
+        "{}: {file}",
+        agent.name
+    );
+    assert!(suite.path().join(file).is_file(), "{}: {file}", agent.name);
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let replay = |n: usize| {
+        let (code, results, stderr) = run_on(
+            &suite,
+            &model,
+            agent,
+            &["--no-grade", "--replay", kept.to_str().unwrap()],
+        );
+        let test = &results["tests"][0];
+        assert_eq!(
+            code, 0,
+            "{}: replay {n}\n{stderr}\n{}\n{:#}",
+            agent.name, test["error"], test["model_traffic"]
+        );
+        results
+    };
+    let first = replay(1);
+    let second = replay(2);
+    (
+        recorded,
+        first,
+        second,
+        after_recording,
+        model.requests().len(),
+    )
+}
+
+/// On every agent: a replayed run passes its workspace assertion with zero model
+/// requests, answers every request from the cassette, and two replays give the same
+/// transcript as each other and as the recording.
+#[test]
+fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
+    std::thread::scope(|scope| {
+        let only = std::env::var("APTITUDE_TEST_AGENTS").unwrap_or_default();
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .filter(|a| only.is_empty() || only.split(',').any(|n| n == a().name))
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    (agent.name, record_and_replay(&agent))
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, (recorded, first, second, after_recording, at_end)) = run.join().unwrap();
+            let rec = &recorded["tests"][0];
+            let sent = rec["model_traffic"]["requests"].as_u64().unwrap();
+            for (n, replayed) in [(1, &first), (2, &second)] {
+                let test = &replayed["tests"][0];
+                assert_eq!(test["status"], "passed", "{name}: replay {n}\n{test:#}");
+                assert_eq!(
+                    test["model_traffic"]["replayed"], sent,
+                    "{name}: replay {n}"
+                );
+                assert_eq!(test["model_traffic"]["input_tokens"], 0, "{name}");
+            }
+            assert_eq!(at_end, after_recording, "{name}: a replay asked the model");
+            assert_eq!(
+                comparable(&first["tests"][0]),
+                comparable(&second["tests"][0]),
+                "{name}: two replays differ"
+            );
+            assert_eq!(
+                comparable(rec),
+                comparable(&first["tests"][0]),
+                "{name}: the replay differs from the recording"
+            );
+        }
+    });
+}
