@@ -176,7 +176,7 @@ impl CliAgent {
         };
         let plan = routing::plan(&route, &direct.env, base_url, |var| std::env::var(var).ok());
         let plan = match (&tape.replay, plan) {
-            (Some(cassette), plan) => routing::replay_plan(plan, cassette),
+            (Some(replaying), plan) => routing::replay_plan(plan, &replaying.cassette),
             (None, Some(plan)) => plan,
             (None, None) => return Ok((direct, None)),
         };
@@ -374,7 +374,7 @@ impl Agent for CliAgent {
                         Some(req.workspace),
                         Some(home.path()),
                     ),
-                    replay: req.cassette.cloned(),
+                    replay: req.replay.cloned(),
                 },
             )
             .await

@@ -72,7 +72,7 @@ pub struct ExecuteRequest<'a> {
     pub plugins: &'a [PathBuf],
     /// The cassette the gateway answers the run's model requests from (`run --replay`,
     /// a reused run's baseline); `None`: the real model answers.
-    pub cassette: Option<&'a std::sync::Arc<gateway::cassette::Cassette>>,
+    pub replay: Option<&'a gateway::Replaying>,
 }
 
 /// A finished (or stopped) agent run.

@@ -112,7 +112,7 @@ pub struct Tape {
     /// The run's workspace copy and private home.
     pub paths: super::gateway::normalize::Normalizer,
     /// The cassette to answer from.
-    pub replay: Option<std::sync::Arc<super::gateway::cassette::Cassette>>,
+    pub replay: Option<super::gateway::Replaying>,
 }
 
 /// The plan of a run replayed from `cassette` when [`plan`] found none (no key: a replay

@@ -36,6 +36,11 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         Some(path) => Some(Arc::new(crate::run::replay::Replay::new(
             &crate::report::json::read(path)?,
             path,
+            if args.replay_miss == "live" {
+                crate::agent::gateway::ReplayMiss::Live
+            } else {
+                crate::agent::gateway::ReplayMiss::Error
+            },
         ))),
         None => None,
     };
@@ -125,10 +130,9 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 }
 
 /// The model gateway the agents go through (none with `--no-gateway`): the ceilings,
-/// where cassettes are recorded (`<results stem>.cassettes/` beside `--json`), what a
-/// replay does on a miss.
+/// where cassettes are recorded (`<results stem>.cassettes/` beside `--json`).
 fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::agent::gateway::Gateway> {
-    use crate::agent::gateway::{Gateway, GatewayOptions, Limits, RecordTo, ReplayMiss};
+    use crate::agent::gateway::{Gateway, GatewayOptions, Limits, RecordTo};
     if args.no_gateway {
         return None;
     }
@@ -154,11 +158,6 @@ fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::agent::gateway:
             max_tokens: args.max_tokens,
         },
         record,
-        replay_miss: if args.replay_miss == "live" {
-            ReplayMiss::Live
-        } else {
-            ReplayMiss::Error
-        },
         redactor: Some(redactor.clone()),
     }))
 }
@@ -216,10 +215,15 @@ impl Baselines {
             },
             Some(path) => {
                 let baseline = crate::report::json::read(path)?;
-                Some(Arc::new(crate::run::reuse::Reuse::new(
-                    baseline,
-                    path.display().to_string(),
-                )))
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_owned();
+                Some(Arc::new(
+                    crate::run::reuse::Reuse::new(baseline, path.display().to_string())
+                        .with_cassettes(dir),
+                ))
             }
             None => None,
         };

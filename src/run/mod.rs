@@ -396,9 +396,9 @@ impl Runner {
                             };
                             // `run --replay`: the run's cassette, or why it has none.
                             let replay = config.replay.as_deref();
-                            let (cassette, no_cassette) =
-                                match replay.map(|r| r.cassette_for(&spec, run)) {
-                                    Some(Ok(c)) => (Some(c), None),
+                            let (replay, no_cassette) =
+                                match replay.map(|r| r.replaying(&spec, run)) {
+                                    Some(Ok(r)) => (Some(r), None),
                                     Some(Err(why)) => (None, Some(why)),
                                     None => (None, None),
                                 };
@@ -410,7 +410,7 @@ impl Runner {
                                 redactor: &redactor,
                                 cancel: &cancel,
                                 on_tool_call: Some(&live),
-                                cassette,
+                                replay,
                             };
                             match (no_cassette, config.reuse.as_deref()) {
                                 (Some(why), _) => (not_run(&spec, ErrorKind::Setup, &why), None),
@@ -563,12 +563,23 @@ async fn run_or_reuse(
 ) -> (TestResult, Option<Written>) {
     let why = match reuse.candidate(spec, run, runs) {
         Err(why) => why,
-        Ok(recorded) => {
+        Ok(taken) => {
+            let recorded = taken.recorded();
             let label = ctx.agent_label();
             match fingerprint_of_copy(spec, &label, ctx.agent.base_url()).await {
-                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
-                    return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
-                }
+                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => match taken {
+                    crate::run::reuse::Taken::Transcript(_) => {
+                        return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
+                    }
+                    crate::run::reuse::Taken::Replay(_, cassette) => {
+                        match reuse.replaying(&cassette) {
+                            Ok(replay) => {
+                                return replay_run(spec, ctx, reuse, recorded, replay).await;
+                            }
+                            Err(why) => why,
+                        }
+                    }
+                },
                 Ok(now) => {
                     let changed = recorded
                         .fingerprint
@@ -583,6 +594,50 @@ async fn run_or_reuse(
     };
     let (mut result, written) = run_with_retries(spec, ctx).await;
     result.not_reused = Some(why);
+    (result, written)
+}
+
+/// A reused run whose assertions need the workspace after the run: the agent runs again,
+/// its model answered from the baseline run's cassette. A replay that diverged (and went
+/// on against the real model) is no reuse, and says why.
+async fn replay_run(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::run::reuse::Reuse,
+    recorded: &TestResult,
+    replay: crate::agent::gateway::Replaying,
+) -> (TestResult, Option<Written>) {
+    let replaying = TestContext {
+        agent: ctx.agent,
+        agent_version: ctx.agent_version,
+        config: ctx.config,
+        judge: ctx.judge,
+        redactor: ctx.redactor,
+        cancel: ctx.cancel,
+        on_tool_call: ctx.on_tool_call,
+        replay: Some(replay),
+    };
+    let (mut result, written) = run_with_retries(spec, &replaying).await;
+    let went_live = result
+        .model_traffic
+        .as_ref()
+        .and_then(|t| t.went_live.clone());
+    match went_live {
+        Some(why) => {
+            result.not_reused = Some(format!(
+                "its replay from the baseline's recording diverged, and the model answered from there: {why}"
+            ));
+        }
+        None => {
+            result.reused = Some(crate::verdict::results::Reused {
+                from: reuse.from.clone(),
+                aptitude_version: reuse.aptitude_version.clone(),
+                duration_ms: recorded.duration_ms,
+                usage: recorded.usage.clone(),
+                replayed: true,
+            });
+        }
+    }
     (result, written)
 }
 
@@ -653,6 +708,7 @@ async fn reuse_run(
             aptitude_version: reuse.aptitude_version.clone(),
             duration_ms: recorded.duration_ms,
             usage: recorded.usage.clone(),
+            replayed: false,
         }),
         ..not_run(spec, ErrorKind::Setup, "")
     }
@@ -690,8 +746,9 @@ pub struct TestContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Told of each tool call as it happens.
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
-    /// The cassette the run is replayed from (`run --replay`); `None`: a live run.
-    pub cassette: Option<Arc<crate::agent::gateway::cassette::Cassette>>,
+    /// The cassette the run is replayed from (`run --replay`, a reused run with workspace
+    /// assertions); `None`: a live run.
+    pub replay: Option<crate::agent::gateway::Replaying>,
 }
 
 impl TestContext<'_> {
@@ -728,7 +785,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
         redactor,
         cancel,
         on_tool_call,
-        cassette: _,
+        replay: _,
     } = *ctx;
     let started = Instant::now();
     let timeout = spec.timeout.unwrap_or(config.default_timeout);
@@ -836,7 +893,7 @@ async fn run_one(spec: &TestSpec, ctx: &TestContext<'_>) -> (TestResult, Option<
             on_tool_call,
             mcp_servers: &mcp_servers,
             plugins: &plugins,
-            cassette: ctx.cassette.as_ref(),
+            replay: ctx.replay.as_ref(),
         })
         .await;
     let execution = match execution {

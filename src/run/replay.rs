@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::gateway::cassette::{Cassette, CassetteRef};
+use crate::agent::gateway::{ReplayMiss, Replaying};
 use crate::spec::TestSpec;
 use crate::verdict::results::{Results, TestKey, TestResult};
 
@@ -25,6 +26,8 @@ pub struct Replay {
     dir: PathBuf,
     runs: BTreeMap<(TestKey, u32), Option<CassetteRef>>,
     loaded: Mutex<BTreeMap<String, Arc<Cassette>>>,
+    /// What a request the cassette does not hold gets (`--replay-miss`).
+    miss: ReplayMiss,
 }
 
 /// A run's cassette reference, when its result has one.
@@ -33,8 +36,8 @@ fn reference(run: &TestResult) -> Option<CassetteRef> {
 }
 
 impl Replay {
-    /// The recorded runs of `results`, read from the file at `path`.
-    pub fn new(results: &Results, path: &Path) -> Self {
+    /// The recorded runs of `results`, read from the file at `path`, replayed with `miss`.
+    pub fn new(results: &Results, path: &Path, miss: ReplayMiss) -> Self {
         let mut runs = BTreeMap::new();
         for test in &results.tests {
             let key = test.key();
@@ -55,7 +58,19 @@ impl Replay {
                 .to_owned(),
             runs,
             loaded: Mutex::default(),
+            miss,
         }
+    }
+
+    /// How run `run` (1-based) of `spec` is replayed: its cassette, with `--replay-miss`.
+    ///
+    /// # Errors
+    /// As [`Replay::cassette_for`].
+    pub fn replaying(&self, spec: &TestSpec, run: u32) -> Result<Replaying, String> {
+        Ok(Replaying {
+            cassette: self.cassette_for(spec, run)?,
+            miss: self.miss,
+        })
     }
 
     /// Whether the results hold a cassette for run `run` (1-based) of `spec`.

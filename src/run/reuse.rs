@@ -7,12 +7,17 @@
 //!   runs;
 //! - the baseline's run has a transcript and ended without an error (an infra error, a
 //!   timeout or an interruption says nothing about what the agent would do);
-//! - no assertion that applies to the test needs the workspace after the run (`file_*`,
-//!   `json_file`, `wrote`, `verify`): the workspace does not travel with results, and a
-//!   check that can not be made is never guessed;
+//! - an assertion that applies to the test and needs the workspace after the run
+//!   (`file_*`, `json_file`, `wrote`, `verify`) is checked on a workspace rebuilt by a
+//!   **replay**: the agent runs again, its model answered from the baseline run's cassette
+//!   (`run --record-model`), so its tools run again at no model cost. Without a cassette
+//!   the agent runs live: the workspace does not travel with results, and a check that
+//!   can not be made is never guessed;
 //! - its fingerprint ([`crate::run::fingerprint`]) is the baseline's, part for part.
 //!
-//! The reused run's transcript and file list are evaluated against today's assertions.
+//! A reused run's transcript and file list are evaluated against today's assertions; a
+//! replayed run's are its own. A replay that diverges from the recording (the agent did
+//! something else) goes on against the real model, and is then no reuse.
 //! Reviews are graded through [`crate::assertions::judge::Judge::with_prior`]: the baseline's grades
 //! (with their cache keys) answer an unchanged review of the same answer without a call,
 //! then the local grade cache does. `claims: verified` likewise, through
@@ -20,7 +25,10 @@
 //! extraction's cache key.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
+use crate::agent::gateway::cassette::{Cassette, CassetteRef};
+use crate::agent::gateway::{ReplayMiss, Replaying};
 use crate::assertions::judge::cache::CachedGrade;
 use crate::assertions::judge::claims::Claim;
 use crate::spec::{AssertionKind, TestSpec};
@@ -34,6 +42,28 @@ pub struct Reuse {
     /// The aptitude version that wrote it.
     pub aptitude_version: String,
     tests: BTreeMap<TestKey, TestResult>,
+    /// The directory the baseline's cassette references are relative to (the results
+    /// file's), when its cassettes can be read.
+    cassettes: Option<PathBuf>,
+}
+
+/// How a baseline's run is taken, once its fingerprint is unchanged.
+#[derive(Debug)]
+pub enum Taken<'a> {
+    /// Its transcript and files, today's assertions evaluated on them.
+    Transcript(&'a TestResult),
+    /// The agent runs again, answered from the run's cassette: an assertion needs the
+    /// workspace after the run.
+    Replay(&'a TestResult, CassetteRef),
+}
+
+impl<'a> Taken<'a> {
+    /// The baseline's run.
+    pub fn recorded(&self) -> &'a TestResult {
+        match self {
+            Taken::Transcript(r) | Taken::Replay(r, _) => r,
+        }
+    }
 }
 
 impl Reuse {
@@ -43,7 +73,31 @@ impl Reuse {
             from,
             aptitude_version: baseline.aptitude_version,
             tests: baseline.tests.into_iter().map(|t| (t.key(), t)).collect(),
+            cassettes: None,
         }
+    }
+
+    /// Reads the baseline's cassettes relative to `dir` (the results file's directory).
+    pub fn with_cassettes(mut self, dir: PathBuf) -> Self {
+        self.cassettes = Some(dir);
+        self
+    }
+
+    /// The cassette `reference` names, to replay with a miss going to the real model.
+    ///
+    /// # Errors
+    /// Why it can not be read, in words.
+    pub fn replaying(&self, reference: &CassetteRef) -> Result<Replaying, String> {
+        let dir = self
+            .cassettes
+            .as_deref()
+            .ok_or("the baseline's cassettes are not available here")?;
+        let cassette = Cassette::read(dir, reference)
+            .map_err(|e| format!("its recording can not be replayed: {e}"))?;
+        Ok(Replaying {
+            cassette: std::sync::Arc::new(cassette),
+            miss: ReplayMiss::Live,
+        })
     }
 
     /// Every grade the baseline recorded with its cache key, for
@@ -101,9 +155,9 @@ impl Reuse {
         prior
     }
 
-    /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, when it may be
-    /// reused apart from the fingerprint; else why not, in words.
-    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<&TestResult, String> {
+    /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, and how it is
+    /// taken, when it may be reused apart from the fingerprint; else why not, in words.
+    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<Taken<'_>, String> {
         let Some(test) = self.tests.get(&TestKey::of_spec(spec)) else {
             return Err(format!("the baseline {} has no such test", self.from));
         };
@@ -113,13 +167,21 @@ impl Reuse {
                 "the baseline ran it {baseline_runs} times, this run {runs}"
             ));
         }
-        if let Some(line) = needs_workspace(spec) {
-            return Err(format!(
-                "its assertion at line {line} needs the workspace after the run, which does not travel with results"
-            ));
-        }
         let Some(recorded) = test.run_numbered(run) else {
             return Err(format!("the baseline has no run {run}"));
+        };
+        let cassette = recorded
+            .model_traffic
+            .as_ref()
+            .and_then(|t| t.cassette.clone());
+        let replay = match (needs_workspace(spec), cassette) {
+            (None, _) => None,
+            (Some(_), Some(cassette)) if self.cassettes.is_some() => Some(cassette),
+            (Some(line), _) => {
+                return Err(format!(
+                    "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+                ));
+            }
         };
         if recorded.transcript.is_none() {
             return Err("the baseline recorded no transcript for it".into());
@@ -130,7 +192,10 @@ impl Reuse {
         if recorded.fingerprint.is_none() {
             return Err("the baseline recorded no fingerprint for it".into());
         }
-        Ok(recorded)
+        Ok(match replay {
+            Some(cassette) => Taken::Replay(recorded, cassette),
+            None => Taken::Transcript(recorded),
+        })
     }
 }
 
@@ -321,6 +386,7 @@ mod tests {
     fn a_reused_result_is_marked_in_every_format() {
         let mut t = recorded();
         t.reused = Some(crate::verdict::results::Reused {
+            replayed: false,
             from: "base.json".into(),
             aptitude_version: "0.1.0".into(),
             duration_ms: 5,

@@ -215,6 +215,11 @@ pub struct Reused {
     /// grading calls not answered from the recorded grades or the cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The agent ran again, its model answered from the baseline's cassette (an assertion
+    /// needs the workspace after the run, which only a new run rebuilds): its transcript
+    /// and files are this run's, its model requests cost nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 impl TestResult {

@@ -141,3 +141,74 @@ fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
         }
     });
 }
+
+/// A replay whose agent sees something else than the recording did (a fixture changed, so
+/// a tool's result differs) diverges: with `--replay-miss error` the run is `error`, kind
+/// `replay`, naming the turn and the field with both values; with `--replay-miss live`
+/// the real model answers from there on and the run goes on.
+#[test]
+fn a_changed_tool_result_is_a_divergence_naming_the_turn() {
+    let model = ScriptedModel::start();
+    model.script(
+        "TAPE-DIVERGE",
+        vec![
+            Turn::Tool(
+                "Bash",
+                serde_json::json!({"command": "cat input.txt", "description": "read it"}),
+            ),
+            Turn::Text("Read it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/input.txt", "recorded-value\n").file(
+        "tests/ws/t.aptitude.yaml",
+        "name: t\nprompt: \"TAPE-DIVERGE: read input.txt\"\nassertions:\n  - tool: Bash\n    called: true\n",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--no-grade"];
+        args.extend_from_slice(extra);
+        let out = crate::run::aptitude_run(&suite, &model, &args);
+        let results = out.results.unwrap_or_else(|| panic!("{}", out.stderr));
+        (out.code, results)
+    };
+    let (code, recorded) = run(&["--record-model"]);
+    assert_eq!(code, 0, "{recorded:#}");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let served = model.requests_for("TAPE-DIVERGE").len();
+
+    std::fs::write(suite.path().join("tests/ws/input.txt"), "changed-value\n").unwrap();
+    let (code, diverged) = run(&["--replay", kept.to_str().unwrap()]);
+    let test = &diverged["tests"][0];
+    assert_eq!(code, 1);
+    assert_eq!(test["status"], "error", "{test:#}");
+    assert_eq!(test["error_kind"], "replay", "{test:#}");
+    let error = test["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "turn 2 of POST /v1/messages?beta=true differs from the recorded request at `messages["
+        ) && error.contains("recorded-value")
+            && error.contains("changed-value"),
+        "{error}"
+    );
+    assert_eq!(
+        model.requests_for("TAPE-DIVERGE").len(),
+        served,
+        "nothing went live"
+    );
+
+    let (code, live) = run(&["--replay", kept.to_str().unwrap(), "--replay-miss", "live"]);
+    let test = &live["tests"][0];
+    assert_eq!(code, 0, "{test:#}");
+    assert_eq!(test["status"], "passed");
+    let traffic = &test["model_traffic"];
+    assert_eq!(traffic["replayed"], 1, "{traffic:#}");
+    assert!(
+        traffic["went_live"]
+            .as_str()
+            .unwrap()
+            .starts_with("turn 2 of POST"),
+        "{traffic:#}"
+    );
+    assert_eq!(model.requests_for("TAPE-DIVERGE").len(), served + 1);
+}

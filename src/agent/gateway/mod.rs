@@ -69,8 +69,6 @@ pub struct GatewayOptions {
     pub limits: Limits,
     /// Record each run's exchange as a cassette (`run --record-model`).
     pub record: Option<RecordTo>,
-    /// What a replaying run does with a request its cassette does not hold.
-    pub replay_miss: ReplayMiss,
     /// Redacts what cassettes hold (besides the secrets every redactor knows: token
     /// shapes, aptitude's environment, registered values), e.g. the tests' `env:`.
     pub redactor: Option<crate::shared::redact::Redactor>,
@@ -83,6 +81,16 @@ pub struct RecordTo {
     pub dir: PathBuf,
     /// How results JSON names it, relative to the results file (`results.cassettes`).
     pub prefix: String,
+}
+
+/// A run answered from a cassette, and what it does with a request the cassette does not
+/// hold.
+#[derive(Debug, Clone)]
+pub struct Replaying {
+    /// The cassette.
+    pub cassette: Arc<cassette::Cassette>,
+    /// On a miss.
+    pub miss: ReplayMiss,
 }
 
 /// What a replaying run does with a request its cassette does not hold (`--replay-miss`).
@@ -127,7 +135,7 @@ pub struct RunGateway {
     /// The run's workspace copy and private home, normalised in cassettes.
     pub paths: normalize::Normalizer,
     /// The cassette to answer from (`run --replay`).
-    pub replay: Option<Arc<cassette::Cassette>>,
+    pub replay: Option<Replaying>,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
@@ -205,7 +213,10 @@ impl Gateway {
                 .record
                 .is_some()
                 .then(|| Mutex::new(cassette::Recorder::default())),
-            player: run.replay.map(|c| Mutex::new(cassette::Player::new(c))),
+            replay_miss: run.replay.as_ref().map_or(ReplayMiss::Error, |r| r.miss),
+            player: run
+                .replay
+                .map(|r| Mutex::new(cassette::Player::new(r.cassette))),
         });
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(server::serve(

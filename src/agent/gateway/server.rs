@@ -63,7 +63,6 @@ pub(super) struct Shared {
     http: Client<HttpConnector, Full<Bytes>>,
     https: OnceLock<Result<HttpsClient, String>>,
     pub(super) record: Option<RecordTo>,
-    replay_miss: ReplayMiss,
     pub(super) redactor: crate::shared::redact::Redactor,
 }
 
@@ -77,7 +76,6 @@ impl Shared {
             http: Client::builder(TokioExecutor::new()).build(connector),
             https: OnceLock::new(),
             record: options.record,
-            replay_miss: options.replay_miss,
             redactor: options
                 .redactor
                 .unwrap_or_else(|| crate::shared::redact::Redactor::from_process_env([])),
@@ -189,6 +187,8 @@ pub(super) struct RunState {
     pub(super) recorder: Option<Mutex<Recorder>>,
     /// Answers from a cassette (`run --replay`).
     pub(super) player: Option<Mutex<Player>>,
+    /// What a request the cassette does not hold gets.
+    pub(super) replay_miss: ReplayMiss,
 }
 
 impl RunState {
@@ -305,7 +305,7 @@ async fn handle(
                 return Ok(reply);
             }
             Err(why) => {
-                if let Some(refused) = diverged(&shared, &run, call.as_ref(), why) {
+                if let Some(refused) = diverged(&run, call.as_ref(), why) {
                     return Ok(refused);
                 }
             }
@@ -337,15 +337,10 @@ async fn handle(
 /// A model request of a replaying run that its cassette does not hold: noted, and — with
 /// `--replay-miss error` — refused, stopping the run. Other requests (token counts) and
 /// `--replay-miss live` go on to the upstream (`None`).
-fn diverged(
-    shared: &Shared,
-    run: &RunState,
-    call: Option<&Call>,
-    why: String,
-) -> Option<Response<Body>> {
+fn diverged(run: &RunState, call: Option<&Call>, why: String) -> Option<Response<Body>> {
     let call = call?;
     let mut log = lock(&run.log);
-    if shared.replay_miss == ReplayMiss::Live {
+    if run.replay_miss == ReplayMiss::Live {
         log.traffic.went_live.get_or_insert(why);
         return None;
     }
