@@ -32,18 +32,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
     let gateway = gateway(args, &redactor);
-    let replay = match &args.replay {
-        Some(path) => Some(Arc::new(crate::run::replay::Replay::new(
-            &crate::report::json::read(path)?,
-            path,
-            if args.replay_miss == "live" {
-                crate::agent::gateway::ReplayMiss::Live
-            } else {
-                crate::agent::gateway::ReplayMiss::Error
-            },
-        ))),
-        None => None,
-    };
+    let replay = replay(args)?;
     let setup = args
         .agents
         .resolve(|name| std::env::var_os(name))
@@ -65,8 +54,14 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             })
             .collect();
         let reuse = baselines.reuse.clone();
-        let prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
-        let prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
+        let mut prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
+        let mut prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
+        if let Some(replay) = replay.as_deref() {
+            prior.get_or_insert_default().extend(replay.grades.clone());
+            prior_claims
+                .get_or_insert_default()
+                .extend(replay.claims.clone());
+        }
         let judge = Arc::new(
             crate::assertions::judge::Judge::new(args.judge.config(), agents.values().cloned())
                 .with_prior(prior.unwrap_or_default())
@@ -127,6 +122,26 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// `--replay RESULTS.json`: the recorded runs whose cassettes answer each run, and their
+/// grades.
+///
+/// # Errors
+/// When the results file can not be read.
+fn replay(args: &RunArgs) -> Result<Option<Arc<crate::run::replay::Replay>>, CliError> {
+    let Some(path) = &args.replay else {
+        return Ok(None);
+    };
+    let miss = if args.replay_miss == "live" {
+        crate::agent::gateway::ReplayMiss::Live
+    } else {
+        crate::agent::gateway::ReplayMiss::Error
+    };
+    let results = crate::report::json::read(path)?;
+    Ok(Some(Arc::new(crate::run::replay::Replay::new(
+        &results, path, miss,
+    ))))
 }
 
 /// The model gateway the agents go through (none with `--no-gateway`): the ceilings,
@@ -208,8 +223,12 @@ impl Baselines {
         };
         let reuse = match args.reuse.as_deref() {
             Some(path) if super::publish::is_auto(path) => match auto {
-                Some(Some((baseline, from))) => {
-                    Some(Arc::new(crate::run::reuse::Reuse::new(baseline, from)))
+                Some(Some(found)) => {
+                    let mut reuse = crate::run::reuse::Reuse::new(found.results, found.from);
+                    if let Some(dir) = found.cassettes {
+                        reuse = reuse.with_extracted_cassettes(dir);
+                    }
+                    Some(Arc::new(reuse))
                 }
                 _ => None,
             },

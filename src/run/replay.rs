@@ -7,6 +7,10 @@
 //! through the gateway) is `error`, saying so; a cassette file that is missing or is not
 //! the one the results reference likewise. Cassettes are read once and shared by the runs
 //! that use them.
+//!
+//! Grading is answered like `--reuse` answers it ([`crate::run::reuse`]): the grades and
+//! claims the replayed results recorded, by their cache keys — a replay gives the same
+//! answer, so its reviews cost no judge call.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::gateway::cassette::{Cassette, CassetteRef};
 use crate::agent::gateway::{ReplayMiss, Replaying};
+use crate::assertions::judge::cache::CachedGrade;
+use crate::assertions::judge::claims::Claim;
 use crate::spec::TestSpec;
 use crate::verdict::results::{Results, TestKey, TestResult};
 
@@ -28,6 +34,10 @@ pub struct Replay {
     loaded: Mutex<BTreeMap<String, Arc<Cassette>>>,
     /// What a request the cassette does not hold gets (`--replay-miss`).
     miss: ReplayMiss,
+    /// The grades the results recorded, by cache key.
+    pub grades: BTreeMap<String, CachedGrade>,
+    /// The claims the results recorded, by cache key.
+    pub claims: BTreeMap<String, Vec<Claim>>,
 }
 
 /// A run's cassette reference, when its result has one.
@@ -38,6 +48,7 @@ fn reference(run: &TestResult) -> Option<CassetteRef> {
 impl Replay {
     /// The recorded runs of `results`, read from the file at `path`, replayed with `miss`.
     pub fn new(results: &Results, path: &Path, miss: ReplayMiss) -> Self {
+        let recorded = crate::run::reuse::Reuse::new(results.clone(), path.display().to_string());
         let mut runs = BTreeMap::new();
         for test in &results.tests {
             let key = test.key();
@@ -59,6 +70,8 @@ impl Replay {
             runs,
             loaded: Mutex::default(),
             miss,
+            grades: recorded.prior_grades(),
+            claims: recorded.prior_claims(),
         }
     }
 

@@ -45,6 +45,8 @@ pub struct Reuse {
     /// The directory the baseline's cassette references are relative to (the results
     /// file's), when its cassettes can be read.
     cassettes: Option<PathBuf>,
+    /// The directory they were extracted to from an artifact, kept while this lives.
+    _extracted: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 /// How a baseline's run is taken, once its fingerprint is unchanged.
@@ -74,7 +76,16 @@ impl Reuse {
             aptitude_version: baseline.aptitude_version,
             tests: baseline.tests.into_iter().map(|t| (t.key(), t)).collect(),
             cassettes: None,
+            _extracted: None,
         }
+    }
+
+    /// Reads the baseline's cassettes from `dir`, where they were extracted from its
+    /// artifact; the directory lives as long as this.
+    pub fn with_extracted_cassettes(mut self, dir: std::sync::Arc<tempfile::TempDir>) -> Self {
+        self.cassettes = Some(dir.path().to_owned());
+        self._extracted = Some(dir);
+        self
     }
 
     /// Reads the baseline's cassettes relative to `dir` (the results file's directory).

@@ -212,3 +212,113 @@ fn a_changed_tool_result_is_a_divergence_naming_the_turn() {
     );
     assert_eq!(model.requests_for("TAPE-DIVERGE").len(), served + 1);
 }
+
+/// A replay grades nothing again: its answer is the recording's, so each review is
+/// answered from the grade the replayed results recorded (no judge call, even without
+/// the grade cache).
+#[test]
+fn a_replay_answers_its_reviews_from_the_recorded_grades() {
+    let model = ScriptedModel::start();
+    model.script(
+        "TAPE-JUDGE",
+        vec![Turn::Text(
+            "{\"score\": 8, \"reasoning\": \"it greets\"}".into(),
+        )],
+    );
+    model.script("TAPE-GRADED", vec![Turn::Text("hello there".into())]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/t.aptitude.yaml",
+        "name: t\nprompt: \"TAPE-GRADED: greet\"\nassertions:\n  - stdout:\n      review: \"TAPE-JUDGE: greets\"\n      threshold: 7\n",
+    );
+    let first = crate::run::aptitude_run(&suite, &model, &["--record-model", "--no-cache"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let judge_calls = || model.requests_for("TAPE-JUDGE").len();
+    let (calls, all) = (judge_calls(), model.requests().len());
+    assert_eq!(calls, 1);
+    let again = crate::run::aptitude_run(
+        &suite,
+        &model,
+        &["--replay", kept.to_str().unwrap(), "--no-cache"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(
+        model.requests().len(),
+        all,
+        "neither the agent nor the judge asked"
+    );
+    let review = &again.results.unwrap()["tests"][0]["assertions"][0];
+    assert_eq!(review["status"], "pass", "{review:#}");
+    assert_eq!(review["score"], 8);
+    assert_eq!(review["cached"], true);
+}
+
+/// The agents whose cassettes are kept as fixtures in `tests/data/cassettes/<agent>/`.
+const KEPT: &[&str] = &["claude", "codex", "gemini"];
+
+/// Copies `from` into `to`, recursively.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Cassettes kept as fixtures (recorded once against the scripted model, on another day,
+/// another machine, another aptitude build) still replay: the test passes, every request
+/// is answered from the cassette, and the model is never asked. `UPDATE_CASSETTES=1`
+/// records them again (after an agent's pinned version changed).
+#[test]
+fn the_kept_cassettes_replay() {
+    for agent in AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| KEPT.contains(&a.name))
+    {
+        let fixture = crate::support::data("cassettes").join(agent.name);
+        if std::env::var_os("UPDATE_CASSETTES").is_some() {
+            let model = ScriptedModel::start();
+            let marker = format!("KEPT-{}", agent.name.to_uppercase());
+            let suite = suite_for(&agent, &marker, &model);
+            let (code, _, stderr) =
+                run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+            assert_eq!(code, 0, "{stderr}");
+            let _ = std::fs::remove_dir_all(&fixture);
+            for part in ["tests", "results.cassettes"] {
+                copy_tree(&suite.path().join(part), &fixture.join(part));
+            }
+            std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+        }
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        copy_tree(&fixture, suite.path());
+        let recorded = suite.path().join("recorded.json");
+        let (code, results, stderr) = run_on(
+            &suite,
+            &model,
+            &agent,
+            &["--no-grade", "--replay", recorded.to_str().unwrap()],
+        );
+        let test = &results["tests"][0];
+        assert_eq!(code, 0, "{}: {stderr}\n{}", agent.name, test["error"]);
+        assert_eq!(test["status"], "passed", "{}", agent.name);
+        assert!(
+            model.requests().is_empty(),
+            "{}: the model was asked",
+            agent.name
+        );
+        assert_eq!(
+            test["model_traffic"]["replayed"], test["model_traffic"]["requests"],
+            "{}",
+            agent.name
+        );
+    }
+}

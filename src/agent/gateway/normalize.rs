@@ -8,6 +8,7 @@
 //! | what | why it differs between runs | becomes |
 //! |---|---|---|
 //! | the run's workspace copy and private home (and their canonical forms) | aptitude makes them fresh for each run (`/tmp/aptitude-ws-…`) | `@@aptitude:workspace@@`, `@@aptitude:home@@` |
+//! | this machine's kernel release (`/proc/sys/kernel/osrelease`) | agents put the OS version in their system prompt; CI runner images move on | `<os-release>` |
 //! | UUIDs | session and request ids the agent makes (`metadata.user_id`, `prompt_cache_key`) | `<uuid>` |
 //! | hex ids of 32+ digits | hashed ids (Claude Code's user id) | `<hex>` |
 //! | the names aptitude gives the run's directories (`aptitude-ws-…`, `aptitude-qwen-home-…`), also in relative paths | made fresh for each run | `@@aptitude:workspace-dir@@`, `@@aptitude:home-name@@` |
@@ -43,6 +44,14 @@ pub const HOME_NAME: &str = "@@aptitude:home-name@@";
 /// Unix times in s or ms from 2017 to 2033, between non-digits.
 static UNIX_TIME: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(^|[^0-9])1[5-9](?:[0-9]{11}|[0-9]{8})([^0-9]|$)").ok());
+
+/// This machine's kernel release (`6.8.0-1017-azure`), when it can be read.
+static OS_RELEASE: LazyLock<Option<String>> = LazyLock::new(|| {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| s.len() >= 3)
+});
 
 /// Whether a JSON number is a Unix time of the same range.
 fn is_unix_time(n: &serde_json::Number) -> bool {
@@ -173,6 +182,11 @@ impl Normalizer {
     /// A request's text as compared: the run's paths, then the volatile values, as tokens.
     pub fn request_text(&self, text: &str) -> String {
         let mut out = self.paths(text);
+        if let Some(release) = OS_RELEASE.as_deref()
+            && out.contains(release)
+        {
+            out = out.replace(release, "<os-release>");
+        }
         for (pattern, token) in VOLATILE.iter() {
             if pattern.is_match(&out) {
                 out = pattern.replace_all(&out, *token).into_owned();
@@ -323,6 +337,12 @@ mod tests {
             n.request_json(&json!({"created": 1795655856, "max_tokens": 32000})),
             json!({"created": "<time>", "max_tokens": 32000})
         );
+        if let Some(release) = OS_RELEASE.as_deref() {
+            assert_eq!(
+                n.request_text(&format!("OS Version: Linux {release}")),
+                "OS Version: Linux <os-release>"
+            );
+        }
         let reply = format!("cat {}/a.txt", ws.path().display());
         let stored = n.paths(&reply);
         assert_eq!(stored, "cat @@aptitude:workspace@@/a.txt");
