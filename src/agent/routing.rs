@@ -195,6 +195,12 @@ impl Routed {
         self.endpoint.base_url()
     }
 
+    /// The endpoint's address (`127.0.0.1:PORT`): the one address the agent needs to
+    /// reach for its model (what a sandbox lets through).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.endpoint.addr()
+    }
+
     /// The variables that point the agent at the endpoint, set over everything else: the
     /// route's base-URL variable, and each key variable of `plan` holding its placeholder.
     pub fn env(&self, route: &ModelRoute, plan: &RoutePlan) -> Vec<(String, String)> {

@@ -48,7 +48,6 @@ fn reference(run: &TestResult) -> Option<CassetteRef> {
 impl Replay {
     /// The recorded runs of `results`, read from the file at `path`, replayed with `miss`.
     pub fn new(results: &Results, path: &Path, miss: ReplayMiss) -> Self {
-        let recorded = crate::run::reuse::Reuse::new(results.clone(), path.display().to_string());
         let mut runs = BTreeMap::new();
         for test in &results.tests {
             let key = test.key();
@@ -70,8 +69,8 @@ impl Replay {
             runs,
             loaded: Mutex::default(),
             miss,
-            grades: recorded.prior_grades(),
-            claims: recorded.prior_claims(),
+            grades: crate::run::reuse::grades_of(&mut results.tests.iter()),
+            claims: crate::run::reuse::claims_of(&mut results.tests.iter()),
         }
     }
 

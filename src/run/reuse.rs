@@ -114,58 +114,70 @@ impl Reuse {
     /// Every grade the baseline recorded with its cache key, for
     /// [`crate::assertions::judge::Judge::with_prior`].
     pub fn prior_grades(&self) -> BTreeMap<String, CachedGrade> {
-        let mut grades = BTreeMap::new();
-        let mut add = |t: &TestResult| {
-            for a in &t.assertions {
-                let scores: Vec<(Option<u8>, Option<&String>)> = if a.votes.is_empty() {
-                    vec![(a.score, a.reasoning.as_ref())]
-                } else {
-                    a.votes
-                        .iter()
-                        .map(|v| (v.score, v.reasoning.as_ref()))
-                        .collect()
-                };
-                for (key, (score, reasoning)) in a.grade_keys.iter().zip(scores) {
-                    if let Some(score) = score {
-                        grades.insert(
-                            key.clone(),
-                            CachedGrade {
-                                score,
-                                reasoning: reasoning.cloned().unwrap_or_default(),
-                                agent: String::new(),
-                                model: None,
-                            },
-                        );
-                    }
-                }
-            }
-        };
-        for t in self.tests.values() {
-            add(t);
-            t.runs.iter().for_each(&mut add);
-        }
-        grades
+        grades_of(&mut self.tests.values())
     }
 
     /// Every `claims: verified` extraction the baseline recorded, by its cache key, for
     /// [`crate::assertions::judge::Judge::with_prior_claims`]. An extraction that failed recorded no
     /// claims and gives none.
     pub fn prior_claims(&self) -> BTreeMap<String, Vec<Claim>> {
-        let mut prior = BTreeMap::new();
-        let mut add = |t: &TestResult| {
-            for a in t.assertions.iter().filter(|a| a.kind == "claims") {
-                if let (Some(claims), [key]) = (&a.claims, a.grade_keys.as_slice()) {
-                    prior.insert(key.clone(), claims.clone());
+        claims_of(&mut self.tests.values())
+    }
+}
+
+/// Every grade `tests` (and their runs) recorded, by its cache key.
+pub fn grades_of(tests: &mut dyn Iterator<Item = &TestResult>) -> BTreeMap<String, CachedGrade> {
+    let mut grades = BTreeMap::new();
+    let mut add = |t: &TestResult| {
+        for a in &t.assertions {
+            let scores: Vec<(Option<u8>, Option<&String>)> = if a.votes.is_empty() {
+                vec![(a.score, a.reasoning.as_ref())]
+            } else {
+                a.votes
+                    .iter()
+                    .map(|v| (v.score, v.reasoning.as_ref()))
+                    .collect()
+            };
+            for (key, (score, reasoning)) in a.grade_keys.iter().zip(scores) {
+                if let Some(score) = score {
+                    grades.insert(
+                        key.clone(),
+                        CachedGrade {
+                            score,
+                            reasoning: reasoning.cloned().unwrap_or_default(),
+                            agent: String::new(),
+                            model: None,
+                        },
+                    );
                 }
             }
-        };
-        for t in self.tests.values() {
-            add(t);
-            t.runs.iter().for_each(&mut add);
         }
-        prior
+    };
+    for t in tests {
+        add(t);
+        t.runs.iter().for_each(&mut add);
     }
+    grades
+}
 
+/// Every `claims: verified` extraction `tests` (and their runs) recorded, by its cache key.
+pub fn claims_of(tests: &mut dyn Iterator<Item = &TestResult>) -> BTreeMap<String, Vec<Claim>> {
+    let mut prior = BTreeMap::new();
+    let mut add = |t: &TestResult| {
+        for a in t.assertions.iter().filter(|a| a.kind == "claims") {
+            if let (Some(claims), [key]) = (&a.claims, a.grade_keys.as_slice()) {
+                prior.insert(key.clone(), claims.clone());
+            }
+        }
+    };
+    for t in tests {
+        add(t);
+        t.runs.iter().for_each(&mut add);
+    }
+    prior
+}
+
+impl Reuse {
     /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, and how it is
     /// taken, when it may be reused apart from the fingerprint; else why not, in words.
     pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<Taken<'_>, String> {

@@ -158,9 +158,8 @@ pub fn aggregate_split(
             .then(|| first.and_then(|r| r.reused.clone()))
             .flatten(),
         not_reused: runs.iter().find_map(|r| r.not_reused.clone()),
-        model_traffic: crate::agent::gateway::Traffic::sum(
-            runs.iter().filter_map(|r| r.model_traffic.as_ref()),
-        ),
+        // Each run's traffic (and cassette) stays with the run.
+        model_traffic: None,
         runs,
     }
 }

@@ -125,99 +125,66 @@ pub enum CassetteError {
     },
 }
 
-/// A request as stored: whole, or as what it adds to the previous request to its path.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Stored {
-    Full(Value),
-    Delta(Delta),
-}
+// The file's JSON is built and read as `serde_json::Value`s rather than derived types: the
+// format is small, and the binary carries no deserializer of its own for it.
+//
+// `{"cassette": 1, "upstream", "credentials": [..], "exchanges": [{"method", "path",
+//   "request": {"full": <json>} | {"delta": {"same": [keys], "append": {key: [items]},
+//   "set": {key: value}}}, "status", "content_type", "reply", "cut"}], "dropped": {..}}`
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Delta {
-    /// Fields equal to the previous request's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    same: Vec<String>,
-    /// Arrays that extend the previous request's: the items added.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    append: BTreeMap<String, Vec<Value>>,
-    /// Other fields.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    set: Map<String, Value>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct FileExchange {
-    method: String,
-    path: String,
-    request: Stored,
-    status: u16,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    content_type: Option<String>,
-    reply: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    cut: bool,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct File {
-    cassette: u32,
-    upstream: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    credentials: Vec<String>,
-    exchanges: Vec<FileExchange>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    dropped: Option<Dropped>,
-}
-
-/// `request` as what it adds to `base` (both objects), or whole.
-fn encode(base: Option<&Value>, request: &Value) -> Stored {
+/// `request` as stored: what it adds to `base` (both objects), or whole.
+fn encode(base: Option<&Value>, request: &Value) -> Value {
     let (Some(Value::Object(base)), Value::Object(now)) = (base, request) else {
-        return Stored::Full(request.clone());
+        return serde_json::json!({ "full": request });
     };
-    let mut delta = Delta::default();
+    let (mut same, mut append, mut set) = (Vec::new(), Map::new(), Map::new());
     for (key, value) in now {
         match (base.get(key), value) {
-            (Some(old), new) if old == new => delta.same.push(key.clone()),
+            (Some(old), new) if old == new => same.push(Value::String(key.clone())),
             (Some(Value::Array(old)), Value::Array(new))
                 if new.len() > old.len() && new[..old.len()] == old[..] =>
             {
-                delta.append.insert(key.clone(), new[old.len()..].to_vec());
+                append.insert(key.clone(), Value::Array(new[old.len()..].to_vec()));
             }
             _ => {
-                delta.set.insert(key.clone(), value.clone());
+                set.insert(key.clone(), value.clone());
             }
         }
     }
-    Stored::Delta(delta)
+    serde_json::json!({ "delta": { "same": same, "append": append, "set": set } })
 }
 
 /// The request `stored` describes, on `base`.
-fn decode(base: Option<&Value>, stored: Stored) -> Result<Value, String> {
-    let delta = match stored {
-        Stored::Full(v) => return Ok(v),
-        Stored::Delta(d) => d,
-    };
+fn decode(base: Option<&Value>, stored: &Value) -> Result<Value, String> {
+    if let Some(full) = stored.get("full") {
+        return Ok(full.clone());
+    }
+    let delta = stored
+        .get("delta")
+        .ok_or("a request is neither `full` nor `delta`")?;
     let base = base
         .and_then(Value::as_object)
         .ok_or("a request stored as a change has no earlier request to its path")?;
     let mut out = Map::new();
-    for key in delta.same {
+    for key in delta["same"].as_array().into_iter().flatten() {
+        let key = key.as_str().ok_or("a `same` key is not a string")?;
         let v = base
-            .get(&key)
+            .get(key)
             .ok_or(format!("`{key}` is not in the earlier request"))?;
-        out.insert(key, v.clone());
+        out.insert(key.to_owned(), v.clone());
     }
-    for (key, items) in delta.append {
+    for (key, items) in delta["append"].as_object().into_iter().flatten() {
         let mut v = base
-            .get(&key)
+            .get(key)
             .and_then(Value::as_array)
             .cloned()
             .ok_or(format!("`{key}` is not an array of the earlier request"))?;
-        v.extend(items);
-        out.insert(key, Value::Array(v));
+        v.extend(items.as_array().into_iter().flatten().cloned());
+        out.insert(key.clone(), Value::Array(v));
     }
-    out.extend(delta.set);
+    if let Some(set) = delta["set"].as_object() {
+        out.extend(set.clone());
+    }
     Ok(Value::Object(out))
 }
 
@@ -238,25 +205,33 @@ impl Cassette {
         for e in &self.exchanges {
             let request = redacted_json(&e.request, redactor);
             let path = redactor.redact(&e.path);
-            let stored = encode(last.get(&path), &request);
-            last.insert(path.clone(), request);
-            exchanges.push(FileExchange {
-                method: e.method.clone(),
-                path,
-                request: stored,
-                status: e.status,
-                content_type: e.content_type.clone(),
-                reply: redactor.redact(&e.reply),
-                cut: e.cut,
+            let mut exchange = serde_json::json!({
+                "method": e.method,
+                "path": path,
+                "request": encode(last.get(&path), &request),
+                "status": e.status,
+                "reply": redactor.redact(&e.reply),
+            });
+            if let Some(content_type) = &e.content_type {
+                exchange["content_type"] = Value::String(content_type.clone());
+            }
+            if e.cut {
+                exchange["cut"] = Value::Bool(true);
+            }
+            last.insert(path, request);
+            exchanges.push(exchange);
+        }
+        let mut file = serde_json::json!({
+            "cassette": CASSETTE_VERSION,
+            "upstream": redactor.redact(&self.upstream),
+            "credentials": self.credentials,
+            "exchanges": exchanges,
+        });
+        if let Some(dropped) = &self.dropped {
+            file["dropped"] = serde_json::json!({
+                "exchanges": dropped.exchanges, "bytes": dropped.bytes, "why": dropped.why,
             });
         }
-        let file = File {
-            cassette: CASSETTE_VERSION,
-            upstream: redactor.redact(&self.upstream),
-            credentials: self.credentials.clone(),
-            exchanges,
-            dropped: self.dropped.clone(),
-        };
         let json = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(&json)?;
@@ -287,34 +262,64 @@ impl Cassette {
                 "it is larger than any cassette aptitude writes".into(),
             ));
         }
-        let file: File = serde_json::from_slice(&json).map_err(|e| format(e.to_string()))?;
-        if file.cassette != CASSETTE_VERSION {
+        let file: Value = serde_json::from_slice(&json).map_err(|e| format(e.to_string()))?;
+        let version = file["cassette"].as_u64().unwrap_or(0);
+        if version != u64::from(CASSETTE_VERSION) {
             return Err(format(format!(
-                "version {} (this aptitude reads version {CASSETTE_VERSION})",
-                file.cassette
+                "version {version} (this aptitude reads version {CASSETTE_VERSION})"
             )));
         }
+        let text = |v: &Value, key: &str| v[key].as_str().map(str::to_owned);
         let mut last: BTreeMap<String, Value> = BTreeMap::new();
-        let mut exchanges = Vec::with_capacity(file.exchanges.len());
-        for (i, e) in file.exchanges.into_iter().enumerate() {
-            let request = decode(last.get(&e.path), e.request)
-                .map_err(|why| format(format!("exchange {}: {why}", i + 1)))?;
-            last.insert(e.path.clone(), request.clone());
+        let mut exchanges = Vec::new();
+        for (i, e) in file["exchanges"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let at = |why: String| format(format!("exchange {}: {why}", i + 1));
+            let (Some(method), Some(path), Some(reply)) =
+                (text(e, "method"), text(e, "path"), text(e, "reply"))
+            else {
+                return Err(at("it lacks its method, path or reply".into()));
+            };
+            let request = decode(last.get(&path), &e["request"]).map_err(at)?;
+            last.insert(path.clone(), request.clone());
             exchanges.push(Exchange {
-                method: e.method,
-                path: e.path,
+                method,
+                path,
                 request,
-                status: e.status,
-                content_type: e.content_type,
-                reply: e.reply,
-                cut: e.cut,
+                status: e["status"]
+                    .as_u64()
+                    .and_then(|s| u16::try_from(s).ok())
+                    .unwrap_or(0),
+                content_type: text(e, "content_type"),
+                reply,
+                cut: e["cut"].as_bool().unwrap_or(false),
             });
         }
+        let dropped = file
+            .get("dropped")
+            .filter(|d| d.is_object())
+            .map(|d| Dropped {
+                exchanges: d["exchanges"]
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0),
+                bytes: d["bytes"].as_u64().unwrap_or(0),
+                why: text(d, "why").unwrap_or_default(),
+            });
         Ok(Cassette {
-            upstream: file.upstream,
-            credentials: file.credentials,
+            upstream: text(&file, "upstream").unwrap_or_default(),
+            credentials: file["credentials"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect(),
             exchanges,
-            dropped: file.dropped,
+            dropped,
         })
     }
 

@@ -190,7 +190,7 @@ impl Gateway {
         for secret in &run.secrets {
             crate::shared::redact::register_secret(secret);
         }
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .map_err(GatewayError::Bind)?;
         let addr = listener.local_addr().map_err(GatewayError::Bind)?;

@@ -41,10 +41,6 @@ pub const WORKSPACE_DIR: &str = "@@aptitude:workspace-dir@@";
 /// The token for the name aptitude gave the run's private home (`aptitude-qwen-home-…`).
 pub const HOME_NAME: &str = "@@aptitude:home-name@@";
 
-/// Unix times in s or ms from 2017 to 2033, between non-digits.
-static UNIX_TIME: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(^|[^0-9])1[5-9](?:[0-9]{11}|[0-9]{8})([^0-9]|$)").ok());
-
 /// This machine's kernel release (`6.8.0-1017-azure`), when it can be read.
 static OS_RELEASE: LazyLock<Option<String>> = LazyLock::new(|| {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -70,7 +66,12 @@ fn slug(path: &str) -> String {
 
 /// Values that differ between runs by construction (see the module table).
 static VOLATILE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    let patterns: [(&str, &str); 8] = [
+    // Unix times twice: a match takes the separator after it, which may start the next.
+    let time = (
+        r"(^|[^0-9])1[5-9](?:[0-9]{11}|[0-9]{8})([^0-9]|$)",
+        "${1}<time>${2}",
+    );
+    let patterns: [(&str, &str); 10] = [
         (
             r"\b(Wall time|Elapsed|Duration): [0-9]+(?:\.[0-9]+)? ?(?:seconds|secs|s|ms)\b",
             "${1}: <measured>",
@@ -94,6 +95,9 @@ static VOLATILE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,? )?(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2},? \d{4}\b",
             "<date>",
         ),
+        // Last: inside a hex id, digits stand next to letters.
+        time,
+        time,
     ];
     patterns
         .into_iter()
@@ -190,14 +194,6 @@ impl Normalizer {
         for (pattern, token) in VOLATILE.iter() {
             if pattern.is_match(&out) {
                 out = pattern.replace_all(&out, *token).into_owned();
-            }
-        }
-        if let Some(time) = UNIX_TIME.as_ref() {
-            // Twice: a match takes the separator after it, which may start the next.
-            for _ in 0..2 {
-                if time.is_match(&out) {
-                    out = time.replace_all(&out, "${1}<time>${2}").into_owned();
-                }
             }
         }
         out

@@ -10,7 +10,7 @@
 //!
 //! Every other path (`/v1/messages/count_tokens`, model lists) is passed through unmetered.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// A model protocol the gateway meters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -65,22 +65,25 @@ impl Protocol {
     /// A reply in this protocol's error shape with HTTP `status`: what the provider would
     /// send, so that the agent reports it as an API error in its own words. A 400 is not
     /// retried by any of the pinned agents' SDKs (they retry 408, 409, 429 and 5xx).
-    pub fn error_body(self, status: u16, kind: &str, message: &str) -> Value {
+    pub fn error_body(self, status: u16, kind: &str, message: &str) -> String {
+        // JSON strings, quoted and escaped.
+        let quote = |s: &str| Value::String(s.to_owned()).to_string();
+        let (kind, message) = (quote(kind), quote(message));
         match self {
-            Protocol::Anthropic => json!({
-                "type": "error",
-                "error": {"type": kind, "message": message}
-            }),
-            Protocol::Responses | Protocol::Chat => json!({
-                "error": {"message": message, "type": kind, "param": null, "code": kind}
-            }),
-            Protocol::Gemini => json!({
-                "error": {
-                    "code": status,
-                    "message": message,
-                    "status": if status == 400 { "INVALID_ARGUMENT" } else { "UNAVAILABLE" }
-                }
-            }),
+            Protocol::Anthropic => {
+                format!(r#"{{"type":"error","error":{{"type":{kind},"message":{message}}}}}"#)
+            }
+            Protocol::Responses | Protocol::Chat => format!(
+                r#"{{"error":{{"message":{message},"type":{kind},"param":null,"code":{kind}}}}}"#
+            ),
+            Protocol::Gemini => {
+                let state = if status == 400 {
+                    "INVALID_ARGUMENT"
+                } else {
+                    "UNAVAILABLE"
+                };
+                format!(r#"{{"error":{{"code":{status},"message":{message},"status":"{state}"}}}}"#)
+            }
         }
     }
 }

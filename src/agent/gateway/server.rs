@@ -60,21 +60,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(super) struct Shared {
     pub(super) limits: Limits,
     ledger: Mutex<Ledger>,
-    http: Client<HttpConnector, Full<Bytes>>,
-    https: OnceLock<Result<HttpsClient, String>>,
+    /// One client for `http` and `https` upstreams (one pool, one instantiation in the
+    /// binary), made on first use; with why the system's root certificates could not be
+    /// loaded, when they could not (an `https` upstream then fails, saying so).
+    client: OnceLock<(HttpsClient, Option<String>)>,
     pub(super) record: Option<RecordTo>,
     pub(super) redactor: crate::shared::redact::Redactor,
 }
 
 impl Shared {
     pub(super) fn new(options: GatewayOptions) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
         Shared {
             limits: options.limits,
             ledger: Mutex::new(Ledger::new(options.limits)),
-            http: Client::builder(TokioExecutor::new()).build(connector),
-            https: OnceLock::new(),
+            client: OnceLock::new(),
             record: options.record,
             redactor: options
                 .redactor
@@ -86,21 +85,31 @@ impl Shared {
         lock(&self.ledger).spent()
     }
 
-    /// The https client, made on first use with the system's root certificates.
-    fn https(&self) -> Result<&HttpsClient, String> {
-        self.https
-            .get_or_init(|| {
-                let builder = hyper_rustls::HttpsConnectorBuilder::new()
-                    .with_native_roots()
-                    .map_err(|e| format!("no TLS root certificates: {e}"))?;
-                let mut http = HttpConnector::new();
-                http.set_nodelay(true);
-                http.enforce_http(false);
-                let connector = builder.https_or_http().enable_http1().wrap_connector(http);
-                Ok(Client::builder(TokioExecutor::new()).build(connector))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The client, made on first use with the system's root certificates (none when they
+    /// can not be loaded).
+    fn client(&self) -> &(HttpsClient, Option<String>) {
+        self.client.get_or_init(|| {
+            let (builder, no_roots) =
+                match hyper_rustls::HttpsConnectorBuilder::new().with_native_roots() {
+                    Ok(builder) => (builder, None),
+                    Err(e) => (
+                        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(
+                            rustls::ClientConfig::builder()
+                                .with_root_certificates(rustls::RootCertStore::empty())
+                                .with_no_client_auth(),
+                        ),
+                        Some(format!("no TLS root certificates could be loaded: {e}")),
+                    ),
+                };
+            let mut http = HttpConnector::new();
+            http.set_nodelay(true);
+            http.enforce_http(false);
+            let connector = builder.https_or_http().enable_http1().wrap_connector(http);
+            (
+                Client::builder(TokioExecutor::new()).build(connector),
+                no_roots,
+            )
+        })
     }
 
     async fn send(
@@ -108,19 +117,18 @@ impl Shared {
         https: bool,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, String> {
-        let sent = if https {
-            self.https()?.request(request).await
-        } else {
-            self.http.request(request).await
-        };
-        sent.map_err(|e| {
+        let (client, no_roots) = self.client();
+        client.request(request).await.map_err(|e| {
             let mut why = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
                 why.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            why
+            match (https, no_roots) {
+                (true, Some(roots)) => format!("{why} ({roots})"),
+                _ => why,
+            }
         })
     }
 }
@@ -384,10 +392,7 @@ fn local_error(
     message: &str,
 ) -> Response<Body> {
     let (body, content_type) = match protocol {
-        Some(p) => (
-            p.error_body(status, kind, message).to_string(),
-            "application/json",
-        ),
+        Some(p) => (p.error_body(status, kind, message), "application/json"),
         None => (message.to_owned(), "text/plain; charset=utf-8"),
     };
     let mut response = Response::new(full(body));

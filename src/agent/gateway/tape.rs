@@ -2,7 +2,7 @@
 //! taped as it streams to the agent, and a reply given back from a cassette.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body_util::{BodyExt, Full};
 use hyper::Response;
 use hyper::header::{self, HeaderValue};
 use serde_json::Value;
@@ -108,19 +108,35 @@ impl Taping {
     }
 }
 
+/// A recorded reply that was cut: its data, then a dropped connection.
+struct CutReply {
+    data: Option<Bytes>,
+}
+
+impl http_body::Body for CutReply {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        std::task::Poll::Ready(Some(match self.data.take() {
+            Some(data) => Ok(http_body::Frame::data(data)),
+            None => Err(Box::new(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the recorded reply was cut here",
+            ))),
+        }))
+    }
+}
+
 /// The recorded reply of `exchange`, with the replaying run's own paths: whole, or — for
 /// a reply that was cut — its recorded part and then a dropped connection.
 pub(super) fn replayed(exchange: &Exchange, normalizer: &Normalizer) -> Response<Body> {
     let bytes = Bytes::from(normalizer.restore(&exchange.reply));
     let body: Body = if exchange.cut {
-        let frames: Vec<Result<http_body::Frame<Bytes>, BoxError>> = vec![
-            Ok(http_body::Frame::data(bytes)),
-            Err(Box::new(std::io::Error::new(
-                std::io::ErrorKind::ConnectionReset,
-                "the recorded reply was cut here",
-            ))),
-        ];
-        StreamBody::new(futures_util::stream::iter(frames)).boxed()
+        CutReply { data: Some(bytes) }.boxed()
     } else {
         Full::new(bytes).map_err(|never| match never {}).boxed()
     };

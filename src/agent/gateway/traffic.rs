@@ -92,42 +92,6 @@ impl Traffic {
         }
     }
 
-    /// The traffic of several runs together (a repeated test's): counts and tokens
-    /// summed, cost only when every run was priced, models of all, the first budget
-    /// refusal; `None` for no runs.
-    pub fn sum<'a>(runs: impl IntoIterator<Item = &'a Traffic>) -> Option<Traffic> {
-        let mut runs = runs.into_iter();
-        let mut sum = runs.next()?.clone();
-        // Each run's cassette stays with the run.
-        sum.cassette = None;
-        sum.cassette_error = None;
-        for run in runs {
-            sum.requests += run.requests;
-            sum.retries += run.retries;
-            sum.failed += run.failed;
-            sum.other_requests += run.other_requests;
-            sum.unmetered += run.unmetered;
-            sum.add_tokens(&run.tokens());
-            sum.cost_usd = sum.cost_usd.zip(run.cost_usd).map(|(a, b)| a + b);
-            for model in &run.models {
-                if !sum.models.contains(model) {
-                    sum.models.push(model.clone());
-                }
-            }
-            if sum.budget.is_none() {
-                sum.budget.clone_from(&run.budget);
-            }
-            sum.replayed += run.replayed;
-            if sum.divergence.is_none() {
-                sum.divergence.clone_from(&run.divergence);
-            }
-            if sum.went_live.is_none() {
-                sum.went_live.clone_from(&run.went_live);
-            }
-        }
-        Some(sum)
-    }
-
     fn add_tokens(&mut self, t: &Tokens) {
         let mut sum = self.tokens();
         sum.add(t);
