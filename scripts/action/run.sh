@@ -63,6 +63,8 @@ args=(run --github --json "$out/results.json" --html "$out/report.html" --markdo
 [ -n "${MODEL:-}" ] && args+=(--model "$MODEL")
 [ -n "${RUNS:-}" ] && args+=(--runs "$RUNS")
 [ -n "${MAX_COST:-}" ] && args+=(--max-cost "$MAX_COST")
+# Every results artifact can be replayed: the runs' model exchanges travel with it.
+[ "${RECORD_MODEL:-true}" = "true" ] && args+=(--record-model)
 # A shard job (publish: false) leaves the comment and the check run to the job that merges
 # the shards.
 if [ "${COMMENT:-true}" != "true" ] || [ "${PUBLISH:-true}" != "true" ]; then args+=(--no-comment); fi

@@ -52,6 +52,17 @@ impl AgentCli for Aider {
         &["AIDER_", "OPENAI_"]
     }
 
+    /// Only with a base URL (`--openai-api-base`, the key from `OPENAI_API_KEY`).
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: None,
+            key_envs: &["OPENAI_API_KEY"],
+            default_upstream: None,
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`--openai-api-base` (model `openai/M`; needs a model)"
     }

@@ -190,6 +190,27 @@ impl AgentCli for Claude {
         ]
     }
 
+    /// `ANTHROPIC_BASE_URL`; a logged-in user's OAuth token (`.credentials.json`, copied into
+    /// the private home) is sent to that base URL too, so a login goes through the gateway.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: Some("ANTHROPIC_BASE_URL"),
+            key_envs: &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_OAUTH_TOKEN",
+            ],
+            default_upstream: Some("https://api.anthropic.com"),
+            login_passes_through: true,
+            login: Some(super::LoginFile {
+                file: ".credentials.json",
+                token: "/claudeAiOauth/accessToken",
+                others: &["/claudeAiOauth/refreshToken"],
+                expires_ms: Some("/claudeAiOauth/expiresAt"),
+            }),
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`ANTHROPIC_BASE_URL`"
     }

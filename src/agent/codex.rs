@@ -152,6 +152,19 @@ impl AgentCli for Codex {
         ]
     }
 
+    /// The provider `aptitude` (`-c model_providers.aptitude`) with the key from
+    /// `OPENAI_API_KEY`. A ChatGPT login (`auth.json`) is used only by Codex's own
+    /// provider, whose backend the gateway does not speak: such a run goes direct.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: None,
+            key_envs: &["OPENAI_API_KEY"],
+            default_upstream: Some("https://api.openai.com/v1"),
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `-c model_providers.aptitude={base_url, wire_api=\"responses\"}`"
     }

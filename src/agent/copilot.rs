@@ -145,6 +145,18 @@ impl AgentCli for Copilot {
         ]
     }
 
+    /// Only with a provider base URL: Copilot's own backend (a GitHub login) is not
+    /// spoken by the gateway, so a run without a base URL goes direct.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: Some("COPILOT_PROVIDER_BASE_URL"),
+            key_envs: &["COPILOT_PROVIDER_API_KEY"],
+            default_upstream: None,
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`COPILOT_PROVIDER_BASE_URL` (+ `COPILOT_MODEL`, `COPILOT_OFFLINE=true`)"
     }

@@ -9,8 +9,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use super::gateway::Gateway;
 use super::mcp_watch::McpWatch;
 use super::process::{self, Spec};
+use super::routing::{self, Routed};
 use super::{
     Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
     GradeReply, GradeTask, Invocation, Task,
@@ -34,6 +36,9 @@ pub struct AgentSettings {
     pub grace: Duration,
     /// Whether runs and grading calls are sandboxed (`--sandbox`; on by default).
     pub sandbox: crate::sandbox::Sandbox,
+    /// The model gateway runs and grading calls go through ([`super::gateway`]); `None`:
+    /// the agent talks to its model directly, holding the real key.
+    pub gateway: Option<Gateway>,
 }
 
 impl Default for AgentSettings {
@@ -45,8 +50,23 @@ impl Default for AgentSettings {
             env: Vec::new(),
             grace: Duration::from_secs(5),
             sandbox: crate::sandbox::Sandbox::default(),
+            gateway: None,
         }
     }
+}
+
+/// Why a run's command could not be prepared.
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    /// The agent can not express the task (its message ends a sentence after its name).
+    #[error("{0}")]
+    Invocation(String),
+    /// The run's gateway endpoint could not start.
+    #[error(transparent)]
+    Gateway(#[from] super::gateway::GatewayError),
+    /// The sandbox could not be set up: the command must not run.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }
 
 /// An agent CLI run through its [`AgentCli`] description.
@@ -108,37 +128,53 @@ impl CliAgent {
         }
     }
 
+    /// The environment an unsandboxed agent gets on top of aptitude's own: the
+    /// invocation's defaults (a default the user already set in aptitude's environment,
+    /// which the agent inherits, stays the user's), `--agent-env`, the test's `env:`, and the
+    /// isolation variables last. Also what the gateway reads the run's endpoint and keys
+    /// from.
+    fn direct_env(
+        &self,
+        invocation: &Invocation,
+        test_env: &std::collections::BTreeMap<String, String>,
+    ) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = invocation
+            .defaults
+            .iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .cloned()
+            .collect();
+        env.extend(self.settings.env.iter().cloned());
+        env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env.extend(invocation.isolation.iter().cloned());
+        env
+    }
+
     /// The command of one run or grading call: sandboxed with the policy of `parts` when the
     /// sandbox is on (the environment is then the policy's whole environment), else with
-    /// aptitude's environment plus the invocation's.
+    /// aptitude's environment plus [`CliAgent::direct_env`] — and, when the run goes through
+    /// the gateway, its endpoint and placeholder keys in place of the real ones.
     ///
     /// # Errors
-    /// [`AgentError::Sandbox`] when the sandbox can not be set up: the command must not run.
+    /// [`crate::sandbox::SandboxError`] when the sandbox can not be set up: the command
+    /// must not run.
     fn spec(
         &self,
         invocation: Invocation,
         parts: &super::fence::Parts<'_>,
         test_env: &std::collections::BTreeMap<String, String>,
         timeout: Duration,
-    ) -> Result<Spec, AgentError> {
+    ) -> Result<Spec, crate::sandbox::SandboxError> {
         let policy = super::fence::policy(parts, &invocation, &self.settings.env, test_env);
         let fence = self.settings.sandbox.fence(policy.clone(), parts.sandbox)?;
         let env = match &fence {
             Some(_) => policy.env,
             None => {
-                // A default the user already set in aptitude's own environment (which an
-                // unsandboxed agent inherits) stays the user's.
-                let mut env: Vec<(String, String)> = invocation
-                    .defaults
-                    .into_iter()
-                    .filter(|(k, _)| std::env::var_os(k).is_none())
-                    .collect();
+                let mut env = self.direct_env(&invocation, test_env);
                 if let Some((dir, cache)) = parts.shared_cache {
-                    env.push((cache.var.to_owned(), dir.display().to_string()));
+                    env.insert(0, (cache.var.to_owned(), dir.display().to_string()));
                 }
-                env.extend(self.settings.env.iter().cloned());
-                env.extend(test_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-                env.extend(invocation.isolation);
+                env.extend(parts.through.iter().cloned());
                 env
             }
         };
@@ -220,6 +256,75 @@ impl CliAgent {
             });
         }
         Ok(())
+    }
+
+    /// The spec of a run whose command `invocation_for` makes for a base URL, fenced in as
+    /// `parts` says: pointed at the gateway when the run can go through it
+    /// ([`routing::plan`]), with the run's endpoint and placeholder keys (the real keys never
+    /// reach the agent's environment); else as the agent would run directly.
+    async fn prepare(
+        &self,
+        parts: super::fence::Parts<'_>,
+        invocation_for: impl Fn(Option<&str>, &Path) -> Result<Invocation, String>,
+        (test_env, timeout): (&std::collections::BTreeMap<String, String>, Duration),
+        tape: routing::Tape,
+    ) -> Result<(Spec, Option<Routed>), PrepareError> {
+        let (home, base_url) = (parts.home, parts.base_url);
+        let invocation = invocation_for(base_url, home).map_err(PrepareError::Invocation)?;
+        let route = self.cli.model_route();
+        let (Some(gateway), Some(route)) = (self.settings.gateway.as_ref(), route) else {
+            return match tape.replay {
+                None => Ok((self.spec(invocation, &parts, test_env, timeout)?, None)),
+                Some(_) => Err(PrepareError::Invocation(match route {
+                    None => "can not be replayed: it talks only to its own backend, never through aptitude's model gateway".into(),
+                    Some(_) => "can not be replayed without aptitude's model gateway (--no-gateway)".into(),
+                })),
+            };
+        };
+        let direct_env = self.direct_env(&invocation, test_env);
+        let plan = routing::plan(&route, &direct_env, base_url, |var| std::env::var(var).ok());
+        let plan = match (&tape.replay, plan) {
+            (Some(replaying), plan) => routing::replay_plan(plan, &replaying.cassette),
+            (None, Some(plan)) => plan,
+            (None, None) => {
+                return Ok((self.spec(invocation, &parts, test_env, timeout)?, None));
+            }
+        };
+        // A login the agent copied into its home: the gateway stands in for its token.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let login = route
+            .login
+            .and_then(|file| routing::login_token(home, &file, now_ms).map(|t| (file, t)));
+        let routed =
+            Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone()), tape).await?;
+        let url = routed.base_url();
+        let invocation = invocation_for(Some(&url), home).map_err(PrepareError::Invocation)?;
+        if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {
+            routing::swap_login(home, &file, placeholder).map_err(|e| {
+                PrepareError::Invocation(format!(
+                    "can not put a placeholder in its login file {}: {e}",
+                    home.join(file.file).display()
+                ))
+            })?;
+        }
+        // The agent's key and endpoint variables are the gateway's, never the real ones.
+        let hidden: Vec<&str> = route
+            .key_envs
+            .iter()
+            .copied()
+            .chain(route.base_url_env)
+            .collect();
+        let through = routed.env(&route, &plan);
+        let parts = super::fence::Parts {
+            base_url: Some(&url),
+            hidden: &hidden,
+            through: &through,
+            ..parts
+        };
+        let spec = self.spec(invocation, &parts, test_env, timeout)?;
+        Ok((spec, Some(routed)))
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -352,10 +457,6 @@ impl Agent for CliAgent {
             mcp_servers: &mcp_servers,
             plugins: req.plugins,
         };
-        let invocation = self
-            .cli
-            .task(&task, home.path())
-            .map_err(|m| self.start_error(&binary, m))?;
         let watch_dir: Vec<PathBuf> = watch.iter().map(|w| w.dir().to_owned()).collect();
         let cache = self.filled_cache(&binary).await;
         let parts = super::fence::Parts {
@@ -371,12 +472,36 @@ impl Agent for CliAgent {
             sandbox: req.sandbox,
             network: req.network,
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
+            hidden: &[],
+            through: &[],
         };
-        let spec = self.spec(invocation, &parts, req.env, req.timeout)?;
+        let (spec, mut routed) = self
+            .prepare(
+                parts,
+                |base_url, home| self.cli.task(&Task { base_url, ..task }, home),
+                (req.env, req.timeout),
+                routing::Tape {
+                    paths: super::gateway::normalize::Normalizer::new(
+                        Some(req.workspace),
+                        Some(home.path()),
+                    ),
+                    replay: req.replay.cloned(),
+                },
+            )
+            .await
+            .map_err(|e| match e {
+                PrepareError::Sandbox(e) => AgentError::Sandbox(e),
+                e => self.start_error(&binary, e.to_string()),
+            })?;
+        // A run the gateway refused for the budget is stopped shortly after.
+        let cancel = match routed.as_mut() {
+            Some(routed) => routed.run_token(req.cancel),
+            None => req.cancel.clone(),
+        };
         let mut parser = StreamParser::new(self.cli.stream_format());
         let mut raw = Vec::new();
         let mut reported = 0;
-        let output = process::run(&spec, req.cancel, |line| {
+        let output = process::run(&spec, &cancel, |line| {
             raw.push(line.to_owned());
             parser.push_line(line);
             if let Some(hook) = req.on_tool_call {
@@ -388,6 +513,10 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let model_traffic = match routed {
+            Some(routed) => Some(routed.finish().await),
+            None => None,
+        };
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {
@@ -408,6 +537,7 @@ impl Agent for CliAgent {
             sandbox,
             sandbox_failure,
             mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
+            model_traffic,
         })
     }
 
@@ -428,13 +558,6 @@ impl Agent for CliAgent {
             model,
             base_url: self.settings.base_url.as_deref(),
         };
-        let invocation =
-            self.cli
-                .grade(&task, home.path())
-                .map_err(|message| AgentError::Unsupported {
-                    agent: self.kind(),
-                    message,
-                })?;
         let cache = self.filled_cache(&binary).await;
         // The answer graded is agent-written: the grader runs fenced in like the agent.
         let parts = super::fence::Parts {
@@ -450,12 +573,33 @@ impl Agent for CliAgent {
             sandbox: None,
             network: &[],
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
+            hidden: &[],
+            through: &[],
         };
-        let spec = self.spec(invocation, &parts, &Default::default(), timeout)?;
+        let (spec, routed) = self
+            .prepare(
+                parts,
+                |base_url, home| self.cli.grade(&GradeTask { base_url, ..task }, home),
+                (&Default::default(), timeout),
+                routing::Tape::default(),
+            )
+            .await
+            .map_err(|e| match e {
+                PrepareError::Invocation(message) => AgentError::Unsupported {
+                    agent: self.kind(),
+                    message,
+                },
+                PrepareError::Gateway(e) => AgentError::Grade(e.to_string()),
+                PrepareError::Sandbox(e) => AgentError::Sandbox(e),
+            })?;
         let mut stdout = Vec::new();
         let out = process::run(&spec, cancel, |line| stdout.push(line.to_owned()))
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
+        // The grading call's traffic is in the gateway's ledger (the budget counts it).
+        if let Some(routed) = routed {
+            routed.finish().await;
+        }
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));
         }

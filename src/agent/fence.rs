@@ -48,6 +48,11 @@ pub struct Parts<'a> {
     pub network: &'a [String],
     /// The agent's filled shared cache ([`super::cache`]), and how it names it.
     pub shared_cache: Option<(&'a Path, super::cache::SharedCache)>,
+    /// Variables the run must not get from aptitude's environment or its settings: when
+    /// it goes through the model gateway, its key and endpoint variables.
+    pub hidden: &'a [&'a str],
+    /// Variables set last: the gateway's endpoint and placeholder keys.
+    pub through: &'a [(String, String)],
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
@@ -84,6 +89,10 @@ pub fn policy(
     writable.extend(parts.writable.iter().cloned());
     let path_dirs = path_dirs(parts.binary, &read_only);
     let mut env = environment(parts, &path_dirs, invocation, settings_env, test_env);
+    // Through the gateway, the real key and endpoint never enter the sandbox (not even
+    // overridden: bubblewrap's arguments are readable inside).
+    env.retain(|(k, _)| !parts.hidden.contains(&k.as_str()));
+    env.extend(parts.through.iter().cloned());
     // The shared cache, read-only where the agent looks for it in its private home.
     let mut mounts = Vec::new();
     if let Some((dir, cache)) = parts.shared_cache {
@@ -255,6 +264,8 @@ mod tests {
             sandbox: None,
             network: &[],
             shared_cache: None,
+            hidden: &[],
+            through: &[],
         };
         let invocation = Invocation {
             args: Vec::new(),

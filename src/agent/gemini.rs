@@ -135,6 +135,17 @@ impl AgentCli for Gemini {
         Some("GOOGLE_GEMINI_BASE_URL")
     }
 
+    /// `GOOGLE_GEMINI_BASE_URL` with API-key auth (`x-goog-api-key`).
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: Some("GOOGLE_GEMINI_BASE_URL"),
+            key_envs: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            default_upstream: Some("https://generativelanguage.googleapis.com"),
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`GOOGLE_GEMINI_BASE_URL`"
     }

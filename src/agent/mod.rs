@@ -20,6 +20,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod executor;
 pub mod fence;
+pub mod gateway;
 pub mod gemini;
 pub mod kiro;
 pub mod mcp_watch;
@@ -28,6 +29,7 @@ pub mod pi;
 pub mod process;
 pub mod qwen;
 pub mod registry;
+pub mod routing;
 
 pub use crate::spec::agent_kind::AgentKind;
 pub use executor::{AgentSettings, CliAgent};
@@ -78,6 +80,9 @@ pub struct ExecuteRequest<'a> {
     pub sandbox: Option<crate::sandbox::Setting>,
     /// The test's `network:` hosts, reachable through the allowlist proxy.
     pub network: &'a [String],
+    /// The cassette the gateway answers the run's model requests from (`run --replay`,
+    /// a reused run's baseline); `None`: the real model answers.
+    pub replay: Option<&'a gateway::Replaying>,
 }
 
 /// A finished (or stopped) agent run.
@@ -98,6 +103,9 @@ pub struct Execution {
     /// during the run ([`mcp_watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
     /// with status 1: …"; not yet redacted.
     pub mcp_failures: Vec<String>,
+    /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
+    /// not go through the gateway ([`AgentCli::model_route`]).
+    pub model_traffic: Option<gateway::Traffic>,
 }
 
 /// A grading reply.
@@ -252,6 +260,49 @@ pub struct Invocation {
     pub isolation: Vec<(String, String)>,
 }
 
+/// How an agent reaches its model, for aptitude's model gateway ([`gateway`]): the agent
+/// is given the gateway's endpoint through `base_url_env` (or [`Task::base_url`], for
+/// agents configured by file) and a placeholder in each of `key_envs`; the gateway
+/// forwards to the upstream with the real values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelRoute {
+    /// The variable the agent reads its base URL from (`ANTHROPIC_BASE_URL`), when it
+    /// reads one: a value the user set there is the upstream.
+    pub base_url_env: Option<&'static str>,
+    /// The variables the agent reads its API key from (`ANTHROPIC_API_KEY`,
+    /// `ANTHROPIC_AUTH_TOKEN`).
+    pub key_envs: &'static [&'static str],
+    /// The provider's endpoint when no base URL is set, in the form the agent's base URL
+    /// takes (`https://api.openai.com/v1` for Codex); `None` when the agent's default is
+    /// a backend the gateway does not speak (Copilot's GitHub login).
+    pub default_upstream: Option<&'static str>,
+    /// Whether the agent sends its own login credential (a token from a file in its private
+    /// home) to a base URL: such a run goes through the gateway even with no key to put
+    /// in.
+    pub login_passes_through: bool,
+    /// The login file the agent reads in its private home, whose tokens are swapped for
+    /// placeholders (the gateway puts the real access token back on the wire).
+    pub login: Option<LoginFile>,
+}
+
+/// A login file an agent reads from its private home (copied there from the user's own
+/// config dir), in which the gateway can stand in for the real tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginFile {
+    /// The file, relative to the private home (`.credentials.json`).
+    pub file: &'static str,
+    /// The JSON pointer of the token the agent sends to its model
+    /// (`/claudeAiOauth/accessToken`): replaced by a placeholder the gateway swaps back.
+    pub token: &'static str,
+    /// JSON pointers of other secrets in it (a refresh token, sent only to the provider's
+    /// login service): replaced by placeholders that stay placeholders.
+    pub others: &'static [&'static str],
+    /// The JSON pointer of the token's expiry, in ms since the epoch: a login that expires
+    /// within 5 minutes is left as it is, for the agent to refresh (it is then the one
+    /// secret inside the agent's run).
+    pub expires_ms: Option<&'static str>,
+}
+
 /// What a finished run left, for an agent that completes its transcript after the
 /// process ends (from a file it wrote, or from its plain-text output).
 #[derive(Debug, Clone, Copy)]
@@ -336,6 +387,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// (`…@2.1.328`, `…==0.86.2`); `None` when the hint names none.
     fn pinned_version(&self) -> Option<&'static str> {
         pin_of(self.install_hint())
+    }
+
+    /// How the agent's model traffic goes through aptitude's gateway; `None` for an
+    /// agent that talks only to its own backend (Cursor), whose runs go direct.
+    fn model_route(&self) -> Option<ModelRoute> {
+        None
     }
 
     /// Arguments that print the version (`--version`).

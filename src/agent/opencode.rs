@@ -130,6 +130,18 @@ impl AgentCli for Opencode {
         &["OPENCODE_", "OPENAI_"]
     }
 
+    /// Only with a base URL (the provider `aptitude`, key `{env:OPENAI_API_KEY}`):
+    /// without one, opencode's own providers are configured by the user.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: None,
+            key_envs: &["OPENAI_API_KEY"],
+            default_upstream: None,
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `aptitude` in `OPENCODE_CONFIG_CONTENT` (Chat Completions; needs a model)"
     }

@@ -100,6 +100,17 @@ impl AgentCli for Pi {
         &["PI_", "OPENAI_"]
     }
 
+    /// Only with a base URL (the provider `aptitude` in `models.json`).
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: None,
+            key_envs: &["OPENAI_API_KEY"],
+            default_upstream: None,
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "a provider `aptitude` in its `models.json` (Chat Completions; needs a model)"
     }

@@ -103,6 +103,17 @@ impl AgentCli for Qwen {
         Some("OPENAI_BASE_URL")
     }
 
+    /// `OPENAI_BASE_URL` (Chat Completions) with the key from `OPENAI_API_KEY`.
+    fn model_route(&self) -> Option<super::ModelRoute> {
+        Some(super::ModelRoute {
+            base_url_env: Some("OPENAI_BASE_URL"),
+            key_envs: &["OPENAI_API_KEY"],
+            default_upstream: Some("https://api.openai.com/v1"),
+            login_passes_through: false,
+            login: None,
+        })
+    }
+
     fn base_url_via(&self) -> &'static str {
         "`OPENAI_BASE_URL` (Chat Completions)"
     }

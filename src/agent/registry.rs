@@ -58,9 +58,82 @@ pub fn docs_table() -> String {
     out
 }
 
+/// The per-agent table of `docs/agents.md`'s model gateway section (Markdown), generated
+/// from each agent's [`super::ModelRoute`]: which variables hold placeholders, how the
+/// endpoint reaches the agent, where its traffic goes without a base URL, and its login.
+pub fn gateway_table() -> String {
+    let mut out = String::from(
+        "| agent | placeholder in | endpoint given as | upstream without a base URL | login |\n|---|---|---|---|---|\n",
+    );
+    for kind in AgentKind::ALL {
+        let cli = cli(kind, &AgentOptions::default());
+        let Some(route) = cli.model_route() else {
+            out.push_str(&format!(
+                "| `{kind}` | — | not routed: talks only to its own backend, directly | — | its own |\n"
+            ));
+            continue;
+        };
+        let keys: Vec<String> = route.key_envs.iter().map(|k| format!("`{k}`")).collect();
+        let upstream = match route.default_upstream {
+            Some(url) => format!(
+                "`{url}` (with a key{})",
+                if route.login_passes_through {
+                    " or a login"
+                } else {
+                    ""
+                }
+            ),
+            None => "none: direct, unmetered".to_owned(),
+        };
+        let login = match (route.login, route.login_passes_through) {
+            (Some(file), _) => format!("`{}`: tokens swapped for placeholders", file.file),
+            (None, true) => "passes through".to_owned(),
+            (None, false) => "not routed (direct)".to_owned(),
+        };
+        out.push_str(&format!(
+            "| `{kind}` | {} | {} | {upstream} | {login} |\n",
+            keys.join(", "),
+            cli.base_url_via(),
+        ));
+    }
+    out
+}
+
+/// Checks that `docs/agents.md` holds `wanted` between `<!-- {name}:start -->` and
+/// `<!-- {name}:end -->`; `UPDATE_DOCS=1` rewrites it.
+#[cfg(test)]
+pub(crate) fn check_docs_table(name: &str, wanted: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = (
+        format!("<!-- {name}:start -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
+    let (Some(i), Some(j)) = (text.find(&start), text.find(&end)) else {
+        panic!("docs/agents.md lacks the {start:?} … {end:?} markers");
+    };
+    let current = &text[i + start.len()..j];
+    if current != wanted {
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            let updated = format!("{}{wanted}{}", &text[..i + start.len()], &text[j..]);
+            std::fs::write(&path, updated).unwrap();
+        } else {
+            panic!(
+                "docs/agents.md's {name} differs from the code; run `UPDATE_DOCS=1 cargo test --lib registry`\n{wanted}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gateway_and_price_tables_are_generated_from_the_code() {
+        check_docs_table("gateway-table", &gateway_table());
+        check_docs_table("price-table", &super::super::gateway::price::docs_table());
+    }
 
     /// `docs/agents.md` holds [`docs_table`] between its markers; `UPDATE_DOCS=1` rewrites it.
     #[test]

@@ -303,15 +303,37 @@ pub struct RunArgs {
     /// attempts. Agent failures are never retried.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub retry_infra: u32,
-    /// Stop starting runs once the finished runs and their grading have cost this much
-    /// (USD, as agents report it); runs not started are skipped (reason `budget`) and the
-    /// exit code is 1.
+    /// Stop starting runs once the runs and their grading have cost this much (USD, as
+    /// agents report it or as the model gateway prices it); runs not started are skipped
+    /// (reason `budget`) and the exit code is 1. A model request that would cross it is
+    /// refused by the gateway in the middle of a run, which ends `error` (kind `budget`).
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
-    /// Stop starting runs once the finished runs and their grading have used this many
-    /// tokens (input, output and cache), for agents that report no cost.
+    /// The same ceiling in tokens (input, output and cache), for agents and models that
+    /// have no price.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// Let agents talk to their model directly instead of through aptitude's model
+    /// gateway: the agent then holds the real API key, its traffic is not metered, and
+    /// the ceilings are checked only between runs.
+    #[arg(long)]
+    pub no_gateway: bool,
+    /// Record each run's model exchange (requests and streamed replies, no credentials) as
+    /// a compressed cassette beside the results file (`<results>.cassettes/`), referenced
+    /// from each result's `model_traffic.cassette`, for `--replay`.
+    #[arg(long, requires = "json", conflicts_with = "no_gateway")]
+    pub record_model: bool,
+    /// Run the agents for real while the model gateway answers from the cassettes this
+    /// results file references (recorded with --record-model): tool calls, files, verify
+    /// commands and assertions are real, model requests cost nothing.
+    #[arg(long, value_name = "RESULTS.json", conflicts_with_all = ["no_gateway", "reuse"])]
+    pub replay: Option<PathBuf>,
+    /// What a replayed run does with a model request its cassette does not hold (the
+    /// agent, its version, its prompt or a tool's result changed): `error` ends the run
+    /// `error` (kind `replay`) naming the turn and what differed; `live` asks the real
+    /// model from there on.
+    #[arg(long, value_name = "error|live", default_value = "error", value_parser = ["error", "live"], requires = "replay")]
+    pub replay_miss: String,
     /// Run only these variants (`default` is each test as written), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub variant: Vec<String>,

@@ -26,7 +26,7 @@ fn workflow_command(level: &str, message: &str) -> String {
 /// `--baseline github:auto` / `--reuse github:auto`: the base branch's latest results and
 /// where they came from ([`crate::report::github::artifacts`]). Not found, expired or unreadable is
 /// one `::notice::`, and the run goes on without a baseline.
-pub(super) async fn auto_baseline() -> Option<(Results, String)> {
+pub(super) async fn auto_baseline() -> Option<crate::report::github::artifacts::Downloaded> {
     let found = async {
         let env = GithubEnv::from_process()?;
         let source =
@@ -56,7 +56,7 @@ pub(super) type ReadBaseline = Option<Result<Results, Option<String>>>;
 /// it was already looked for in this run, else looked for now.
 pub(super) async fn read_baseline(
     path: Option<&std::path::Path>,
-    auto: Option<&Option<(Results, String)>>,
+    auto: Option<&Option<crate::report::github::artifacts::Downloaded>>,
 ) -> ReadBaseline {
     let path = path?;
     if is_auto(path) {
@@ -64,7 +64,7 @@ pub(super) async fn read_baseline(
             Some(found) => found.clone(),
             None => auto_baseline().await,
         };
-        return Some(found.map(|(baseline, _)| baseline).ok_or(None));
+        return Some(found.map(|baseline| baseline.results).ok_or(None));
     }
     Some(json::read(path).map_err(|e| Some(e.to_string())))
 }

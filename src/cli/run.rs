@@ -35,7 +35,12 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     // Everything that can be checked before an agent starts is checked now.
     // (A missing workspace is already a load error, at its line.)
-    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let gateway = gateway(args, &redactor);
+    let replay = replay(args)?;
+    let setup = args
+        .agents
+        .resolve(|name| std::env::var_os(name))
+        .with_gateway(gateway.clone());
     let needed = super::settings::needed_agents(&specs, !args.judge.no_grade);
     let agents: BTreeMap<_, _> = needed
         .iter()
@@ -53,8 +58,14 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             })
             .collect();
         let reuse = baselines.reuse.clone();
-        let prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
-        let prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
+        let mut prior = reuse.as_deref().map(crate::run::reuse::Reuse::prior_grades);
+        let mut prior_claims = reuse.as_deref().map(crate::run::reuse::Reuse::prior_claims);
+        if let Some(replay) = replay.as_deref() {
+            prior.get_or_insert_default().extend(replay.grades.clone());
+            prior_claims
+                .get_or_insert_default()
+                .extend(replay.claims.clone());
+        }
         let judge = Arc::new(
             crate::assertions::judge::Judge::new(args.judge.config(), agents.values().cloned())
                 .with_prior(prior.unwrap_or_default())
@@ -62,7 +73,11 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         );
         let runner = Runner::new(
             runner_agents,
-            run_config(args, reuse),
+            RunConfig {
+                gateway,
+                replay,
+                ..run_config(args, reuse)
+            },
             judge,
             redactor.clone(),
         );
@@ -111,6 +126,59 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// `--replay RESULTS.json`: the recorded runs whose cassettes answer each run, and their
+/// grades.
+///
+/// # Errors
+/// When the results file can not be read.
+fn replay(args: &RunArgs) -> Result<Option<Arc<crate::run::replay::Replay>>, CliError> {
+    let Some(path) = &args.replay else {
+        return Ok(None);
+    };
+    let miss = if args.replay_miss == "live" {
+        crate::agent::gateway::ReplayMiss::Live
+    } else {
+        crate::agent::gateway::ReplayMiss::Error
+    };
+    let results = crate::report::json::read(path)?;
+    Ok(Some(Arc::new(crate::run::replay::Replay::new(
+        &results, path, miss,
+    ))))
+}
+
+/// The model gateway the agents go through (none with `--no-gateway`): the ceilings,
+/// where cassettes are recorded (`<results stem>.cassettes/` beside `--json`).
+fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::agent::gateway::Gateway> {
+    use crate::agent::gateway::{Gateway, GatewayOptions, Limits, RecordTo};
+    if args.no_gateway {
+        return None;
+    }
+    let record = args
+        .json
+        .as_deref()
+        .filter(|_| args.record_model)
+        .map(|json| {
+            let stem = json
+                .file_stem()
+                .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+            let prefix = format!("{stem}.cassettes");
+            let dir = json
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."))
+                .join(&prefix);
+            RecordTo { dir, prefix }
+        });
+    Some(Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: args.max_cost,
+            max_tokens: args.max_tokens,
+        },
+        record,
+        redactor: Some(redactor.clone()),
+    }))
 }
 
 /// The tests of `args.paths`, one per variant and agent asked for, each in `-w DIR` when
@@ -170,17 +238,26 @@ impl Baselines {
         };
         let reuse = match args.reuse.as_deref() {
             Some(path) if super::publish::is_auto(path) => match auto {
-                Some(Some((baseline, from))) => {
-                    Some(Arc::new(crate::run::reuse::Reuse::new(baseline, from)))
+                Some(Some(found)) => {
+                    let mut reuse = crate::run::reuse::Reuse::new(found.results, found.from);
+                    if let Some(dir) = found.cassettes {
+                        reuse = reuse.with_extracted_cassettes(dir);
+                    }
+                    Some(Arc::new(reuse))
                 }
                 _ => None,
             },
             Some(path) => {
                 let baseline = crate::report::json::read(path)?;
-                Some(Arc::new(crate::run::reuse::Reuse::new(
-                    baseline,
-                    path.display().to_string(),
-                )))
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_owned();
+                Some(Arc::new(
+                    crate::run::reuse::Reuse::new(baseline, path.display().to_string())
+                        .with_cassettes(dir),
+                ))
             }
             None => None,
         };
@@ -259,6 +336,8 @@ fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> R
         },
         reuse,
         sandbox: crate::sandbox::Sandbox::new(args.agents.sandbox),
+        gateway: None,
+        replay: None,
     }
 }
 

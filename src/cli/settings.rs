@@ -120,6 +120,14 @@ impl AgentArgs {
 }
 
 impl AgentSetup {
+    /// Sends every agent's runs and grading calls through `gateway` (`None`: direct).
+    pub fn with_gateway(mut self, gateway: Option<crate::agent::gateway::Gateway>) -> Self {
+        for settings in self.settings.values_mut() {
+            settings.gateway.clone_from(&gateway);
+        }
+        self
+    }
+
     /// The agent `kind`, set up as resolved.
     pub fn agent(&self, kind: AgentKind) -> Arc<dyn Agent> {
         let settings = self.settings.get(&kind).cloned().unwrap_or_default();

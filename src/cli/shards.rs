@@ -6,6 +6,8 @@ use std::collections::HashMap;
 
 use super::error::warning_line;
 use super::output::{self, err, out};
+use std::path::Path;
+
 use super::{CliError, MergeArgs, Outcome, RunArgs};
 use crate::report::{json, terminal};
 use crate::run::shard::{self, Shard, TestKey, Unit};
@@ -115,6 +117,51 @@ pub(super) fn select(
     (specs, Some(info))
 }
 
+/// Copies the cassettes `results` (read from the file `from`) reference into the merged
+/// results' directory (`<stem of to>.cassettes/`, beside the file `to`) and points the
+/// references there. A cassette that can not be copied loses its reference, and the run
+/// says why (`cassette_error`).
+fn carry_cassettes(results: &mut crate::verdict::results::Results, from: &Path, to: &Path) {
+    let dir_of = |p: &Path| {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_owned()
+    };
+    let stem = to
+        .file_stem()
+        .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+    let prefix = format!("{stem}.cassettes");
+    let (source, target) = (dir_of(from), dir_of(to).join(&prefix));
+    let carry = |run: &mut crate::verdict::results::TestResult| {
+        let Some(traffic) = run.model_traffic.as_mut() else {
+            return;
+        };
+        let Some(reference) = traffic.cassette.as_mut() else {
+            return;
+        };
+        let Some(name) = reference.file.rsplit('/').next().map(str::to_owned) else {
+            return;
+        };
+        let copied = std::fs::create_dir_all(&target)
+            .and_then(|()| std::fs::copy(source.join(&reference.file), target.join(&name)));
+        match copied {
+            Ok(_) => reference.file = format!("{prefix}/{name}"),
+            Err(e) => {
+                traffic.cassette_error = Some(format!(
+                    "not carried into the merged results: {}: {e}",
+                    source.join(&reference.file).display()
+                ));
+                traffic.cassette = None;
+            }
+        }
+    };
+    for test in &mut results.tests {
+        carry(test);
+        test.runs.iter_mut().for_each(carry);
+    }
+}
+
 /// `aptitude merge`.
 pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
     if args.json.is_none() && !args.reports.any() {
@@ -122,7 +169,11 @@ pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
     }
     let mut inputs = Vec::with_capacity(args.results.len());
     for path in &args.results {
-        inputs.push((path.display().to_string(), json::read(path)?));
+        let mut results = json::read(path)?;
+        if let Some(to) = args.json.as_deref() {
+            carry_cassettes(&mut results, path, to);
+        }
+        inputs.push((path.display().to_string(), results));
     }
     let merged = shard::merge(inputs)?;
     let redactor = Redactor::from_process_env([]);
@@ -130,4 +181,52 @@ pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
     out(&terminal::render_summary(&results.summary));
     output::write_reports(&results, args.json.as_deref(), &args.reports)?;
     Ok(Outcome::of(results.all_passed()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::gateway::cassette::Cassette;
+    use crate::verdict::results::{Results, TestResult, TestStatus};
+
+    #[test]
+    fn a_merge_carries_the_shards_cassettes_beside_the_merged_results() {
+        let shard = tempfile::tempdir().unwrap();
+        let reference = Cassette::default()
+            .write(
+                &shard.path().join("results.cassettes"),
+                "results.cassettes",
+                &Redactor::new([]),
+            )
+            .unwrap();
+        let mut test = TestResult::new("t", "t.aptitude.yaml", TestStatus::Passed);
+        test.model_traffic = Some(crate::agent::gateway::Traffic {
+            cassette: Some(reference.clone()),
+            ..Default::default()
+        });
+        let mut missing = test.clone();
+        if let Some(c) = missing
+            .model_traffic
+            .as_mut()
+            .and_then(|t| t.cassette.as_mut())
+        {
+            c.file = "results.cassettes/0000000000000000.json.gz".into();
+        }
+        let mut results = Results::new(vec![test, missing], 1);
+        let merged = tempfile::tempdir().unwrap();
+        let to = merged.path().join("merged.json");
+        carry_cassettes(&mut results, &shard.path().join("results.json"), &to);
+        let carried = results.tests[0].model_traffic.as_ref().unwrap();
+        let file = &carried.cassette.as_ref().unwrap().file;
+        assert!(file.starts_with("merged.cassettes/"), "{file}");
+        assert!(Cassette::read(merged.path(), carried.cassette.as_ref().unwrap()).is_ok());
+        let lost = results.tests[1].model_traffic.as_ref().unwrap();
+        assert!(lost.cassette.is_none());
+        assert!(
+            lost.cassette_error
+                .as_deref()
+                .unwrap()
+                .starts_with("not carried into the merged results")
+        );
+    }
 }

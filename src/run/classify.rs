@@ -15,6 +15,19 @@ use crate::verdict::results::ErrorKind;
 pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // The gateway refused a request for the budget: whatever the agent made of the
+    // refusal (an API error, an exit 0), the run was cut short by the ceiling.
+    if let Some(traffic) = &execution.model_traffic {
+        if let Some(why) = &traffic.budget {
+            return Some((ErrorKind::Budget, why.clone()));
+        }
+        if let Some(why) = &traffic.divergence {
+            return Some((
+                ErrorKind::Replay,
+                format!("the replay diverged from its recording: {why}"),
+            ));
+        }
+    }
     // A run the sandbox did not let start (or whose fence did not hold) says nothing about
     // the agent, whatever its output.
     if let Some(failure) = &execution.sandbox_failure

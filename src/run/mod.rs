@@ -27,6 +27,7 @@ mod grade;
 mod one;
 mod post;
 mod record;
+pub mod replay;
 pub mod reuse;
 mod schedule;
 pub mod shard;
@@ -84,6 +85,12 @@ pub struct RunConfig {
     pub reuse: Option<Arc<crate::run::reuse::Reuse>>,
     /// The sandbox `setup` and `verify` commands run in (the agent's is in its settings).
     pub sandbox: crate::sandbox::Sandbox,
+    /// The model gateway the agents go through: its spend (every run's and grading
+    /// call's, metered on the wire) counts toward the ceiling too.
+    pub gateway: Option<crate::agent::gateway::Gateway>,
+    /// `--replay`: the recorded runs whose cassettes answer each run's model requests
+    /// ([`crate::run::replay`]).
+    pub replay: Option<Arc<crate::run::replay::Replay>>,
 }
 
 /// The longest wait between two attempts of a run (`--retry-infra`).
@@ -105,6 +112,8 @@ impl Default for RunConfig {
             budget: BudgetLimits::default(),
             reuse: None,
             sandbox: crate::sandbox::Sandbox::default(),
+            gateway: None,
+            replay: None,
         }
     }
 }
@@ -158,6 +167,9 @@ pub struct TestContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Told of each tool call as it happens.
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
+    /// The cassette the run is replayed from (`run --replay`, a reused run with workspace
+    /// assertions); `None`: a live run.
+    pub replay: Option<crate::agent::gateway::Replaying>,
 }
 
 impl TestContext<'_> {

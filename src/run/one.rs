@@ -62,6 +62,7 @@ pub(super) async fn run_one(
     };
     let error = run_error(&execution, run.timeout);
     run.result.sandbox = execution.sandbox.clone();
+    run.result.model_traffic = execution.model_traffic.clone();
     let Execution {
         transcript, raw, ..
     } = execution;
@@ -230,6 +231,7 @@ impl<'a> OneRun<'a> {
                 protect: std::slice::from_ref(&spec.file),
                 sandbox: spec.sandbox,
                 network: &spec.network,
+                replay: ctx.replay.as_ref(),
             })
             .await
             // The CLI is missing or could not start.

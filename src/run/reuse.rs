@@ -7,12 +7,17 @@
 //!   runs;
 //! - the baseline's run has a transcript and ended without an error (an infra error, a
 //!   timeout or an interruption says nothing about what the agent would do);
-//! - no assertion that applies to the test needs the workspace after the run (`file_*`,
-//!   `json_file`, `wrote`, `verify`): the workspace does not travel with results, and a
-//!   check that can not be made is never guessed;
+//! - an assertion that applies to the test and needs the workspace after the run
+//!   (`file_*`, `json_file`, `wrote`, `verify`) is checked on a workspace rebuilt by a
+//!   **replay**: the agent runs again, its model answered from the baseline run's cassette
+//!   (`run --record-model`), so its tools run again at no model cost. Without a cassette
+//!   the agent runs live: the workspace does not travel with results, and a check that
+//!   can not be made is never guessed;
 //! - its fingerprint ([`crate::run::fingerprint`]) is the baseline's, part for part.
 //!
-//! The reused run's transcript and file list are evaluated against today's assertions.
+//! A reused run's transcript and file list are evaluated against today's assertions; a
+//! replayed run's are its own. A replay that diverges from the recording (the agent did
+//! something else) goes on against the real model, and is then no reuse.
 //! Reviews are graded through [`crate::assertions::judge::Judge::with_prior`]: the baseline's grades
 //! (with their cache keys) answer an unchanged review of the same answer without a call,
 //! then the local grade cache does. `claims: verified` likewise, through
@@ -26,7 +31,10 @@ use super::{TestContext, not_run};
 use crate::verdict::results::ErrorKind;
 use crate::workspace::Workspace;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
+use crate::agent::gateway::cassette::{Cassette, CassetteRef};
+use crate::agent::gateway::{ReplayMiss, Replaying};
 use crate::assertions::judge::cache::CachedGrade;
 use crate::assertions::judge::claims::Claim;
 use crate::spec::{AssertionKind, TestSpec};
@@ -40,6 +48,30 @@ pub struct Reuse {
     /// The aptitude version that wrote it.
     pub aptitude_version: String,
     tests: BTreeMap<TestKey, TestResult>,
+    /// The directory the baseline's cassette references are relative to (the results
+    /// file's), when its cassettes can be read.
+    cassettes: Option<PathBuf>,
+    /// The directory they were extracted to from an artifact, kept while this lives.
+    _extracted: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+/// How a baseline's run is taken, once its fingerprint is unchanged.
+#[derive(Debug)]
+pub enum Taken<'a> {
+    /// Its transcript and files, today's assertions evaluated on them.
+    Transcript(&'a TestResult),
+    /// The agent runs again, answered from the run's cassette: an assertion needs the
+    /// workspace after the run.
+    Replay(&'a TestResult, CassetteRef),
+}
+
+impl<'a> Taken<'a> {
+    /// The baseline's run.
+    pub fn recorded(&self) -> &'a TestResult {
+        match self {
+            Taken::Transcript(r) | Taken::Replay(r, _) => r,
+        }
+    }
 }
 
 impl Reuse {
@@ -49,67 +81,112 @@ impl Reuse {
             from,
             aptitude_version: baseline.aptitude_version,
             tests: baseline.tests.into_iter().map(|t| (t.key(), t)).collect(),
+            cassettes: None,
+            _extracted: None,
         }
+    }
+
+    /// Reads the baseline's cassettes from `dir`, where they were extracted from its
+    /// artifact; the directory lives as long as this.
+    pub fn with_extracted_cassettes(mut self, dir: std::sync::Arc<tempfile::TempDir>) -> Self {
+        self.cassettes = Some(dir.path().to_owned());
+        self._extracted = Some(dir);
+        self
+    }
+
+    /// Reads the baseline's cassettes relative to `dir` (the results file's directory).
+    pub fn with_cassettes(mut self, dir: PathBuf) -> Self {
+        self.cassettes = Some(dir);
+        self
+    }
+
+    /// The cassette `reference` names, to replay with a miss going to the real model.
+    ///
+    /// # Errors
+    /// Why it can not be read, in words.
+    pub fn replaying(&self, reference: &CassetteRef) -> Result<Replaying, String> {
+        let dir = self
+            .cassettes
+            .as_deref()
+            .ok_or("the baseline's cassettes are not available here")?;
+        let cassette = Cassette::read(dir, reference)
+            .map_err(|e| format!("its recording can not be replayed: {e}"))?;
+        Ok(Replaying {
+            cassette: std::sync::Arc::new(cassette),
+            miss: ReplayMiss::Live,
+        })
     }
 
     /// Every grade the baseline recorded with its cache key, for
     /// [`crate::assertions::judge::Judge::with_prior`].
     pub fn prior_grades(&self) -> BTreeMap<String, CachedGrade> {
-        let mut grades = BTreeMap::new();
-        let mut add = |t: &TestResult| {
-            for a in &t.assertions {
-                let scores: Vec<(Option<u8>, Option<&String>)> = if a.votes.is_empty() {
-                    vec![(a.score, a.reasoning.as_ref())]
-                } else {
-                    a.votes
-                        .iter()
-                        .map(|v| (v.score, v.reasoning.as_ref()))
-                        .collect()
-                };
-                for (key, (score, reasoning)) in a.grade_keys.iter().zip(scores) {
-                    if let Some(score) = score {
-                        grades.insert(
-                            key.clone(),
-                            CachedGrade {
-                                score,
-                                reasoning: reasoning.cloned().unwrap_or_default(),
-                                agent: String::new(),
-                                model: None,
-                            },
-                        );
-                    }
-                }
-            }
-        };
-        for t in self.tests.values() {
-            add(t);
-            t.runs.iter().for_each(&mut add);
-        }
-        grades
+        grades_of(&mut self.tests.values())
     }
 
     /// Every `claims: verified` extraction the baseline recorded, by its cache key, for
     /// [`crate::assertions::judge::Judge::with_prior_claims`]. An extraction that failed recorded no
     /// claims and gives none.
     pub fn prior_claims(&self) -> BTreeMap<String, Vec<Claim>> {
-        let mut prior = BTreeMap::new();
-        let mut add = |t: &TestResult| {
-            for a in t.assertions.iter().filter(|a| a.kind == "claims") {
-                if let (Some(claims), [key]) = (&a.claims, a.grade_keys.as_slice()) {
-                    prior.insert(key.clone(), claims.clone());
+        claims_of(&mut self.tests.values())
+    }
+}
+
+/// Every grade `tests` (and their runs) recorded, by its cache key.
+pub fn grades_of(tests: &mut dyn Iterator<Item = &TestResult>) -> BTreeMap<String, CachedGrade> {
+    let mut grades = BTreeMap::new();
+    let mut add = |t: &TestResult| {
+        for a in &t.assertions {
+            let scores: Vec<(Option<u8>, Option<&String>)> = if a.votes.is_empty() {
+                vec![(a.score, a.reasoning.as_ref())]
+            } else {
+                a.votes
+                    .iter()
+                    .map(|v| (v.score, v.reasoning.as_ref()))
+                    .collect()
+            };
+            for (key, (score, reasoning)) in a.grade_keys.iter().zip(scores) {
+                if let Some(score) = score {
+                    grades.insert(
+                        key.clone(),
+                        CachedGrade {
+                            score,
+                            reasoning: reasoning.cloned().unwrap_or_default(),
+                            agent: String::new(),
+                            model: None,
+                        },
+                    );
                 }
             }
-        };
-        for t in self.tests.values() {
-            add(t);
-            t.runs.iter().for_each(&mut add);
         }
-        prior
+    };
+    for t in tests {
+        add(t);
+        t.runs.iter().for_each(&mut add);
     }
+    grades
+}
 
-    /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, when it may be
-    /// reused apart from the fingerprint; else why not, in words.
-    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<&TestResult, String> {
+/// Every `claims: verified` extraction `tests` (and their runs) recorded, by its cache key.
+pub fn claims_of(tests: &mut dyn Iterator<Item = &TestResult>) -> BTreeMap<String, Vec<Claim>> {
+    let mut prior = BTreeMap::new();
+    let mut add = |t: &TestResult| {
+        for a in t.assertions.iter().filter(|a| a.kind == "claims") {
+            if let (Some(claims), [key]) = (&a.claims, a.grade_keys.as_slice()) {
+                prior.insert(key.clone(), claims.clone());
+            }
+        }
+    };
+    for t in tests {
+        add(t);
+        t.runs.iter().for_each(&mut add);
+    }
+    prior
+}
+
+impl Reuse {
+    /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, and how it is
+    /// taken, when it may be reused apart from the fingerprint; else why not, in words.
+    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<Taken<'_>, String> {
         let Some(test) = self.tests.get(&TestKey::of_spec(spec)) else {
             return Err(format!("the baseline {} has no such test", self.from));
         };
@@ -119,13 +196,21 @@ impl Reuse {
                 "the baseline ran it {baseline_runs} times, this run {runs}"
             ));
         }
-        if let Some(line) = needs_workspace(spec) {
-            return Err(format!(
-                "its assertion at line {line} needs the workspace after the run, which does not travel with results"
-            ));
-        }
         let Some(recorded) = test.run_numbered(run) else {
             return Err(format!("the baseline has no run {run}"));
+        };
+        let cassette = recorded
+            .model_traffic
+            .as_ref()
+            .and_then(|t| t.cassette.clone());
+        let replay = match (needs_workspace(spec), cassette) {
+            (None, _) => None,
+            (Some(_), Some(cassette)) if self.cassettes.is_some() => Some(cassette),
+            (Some(line), _) => {
+                return Err(format!(
+                    "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+                ));
+            }
         };
         if recorded.transcript.is_none() {
             return Err("the baseline recorded no transcript for it".into());
@@ -136,7 +221,10 @@ impl Reuse {
         if recorded.fingerprint.is_none() {
             return Err("the baseline recorded no fingerprint for it".into());
         }
-        Ok(recorded)
+        Ok(match replay {
+            Some(cassette) => Taken::Replay(recorded, cassette),
+            None => Taken::Transcript(recorded),
+        })
     }
 }
 
@@ -245,6 +333,7 @@ pub(super) async fn reuse_run(
             aptitude_version: reuse.aptitude_version.clone(),
             duration_ms: recorded.duration_ms,
             usage: recorded.usage.clone(),
+            replayed: false,
         }),
         ..not_run(spec, ErrorKind::Setup, "")
     }
@@ -399,6 +488,7 @@ mod tests {
     fn a_reused_result_is_marked_in_every_format() {
         let mut t = recorded();
         t.reused = Some(crate::verdict::results::Reused {
+            replayed: false,
             from: "base.json".into(),
             aptitude_version: "0.1.0".into(),
             duration_ms: 5,

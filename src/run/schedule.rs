@@ -41,6 +41,17 @@ impl Spend {
         limits.max_cost_usd.is_some_and(|max| self.cost_usd >= max)
             || limits.max_tokens.is_some_and(|max| self.tokens >= max)
     }
+
+    /// The larger of what the finished runs reported and what the gateway metered (it
+    /// sees runs still going and grading calls, and prices agents that report no cost).
+    fn with_gateway(&self, gateway: Option<&crate::agent::gateway::Gateway>) -> Spend {
+        let (tokens, cost_usd) = gateway.map_or((0, 0.0), crate::agent::gateway::Gateway::spent);
+        Spend {
+            cost_usd: self.cost_usd.max(cost_usd),
+            tokens: self.tokens.max(tokens),
+            skipped_runs: self.skipped_runs,
+        }
+    }
 }
 
 /// Runs tests with agents chosen by each test's `agent:` name.
@@ -94,7 +105,11 @@ impl Runner {
         if !limits.is_set() {
             return None;
         }
-        let spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
+        let spend = self
+            .spend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .with_gateway(self.config.gateway.as_ref());
         Some(crate::verdict::results::BudgetSummary {
             max_cost_usd: limits.max_cost_usd,
             max_tokens: limits.max_tokens,
@@ -198,7 +213,9 @@ impl Runner {
     /// Whether the spend ceiling is reached; counts the run it skips when it is.
     fn over_budget(&self) -> bool {
         let mut spend = self.spend.lock().unwrap_or_else(|e| e.into_inner());
-        let reached = spend.reached(&self.config.budget);
+        let reached = spend
+            .with_gateway(self.config.gateway.as_ref())
+            .reached(&self.config.budget);
         if reached {
             spend.skipped_runs += 1;
         }
@@ -319,6 +336,17 @@ impl RunTask {
                 call: Box::new(call.clone()),
             });
         };
+        // `run --replay`: the run's cassette, or why it has none.
+        let (replay, no_cassette) = match self
+            .config
+            .replay
+            .as_deref()
+            .map(|r| r.replaying(&self.spec, run))
+        {
+            Some(Ok(r)) => (Some(r), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
         let ctx = TestContext {
             agent,
             agent_version: version,
@@ -327,10 +355,12 @@ impl RunTask {
             redactor: &self.redactor,
             cancel: &self.cancel,
             on_tool_call: Some(&live),
+            replay,
         };
-        match self.config.reuse.as_deref() {
-            None => run_with_retries(&self.spec, &ctx).await,
-            Some(reuse) => run_or_reuse(&self.spec, &ctx, reuse, run, self.runs).await,
+        match (no_cassette, self.config.reuse.as_deref()) {
+            (Some(why), _) => (not_run(&self.spec, ErrorKind::Setup, &why), None),
+            (None, None) => run_with_retries(&self.spec, &ctx).await,
+            (None, Some(reuse)) => run_or_reuse(&self.spec, &ctx, reuse, run, self.runs).await,
         }
     }
 }
@@ -460,12 +490,23 @@ pub(super) async fn run_or_reuse(
 ) -> (TestResult, Option<Written>) {
     let why = match reuse.candidate(spec, run, runs) {
         Err(why) => why,
-        Ok(recorded) => {
+        Ok(taken) => {
+            let recorded = taken.recorded();
             let label = ctx.agent_label();
             match fingerprint_of_copy(spec, &label, ctx.agent.base_url()).await {
-                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => {
-                    return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
-                }
+                Ok(now) if Some(&now) == recorded.fingerprint.as_ref() => match taken {
+                    crate::run::reuse::Taken::Transcript(_) => {
+                        return (reuse_run(spec, ctx, reuse, recorded, now).await, None);
+                    }
+                    crate::run::reuse::Taken::Replay(_, cassette) => {
+                        match reuse.replaying(&cassette) {
+                            Ok(replay) => {
+                                return replay_run(spec, ctx, reuse, recorded, replay).await;
+                            }
+                            Err(why) => why,
+                        }
+                    }
+                },
                 Ok(now) => {
                     let changed = recorded
                         .fingerprint
@@ -480,6 +521,50 @@ pub(super) async fn run_or_reuse(
     };
     let (mut result, written) = run_with_retries(spec, ctx).await;
     result.not_reused = Some(why);
+    (result, written)
+}
+
+/// A reused run whose assertions need the workspace after the run: the agent runs again,
+/// its model answered from the baseline run's cassette. A replay that diverged (and went
+/// on against the real model) is no reuse, and says why.
+async fn replay_run(
+    spec: &TestSpec,
+    ctx: &TestContext<'_>,
+    reuse: &crate::run::reuse::Reuse,
+    recorded: &TestResult,
+    replay: crate::agent::gateway::Replaying,
+) -> (TestResult, Option<Written>) {
+    let replaying = TestContext {
+        agent: ctx.agent,
+        agent_version: ctx.agent_version,
+        config: ctx.config,
+        judge: ctx.judge,
+        redactor: ctx.redactor,
+        cancel: ctx.cancel,
+        on_tool_call: ctx.on_tool_call,
+        replay: Some(replay),
+    };
+    let (mut result, written) = run_with_retries(spec, &replaying).await;
+    let went_live = result
+        .model_traffic
+        .as_ref()
+        .and_then(|t| t.went_live.clone());
+    match went_live {
+        Some(why) => {
+            result.not_reused = Some(format!(
+                "its replay from the baseline's recording diverged, and the model answered from there: {why}"
+            ));
+        }
+        None => {
+            result.reused = Some(crate::verdict::results::Reused {
+                from: reuse.from.clone(),
+                aptitude_version: reuse.aptitude_version.clone(),
+                duration_ms: recorded.duration_ms,
+                usage: recorded.usage.clone(),
+                replayed: true,
+            });
+        }
+    }
     (result, written)
 }
 

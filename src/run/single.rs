@@ -115,6 +115,7 @@ pub async fn run_single(
         redactor: &redactor,
         cancel,
         on_tool_call,
+        replay: None,
     };
     let result = run_test(&spec, &ctx).await;
     Ok(SingleRun {

@@ -11,8 +11,17 @@
 //!   a recorded `x.transcript.jsonl` line, and twice, as in a JSON document carried inside a
 //!   JSON string; also with non-ASCII as `\uXXXX`, as Python's `json.dumps` writes it),
 //!   URL-encoded (`%XX`, with spaces as `%20` or `+`) and base64 (standard and URL-safe);
+//! - every value registered with [`register_secret`], whatever variable (or file) held it:
+//!   the real API keys and login tokens the model gateway injects, so that a key given
+//!   under any name is redacted;
 //! - well-known token shapes: `sk-ant-…`, `sk-…`, `ghp_…` (and `gho_`, `ghu_`, `ghs_`,
-//!   `ghr_`), `github_pat_…`, `AKIA…`, `AIza…`, `xox?-…`, and PEM private key blocks.
+//!   `ghr_`), `github_pat_…`, `glpat-…`, `hf_…`, `npm_…`, Stripe `sk_live_…`, Google OAuth
+//!   `ya29.…`, JSON web tokens, `AKIA…`, `AIza…`, `xox?-…`, and PEM private key blocks;
+//! - credentials wherever their shape says so, whatever their length: the password of a
+//!   URL (`postgres://app:[REDACTED]@db`), the value of an `Authorization`, `x-api-key` or
+//!   `x-goog-api-key` header, and the value assigned to an upper-case variable whose name
+//!   marks it secret (`DB_PASSWORD=[REDACTED]`; a value of digits only, like
+//!   `MAX_TOKENS=4096`, is not a credential).
 
 use regex::Regex;
 
@@ -35,6 +44,24 @@ const TOKEN_SHAPES: &[&str] = &[
     r"AKIA[0-9A-Z]{16}",
     r"AIza[0-9A-Za-z_\-]{30,}",
     r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"hf_[A-Za-z0-9]{30,}",
+    r"npm_[A-Za-z0-9]{36,}",
+    r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"ya29\.[A-Za-z0-9_\-]{20,}",
+    r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+];
+
+/// Credentials recognised by what stands before them, whatever their length: group 1 is
+/// kept, group 2 (the credential) is redacted.
+const CREDENTIAL_CONTEXTS: &[&str] = &[
+    // The password of a URL: `scheme://user:password@host`.
+    r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)@",
+    // An HTTP authorization header, as a curl command or a log line writes it.
+    r"(?i)(\bauthorization[\x22']?\s*[:=]\s*[\x22']?(?:bearer|basic|token)\s+)([^\s\x22',}]+)",
+    r"(?i)(\b(?:x-api-key|x-goog-api-key|api-key)[\x22']?\s*[:=]\s*[\x22']?)([^\s\x22',}]+)",
+    // An assignment to a variable whose name marks it secret: `DB_PASSWORD=abc123`.
+    r"(\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*=[\x22']?)([^\s\x22'&;]+)",
 ];
 
 /// Replaces secrets in text.
@@ -112,6 +139,65 @@ fn shapes() -> &'static Regex {
     &SHAPES
 }
 
+/// The credential contexts, compiled once.
+fn contexts() -> &'static [Regex] {
+    static CONTEXTS: std::sync::LazyLock<Vec<Regex>> = std::sync::LazyLock::new(|| {
+        CREDENTIAL_CONTEXTS
+            .iter()
+            .map(|c| {
+                #[expect(
+                    clippy::expect_used,
+                    reason = "constant patterns, compiled in every test run"
+                )]
+                Regex::new(c).expect("credential contexts compile")
+            })
+            .collect()
+    });
+    &CONTEXTS
+}
+
+/// `text` with the credential of each [`CREDENTIAL_CONTEXTS`] match redacted, its context
+/// kept.
+fn redact_contexts(text: &str) -> String {
+    let mut out = text.to_owned();
+    for context in contexts() {
+        if !context.is_match(&out) {
+            continue;
+        }
+        out = context
+            .replace_all(&out, |caps: &regex::Captures<'_>| {
+                let secret = &caps[2];
+                if secret.bytes().all(|b| b.is_ascii_digit()) || secret.starts_with(REDACTED) {
+                    return caps[0].to_owned();
+                }
+                let tail = &caps[0][caps[1].len() + secret.len()..];
+                format!("{}{REDACTED}{tail}", &caps[1])
+            })
+            .into_owned();
+    }
+    out
+}
+
+/// Values registered as secrets for the whole process ([`register_secret`]): every
+/// encoded form, longest first.
+static REGISTERED: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Registers `value` as a secret for every [`Redactor`] of this process, whatever
+/// variable or file it came from (the model gateway registers each real key it injects).
+/// Values shorter than 8 characters are not registered, as for every secret value.
+pub fn register_secret(value: &str) {
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut registered = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    if registered.iter().any(|r| r == value) {
+        return;
+    }
+    registered.extend(encoded_forms(value));
+    registered.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    registered.dedup();
+}
+
 /// Whether an environment variable's name marks it secret.
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
@@ -159,12 +245,19 @@ impl Redactor {
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = shapes().replace_all(text, REDACTED).into_owned();
-        for needle in &self.needles {
+        let registered = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
+        // Longest first across both lists, so a value containing another is replaced whole.
+        let mut needles: Vec<&String> = self.needles.iter().chain(registered.iter()).collect();
+        if !registered.is_empty() {
+            needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        }
+        for needle in needles {
             if out.contains(needle.as_str()) {
                 out = out.replace(needle.as_str(), REDACTED);
             }
         }
-        out
+        drop(registered);
+        redact_contexts(&out)
     }
 
     /// Redacts every string in a JSON value, keys included.
@@ -306,5 +399,70 @@ mod tests {
         let r = Redactor::new([]).with_secret_values(["plain-docs-value-9", "short"]);
         assert_eq!(r.redact("x plain-docs-value-9 y"), "x [REDACTED] y");
         assert_eq!(r.redact("short"), "short");
+    }
+    #[test]
+    fn credentials_by_their_context_whatever_their_length() {
+        let r = Redactor::new([]);
+        for (text, want) in [
+            (
+                "DATABASE_URL=postgres://app:PASSWORD@db:5432/x",
+                "DATABASE_URL=postgres://app:[REDACTED]@db:5432/x",
+            ),
+            (
+                "git clone https://x:tok7abc@github.com/o/r",
+                "git clone https://x:[REDACTED]@github.com/o/r",
+            ),
+            ("redis://:s3cret@cache", "redis://:[REDACTED]@cache"),
+            (
+                "curl -H 'Authorization: Bearer abc1234' u",
+                "curl -H 'Authorization: Bearer [REDACTED]' u",
+            ),
+            (
+                "{\"x-api-key\": \"short7\"}",
+                "{\"x-api-key\": \"[REDACTED]\"}",
+            ),
+            (
+                "export DB_PASSWORD=abc1234; echo",
+                "export DB_PASSWORD=[REDACTED]; echo",
+            ),
+            ("GITHUB_TOKEN=\"tok\" x", "GITHUB_TOKEN=\"[REDACTED]\" x"),
+        ] {
+            assert_eq!(r.redact(text), want, "{text}");
+        }
+        for kept in [
+            "MAX_TOKENS=4096",
+            "https://example.com:8080/path",
+            "\"input_tokens\": 100",
+            "see https://docs.rs/x@1.2 and user@example.com",
+            "ratio a:b@c",
+        ] {
+            assert_eq!(r.redact(kept), kept);
+        }
+        for token in [
+            "glpat-abcdefghij0123456789",
+            "hf_abcdefghijklmnopqrstuvwxyzABCDEF",
+            "sk_live_abcdefghij12",
+            "ya29.a0AfH6SMBabcdefghijklmnop",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        ] {
+            assert_eq!(
+                r.redact(&format!("t {token} e")),
+                "t [REDACTED] e",
+                "{token}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_registered_value_is_redacted_whatever_held_it() {
+        let value = "registered-gateway-key-5e1f";
+        let r = Redactor::new([]);
+        assert_eq!(r.redact(value), value, "not yet registered");
+        register_secret(value);
+        register_secret("short");
+        assert_eq!(r.redact(&format!("a {value} b")), "a [REDACTED] b");
+        assert_eq!(r.redact("short"), "short");
+        let json = serde_json::json!({ "k": value }).to_string();
+        assert!(!r.redact(&json).contains("5e1f"));
     }
 }

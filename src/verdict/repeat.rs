@@ -168,6 +168,8 @@ pub fn aggregate_split(
             .then(|| first.and_then(|r| r.reused.clone()))
             .flatten(),
         not_reused: runs.iter().find_map(|r| r.not_reused.clone()),
+        // Each run's traffic (and cassette) stays with the run.
+        model_traffic: None,
         runs,
     }
 }

@@ -44,6 +44,13 @@ pub enum ErrorKind {
     Judge,
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP).
     Interrupted,
+    /// The model gateway refused a request of the run because it would cross the run's
+    /// `--max-cost` or `--max-tokens` ceiling: the run was stopped in the middle.
+    Budget,
+    /// The run was replayed from a cassette (`run --replay`, a reused run) and sent a
+    /// model request the cassette does not hold: the agent, its version, its prompt or a
+    /// tool's result changed since the recording.
+    Replay,
 }
 
 impl ErrorKind {
@@ -55,6 +62,8 @@ impl ErrorKind {
             ErrorKind::Setup => "setup",
             ErrorKind::Judge => "judge",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Budget => "budget",
+            ErrorKind::Replay => "replay",
         }
     }
 }
@@ -162,6 +171,11 @@ pub struct TestResult {
     /// baseline, a changed fingerprint, no transcript, assertions that need the workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_reused: Option<String>,
+    /// The agent run's model traffic as aptitude's model gateway metered it: requests,
+    /// retries, tokens, cost. Absent when the run did not go through the gateway (an
+    /// agent that talks only to its own backend, `--no-gateway`) and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_traffic: Option<crate::agent::gateway::Traffic>,
 }
 
 /// A test's identity across runs, shards and baselines: its test file as results record it
@@ -206,6 +220,11 @@ pub struct Reused {
     /// grading calls not answered from the recorded grades or the cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The agent ran again, its model answered from the baseline's cassette (an assertion
+    /// needs the workspace after the run, which only a new run rebuilds): its transcript
+    /// and files are this run's, its model requests cost nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 impl TestResult {
@@ -238,6 +257,7 @@ impl TestResult {
             sandbox: None,
             reused: None,
             not_reused: None,
+            model_traffic: None,
         }
     }
 

@@ -74,6 +74,17 @@ pub(crate) const AGENTS: &[fn() -> Agent] = &[
     },
 ];
 
+impl Agent {
+    /// A scripted turn calling this agent's shell tool with `command`.
+    pub(crate) fn shell_call(&self, command: &str) -> Turn {
+        let mut args = json!({ self.command_key: command });
+        if let (Some(a), Some(e)) = (args.as_object_mut(), self.extra.as_object()) {
+            a.extend(e.clone());
+        }
+        Turn::Tool(self.shell, args)
+    }
+}
+
 fn bin(name: &str) -> std::path::PathBuf {
     let bin = root().join("node_modules/.bin").join(name);
     assert!(
@@ -135,13 +146,7 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
     for agent in AGENTS.iter().map(|a| a()) {
         let marker = format!("SHELL-{}", agent.name.to_uppercase());
         let model = ScriptedModel::start();
-        let call = |command: &str| {
-            let mut args = json!({ agent.command_key: command });
-            if let (Some(a), Some(e)) = (args.as_object_mut(), agent.extra.as_object()) {
-                a.extend(e.clone());
-            }
-            Turn::Tool(agent.shell, args)
-        };
+        let call = |command: &str| agent.shell_call(command);
         model.script(
             &marker,
             vec![

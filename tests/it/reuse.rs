@@ -134,18 +134,30 @@ fn a_changed_prompt_runs_the_agent() {
     );
 }
 
+/// A test with a workspace assertion is reused by a replay: the agent runs again (its
+/// shell writes the file again), its model answered from the baseline's cassette — no
+/// model request. Without a recording, the agent runs live, saying why.
 #[test]
-fn a_test_that_needs_the_workspace_after_the_run_is_never_reused() {
+fn a_test_that_needs_the_workspace_is_replayed_from_its_recording() {
     let model = ScriptedModel::start();
-    model.script("ws-agent", vec![Turn::Text("done".into())]);
+    model.script(
+        "ws-agent",
+        vec![
+            Turn::Tool(
+                "Bash",
+                json!({"command": "echo made > made.txt", "description": "make it"}),
+            ),
+            Turn::Text("done".into()),
+        ],
+    );
     let suite = Suite::new();
     suite.file(
         "tests/w.aptitude.yaml",
-        "name: w\nprompt: \"ws-agent: go\"\nassertions:\n  - file_absent: made.txt\n",
+        "name: w\nprompt: \"ws-agent: go\"\nassertions:\n  - file_contains: {path: made.txt, text: made}\n",
     );
+    let baseline = suite.path().join("baseline.json");
     let first = aptitude_run(&suite, &model, &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
-    let baseline = suite.path().join("baseline.json");
     std::fs::copy(suite.results_path(), &baseline).unwrap();
     let before = model.requests().len();
     let out = aptitude_run(&suite, &model, &["--reuse", baseline.to_str().unwrap()]);
@@ -154,8 +166,30 @@ fn a_test_that_needs_the_workspace_after_the_run_is_never_reused() {
     let results = out.results.unwrap();
     assert_eq!(
         test(&results, "w")["not_reused"],
-        "its assertion at line 4 needs the workspace after the run, which does not travel with results"
+        "its assertion at line 4 needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
     );
+
+    // Recorded: the unchanged run is replayed, with no model request.
+    let recorded = aptitude_run(&suite, &model, &["--record-model"]);
+    assert_eq!(recorded.code, 0, "{}\n{}", recorded.stdout, recorded.stderr);
+    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    let before = model.requests().len();
+    let out = aptitude_run(&suite, &model, &["--reuse", baseline.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(model.requests().len(), before, "no model request");
+    let results = out.results.unwrap();
+    let w = test(&results, "w");
+    assert_eq!(w["status"], "passed", "{w:#}");
+    assert_eq!(w["reused"]["replayed"], true, "{w:#}");
+    assert!(
+        w["model_traffic"]["replayed"].as_u64().unwrap() >= 2,
+        "{w:#}"
+    );
+    assert_eq!(
+        w["files"][0]["path"], "made.txt",
+        "the workspace was rebuilt"
+    );
+    assert!(out.stdout.contains("↺ reused"), "{}", out.stdout);
 }
 
 #[test]

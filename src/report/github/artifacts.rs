@@ -151,15 +151,29 @@ impl Source {
     }
 }
 
-/// The latest results of `source`, and where they came from
-/// (`github:owner/repo run 123 (artifact NAME)`).
+/// A baseline downloaded from an artifact: its results, where they came from, and the
+/// cassettes they reference (`run --record-model`), extracted into a temp directory that is
+/// removed when the last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Downloaded {
+    /// The results.
+    pub results: Results,
+    /// `github:owner/repo run 123 (artifact NAME)`.
+    pub from: String,
+    /// The directory the results' cassette references are relative to, when the artifact
+    /// held any of them.
+    pub cassettes: Option<std::sync::Arc<tempfile::TempDir>>,
+}
+
+/// The most a baseline's cassettes may take, extracted, in bytes.
+pub const MAX_CASSETTES_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The latest results of `source`, where they came from (`github:owner/repo run 123
+/// (artifact NAME)`), and their cassettes.
 ///
 /// # Errors
 /// See [`BaselineError`].
-pub async fn latest_results(
-    env: &GithubEnv,
-    source: &Source,
-) -> Result<(Results, String), BaselineError> {
+pub async fn latest_results(env: &GithubEnv, source: &Source) -> Result<Downloaded, BaselineError> {
     let client = super::api::Client::new(env)?;
     let (owner, repo) = (client.owner.as_str(), client.repo.as_str());
     let route = format!(
@@ -196,12 +210,16 @@ pub async fn latest_results(
                 continue;
             }
             if let Some(artifact) = find_artifact(&client, id, source.artifact.as_deref()).await? {
-                let results = download(&client, id, &artifact).await?;
+                let (results, cassettes) = download(&client, id, &artifact).await?;
                 let from = format!(
                     "github:{owner}/{repo} run {id} (artifact {})",
                     artifact.name
                 );
-                return Ok((results, from));
+                return Ok(Downloaded {
+                    results,
+                    from,
+                    cassettes,
+                });
             }
             if searched >= MAX_RUNS_SEARCHED {
                 break;
@@ -288,12 +306,13 @@ async fn find_artifact(
     }))
 }
 
-/// Downloads the artifact's zip and reads its `results.json`.
+/// Downloads the artifact's zip and reads its `results.json`, with the cassettes it
+/// references.
 async fn download(
     client: &super::api::Client,
     run: u64,
     artifact: &Artifact,
-) -> Result<Results, BaselineError> {
+) -> Result<(Results, Option<std::sync::Arc<tempfile::TempDir>>), BaselineError> {
     use http_body_util::BodyExt;
     let expired = || BaselineError::Expired {
         name: artifact.name.clone(),
@@ -329,11 +348,91 @@ async fn download(
         .await
         .map_err(|e| failed(e.to_string()))?
         .to_bytes();
-    read_results(&bytes).map_err(|why| BaselineError::Unreadable {
+    let unreadable = |why: String| BaselineError::Unreadable {
         name: artifact.name.clone(),
         run,
         why,
-    })
+    };
+    let results = read_results(&bytes).map_err(unreadable)?;
+    let cassettes = extract_cassettes(&bytes, &results).map_err(unreadable)?;
+    Ok((results, cassettes.map(std::sync::Arc::new)))
+}
+
+/// Whether `file` is a cassette reference aptitude writes (`<stem>.cassettes/<16 hex>.json.gz`):
+/// anything else is never extracted (no path can leave the extraction directory).
+fn is_cassette_reference(file: &str) -> bool {
+    let Some((dir, name)) = file.split_once('/') else {
+        return false;
+    };
+    let stem_ok = dir.ends_with(".cassettes")
+        && dir
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    let name_ok = name.len() == 16 + ".json.gz".len()
+        && name.ends_with(".json.gz")
+        && name[..16].bytes().all(|b| b.is_ascii_hexdigit());
+    stem_ok && name_ok && !dir.starts_with('.')
+}
+
+/// The cassettes `results` reference, extracted from the artifact zip into a temp
+/// directory (at their references, beside where the zip's `results.json` is); `None` when
+/// the results reference none. At most [`MAX_CASSETTES_BYTES`] in all.
+fn extract_cassettes(zip: &[u8], results: &Results) -> Result<Option<tempfile::TempDir>, String> {
+    use std::io::Read;
+    let mut files: Vec<String> = Vec::new();
+    let mut note = |t: &crate::verdict::results::TestResult| {
+        if let Some(c) = t.model_traffic.as_ref().and_then(|m| m.cassette.as_ref())
+            && is_cassette_reference(&c.file)
+            && !files.contains(&c.file)
+        {
+            files.push(c.file.clone());
+        }
+    };
+    for t in &results.tests {
+        note(t);
+        t.runs.iter().for_each(&mut note);
+    }
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut archive =
+        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| format!("not a zip: {e}"))?;
+    let base = archive
+        .file_names()
+        .filter_map(Result::ok)
+        .map(|n| n.into_owned())
+        .filter(|n| n == "results.json" || n.ends_with("/results.json"))
+        .min_by_key(String::len)
+        .map(|n| n.trim_end_matches("results.json").to_owned())
+        .unwrap_or_default();
+    let dir = tempfile::Builder::new()
+        .prefix("aptitude-baseline-cassettes-")
+        .tempdir()
+        .map_err(|e| format!("can not make a directory for its cassettes: {e}"))?;
+    let mut total = 0u64;
+    for file in files {
+        let Ok(entry) = archive.by_name(&format!("{base}{file}")) else {
+            // Missing: the runs that need it are not replayed, and say why.
+            continue;
+        };
+        let mut bytes = Vec::new();
+        entry
+            .take(MAX_CASSETTES_BYTES - total + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("can not read {file}: {e}"))?;
+        total += bytes.len() as u64;
+        if total > MAX_CASSETTES_BYTES {
+            return Err(format!(
+                "its cassettes are larger than {MAX_CASSETTES_BYTES} bytes"
+            ));
+        }
+        let path = dir.path().join(&file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| format!("can not write {file}: {e}"))?;
+    }
+    Ok(Some(dir))
 }
 
 /// The results in an artifact zip: its `results.json` (at the top, else the first entry
@@ -437,6 +536,73 @@ mod tests {
             "another head branch"
         );
         assert!(!trusted(&serde_json::json!({"id": 1})), "no fields at all");
+    }
+
+    #[test]
+    fn the_cassettes_the_results_reference_are_extracted_beside_them() {
+        use crate::agent::gateway::cassette::Cassette;
+        let cassette = Cassette {
+            upstream: "https://api.anthropic.com".into(),
+            ..Cassette::default()
+        };
+        let made = tempfile::tempdir().unwrap();
+        let reference = cassette
+            .write(
+                &made.path().join("results.cassettes"),
+                "results.cassettes",
+                &crate::shared::redact::Redactor::new([]),
+            )
+            .unwrap();
+        let mut test = crate::verdict::results::TestResult::new(
+            "t",
+            "t.aptitude.yaml",
+            crate::verdict::results::TestStatus::Passed,
+        );
+        test.model_traffic = Some(crate::agent::gateway::Traffic {
+            cassette: Some(reference.clone()),
+            ..Default::default()
+        });
+        let results = Results::new(vec![test], 1);
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            let options = zip::write::SimpleFileOptions::default();
+            w.start_file("results.json", options).unwrap();
+            std::io::Write::write_all(&mut w, serde_json::to_string(&results).unwrap().as_bytes())
+                .unwrap();
+            w.start_file(&reference.file, options).unwrap();
+            let bytes = std::fs::read(made.path().join(&reference.file)).unwrap();
+            std::io::Write::write_all(&mut w, &bytes).unwrap();
+            w.finish().unwrap();
+        }
+        let read = read_results(buf.get_ref()).unwrap();
+        let dir = extract_cassettes(buf.get_ref(), &read).unwrap().unwrap();
+        let back = Cassette::read(dir.path(), &reference).unwrap();
+        assert_eq!(back.upstream, "https://api.anthropic.com");
+        let without = Results::new(Vec::new(), 1);
+        assert!(
+            extract_cassettes(buf.get_ref(), &without)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn only_cassette_references_aptitude_writes_are_extracted() {
+        assert!(is_cassette_reference(
+            "results.cassettes/3fa9c1e07b2d4a66.json.gz"
+        ));
+        for bad in [
+            "../x.cassettes/3fa9c1e07b2d4a66.json.gz",
+            "results.cassettes/../../etc/passwd",
+            "/abs.cassettes/3fa9c1e07b2d4a66.json.gz",
+            ".cassettes/3fa9c1e07b2d4a66.json.gz",
+            "results.cassettes/3fa9c1e07b2d4a6z.json.gz",
+            "results/3fa9c1e07b2d4a66.json.gz",
+            "a.cassettes/b/3fa9c1e07b2d4a66.json.gz",
+        ] {
+            assert!(!is_cassette_reference(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -75,6 +75,15 @@ pub struct Request {
     pub has_tools: bool,
     /// The JSON body.
     pub body: Value,
+    /// The request's headers (names lowercase), as the server got them.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    /// Every header value, for checks on the credentials a request carried.
+    pub fn header_values(&self) -> impl Iterator<Item = &str> {
+        self.headers.iter().map(|(_, v)| v.as_str())
+    }
 }
 
 #[derive(Default)]
@@ -126,6 +135,7 @@ impl Shared {
     pub(super) fn next_turn(
         &self,
         path: String,
+        headers: &axum::http::HeaderMap,
         first: &str,
         turn: usize,
         has_tools: bool,
@@ -147,6 +157,10 @@ impl Shared {
             turn,
             has_tools,
             body,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+                .collect(),
         });
         self.recorded.notify_waiters();
         branch(match script {
@@ -306,7 +320,12 @@ fn first_user_text(body: &Value) -> String {
         .unwrap_or_default()
 }
 
-async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let turn = body
         .get("messages")
@@ -327,7 +346,7 @@ async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> R
         .get("tools")
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
-    let reply = shared.next_turn(uri.to_string(), &first, turn, has_tools, body);
+    let reply = shared.next_turn(uri.to_string(), &headers, &first, turn, has_tools, body);
     let reply = shared.ungate(reply).await;
     respond(reply, turn, &model, stream).await
 }

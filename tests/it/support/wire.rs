@@ -130,7 +130,12 @@ fn openai_request(
     }
 }
 
-async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+async fn responses(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let parsed = openai_request(&shared, &body, "input", |item| {
         matches!(
@@ -138,16 +143,26 @@ async fn responses(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> 
             Some("function_call" | "reasoning")
         ) || role(item) == Some("assistant")
     });
-    handle(&shared, uri, body, parsed, Protocol::Responses).await
+    handle(&shared, uri, &headers, body, parsed, Protocol::Responses).await
 }
 
-async fn chat_completions(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let parsed = openai_request(&shared, &body, "messages", |m| role(m) == Some("assistant"));
-    handle(&shared, uri, body, parsed, Protocol::Chat).await
+    handle(&shared, uri, &headers, body, parsed, Protocol::Chat).await
 }
 
-async fn gemini(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
+async fn gemini(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let (first, turn) = conversation(
         array(&body, "contents"),
@@ -170,7 +185,7 @@ async fn gemini(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
         model: model.to_owned(),
         stream: method == "streamGenerateContent",
     };
-    handle(&shared, uri, body, parsed, Protocol::Gemini).await
+    handle(&shared, uri, &headers, body, parsed, Protocol::Gemini).await
 }
 
 fn model_of(body: &Value) -> String {
@@ -183,12 +198,14 @@ fn model_of(body: &Value) -> String {
 async fn handle(
     shared: &Shared,
     uri: Uri,
+    headers: &axum::http::HeaderMap,
     body: Value,
     parsed: Parsed,
     protocol: Protocol,
 ) -> Response {
     let turn = shared.next_turn(
         uri.to_string(),
+        headers,
         &parsed.first,
         parsed.turn,
         parsed.has_tools,

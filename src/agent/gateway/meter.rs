@@ -1,0 +1,517 @@
+//! Metering one model reply as it streams through: its tokens, whether it completed, and
+//! whether it was an error, read from the protocol's own usage fields.
+//!
+//! Tokens mean the same for every protocol, as in [`crate::transcript::Usage`]: `input`
+//! excludes cache reads and writes. Where a provider counts cached tokens inside its input
+//! figure (OpenAI's `input_tokens_details.cached_tokens`, `prompt_tokens_details.cached_tokens`;
+//! Gemini's `cachedContentTokenCount`) they are moved to `cache_read`. Reasoning tokens
+//! are output (every provider bills them so).
+//!
+//! | protocol | usage read from | complete when |
+//! |---|---|---|
+//! | Anthropic | `message_start.message.usage`, then `message_delta.usage` (later figures win) | `message_stop` |
+//! | Responses | `response.completed` / `.incomplete` / `.failed` `.response.usage` | `response.completed` |
+//! | Chat | the last chunk with a `usage` object (needs `stream_options.include_usage`) | `[DONE]` or a `finish_reason` |
+//! | Gemini | the last chunk's `usageMetadata` | a candidate's `finishReason` |
+//!
+//! A whole (non-streamed) JSON reply is read the same way, once.
+
+use serde_json::Value;
+
+use super::protocol::Protocol;
+use super::sse::SseReader;
+
+/// The largest non-streamed reply body read for its usage, in bytes; a larger one is
+/// forwarded but not metered.
+pub const MAX_JSON_BYTES: usize = 32 * 1024 * 1024;
+
+/// Tokens of one or more model requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tokens {
+    /// Input tokens, not counting cache reads and writes.
+    pub input: u64,
+    /// Output tokens (reasoning included).
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation: u64,
+}
+
+impl Tokens {
+    /// Every token: input, output and cache.
+    pub fn total(&self) -> u64 {
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_creation)
+    }
+
+    /// The prompt's tokens: input and cache.
+    pub fn prompt(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_creation)
+    }
+
+    /// Adds `other` (saturating).
+    pub fn add(&mut self, other: &Tokens) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_creation = self.cache_creation.saturating_add(other.cache_creation);
+    }
+}
+
+/// What a finished (or cut) reply showed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metered {
+    /// Its tokens, when the reply reported any.
+    pub tokens: Option<Tokens>,
+    /// The model the reply names, when it does.
+    pub model: Option<String>,
+    /// Whether the reply reached its protocol's end (see the module table).
+    pub completed: bool,
+    /// Whether the reply was an error (an error event or error body).
+    pub error: bool,
+}
+
+/// Meters one reply fed in pieces.
+#[derive(Debug)]
+pub struct ReplyMeter {
+    protocol: Protocol,
+    sse: Option<SseReader>,
+    json: Vec<u8>,
+    json_too_big: bool,
+    metered: Metered,
+}
+
+fn u64_at(v: &Value, path: &[&str]) -> Option<u64> {
+    let mut v = v;
+    for key in path {
+        v = v.get(key)?;
+    }
+    v.as_u64()
+}
+
+/// Overwrites `slot` with `value` when the reply gave one.
+fn set(slot: &mut u64, value: Option<u64>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
+}
+
+impl ReplyMeter {
+    /// A meter for a reply in `protocol`, streamed as server-sent events when `sse`.
+    pub fn new(protocol: Protocol, sse: bool) -> Self {
+        ReplyMeter {
+            protocol,
+            sse: sse.then(SseReader::default),
+            json: Vec::new(),
+            json_too_big: false,
+            metered: Metered::default(),
+        }
+    }
+
+    /// Feeds the next piece of the reply body.
+    pub fn push(&mut self, bytes: &[u8]) {
+        match self.sse.as_mut() {
+            Some(reader) => {
+                let protocol = self.protocol;
+                let metered = &mut self.metered;
+                reader.push(bytes, |event| read_event(protocol, &event, metered));
+            }
+            None if self.json_too_big => {}
+            None if self.json.len() + bytes.len() > MAX_JSON_BYTES => {
+                self.json_too_big = true;
+                self.json = Vec::new();
+            }
+            None => self.json.extend_from_slice(bytes),
+        }
+    }
+
+    /// The reply's figures, after its last piece (or where it was cut).
+    pub fn finish(mut self) -> Metered {
+        match self.sse.as_mut() {
+            Some(reader) => {
+                let protocol = self.protocol;
+                let metered = &mut self.metered;
+                reader.finish(|event| read_event(protocol, &event, metered));
+            }
+            None => {
+                if let Ok(body) = serde_json::from_slice::<Value>(&self.json) {
+                    let items: Vec<&Value> = match &body {
+                        // Gemini's `streamGenerateContent` without `alt=sse`: a JSON array
+                        // of the chunks.
+                        Value::Array(items) => items.iter().collect(),
+                        one => vec![one],
+                    };
+                    for item in items {
+                        read_whole(self.protocol, item, &mut self.metered);
+                    }
+                }
+            }
+        }
+        self.metered
+    }
+}
+
+/// Reads one streamed event.
+fn read_event(protocol: Protocol, event: &super::sse::Event, m: &mut Metered) {
+    let data = event.data.trim();
+    if protocol == Protocol::Chat && data == "[DONE]" {
+        m.completed = true;
+        return;
+    }
+    // Most events carry text deltas: parse only those that can carry what is metered.
+    let wanted = match protocol {
+        Protocol::Anthropic => {
+            matches!(
+                event.name.as_str(),
+                "message_start" | "message_delta" | "message_stop" | "error"
+            ) || data.contains("\"message_")
+                || data.contains("\"error\"")
+        }
+        Protocol::Responses => {
+            event.name.starts_with("response.completed")
+                || event.name.starts_with("response.failed")
+                || event.name.starts_with("response.incomplete")
+                || event.name == "error"
+                || (event.name.is_empty() && data.contains("\"response."))
+        }
+        Protocol::Chat => {
+            data.contains("\"usage\"")
+                || data.contains("\"finish_reason\":\"")
+                || data.contains("\"finish_reason\": \"")
+                || data.contains("\"error\"")
+        }
+        Protocol::Gemini => {
+            data.contains("usageMetadata")
+                || data.contains("finishReason")
+                || data.contains("\"error\"")
+        }
+    };
+    if !wanted {
+        return;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(data) else {
+        return;
+    };
+    match protocol {
+        Protocol::Anthropic => anthropic_event(&event.name, &v, m),
+        Protocol::Responses => responses_event(&event.name, &v, m),
+        Protocol::Chat => chat_chunk(&v, m),
+        Protocol::Gemini => gemini_chunk(&v, m),
+    }
+}
+
+fn anthropic_usage(usage: &Value, m: &mut Metered) {
+    if !usage.is_object() {
+        return;
+    }
+    let t = m.tokens.get_or_insert_with(Tokens::default);
+    set(&mut t.input, u64_at(usage, &["input_tokens"]));
+    set(&mut t.output, u64_at(usage, &["output_tokens"]));
+    set(
+        &mut t.cache_read,
+        u64_at(usage, &["cache_read_input_tokens"]),
+    );
+    set(
+        &mut t.cache_creation,
+        u64_at(usage, &["cache_creation_input_tokens"]),
+    );
+}
+
+fn anthropic_event(name: &str, v: &Value, m: &mut Metered) {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+    match kind {
+        "message_start" => {
+            let message = &v["message"];
+            if let Some(model) = message.get("model").and_then(Value::as_str) {
+                m.model = Some(model.to_owned());
+            }
+            anthropic_usage(&message["usage"], m);
+        }
+        "message_delta" => anthropic_usage(&v["usage"], m),
+        "message_stop" => m.completed = true,
+        "error" => m.error = true,
+        _ => {}
+    }
+}
+
+/// A Responses API `usage` object (also Codex's): `input_tokens` counts the cached ones.
+fn openai_usage(usage: &Value, m: &mut Metered, input: &str, output: &str, details: &str) {
+    if !usage.is_object() {
+        return;
+    }
+    let cached = u64_at(usage, &[details, "cached_tokens"]).unwrap_or(0);
+    let t = m.tokens.get_or_insert_with(Tokens::default);
+    t.input = u64_at(usage, &[input]).unwrap_or(0).saturating_sub(cached);
+    t.cache_read = cached;
+    set(&mut t.output, u64_at(usage, &[output]));
+}
+
+fn responses_event(name: &str, v: &Value, m: &mut Metered) {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+    match kind {
+        "response.completed" => response_object(&v["response"], true, m),
+        "response.incomplete" => response_object(&v["response"], false, m),
+        "response.failed" | "error" => {
+            response_object(&v["response"], false, m);
+            m.error = true;
+        }
+        _ => {}
+    }
+}
+
+/// A Responses API `response` object that ended: its model and usage.
+fn response_object(response: &Value, completed: bool, m: &mut Metered) {
+    if let Some(model) = response.get("model").and_then(Value::as_str) {
+        m.model = Some(model.to_owned());
+    }
+    openai_usage(
+        &response["usage"],
+        m,
+        "input_tokens",
+        "output_tokens",
+        "input_tokens_details",
+    );
+    m.completed |= completed;
+}
+
+fn chat_chunk(v: &Value, m: &mut Metered) {
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        m.error = true;
+    }
+    if let Some(model) = v.get("model").and_then(Value::as_str) {
+        m.model = Some(model.to_owned());
+    }
+    openai_usage(
+        &v["usage"],
+        m,
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_tokens_details",
+    );
+    let finished = v["choices"].as_array().is_some_and(|choices| {
+        choices
+            .iter()
+            .any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null()))
+    });
+    m.completed |= finished;
+}
+
+fn gemini_chunk(v: &Value, m: &mut Metered) {
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        m.error = true;
+    }
+    if let Some(model) = v.get("modelVersion").and_then(Value::as_str) {
+        m.model = Some(model.to_owned());
+    }
+    let usage = &v["usageMetadata"];
+    if usage.is_object() {
+        let cached = u64_at(usage, &["cachedContentTokenCount"]).unwrap_or(0);
+        let prompt = u64_at(usage, &["promptTokenCount"]).unwrap_or(0)
+            + u64_at(usage, &["toolUsePromptTokenCount"]).unwrap_or(0);
+        let t = m.tokens.get_or_insert_with(Tokens::default);
+        t.input = prompt.saturating_sub(cached);
+        t.cache_read = cached;
+        t.output = u64_at(usage, &["candidatesTokenCount"]).unwrap_or(0)
+            + u64_at(usage, &["thoughtsTokenCount"]).unwrap_or(0);
+    }
+    let finished = v["candidates"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c.get("finishReason").is_some_and(|f| !f.is_null()))
+    });
+    m.completed |= finished;
+}
+
+/// Reads a whole (non-streamed) reply body.
+fn read_whole(protocol: Protocol, v: &Value, m: &mut Metered) {
+    match protocol {
+        Protocol::Anthropic => {
+            if v.get("type").and_then(Value::as_str) == Some("error") {
+                m.error = true;
+                return;
+            }
+            if let Some(model) = v.get("model").and_then(Value::as_str) {
+                m.model = Some(model.to_owned());
+            }
+            anthropic_usage(&v["usage"], m);
+            m.completed |= v.get("type").and_then(Value::as_str) == Some("message");
+        }
+        Protocol::Responses => {
+            let failed = v["status"] == "failed" || v.get("error").is_some_and(|e| !e.is_null());
+            response_object(v, v["status"] == "completed", m);
+            m.error |= failed;
+        }
+        Protocol::Chat => chat_chunk(v, m),
+        Protocol::Gemini => gemini_chunk(v, m),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meter(protocol: Protocol, sse: bool, body: &str) -> Metered {
+        let mut whole = ReplyMeter::new(protocol, sse);
+        whole.push(body.as_bytes());
+        let whole = whole.finish();
+        // Fed one byte at a time, the figures are the same.
+        let mut bytes = ReplyMeter::new(protocol, sse);
+        for b in body.as_bytes() {
+            bytes.push(std::slice::from_ref(b));
+        }
+        assert_eq!(bytes.finish(), whole);
+        whole
+    }
+
+    /// Claude Code 2.1.328 against the Messages API: usage in `message_start` (output 1),
+    /// the true output in `message_delta`.
+    #[test]
+    fn anthropic_messages_stream() {
+        let body = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":100,\"output_tokens\":1,\"cache_read_input_tokens\":20,\"cache_creation_input_tokens\":5}}}\n\n",
+            "event: content_block_start\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            "event: content_block_delta\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"the usage is in message_delta\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: message_delta\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":7}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let m = meter(Protocol::Anthropic, true, body);
+        assert_eq!(
+            m.tokens,
+            Some(Tokens {
+                input: 100,
+                output: 7,
+                cache_read: 20,
+                cache_creation: 5
+            })
+        );
+        assert_eq!(m.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+        assert!(m.completed && !m.error);
+        // Cut before `message_stop`: the input is known, the reply is not complete.
+        let cut = meter(
+            Protocol::Anthropic,
+            true,
+            &body[..body.find("event: content_block_delta").unwrap()],
+        );
+        assert_eq!(cut.tokens.map(|t| (t.input, t.output)), Some((100, 1)));
+        assert!(!cut.completed);
+        let error = meter(
+            Protocol::Anthropic,
+            true,
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        );
+        assert!(error.error && !error.completed);
+        let whole = meter(
+            Protocol::Anthropic,
+            false,
+            r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":10,"output_tokens":3,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}"#,
+        );
+        assert_eq!(whole.tokens.map(|t| t.total()), Some(13));
+        assert!(whole.completed);
+    }
+
+    /// Codex 0.169.0 against the Responses API: usage only in `response.completed`, with
+    /// the cached tokens inside `input_tokens`.
+    #[test]
+    fn openai_responses_stream() {
+        let body = concat!(
+            "event: response.created\n",
+            "data: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"usage\":null}}\n\n",
+            "event: response.output_item.added\n",
+            "data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"exec_command\",\"arguments\":\"\"}}\n\n",
+            "event: response.function_call_arguments.delta\n",
+            "data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{\\\"cmd\\\":\\\"ls\\\"}\"}\n\n",
+            "event: response.completed\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-5-codex\",\"status\":\"completed\",\"usage\":{\"input_tokens\":120,\"input_tokens_details\":{\"cached_tokens\":20},\"output_tokens\":7,\"output_tokens_details\":{\"reasoning_tokens\":3},\"total_tokens\":127}}}\n\n",
+        );
+        let m = meter(Protocol::Responses, true, body);
+        assert_eq!(
+            m.tokens,
+            Some(Tokens {
+                input: 100,
+                output: 7,
+                cache_read: 20,
+                cache_creation: 0
+            })
+        );
+        assert_eq!(m.model.as_deref(), Some("gpt-5-codex"));
+        assert!(m.completed && !m.error);
+        let failed = meter(
+            Protocol::Responses,
+            true,
+            "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\"},\"usage\":null}}\n\n",
+        );
+        assert!(failed.error && !failed.completed && failed.tokens.is_none());
+    }
+
+    /// Qwen Code 0.24.4 / Copilot CLI 1.0.102 against Chat Completions: deltas, a
+    /// `finish_reason`, a usage chunk with no choices, then `[DONE]`.
+    #[test]
+    fn openai_chat_completions_stream() {
+        let body = concat!(
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3-coder-plus\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"run_shell_command\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}]},\"finish_reason\":null}],\"usage\":null}\n\n",
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3-coder-plus\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":null}\n\n",
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3-coder-plus\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":7,\"total_tokens\":127,\"prompt_tokens_details\":{\"cached_tokens\":20}}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let m = meter(Protocol::Chat, true, body);
+        assert_eq!(
+            m.tokens,
+            Some(Tokens {
+                input: 100,
+                output: 7,
+                cache_read: 20,
+                cache_creation: 0
+            })
+        );
+        assert!(m.completed);
+        // No usage chunk (the client did not ask `include_usage`): unmetered, complete.
+        let no_usage = meter(
+            Protocol::Chat,
+            true,
+            &body.replace("\"usage\":{", "\"x\":{"),
+        );
+        assert_eq!(no_usage.tokens, None);
+        assert!(no_usage.completed);
+    }
+
+    /// Gemini CLI 0.61.0 against `streamGenerateContent?alt=sse`: every chunk may carry
+    /// `usageMetadata`; the last one counts.
+    #[test]
+    fn gemini_stream() {
+        let body = concat!(
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":120,\"totalTokenCount\":120},\"modelVersion\":\"gemini-2.5-pro\"}\r\n\r\n",
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"run_shell_command\",\"args\":{\"command\":\"ls\"}}}]},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":120,\"candidatesTokenCount\":5,\"thoughtsTokenCount\":2,\"cachedContentTokenCount\":20,\"totalTokenCount\":127},\"modelVersion\":\"gemini-2.5-pro\"}\r\n\r\n",
+        );
+        let m = meter(Protocol::Gemini, true, body);
+        assert_eq!(
+            m.tokens,
+            Some(Tokens {
+                input: 100,
+                output: 7,
+                cache_read: 20,
+                cache_creation: 0
+            })
+        );
+        assert_eq!(m.model.as_deref(), Some("gemini-2.5-pro"));
+        assert!(m.completed);
+        let array = format!(
+            "[{}]",
+            body.split("data: ")
+                .filter(|c| !c.trim().is_empty())
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert_eq!(meter(Protocol::Gemini, false, &array).tokens, m.tokens);
+    }
+}

@@ -1,0 +1,399 @@
+//! What two runs of the same agent on the same test send differently by construction, and
+//! is therefore not a divergence when a run is replayed from a cassette.
+//!
+//! Requests are compared after normalisation; everything else in them — the agent and its
+//! version, its system prompt and tools, the conversation, each tool result — is compared
+//! as is, so a replay that differs there is a divergence. Normalised:
+//!
+//! | what | why it differs between runs | becomes |
+//! |---|---|---|
+//! | the run's workspace copy and private home (and their canonical forms) | aptitude makes them fresh for each run (`/tmp/aptitude-ws-…`) | `@@aptitude:workspace@@`, `@@aptitude:home@@` |
+//! | this machine's kernel release (`/proc/sys/kernel/osrelease`) | agents put the OS version in their system prompt; CI runner images move on | `<os-release>` |
+//! | UUIDs | session and request ids the agent makes (`metadata.user_id`, `prompt_cache_key`) | `<uuid>` |
+//! | hex ids of 32+ digits | hashed ids (Claude Code's user id) | `<hex>` |
+//! | the names aptitude gives the run's directories (`aptitude-ws-…`, `aptitude-qwen-home-…`), also in relative paths | made fresh for each run | `@@aptitude:workspace-dir@@`, `@@aptitude:home-name@@` |
+//! | dates and times (ISO 8601, `11/26/2026`, `Wednesday, November 26, 2026`) | the day the run happened, in system prompts | `<date>` |
+//! | measurements agents add to tool results: Codex's `Wall time: 0.0000 seconds` and `Chunk ID: 7ec8be`, Gemini CLI's `Process Group PGID: 25145`, a `PID: 123` | the machine's timing and process numbers | `Wall time: <measured>`, `Chunk ID: <id>`, `PGID: <pid>` |
+//! | Unix times in s or ms, 2017–2033 (`1795655838668`), as JSON numbers or inside strings | when a turn started (Codex's `turn_started_at_unix_ms`), ids made from the time (Gemini CLI's `run_shell_command_<ms>_0`) | `<time>` |
+//!
+//! Replies are stored with the run's paths as tokens (only those) and given back with the
+//! replaying run's own paths, so a tool call naming a file by its absolute path names the
+//! file in the new workspace copy.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// The token for the run's workspace copy.
+pub const WORKSPACE: &str = "@@aptitude:workspace@@";
+/// The token for the run's private home.
+pub const HOME: &str = "@@aptitude:home@@";
+/// The token for the run's workspace copy as a directory name: every character other than
+/// an ASCII letter or digit a `-` (how Claude Code names a project's directory,
+/// `projects/-tmp-aptitude-ws-…-workspace`).
+pub const WORKSPACE_SLUG: &str = "@@aptitude:workspace-slug@@";
+
+/// The token for the name aptitude gave the directory holding the workspace copy
+/// (`aptitude-ws-…`).
+pub const WORKSPACE_DIR: &str = "@@aptitude:workspace-dir@@";
+/// The token for the name aptitude gave the run's private home (`aptitude-qwen-home-…`).
+pub const HOME_NAME: &str = "@@aptitude:home-name@@";
+
+/// This machine's kernel release (`6.8.0-1017-azure`), when it can be read.
+static OS_RELEASE: LazyLock<Option<String>> = LazyLock::new(|| {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| s.len() >= 3)
+});
+
+/// Whether a JSON number is a Unix time of the same range.
+fn is_unix_time(n: &serde_json::Number) -> bool {
+    n.as_u64().is_some_and(|n| {
+        (1_500_000_000..2_000_000_000).contains(&n)
+            || (1_500_000_000_000..2_000_000_000_000).contains(&n)
+    })
+}
+
+/// `path` as Claude Code names a project's directory.
+fn slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Values that differ between runs by construction (see the module table).
+static VOLATILE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    // Unix times twice: a match takes the separator after it, which may start the next.
+    let time = (
+        r"(^|[^0-9])1[5-9](?:[0-9]{11}|[0-9]{8})([^0-9]|$)",
+        "${1}<time>${2}",
+    );
+    let patterns: [(&str, &str); 10] = [
+        (
+            r"\b(Wall time|Elapsed|Duration): [0-9]+(?:\.[0-9]+)? ?(?:seconds|secs|s|ms)\b",
+            "${1}: <measured>",
+        ),
+        (r"\b(Chunk ID): [0-9a-zA-Z]+", "${1}: <id>"),
+        (
+            r"\b(PGID|PID|Process ID|Process Group ID): [0-9]+",
+            "${1}: <pid>",
+        ),
+        (
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+            "<uuid>",
+        ),
+        (r"\b[0-9a-f]{32,}\b", "<hex>"),
+        (
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?",
+            "<date>",
+        ),
+        (r"\b\d{1,2}/\d{1,2}/\d{4}\b", "<date>"),
+        (
+            r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,? )?(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2},? \d{4}\b",
+            "<date>",
+        ),
+        // Last: inside a hex id, digits stand next to letters.
+        time,
+        time,
+    ];
+    patterns
+        .into_iter()
+        .filter_map(|(p, token)| Regex::new(p).ok().map(|r| (r, token)))
+        .collect()
+});
+
+/// A run's normaliser: its own paths, longest first.
+#[derive(Debug, Clone, Default)]
+pub struct Normalizer {
+    /// Every form of the run's paths, longest first, with its token.
+    paths: Vec<(String, &'static str)>,
+    /// What each token is in this run (the form the agent was given).
+    live: Vec<(&'static str, String)>,
+}
+
+impl Normalizer {
+    /// A normaliser for a run in `workspace` with private home `home` (each also in its
+    /// canonical form, when that differs).
+    pub fn new(workspace: Option<&Path>, home: Option<&Path>) -> Self {
+        let mut paths = Vec::new();
+        let mut live = Vec::new();
+        for (path, token) in [(workspace, WORKSPACE), (home, HOME)] {
+            let Some(path) = path else { continue };
+            let raw = path.display().to_string();
+            if raw.len() <= 1 {
+                continue;
+            }
+            if let Ok(canonical) = path.canonicalize() {
+                let canonical = canonical.display().to_string();
+                if canonical != raw {
+                    if token == WORKSPACE {
+                        paths.push((slug(&canonical), WORKSPACE_SLUG));
+                    }
+                    paths.push((canonical, token));
+                }
+            }
+            if token == WORKSPACE {
+                paths.push((slug(&raw), WORKSPACE_SLUG));
+                live.push((WORKSPACE_SLUG, slug(&raw)));
+            }
+            // The directory names aptitude made for the run, which relative paths show.
+            let (named, name_token) = if token == WORKSPACE {
+                (path.parent(), WORKSPACE_DIR)
+            } else {
+                (Some(path), HOME_NAME)
+            };
+            if let Some(name) = named
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("aptitude-"))
+            {
+                live.push((name_token, name.clone()));
+                paths.push((name, name_token));
+            }
+            live.push((token, raw.clone()));
+            paths.push((raw, token));
+        }
+        paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        paths.dedup();
+        Normalizer { paths, live }
+    }
+
+    /// `text` with the run's paths as tokens.
+    pub fn paths(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (path, token) in &self.paths {
+            if out.contains(path.as_str()) {
+                out = out.replace(path.as_str(), token);
+            }
+        }
+        out
+    }
+
+    /// `text` with the tokens as this run's paths (in the form the agent was given).
+    pub fn restore(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (token, path) in &self.live {
+            if out.contains(token) {
+                out = out.replace(token, path);
+            }
+        }
+        out
+    }
+
+    /// A request's text as compared: the run's paths, then the volatile values, as tokens.
+    pub fn request_text(&self, text: &str) -> String {
+        let mut out = self.paths(text);
+        if let Some(release) = OS_RELEASE.as_deref()
+            && out.contains(release)
+        {
+            out = out.replace(release, "<os-release>");
+        }
+        for (pattern, token) in VOLATILE.iter() {
+            if pattern.is_match(&out) {
+                out = pattern.replace_all(&out, *token).into_owned();
+            }
+        }
+        out
+    }
+
+    /// A request's JSON as compared: every string (and key) through
+    /// [`Normalizer::request_text`].
+    pub fn request_json(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.request_text(s)),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.request_json(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (self.request_text(k), self.request_json(v)))
+                    .collect(),
+            ),
+            Value::Number(n) if is_unix_time(n) => Value::String("<time>".into()),
+            other => other.clone(),
+        }
+    }
+}
+
+/// Two strings shown where they first differ: 60 characters before it (`…` when cut)
+/// and up to 120 after, each quoted.
+fn around_first_difference(a: &str, b: &str) -> (String, String) {
+    let same = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let window = |s: &str| {
+        let start = same.saturating_sub(60);
+        let text: String = s.chars().skip(start).take(same - start + 120).collect();
+        let cut = crate::shared::cut::chars(&text, 200).kept;
+        let more = s.chars().count() > start + (same - start + 120);
+        format!(
+            "{}{cut:?}{}",
+            if start > 0 { "…" } else { "" },
+            if more { "…" } else { "" }
+        )
+    };
+    (window(a), window(b))
+}
+
+/// Where two JSON values first differ: a path (`messages[3].content[0].text`), what the
+/// first has there and what the second has (each cut to 200 characters, two strings
+/// around where they first differ; `(absent)` for a missing key or item). `None` when they
+/// are equal.
+pub fn first_difference(recorded: &Value, now: &Value) -> Option<(String, String, String)> {
+    fn show(v: Option<&Value>) -> String {
+        match v {
+            None => "(absent)".to_owned(),
+            Some(Value::String(s)) => format!("{:?}", crate::shared::cut::chars(s, 200).kept),
+            Some(v) => crate::shared::cut::chars(&v.to_string(), 200).kept,
+        }
+    }
+    fn walk(a: &Value, b: &Value, at: String) -> Option<(String, String, String)> {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                keys.into_iter().find_map(|k| {
+                    let path = if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    match (x.get(k), y.get(k)) {
+                        (Some(a), Some(b)) => walk(a, b, path),
+                        (a, b) => Some((path, show(a), show(b))),
+                    }
+                })
+            }
+            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len())).find_map(|i| {
+                let path = format!("{at}[{i}]");
+                match (x.get(i), y.get(i)) {
+                    (Some(a), Some(b)) => walk(a, b, path),
+                    (a, b) => Some((path, show(a), show(b))),
+                }
+            }),
+            (a, b) if a == b => None,
+            (Value::String(x), Value::String(y)) => {
+                let (x, y) = around_first_difference(x, y);
+                Some((
+                    if at.is_empty() {
+                        "(the body)".into()
+                    } else {
+                        at
+                    },
+                    x,
+                    y,
+                ))
+            }
+            (a, b) => Some((
+                if at.is_empty() {
+                    "(the body)".into()
+                } else {
+                    at
+                },
+                show(Some(a)),
+                show(Some(b)),
+            )),
+        }
+    }
+    walk(recorded, now, String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_differs_by_construction_is_normalised_and_nothing_else() {
+        let ws = tempfile::tempdir().unwrap();
+        let n = Normalizer::new(
+            Some(ws.path()),
+            Some(Path::new("/tmp/aptitude-claude-home-x1")),
+        );
+        let text = format!(
+            "cwd {}/src, project {}, home /tmp/aptitude-claude-home-x1, session 6f1c2a9e-7b3d-4c5e-9f10-a1b2c3d4e5f6, user 0123456789abcdef0123456789abcdef01, today 2026-11-26T10:31:02.123Z or 11/26/2026 or Wednesday, November 26, 2026; version 2.1.328, exit code 3",
+            ws.path().display(),
+            slug(&ws.path().display().to_string())
+        );
+        assert_eq!(
+            n.request_text(&text),
+            "cwd @@aptitude:workspace@@/src, project @@aptitude:workspace-slug@@, home @@aptitude:home@@, session <uuid>, user <hex>, today <date> or <date> or <date>; version 2.1.328, exit code 3"
+        );
+        assert_eq!(
+            n.request_text("{\"turn_started_at_unix_ms\":1795655838668,\"id\":\"run_shell_command_1795655856450_0\",\"t\":1795655856} code 12345"),
+            "{\"turn_started_at_unix_ms\":<time>,\"id\":\"run_shell_command_<time>_0\",\"t\":<time>} code 12345"
+        );
+        assert_eq!(
+            n.request_text("Chunk ID: 7ec8be\nWall time: 0.0123 seconds\nProcess exited with code 0\nProcess Group PGID: 25145\nexit 1"),
+            "Chunk ID: <id>\nWall time: <measured>\nProcess exited with code 0\nProcess Group PGID: <pid>\nexit 1"
+        );
+        assert_eq!(
+            n.request_json(&json!({"created": 1795655856, "max_tokens": 32000})),
+            json!({"created": "<time>", "max_tokens": 32000})
+        );
+        if let Some(release) = OS_RELEASE.as_deref() {
+            assert_eq!(
+                n.request_text(&format!("OS Version: Linux {release}")),
+                "OS Version: Linux <os-release>"
+            );
+        }
+        let reply = format!("cat {}/a.txt", ws.path().display());
+        let stored = n.paths(&reply);
+        assert_eq!(stored, "cat @@aptitude:workspace@@/a.txt");
+        let home = tempfile::Builder::new()
+            .prefix("aptitude-qwen-home-")
+            .tempdir()
+            .unwrap();
+        let with_home = Normalizer::new(None, Some(home.path()));
+        let name = home
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(
+            with_home.request_text(&format!("Context from: ../../{name}/.qwen/x.md")),
+            "Context from: ../../@@aptitude:home-name@@/.qwen/x.md"
+        );
+        let other = tempfile::tempdir().unwrap();
+        let replaying = Normalizer::new(Some(other.path()), None);
+        assert_eq!(
+            replaying.restore(&stored),
+            format!("cat {}/a.txt", other.path().display())
+        );
+    }
+
+    #[test]
+    fn two_long_strings_are_shown_where_they_differ() {
+        let a = format!("{}the tool said 0 and more", "x".repeat(300));
+        let b = format!("{}the tool said 3 and more", "x".repeat(300));
+        let (_, was, now) = first_difference(&json!(a), &json!(b)).unwrap();
+        assert!(
+            was.starts_with('…') && was.contains("said 0 and more"),
+            "{was}"
+        );
+        assert!(now.contains("said 3 and more"), "{now}");
+    }
+
+    #[test]
+    fn the_first_difference_is_named_by_its_path() {
+        let recorded = json!({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "tool_result", "content": "exit 0"}]}]});
+        let now = json!({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "tool_result", "content": "exit 3"}]}]});
+        assert_eq!(
+            first_difference(&recorded, &now),
+            Some((
+                "messages[1].content[0].content".into(),
+                "\"exit 0\"".into(),
+                "\"exit 3\"".into()
+            ))
+        );
+        let longer = json!({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "tool_result", "content": "exit 0"}]}, {"role": "user", "content": "b"}]});
+        assert_eq!(
+            first_difference(&recorded, &longer).map(|d| (d.0, d.1)),
+            Some(("messages[2]".into(), "(absent)".into()))
+        );
+        assert_eq!(first_difference(&recorded, &recorded.clone()), None);
+    }
+}

@@ -1,0 +1,590 @@
+//! The gateway's HTTP side: a run's listener, the forwarding of each request to the
+//! upstream with the real credentials, and the tap that meters a reply as it streams back.
+//!
+//! Requests are read whole (they are JSON documents the gateway reads for the model and
+//! hashes for retries; at most [`MAX_REQUEST_BYTES`]); replies are never buffered: each
+//! piece is handed to the agent as it arrives and read by the meter on the way. Headers
+//! that belong to one connection (`connection`, `transfer-encoding`, …) are not forwarded;
+//! `accept-encoding` is set to `identity` upstream, so that the meter reads plain text.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use sha2::Digest;
+use tokio_util::sync::CancellationToken;
+
+use super::budget::{Estimate, Ledger, Limits};
+use super::cassette::{Player, Recorder};
+use super::meter::ReplyMeter;
+use super::normalize::Normalizer;
+use super::protocol::Protocol;
+use super::tape::{self, Body, BoxError, Taping};
+use super::traffic::{RunLog, Traffic};
+use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
+
+/// The largest request body forwarded, in bytes (agents' requests hold the whole
+/// conversation; a few MB at most).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What every run shares: the HTTP clients (one connection pool) and the ledger.
+pub(super) struct Shared {
+    pub(super) limits: Limits,
+    ledger: Mutex<Ledger>,
+    /// One client for `http` and `https` upstreams (one pool, one instantiation in the
+    /// binary), made on first use; with why the system's root certificates could not be
+    /// loaded, when they could not (an `https` upstream then fails, saying so).
+    client: OnceLock<(HttpsClient, Option<String>)>,
+    pub(super) record: Option<RecordTo>,
+    pub(super) redactor: crate::shared::redact::Redactor,
+}
+
+impl Shared {
+    pub(super) fn new(options: GatewayOptions) -> Self {
+        Shared {
+            limits: options.limits,
+            ledger: Mutex::new(Ledger::new(options.limits)),
+            client: OnceLock::new(),
+            record: options.record,
+            redactor: options
+                .redactor
+                .unwrap_or_else(|| crate::shared::redact::Redactor::from_process_env([])),
+        }
+    }
+
+    pub(super) fn spent(&self) -> (u64, f64) {
+        lock(&self.ledger).spent()
+    }
+
+    /// The client, made on first use with the system's root certificates (none when they
+    /// can not be loaded).
+    fn client(&self) -> &(HttpsClient, Option<String>) {
+        self.client.get_or_init(|| {
+            let (builder, no_roots) =
+                match hyper_rustls::HttpsConnectorBuilder::new().with_native_roots() {
+                    Ok(builder) => (builder, None),
+                    Err(e) => (
+                        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(
+                            rustls::ClientConfig::builder()
+                                .with_root_certificates(rustls::RootCertStore::empty())
+                                .with_no_client_auth(),
+                        ),
+                        Some(format!("no TLS root certificates could be loaded: {e}")),
+                    ),
+                };
+            let mut http = HttpConnector::new();
+            http.set_nodelay(true);
+            http.enforce_http(false);
+            let connector = builder.https_or_http().enable_http1().wrap_connector(http);
+            (
+                Client::builder(TokioExecutor::new()).build(connector),
+                no_roots,
+            )
+        })
+    }
+
+    async fn send(
+        &self,
+        https: bool,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, String> {
+        let (client, no_roots) = self.client();
+        client.request(request).await.map_err(|e| {
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            match (https, no_roots) {
+                (true, Some(roots)) => format!("{why} ({roots})"),
+                _ => why,
+            }
+        })
+    }
+}
+
+/// Where a run's requests go.
+#[derive(Debug, Clone)]
+pub(super) struct Upstream {
+    https: bool,
+    /// `host:port`.
+    authority: String,
+    /// The base URL's path without its trailing `/` (`/v1`, or empty).
+    pub(super) path: String,
+}
+
+impl Upstream {
+    pub(super) fn parse(raw: &str) -> Result<Upstream, GatewayError> {
+        let bad = |why: String| GatewayError::Upstream {
+            url: crate::shared::redact::Redactor::new([]).redact(raw),
+            why,
+        };
+        let url = url::Url::parse(raw).map_err(|e| bad(e.to_string()))?;
+        let https = match url.scheme() {
+            "https" => true,
+            "http" => false,
+            other => return Err(bad(format!("the scheme `{other}` is not http or https"))),
+        };
+        let host = url
+            .host_str()
+            .ok_or_else(|| bad("it names no host".into()))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| bad("it names no port".into()))?;
+        Ok(Upstream {
+            https,
+            authority: format!("{host}:{port}"),
+            path: url.path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// `https://host:port/path`, as results show it.
+    pub(super) fn display(&self) -> String {
+        format!(
+            "{}://{}{}",
+            if self.https { "https" } else { "http" },
+            self.authority,
+            self.path
+        )
+    }
+}
+
+/// One run's endpoint state.
+pub(super) struct RunState {
+    pub(super) upstream: Upstream,
+    /// (placeholder, real value) pairs.
+    pub(super) secrets: Vec<(String, String)>,
+    pub(super) log: Mutex<RunLog>,
+    /// The names of the variables holding the placeholders.
+    pub(super) credentials: Vec<String>,
+    /// Fired when a request was refused (the budget, a divergence from the cassette).
+    pub(super) stop: CancellationToken,
+    /// The run's paths, for cassettes.
+    pub(super) normalizer: Normalizer,
+    /// Records the run's exchange (`run --record-model`).
+    pub(super) recorder: Option<Mutex<Recorder>>,
+    /// Answers from a cassette (`run --replay`).
+    pub(super) player: Option<Mutex<Player>>,
+    /// What a request the cassette does not hold gets.
+    pub(super) replay_miss: ReplayMiss,
+}
+
+impl RunState {
+    pub(super) fn traffic(&self) -> Traffic {
+        lock(&self.log).traffic.clone()
+    }
+
+    /// `text` with every placeholder replaced by its real value.
+    fn substitute(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for (placeholder, real) in &self.secrets {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains(placeholder.as_str()) {
+                out = Some(current.replace(placeholder.as_str(), real));
+            }
+        }
+        out
+    }
+}
+
+/// Accepts connections until `shutdown`, then ends every connection still open.
+pub(super) async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    run: Arc<RunState>,
+    shutdown: CancellationToken,
+) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors or a connection reset before it was
+                    // accepted: try again shortly.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let (shared, run) = (Arc::clone(&shared), Arc::clone(&run));
+                let service = hyper::service::service_fn(move |request| {
+                    handle(Arc::clone(&shared), Arc::clone(&run), request)
+                });
+                connections.spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+}
+
+/// A model request in flight: which of the run's requests it is.
+#[derive(Debug, Clone)]
+struct Call {
+    protocol: Protocol,
+    index: usize,
+    model: Option<String>,
+}
+
+async fn handle(
+    shared: Arc<Shared>,
+    run: Arc<RunState>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    let protocol = if parts.method == Method::POST {
+        Protocol::of_path(&path)
+    } else {
+        None
+    };
+    let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let why = format!("aptitude's model gateway could not read the request: {e}");
+            return Ok(local_error(protocol, 413, "invalid_request_error", &why));
+        }
+    };
+    // What a cassette holds of the request, when one is recorded or played.
+    let taped = (run.recorder.is_some() || run.player.is_some()).then(|| {
+        let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        (
+            tape::key_free(path_and_query),
+            tape::taped_request(&body, &run.normalizer, &shared.redactor),
+        )
+    });
+    let call = protocol.map(|protocol| {
+        let model = protocol.model_of(&path, &body);
+        let sha256: [u8; 32] = sha2::Sha256::digest(&body).into();
+        let index = lock(&run.log).begin(model.as_deref(), sha256);
+        Call {
+            protocol,
+            index,
+            model,
+        }
+    });
+    if call.is_none() {
+        lock(&run.log).traffic.other_requests += 1;
+    }
+    if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
+        let answer = lock(player)
+            .answer(parts.method.as_str(), taped_path, request)
+            .map(|exchange| tape::replayed(exchange, &run.normalizer));
+        match answer {
+            Ok(reply) => {
+                if call.is_some() {
+                    lock(&run.log).replayed();
+                }
+                return Ok(reply);
+            }
+            Err(why) => {
+                if let Some(refused) = diverged(&run, call.as_ref(), why) {
+                    return Ok(refused);
+                }
+            }
+        }
+    }
+    if let Some(call) = &call {
+        let next = lock(&run.log).next;
+        if let Some(refused) = refuse(&shared, &run, call.index, next) {
+            return Ok(local_error(
+                Some(call.protocol),
+                400,
+                "invalid_request_error",
+                &refused,
+            ));
+        }
+    }
+    let taping = match (&run.recorder, taped) {
+        (Some(recorder), Some((taped_path, request))) => Some(Taping::new(
+            lock(recorder).begin(),
+            parts.method.to_string(),
+            taped_path,
+            request,
+        )),
+        _ => None,
+    };
+    Ok(forward(&shared, &run, parts, body, call, taping).await)
+}
+
+/// A model request of a replaying run that its cassette does not hold: noted, and — with
+/// `--replay-miss error` — refused, stopping the run. Other requests (token counts) and
+/// `--replay-miss live` go on to the upstream (`None`).
+fn diverged(run: &RunState, call: Option<&Call>, why: String) -> Option<Response<Body>> {
+    let call = call?;
+    let mut log = lock(&run.log);
+    if run.replay_miss == ReplayMiss::Live {
+        log.traffic.went_live.get_or_insert(why);
+        return None;
+    }
+    log.traffic.divergence.get_or_insert_with(|| why.clone());
+    log.failed(call.index);
+    drop(log);
+    run.stop.cancel();
+    Some(local_error(
+        Some(call.protocol),
+        400,
+        "invalid_request_error",
+        &format!(
+            "aptitude is replaying this run from a recording, and this request is not in it: {why}. This is not retryable."
+        ),
+    ))
+}
+
+/// Refuses request `index` when it would cross a ceiling: records why, fires the run's
+/// stop, and returns the message the agent is sent.
+fn refuse(shared: &Shared, run: &RunState, index: usize, next: Estimate) -> Option<String> {
+    let why = lock(&shared.ledger).admit(next).err()?;
+    let mut log = lock(&run.log);
+    log.failed(index);
+    let number = log.traffic.requests;
+    log.traffic.budget.get_or_insert_with(|| {
+        format!("{why}: aptitude's model gateway refused the run's model request {number}")
+    });
+    drop(log);
+    run.stop.cancel();
+    Some(format!(
+        "aptitude refused this model request: {why}. The run's budget is spent; this is not retryable."
+    ))
+}
+
+/// A reply made by the gateway itself, in the protocol's error shape (plain text for a
+/// request of no known protocol).
+fn local_error(
+    protocol: Option<Protocol>,
+    status: u16,
+    kind: &str,
+    message: &str,
+) -> Response<Body> {
+    let (body, content_type) = match protocol {
+        Some(p) => (p.error_body(status, kind, message), "application/json"),
+        None => (message.to_owned(), "text/plain; charset=utf-8"),
+    };
+    let mut response = Response::new(full(body));
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn full(text: String) -> Body {
+    Full::new(Bytes::from(text))
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// Sends the request upstream with the real credentials and streams the reply back,
+/// metering it when it is a model call.
+async fn forward(
+    shared: &Arc<Shared>,
+    run: &Arc<RunState>,
+    parts: hyper::http::request::Parts,
+    body: Bytes,
+    call: Option<Call>,
+    mut taping: Option<Taping>,
+) -> Response<Body> {
+    let protocol = call.as_ref().map(|c| c.protocol);
+    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let path_and_query = run
+        .substitute(path_and_query)
+        .unwrap_or_else(|| path_and_query.to_owned());
+    let uri = format!(
+        "{}://{}{path_and_query}",
+        if run.upstream.https { "https" } else { "http" },
+        run.upstream.authority
+    );
+    let mut builder = Request::builder().method(parts.method).uri(uri);
+    for (name, value) in &parts.headers {
+        if HOP_BY_HOP.contains(&name.as_str())
+            || name == header::HOST
+            || name == header::CONTENT_LENGTH
+            || name == header::ACCEPT_ENCODING
+        {
+            continue;
+        }
+        let value = value
+            .to_str()
+            .ok()
+            .and_then(|v| run.substitute(v))
+            .and_then(|v| HeaderValue::from_str(&v).ok())
+            .unwrap_or_else(|| value.clone());
+        builder = builder.header(name, value);
+    }
+    builder = builder.header(header::ACCEPT_ENCODING, "identity");
+    let request = match builder.body(Full::new(body)) {
+        Ok(r) => r,
+        Err(e) => {
+            let why = format!("aptitude's model gateway could not forward the request: {e}");
+            return local_error(protocol, 400, "invalid_request_error", &why);
+        }
+    };
+    let reply = match shared.send(run.upstream.https, request).await {
+        Ok(reply) => reply,
+        Err(why) => {
+            if let Some(call) = &call {
+                lock(&run.log).failed(call.index);
+            }
+            let why = format!(
+                "aptitude's model gateway could not reach {}: {why}",
+                run.upstream.display()
+            );
+            let kind = if protocol == Some(Protocol::Anthropic) {
+                "api_error"
+            } else {
+                "server_error"
+            };
+            return local_error(protocol, 502, kind, &why);
+        }
+    };
+    let (mut parts, body) = reply.into_parts();
+    for name in HOP_BY_HOP {
+        parts.headers.remove(HeaderName::from_static(name));
+    }
+    let sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if let Some(taping) = taping.as_mut() {
+        taping.content_type = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+    }
+    let tap = Tap {
+        inner: body,
+        meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
+        taping,
+        status: parts.status.as_u16(),
+        run: Arc::clone(run),
+        shared: Arc::clone(shared),
+        done: false,
+    };
+    Response::from_parts(parts, tap.boxed())
+}
+
+/// A reply body on its way to the agent: each frame is passed on as it comes and read by
+/// the meter; the reply is counted when it ends, fails, or is dropped (the agent went
+/// away, the run ended).
+struct Tap {
+    inner: Incoming,
+    meter: Option<(ReplyMeter, Call)>,
+    taping: Option<Taping>,
+    status: u16,
+    run: Arc<RunState>,
+    shared: Arc<Shared>,
+    done: bool,
+}
+
+impl Tap {
+    /// Counts (and records) the reply, once: at its end, when the upstream cut it
+    /// (`cut`), or when it was dropped (the agent stopped reading: what it got is what it
+    /// needed).
+    fn end(&mut self, cut: bool) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        if let (Some(taping), Some(recorder)) = (self.taping.take(), &self.run.recorder) {
+            let slot = taping.slot;
+            let taped = taping.finish(self.status, cut, &self.run.normalizer);
+            let mut recorder = lock(recorder);
+            match taped {
+                Ok(exchange) => recorder.end(slot, exchange),
+                Err(size) => recorder.drop_one(size),
+            }
+        }
+        let Some((meter, call)) = self.meter.take() else {
+            return;
+        };
+        let metered = meter.finish();
+        let (tokens, cost) =
+            lock(&self.run.log).end(call.index, call.model.as_deref(), self.status, &metered);
+        lock(&self.shared.ledger).add(&tokens, cost);
+    }
+}
+
+impl http_body::Body for Tap {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    if let Some((meter, _)) = this.meter.as_mut() {
+                        meter.push(data);
+                    }
+                    if let Some(taping) = this.taping.as_mut() {
+                        taping.push(data);
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.end(true);
+                Poll::Ready(Some(Err(Box::new(e))))
+            }
+            Poll::Ready(None) => {
+                this.end(false);
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.end(false);
+    }
+}

@@ -1,0 +1,169 @@
+//! The gateway's side of cassettes: a request as it is recorded and compared, a reply
+//! taped as it streams to the agent, and a reply given back from a cassette.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Response;
+use hyper::header::{self, HeaderValue};
+use serde_json::Value;
+
+use super::cassette::{Exchange, MAX_CASSETTE_BYTES};
+use super::normalize::Normalizer;
+
+/// An error of a reply body.
+pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A reply body to the agent.
+pub(super) type Body = http_body_util::combinators::BoxBody<Bytes, BoxError>;
+
+/// `path_and_query` without a `key=` parameter (Gemini's API key in the query): what a
+/// cassette records and compares.
+pub(super) fn key_free(path_and_query: &str) -> String {
+    let Some((path, query)) = path_and_query.split_once('?') else {
+        return path_and_query.to_owned();
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.starts_with("key="))
+        .collect();
+    if kept.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    }
+}
+
+/// A request body as cassettes hold it: its JSON (or its text, for a body that is not
+/// JSON) normalised and redacted.
+pub(super) fn taped_request(
+    body: &[u8],
+    normalizer: &Normalizer,
+    redactor: &crate::shared::redact::Redactor,
+) -> Value {
+    let mut value = match serde_json::from_slice::<Value>(body) {
+        Ok(json) => normalizer.request_json(&json),
+        Err(_) => Value::String(normalizer.request_text(&String::from_utf8_lossy(body))),
+    };
+    redactor.redact_json(&mut value);
+    value
+}
+
+/// A reply being taped as it streams to the agent.
+#[derive(Debug)]
+pub(super) struct Taping {
+    /// The recorder's slot.
+    pub(super) slot: usize,
+    pub(super) method: String,
+    pub(super) path: String,
+    pub(super) request: Value,
+    pub(super) content_type: Option<String>,
+    reply: Vec<u8>,
+    too_big: bool,
+}
+
+impl Taping {
+    /// Starts taping the reply to a request.
+    pub(super) fn new(slot: usize, method: String, path: String, request: Value) -> Self {
+        Taping {
+            slot,
+            method,
+            path,
+            request,
+            content_type: None,
+            reply: Vec::new(),
+            too_big: false,
+        }
+    }
+
+    /// Keeps the next piece of the reply (up to the cassette bound).
+    pub(super) fn push(&mut self, bytes: &[u8]) {
+        if self.too_big || self.reply.len() + bytes.len() > MAX_CASSETTE_BYTES {
+            self.too_big = true;
+            self.reply = Vec::new();
+        } else {
+            self.reply.extend_from_slice(bytes);
+        }
+    }
+
+    /// The exchange, once the reply ended (`cut`: before its end); `Err` with the size
+    /// seen for a reply over the cassette bound.
+    pub(super) fn finish(
+        self,
+        status: u16,
+        cut: bool,
+        normalizer: &Normalizer,
+    ) -> Result<Exchange, usize> {
+        if self.too_big {
+            return Err(MAX_CASSETTE_BYTES);
+        }
+        let reply = normalizer.paths(&String::from_utf8_lossy(&self.reply));
+        Ok(Exchange {
+            method: self.method,
+            path: self.path,
+            request: self.request,
+            status,
+            content_type: self.content_type,
+            reply,
+            cut,
+        })
+    }
+}
+
+/// A recorded reply that was cut: its data, then a dropped connection.
+struct CutReply {
+    data: Option<Bytes>,
+}
+
+impl http_body::Body for CutReply {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        std::task::Poll::Ready(Some(match self.data.take() {
+            Some(data) => Ok(http_body::Frame::data(data)),
+            None => Err(Box::new(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the recorded reply was cut here",
+            ))),
+        }))
+    }
+}
+
+/// The recorded reply of `exchange`, with the replaying run's own paths: whole, or — for
+/// a reply that was cut — its recorded part and then a dropped connection.
+pub(super) fn replayed(exchange: &Exchange, normalizer: &Normalizer) -> Response<Body> {
+    let bytes = Bytes::from(normalizer.restore(&exchange.reply));
+    let body: Body = if exchange.cut {
+        CutReply { data: Some(bytes) }.boxed()
+    } else {
+        Full::new(bytes).map_err(|never| match never {}).boxed()
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(exchange.status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    if let Some(value) = exchange
+        .content_type
+        .as_deref()
+        .and_then(|c| HeaderValue::from_str(c).ok())
+    {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_in_the_query_is_never_taped() {
+        assert_eq!(
+            key_free("/v1beta/models/m:streamGenerateContent?alt=sse&key=AIzaSECRET"),
+            "/v1beta/models/m:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(key_free("/x?key=1"), "/x");
+        assert_eq!(key_free("/v1/messages?beta=true"), "/v1/messages?beta=true");
+    }
+}

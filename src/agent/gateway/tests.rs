@@ -1,0 +1,317 @@
+//! The gateway against a local upstream: credentials swapped, replies streamed through
+//! unbuffered and metered, retries counted, the budget enforced mid-run.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::*;
+
+/// What the upstream saw: (path and query, headers).
+type Seen = Arc<Mutex<Vec<(String, HeaderMap)>>>;
+
+const SSE: &str = concat!(
+    "event: message_start\n",
+    "data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":100,\"output_tokens\":1,\"cache_read_input_tokens\":20,\"cache_creation_input_tokens\":0}}}\n\n",
+);
+const SSE_END: &str = concat!(
+    "event: message_delta\n",
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+);
+
+/// An upstream: `/v1/messages` streams [`SSE`], then waits for `release` before
+/// [`SSE_END`]; a body holding `FAIL` gets a 500.
+async fn upstream(seen: Seen, release: Arc<tokio::sync::Notify>) -> String {
+    let app = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap, body: Bytes| {
+        let (seen, release) = (Arc::clone(&seen), Arc::clone(&release));
+        async move {
+            seen.lock().unwrap().push((
+                uri.path_and_query()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+                headers,
+            ));
+            if body.windows(4).any(|w| w == b"FAIL") {
+                return (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"boom\"}}",
+                )
+                    .into_response();
+            }
+            if uri.path() != "/v1/messages" {
+                return "{\"input_tokens\":3}".into_response();
+            }
+            let stream = async_stream(release);
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+fn async_stream(
+    release: Arc<tokio::sync::Notify>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    futures_util::stream::unfold(0, move |step| {
+        let release = Arc::clone(&release);
+        async move {
+            match step {
+                0 => Some((Ok(Bytes::from(SSE)), 1)),
+                1 => {
+                    release.notified().await;
+                    Some((Ok(Bytes::from(SSE_END)), 2))
+                }
+                _ => None,
+            }
+        }
+    })
+}
+
+fn client() -> Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>> {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+fn post(url: String, key: &str, body: &str) -> hyper::Request<Full<Bytes>> {
+    hyper::Request::post(url)
+        .header("x-api-key", key)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn requests_carry_the_real_key_and_replies_stream_through_metered() {
+    let seen: Seen = Arc::default();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let up = upstream(Arc::clone(&seen), Arc::clone(&release)).await;
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up.clone(),
+            secrets: vec!["real-key-0123456789".into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let placeholder = endpoint.placeholders()[0].clone();
+    assert!(!placeholder.contains("real-key"));
+    assert_eq!(endpoint.base_url(), format!("http://{}", endpoint.addr()));
+
+    let body = r#"{"model":"claude-sonnet-4-5","stream":true,"messages":[]}"#;
+    let reply = client()
+        .request(post(
+            format!("{}/v1/messages?beta=true", endpoint.base_url()),
+            &placeholder,
+            body,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    // The first event arrives while the upstream still holds the rest: no buffering.
+    let mut body = reply.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert_eq!(first, Bytes::from(SSE));
+    assert_eq!(
+        endpoint.traffic().input_tokens,
+        0,
+        "not counted before its end"
+    );
+    release.notify_one();
+    let rest = body.collect().await.unwrap().to_bytes();
+    assert_eq!(rest, Bytes::from(SSE_END));
+
+    let (path, headers) = seen.lock().unwrap()[0].clone();
+    assert_eq!(path, "/v1/messages?beta=true");
+    assert_eq!(headers["x-api-key"], "real-key-0123456789");
+    assert_eq!(headers["accept-encoding"], "identity");
+    assert!(headers["host"].to_str().unwrap().starts_with("127.0.0.1:"));
+
+    // A path that is no model call passes through, unmetered.
+    let counted = client()
+        .request(post(
+            format!("{}/v1/messages/count_tokens", endpoint.base_url()),
+            &placeholder,
+            "{}",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(counted.status(), 200);
+    let traffic = endpoint.finish().await;
+    assert_eq!(
+        (traffic.requests, traffic.other_requests, traffic.failed),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        (
+            traffic.input_tokens,
+            traffic.output_tokens,
+            traffic.cache_read_input_tokens
+        ),
+        (100, 7, 20)
+    );
+    assert_eq!(traffic.models, ["claude-sonnet-4-5"]);
+    let cost = traffic.cost_usd.unwrap();
+    assert!((cost - (100.0 * 3.0 + 7.0 * 15.0 + 20.0 * 0.3) / 1e6).abs() < 1e-12);
+    assert_eq!(traffic.upstream, up.replace("localhost", "127.0.0.1"));
+    assert_eq!(gateway.spent().0, 127);
+    // The real key is a secret whatever held it.
+    assert!(
+        !crate::shared::redact::Redactor::new([])
+            .redact("k=real-key-0123456789")
+            .contains("0123456789")
+    );
+}
+
+#[tokio::test]
+async fn a_request_repeated_after_a_failure_is_counted_as_a_retry() {
+    let seen: Seen = Arc::default();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let up = upstream(Arc::clone(&seen), release).await;
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: format!("{up}/"),
+            secrets: Vec::new(),
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let reply = client()
+            .request(post(
+                format!("{}/v1/messages", endpoint.base_url()),
+                "own-login-token",
+                r#"{"model":"m","messages":["FAIL"]}"#,
+            ))
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 500);
+        let _ = reply.into_body().collect().await;
+    }
+    let traffic = endpoint.finish().await;
+    assert_eq!(
+        (traffic.requests, traffic.retries, traffic.failed),
+        (2, 1, 2)
+    );
+    // With no real key to put in, the agent's own credential passes through.
+    assert_eq!(seen.lock().unwrap()[0].1["x-api-key"], "own-login-token");
+}
+
+#[tokio::test]
+async fn a_request_that_would_cross_the_ceiling_gets_a_provider_error_and_stops_the_run() {
+    let seen: Seen = Arc::default();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let up = upstream(Arc::clone(&seen), Arc::clone(&release)).await;
+    let gateway = Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: None,
+            max_tokens: Some(200),
+        },
+        ..GatewayOptions::default()
+    });
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            secrets: Vec::new(),
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let send = || {
+        client().request(post(
+            format!("{}/v1/messages", endpoint.base_url()),
+            "k",
+            r#"{"model":"fake-model","stream":true,"messages":[]}"#,
+        ))
+    };
+    release.notify_one();
+    let first = send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let _ = first.into_body().collect().await;
+    assert!(!endpoint.stopped().is_cancelled());
+    // 127 spent; the next request re-sends at least 127: 254 > 200.
+    let second = send().await.unwrap();
+    assert_eq!(second.status(), 400);
+    let body: serde_json::Value =
+        serde_json::from_slice(&second.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-tokens 200 ceiling would be crossed"),
+        "{body}"
+    );
+    assert!(endpoint.stopped().is_cancelled());
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "the refused request never left"
+    );
+    let traffic = endpoint.finish().await;
+    assert_eq!((traffic.requests, traffic.failed), (2, 1));
+    assert!(
+        traffic
+            .budget
+            .unwrap()
+            .ends_with("aptitude's model gateway refused the run's model request 2")
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_provider_shaped_502() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: dead,
+            secrets: Vec::new(),
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    assert!(endpoint.base_url().ends_with("/v1"));
+    let reply = client()
+        .request(post(
+            format!("{}/responses", endpoint.base_url()),
+            "k",
+            r#"{"model":"gpt-5","input":[]}"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 502);
+    let body: serde_json::Value =
+        serde_json::from_slice(&reply.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not reach http://127.0.0.1:"),
+        "{body}"
+    );
+    assert_eq!(endpoint.finish().await.failed, 1);
+    assert!(matches!(
+        gateway
+            .start(RunGateway {
+                upstream: "ftp://x".into(),
+                ..RunGateway::default()
+            })
+            .await,
+        Err(GatewayError::Upstream { .. })
+    ));
+}

@@ -1,0 +1,261 @@
+//! One run's model traffic as the gateway saw it: the summary results JSON records
+//! (`model_traffic`), and the log it is counted in while the run goes on.
+
+use serde::{Deserialize, Serialize};
+
+use super::budget::Estimate;
+use super::meter::{Metered, Tokens};
+use super::price;
+
+/// What one agent run (or grading call) sent through aptitude's model gateway: results
+/// JSON's `model_traffic`. Counted by the gateway from the wire, the same way for every
+/// agent, whatever the agent itself reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Traffic {
+    /// Where the requests went: the upstream base URL (`https://api.anthropic.com`, the
+    /// test's `base_url:`), without credentials.
+    pub upstream: String,
+    /// Model requests (Messages, Responses, Chat Completions, Gemini calls).
+    pub requests: u32,
+    /// Model requests that repeated an earlier one of the run, byte for byte, after it
+    /// failed or was cut: the agent's own retries.
+    pub retries: u32,
+    /// Model requests that failed: an error status or error event, a reply cut short, an
+    /// upstream that could not be reached, or a request the gateway refused.
+    pub failed: u32,
+    /// Other requests passed through unmetered (token counts, model lists).
+    #[serde(default)]
+    pub other_requests: u32,
+    /// Input tokens, not counting cache reads and writes.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning included).
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+    /// Model requests whose reply reported no usage (a Chat Completions client that did
+    /// not ask for `include_usage`, a reply cut before its usage): their tokens are not
+    /// in the counts above.
+    #[serde(default)]
+    pub unmetered: u32,
+    /// Cost in USD at list prices ([`super::price`]); absent when a request's model is
+    /// not in the price table (tokens only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The models asked for, in the order first asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
+    /// Set when the gateway refused a request because it would cross `--max-cost` or
+    /// `--max-tokens`: which ceiling, and the spend then. The run is then `error`, kind
+    /// `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    /// Model requests answered from the cassette the run was replayed from (`run
+    /// --replay`): nothing was sent upstream for them, and they count no tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replayed: u32,
+    /// The first request that differed from the cassette the run was replayed from: the
+    /// turn and what differed (`turn 3 of POST /v1/messages differs from the recorded
+    /// request at `messages[4].content[0].content`: …`). The request was refused and the
+    /// run stopped (`--replay-miss error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<String>,
+    /// The same, with `--replay-miss live`: from that request on, the real model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub went_live: Option<String>,
+    /// The run's recorded exchange (`run --record-model`), beside the results file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<super::cassette::CassetteRef>,
+    /// Why the run's exchange was not recorded although it was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette_error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Traffic {
+    /// Every token counted: input, output and cache.
+    pub fn total_tokens(&self) -> u64 {
+        self.tokens().total()
+    }
+
+    /// The token counts.
+    pub fn tokens(&self) -> Tokens {
+        Tokens {
+            input: self.input_tokens,
+            output: self.output_tokens,
+            cache_read: self.cache_read_input_tokens,
+            cache_creation: self.cache_creation_input_tokens,
+        }
+    }
+
+    fn add_tokens(&mut self, t: &Tokens) {
+        let mut sum = self.tokens();
+        sum.add(t);
+        self.input_tokens = sum.input;
+        self.output_tokens = sum.output;
+        self.cache_read_input_tokens = sum.cache_read;
+        self.cache_creation_input_tokens = sum.cache_creation;
+    }
+}
+
+/// One model request of the run, for telling retries apart.
+#[derive(Debug)]
+struct Sent {
+    sha256: [u8; 32],
+    failed: bool,
+}
+
+/// The run's traffic while it goes on.
+#[derive(Debug, Default)]
+pub(super) struct RunLog {
+    pub(super) traffic: Traffic,
+    /// Whether every metered request so far was priced.
+    unpriced: bool,
+    cost_usd: f64,
+    sent: Vec<Sent>,
+    /// What the run's next request surely costs ([`super::budget`]).
+    pub(super) next: Estimate,
+}
+
+impl RunLog {
+    /// A log for traffic to `upstream`.
+    pub(super) fn new(upstream: String) -> Self {
+        RunLog {
+            traffic: Traffic {
+                upstream,
+                ..Traffic::default()
+            },
+            ..RunLog::default()
+        }
+    }
+
+    /// Counts a model request for `model` whose body hashes to `sha256`; returns its index.
+    pub(super) fn begin(&mut self, model: Option<&str>, sha256: [u8; 32]) -> usize {
+        let t = &mut self.traffic;
+        t.requests += 1;
+        if self.sent.iter().any(|s| s.failed && s.sha256 == sha256) {
+            t.retries += 1;
+        }
+        if let Some(model) = model
+            && !t.models.iter().any(|m| m == model)
+        {
+            t.models.push(model.to_owned());
+        }
+        self.sent.push(Sent {
+            sha256,
+            failed: false,
+        });
+        self.sent.len() - 1
+    }
+
+    /// Counts request `index` as answered from a cassette.
+    pub(super) fn replayed(&mut self) {
+        self.traffic.replayed += 1;
+    }
+
+    /// Marks request `index` failed without a reply (refused, upstream unreachable).
+    pub(super) fn failed(&mut self, index: usize) {
+        if let Some(s) = self.sent.get_mut(index) {
+            s.failed = true;
+        }
+        self.traffic.failed += 1;
+    }
+
+    /// Counts the reply to request `index` (asked for `model`): HTTP `status` and what it
+    /// showed. A reply that did not reach its protocol's end failed (cut by the upstream
+    /// or given up by the agent); one the agent stopped reading after its end did not
+    /// (Copilot CLI closes the stream after the usage chunk, before `[DONE]`). Returns its
+    /// tokens and cost, for the ledger.
+    pub(super) fn end(
+        &mut self,
+        index: usize,
+        model: Option<&str>,
+        status: u16,
+        metered: &Metered,
+    ) -> (Tokens, Option<f64>) {
+        let failed = status >= 400 || metered.error || !metered.completed;
+        if failed {
+            self.failed(index);
+        }
+        let Some(tokens) = metered.tokens else {
+            if status < 400 {
+                self.traffic.unmetered += 1;
+            }
+            return (Tokens::default(), None);
+        };
+        self.traffic.add_tokens(&tokens);
+        let priced_as = model.or(metered.model.as_deref());
+        let cost = priced_as.and_then(|m| price::cost_usd(m, &tokens));
+        match cost {
+            Some(c) => self.cost_usd += c,
+            None => self.unpriced = true,
+        }
+        self.traffic.cost_usd = (!self.unpriced).then_some(self.cost_usd);
+        if !failed {
+            self.next = Estimate::after(priced_as, &tokens);
+        }
+        (tokens, cost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(tokens: Tokens) -> Metered {
+        Metered {
+            tokens: Some(tokens),
+            model: None,
+            completed: true,
+            error: false,
+        }
+    }
+
+    #[test]
+    fn a_request_repeated_after_a_failure_is_a_retry() {
+        let mut log = RunLog::new("http://up".into());
+        let t = Tokens {
+            input: 10,
+            output: 2,
+            cache_read: 0,
+            cache_creation: 0,
+        };
+        let a = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
+        log.end(a, Some("claude-sonnet-4-5"), 200, &ok(t));
+        // The same request again after a success is no retry (a judge's second vote).
+        let b = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
+        log.end(b, Some("claude-sonnet-4-5"), 500, &Metered::default());
+        // A retry whose reply is cut before its end: failed too.
+        let c = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
+        let cut = Metered {
+            completed: false,
+            ..ok(t)
+        };
+        log.end(c, Some("claude-sonnet-4-5"), 200, &cut);
+        let d = log.begin(Some("claude-sonnet-4-5"), [2; 32]);
+        log.end(d, Some("claude-sonnet-4-5"), 200, &ok(t));
+        let tr = &log.traffic;
+        assert_eq!((tr.requests, tr.retries, tr.failed), (4, 1, 2));
+        assert_eq!(tr.input_tokens, 30);
+        assert_eq!(tr.models, ["claude-sonnet-4-5"]);
+        assert!(tr.cost_usd.is_some());
+        let e = log.begin(Some("fake-model"), [3; 32]);
+        log.end(e, Some("fake-model"), 200, &ok(t));
+        assert_eq!(log.traffic.cost_usd, None, "an unpriced model: tokens only");
+        let f = log.begin(None, [4; 32]);
+        log.end(
+            f,
+            None,
+            200,
+            &Metered {
+                completed: true,
+                ..Metered::default()
+            },
+        );
+        assert_eq!(log.traffic.unmetered, 1);
+    }
+}

@@ -1,0 +1,324 @@
+//! Cassettes end to end: a run recorded with `--record-model` is replayed with `--replay`
+//! by the real agent CLI — its tools run again, its workspace is rebuilt, its assertions
+//! are evaluated for real — while the model is never asked; replaying twice gives the same
+//! transcript; a changed request is a divergence that names the turn.
+
+use serde_json::Value;
+
+use crate::agents::{AGENTS, Agent, run_on};
+use crate::run::Suite;
+use crate::support::model::{ScriptedModel, Turn};
+
+/// What a transcript says, without what differs between any two runs (timestamps,
+/// durations, session ids): the calls (name, input, output, exit code) and the answer.
+pub(crate) fn comparable(test: &Value) -> Value {
+    let t = &test["transcript"];
+    let calls: Vec<Value> = t["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "name": c["name"], "input": c["input"], "output": c["output"],
+                        "exit_code": c["exit_code"], "is_error": c["is_error"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({"calls": calls, "final_text": t["final_text"], "outcome": t["outcome"]})
+}
+
+/// A suite whose test writes a file through the agent's shell and asserts on the file (a
+/// workspace assertion), the tool call and the answer.
+fn suite_for(agent: &Agent, marker: &str, model: &ScriptedModel) -> Suite {
+    model.script(
+        marker,
+        vec![
+            agent.shell_call("echo replayed > out.txt && cat out.txt"),
+            Turn::Text("Wrote out.txt.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: write out.txt\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*out.txt*\"\n  - file_contains: {{path: out.txt, text: replayed}}\n"
+        ),
+    );
+    suite
+}
+
+/// Records a run of `agent`, then replays it twice against a model that answers nothing;
+/// returns (recorded, first replay, second replay) results and the model's request count
+/// after recording and at the end.
+fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
+    let marker = format!("TAPE-{}", agent.name.to_uppercase());
+    let model = ScriptedModel::start();
+    let suite = suite_for(agent, &marker, &model);
+    let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "{}: recording\n{stderr}\n{recorded:#}", agent.name);
+    let after_recording = model.requests().len();
+    let file = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}: no cassette\n{recorded:#}", agent.name));
+    assert!(
+        file.starts_with("results.cassettes/"),
+        "{}: {file}",
+        agent.name
+    );
+    assert!(suite.path().join(file).is_file(), "{}: {file}", agent.name);
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let replay = |n: usize| {
+        let (code, results, stderr) = run_on(
+            &suite,
+            &model,
+            agent,
+            &["--no-grade", "--replay", kept.to_str().unwrap()],
+        );
+        let test = &results["tests"][0];
+        assert_eq!(
+            code, 0,
+            "{}: replay {n}\n{stderr}\n{}\n{:#}",
+            agent.name, test["error"], test["model_traffic"]
+        );
+        results
+    };
+    let first = replay(1);
+    let second = replay(2);
+    (
+        recorded,
+        first,
+        second,
+        after_recording,
+        model.requests().len(),
+    )
+}
+
+/// On every agent: a replayed run passes its workspace assertion with zero model
+/// requests, answers every request from the cassette, and two replays give the same
+/// transcript as each other and as the recording.
+#[test]
+fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
+    std::thread::scope(|scope| {
+        let only = std::env::var("APTITUDE_TEST_AGENTS").unwrap_or_default();
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .filter(|a| only.is_empty() || only.split(',').any(|n| n == a().name))
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    (agent.name, record_and_replay(&agent))
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, (recorded, first, second, after_recording, at_end)) = run.join().unwrap();
+            let rec = &recorded["tests"][0];
+            let sent = rec["model_traffic"]["requests"].as_u64().unwrap();
+            for (n, replayed) in [(1, &first), (2, &second)] {
+                let test = &replayed["tests"][0];
+                assert_eq!(test["status"], "passed", "{name}: replay {n}\n{test:#}");
+                assert_eq!(
+                    test["model_traffic"]["replayed"], sent,
+                    "{name}: replay {n}"
+                );
+                assert_eq!(test["model_traffic"]["input_tokens"], 0, "{name}");
+            }
+            assert_eq!(at_end, after_recording, "{name}: a replay asked the model");
+            assert_eq!(
+                comparable(&first["tests"][0]),
+                comparable(&second["tests"][0]),
+                "{name}: two replays differ"
+            );
+            assert_eq!(
+                comparable(rec),
+                comparable(&first["tests"][0]),
+                "{name}: the replay differs from the recording"
+            );
+        }
+    });
+}
+
+/// A replay whose agent sees something else than the recording did (a fixture changed, so
+/// a tool's result differs) diverges: with `--replay-miss error` the run is `error`, kind
+/// `replay`, naming the turn and the field with both values; with `--replay-miss live`
+/// the real model answers from there on and the run goes on.
+#[test]
+fn a_changed_tool_result_is_a_divergence_naming_the_turn() {
+    let model = ScriptedModel::start();
+    model.script(
+        "TAPE-DIVERGE",
+        vec![
+            Turn::Tool(
+                "Bash",
+                serde_json::json!({"command": "cat input.txt", "description": "read it"}),
+            ),
+            Turn::Text("Read it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/input.txt", "recorded-value\n").file(
+        "tests/ws/t.aptitude.yaml",
+        "name: t\nprompt: \"TAPE-DIVERGE: read input.txt\"\nassertions:\n  - tool: Bash\n    called: true\n",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--no-grade"];
+        args.extend_from_slice(extra);
+        let out = crate::run::aptitude_run(&suite, &model, &args);
+        let results = out.results.unwrap_or_else(|| panic!("{}", out.stderr));
+        (out.code, results)
+    };
+    let (code, recorded) = run(&["--record-model"]);
+    assert_eq!(code, 0, "{recorded:#}");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let served = model.requests_for("TAPE-DIVERGE").len();
+
+    std::fs::write(suite.path().join("tests/ws/input.txt"), "changed-value\n").unwrap();
+    let (code, diverged) = run(&["--replay", kept.to_str().unwrap()]);
+    let test = &diverged["tests"][0];
+    assert_eq!(code, 1);
+    assert_eq!(test["status"], "error", "{test:#}");
+    assert_eq!(test["error_kind"], "replay", "{test:#}");
+    let error = test["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "turn 2 of POST /v1/messages?beta=true differs from the recorded request at `messages["
+        ) && error.contains("recorded-value")
+            && error.contains("changed-value"),
+        "{error}"
+    );
+    assert_eq!(
+        model.requests_for("TAPE-DIVERGE").len(),
+        served,
+        "nothing went live"
+    );
+
+    let (code, live) = run(&["--replay", kept.to_str().unwrap(), "--replay-miss", "live"]);
+    let test = &live["tests"][0];
+    assert_eq!(code, 0, "{test:#}");
+    assert_eq!(test["status"], "passed");
+    let traffic = &test["model_traffic"];
+    assert_eq!(traffic["replayed"], 1, "{traffic:#}");
+    assert!(
+        traffic["went_live"]
+            .as_str()
+            .unwrap()
+            .starts_with("turn 2 of POST"),
+        "{traffic:#}"
+    );
+    assert_eq!(model.requests_for("TAPE-DIVERGE").len(), served + 1);
+}
+
+/// A replay grades nothing again: its answer is the recording's, so each review is
+/// answered from the grade the replayed results recorded (no judge call, even without
+/// the grade cache).
+#[test]
+fn a_replay_answers_its_reviews_from_the_recorded_grades() {
+    let model = ScriptedModel::start();
+    model.script(
+        "TAPE-JUDGE",
+        vec![Turn::Text(
+            "{\"score\": 8, \"reasoning\": \"it greets\"}".into(),
+        )],
+    );
+    model.script("TAPE-GRADED", vec![Turn::Text("hello there".into())]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/t.aptitude.yaml",
+        "name: t\nprompt: \"TAPE-GRADED: greet\"\nassertions:\n  - stdout:\n      review: \"TAPE-JUDGE: greets\"\n      threshold: 7\n",
+    );
+    let first = crate::run::aptitude_run(&suite, &model, &["--record-model", "--no-cache"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let judge_calls = || model.requests_for("TAPE-JUDGE").len();
+    let (calls, all) = (judge_calls(), model.requests().len());
+    assert_eq!(calls, 1);
+    let again = crate::run::aptitude_run(
+        &suite,
+        &model,
+        &["--replay", kept.to_str().unwrap(), "--no-cache"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(
+        model.requests().len(),
+        all,
+        "neither the agent nor the judge asked"
+    );
+    let review = &again.results.unwrap()["tests"][0]["assertions"][0];
+    assert_eq!(review["status"], "pass", "{review:#}");
+    assert_eq!(review["score"], 8);
+    assert_eq!(review["cached"], true);
+}
+
+/// The agents whose cassettes are kept as fixtures in `tests/data/cassettes/<agent>/`.
+const KEPT: &[&str] = &["claude", "codex", "gemini"];
+
+/// Copies `from` into `to`, recursively.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Cassettes kept as fixtures (recorded once against the scripted model, on another day,
+/// another machine, another aptitude build) still replay: the test passes, every request
+/// is answered from the cassette, and the model is never asked. `UPDATE_CASSETTES=1`
+/// records them again (after an agent's pinned version changed).
+#[test]
+fn the_kept_cassettes_replay() {
+    for agent in AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| KEPT.contains(&a.name))
+    {
+        let fixture = crate::support::data("cassettes").join(agent.name);
+        if std::env::var_os("UPDATE_CASSETTES").is_some() {
+            let model = ScriptedModel::start();
+            let marker = format!("KEPT-{}", agent.name.to_uppercase());
+            let suite = suite_for(&agent, &marker, &model);
+            let (code, _, stderr) =
+                run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+            assert_eq!(code, 0, "{stderr}");
+            let _ = std::fs::remove_dir_all(&fixture);
+            for part in ["tests", "results.cassettes"] {
+                copy_tree(&suite.path().join(part), &fixture.join(part));
+            }
+            std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+        }
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        copy_tree(&fixture, suite.path());
+        let recorded = suite.path().join("recorded.json");
+        let (code, results, stderr) = run_on(
+            &suite,
+            &model,
+            &agent,
+            &["--no-grade", "--replay", recorded.to_str().unwrap()],
+        );
+        let test = &results["tests"][0];
+        assert_eq!(code, 0, "{}: {stderr}\n{}", agent.name, test["error"]);
+        assert_eq!(test["status"], "passed", "{}", agent.name);
+        assert!(
+            model.requests().is_empty(),
+            "{}: the model was asked",
+            agent.name
+        );
+        assert_eq!(
+            test["model_traffic"]["replayed"], test["model_traffic"]["requests"],
+            "{}",
+            agent.name
+        );
+    }
+}

@@ -1,0 +1,318 @@
+//! The model gateway end to end: real agent CLIs talk to the scripted model only through
+//! aptitude's gateway, holding a placeholder key, while the scripted model gets the real
+//! one; the gateway's metering matches what the model sent; a token ceiling stops a run in
+//! its middle.
+
+use serde_json::Value;
+
+use crate::agents::{AGENTS, Agent, run_on};
+use crate::run::Suite;
+use crate::support::model::{ScriptedModel, Turn};
+
+/// The variable holding the agent's key in [`run_on`]'s environment, and its real value.
+fn key_of(agent: &str) -> (&'static str, &'static str) {
+    match agent {
+        "claude" => ("ANTHROPIC_API_KEY", "sk-ant-test-scripted"),
+        "gemini" => ("GEMINI_API_KEY", "sk-test-gemini"),
+        "copilot" => ("COPILOT_PROVIDER_API_KEY", "sk-test-copilot"),
+        _ => ("OPENAI_API_KEY", "sk-test-openai"),
+    }
+}
+
+/// Tokens the scripted model reports per reply: Anthropic input 100 + cache read 20 +
+/// output 7; the OpenAI and Gemini protocols count the 20 cached tokens inside their 100
+/// input tokens.
+fn tokens_per_reply(agent: &str) -> u64 {
+    if agent == "claude" { 127 } else { 107 }
+}
+
+/// Runs `agent` on a two-turn script whose shell call prints the agent's own key
+/// variable; returns the results, the scripted model's requests and stderr.
+fn run_printing_the_key(agent: &Agent) -> (Value, ScriptedModel, String) {
+    let (var, _) = key_of(agent.name);
+    let marker = format!("GATEWAY-{}", agent.name.to_uppercase());
+    let model = ScriptedModel::start();
+    model.script(
+        &marker,
+        vec![
+            agent.shell_call(&format!("printenv {var}")),
+            Turn::Text("Printed it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/key.aptitude.yaml",
+        &format!(
+            "name: key\nprompt: \"{marker}: print your key\"\nassertions:\n  - tool: Bash\n    call_count: 1\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, agent, &["--no-grade"]);
+    assert!(
+        code == 0 || code == 1,
+        "{}: exit {code}\n{stderr}",
+        agent.name
+    );
+    (results, model, stderr)
+}
+
+/// Every agent's requests reach the model with the real key although the agent's own
+/// environment holds only a placeholder; the gateway counts exactly the requests and
+/// tokens the scripted model served. The agents run side by side.
+#[test]
+fn every_agent_reaches_the_model_through_the_gateway_with_the_real_key() {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    let (results, model, stderr) = run_printing_the_key(&agent);
+                    (agent.name, results, model.requests(), stderr)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, results, requests, stderr) = run.join().unwrap();
+            let test = &results["tests"][0];
+            assert_eq!(test["status"], "passed", "{name}\n{stderr}\n{test:#}");
+            let (_, real) = key_of(name);
+            assert!(!requests.is_empty(), "{name}");
+            for request in &requests {
+                let values: Vec<&str> = request.header_values().collect();
+                assert!(
+                    values.iter().any(|v| v.contains(real)),
+                    "{name}: {} carried no real key: {:?}",
+                    request.path,
+                    request.headers
+                );
+                assert!(
+                    !values
+                        .iter()
+                        .any(|v| v.contains("aptitude-gateway-placeholder")),
+                    "{name}: the placeholder reached the model: {:?}",
+                    request.headers
+                );
+            }
+            // The agent's shell saw the placeholder, never the real key (which results
+            // would show redacted).
+            // (Copilot CLI removes its provider key from its shell's environment.)
+            let printed = test["transcript"]["tool_calls"][0]["output"].to_string();
+            assert!(
+                printed.contains("aptitude-gateway-placeholder-0-") || name == "copilot",
+                "{name}: the agent's key variable held {printed}"
+            );
+            assert!(!printed.contains("REDACTED"), "{name}: {printed}");
+            assert!(!printed.contains(real), "{name}: {printed}");
+            let traffic = &test["model_traffic"];
+            let served = requests.len() as u64;
+            assert_eq!(traffic["requests"], served, "{name}: {traffic:#}");
+            assert_eq!(traffic["failed"], 0, "{name}: {traffic:#}");
+            assert_eq!(traffic["retries"], 0, "{name}: {traffic:#}");
+            let total = [
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            ]
+            .iter()
+            .map(|k| traffic[k].as_u64().unwrap())
+            .sum::<u64>();
+            assert_eq!(
+                total,
+                served * tokens_per_reply(name),
+                "{name}: {traffic:#}"
+            );
+            assert_eq!(traffic["cache_read_input_tokens"], served * 20, "{name}");
+            assert_eq!(traffic["output_tokens"], served * 7, "{name}");
+            assert_eq!(traffic["models"][0], "fake-model", "{name}: {traffic:#}");
+            assert!(
+                traffic.get("cost_usd").is_none(),
+                "{name}: an unpriced model"
+            );
+            assert!(
+                traffic["upstream"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("http://127.0.0.1:")),
+                "{name}: {traffic:#}"
+            );
+        }
+    });
+}
+
+/// A `--max-tokens` ceiling is enforced inside a run: the request that would cross it is
+/// refused by the gateway, the model never sees it, and the run ends `error`, kind
+/// `budget`, saying which ceiling. On Claude Code (Messages) and Qwen Code (Chat
+/// Completions), side by side.
+#[test]
+fn a_token_ceiling_stops_a_multi_turn_run_midway() {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| a())
+            .filter(|a| matches!(a.name, "claude" | "qwen"))
+            .map(|agent| {
+                scope.spawn(move || {
+                    let marker = format!("CEILING-{}", agent.name.to_uppercase());
+                    let model = ScriptedModel::start();
+                    model.script(
+                        &marker,
+                        vec![
+                            agent.shell_call("echo one"),
+                            agent.shell_call("echo two"),
+                            agent.shell_call("echo three"),
+                            agent.shell_call("echo four"),
+                            Turn::Text("Done.".into()),
+                        ],
+                    );
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/ws/long.aptitude.yaml",
+                        &format!(
+                            "name: long\nprompt: \"{marker}: run four commands\"\nassertions:\n  - tool: Bash\n    called: true\n"
+                        ),
+                    );
+                    let (code, results, stderr) =
+                        run_on(&suite, &model, &agent, &["--no-grade", "--max-tokens", "300"]);
+                    (agent.name, code, results, model.requests_for(&marker), stderr)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, code, results, requests, stderr) = run.join().unwrap();
+            let test = &results["tests"][0];
+            assert_eq!(test["status"], "error", "{name}\n{stderr}\n{test:#}");
+            assert_eq!(test["error_kind"], "budget", "{name}: {test:#}");
+            assert_eq!(code, 1, "{name}");
+            let error = test["error"].as_str().unwrap();
+            assert!(
+                error.contains("--max-tokens 300 ceiling would be crossed")
+                    && error.contains("refused the run's model request 3"),
+                "{name}: {error}"
+            );
+            // Two requests served (127 or 107 tokens each); the third would cross 300.
+            assert_eq!(
+                requests.len(),
+                2,
+                "{name}: the refused request reached the model"
+            );
+            // Every request from the refused one on was refused (Claude Code makes a few
+            // more after the error): none reached the model.
+            let traffic = &test["model_traffic"];
+            let sent = traffic["requests"].as_u64().unwrap();
+            assert!(sent >= 3, "{name}: {traffic:#}");
+            assert_eq!(
+                traffic["failed"].as_u64().unwrap(),
+                sent - 2,
+                "{name}: {traffic:#}"
+            );
+            let metered = ["input_tokens", "output_tokens", "cache_read_input_tokens"]
+                .iter()
+                .map(|k| traffic[k].as_u64().unwrap())
+                .sum::<u64>();
+            assert_eq!(metered, 2 * tokens_per_reply(name), "{name}: {traffic:#}");
+            // The summary's spend is at least what the gateway metered (an agent may report
+            // more: Qwen Code counts its cached tokens twice).
+            let spent = results["summary"]["budget"]["spent_tokens"]
+                .as_u64()
+                .unwrap();
+            assert!(spent >= metered, "{name}: {:#}", results["summary"]);
+        }
+    });
+}
+
+/// A Claude login goes through the gateway too: a token in `CLAUDE_CODE_OAUTH_TOKEN`, or
+/// the login file (`~/.claude/.credentials.json`), reaches the model as the agent's bearer
+/// token while the agent holds only a placeholder.
+#[test]
+fn a_claude_login_reaches_the_model_through_the_gateway() {
+    let model = ScriptedModel::start();
+    model.script("LOGIN-ENV", vec![Turn::Text("hello".into())]);
+    model.script(
+        "LOGIN-FILE",
+        vec![
+            Turn::Tool(
+                "Bash",
+                serde_json::json!({"command": "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\"", "description": "show"}),
+            ),
+            Turn::Text("hello".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite
+        .file(
+            "tests/env/env.aptitude.yaml",
+            "name: env\nprompt: \"LOGIN-ENV: say hello\"\nassertions:\n  - tool: Bash\n    called: false\n",
+        )
+        .file(
+            "tests/file/file.aptitude.yaml",
+            "name: file\nprompt: \"LOGIN-FILE: say hello\"\nassertions:\n  - tool: Bash\n    called: true\n",
+        );
+    let run = |dir: &str, setup: &dyn Fn(&mut crate::support::cli::Aptitude)| {
+        let mut cmd = crate::support::cli::Aptitude::new();
+        cmd.sandbox_in(suite.path())
+            .inherit_path()
+            .current_dir(suite.path())
+            .env("ANTHROPIC_BASE_URL", model.base_url())
+            .args(["run", &format!("tests/{dir}"), "--no-grade"])
+            .claude()
+            .arg("--json")
+            .arg(suite.results_path())
+            .limit(std::time::Duration::from_secs(120));
+        setup(&mut cmd);
+        let out = cmd.output();
+        let text = std::fs::read_to_string(suite.results_path())
+            .unwrap_or_else(|e| panic!("no results ({e}): {}", out.stderr));
+        (out, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let (out, results) = run("env", &|cmd| {
+        cmd.env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-real-login-token");
+    });
+    assert_eq!(results["tests"][0]["status"], "passed", "{}", out.stderr);
+    let seen = model.requests_for("LOGIN-ENV");
+    assert!(!seen.is_empty());
+    for request in &seen {
+        assert!(
+            request
+                .header_values()
+                .any(|v| v == "Bearer sk-ant-oat01-real-login-token"),
+            "{:?}",
+            request.headers
+        );
+    }
+    // The login file: copied into the run's private home with placeholders for its
+    // tokens; the real access token is put back by the gateway.
+    let dot_claude = suite.path().join("home/.claude");
+    std::fs::create_dir_all(&dot_claude).unwrap();
+    let far = 4_102_444_800_000u64; // 2100-01-01, in ms
+    std::fs::write(
+        dot_claude.join(".credentials.json"),
+        serde_json::json!({"claudeAiOauth": {
+            "accessToken": "sk-ant-oat01-file-access-token",
+            "refreshToken": "sk-ant-ort01-file-refresh-token",
+            "expiresAt": far, "scopes": ["user:inference"], "subscriptionType": "max"
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (out, results) = run("file", &|_| {});
+    let seen = model.requests_for("LOGIN-FILE");
+    assert!(!seen.is_empty(), "{}\n{:#}", out.stderr, results);
+    for request in &seen {
+        let values: Vec<&str> = request.header_values().collect();
+        assert!(
+            values.contains(&"Bearer sk-ant-oat01-file-access-token"),
+            "{:?}",
+            request.headers
+        );
+        assert!(!values.iter().any(|v| v.contains("placeholder")));
+    }
+    assert_eq!(results["tests"][0]["status"], "passed", "{}", out.stderr);
+    // The agent's copy of the login file holds placeholders only.
+    let shown = results["tests"][0]["transcript"]["tool_calls"][0]["output"].to_string();
+    assert!(shown.contains("aptitude-gateway-placeholder-0-"), "{shown}");
+    assert!(
+        !shown.contains("file-access-token") && !shown.contains("file-refresh-token"),
+        "{shown}"
+    );
+    assert!(!shown.contains("REDACTED"), "{shown}");
+}
