@@ -156,7 +156,12 @@ pub fn write_etc(dir: &Path, env: &[(String, String)]) -> std::io::Result<()> {
     if uid != 0 {
         passwd.push_str("root:x:0:0:root:/root:/bin/sh\n");
     }
-    passwd.push_str(&format!("aptitude:x:{uid}:{gid}:aptitude:{home}:/bin/sh\n"));
+    let shell = if Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "/bin/sh"
+    };
+    passwd.push_str(&format!("aptitude:x:{uid}:{gid}:aptitude:{home}:{shell}\n"));
     passwd.push_str("nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
     let mut group = String::new();
     if gid != 0 {

@@ -509,7 +509,8 @@ fn canary(run_dir: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// The environment every fenced command starts from: `PATH` (the given directories, then
-/// the system's), `HOME`, `TMPDIR=/tmp`, `USER`/`LOGNAME`, `SHELL`, `TERM=dumb`, and the
+/// the system's), `HOME`, `TMPDIR=/tmp`, `USER`/`LOGNAME`, `SHELL` (bash where there is
+/// one), `TERM=dumb`, and the
 /// locale and time zone of aptitude's own environment (`LANG`, `LC_*`, `TZ`). Nothing else
 /// of aptitude's environment.
 pub fn base_env(home: &Path, path_dirs: &[PathBuf]) -> Vec<(String, String)> {
@@ -532,7 +533,15 @@ pub fn base_env(home: &Path, path_dirs: &[PathBuf]) -> Vec<(String, String)> {
         ("TMPDIR".to_owned(), "/tmp".to_owned()),
         ("USER".to_owned(), "aptitude".to_owned()),
         ("LOGNAME".to_owned(), "aptitude".to_owned()),
-        ("SHELL".to_owned(), "/bin/sh".to_owned()),
+        (
+            "SHELL".to_owned(),
+            if Path::new("/bin/bash").exists() {
+                "/bin/bash"
+            } else {
+                "/bin/sh"
+            }
+            .to_owned(),
+        ),
         ("TERM".to_owned(), "dumb".to_owned()),
     ];
     for (key, value) in std::env::vars() {
