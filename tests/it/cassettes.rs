@@ -33,10 +33,13 @@ pub(crate) fn comparable(test: &Value) -> Value {
 /// A suite whose test writes a file through the agent's shell and asserts on the file (a
 /// workspace assertion), the tool call and the answer.
 fn suite_for(agent: &Agent, marker: &str, model: &ScriptedModel) -> Suite {
+    // The command lingers a moment after its output: Qwen Code 0.24.4 sometimes loses the
+    // output of a command that exits at once (its terminal capture races the exit), which
+    // a replay rightly reports as a divergence of the tool's result.
     model.script(
         marker,
         vec![
-            agent.shell_call("echo replayed > out.txt && cat out.txt"),
+            agent.shell_call("echo replayed > out.txt && cat out.txt && sleep 0.5"),
             Turn::Text("Wrote out.txt.".into()),
         ],
     );
