@@ -448,6 +448,7 @@ fn the_action_runs_under_act_and_publishes_to_github() {
             "event.json",
             "junit.xml",
             "report.html",
+            "results.cassettes",
             "results.json",
             "summary.md"
         ]

@@ -184,12 +184,13 @@ fn every_engines_store_is_read_after_a_run_and_recorded_for_analyze() {
                 .contains("Echo: hello-kiro"),
             "{context}"
         );
-        // Each file of the batch read carries the batch's one result.
+        // Each file of the batch read carries the batch's one result (the key's value
+        // redacted, as in every report).
         assert!(
             t["tool_calls"][1]["output"]
                 .as_str()
                 .unwrap_or("")
-                .contains("API_KEY=xyz"),
+                .contains("API_KEY=[REDACTED]"),
             "{context}"
         );
         // The recorded transcript is the session's own record, which `analyze` reads back.
