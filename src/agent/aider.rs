@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, InvocationError, Task};
 use crate::transcript::{Format, Outcome, Transcript};
 
 /// Aider.
@@ -71,7 +71,7 @@ impl AgentCli for Aider {
         Format::AiderChat
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let mut a: Vec<OsString> = args([
             "--no-git",
             "--yes-always",
@@ -92,10 +92,9 @@ impl AgentCli for Aider {
                 a.extend(["--openai-api-base".into(), url.into()]);
             }
             (Some(_), None) => {
-                return Err(
-                    "needs a model with a base URL (`model:` or --model): Aider names it `openai/M`"
-                        .into(),
-                );
+                return Err(InvocationError::Unsupported(
+                    "needs a model with a base URL (`model:` or --model): Aider names it `openai/M`",
+                ));
             }
             (None, Some(model)) => a.extend(["--model".into(), model.into()]),
             (None, None) => {}
@@ -108,8 +107,10 @@ impl AgentCli for Aider {
         })
     }
 
-    fn grade(&self, _task: &GradeTask<'_>, _home: &Path) -> Result<Invocation, String> {
-        Err("can not grade (it answers with edits, not a reply); name another agent on the review, e.g. `agent: claude`".into())
+    fn grade(&self, _task: &GradeTask<'_>, _home: &Path) -> Result<Invocation, InvocationError> {
+        Err(InvocationError::Unsupported(
+            "can not grade (it answers with edits, not a reply); name another agent on the review, e.g. `agent: claude`",
+        ))
     }
 
     /// The chat history holds the applied edits; stdout holds the API errors Aider exits

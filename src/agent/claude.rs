@@ -28,8 +28,8 @@ use std::time::Duration;
 use super::args;
 use super::process;
 use super::{
-    AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, McpServer,
-    McpServers, Task,
+    AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, InvocationError,
+    McpServer, McpServers, Task,
 };
 use crate::transcript::{Format, Outcome, Transcript, Usage};
 
@@ -227,7 +227,7 @@ impl AgentCli for Claude {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
         a.extend(args(["--output-format", "stream-json", "--verbose"]));
         match &self.permission_mode {
@@ -246,7 +246,7 @@ impl AgentCli for Claude {
         if !task.mcp_servers.is_empty() {
             let path = home.join("aptitude-mcp.json");
             std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
-                .map_err(|e| format!("can not write its MCP config {}: {e}", path.display()))?;
+                .map_err(InvocationError::write("MCP config", &path))?;
             // `=`: `--mcp-config` takes several values and would swallow what follows.
             let mut flag = OsString::from("--mcp-config=");
             flag.push(&path);
@@ -292,7 +292,7 @@ impl AgentCli for Claude {
         transcript
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
         a.extend(args([
             "--output-format",

@@ -20,7 +20,9 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
+use super::{
+    AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServer, McpServers, Task,
+};
 use crate::transcript::Format;
 
 /// The login file of Codex's own sign-in (`codex login`, a ChatGPT account).
@@ -177,11 +179,11 @@ impl AgentCli for Codex {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         if !task.mcp_servers.is_empty() {
             let path = home.join("config.toml");
             std::fs::write(&path, mcp_config_toml(task.mcp_servers))
-                .map_err(|e| format!("can not write its config {}: {e}", path.display()))?;
+                .map_err(InvocationError::write("config", &path))?;
         }
         Ok(self.invocation(
             args([
@@ -197,7 +199,7 @@ impl AgentCli for Codex {
         ))
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         Ok(self.invocation(
             args([
                 "exec",

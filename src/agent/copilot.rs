@@ -32,7 +32,10 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, McpServer, McpServers, Task};
+use super::{
+    AgentCli, AgentKind, Finished, GradeTask, Invocation, InvocationError, McpServer, McpServers,
+    Task,
+};
 use crate::transcript::{Format, Transcript};
 
 /// GitHub Copilot CLI.
@@ -177,12 +180,12 @@ impl AgentCli for Copilot {
         })
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let mut a = args(["--allow-all", "--output-format", "json", "--no-auto-update"]);
         if !task.mcp_servers.is_empty() {
             let path = home.join("aptitude-mcp.json");
             std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
-                .map_err(|e| format!("can not write its MCP config {}: {e}", path.display()))?;
+                .map_err(InvocationError::write("MCP config", &path))?;
             let mut file = std::ffi::OsString::from("@");
             file.push(&path);
             a.extend(["--additional-mcp-config".into(), file]);
@@ -200,7 +203,7 @@ impl AgentCli for Copilot {
         true
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let a = args(["--output-format", "json", "--no-auto-update"]);
         Ok(invocation(a, task.prompt, task.model, task.base_url, home))
     }

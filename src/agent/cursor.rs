@@ -17,7 +17,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, Task};
 use crate::transcript::Format;
 
 /// Cursor CLI.
@@ -29,9 +29,11 @@ fn invocation(
     prompt: &str,
     model: Option<&str>,
     base_url: Option<&str>,
-) -> Result<Invocation, String> {
+) -> Result<Invocation, InvocationError> {
     if base_url.is_some() {
-        return Err("talks only to Cursor's backend: a base URL can not be set".into());
+        return Err(InvocationError::Unsupported(
+            "talks only to Cursor's backend: a base URL can not be set",
+        ));
     }
     if let Some(model) = model {
         a.extend(["--model".into(), model.into()]);
@@ -72,7 +74,7 @@ impl AgentCli for Cursor {
         Format::CursorStreamJson
     }
 
-    fn task(&self, task: &Task<'_>, _home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, _home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             args(["-p", "--output-format", "stream-json", "--force", "--trust"]),
             task.prompt,
@@ -81,7 +83,7 @@ impl AgentCli for Cursor {
         )
     }
 
-    fn grade(&self, task: &GradeTask<'_>, _home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, _home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             args(["-p", "--output-format", "stream-json"]),
             task.prompt,

@@ -15,7 +15,7 @@ use super::process::{self, Spec};
 use super::routing::{self, Routed};
 use super::{
     Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
-    GradeReply, GradeTask, Invocation, Task,
+    GradeReply, GradeTask, Invocation, InvocationError, Task,
 };
 use crate::transcript::StreamParser;
 
@@ -59,8 +59,8 @@ impl Default for AgentSettings {
 #[derive(Debug, thiserror::Error)]
 enum PrepareError {
     /// The agent can not express the task (its message ends a sentence after its name).
-    #[error("{0}")]
-    Invocation(String),
+    #[error(transparent)]
+    Invocation(#[from] InvocationError),
     /// The run's gateway endpoint could not start.
     #[error(transparent)]
     Gateway(#[from] super::gateway::GatewayError),
@@ -265,20 +265,21 @@ impl CliAgent {
     async fn prepare(
         &self,
         parts: super::fence::Parts<'_>,
-        invocation_for: impl Fn(Option<&str>, &Path) -> Result<Invocation, String>,
+        invocation_for: impl Fn(Option<&str>, &Path) -> Result<Invocation, InvocationError>,
         (test_env, timeout): (&std::collections::BTreeMap<String, String>, Duration),
         tape: routing::Tape,
     ) -> Result<(Spec, Option<Routed>), PrepareError> {
         let (home, base_url) = (parts.home, parts.base_url);
-        let invocation = invocation_for(base_url, home).map_err(PrepareError::Invocation)?;
+        let invocation = invocation_for(base_url, home)?;
         let route = self.cli.model_route();
         let (Some(gateway), Some(route)) = (self.settings.gateway.as_ref(), route) else {
             return match tape.replay {
                 None => Ok((self.spec(invocation, &parts, test_env, timeout)?, None)),
-                Some(_) => Err(PrepareError::Invocation(match route {
-                    None => "can not be replayed: it talks only to its own backend, never through aptitude's model gateway".into(),
-                    Some(_) => "can not be replayed without aptitude's model gateway (--no-gateway)".into(),
-                })),
+                Some(_) => Err(InvocationError::Unsupported(match route {
+                    None => "can not be replayed: it talks only to its own backend, never through aptitude's model gateway",
+                    Some(_) => "can not be replayed without aptitude's model gateway (--no-gateway)",
+                })
+                .into()),
             };
         };
         let direct_env = self.direct_env(&invocation, test_env);
@@ -300,14 +301,10 @@ impl CliAgent {
         let routed =
             Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone()), tape).await?;
         let url = routed.base_url();
-        let invocation = invocation_for(Some(&url), home).map_err(PrepareError::Invocation)?;
+        let invocation = invocation_for(Some(&url), home)?;
         if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {
-            routing::swap_login(home, &file, placeholder).map_err(|e| {
-                PrepareError::Invocation(format!(
-                    "can not put a placeholder in its login file {}: {e}",
-                    home.join(file.file).display()
-                ))
-            })?;
+            routing::swap_login(home, &file, placeholder)
+                .map_err(InvocationError::write("login file", &home.join(file.file)))?;
         }
         // The agent's key and endpoint variables are the gateway's, never the real ones.
         let hidden: Vec<&str> = route
@@ -378,11 +375,15 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
 }
 
 /// A fresh private home for one run or grading call, removed when dropped.
-fn private_home(kind: AgentKind) -> Result<tempfile::TempDir, String> {
+fn private_home(kind: AgentKind) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix(&format!("aptitude-{kind}-home-"))
         .tempdir()
-        .map_err(|e| format!("can not create a private home for {kind}: {e}"))
+}
+
+/// What a failed [`private_home`] says.
+fn no_home(kind: AgentKind, e: &std::io::Error) -> String {
+    format!("can not create a private home for {kind}: {e}")
 }
 
 #[async_trait]
@@ -397,7 +398,8 @@ impl Agent for CliAgent {
 
     async fn check(&self) -> Result<AgentInfo, AgentError> {
         let binary = self.binary()?;
-        let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
+        let home = private_home(self.kind())
+            .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
         let spec = Spec {
             program: binary.clone(),
             args: self.cli.version_args(),
@@ -443,7 +445,8 @@ impl Agent for CliAgent {
     async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
         let binary = self.binary()?;
         self.check_supported(&req)?;
-        let home = private_home(self.kind()).map_err(|m| self.start_error(&binary, m))?;
+        let home = private_home(self.kind())
+            .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
         // Every stdio server runs under the watch's wrapper, so that one that fails to
         // start or crashes is seen on every agent (not only where the agent reports it).
         let (mcp_servers, watch) =
@@ -549,7 +552,8 @@ impl Agent for CliAgent {
         cancel: &CancellationToken,
     ) -> Result<GradeReply, AgentError> {
         let binary = self.binary()?;
-        let home = private_home(self.kind()).map_err(AgentError::Grade)?;
+        let home =
+            private_home(self.kind()).map_err(|e| AgentError::Grade(no_home(self.kind(), &e)))?;
         let scratch = tempfile::tempdir()
             .map_err(|e| AgentError::Grade(format!("can not create a temp dir: {e}")))?;
         let task = GradeTask {
@@ -585,9 +589,9 @@ impl Agent for CliAgent {
             )
             .await
             .map_err(|e| match e {
-                PrepareError::Invocation(message) => AgentError::Unsupported {
+                PrepareError::Invocation(e) => AgentError::Unsupported {
                     agent: self.kind(),
-                    message,
+                    message: e.to_string(),
                 },
                 PrepareError::Gateway(e) => AgentError::Grade(e.to_string()),
                 PrepareError::Sandbox(e) => AgentError::Sandbox(e),

@@ -22,7 +22,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{AgentCli, AgentKind, Finished, GradeTask, Invocation, McpServer, McpServers, Task};
+use super::{
+    AgentCli, AgentKind, Finished, GradeTask, Invocation, InvocationError, McpServer, McpServers,
+    Task,
+};
 use crate::transcript::{Format, Transcript};
 
 /// Gemini CLI.
@@ -54,7 +57,7 @@ fn write_settings(
     home: &Path,
     max_turns: Option<u32>,
     mcp_servers: &McpServers,
-) -> Result<(), String> {
+) -> Result<(), InvocationError> {
     let mut settings = serde_json::json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -70,7 +73,10 @@ fn write_settings(
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(dir.join("settings.json"), settings.to_string()))
-        .map_err(|e| format!("can not write its settings in {}: {e}", dir.display()))
+        .map_err(InvocationError::write(
+            "settings",
+            &dir.join("settings.json"),
+        ))
 }
 
 fn invocation(
@@ -158,7 +164,7 @@ impl AgentCli for Gemini {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(home, task.max_turns, task.mcp_servers)?;
         let args = vec![
             "-p".into(),
@@ -170,7 +176,7 @@ impl AgentCli for Gemini {
         Ok(invocation(args, task.model, task.base_url, home))
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(home, Some(1), &McpServers::new())?;
         let args = vec![
             "-p".into(),

@@ -32,8 +32,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{
-    AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, McpServer,
-    McpServers, Task, args, process,
+    AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, InvocationError,
+    McpServer, McpServers, Task, args, process,
 };
 use crate::transcript::kiro::store::{self, Session};
 use crate::transcript::{Format, Outcome, Transcript, Usage};
@@ -85,9 +85,11 @@ fn invocation(
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-) -> Result<Invocation, String> {
+) -> Result<Invocation, InvocationError> {
     if base_url.is_some() {
-        return Err("talks only to Kiro's backend: a base URL can not be set".into());
+        return Err(InvocationError::Unsupported(
+            "talks only to Kiro's backend: a base URL can not be set",
+        ));
     }
     if let Some(model) = model {
         a.extend(["--model".into(), model.into()]);
@@ -102,13 +104,16 @@ fn invocation(
 
 /// Copies each `<workspace>/.claude/skills/<name>/` to `<home>/.kiro/skills/<name>/`:
 /// regular files and directories only (links and special files are left out).
-fn copy_skills(workspace: &Path, home: &Path) -> Result<(), String> {
+fn copy_skills(workspace: &Path, home: &Path) -> Result<(), InvocationError> {
     let from = workspace.join(".claude/skills");
     if !from.is_dir() {
         return Ok(());
     }
-    copy_dir(&from, &home.join(".kiro/skills"))
-        .map_err(|e| format!("can not copy the workspace's skills into its home: {e}"))
+    let to = home.join(".kiro/skills");
+    copy_dir(&from, &to).map_err(InvocationError::write(
+        "skills (copied from the workspace)",
+        &to,
+    ))
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -321,13 +326,13 @@ impl AgentCli for Kiro {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         if !task.mcp_servers.is_empty() {
             let dir = home.join(".kiro/settings");
             let path = dir.join("mcp.json");
             std::fs::create_dir_all(&dir)
                 .and_then(|()| std::fs::write(&path, mcp_config(task.mcp_servers).to_string()))
-                .map_err(|e| format!("can not write its MCP config {}: {e}", path.display()))?;
+                .map_err(InvocationError::write("MCP config", &path))?;
         }
         copy_skills(task.workspace, home)?;
         invocation(
@@ -339,7 +344,7 @@ impl AgentCli for Kiro {
         )
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             args(["chat", "--no-interactive"]),
             task.prompt,
@@ -498,6 +503,7 @@ mod tests {
         assert!(
             Kiro.task(&with_url, home.path())
                 .unwrap_err()
+                .to_string()
                 .contains("base URL")
         );
     }

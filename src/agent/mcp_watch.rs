@@ -154,56 +154,97 @@ fn tail(text: &str, max_chars: usize) -> String {
 /// How long [`probe_http`] waits for a connection to each address of a server.
 const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// An MCP HTTP server that did not accept a connection before the agent started.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server `{name}` at {url} does not answer: {why}")]
+pub struct McpUnanswered {
+    /// The server's name in the test's `mcp_servers`.
+    pub name: String,
+    /// Its URL without user info (as given when it does not parse).
+    pub url: String,
+    /// Why.
+    #[source]
+    pub why: Unanswered,
+}
+
+/// Why an MCP HTTP server did not answer [`probe_http`].
+#[derive(Debug, thiserror::Error)]
+pub enum Unanswered {
+    /// The URL does not parse.
+    #[error("{0}")]
+    Url(#[from] url::ParseError),
+    /// Its host name does not resolve.
+    #[error("can not resolve {host}: {source}")]
+    Resolve {
+        /// The host.
+        host: String,
+        /// The resolver's error.
+        source: std::io::Error,
+    },
+    /// Its host name resolves to no address.
+    #[error("{0} has no address")]
+    NoAddress(String),
+    /// No address accepted a connection within [`PROBE_TIMEOUT`] (the last one's error).
+    #[error("{addr}: {source}")]
+    Connect {
+        /// The last address tried.
+        addr: std::net::SocketAddr,
+        /// Its error.
+        source: std::io::Error,
+    },
+    /// The probe's thread ended abnormally.
+    #[error("the probe did not finish: {0}")]
+    Probe(#[from] tokio::task::JoinError),
+}
+
 /// Checks that every HTTP server of `servers` (already `${VAR}`-expanded) accepts a TCP
 /// connection at its URL's host and port (80/443 by default), within [`PROBE_TIMEOUT`]
 /// per address.
 ///
 /// # Errors
-/// "MCP server `docs` at http://host:port/… does not answer: <why>" for the first server
-/// that does not (a malformed URL included). The URL is shown without its user info.
-pub async fn probe_http(servers: &McpServers) -> Result<(), String> {
+/// [`McpUnanswered`] ("MCP server `docs` at http://host:port/… does not answer: <why>") for
+/// the first server that does not (a malformed URL included). The URL is shown without
+/// its user info.
+pub async fn probe_http(servers: &McpServers) -> Result<(), McpUnanswered> {
     for (name, server) in servers {
         let McpServer::Http { url, .. } = server else {
             continue;
         };
-        let target = url::Url::parse(url).map_err(|e| (e.to_string(), url.clone()));
-        let result = match target {
-            Ok(parsed) => {
-                let mut shown = parsed.clone();
-                let _ = shown.set_username("");
-                let _ = shown.set_password(None);
-                let host = parsed.host_str().unwrap_or_default().to_owned();
-                let port = parsed.port_or_known_default().unwrap_or(80);
-                let connect = tokio::task::spawn_blocking(move || connect(&host, port));
-                match connect.await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(why)) => Err((why, shown.to_string())),
-                    Err(e) => Err((e.to_string(), shown.to_string())),
-                }
-            }
-            Err(e) => Err(e),
+        let unanswered = |url: String, why: Unanswered| McpUnanswered {
+            name: name.clone(),
+            url,
+            why,
         };
-        if let Err((why, shown)) = result {
-            return Err(format!(
-                "MCP server `{name}` at {shown} does not answer: {why}"
-            ));
-        }
+        let parsed = url::Url::parse(url).map_err(|e| unanswered(url.clone(), e.into()))?;
+        let mut shown = parsed.clone();
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        let host = parsed.host_str().unwrap_or_default().to_owned();
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        tokio::task::spawn_blocking(move || connect(&host, port))
+            .await
+            .map_err(Unanswered::from)
+            .and_then(|connected| connected)
+            .map_err(|why| unanswered(shown.to_string(), why))?;
     }
     Ok(())
 }
 
 /// Connects to `host:port` (each resolved address in turn); the last error otherwise.
-fn connect(host: &str, port: u16) -> Result<(), String> {
+fn connect(host: &str, port: u16) -> Result<(), Unanswered> {
     use std::net::ToSocketAddrs;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let addrs = (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("can not resolve {host}: {e}"))?;
-    let mut last = format!("{host} has no address");
+        .map_err(|source| Unanswered::Resolve {
+            host: host.to_owned(),
+            source,
+        })?;
+    let mut last = Unanswered::NoAddress(host.to_owned());
     for addr in addrs {
         match std::net::TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
             Ok(_) => return Ok(()),
-            Err(e) => last = format!("{addr}: {e}"),
+            Err(source) => last = Unanswered::Connect { addr, source },
         }
     }
     Err(last)
@@ -304,13 +345,13 @@ mod tests {
             headers: BTreeMap::new(),
         };
         let up: McpServers = [("up".to_owned(), http(open))].into();
-        assert_eq!(probe_http(&up).await, Ok(()));
+        assert!(probe_http(&up).await.is_ok());
         let down: McpServers = [
             ("up".to_owned(), http(open)),
             ("down".to_owned(), http(closed)),
         ]
         .into();
-        let err = probe_http(&down).await.unwrap_err();
+        let err = probe_http(&down).await.unwrap_err().to_string();
         assert!(
             err.starts_with(&format!(
                 "MCP server `down` at http://127.0.0.1:{closed}/mcp does not answer: "

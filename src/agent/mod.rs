@@ -165,6 +165,36 @@ pub enum AgentError {
     },
 }
 
+/// Why an agent's command for a run or a grading call could not be made. The message ends
+/// a sentence after the agent's name ("aider can not grade …").
+#[derive(Debug, thiserror::Error)]
+pub enum InvocationError {
+    /// The test asks for what this agent can not do: grade, a base URL it has no setting
+    /// for or without a model, a replay.
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// A file the agent reads (its settings, MCP list, login, skills) could not be written
+    /// into the run's private home.
+    #[error("can not write its {what} {}: {source}", path.display())]
+    Write {
+        /// What the file is to the agent (`MCP config`, `settings`).
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl InvocationError {
+    /// A `map_err` adapter: the write of `what` at `path` failed.
+    pub fn write(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| InvocationError::Write { what, path, source }
+    }
+}
+
 /// An agent CLI (seed 000's `Agent` trait).
 #[async_trait]
 pub trait Agent: Send + Sync {
@@ -404,17 +434,17 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// after it); config files the agent needs are written there.
     ///
     /// # Errors
-    /// When the task can not be expressed for this agent (e.g. a base URL without a model),
-    /// or a config file can not be written; the message ends a sentence after the agent's
-    /// name.
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String>;
+    /// [`InvocationError::Unsupported`] when the task can not be expressed for this agent
+    /// (e.g. a base URL without a model), [`InvocationError::Write`] when a config file can
+    /// not be written.
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError>;
 
     /// The command for a one-shot grading call, whose stdout is [`AgentCli::grade_reply`]'s
     /// input.
     ///
     /// # Errors
     /// As for [`AgentCli::task`]; agents that can not grade say so.
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String>;
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError>;
 
     /// The grading reply from the grading call's stdout lines. The default parses them as
     /// [`AgentCli::stream_format`] and takes the final answer; a run that did not complete,

@@ -21,7 +21,9 @@
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServer, McpServers, Task};
+use super::{
+    AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServer, McpServers, Task,
+};
 use crate::transcript::Format;
 
 /// opencode.
@@ -59,7 +61,7 @@ fn invocation(
     permission: &str,
     home: &Path,
     mcp_servers: &McpServers,
-) -> Result<Invocation, String> {
+) -> Result<Invocation, InvocationError> {
     let mut config = serde_json::json!({
         "permission": {"*": permission},
         "autoupdate": false,
@@ -79,10 +81,9 @@ fn invocation(
             }});
         }
         (Some(_), None) => {
-            return Err(
-                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider"
-                    .into(),
-            );
+            return Err(InvocationError::Unsupported(
+                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider",
+            ));
         }
         (None, Some(model)) => a.extend(["-m".into(), model.into()]),
         (None, None) => {}
@@ -154,7 +155,7 @@ impl AgentCli for Opencode {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             task.prompt,
             task.model,
@@ -165,7 +166,7 @@ impl AgentCli for Opencode {
         )
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             task.prompt,
             task.model,

@@ -16,16 +16,19 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{AgentCli, AgentKind, GradeTask, Invocation, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, Task};
 use crate::transcript::Format;
 
 /// pi.
 #[derive(Debug, Clone, Default)]
 pub struct Pi;
 
-fn write(home: &Path, name: &str, value: &serde_json::Value) -> Result<(), String> {
-    std::fs::write(home.join(name), value.to_string())
-        .map_err(|e| format!("can not write its {name} in {}: {e}", home.display()))
+fn write(
+    home: &Path,
+    name: &'static str,
+    value: &serde_json::Value,
+) -> Result<(), InvocationError> {
+    std::fs::write(home.join(name), value.to_string()).map_err(InvocationError::write(name, home))
 }
 
 fn invocation(
@@ -34,7 +37,7 @@ fn invocation(
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-) -> Result<Invocation, String> {
+) -> Result<Invocation, InvocationError> {
     write(
         home,
         "settings.json",
@@ -58,10 +61,9 @@ fn invocation(
             a.extend(["--model".into(), model.into()]);
         }
         (Some(_), None) => {
-            return Err(
-                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider"
-                    .into(),
-            );
+            return Err(InvocationError::Unsupported(
+                "needs a model with a base URL (`model:` or --model): it names the model of its `aptitude` provider",
+            ));
         }
         (None, Some(model)) => a.extend(["--model".into(), model.into()]),
         (None, None) => {}
@@ -119,11 +121,11 @@ impl AgentCli for Pi {
         Format::PiJson
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(&[], task.prompt, task.model, task.base_url, home)
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             &["--no-tools"],
             task.prompt,

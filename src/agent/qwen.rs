@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::args;
-use super::{AgentCli, AgentKind, GradeTask, Invocation, McpServers, Task};
+use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServers, Task};
 use crate::transcript::Format;
 
 /// Qwen Code.
@@ -30,7 +30,7 @@ fn write_settings(
     qwen_home: &Path,
     max_turns: Option<u32>,
     mcp_servers: &McpServers,
-) -> Result<(), String> {
+) -> Result<(), InvocationError> {
     let mut settings = serde_json::json!({
         "model": {"generationConfig": {"maxRetries": 0}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -44,7 +44,10 @@ fn write_settings(
     }
     std::fs::create_dir_all(qwen_home)
         .and_then(|()| std::fs::write(qwen_home.join("settings.json"), settings.to_string()))
-        .map_err(|e| format!("can not write its settings in {}: {e}", qwen_home.display()))
+        .map_err(InvocationError::write(
+            "settings",
+            &qwen_home.join("settings.json"),
+        ))
 }
 
 fn invocation(
@@ -126,7 +129,7 @@ impl AgentCli for Qwen {
         true
     }
 
-    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, String> {
+    fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), task.max_turns, task.mcp_servers)?;
         Ok(invocation(
             "yolo",
@@ -137,7 +140,7 @@ impl AgentCli for Qwen {
         ))
     }
 
-    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, String> {
+    fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), Some(1), &McpServers::new())?;
         Ok(invocation(
             "plan",

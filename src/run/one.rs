@@ -214,7 +214,7 @@ impl<'a> OneRun<'a> {
         // An HTTP server that is not there is named now, before the agent works without it.
         crate::agent::mcp_watch::probe_http(&mcp_servers)
             .await
-            .map_err(|why| (ErrorKind::Infra, why))?;
+            .map_err(|why| (ErrorKind::Infra, why.to_string()))?;
         ctx.agent
             .execute(ExecuteRequest {
                 prompt: &spec.prompt,

@@ -78,7 +78,7 @@ impl Replay {
     ///
     /// # Errors
     /// As [`Replay::cassette_for`].
-    pub fn replaying(&self, spec: &TestSpec, run: u32) -> Result<Replaying, String> {
+    pub fn replaying(&self, spec: &TestSpec, run: u32) -> Result<Replaying, NoCassette> {
         Ok(Replaying {
             cassette: self.cassette_for(spec, run)?,
             miss: self.miss,
@@ -93,21 +93,20 @@ impl Replay {
     /// The cassette of run `run` (1-based) of `spec`.
     ///
     /// # Errors
-    /// Why there is none: the test or run is not in the results, it was not recorded, or
-    /// its file can not be read.
-    pub fn cassette_for(&self, spec: &TestSpec, run: u32) -> Result<Arc<Cassette>, String> {
+    /// [`NoCassette`]: the test or run is not in the results, it was not recorded, or its
+    /// file can not be read.
+    pub fn cassette_for(&self, spec: &TestSpec, run: u32) -> Result<Arc<Cassette>, NoCassette> {
         let reference = match self.runs.get(&(TestKey::of_spec(spec), run)) {
             None => {
-                return Err(format!(
-                    "can not replay: {} has no run {run} of this test",
-                    self.from
-                ));
+                return Err(NoCassette::NoRun {
+                    results: self.from.clone(),
+                    run,
+                });
             }
             Some(None) => {
-                return Err(format!(
-                    "can not replay: {} recorded no model exchange for this run (it was run without --record-model, or not through the model gateway)",
-                    self.from
-                ));
+                return Err(NoCassette::NotRecorded {
+                    results: self.from.clone(),
+                });
             }
             Some(Some(r)) => r,
         };
@@ -118,10 +117,33 @@ impl Replay {
         if let Some(c) = loaded.get(&reference.sha256) {
             return Ok(Arc::clone(c));
         }
-        let cassette = Arc::new(
-            Cassette::read(&self.dir, reference).map_err(|e| format!("can not replay: {e}"))?,
-        );
+        let cassette = Arc::new(Cassette::read(&self.dir, reference)?);
         loaded.insert(reference.sha256.clone(), Arc::clone(&cassette));
         Ok(cassette)
     }
+}
+
+/// Why a run of `run --replay` has no cassette to replay (the run is then `error`, kind
+/// `setup`).
+#[derive(Debug, thiserror::Error)]
+pub enum NoCassette {
+    /// The results have no such run of this test.
+    #[error("can not replay: {results} has no run {run} of this test")]
+    NoRun {
+        /// The results file.
+        results: String,
+        /// The run, from 1.
+        run: u32,
+    },
+    /// The run was not recorded.
+    #[error(
+        "can not replay: {results} recorded no model exchange for this run (it was run without --record-model, or not through the model gateway)"
+    )]
+    NotRecorded {
+        /// The results file.
+        results: String,
+    },
+    /// Its cassette can not be read.
+    #[error("can not replay: {0}")]
+    Unreadable(#[from] crate::agent::gateway::cassette::CassetteError),
 }

@@ -103,14 +103,14 @@ impl Reuse {
     /// The cassette `reference` names, to replay with a miss going to the real model.
     ///
     /// # Errors
-    /// Why it can not be read, in words.
-    pub fn replaying(&self, reference: &CassetteRef) -> Result<Replaying, String> {
+    /// [`NotReplayable`]: the baseline came without its cassettes, or this one can not be
+    /// read.
+    pub fn replaying(&self, reference: &CassetteRef) -> Result<Replaying, NotReplayable> {
         let dir = self
             .cassettes
             .as_deref()
-            .ok_or("the baseline's cassettes are not available here")?;
-        let cassette = Cassette::read(dir, reference)
-            .map_err(|e| format!("its recording can not be replayed: {e}"))?;
+            .ok_or(NotReplayable::NoCassettes)?;
+        let cassette = Cassette::read(dir, reference)?;
         Ok(Replaying {
             cassette: std::sync::Arc::new(cassette),
             miss: ReplayMiss::Live,
@@ -129,6 +129,17 @@ impl Reuse {
     pub fn prior_claims(&self) -> BTreeMap<String, Vec<Claim>> {
         claims_of(&mut self.tests.values())
     }
+}
+
+/// Why a reused run's recording can not be replayed (the run then goes to the model).
+#[derive(Debug, thiserror::Error)]
+pub enum NotReplayable {
+    /// The baseline was read without its cassettes.
+    #[error("the baseline's cassettes are not available here")]
+    NoCassettes,
+    /// Its cassette can not be read, or is not the one recorded.
+    #[error("its recording can not be replayed: {0}")]
+    Cassette(#[from] crate::agent::gateway::cassette::CassetteError),
 }
 
 /// Every grade `tests` (and their runs) recorded, by its cache key.
@@ -185,19 +196,25 @@ pub fn claims_of(tests: &mut dyn Iterator<Item = &TestResult>) -> BTreeMap<Strin
 
 impl Reuse {
     /// The baseline's run `run` (1-based) of `spec`, which has `runs` runs, and how it is
-    /// taken, when it may be reused apart from the fingerprint; else why not, in words.
-    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<Taken<'_>, String> {
+    /// taken, when it may be reused apart from the fingerprint.
+    ///
+    /// # Errors
+    /// [`NotReused`]: why the baseline's run can not stand for this one.
+    pub fn candidate(&self, spec: &TestSpec, run: u32, runs: u32) -> Result<Taken<'_>, NotReused> {
         let Some(test) = self.tests.get(&TestKey::of_spec(spec)) else {
-            return Err(format!("the baseline {} has no such test", self.from));
+            return Err(NotReused::NoTest {
+                baseline: self.from.clone(),
+            });
         };
         let baseline_runs = test.runs_in_all();
         if baseline_runs != runs {
-            return Err(format!(
-                "the baseline ran it {baseline_runs} times, this run {runs}"
-            ));
+            return Err(NotReused::Runs {
+                baseline: baseline_runs,
+                now: runs,
+            });
         }
         let Some(recorded) = test.run_numbered(run) else {
-            return Err(format!("the baseline has no run {run}"));
+            return Err(NotReused::NoRun(run));
         };
         let cassette = recorded
             .model_traffic
@@ -206,26 +223,62 @@ impl Reuse {
         let replay = match (needs_workspace(spec), cassette) {
             (None, _) => None,
             (Some(_), Some(cassette)) if self.cassettes.is_some() => Some(cassette),
-            (Some(line), _) => {
-                return Err(format!(
-                    "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
-                ));
-            }
+            (Some(line), _) => return Err(NotReused::NeedsWorkspace { line }),
         };
         if recorded.transcript.is_none() {
-            return Err("the baseline recorded no transcript for it".into());
+            return Err(NotReused::NoTranscript);
         }
         if let Some(error) = &recorded.error {
-            return Err(format!("the baseline's run ended in an error ({error})"));
+            return Err(NotReused::Errored(error.clone()));
         }
         if recorded.fingerprint.is_none() {
-            return Err("the baseline recorded no fingerprint for it".into());
+            return Err(NotReused::NoFingerprint);
         }
         Ok(match replay {
             Some(cassette) => Taken::Replay(recorded, cassette),
             None => Taken::Transcript(recorded),
         })
     }
+}
+
+/// Why a baseline's run can not be reused for a run of this one (results JSON's
+/// `not_reused`, in these words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReused {
+    /// The baseline does not have the test.
+    #[error("the baseline {baseline} has no such test")]
+    NoTest {
+        /// The baseline's file or artifact.
+        baseline: String,
+    },
+    /// The baseline ran the test another number of times.
+    #[error("the baseline ran it {baseline} times, this run {now}")]
+    Runs {
+        /// Runs in the baseline.
+        baseline: u32,
+        /// Runs now.
+        now: u32,
+    },
+    /// The baseline lacks this run (1-based).
+    #[error("the baseline has no run {0}")]
+    NoRun(u32),
+    /// An assertion needs the workspace and there is no cassette to rebuild it from.
+    #[error(
+        "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+    )]
+    NeedsWorkspace {
+        /// The assertion's line in the test file.
+        line: u32,
+    },
+    /// The baseline's run has no transcript.
+    #[error("the baseline recorded no transcript for it")]
+    NoTranscript,
+    /// The baseline's run ended in an error.
+    #[error("the baseline's run ended in an error ({0})")]
+    Errored(String),
+    /// The baseline's run has no fingerprint.
+    #[error("the baseline recorded no fingerprint for it")]
+    NoFingerprint,
 }
 
 /// The line of the first assertion applying to `spec`'s variant that needs the workspace
@@ -268,27 +321,58 @@ pub(super) fn needs_workspace_after(kind: &AssertionKind) -> bool {
 
 /// The fingerprint of `spec` on a fresh workspace copy with its variant applied (the copy
 /// is removed after).
+///
+/// # Errors
+/// [`NoFingerprint`]: the copy, its variant or the fingerprint failed.
 pub(super) async fn fingerprint_of_copy(
     spec: &TestSpec,
     agent: &str,
     base_url: Option<&str>,
-) -> Result<crate::run::fingerprint::Fingerprint, String> {
+) -> Result<crate::run::fingerprint::Fingerprint, NoFingerprint> {
     let spec = spec.clone();
     let agent = agent.to_owned();
     let base_url = base_url.map(str::to_owned);
     tokio::task::spawn_blocking(move || {
-        let workspace = Workspace::create(&spec.workspace_dir(), spec.workspace_git)
-            .map_err(|e| e.to_string())?;
+        let workspace = Workspace::create(&spec.workspace_dir(), spec.workspace_git)?;
         if let Some(variant) = &spec.variant {
             workspace
                 .apply_variant(&variant.remove, &variant.add)
-                .map_err(|why| format!("variant `{}`: {why}", variant.name))?;
+                .map_err(|source| NoFingerprint::Variant {
+                    name: variant.name.clone(),
+                    source,
+                })?;
         }
-        crate::run::fingerprint::of(&spec, &agent, base_url.as_deref(), workspace.path())
-            .map_err(|e| e.to_string())
+        Ok(crate::run::fingerprint::of(
+            &spec,
+            &agent,
+            base_url.as_deref(),
+            workspace.path(),
+        )?)
     })
-    .await
-    .map_err(|e| format!("the fingerprint's task failed: {e}"))?
+    .await?
+}
+
+/// Why a run's fingerprint could not be taken (the run then is not reused).
+#[derive(Debug, thiserror::Error)]
+pub enum NoFingerprint {
+    /// The workspace copy failed.
+    #[error(transparent)]
+    Workspace(#[from] crate::workspace::WorkspaceError),
+    /// The test's variant could not be applied to the copy.
+    #[error("variant `{name}`: {source}")]
+    Variant {
+        /// The variant.
+        name: String,
+        /// Why.
+        #[source]
+        source: crate::workspace::VariantError,
+    },
+    /// Hashing the copy failed.
+    #[error(transparent)]
+    Fingerprint(#[from] crate::run::fingerprint::FingerprintError),
+    /// The blocking task did not finish.
+    #[error("the fingerprint's task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 /// A run taken from the baseline: today's assertions evaluated on its `recorded`
@@ -383,7 +467,10 @@ mod tests {
         let mut no_transcript = recorded();
         no_transcript.transcript = None;
         assert_eq!(
-            reuse(no_transcript).candidate(&plain, 1, 1).unwrap_err(),
+            reuse(no_transcript)
+                .candidate(&plain, 1, 1)
+                .unwrap_err()
+                .to_string(),
             "the baseline recorded no transcript for it"
         );
         let mut errored = recorded();
@@ -392,15 +479,22 @@ mod tests {
             reuse(errored)
                 .candidate(&plain, 1, 1)
                 .unwrap_err()
+                .to_string()
                 .contains("timed out")
         );
         assert_eq!(
-            reuse(recorded()).candidate(&plain, 1, 3).unwrap_err(),
+            reuse(recorded())
+                .candidate(&plain, 1, 3)
+                .unwrap_err()
+                .to_string(),
             "the baseline ran it 1 times, this run 3"
         );
         let other = spec("name: other\nprompt: p\nassertions:\n  - tool: Read\n");
         assert_eq!(
-            reuse(recorded()).candidate(&other, 1, 1).unwrap_err(),
+            reuse(recorded())
+                .candidate(&other, 1, 1)
+                .unwrap_err()
+                .to_string(),
             "the baseline b.json has no such test"
         );
         let files = spec(
@@ -410,6 +504,7 @@ mod tests {
             reuse(recorded())
                 .candidate(&files, 1, 1)
                 .unwrap_err()
+                .to_string()
                 .starts_with("its assertion at line 5 needs the workspace")
         );
     }

@@ -358,7 +358,10 @@ impl RunTask {
             replay,
         };
         match (no_cassette, self.config.reuse.as_deref()) {
-            (Some(why), _) => (not_run(&self.spec, ErrorKind::Setup, &why), None),
+            (Some(why), _) => (
+                not_run(&self.spec, ErrorKind::Setup, &why.to_string()),
+                None,
+            ),
             (None, None) => run_with_retries(&self.spec, &ctx).await,
             (None, Some(reuse)) => run_or_reuse(&self.spec, &ctx, reuse, run, self.runs).await,
         }
@@ -489,7 +492,7 @@ pub(super) async fn run_or_reuse(
     runs: u32,
 ) -> (TestResult, Option<Written>) {
     let why = match reuse.candidate(spec, run, runs) {
-        Err(why) => why,
+        Err(why) => why.to_string(),
         Ok(taken) => {
             let recorded = taken.recorded();
             let label = ctx.agent_label();
@@ -503,7 +506,7 @@ pub(super) async fn run_or_reuse(
                             Ok(replay) => {
                                 return replay_run(spec, ctx, reuse, recorded, replay).await;
                             }
-                            Err(why) => why,
+                            Err(why) => why.to_string(),
                         }
                     }
                 },

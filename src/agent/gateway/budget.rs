@@ -72,41 +72,89 @@ impl Ledger {
         (self.tokens, self.cost_usd)
     }
 
-    /// Admits a request whose least cost is `next`, or says which ceiling it would cross:
-    /// `the --max-tokens 300 ceiling (254 tokens spent; this request re-sends at least 127)`.
-    pub fn admit(&self, next: Estimate) -> Result<(), String> {
+    /// Admits a request whose least cost is `next`, or says which ceiling it would cross.
+    ///
+    /// # Errors
+    /// The [`Refusal`]: `the --max-tokens 300 ceiling would be crossed (254 tokens spent;
+    /// this request re-sends at least 127)`.
+    pub fn admit(&self, next: Estimate) -> Result<(), Refusal> {
         if let Some(max) = self.limits.max_tokens
             && (self.tokens >= max || self.tokens.saturating_add(next.tokens) > max)
         {
-            return Err(if self.tokens >= max {
-                format!(
-                    "the --max-tokens {max} ceiling was reached ({} tokens spent)",
-                    self.tokens
-                )
+            let spent = self.tokens;
+            return Err(if spent >= max {
+                Refusal::TokensReached { max, spent }
             } else {
-                format!(
-                    "the --max-tokens {max} ceiling would be crossed ({} tokens spent; this request re-sends at least {})",
-                    self.tokens, next.tokens
-                )
+                Refusal::TokensCrossed {
+                    max,
+                    spent,
+                    next: next.tokens,
+                }
             });
         }
         if let Some(max) = self.limits.max_cost_usd
             && (self.cost_usd >= max || self.cost_usd + next.cost_usd > max)
         {
-            return Err(if self.cost_usd >= max {
-                format!(
-                    "the --max-cost ${max} ceiling was reached (${:.4} spent)",
-                    self.cost_usd
-                )
+            let spent = self.cost_usd;
+            return Err(if spent >= max {
+                Refusal::CostReached { max, spent }
             } else {
-                format!(
-                    "the --max-cost ${max} ceiling would be crossed (${:.4} spent; this request costs at least ${:.4})",
-                    self.cost_usd, next.cost_usd
-                )
+                Refusal::CostCrossed {
+                    max,
+                    spent,
+                    next: next.cost_usd,
+                }
             });
         }
         Ok(())
     }
+}
+
+/// Why [`Ledger::admit`] refused a request: the ceiling (`--max-tokens` in tokens,
+/// `--max-cost` in USD), what the whole aptitude run spent so far, and the least the
+/// request costs.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// The token ceiling was already reached.
+    #[error("the --max-tokens {max} ceiling was reached ({spent} tokens spent)")]
+    TokensReached {
+        /// `--max-tokens`.
+        max: u64,
+        /// Tokens spent.
+        spent: u64,
+    },
+    /// The request would cross the token ceiling.
+    #[error(
+        "the --max-tokens {max} ceiling would be crossed ({spent} tokens spent; this request re-sends at least {next})"
+    )]
+    TokensCrossed {
+        /// `--max-tokens`.
+        max: u64,
+        /// Tokens spent.
+        spent: u64,
+        /// The least the request re-sends.
+        next: u64,
+    },
+    /// The cost ceiling was already reached.
+    #[error("the --max-cost ${max} ceiling was reached (${spent:.4} spent)")]
+    CostReached {
+        /// `--max-cost`, USD.
+        max: f64,
+        /// USD spent.
+        spent: f64,
+    },
+    /// The request would cross the cost ceiling.
+    #[error(
+        "the --max-cost ${max} ceiling would be crossed (${spent:.4} spent; this request costs at least ${next:.4})"
+    )]
+    CostCrossed {
+        /// `--max-cost`, USD.
+        max: f64,
+        /// USD spent.
+        spent: f64,
+        /// The least the request costs, USD.
+        next: f64,
+    },
 }
 
 #[cfg(test)]
@@ -136,7 +184,7 @@ mod tests {
         assert_eq!(next.tokens, 127);
         assert_eq!(ledger.admit(next), Ok(()), "127 + 127 fits in 300");
         ledger.add(&used, None);
-        let refused = ledger.admit(next).unwrap_err();
+        let refused = ledger.admit(next).unwrap_err().to_string();
         assert_eq!(
             refused,
             "the --max-tokens 300 ceiling would be crossed (254 tokens spent; this request re-sends at least 127)"
@@ -146,6 +194,7 @@ mod tests {
             ledger
                 .admit(first)
                 .unwrap_err()
+                .to_string()
                 .contains("was reached (381 tokens spent)")
         );
     }
@@ -170,6 +219,7 @@ mod tests {
             ledger
                 .admit(Estimate::default())
                 .unwrap_err()
+                .to_string()
                 .starts_with("the --max-cost $0.01 ceiling was reached")
         );
         // Unpriced models count no cost: the token ceiling is the one that bounds them.

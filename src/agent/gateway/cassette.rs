@@ -466,15 +466,18 @@ impl Player {
         }
     }
 
-    /// The recorded exchange answering this request, or the divergence: which request
-    /// (`turn 3 of POST /v1/messages`) and what differed from the recorded one (the first
-    /// differing field, both values), or that the recording holds no such request.
+    /// The recorded exchange answering this request.
+    ///
+    /// # Errors
+    /// The [`Divergence`]: which request (`turn 3 of POST /v1/messages`) and what differed
+    /// from the recorded one (the first differing field, both values), or that the
+    /// recording holds no such request.
     pub fn answer(
         &mut self,
         method: &str,
         path: &str,
         request: &Value,
-    ) -> Result<&Exchange, String> {
+    ) -> Result<&Exchange, Divergence> {
         let turn = {
             let t = self
                 .turns
@@ -492,31 +495,74 @@ impl Player {
             self.used[i] = true;
             return Ok(&exchanges[i]);
         }
-        let at = format!("turn {turn} of {method} {path}");
         let candidate = (0..exchanges.len()).find(|&i| !self.used[i] && same_call(&exchanges[i]));
-        Err(match candidate {
+        let what = match candidate {
             Some(i) => match super::normalize::first_difference(&exchanges[i].request, request) {
-                Some((field, recorded, now)) => format!(
-                    "{at} differs from the recorded request at `{field}`: recorded {recorded}, now {now}"
-                ),
-                None => format!("{at} differs from the recorded request"),
+                Some((field, recorded, now)) => Diverged::Field {
+                    field,
+                    recorded,
+                    now,
+                },
+                None => Diverged::Request,
             },
-            None => {
-                let recorded = exchanges.iter().filter(|e| same_call(e)).count();
-                let dropped = match &self.cassette.dropped {
-                    Some(d) => format!(
-                        " ({} later exchanges were dropped from the recording: {})",
-                        d.exchanges, d.why
-                    ),
-                    None => String::new(),
-                };
-                format!(
-                    "{at} has no recorded counterpart: the recording holds {recorded} such request{}{dropped}",
-                    if recorded == 1 { "" } else { "s" }
-                )
-            }
+            None => Diverged::Missing {
+                recorded: exchanges.iter().filter(|e| same_call(e)).count(),
+                dropped: self.cassette.dropped.clone(),
+            },
+        };
+        Err(Divergence {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            turn,
+            what: Box::new(what),
         })
     }
+}
+
+/// A request of a replayed run that the cassette does not answer: `turn 3 of POST
+/// /v1/messages differs from the recorded request at `messages[2]`: recorded "exit 0",
+/// now "exit 3"`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("turn {turn} of {method} {path} {what}")]
+pub struct Divergence {
+    /// The request's HTTP method.
+    pub method: String,
+    /// Its path (as recorded: without the run's endpoint prefix).
+    pub path: String,
+    /// Which request of this method and path it was, from 1.
+    pub turn: usize,
+    /// What differed (boxed: a divergence is rare and its values long).
+    pub what: Box<Diverged>,
+}
+
+/// What differed between a request and the cassette (see [`Divergence`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Diverged {
+    /// The first field that differs from the recorded request, with both values (JSON).
+    #[error("differs from the recorded request at `{field}`: recorded {recorded}, now {now}")]
+    Field {
+        /// The field's path (`messages[2]`).
+        field: String,
+        /// The recorded value.
+        recorded: String,
+        /// This run's value.
+        now: String,
+    },
+    /// The request differs in a way no single field shows.
+    #[error("differs from the recorded request")]
+    Request,
+    /// No unused exchange of this method and path is left.
+    #[error(
+        "has no recorded counterpart: the recording holds {recorded} such request{}{}",
+        if *recorded == 1 { "" } else { "s" },
+        dropped.as_ref().map(|d| format!(" ({} later exchanges were dropped from the recording: {})", d.exchanges, d.why)).unwrap_or_default()
+    )]
+    Missing {
+        /// How many requests of this method and path the recording holds.
+        recorded: usize,
+        /// What the recording dropped past its size bound.
+        dropped: Option<Dropped>,
+    },
 }
 
 #[cfg(test)]
@@ -645,7 +691,9 @@ mod tests {
         assert_eq!(p.answer("POST", "/v1/messages", &a).unwrap().reply, "again");
         let changed = json!({"messages": ["a", "b", "exit 3"]});
         assert_eq!(
-            p.answer("POST", "/v1/messages", &changed).unwrap_err(),
+            p.answer("POST", "/v1/messages", &changed)
+                .unwrap_err()
+                .to_string(),
             "turn 3 of POST /v1/messages differs from the recorded request at `messages[2]`: recorded \"exit 0\", now \"exit 3\""
         );
         let mut p = Player::new(c);
@@ -655,6 +703,7 @@ mod tests {
         assert!(
             p.answer("POST", "/v1/messages/count_tokens", &json!({}))
                 .unwrap_err()
+                .to_string()
                 .ends_with("has no recorded counterpart: the recording holds 0 such requests")
         );
     }

@@ -25,7 +25,7 @@ use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{Estimate, Ledger, Limits};
-use super::cassette::{Player, Recorder};
+use super::cassette::{Divergence, Player, Recorder};
 use super::meter::ReplyMeter;
 use super::normalize::Normalizer;
 use super::protocol::Protocol;
@@ -345,8 +345,9 @@ async fn handle(
 /// A model request of a replaying run that its cassette does not hold: noted, and — with
 /// `--replay-miss error` — refused, stopping the run. Other requests (token counts) and
 /// `--replay-miss live` go on to the upstream (`None`).
-fn diverged(run: &RunState, call: Option<&Call>, why: String) -> Option<Response<Body>> {
+fn diverged(run: &RunState, call: Option<&Call>, why: Divergence) -> Option<Response<Body>> {
     let call = call?;
+    let why = why.to_string();
     let mut log = lock(&run.log);
     if run.replay_miss == ReplayMiss::Live {
         log.traffic.went_live.get_or_insert(why);

@@ -98,7 +98,48 @@ pub enum BaselineError {
         /// The run.
         run: u64,
         /// Why.
-        why: String,
+        #[source]
+        why: ArtifactContentError,
+    },
+}
+
+/// What is wrong with a baseline artifact's zip.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactContentError {
+    /// It does not open as a zip.
+    #[error("not a zip: {0}")]
+    NotZip(#[source] zip::result::ZipError),
+    /// It has no `results.json`.
+    #[error("no results.json in it")]
+    NoResults,
+    /// An entry could not be read.
+    #[error("can not read {file}: {source}")]
+    Read {
+        /// The entry.
+        file: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its `results.json`, or its cassettes together, are over the bound (bytes).
+    #[error("{what} larger than {limit} bytes")]
+    TooLarge {
+        /// `it is`, `its cassettes are`.
+        what: &'static str,
+        /// The bound, bytes.
+        limit: u64,
+    },
+    /// Its `results.json` is not results aptitude reads.
+    #[error(transparent)]
+    Results(#[from] crate::verdict::results::ReadError),
+    /// A cassette could not be extracted to the local disk.
+    #[error("can not write {file}: {source}")]
+    Write {
+        /// The cassette (or the directory made for them).
+        file: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
 }
 
@@ -348,7 +389,7 @@ async fn download(
         .await
         .map_err(|e| failed(e.to_string()))?
         .to_bytes();
-    let unreadable = |why: String| BaselineError::Unreadable {
+    let unreadable = |why: ArtifactContentError| BaselineError::Unreadable {
         name: artifact.name.clone(),
         run,
         why,
@@ -377,7 +418,10 @@ fn is_cassette_reference(file: &str) -> bool {
 /// The cassettes `results` reference, extracted from the artifact zip into a temp
 /// directory (at their references, beside where the zip's `results.json` is); `None` when
 /// the results reference none. At most [`MAX_CASSETTES_BYTES`] in all.
-fn extract_cassettes(zip: &[u8], results: &Results) -> Result<Option<tempfile::TempDir>, String> {
+fn extract_cassettes(
+    zip: &[u8],
+    results: &Results,
+) -> Result<Option<tempfile::TempDir>, ArtifactContentError> {
     use std::io::Read;
     let mut files: Vec<String> = Vec::new();
     let mut note = |t: &crate::verdict::results::TestResult| {
@@ -396,7 +440,7 @@ fn extract_cassettes(zip: &[u8], results: &Results) -> Result<Option<tempfile::T
         return Ok(None);
     }
     let mut archive =
-        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| format!("not a zip: {e}"))?;
+        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(ArtifactContentError::NotZip)?;
     let base = archive
         .file_names()
         .filter_map(Result::ok)
@@ -408,7 +452,10 @@ fn extract_cassettes(zip: &[u8], results: &Results) -> Result<Option<tempfile::T
     let dir = tempfile::Builder::new()
         .prefix("aptitude-baseline-cassettes-")
         .tempdir()
-        .map_err(|e| format!("can not make a directory for its cassettes: {e}"))?;
+        .map_err(|source| ArtifactContentError::Write {
+            file: "a directory for its cassettes".into(),
+            source,
+        })?;
     let mut total = 0u64;
     for file in files {
         let Ok(entry) = archive.by_name(&format!("{base}{file}")) else {
@@ -419,45 +466,62 @@ fn extract_cassettes(zip: &[u8], results: &Results) -> Result<Option<tempfile::T
         entry
             .take(MAX_CASSETTES_BYTES - total + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("can not read {file}: {e}"))?;
+            .map_err(|source| ArtifactContentError::Read {
+                file: file.clone(),
+                source,
+            })?;
         total += bytes.len() as u64;
         if total > MAX_CASSETTES_BYTES {
-            return Err(format!(
-                "its cassettes are larger than {MAX_CASSETTES_BYTES} bytes"
-            ));
+            return Err(ArtifactContentError::TooLarge {
+                what: "its cassettes are",
+                limit: MAX_CASSETTES_BYTES,
+            });
         }
         let path = dir.path().join(&file);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(parent).map_err(|source| ArtifactContentError::Write {
+                file: file.clone(),
+                source,
+            })?;
         }
-        std::fs::write(&path, bytes).map_err(|e| format!("can not write {file}: {e}"))?;
+        std::fs::write(&path, bytes)
+            .map_err(|source| ArtifactContentError::Write { file, source })?;
     }
     Ok(Some(dir))
 }
 
 /// The results in an artifact zip: its `results.json` (at the top, else the first entry
 /// named so).
-fn read_results(zip: &[u8]) -> Result<Results, String> {
+fn read_results(zip: &[u8]) -> Result<Results, ArtifactContentError> {
     use std::io::Read;
     let mut archive =
-        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| format!("not a zip: {e}"))?;
+        zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(ArtifactContentError::NotZip)?;
     let name = archive
         .file_names()
         .filter_map(Result::ok)
         .map(|n| n.into_owned())
         .filter(|n| n == "results.json" || n.ends_with("/results.json"))
         .min_by_key(String::len)
-        .ok_or("no results.json in it")?;
-    let entry = archive.by_name(&name).map_err(|e| e.to_string())?;
+        .ok_or(ArtifactContentError::NoResults)?;
+    let read = |source| ArtifactContentError::Read {
+        file: name.clone(),
+        source,
+    };
+    let entry = archive
+        .by_name(&name)
+        .map_err(|e| read(std::io::Error::other(e)))?;
     let mut text = String::new();
     entry
         .take(MAX_RESULTS_BYTES + 1)
         .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+        .map_err(read)?;
     if text.len() as u64 > MAX_RESULTS_BYTES {
-        return Err(format!("it is larger than {MAX_RESULTS_BYTES} bytes"));
+        return Err(ArtifactContentError::TooLarge {
+            what: "it is",
+            limit: MAX_RESULTS_BYTES,
+        });
     }
-    Results::from_json(&text).map_err(|e| e.to_string())
+    Ok(Results::from_json(&text)?)
 }
 
 #[cfg(test)]
@@ -616,12 +680,13 @@ mod tests {
             w.finish().unwrap();
         }
         assert_eq!(
-            read_results(buf.get_ref()).unwrap_err(),
+            read_results(buf.get_ref()).unwrap_err().to_string(),
             "no results.json in it"
         );
         assert!(
             read_results(b"not a zip")
                 .unwrap_err()
+                .to_string()
                 .starts_with("not a zip")
         );
     }
