@@ -35,42 +35,15 @@ mod model;
 )]
 mod wire;
 
+#[path = "support/agents.rs"]
+mod agents;
+use agents::{Bench, benches};
+
 use model::{ScriptedModel, Turn};
 
 const TESTS: usize = 16;
 const JOBS: usize = 4;
 const LATENCY: Duration = Duration::from_millis(400);
-
-/// An agent measured: its name, its shell tool and that tool's command key, extra tool
-/// arguments, and the path its protocol puts after the server's base URL.
-struct Bench {
-    name: &'static str,
-    shell: &'static str,
-    key: &'static str,
-    extra: serde_json::Value,
-    base_path: &'static str,
-}
-
-fn benches() -> Vec<Bench> {
-    let b = |name, shell, key, extra, base_path| Bench {
-        name,
-        shell,
-        key,
-        extra,
-        base_path,
-    };
-    let none = serde_json::json!({});
-    let described = serde_json::json!({"description": "write it"});
-    vec![
-        b("claude", "Bash", "command", described.clone(), ""),
-        b("codex", "exec_command", "cmd", none.clone(), "/v1"),
-        b("gemini", "run_shell_command", "command", none.clone(), ""),
-        b("qwen", "run_shell_command", "command", none.clone(), "/v1"),
-        b("copilot", "bash", "command", described.clone(), "/v1"),
-        b("opencode", "bash", "command", described, "/v1"),
-        b("pi", "bash", "command", none, "/v1"),
-    ]
-}
 
 fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -129,20 +129,14 @@ fn failed_mcp_servers(stdout: &[String], servers: &McpServers) -> Vec<(String, S
 /// Claude Code's `--mcp-config` file: `{"mcpServers": {name: {"type": "stdio", command,
 /// args, env} | {"type": "http", url, headers}}}` (the `.mcp.json` shape, 2.1.x).
 pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
-    let servers: serde_json::Map<String, serde_json::Value> = servers
-        .iter()
-        .map(|(name, server)| {
-            let entry = match server {
-                McpServer::Stdio { command, args, env } => serde_json::json!({
-                    "type": "stdio", "command": command, "args": args, "env": env,
-                }),
-                McpServer::Http { url, headers } => serde_json::json!({
-                    "type": "http", "url": url, "headers": headers,
-                }),
-            };
-            (name.clone(), entry)
-        })
-        .collect();
+    let servers = super::mcp_entries(servers, |server| match server {
+        McpServer::Stdio { command, args, env } => serde_json::json!({
+            "type": "stdio", "command": command, "args": args, "env": env,
+        }),
+        McpServer::Http { url, headers } => serde_json::json!({
+            "type": "http", "url": url, "headers": headers,
+        }),
+    });
     serde_json::json!({ "mcpServers": servers })
 }
 

@@ -74,20 +74,14 @@ fn invocation(
 /// command, args, env, tools: ["*"]} | {"type": "http", url, headers, tools: ["*"]}}}`
 /// (1.0.x; `tools` lists the tools the agent may use).
 pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
-    let servers: serde_json::Map<String, serde_json::Value> = servers
-        .iter()
-        .map(|(name, server)| {
-            let entry = match server {
-                McpServer::Stdio { command, args, env } => serde_json::json!({
-                    "type": "local", "command": command, "args": args, "env": env, "tools": ["*"],
-                }),
-                McpServer::Http { url, headers } => serde_json::json!({
-                    "type": "http", "url": url, "headers": headers, "tools": ["*"],
-                }),
-            };
-            (name.clone(), entry)
-        })
-        .collect();
+    let servers = super::mcp_entries(servers, |server| match server {
+        McpServer::Stdio { command, args, env } => serde_json::json!({
+            "type": "local", "command": command, "args": args, "env": env, "tools": ["*"],
+        }),
+        McpServer::Http { url, headers } => serde_json::json!({
+            "type": "http", "url": url, "headers": headers, "tools": ["*"],
+        }),
+    });
     serde_json::json!({ "mcpServers": servers })
 }
 

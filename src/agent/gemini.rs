@@ -35,20 +35,14 @@ pub struct Gemini;
 /// The `mcpServers` setting of Gemini CLI (0.61) and Qwen Code (0.24): `{name: {command,
 /// args, env} | {httpUrl, headers}}` (`httpUrl` is streamable HTTP; `url` would be SSE).
 pub fn mcp_servers_setting(servers: &McpServers) -> serde_json::Value {
-    let servers: serde_json::Map<String, serde_json::Value> = servers
-        .iter()
-        .map(|(name, server)| {
-            let entry = match server {
-                McpServer::Stdio { command, args, env } => {
-                    serde_json::json!({"command": command, "args": args, "env": env})
-                }
-                McpServer::Http { url, headers } => {
-                    serde_json::json!({"httpUrl": url, "headers": headers})
-                }
-            };
-            (name.clone(), entry)
-        })
-        .collect();
+    let servers = super::mcp_entries(servers, |server| match server {
+        McpServer::Stdio { command, args, env } => {
+            serde_json::json!({"command": command, "args": args, "env": env})
+        }
+        McpServer::Http { url, headers } => {
+            serde_json::json!({"httpUrl": url, "headers": headers})
+        }
+    });
     serde_json::Value::Object(servers)
 }
 

@@ -45,20 +45,14 @@ pub struct Kiro;
 /// `~/.kiro/settings/mcp.json`: `{"mcpServers": {name: {command, args, env} | {url,
 /// headers}}}` (Kiro CLI's format, as harnesses running 2.x write it).
 pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
-    let servers: serde_json::Map<String, serde_json::Value> = servers
-        .iter()
-        .map(|(name, server)| {
-            let entry = match server {
-                McpServer::Stdio { command, args, env } => {
-                    serde_json::json!({"command": command, "args": args, "env": env})
-                }
-                McpServer::Http { url, headers } => {
-                    serde_json::json!({"url": url, "headers": headers})
-                }
-            };
-            (name.clone(), entry)
-        })
-        .collect();
+    let servers = super::mcp_entries(servers, |server| match server {
+        McpServer::Stdio { command, args, env } => {
+            serde_json::json!({"command": command, "args": args, "env": env})
+        }
+        McpServer::Http { url, headers } => {
+            serde_json::json!({"url": url, "headers": headers})
+        }
+    });
     serde_json::json!({ "mcpServers": servers })
 }
 

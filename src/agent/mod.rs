@@ -514,6 +514,18 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// `{name: entry(server)}` for each of `servers`: the object every JSON MCP configuration
+/// holds, each entry in the shape the agent's format gives it.
+pub fn mcp_entries(
+    servers: &McpServers,
+    entry: impl Fn(&McpServer) -> serde_json::Value,
+) -> serde_json::Map<String, serde_json::Value> {
+    servers
+        .iter()
+        .map(|(name, server)| (name.clone(), entry(server)))
+        .collect()
+}
+
 /// Names the MCP calls of a transcript read from a file (`aptitude analyze`) as a run of
 /// the test would, from the test's `mcp_servers`: `<server>_<tool>` spellings
 /// ([`executor::name_mcp_calls`]) and, in a Kiro session, a bare tool name when the test has

@@ -33,24 +33,18 @@ pub struct Opencode;
 /// opencode's `mcp` config: `{name: {"type": "local", command: [cmd, args…], environment,
 /// enabled: true} | {"type": "remote", url, headers, enabled: true}}` (1.18).
 pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
-    let servers: serde_json::Map<String, serde_json::Value> = servers
-        .iter()
-        .map(|(name, server)| {
-            let entry = match server {
-                McpServer::Stdio { command, args, env } => {
-                    let mut argv = vec![command.clone()];
-                    argv.extend(args.iter().cloned());
-                    serde_json::json!({
-                        "type": "local", "command": argv, "environment": env, "enabled": true,
-                    })
-                }
-                McpServer::Http { url, headers } => serde_json::json!({
-                    "type": "remote", "url": url, "headers": headers, "enabled": true,
-                }),
-            };
-            (name.clone(), entry)
-        })
-        .collect();
+    let servers = super::mcp_entries(servers, |server| match server {
+        McpServer::Stdio { command, args, env } => {
+            let mut argv = vec![command.clone()];
+            argv.extend(args.iter().cloned());
+            serde_json::json!({
+                "type": "local", "command": argv, "environment": env, "enabled": true,
+            })
+        }
+        McpServer::Http { url, headers } => serde_json::json!({
+            "type": "remote", "url": url, "headers": headers, "enabled": true,
+        }),
+    });
     serde_json::Value::Object(servers)
 }
 

@@ -220,37 +220,7 @@ fn load_any(
     defaults: &SuiteDefaults,
     options: LoadOptions,
 ) -> Result<Loaded, FileDiagnostics> {
-    let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
-        path: path.to_owned(),
-        source,
-        diagnostics: vec![diagnostic],
-    };
-    let bytes = read_test_file(path)
-        .map_err(|message| fail(String::new(), Diagnostic::new(Pos::default(), message)))?;
-    let source = match String::from_utf8(bytes) {
-        Ok(source) => source,
-        Err(err) => {
-            let valid = err.utf8_error().valid_up_to();
-            let bytes = err.into_bytes();
-            let before = String::from_utf8_lossy(&bytes[..valid]);
-            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-            let pos = Pos {
-                line: u32::try_from(before.matches('\n').count() + 1).unwrap_or(u32::MAX),
-                column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
-                len: 1,
-            };
-            let message = format!(
-                "the file is not valid UTF-8 (byte 0x{:02X})",
-                bytes.get(valid).copied().unwrap_or_default()
-            );
-            return Err(fail(
-                String::from_utf8_lossy(&bytes).into_owned(),
-                Diagnostic::new(pos, message)
-                    .label("not UTF-8")
-                    .hint("save the test file as UTF-8"),
-            ));
-        }
-    };
+    let source = read_source(path, "test file")?;
     let fail = |diagnostics| FileDiagnostics {
         path: path.to_owned(),
         source: source.clone(),
@@ -273,14 +243,49 @@ fn load_any(
         .map_err(fail)
 }
 
-/// A test file's bytes: a regular file of at most [`MAX_TEST_FILE_BYTES`], opened without
-/// blocking (a FIFO would block forever and a device such as `/dev/zero` never ends).
-fn read_test_file(path: &Path) -> Result<Vec<u8>, String> {
-    crate::shared::files::read_capped(path, MAX_TEST_FILE_BYTES).map_err(|e| match e {
-        crate::shared::files::FileError::TooLarge { size, cap } => format!(
-            "can not read test file: it has {size} bytes, more than a test file may have ({cap})"
-        ),
-        e => format!("can not read test file: {e}"),
+/// The text of a YAML file aptitude reads (`what`: "test file", "suite defaults file",
+/// "discovery configuration"): a regular file of at most [`MAX_TEST_FILE_BYTES`], opened
+/// without blocking (a FIFO would block forever and a device such as `/dev/zero` never
+/// ends), in UTF-8.
+///
+/// # Errors
+/// One diagnostic: the file can not be read, is too large, or is not UTF-8 (at the line
+/// and column of its first invalid byte).
+pub(super) fn read_source(path: &Path, what: &str) -> Result<String, FileDiagnostics> {
+    let fail = |source: String, diagnostic: Diagnostic| FileDiagnostics {
+        path: path.to_owned(),
+        source,
+        diagnostics: vec![diagnostic],
+    };
+    let bytes = crate::shared::files::read_capped(path, MAX_TEST_FILE_BYTES).map_err(|e| {
+        let message = match e {
+            crate::shared::files::FileError::TooLarge { size, cap } => format!(
+                "can not read {what}: it has {size} bytes, more than a {what} may have ({cap})"
+            ),
+            e => format!("can not read {what}: {e}"),
+        };
+        fail(String::new(), Diagnostic::new(Pos::default(), message))
+    })?;
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = err.utf8_error().valid_up_to();
+        let bytes = err.into_bytes();
+        let before = String::from_utf8_lossy(&bytes[..valid]);
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let pos = Pos {
+            line: u32::try_from(before.matches('\n').count() + 1).unwrap_or(u32::MAX),
+            column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+            len: 1,
+        };
+        let message = format!(
+            "the file is not valid UTF-8 (byte 0x{:02X})",
+            bytes.get(valid).copied().unwrap_or_default()
+        );
+        fail(
+            String::from_utf8_lossy(&bytes).into_owned(),
+            Diagnostic::new(pos, message)
+                .label("not UTF-8")
+                .hint(format!("save the {what} as UTF-8")),
+        )
     })
 }
 

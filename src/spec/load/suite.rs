@@ -72,24 +72,7 @@ pub fn load_suite_file(path: &Path) -> Result<SuiteDefaults, FileDiagnostics> {
         source,
         diagnostics,
     };
-    let bytes = super::read_test_file(path).map_err(|message| {
-        fail(
-            String::new(),
-            vec![Diagnostic::new(
-                Pos::default(),
-                message.replace("test file", "suite defaults file"),
-            )],
-        )
-    })?;
-    let source = String::from_utf8(bytes).map_err(|e| {
-        fail(
-            String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            vec![
-                Diagnostic::new(Pos::default(), "the file is not valid UTF-8")
-                    .hint("save it as UTF-8"),
-            ],
-        )
-    })?;
+    let source = super::read_source(path, "suite defaults file")?;
     load_suite_str(path, &source).map_err(|diagnostics| fail(source, diagnostics))
 }
 
