@@ -449,8 +449,8 @@ impl Agent for CliAgent {
             .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
         // Every stdio server runs under the watch's wrapper, so that one that fails to
         // start or crashes is seen on every agent (not only where the agent reports it).
-        let (mcp_servers, watch) =
-            McpWatch::wrap(req.mcp_servers).map_err(|m| self.start_error(&binary, m))?;
+        let (mcp_servers, watch) = McpWatch::wrap(req.mcp_servers)
+            .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let task = Task {
             prompt: req.prompt,
             workspace: req.workspace,

@@ -64,8 +64,8 @@ impl McpWatch {
     /// that reads their records; `None` when there is no stdio server to watch.
     ///
     /// # Errors
-    /// A message when the temp dir for the records can not be created.
-    pub fn wrap(servers: &McpServers) -> Result<(McpServers, Option<McpWatch>), String> {
+    /// [`NoLogDir`] when the temp dir for the records can not be created.
+    pub fn wrap(servers: &McpServers) -> Result<(McpServers, Option<McpWatch>), NoLogDir> {
         if !servers
             .values()
             .any(|s| matches!(s, McpServer::Stdio { .. }))
@@ -75,7 +75,7 @@ impl McpWatch {
         let dir = tempfile::Builder::new()
             .prefix("aptitude-mcp-")
             .tempdir()
-            .map_err(|e| format!("can not create a temp dir for the MCP servers' logs: {e}"))?;
+            .map_err(NoLogDir)?;
         let mut names = Vec::new();
         let wrapped = servers
             .iter()
@@ -153,6 +153,11 @@ fn tail(text: &str, max_chars: usize) -> String {
 
 /// How long [`probe_http`] waits for a connection to each address of a server.
 const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The temp dir for the MCP servers' records could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("can not create a temp dir for the MCP servers' logs: {0}")]
+pub struct NoLogDir(#[source] pub std::io::Error);
 
 /// An MCP HTTP server that did not accept a connection before the agent started.
 #[derive(Debug, thiserror::Error)]
