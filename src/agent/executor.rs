@@ -487,7 +487,8 @@ impl Agent for CliAgent {
                     paths: super::gateway::normalize::Normalizer::new(
                         Some(req.workspace),
                         Some(home.path()),
-                    ),
+                    )
+                    .with_installation(&crate::sandbox::install::roots(&binary)),
                     replay: req.replay.cloned(),
                 },
             )

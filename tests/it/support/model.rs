@@ -40,11 +40,6 @@ pub enum Turn {
     Http(u16, &'static str),
     /// Waits, then replies with the inner turn (scripted latency, as the run-overhead
     /// benchmark uses it).
-    #[allow(
-        dead_code,
-        reason = "used by the run-overhead benchmark, which includes this file, not by every \
-                  test build: an `expect` would be unfulfilled in one of the two crates"
-    )]
     Delay(Duration, Box<Turn>),
     /// Starts the event stream, then drops the connection.
     Drop,
