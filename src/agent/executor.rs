@@ -303,8 +303,12 @@ impl CliAgent {
         let url = routed.base_url();
         let invocation = invocation_for(Some(&url), home)?;
         if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {
-            routing::swap_login(home, &file, placeholder)
-                .map_err(InvocationError::write("login file", &home.join(file.file)))?;
+            routing::swap_login(home, &file, placeholder).map_err(|source| {
+                InvocationError::Login {
+                    path: home.join(file.file),
+                    source,
+                }
+            })?;
         }
         // The agent's key and endpoint variables are the gateway's, never the real ones.
         let hidden: Vec<&str> = route
@@ -488,7 +492,7 @@ impl Agent for CliAgent {
                         Some(req.workspace),
                         Some(home.path()),
                     )
-                    .with_installation(&crate::sandbox::install::roots(&binary)),
+                    .with_installation(crate::sandbox::install::package_root(&binary).as_deref()),
                     replay: req.replay.cloned(),
                 },
             )

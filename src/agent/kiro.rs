@@ -104,8 +104,9 @@ fn copy_skills(workspace: &Path, home: &Path) -> Result<(), InvocationError> {
         return Ok(());
     }
     let to = home.join(".kiro/skills");
+    // A failure may be reading the workspace's copy as well as writing the home's.
     copy_dir(&from, &to).map_err(InvocationError::write(
-        "skills (copied from the workspace)",
+        "copy of the workspace's skills",
         &to,
     ))
 }

@@ -173,13 +173,23 @@ pub enum InvocationError {
     /// for or without a model, a replay.
     #[error("{0}")]
     Unsupported(&'static str),
-    /// A file the agent reads (its settings, MCP list, login, skills) could not be written
-    /// into the run's private home.
+    /// A file the agent reads (its settings, MCP list, skills) could not be written into
+    /// the run's private home.
     #[error("can not write its {what} {}: {source}", path.display())]
     Write {
         /// What the file is to the agent (`MCP config`, `settings`).
         what: &'static str,
         /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The login file copied into the run's private home could not be read, parsed or
+    /// rewritten with the gateway's placeholders.
+    #[error("can not put a placeholder in its login file {}: {source}", path.display())]
+    Login {
+        /// The login file's copy.
         path: PathBuf,
         /// The failure.
         #[source]

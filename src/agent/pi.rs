@@ -28,7 +28,8 @@ fn write(
     name: &'static str,
     value: &serde_json::Value,
 ) -> Result<(), InvocationError> {
-    std::fs::write(home.join(name), value.to_string()).map_err(InvocationError::write(name, home))
+    let path = home.join(name);
+    std::fs::write(&path, value.to_string()).map_err(InvocationError::write("config", &path))
 }
 
 fn invocation(

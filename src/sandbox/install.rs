@@ -79,6 +79,23 @@ fn collect(path: &Path, found: &mut Vec<PathBuf>, depth: u32) {
     }
 }
 
+/// The package directory `program` (a path, or a name looked up on `PATH`) is installed
+/// in: the `node_modules` directory or Python virtual environment holding it once its links
+/// are followed (else as called), system directories included
+/// (`/usr/local/lib/node_modules`). Absolute; `None` for a program outside any package.
+pub fn package_root(program: &Path) -> Option<PathBuf> {
+    let resolved = if program.components().count() > 1 {
+        program.to_owned()
+    } else {
+        crate::shared::files::find_on_path(&program.to_string_lossy())?
+    };
+    let resolved = std::path::absolute(&resolved).ok()?;
+    std::fs::canonicalize(&resolved)
+        .ok()
+        .and_then(|real| install_root(&real))
+        .or_else(|| install_root(&resolved))
+}
+
 /// The `node_modules` directory `path` is in, or the virtual environment (the directory
 /// with `pyvenv.cfg`) it is in.
 fn install_root(path: &Path) -> Option<PathBuf> {
@@ -171,6 +188,9 @@ mod tests {
         let node_prefix = std::fs::canonicalize(&node_prefix).unwrap();
         assert!(roots.contains(&nm), "{roots:?}");
         assert!(roots.contains(&node_prefix), "{roots:?}");
+        // The package directory alone, whatever the interpreter: what cassettes normalise.
+        assert_eq!(package_root(&dir.path().join("node_modules/.bin/cli")), Some(nm));
+        assert_eq!(package_root(&node), None);
     }
 
     #[test]

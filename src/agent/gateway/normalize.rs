@@ -8,7 +8,7 @@
 //! | what | why it differs between runs | becomes |
 //! |---|---|---|
 //! | the run's workspace copy and private home (and their canonical forms) | aptitude makes them fresh for each run (`/tmp/aptitude-ws-…`) | `@@aptitude:workspace@@`, `@@aptitude:home@@` |
-//! | where the agent is installed (its `node_modules`, its virtual environment: [`crate::sandbox::install::roots`]) | another machine, checkout or runner puts it elsewhere; Gemini CLI lists its built-in skills by absolute path in its system prompt | `@@aptitude:install-1@@`, … |
+//! | the package directory the agent is installed in (its `node_modules`, its virtual environment: [`crate::sandbox::install::package_root`]) | another machine, checkout or runner puts it elsewhere; Gemini CLI lists its built-in skills by absolute path in its system prompt | `@@aptitude:install@@` |
 //! | this machine's kernel release (`/proc/sys/kernel/osrelease`) | agents put the OS version in their system prompt; CI runner images move on | `<os-release>` |
 //! | UUIDs | session and request ids the agent makes (`metadata.user_id`, `prompt_cache_key`) | `<uuid>` |
 //! | hex ids of 32+ digits | hashed ids (Claude Code's user id) | `<hex>` |
@@ -41,14 +41,9 @@ pub const WORKSPACE_SLUG: &str = "@@aptitude:workspace-slug@@";
 pub const WORKSPACE_DIR: &str = "@@aptitude:workspace-dir@@";
 /// The token for the name aptitude gave the run's private home (`aptitude-qwen-home-…`).
 pub const HOME_NAME: &str = "@@aptitude:home-name@@";
-/// The tokens for the directories the agent is installed in, in
-/// [`crate::sandbox::install::roots`]'s order (more are left as they are).
-pub const INSTALL: [&str; 4] = [
-    "@@aptitude:install-1@@",
-    "@@aptitude:install-2@@",
-    "@@aptitude:install-3@@",
-    "@@aptitude:install-4@@",
-];
+/// The token for the package directory the agent is installed in
+/// ([`crate::sandbox::install::package_root`]).
+pub const INSTALL: &str = "@@aptitude:install@@";
 
 /// This machine's kernel release (`6.8.0-1017-azure`), when it can be read.
 static OS_RELEASE: LazyLock<Option<String>> = LazyLock::new(|| {
@@ -170,22 +165,20 @@ impl Normalizer {
         Normalizer { paths, live }
     }
 
-    /// This normaliser, also naming the directories the agent is installed in (`roots`,
-    /// as [`crate::sandbox::install::roots`] gives them) by [`INSTALL`] tokens, each also
-    /// in its canonical form.
+    /// This normaliser, also naming the package directory the agent is installed in
+    /// (`root`, from [`crate::sandbox::install::package_root`]; ignored unless absolute
+    /// and at least two levels deep) by [`INSTALL`], also in its canonical form.
     #[must_use]
-    pub fn with_installation(mut self, roots: &[std::path::PathBuf]) -> Self {
-        for (root, token) in roots.iter().zip(INSTALL) {
-            let raw = root.display().to_string();
-            if raw.len() <= 1 {
-                continue;
-            }
-            if let Ok(canonical) = root.canonicalize() {
-                self.paths.push((canonical.display().to_string(), token));
-            }
-            self.live.push((token, raw.clone()));
-            self.paths.push((raw, token));
+    pub fn with_installation(mut self, root: Option<&Path>) -> Self {
+        let Some(root) = root.filter(|r| r.is_absolute() && r.components().count() > 2) else {
+            return self;
+        };
+        let raw = root.display().to_string();
+        if let Ok(canonical) = root.canonicalize() {
+            self.paths.push((canonical.display().to_string(), INSTALL));
         }
+        self.live.push((INSTALL, raw.clone()));
+        self.paths.push((raw, INSTALL));
         self.paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
         self.paths.dedup();
         self
@@ -402,15 +395,15 @@ mod tests {
         let recorded_at = Path::new("/check/work/main/node_modules");
         let replayed_at = Path::new("/home/dev/proj/node_modules");
         let skill = "/@google/gemini-cli/bundle/builtin/skill-creator/SKILL.md";
-        let recorded = Normalizer::new(None, None).with_installation(&[recorded_at.into()]);
-        let replaying = Normalizer::new(None, None).with_installation(&[replayed_at.into()]);
+        let recorded = Normalizer::new(None, None).with_installation(Some(recorded_at));
+        let replaying = Normalizer::new(None, None).with_installation(Some(replayed_at));
         let seen = |n: &Normalizer, root: &Path| {
             n.request_text(&format!("<location>{}{skill}</location>", root.display()))
         };
         assert_eq!(seen(&recorded, recorded_at), seen(&replaying, replayed_at));
         assert_eq!(
             seen(&replaying, replayed_at),
-            format!("<location>@@aptitude:install-1@@{skill}</location>")
+            format!("<location>@@aptitude:install@@{skill}</location>")
         );
         // Another directory is not the installation.
         assert_ne!(
@@ -418,9 +411,17 @@ mod tests {
             seen(&replaying, replayed_at)
         );
         assert_eq!(
-            replaying.restore("@@aptitude:install-1@@/x"),
+            replaying.restore("@@aptitude:install@@/x"),
             "/home/dev/proj/node_modules/x"
         );
+        // A relative or shallow root would name words, not the installation.
+        for root in ["node_modules", "/venv"] {
+            let n = Normalizer::new(None, None).with_installation(Some(Path::new(root)));
+            assert_eq!(
+                n.request_text("ls node_modules /venv"),
+                "ls node_modules /venv"
+            );
+        }
     }
 
     #[test]
