@@ -12,9 +12,10 @@
 //!
 //! Reported per agent: the ratio of wall times (target ≤ 1.10) and the overhead per test in
 //! ms. `aptitude run` is sandboxed (the default) and the direct runs are not, so the ratio
-//! is what the sandbox and the harness cost together (issue #24: ≤ 1.10). Figures are
-//! printed, not asserted. Aider (no tool calls) and Cursor (not installable) are not
-//! measured.
+//! is what the sandbox and the harness cost together (issue #24: ≤ 1.10);
+//! `APTITUDE_BENCH_SANDBOX=off` runs aptitude with `--sandbox off`, the harness alone.
+//! Figures are printed, not asserted. Aider (no tool calls) and Cursor (not installable)
+//! are not measured.
 //!
 //! First, the sandbox's own start (target ≤ 50 ms): the median of 30 fenced `true` (the
 //! sandbox set up, bubblewrap started, the helper's proof, `true` run) against 30 unfenced
@@ -85,6 +86,15 @@ fn main() -> std::io::Result<()> {
 }
 
 /// The sandbox's start: fenced `true` against unfenced `true`, medians of 30.
+/// `--sandbox off` when `APTITUDE_BENCH_SANDBOX=off`: the harness's cost apart from the
+/// sandbox's (the default measures both together).
+fn sandbox_flag() -> Vec<String> {
+    match std::env::var("APTITUDE_BENCH_SANDBOX") {
+        Ok(v) if v == "off" => vec!["--sandbox".into(), "off".into()],
+        _ => Vec::new(),
+    }
+}
+
 fn sandbox_start(out: &mut impl Write) -> std::io::Result<()> {
     use aptitude::agent::process::{self, Spec};
     use aptitude::sandbox::{Policy, Sandbox};
@@ -269,6 +279,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             .arg("--agent-base-url")
             .arg(format!("{}={base_url}", bench.name))
             .args(["--model", "fake-model"])
+            .args(sandbox_flag())
             .stdout(std::process::Stdio::null())
             .status()?;
         harness.push(t.elapsed().as_secs_f64());

@@ -189,7 +189,10 @@ mod tests {
         assert!(roots.contains(&nm), "{roots:?}");
         assert!(roots.contains(&node_prefix), "{roots:?}");
         // The package directory alone, whatever the interpreter: what cassettes normalise.
-        assert_eq!(package_root(&dir.path().join("node_modules/.bin/cli")), Some(nm));
+        assert_eq!(
+            package_root(&dir.path().join("node_modules/.bin/cli")),
+            Some(nm)
+        );
         assert_eq!(package_root(&node), None);
     }
 
