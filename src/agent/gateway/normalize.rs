@@ -14,6 +14,7 @@
 //! | hex ids of 32+ digits | hashed ids (Claude Code's user id) | `<hex>` |
 //! | the names aptitude gives the run's directories (`aptitude-ws-…`, `aptitude-qwen-home-…`), also in relative paths | made fresh for each run | `@@aptitude:workspace-dir@@`, `@@aptitude:home-name@@` |
 //! | dates and times (ISO 8601, `11/26/2026`, `Wednesday, November 26, 2026`) | the day the run happened, in system prompts | `<date>` |
+//! | the order of the `<skill>` entries of an `<available_skills>` list | Gemini CLI lists its skills in the order the file system reads their directories, which differs between checkouts | sorted |
 //! | measurements agents add to tool results: Codex's `Wall time: 0.0000 seconds` and `Chunk ID: 7ec8be`, Gemini CLI's `Process Group PGID: 25145`, a `PID: 123` | the machine's timing and process numbers | `Wall time: <measured>`, `Chunk ID: <id>`, `PGID: <pid>` |
 //! | Unix times in s or ms, 2017–2033 (`1795655838668`), as JSON numbers or inside strings | when a turn started (Codex's `turn_started_at_unix_ms`), ids made from the time (Gemini CLI's `run_shell_command_<ms>_0`) | `<time>` |
 //!
@@ -208,7 +209,7 @@ impl Normalizer {
 
     /// A request's text as compared: the run's paths, then the volatile values, as tokens.
     pub fn request_text(&self, text: &str) -> String {
-        let mut out = self.paths(text);
+        let mut out = sorted_skills(&self.paths(text));
         if let Some(release) = OS_RELEASE.as_deref()
             && out.contains(release)
         {
@@ -239,6 +240,33 @@ impl Normalizer {
             other => other.clone(),
         }
     }
+}
+
+/// An `<available_skills>` list (Gemini CLI's system prompt) with its `<skill>` entries
+/// sorted: the order is the file system's, not the agent's choice.
+fn sorted_skills(text: &str) -> String {
+    static LIST: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?s)<available_skills>(.*?)</available_skills>").ok());
+    let Some(list) = LIST.as_ref().filter(|l| l.is_match(text)) else {
+        return text.to_owned();
+    };
+    list.replace_all(text, |caps: &regex::Captures<'_>| {
+        let body = &caps[1];
+        let mut skills: Vec<&str> = body
+            .split("<skill>")
+            .skip(1)
+            .map(|s| s.trim_end())
+            .collect();
+        skills.sort_unstable();
+        let head = body.split("<skill>").next().unwrap_or_default();
+        let tail = &body[body.trim_end().len()..];
+        let joined: Vec<String> = skills.iter().map(|s| format!("<skill>{s}")).collect();
+        format!(
+            "<available_skills>{head}{}{tail}</available_skills>",
+            joined.join(head)
+        )
+    })
+    .into_owned()
 }
 
 /// Two strings shown where they first differ: 60 characters before it (`…` when cut)
@@ -422,6 +450,27 @@ mod tests {
                 "ls node_modules /venv"
             );
         }
+    }
+
+    /// Gemini CLI lists its skills in directory order, which another checkout changes.
+    #[test]
+    fn the_order_of_listed_skills_is_not_a_difference() {
+        let n = Normalizer::default();
+        let skill = |name: &str| format!("<skill>\n    <name>{name}</name>\n  </skill>");
+        let list = |a: &str, b: &str| {
+            format!(
+                "intro\n<available_skills>\n  {}\n  {}\n</available_skills>\nrest",
+                skill(a),
+                skill(b)
+            )
+        };
+        let one = n.request_text(&list("skill-creator", "antigravity-support"));
+        assert_eq!(
+            one,
+            n.request_text(&list("antigravity-support", "skill-creator"))
+        );
+        assert_eq!(one, list("antigravity-support", "skill-creator"));
+        assert_ne!(one, n.request_text(&list("antigravity-support", "other")));
     }
 
     #[test]
