@@ -153,6 +153,7 @@ fn cassette(i: usize, first: &serde_json::Value) -> aptitude::agent::gateway::ca
         credentials: vec!["ANTHROPIC_API_KEY".into()],
         exchanges,
         dropped: None,
+        mcp: Default::default(),
     }
 }
 

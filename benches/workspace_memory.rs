@@ -79,6 +79,7 @@ fn assertions_case(dir: &Path) -> Result<String, String> {
         }),
         verify: &verify,
         reviews: &reviews,
+        mcp_calls: Some(&[]),
     };
     let t = Instant::now();
     let results = aptitude::assertions::evaluate(&spec, &evidence);

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::gateway::Gateway;
-use super::mcp_watch::McpWatch;
+use super::mcp::watch::McpWatch;
 use super::process::{self, Spec};
 use super::routing::{self, Routed};
 use super::{
@@ -225,13 +225,14 @@ impl CliAgent {
 
     /// A test's MCP servers or plugins on an agent that can not take them.
     fn check_supported(&self, req: &ExecuteRequest<'_>) -> Result<(), AgentError> {
-        if !req.mcp_servers.is_empty() && !self.cli.supports_mcp() {
+        if !(self.cli.supports_mcp() || req.mcp_servers.is_empty() && req.mcp_mocks.is_empty()) {
             return Err(AgentError::Unsupported {
                 agent: self.kind(),
                 message: format!(
                     "can not be given MCP servers (no MCP client aptitude can configure): this test's `mcp_servers` ({}) need another agent",
                     req.mcp_servers
                         .keys()
+                        .chain(req.mcp_mocks.keys())
                         .map(String::as_str)
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -451,9 +452,26 @@ impl Agent for CliAgent {
         self.check_supported(&req)?;
         let home = private_home(self.kind())
             .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
+        let paths =
+            super::gateway::normalize::Normalizer::new(Some(req.workspace), Some(home.path()))
+                .with_installation(crate::sandbox::install::package_root(&binary).as_deref());
+        let helper = super::mcp::helper_for(self.settings.sandbox.is_on(req.sandbox))
+            .map_err(AgentError::Sandbox)?;
+        // Mocks and replayed servers are answered by aptitude through a relay; with the
+        // exchange recorded, the other stdio servers are tapped.
+        let prepared = super::mcp::prepare(super::mcp::Setup {
+            servers: req.mcp_servers,
+            mocks: req.mcp_mocks,
+            replay: req.replay,
+            record: self.settings.gateway.as_ref().is_some_and(|g| g.records()),
+            helper: &helper,
+            paths: &paths,
+        })
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
         // Every stdio server runs under the watch's wrapper, so that one that fails to
         // start or crashes is seen on every agent (not only where the agent reports it).
-        let (mcp_servers, watch) = McpWatch::wrap(req.mcp_servers)
+        let (mcp_servers, watch) = McpWatch::wrap(&prepared.servers, prepared.tap.as_ref())
             .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let task = Task {
             prompt: req.prompt,
@@ -474,7 +492,7 @@ impl Agent for CliAgent {
             writable: &watch_dir,
             read_only: req.plugins,
             base_url: task.base_url,
-            mcp_servers: req.mcp_servers,
+            mcp_servers: &prepared.servers,
             protect: req.protect,
             sandbox: req.sandbox,
             network: req.network,
@@ -488,11 +506,7 @@ impl Agent for CliAgent {
                 |base_url, home| self.cli.task(&Task { base_url, ..task }, home),
                 (req.env, req.timeout),
                 routing::Tape {
-                    paths: super::gateway::normalize::Normalizer::new(
-                        Some(req.workspace),
-                        Some(home.path()),
-                    )
-                    .with_installation(crate::sandbox::install::package_root(&binary).as_deref()),
+                    paths: paths.clone(),
                     replay: req.replay.cloned(),
                 },
             )
@@ -521,10 +535,23 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        let model_traffic = match routed {
-            Some(routed) => Some(routed.finish().await),
+        let served = prepared
+            .host
+            .map(super::mcp::host::McpHost::finish)
+            .unwrap_or_default();
+        let recorded = match &watch {
+            Some(w) if prepared.tap.is_some() => w.traffic(&|s: &str| paths.paths(s)),
+            _ => Default::default(),
+        };
+        let mut model_traffic = match routed {
+            Some(routed) => Some(routed.finish(recorded).await),
             None => None,
         };
+        // A replayed MCP request the recording does not hold is a divergence like a model
+        // request's (the model's is named first: it is what the agent did differently).
+        if let (Some(traffic), Some(first)) = (model_traffic.as_mut(), served.divergences.first()) {
+            traffic.divergence.get_or_insert_with(|| first.clone());
+        }
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {
@@ -532,11 +559,11 @@ impl Agent for CliAgent {
                 workspace: req.workspace,
                 stdout: &raw,
                 process: &output,
-                mcp_servers: req.mcp_servers,
+                mcp_servers: &prepared.servers,
             },
         );
         let raw = record.unwrap_or(raw);
-        name_mcp_calls(&mut transcript, req.mcp_servers);
+        name_mcp_calls(&mut transcript, &prepared.servers);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {
             transcript,
@@ -545,6 +572,7 @@ impl Agent for CliAgent {
             sandbox,
             sandbox_failure,
             mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
+            mcp_calls: served.calls,
             model_traffic,
         })
     }
@@ -607,7 +635,7 @@ impl Agent for CliAgent {
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
         if let Some(routed) = routed {
-            routed.finish().await;
+            routed.finish(Default::default()).await;
         }
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));

@@ -189,8 +189,9 @@ fn network_hosts(parts: &Parts<'_>) -> Vec<String> {
 }
 
 /// The loopback ports the agent is told about: its endpoint, its MCP HTTP servers, and any
-/// `http(s)://` URL on this machine's loopback in its environment (a variable the test or
-/// the agent's own settings point at a local service).
+/// `http(s)://` URL on this machine's loopback in its environment or a stdio MCP server's
+/// (a variable the test or the agent's own settings point at a local service, the address
+/// of aptitude's MCP host given to a relay).
 fn forwards(parts: &Parts<'_>, env: &[(String, String)]) -> Vec<Forward> {
     let from_env = parts
         .cli
@@ -199,8 +200,14 @@ fn forwards(parts: &Parts<'_>, env: &[(String, String)]) -> Vec<Forward> {
         .map(|(_, v)| v.as_str());
     let mut urls: Vec<&str> = parts.base_url.or(from_env).into_iter().collect();
     for server in parts.mcp_servers.values() {
-        if let McpServer::Http { url, .. } = server {
-            urls.push(url);
+        match server {
+            McpServer::Http { url, .. } => urls.push(url),
+            // A stdio server told of a local service (aptitude's MCP host for a relay).
+            McpServer::Stdio { env, .. } => urls.extend(
+                env.values()
+                    .map(String::as_str)
+                    .filter(|v| v.starts_with("http://") || v.starts_with("https://")),
+            ),
         }
     }
     urls.extend(

@@ -23,7 +23,7 @@ pub mod fence;
 pub mod gateway;
 pub mod gemini;
 pub mod kiro;
-pub mod mcp_watch;
+pub mod mcp;
 pub mod opencode;
 pub mod pi;
 pub mod process;
@@ -71,6 +71,8 @@ pub struct ExecuteRequest<'a> {
     pub on_tool_call: Option<ToolCallHook<'a>>,
     /// The test's `mcp_servers:`, `${VAR}` already expanded.
     pub mcp_servers: &'a McpServers,
+    /// The test's `mock:` MCP servers, which aptitude serves ([`mcp`]).
+    pub mcp_mocks: &'a crate::spec::McpMocks,
     /// The test's `plugins:`: plugin directories (copies, absolute) to load for the run.
     pub plugins: &'a [PathBuf],
     /// Host files the sandbox must keep unreadable, proven before the agent starts (the
@@ -100,9 +102,13 @@ pub struct Execution {
     /// not hold): the run is `error`, whatever the agent's output says.
     pub sandbox_failure: Option<String>,
     /// One message per stdio MCP server of the test that failed to start or crashed
-    /// during the run ([`mcp_watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
+    /// during the run ([`mcp::watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
     /// with status 1: …"; not yet redacted.
     pub mcp_failures: Vec<String>,
+    /// Each tool call the test's `mock:` MCP servers answered, in order, as they received
+    /// it (canonical name `mcp__<server>__<tool>`, input the arguments): what `expect:`
+    /// checks.
+    pub mcp_calls: Vec<crate::transcript::ToolCall>,
     /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
     /// not go through the gateway ([`AgentCli::model_route`]).
     pub model_traffic: Option<gateway::Traffic>,

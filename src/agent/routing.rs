@@ -232,9 +232,17 @@ impl Routed {
     }
 
     /// Ends the endpoint and returns the run's traffic.
-    pub async fn finish(self) -> Traffic {
+    pub async fn finish(
+        self,
+        mcp: std::collections::BTreeMap<String, super::gateway::mcp_record::McpTraffic>,
+    ) -> Traffic {
         drop(self.watch);
-        self.endpoint.finish().await
+        self.endpoint.finish_with_mcp(mcp).await
+    }
+
+    /// Whether the run's exchange is recorded (`run --record-model`).
+    pub fn records(&self) -> bool {
+        self.endpoint.records()
     }
 }
 

@@ -23,6 +23,7 @@ mod claims;
 mod commands;
 mod json_report;
 pub mod judge;
+pub mod mcp;
 mod skill;
 mod tool;
 mod workspace;
@@ -54,6 +55,9 @@ pub struct Evidence<'a> {
     /// How each `stdout` review was graded, and the claims read for each
     /// `claims: verified`, by the assertion's index in the test.
     pub reviews: &'a BTreeMap<usize, ReviewVerdict>,
+    /// The tool calls the test's `mock:` MCP servers received (`aptitude run`); `None`
+    /// for a transcript checked alone.
+    pub mcp_calls: Option<&'a [ToolCall]>,
 }
 
 /// The workspace copy after the agent ran.
@@ -75,15 +79,24 @@ impl<'a> Evidence<'a> {
             workspace: None,
             verify: &NO_RUNS,
             reviews: &NO_REVIEWS,
+            mcp_calls: None,
         }
     }
 }
 
-/// Evaluates every assertion of a test, in file order.
+/// Evaluates every assertion of a test, in file order, then the `expect:` of its `mock:`
+/// MCP servers ([`mcp::expectations`]).
 ///
 /// An assertion whose `variants:` do not name this test's variant is `skipped`, saying
 /// which variants it applies to.
 pub fn evaluate(spec: &TestSpec, evidence: &Evidence<'_>) -> Vec<AssertionResult> {
+    let mut results = evaluate_written(spec, evidence);
+    results.extend(mcp::expectations(&spec.mcp_mocks, evidence.mcp_calls));
+    results
+}
+
+/// The assertions written under `assertions:`.
+fn evaluate_written(spec: &TestSpec, evidence: &Evidence<'_>) -> Vec<AssertionResult> {
     spec.assertions
         .iter()
         .enumerate()

@@ -233,7 +233,7 @@ fn describe(a: &ToolAssertion, tool: &str) -> String {
     s
 }
 
-fn describe_params(params: &[ParamMatcher]) -> String {
+pub(super) fn describe_params(params: &[ParamMatcher]) -> String {
     params
         .iter()
         .map(|p| format!("{} ~ {}", p.key, p.matcher.describe()))
@@ -289,7 +289,7 @@ fn value_matches(p: &ParamMatcher, call: &ToolCall, v: &Value, guard: bool) -> b
 
 /// Why a call's parameters do not match: `file_path="/a.txt" does not match glob "*.env"`
 /// (the value is left out when the call's one-line summary already shows it).
-fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
+pub(super) fn param_mismatches(params: &[ParamMatcher], call: &ToolCall) -> Vec<String> {
     let shown = super::main_field(call.params());
     params
         .iter()

@@ -481,6 +481,14 @@ pub fn main() -> ExitCode {
         let code = crate::sandbox::init::main(&argv[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // Likewise the MCP relay and tap, started by the agent as a stdio MCP server.
+    if argv
+        .get(1)
+        .is_some_and(|a| a == crate::agent::mcp::helper::COMMAND)
+    {
+        let code = crate::agent::mcp::helper::main(&argv[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

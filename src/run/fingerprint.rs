@@ -78,21 +78,36 @@ pub fn of(
     let timeout = spec.timeout.map(|t| t.as_millis().to_string());
     let max_turns = spec.max_turns.map(|t| t.to_string());
     let mcp = format!("{:?}", spec.mcp_servers);
-    put(
-        "run",
-        hash_fields(&[
-            "max_turns",
-            max_turns.as_deref().unwrap_or(""),
-            "timeout_ms",
-            timeout.as_deref().unwrap_or(""),
-            "base_url",
-            spec.agent.base_url.as_deref().or(base_url).unwrap_or(""),
-            "workspace.git",
-            if spec.workspace_git { "true" } else { "false" },
-            "mcp_servers",
-            &mcp,
-        ]),
-    );
+    // Mocks (and the recordings they answer from) count only where there are any, so that
+    // the fingerprints of tests without them are those of earlier versions.
+    let mocks = (!spec.mcp_mocks.is_empty()).then(|| {
+        let recordings: Vec<String> = spec
+            .mcp_mocks
+            .values()
+            .filter_map(|m| m.from.as_ref())
+            .map(|f| {
+                std::fs::read(&f.cassette)
+                    .map_or_else(|_| "unreadable".to_owned(), |b| hex(&Sha256::digest(&b)))
+            })
+            .collect();
+        format!("{:?} {recordings:?}", spec.mcp_mocks)
+    });
+    let mut run = vec![
+        "max_turns",
+        max_turns.as_deref().unwrap_or(""),
+        "timeout_ms",
+        timeout.as_deref().unwrap_or(""),
+        "base_url",
+        spec.agent.base_url.as_deref().or(base_url).unwrap_or(""),
+        "workspace.git",
+        if spec.workspace_git { "true" } else { "false" },
+        "mcp_servers",
+        &mcp,
+    ];
+    if let Some(mocks) = &mocks {
+        run.extend(["mcp_mocks", mocks.as_str()]);
+    }
+    put("run", hash_fields(&run));
     put("workspace", tree_digest(workspace, spec.workspace_git)?);
     let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();
     put("setup", hash_fields(&setup));

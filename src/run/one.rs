@@ -64,7 +64,10 @@ pub(super) async fn run_one(
     run.result.sandbox = execution.sandbox.clone();
     run.result.model_traffic = execution.model_traffic.clone();
     let Execution {
-        transcript, raw, ..
+        transcript,
+        raw,
+        mcp_calls,
+        ..
     } = execution;
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
     let reviews =
@@ -72,7 +75,7 @@ pub(super) async fn run_one(
     run.result.usage = Some(total_usage(&transcript, &reviews));
     let mut post = PostRun::default();
     let cut = run
-        .post_run(&workspace, &transcript, &reviews, &mut post)
+        .post_run(&workspace, (&transcript, &mcp_calls), &reviews, &mut post)
         .await;
     let written = run.record(&raw).await;
     run.result.files = post.files;
@@ -212,7 +215,7 @@ impl<'a> OneRun<'a> {
             .copy_plugins(&spec.plugins)
             .map_err(|why| (ErrorKind::Setup, format!("plugins: {why}")))?;
         // An HTTP server that is not there is named now, before the agent works without it.
-        crate::agent::mcp_watch::probe_http(&mcp_servers)
+        crate::agent::mcp::watch::probe_http(&mcp_servers)
             .await
             .map_err(|why| (ErrorKind::Infra, why.to_string()))?;
         ctx.agent
@@ -227,6 +230,7 @@ impl<'a> OneRun<'a> {
                 cancel: ctx.cancel,
                 on_tool_call: ctx.on_tool_call,
                 mcp_servers: &mcp_servers,
+                mcp_mocks: &spec.mcp_mocks,
                 plugins: &plugins,
                 protect: std::slice::from_ref(&spec.file),
                 sandbox: spec.sandbox,
@@ -245,13 +249,16 @@ impl<'a> OneRun<'a> {
     async fn post_run(
         &self,
         workspace: &Arc<Workspace>,
-        transcript: &crate::transcript::Transcript,
+        run: (
+            &crate::transcript::Transcript,
+            &[crate::transcript::ToolCall],
+        ),
         reviews: &std::collections::BTreeMap<usize, crate::assertions::judge::ReviewVerdict>,
         post: &mut PostRun,
     ) -> Option<String> {
         let (spec, cancel, timeout) = (self.spec, self.ctx.cancel, self.timeout);
         let step = std::sync::Mutex::new(String::from("the file snapshot"));
-        let work = post_run(spec, workspace, transcript, reviews, post, &step, self.ctx);
+        let work = post_run(spec, workspace, run, reviews, post, &step, self.ctx);
         let interrupted_before = cancel.is_cancelled();
         let budget = if interrupted_before {
             INTERRUPTED_POST_RUN

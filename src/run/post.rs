@@ -30,7 +30,7 @@ pub(super) fn current(step: &std::sync::Mutex<String>) -> String {
 pub(super) async fn post_run(
     spec: &TestSpec,
     workspace: &Arc<Workspace>,
-    transcript: &Transcript,
+    (transcript, mcp_calls): (&Transcript, &[crate::transcript::ToolCall]),
     reviews: &BTreeMap<usize, ReviewVerdict>,
     post: &mut PostRun,
     step: &std::sync::Mutex<String>,
@@ -65,12 +65,13 @@ pub(super) async fn post_run(
         }
     }
     set_step("the assertions".into());
-    let (spec, ws, transcript, reviews, files) = (
+    let (spec, ws, transcript, reviews, files, mcp_calls) = (
         spec.clone(),
         Arc::clone(workspace),
         transcript.clone(),
         reviews.clone(),
         post.files.clone(),
+        mcp_calls.to_vec(),
     );
     post.assertions = tokio::task::spawn_blocking(move || {
         assertions::evaluate(
@@ -83,6 +84,7 @@ pub(super) async fn post_run(
                 }),
                 verify: &verify_runs,
                 reviews: &reviews,
+                mcp_calls: Some(&mcp_calls),
             },
         )
     })

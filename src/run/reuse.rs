@@ -264,7 +264,7 @@ pub enum NotReused {
     NoRun(u32),
     /// An assertion needs the workspace and there is no cassette to rebuild it from.
     #[error(
-        "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+        "its assertion at line {line} needs the workspace after the run (or the calls a mock MCP server received), which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
     )]
     NeedsWorkspace {
         /// The assertion's line in the test file.
@@ -282,13 +282,22 @@ pub enum NotReused {
 }
 
 /// The line of the first assertion applying to `spec`'s variant that needs the workspace
-/// after the run, if any.
+/// after the run, if any; else of the first `expect:` of a `mock:` MCP server, which needs
+/// the calls the mock received (they do not travel with results either).
 pub fn needs_workspace(spec: &TestSpec) -> Option<u32> {
     spec.assertions
         .iter()
         .filter(|a| crate::assertions::applies_to(a, spec.variant_name()))
         .find(|a| needs_workspace_after(&a.kind))
         .map(|a| a.line)
+        .or_else(|| {
+            spec.mcp_mocks
+                .values()
+                .flat_map(|m| m.tools.values())
+                .filter(|t| !t.expect.is_empty())
+                .map(|t| t.expect_line)
+                .min()
+        })
 }
 
 /// Whether an assertion of `kind` reads the workspace after the run. Every kind is named,

@@ -5,6 +5,11 @@
 //! do not depend on the environment; the runner expands them from aptitude's environment
 //! just before the agent starts ([`McpServer::expand`]), and the redactor treats the value
 //! of every variable named this way as a secret ([`McpServer::variables`]).
+//!
+//! A server written `mock:` is not a program the agent starts but one aptitude serves
+//! itself ([`MockServer`]): its tools answer with scripted replies, and `expect:` checks
+//! the inputs the agent sent them. Mocks are kept apart from the servers the agent starts
+//! ([`McpMocks`]), since nothing of theirs is handed to the agent as written.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +39,74 @@ pub enum McpServer {
 /// The MCP servers of a test, by name (names are `[A-Za-z0-9_-]`, without `__`, so that
 /// `mcp__<server>__<tool>` reads back unambiguously).
 pub type McpServers = BTreeMap<String, McpServer>;
+
+/// The `mock:` MCP servers of a test, by name (the same names as [`McpServers`]; a name is
+/// one or the other).
+pub type McpMocks = BTreeMap<String, MockServer>;
+
+/// A `mock:` MCP server (`mcp_servers.<name>.mock`): served by aptitude over MCP's stdio
+/// transport (its protocol version 2025-06-18, also answering clients of 2024-11-05 and
+/// 2025-03-26), with only `tools`.
+///
+/// ```yaml
+/// mcp_servers:
+///   tickets:
+///     mock:
+///       from: recorded/tickets.json.gz     # optional: tools and replies of a recording
+///       tools:
+///         create_ticket:
+///           description: Open a ticket
+///           input_schema: {type: object, properties: {title: {type: string}}}
+///           reply: Created TICKET-42       # or `replies: [..]`, one per call
+///           expect: {title: {contains: login}}
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockServer {
+    /// Its tools, by name, in name order.
+    pub tools: BTreeMap<String, MockTool>,
+    /// A recording whose tools and replies the mock serves, besides (under) `tools`.
+    pub from: Option<MockSource>,
+    /// The line of `mock:` in the test file.
+    pub line: u32,
+}
+
+/// `from:`: a cassette (`run --record-model`'s `<results>.cassettes/*.json.gz`) and the
+/// server in it whose recorded traffic a mock answers from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MockSource {
+    /// The cassette file, resolved against the test file's directory.
+    pub cassette: std::path::PathBuf,
+    /// The recorded server's name (`server:`, else the mock's own name).
+    pub server: String,
+}
+
+/// One tool of a mock server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockTool {
+    /// What the agent is told the tool does (`description:`; empty when not given).
+    pub description: String,
+    /// The JSON Schema of its input (`input_schema:`; `{"type": "object"}` when not given).
+    pub input_schema: serde_json::Value,
+    /// Its replies: the n-th call gets the n-th, and every call after the last gets the
+    /// last. Empty only when `from:` supplies them.
+    pub replies: Vec<MockReply>,
+    /// `expect:`: every call's arguments must match each of these (a tool with `expect:`
+    /// that is never called fails too).
+    pub expect: Vec<super::ParamMatcher>,
+    /// The line of `expect:` (else of the tool's name).
+    pub expect_line: u32,
+}
+
+/// One scripted reply of a mock tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockReply {
+    /// The text content the tool answers (a `json:` reply is its JSON text).
+    pub text: String,
+    /// A `json:` reply's value, also sent as the result's `structuredContent`.
+    pub json: Option<serde_json::Value>,
+    /// Whether the result says the tool failed (`isError`).
+    pub error: bool,
+}
 
 impl McpServer {
     /// Every string value with its place for messages (`command`, `args[0]`, `env.TOKEN`).

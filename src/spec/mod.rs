@@ -30,7 +30,7 @@ pub use load::suite::{load_suite_file, load_suite_str};
 pub use load::{
     LoadOptions, LoadReport, load_file, load_files, load_files_with, load_str, suite_defaults,
 };
-pub use mcp::{McpServer, McpServers};
+pub use mcp::{McpMocks, McpServer, McpServers, MockReply, MockServer, MockSource, MockTool};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};
 
 pub use crate::spec::agent_kind::AgentKind;
@@ -130,6 +130,8 @@ pub struct TestSpec {
     pub min_pass: Option<u32>,
     /// `mcp_servers:` attached to the agent, by name, with `${VAR}` not yet expanded.
     pub mcp_servers: McpServers,
+    /// The `mock:` servers of `mcp_servers:`, which aptitude serves itself, by name.
+    pub mcp_mocks: McpMocks,
     /// `plugins:` Claude Code plugin directories loaded for the run (`--plugin-dir`),
     /// resolved against the test file's directory, in file order.
     pub plugins: Vec<PathBuf>,
@@ -201,6 +203,7 @@ impl TestSpec {
             runs: None,
             min_pass: None,
             mcp_servers: McpServers::default(),
+            mcp_mocks: McpMocks::default(),
             plugins: Vec::new(),
             assertions: Vec::new(),
             variants: Vec::new(),
@@ -599,6 +602,14 @@ pub struct ParamMatcher {
     pub key: String,
     /// The value matcher.
     pub matcher: ValueMatcher,
+}
+
+/// Equal when written alike: the same key and the same matcher, compiled patterns compared
+/// by their source (compiled regexes and globs have no equality of their own).
+impl PartialEq for ParamMatcher {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && format!("{:?}", self.matcher) == format!("{:?}", other.matcher)
+    }
 }
 
 /// `tool:` assertion fields (see `docs/yaml-api.md`, "Tool assertions").

@@ -331,7 +331,8 @@ struct AgentEntryMap {
 #[expect(dead_code, reason = "schema only")]
 struct McpServerName(#[schemars(regex(pattern = r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"))] String);
 
-/// A stdio server (`command`) or a streamable HTTP server (`url`).
+/// A stdio server (`command`), a streamable HTTP server (`url`), or a server aptitude
+/// serves itself (`mock`).
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[expect(dead_code, reason = "schema only")]
@@ -340,6 +341,71 @@ enum McpServerEntry {
     Stdio(McpStdio),
     /// `{url, headers}`.
     Http(McpHttp),
+    /// `{mock: {tools, from, server}}`.
+    Mock(McpMockEntry),
+}
+
+/// `{mock: …}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpMockEntry {
+    /// A server aptitude serves: scripted tools, or a recording's.
+    mock: McpMock,
+}
+
+/// A mock MCP server.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpMock {
+    /// Its tools, by name.
+    tools: Option<BTreeMap<String, McpMockTool>>,
+    /// A cassette (`run --record-model`) whose recorded server's tools and replies it serves.
+    from: Option<NonEmpty>,
+    /// The recorded server's name in `from` (default: this server's name).
+    server: Option<NonEmpty>,
+}
+
+/// A mock tool.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpMockTool {
+    /// What the agent is told the tool does.
+    description: Option<String>,
+    /// The JSON Schema of its input (default `{type: object}`).
+    input_schema: Option<BTreeMap<String, serde_json::Value>>,
+    /// The reply to every call.
+    reply: Option<McpMockReply>,
+    /// The replies call by call; the last repeats.
+    replies: Option<Vec<McpMockReply>>,
+    /// Parameters every call must match, as `params:` of a `tool:` assertion.
+    expect: Option<Params>,
+}
+
+/// A reply: its text, or `{text|json, error}`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum McpMockReply {
+    /// The reply's text.
+    Text(String),
+    /// `{text: …}` or `{json: …}`, with `error: true` for a failed call.
+    Full(McpMockReplyMap),
+}
+
+/// `{text, json, error}`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct McpMockReplyMap {
+    /// The reply's text.
+    text: Option<String>,
+    /// A JSON reply (sent as text and as structured content).
+    json: Option<serde_json::Value>,
+    /// Whether the call failed (`isError`).
+    error: Option<bool>,
 }
 
 /// A stdio MCP server, started by the agent.

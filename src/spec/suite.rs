@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{AgentKind, AgentTarget, AssertionKind, McpServer, TestSpec};
+use super::{AgentKind, AgentTarget, AssertionKind, McpServer, MockServer, TestSpec};
 
 /// The name of a suite defaults file.
 pub const SUITE_FILE: &str = "aptitude.yaml";
@@ -67,6 +67,8 @@ pub struct SuiteDefaults {
     pub env: BTreeMap<String, Setting<String>>,
     /// `mcp_servers:`, by server name.
     pub mcp_servers: BTreeMap<String, Setting<McpServer>>,
+    /// `mcp_servers:` written `mock:`, by server name.
+    pub mcp_mocks: BTreeMap<String, Setting<MockServer>>,
     /// `judge:`.
     pub judge: JudgeDefaults,
     /// `sandbox: on|off` for the tests below.
@@ -91,7 +93,13 @@ impl SuiteDefaults {
         pick(&mut self.runs, nearer.runs);
         pick(&mut self.min_pass, nearer.min_pass);
         self.env.extend(nearer.env);
+        // A name is one server: a nearer file's server of either kind replaces it.
+        for name in nearer.mcp_servers.keys().chain(nearer.mcp_mocks.keys()) {
+            self.mcp_servers.remove(name);
+            self.mcp_mocks.remove(name);
+        }
         self.mcp_servers.extend(nearer.mcp_servers);
+        self.mcp_mocks.extend(nearer.mcp_mocks);
         pick(&mut self.judge.model, nearer.judge.model);
         pick(&mut self.judge.agent, nearer.judge.agent);
         pick(&mut self.judge.threshold, nearer.judge.threshold);
@@ -138,10 +146,20 @@ impl SuiteDefaults {
                 .entry(name.clone())
                 .or_insert_with(|| setting.value.clone());
         }
+        // The test's own server of a name wins, whichever kind either is.
         for (name, setting) in &self.mcp_servers {
-            spec.mcp_servers
-                .entry(name.clone())
-                .or_insert_with(|| setting.value.clone());
+            if !spec.mcp_mocks.contains_key(name) {
+                spec.mcp_servers
+                    .entry(name.clone())
+                    .or_insert_with(|| setting.value.clone());
+            }
+        }
+        for (name, setting) in &self.mcp_mocks {
+            if !spec.mcp_servers.contains_key(name) {
+                spec.mcp_mocks
+                    .entry(name.clone())
+                    .or_insert_with(|| setting.value.clone());
+            }
         }
         for assertion in &mut spec.assertions {
             if let AssertionKind::Review(review) = &mut assertion.kind {

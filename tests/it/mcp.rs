@@ -368,3 +368,220 @@ fn expanded_values_reach_the_server_and_are_redacted() {
     );
     assert!(!text.contains("plain-but-secret-4711"));
 }
+
+/// The name each agent offers tool `tool` of MCP server `server` under, as its CLI sends
+/// it to the model (the spellings of [`echo_tool`]).
+fn tool_name(agent: &str, server: &str, tool: &str) -> String {
+    match agent {
+        "claude" | "qwen" => format!("mcp__{server}__{tool}"),
+        "codex" => format!("mcp__{server}::{tool}"),
+        "gemini" => format!("mcp_{server}_{tool}"),
+        "copilot" => format!("{server}-{tool}"),
+        "opencode" => format!("{server}_{tool}"),
+        _ => tool.to_owned(),
+    }
+}
+
+/// A test whose `tickets` server is a `mock:` with one tool, `create_ticket`, whose
+/// `expect:` wants `title` to contain `wanted`.
+fn mock_test(marker: &str, wanted: &str) -> String {
+    format!(
+        "name: mock\nprompt: \"{marker}: open a ticket\"\nmcp_servers:\n  tickets:\n    mock:\n      tools:\n        create_ticket:\n          description: Open a ticket in the tracker\n          input_schema: {{type: object, properties: {{title: {{type: string}}}}, required: [title]}}\n          replies: [\"Created TICKET-42\", \"Created TICKET-43\"]\n          expect:\n            title: {{contains: {wanted}}}\nassertions:\n  - tool: mcp__tickets__create_ticket\n"
+    )
+}
+
+/// On every agent with an MCP client: a `mock:` server aptitude serves is offered with its
+/// tool, answers the model's call with the scripted reply (which the agent's transcript
+/// shows), and its `expect:` passes on the input the mock received.
+#[test]
+fn a_mock_mcp_server_answers_on_every_agent_and_checks_what_it_received() {
+    let mut failures = Vec::new();
+    for agent in AGENTS.iter().map(|a| a()) {
+        if !MCP_AGENTS.contains(&agent.name) {
+            continue;
+        }
+        let marker = format!("MOCK-{}", agent.name.to_uppercase());
+        let model = ScriptedModel::start();
+        model.script(
+            &marker,
+            vec![
+                Turn::Tool(
+                    // The script lives as long as the model: a name per agent, leaked once.
+                    Box::leak(tool_name(agent.name, "tickets", "create_ticket").into_boxed_str()),
+                    json!({"title": "login fails on Safari"}),
+                ),
+                Turn::Text("Opened TICKET-42.".into()),
+            ],
+        );
+        let suite = Suite::new();
+        suite
+            .file("tests/ws/keep.txt", "fixture\n")
+            .file("tests/ws/mock.aptitude.yaml", &mock_test(&marker, "login"));
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let test = &results["tests"][0];
+        let call = test["transcript"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["canonical"] == "mcp__tickets__create_ticket")
+            .cloned();
+        let expect = test["assertions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["kind"] == "expect")
+            .cloned();
+        let ok = code == 0
+            && test["status"] == "passed"
+            && call.as_ref().is_some_and(|c| {
+                c["output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("Created TICKET-42")
+            })
+            && expect.as_ref().is_some_and(|e| e["status"] == "pass");
+        if !ok {
+            failures.push(format!(
+                "{}: exit {code}, status {}, error {}\ncall: {call:#?}\nexpect: {expect:#?}\n{stderr}",
+                agent.name, test["status"], test["error"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An input the mock's `expect:` does not accept fails the test, on the `expect:` line,
+/// saying what the mock received; the agent still got the scripted reply.
+#[test]
+fn a_mock_whose_expectation_is_not_met_fails_the_test() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let model = ScriptedModel::start();
+    model.script(
+        "MOCK-UNMET",
+        vec![
+            Turn::Tool(
+                "mcp__tickets__create_ticket",
+                json!({"title": "logout is slow"}),
+            ),
+            Turn::Text("Opened.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mock.aptitude.yaml",
+        &mock_test("MOCK-UNMET", "login"),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &results["tests"][0];
+    assert_eq!(test["status"], "failed", "{stderr}\n{test:#}");
+    assert_eq!(code, 1);
+    let expect = test["assertions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["kind"] == "expect")
+        .cloned()
+        .unwrap_or_else(|| panic!("no expect result: {test:#}"));
+    assert_eq!(expect["status"], "fail");
+    assert_eq!(expect["line"], 11, "the line of `expect:`");
+    let detail = expect["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("logout is slow"), "{detail}");
+}
+
+/// `--record-model` records the traffic of a real stdio MCP server; `--replay` answers the
+/// agent's MCP requests from it, so the replay passes with the server's recorded reply
+/// although the server can no longer start; and a mock `from:` that cassette serves the
+/// recorded tool and reply to a live run, without the server.
+#[test]
+fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let server = server_everything();
+    let model = ScriptedModel::start();
+    model.script(
+        "MCP-TAPE",
+        vec![
+            Turn::Tool("mcp__everything__echo", json!({"message": "taped"})),
+            Turn::Text("The server echoed.".into()),
+        ],
+    );
+    let test_file = |command: &str| {
+        format!(
+            "name: mcp\nprompt: \"MCP-TAPE: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n"
+        )
+    };
+    let suite = Suite::new();
+    suite
+        .file("tests/ws/keep.txt", "fixture\n")
+        .file("tests/ws/mcp.aptitude.yaml", &test_file("node"));
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "recording\n{stderr}\n{recorded:#}");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let cassette = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no cassette: {recorded:#}"))
+        .to_owned();
+    let requests = model.requests().len();
+
+    // The server can not start any more: only the recording can answer.
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &test_file("no-such-mcp-server"),
+    );
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let test = &replayed["tests"][0];
+    assert_eq!(code, 0, "replay\n{stderr}\n{test:#}");
+    let echo = test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == "mcp__everything__echo")
+        .cloned()
+        .unwrap_or_else(|| panic!("no echo call: {test:#}"));
+    assert!(
+        echo["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Echo: taped"),
+        "{echo:#}"
+    );
+    assert_eq!(model.requests().len(), requests, "a replay asks no model");
+
+    // A mock answering from the cassette, against the live model.
+    model.script(
+        "MCP-FROM",
+        vec![
+            Turn::Tool("mcp__docs__echo", json!({"message": "taped"})),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-FROM: echo it\"\nmcp_servers:\n  docs:\n    mock: {{from: ../../{cassette}, server: everything}}\nassertions:\n  - tool: mcp__docs__echo\n"
+        ),
+    );
+    let (code, mocked, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    let test = &mocked["tests"][0];
+    assert_eq!(code, 0, "mock from the recording\n{stderr}\n{test:#}");
+    let echo = test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == "mcp__docs__echo")
+        .cloned()
+        .unwrap_or_else(|| panic!("no echo call: {test:#}"));
+    assert!(
+        echo["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Echo: taped"),
+        "{echo:#}"
+    );
+}

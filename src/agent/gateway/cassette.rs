@@ -41,6 +41,9 @@ pub struct Cassette {
     pub exchanges: Vec<Exchange>,
     /// What was left out, when the run's exchange was larger than the bound.
     pub dropped: Option<Dropped>,
+    /// The traffic of the run's stdio MCP servers, by server name
+    /// ([`super::mcp_record`]); empty in cassettes recorded before it was kept.
+    pub mcp: BTreeMap<String, super::mcp_record::McpTraffic>,
 }
 
 /// One request and its reply.
@@ -227,6 +230,9 @@ impl Cassette {
             "credentials": self.credentials,
             "exchanges": exchanges,
         });
+        if !self.mcp.is_empty() {
+            file["mcp"] = redacted_json(&super::mcp_record::to_json(&self.mcp), redactor);
+        }
         if let Some(dropped) = &self.dropped {
             file["dropped"] = serde_json::json!({
                 "exchanges": dropped.exchanges, "bytes": dropped.bytes, "why": dropped.why,
@@ -310,7 +316,9 @@ impl Cassette {
                 bytes: d["bytes"].as_u64().unwrap_or(0),
                 why: text(d, "why").unwrap_or_default(),
             });
+        let mcp = super::mcp_record::from_json(file.get("mcp")).map_err(format)?;
         Ok(Cassette {
+            mcp,
             upstream: text(&file, "upstream").unwrap_or_default(),
             credentials: file["credentials"]
                 .as_array()
@@ -440,6 +448,7 @@ impl Recorder {
             credentials,
             exchanges: self.slots.into_iter().flatten().collect(),
             dropped: self.dropped,
+            mcp: BTreeMap::new(),
         }
     }
 }
@@ -605,6 +614,18 @@ mod tests {
                 exchange("/v1/messages", json!({"model": "n", "messages": []}), "x"),
             ],
             dropped: None,
+            mcp: [(
+                "docs".to_owned(),
+                super::super::mcp_record::McpTraffic {
+                    exchanges: vec![super::super::mcp_record::McpExchange {
+                        method: "tools/call".into(),
+                        params: json!({"name": "get", "arguments": {}}),
+                        answer: Ok(json!({"content": [{"type": "text", "text": "token sk-ant-api03-abcdefghijklmnop"}]})),
+                    }],
+                    dropped: 0,
+                },
+            )]
+            .into(),
         };
         let redactor = crate::shared::redact::Redactor::new([]);
         let bytes = cassette.to_bytes(&redactor).unwrap();
@@ -624,6 +645,13 @@ mod tests {
         assert_eq!(read.exchanges[2].request, cassette.exchanges[2].request);
         assert_eq!(read.exchanges[3].request, cassette.exchanges[3].request);
         assert_eq!(read.exchanges[2].reply, "data: [REDACTED]\n\n");
+        let docs = &read.mcp["docs"].exchanges[0];
+        assert_eq!(docs.method, "tools/call");
+        assert_eq!(
+            docs.answer.as_ref().unwrap()["content"][0]["text"],
+            "token [REDACTED]",
+            "the MCP traffic is redacted too"
+        );
         // Written by content: the same cassette is one file.
         let dir = tempfile::tempdir().unwrap();
         let a = cassette
@@ -672,6 +700,7 @@ mod tests {
     #[test]
     fn a_replay_answers_in_order_and_names_where_a_request_diverged() {
         let c = std::sync::Arc::new(Cassette {
+            mcp: BTreeMap::new(),
             upstream: "u".into(),
             credentials: Vec::new(),
             exchanges: vec![

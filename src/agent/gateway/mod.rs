@@ -28,6 +28,7 @@
 
 pub mod budget;
 pub mod cassette;
+pub mod mcp_record;
 pub mod meter;
 pub mod normalize;
 pub mod price;
@@ -37,6 +38,7 @@ pub mod sse;
 mod tape;
 pub mod traffic;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -235,6 +237,11 @@ impl Gateway {
         })
     }
 
+    /// Whether runs' exchanges are recorded (`run --record-model`).
+    pub fn records(&self) -> bool {
+        self.shared.record.is_some()
+    }
+
     /// Tokens and USD spent through the gateway so far, by every run.
     pub fn spent(&self) -> (u64, f64) {
         self.shared.spent()
@@ -265,6 +272,11 @@ impl Endpoint {
         self.run.stop.clone()
     }
 
+    /// Whether the run's exchange is recorded (`run --record-model`).
+    pub fn records(&self) -> bool {
+        self.shared.record.is_some()
+    }
+
     /// The run's traffic so far.
     pub fn traffic(&self) -> Traffic {
         self.run.traffic()
@@ -272,7 +284,16 @@ impl Endpoint {
 
     /// Stops listening, ends the requests still open (a reply still streaming counts as
     /// cut) and returns the run's traffic.
-    pub async fn finish(mut self) -> Traffic {
+    pub async fn finish(self) -> Traffic {
+        self.finish_with_mcp(BTreeMap::new()).await
+    }
+
+    /// [`Endpoint::finish`], the run's cassette (when it is recorded) also holding `mcp`,
+    /// the traffic of its stdio MCP servers by server name.
+    pub async fn finish_with_mcp(
+        mut self,
+        mcp: BTreeMap<String, mcp_record::McpTraffic>,
+    ) -> Traffic {
         self.shutdown.cancel();
         let _ = (&mut self.server).await;
         let mut traffic = self.run.traffic();
@@ -284,7 +305,8 @@ impl Endpoint {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let cassette = recorded.finish(traffic.upstream.clone(), self.run.credentials.clone());
+        let mut cassette = recorded.finish(traffic.upstream.clone(), self.run.credentials.clone());
+        cassette.mcp = mcp;
         let (to, redactor) = (to.clone(), self.shared.redactor.clone());
         let written =
             tokio::task::spawn_blocking(move || cassette.write(&to.dir, &to.prefix, &redactor))

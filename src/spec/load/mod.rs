@@ -516,9 +516,9 @@ impl Ctx {
             .map(|n| self.variants(n, path))
             .unwrap_or_default();
         self.declared_variants = variants.iter().map(|v| v.name.clone()).collect();
-        let mcp_servers = fields
+        let (mcp_servers, mcp_mocks) = fields
             .get("mcp_servers")
-            .map(|n| self.mcp_servers(n))
+            .map(|n| self.mcp_servers(n, path))
             .unwrap_or_default();
         let assertions = self
             .required(&fields, "assertions")
@@ -555,6 +555,7 @@ impl Ctx {
             runs,
             min_pass,
             mcp_servers,
+            mcp_mocks,
             plugins,
             assertions,
             variants,

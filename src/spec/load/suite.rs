@@ -167,7 +167,7 @@ impl Ctx {
             );
         }
         let env = self.suite_env(path, &fields);
-        let mcp_servers = self.suite_mcp_servers(path, &fields);
+        let (mcp_servers, mcp_mocks) = self.suite_mcp_servers(path, &fields);
         let sandbox = fields
             .get("sandbox")
             .and_then(|n| self.sandbox_setting(n))
@@ -190,6 +190,7 @@ impl Ctx {
             min_pass,
             env,
             mcp_servers,
+            mcp_mocks,
             judge,
             sandbox,
             network,
@@ -275,41 +276,46 @@ impl Ctx {
             .collect()
     }
 
-    /// The suite's `mcp_servers:`, each server with the line that declared it.
+    /// The suite's `mcp_servers:` (its `mock:` ones apart), each server with the line that
+    /// declared it.
     fn suite_mcp_servers(
         &mut self,
         path: &Path,
         fields: &Fields<'_>,
-    ) -> std::collections::BTreeMap<String, Setting<crate::spec::McpServer>> {
-        fields
-            .get("mcp_servers")
-            .map(|n| {
-                let lines: Vec<(String, u32)> = match &n.value {
-                    Value::Map(entries) => entries
-                        .iter()
-                        .map(|(k, _)| (k.name.clone(), k.pos.line))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                self.mcp_servers(n)
-                    .into_iter()
-                    .map(|(name, server)| {
-                        let line = lines
-                            .iter()
-                            .find(|(n, _)| *n == name)
-                            .map_or(1, |(_, l)| *l);
-                        let setting = Setting {
-                            value: server,
-                            origin: Origin {
-                                file: path.to_owned(),
-                                line,
-                            },
-                        };
-                        (name, setting)
-                    })
-                    .collect()
+    ) -> (
+        std::collections::BTreeMap<String, Setting<crate::spec::McpServer>>,
+        std::collections::BTreeMap<String, Setting<crate::spec::MockServer>>,
+    ) {
+        let Some(n) = fields.get("mcp_servers") else {
+            return Default::default();
+        };
+        let lines: Vec<(String, u32)> = match &n.value {
+            Value::Map(entries) => entries
+                .iter()
+                .map(|(k, _)| (k.name.clone(), k.pos.line))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let origin = |name: &str| Origin {
+            file: path.to_owned(),
+            line: lines.iter().find(|(n, _)| n == name).map_or(1, |(_, l)| *l),
+        };
+        let (servers, mocks) = self.mcp_servers(n, path);
+        let servers = servers
+            .into_iter()
+            .map(|(name, value)| {
+                let origin = origin(&name);
+                (name, Setting { value, origin })
             })
-            .unwrap_or_default()
+            .collect();
+        let mocks = mocks
+            .into_iter()
+            .map(|(name, value)| {
+                let origin = origin(&name);
+                (name, Setting { value, origin })
+            })
+            .collect();
+        (servers, mocks)
     }
 
     /// A whole number from 1 to `max`.

@@ -13,7 +13,7 @@
 //! naming the server, with the end of its stderr.
 //!
 //! The wrapper and the server stay in the agent's process group and the run's jail
-//! ([`super::contain`]): the process-group guarantee is unchanged.
+//! ([`super::super::contain`]): the process-group guarantee is unchanged.
 //!
 //! HTTP servers are not started by aptitude; [`probe_http`] checks before the agent starts
 //! that each one accepts a connection, so that a server that is not there is an error
@@ -21,7 +21,20 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
+use crate::agent::gateway::mcp_record::{McpTraffic, from_tap};
 use crate::spec::{McpServer, McpServers};
+
+/// The servers whose traffic a run records, and the tap's program as the servers see it
+/// (aptitude's binary: inside the sandbox, where it is mounted).
+#[derive(Debug, Clone)]
+pub struct Tap {
+    /// aptitude's binary.
+    pub helper: PathBuf,
+    /// The servers to tap, by name.
+    pub servers: Vec<String>,
+}
 
 /// The wrapper: `sh -c WRAPPER aptitude-mcp <stderr file> <status file> <command> <args…>`.
 ///
@@ -61,11 +74,16 @@ impl McpWatch {
     }
 
     /// `servers` with each stdio server's command replaced by the wrapper, and the watch
-    /// that reads their records; `None` when there is no stdio server to watch.
+    /// that reads their records; `None` when there is no stdio server to watch. The servers
+    /// `tap` names also run under aptitude's tap ([`super::helper`]), which records their
+    /// traffic for the run's cassette ([`McpWatch::traffic`]).
     ///
     /// # Errors
     /// [`NoLogDir`] when the temp dir for the records can not be created.
-    pub fn wrap(servers: &McpServers) -> Result<(McpServers, Option<McpWatch>), NoLogDir> {
+    pub fn wrap(
+        servers: &McpServers,
+        tap: Option<&Tap>,
+    ) -> Result<(McpServers, Option<McpWatch>), NoLogDir> {
         if !servers
             .values()
             .any(|s| matches!(s, McpServer::Stdio { .. }))
@@ -89,8 +107,17 @@ impl McpWatch {
                             "aptitude-mcp".to_owned(),
                             path_text(&stderr_file(dir.path(), name)),
                             path_text(&status_file(dir.path(), name)),
-                            command.clone(),
                         ];
+                        if let Some(tap) = tap.filter(|t| t.servers.contains(name)) {
+                            wrapped_args.extend([
+                                path_text(&tap.helper),
+                                super::helper::COMMAND.to_owned(),
+                                "tap".to_owned(),
+                                path_text(&tap_file(dir.path(), name)),
+                                "--".to_owned(),
+                            ]);
+                        }
+                        wrapped_args.push(command.clone());
                         wrapped_args.extend(args.iter().cloned());
                         McpServer::Stdio {
                             command: "/bin/sh".to_owned(),
@@ -104,6 +131,19 @@ impl McpWatch {
             })
             .collect();
         Ok((wrapped, Some(McpWatch { dir, names })))
+    }
+
+    /// The traffic each tapped server's tap recorded, by server name, the run's paths
+    /// tokenised by `paths`; a server whose tap wrote nothing (it never started) is left
+    /// out.
+    pub fn traffic(&self, paths: &dyn Fn(&str) -> String) -> BTreeMap<String, McpTraffic> {
+        self.names
+            .iter()
+            .filter_map(|name| {
+                let log = read_bounded(&tap_file(self.dir.path(), name))?;
+                Some((name.clone(), from_tap(&log, paths)))
+            })
+            .collect()
     }
 
     /// One message per server that exited on its own with a non-zero status, in name
@@ -263,6 +303,22 @@ fn status_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.status"))
 }
 
+fn tap_file(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.tap"))
+}
+
+/// A tap's file, at most its bound (a file grown past it by something else than the tap
+/// is read up to it): `None` when there is none.
+fn read_bounded(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(super::helper::MAX_TAP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
@@ -316,7 +372,7 @@ mod tests {
             ),
         ]
         .into();
-        let (wrapped, watch) = McpWatch::wrap(&servers).unwrap();
+        let (wrapped, watch) = McpWatch::wrap(&servers, None).unwrap();
         let watch = watch.unwrap();
         assert_eq!(wrapped["web"], servers["web"]);
         for name in ["docs", "gone", "fine"] {
@@ -378,7 +434,7 @@ mod tests {
             ("stuck".to_owned(), stdio("sleep", &["600"])),
         ]
         .into();
-        let (wrapped, watch) = McpWatch::wrap(&servers).unwrap();
+        let (wrapped, watch) = McpWatch::wrap(&servers, None).unwrap();
         let watch = watch.unwrap();
         let mut echo = start(&wrapped, "echo");
         echo.stdin.take().unwrap().write_all(b"ping\n").unwrap();

@@ -1,0 +1,240 @@
+//! aptitude's MCP host: the servers of one run that aptitude answers itself (`mock:`
+//! servers, recorded servers replayed), on a port of 127.0.0.1 that each server's relay
+//! ([`super::helper`]) connects to. Every tool call a mock answers and every divergence
+//! from a recording is kept here, in aptitude's process: the agent can neither see nor
+//! rewrite them.
+//!
+//! A connection's first line names the server; the lines after it are MCP's stdio
+//! transport (one JSON-RPC message per line), answered line by line. A line longer than
+//! [`MAX_LINE_BYTES`] ends the connection. The host stops when [`McpHost::finish`]ed or
+//! dropped, and every connection with it.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use super::serve::Served;
+use crate::transcript::ToolCall;
+
+/// The longest line a relay may send, in bytes.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What the host's servers saw during the run.
+#[derive(Debug, Default)]
+pub struct HostReport {
+    /// Each tool call a mock answered, in the order they came (canonical name
+    /// `mcp__<server>__<tool>`, input the arguments, output the reply's text).
+    pub calls: Vec<ToolCall>,
+    /// Each replayed request the recording did not hold, in words, in order.
+    pub divergences: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    servers: BTreeMap<String, Served>,
+    report: HostReport,
+}
+
+/// A running host.
+#[derive(Debug)]
+pub struct McpHost {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for McpHost {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        self.task.abort();
+    }
+}
+
+impl McpHost {
+    /// Serves `servers` (by name) on a fresh port of 127.0.0.1.
+    ///
+    /// # Errors
+    /// When no port can be bound.
+    pub async fn start(servers: BTreeMap<String, Served>) -> std::io::Result<McpHost> {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State {
+            servers,
+            report: HostReport::default(),
+        }));
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(accept(listener, Arc::clone(&state), shutdown.clone()));
+        Ok(McpHost {
+            addr,
+            state,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The URL a relay is given ([`super::helper::HOST_VAR`]): `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops serving and returns what the servers saw.
+    pub fn finish(self) -> HostReport {
+        self.shutdown.cancel();
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        std::mem::take(&mut state.report)
+    }
+}
+
+async fn accept(
+    listener: tokio::net::TcpListener,
+    state: Arc<Mutex<State>>,
+    shutdown: CancellationToken,
+) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(session(stream, Arc::clone(&state)));
+                }
+                Err(e) => tracing::debug!(error = %e, "MCP host: accept failed"),
+            },
+        }
+    }
+    connections.shutdown().await;
+}
+
+/// One relay's connection: the server's name, then messages answered line by line.
+async fn session(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut server: Option<String> = None;
+    loop {
+        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line[..line.len() - 1])
+                .trim()
+                .to_owned();
+            if line.is_empty() {
+                continue;
+            }
+            let Some(name) = &server else {
+                let known = lock(&state).servers.contains_key(&line);
+                if !known {
+                    return;
+                }
+                server = Some(line);
+                continue;
+            };
+            let replies = answer(&state, name, &line);
+            for reply in replies {
+                let mut bytes = reply.to_string().into_bytes();
+                bytes.push(b'\n');
+                if stream.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if buf.len() > MAX_LINE_BYTES {
+            return;
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The replies to one line for `server`, keeping its calls and divergences.
+fn answer(state: &Mutex<State>, server: &str, line: &str) -> Vec<serde_json::Value> {
+    let mut state = lock(state);
+    let State { servers, report } = &mut *state;
+    let Some(served) = servers.get_mut(server) else {
+        return Vec::new();
+    };
+    let mut replies = Vec::new();
+    for answered in served.answer_line(line) {
+        report.calls.extend(answered.call);
+        report.divergences.extend(answered.divergence);
+        replies.extend(answered.reply);
+    }
+    replies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::gateway::normalize::Normalizer;
+    use crate::spec::{MockReply, MockServer, MockTool};
+    use tokio::io::AsyncBufReadExt;
+
+    #[tokio::test]
+    async fn a_relay_connection_is_answered_and_its_calls_are_kept() {
+        let spec = MockServer {
+            tools: [(
+                "echo".to_owned(),
+                MockTool {
+                    description: String::new(),
+                    input_schema: serde_json::json!({"type": "object"}),
+                    replies: vec![MockReply {
+                        text: "pong".into(),
+                        json: None,
+                        error: false,
+                    }],
+                    expect: Vec::new(),
+                    expect_line: 1,
+                },
+            )]
+            .into(),
+            from: None,
+            line: 1,
+        };
+        let served = Served::Mock(super::super::serve::Mock::new(
+            "m",
+            &spec,
+            None,
+            Normalizer::default(),
+        ));
+        let host = McpHost::start([("m".to_owned(), served)].into())
+            .await
+            .unwrap();
+        let addr = host.url().trim_start_matches("http://").to_owned();
+
+        // A connection naming no server of the host is closed at once.
+        let mut stranger = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        stranger.write_all(b"other\n{}\n").await.unwrap();
+        let mut rest = Vec::new();
+        stranger.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+
+        let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let (read, mut write) = stream.into_split();
+        write
+            .write_all(b"m\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"x\":1}}}\n")
+            .await
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        let reply: serde_json::Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(reply["id"], 1);
+        assert_eq!(reply["result"]["content"][0]["text"], "pong");
+        let report = host.finish();
+        assert_eq!(report.calls.len(), 1);
+        assert_eq!(report.calls[0].input["x"], 1);
+        assert_eq!(report.calls[0].output.as_deref(), Some("pong"));
+    }
+}

@@ -1,0 +1,203 @@
+//! A run's MCP servers: the ones the agent starts (watched, and recorded by a tap when the
+//! run's model exchange is), and the ones aptitude answers itself — `mock:` servers, and
+//! recorded servers replayed from the cassette — reached through a relay.
+//!
+//! - [`watch`]: every stdio server runs under a wrapper that reports a server that failed
+//!   to start or crashed; HTTP servers are probed before the agent starts.
+//! - [`helper`]: aptitude's binary where the servers run (`__mcp relay`, `__mcp tap`).
+//! - [`host`]: the port of 127.0.0.1 the relays connect to, in aptitude's process.
+//! - [`serve`]: what a mock or a replayed server answers.
+//!
+//! [`prepare`] turns a test's servers into what the agent is given; every agent with an
+//! MCP client gets mocks and replays as ordinary stdio servers, so nothing is
+//! agent-specific here.
+
+pub mod helper;
+pub mod host;
+pub mod serve;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::agent::gateway::Replaying;
+use crate::agent::gateway::cassette::{Cassette, CassetteError};
+use crate::agent::gateway::normalize::Normalizer;
+use crate::spec::{McpMocks, McpServer, McpServers};
+
+use self::host::McpHost;
+use self::serve::{Mock, Replay, Served};
+use self::watch::Tap;
+
+/// A run's MCP servers, ready for the agent.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// What the agent is given (before the watch's wrapper): the test's servers, with a
+    /// relay in place of each server the host answers.
+    pub servers: McpServers,
+    /// The host answering mocks and replayed servers, when there is any.
+    pub host: Option<McpHost>,
+    /// The servers whose traffic is recorded, when the run's exchange is.
+    pub tap: Option<Tap>,
+}
+
+/// Why a run's MCP servers could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum McpSetupError {
+    /// A mock's `from:` cassette can not be read.
+    #[error("mcp_servers.{server}.mock.from: {source}")]
+    Recording {
+        /// The mock.
+        server: String,
+        /// Why.
+        #[source]
+        source: CassetteError,
+    },
+    /// A mock's `from:` cassette holds no traffic of the server it names.
+    #[error(
+        "mcp_servers.{server}.mock.from: {path} recorded no MCP server `{recorded}` ({})",
+        if has.is_empty() { "it recorded none: record a run with MCP servers with `run --record-model`".to_owned() } else { format!("it has {}", has.join(", ")) }
+    )]
+    NoServer {
+        /// The mock.
+        server: String,
+        /// The cassette.
+        path: String,
+        /// The server looked for.
+        recorded: String,
+        /// The servers the cassette has.
+        has: Vec<String>,
+    },
+    /// The host could not listen.
+    #[error("aptitude's MCP host can not listen on 127.0.0.1: {0}")]
+    Host(#[source] std::io::Error),
+}
+
+/// What [`prepare`] works from.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    /// The test's servers, `${VAR}` expanded.
+    pub servers: &'a McpServers,
+    /// Its `mock:` servers.
+    pub mocks: &'a McpMocks,
+    /// The cassette the run replays, when it does: a stdio server it recorded is answered
+    /// from it, unless a miss goes live (`--replay-miss live`, and reuse), where the real
+    /// server runs.
+    pub replay: Option<&'a Replaying>,
+    /// Whether the run's exchange is recorded: its real stdio servers are tapped.
+    pub record: bool,
+    /// aptitude's binary as the servers see it (inside the sandbox, where it is mounted).
+    pub helper: &'a Path,
+    /// The run's paths, normalised in recordings.
+    pub paths: &'a Normalizer,
+}
+
+/// The agent's servers for a run: each mock and each replayed server becomes a relay to a
+/// host started now; with `record`, every other stdio server is tapped.
+///
+/// # Errors
+/// [`McpSetupError`]: a `from:` recording that can not be read or lacks its server, or a
+/// host that can not listen.
+pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
+    let mut servers = setup.servers.clone();
+    let mut served: BTreeMap<String, Served> = BTreeMap::new();
+    for (name, mock) in setup.mocks {
+        let recording = match &mock.from {
+            Some(from) => Some(recorded(name, &from.cassette, &from.server)?),
+            None => None,
+        };
+        let mock = Mock::new(name, mock, recording.as_ref(), setup.paths.clone());
+        served.insert(name.clone(), Served::Mock(mock));
+    }
+    if let Some(replay) = setup
+        .replay
+        .filter(|r| r.miss == crate::agent::gateway::ReplayMiss::Error)
+    {
+        for (name, traffic) in &replay.cassette.mcp {
+            if matches!(servers.get(name), Some(McpServer::Stdio { .. })) {
+                servers.remove(name);
+                let replayed = Replay::new(name, traffic, setup.paths.clone());
+                served.insert(name.clone(), Served::Replay(replayed));
+            }
+        }
+    }
+    let tap = setup.record.then(|| Tap {
+        helper: setup.helper.to_owned(),
+        servers: servers
+            .iter()
+            .filter(|(_, s)| matches!(s, McpServer::Stdio { .. }))
+            .map(|(n, _)| n.clone())
+            .collect(),
+    });
+    if served.is_empty() {
+        return Ok(Prepared {
+            servers,
+            host: None,
+            tap,
+        });
+    }
+    let names: Vec<String> = served.keys().cloned().collect();
+    let host = McpHost::start(served).await.map_err(McpSetupError::Host)?;
+    for name in names {
+        servers.insert(
+            name.clone(),
+            McpServer::Stdio {
+                command: path_text(setup.helper),
+                args: vec![helper::COMMAND.to_owned(), "relay".to_owned(), name],
+                env: [(helper::HOST_VAR.to_owned(), host.url())].into(),
+            },
+        );
+    }
+    Ok(Prepared {
+        servers,
+        host: Some(host),
+        tap,
+    })
+}
+
+/// The traffic of `server` in the cassette file at `path`, for the mock `mock`.
+fn recorded(
+    mock: &str,
+    path: &Path,
+    server: &str,
+) -> Result<crate::agent::gateway::mcp_record::McpTraffic, McpSetupError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| McpSetupError::Recording {
+        server: mock.to_owned(),
+        source: CassetteError::Read {
+            path: shown.clone(),
+            source,
+        },
+    })?;
+    let mut cassette =
+        Cassette::from_bytes(&bytes, &shown).map_err(|source| McpSetupError::Recording {
+            server: mock.to_owned(),
+            source,
+        })?;
+    cassette
+        .mcp
+        .remove(server)
+        .ok_or_else(|| McpSetupError::NoServer {
+            server: mock.to_owned(),
+            path: shown,
+            recorded: server.to_owned(),
+            has: cassette.mcp.keys().cloned().collect(),
+        })
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// aptitude's binary as a run's MCP servers see it: where the sandbox mounts it
+/// ([`crate::sandbox::INIT_PATH`]) when the run is fenced by bubblewrap, else on the host.
+///
+/// # Errors
+/// When aptitude's own binary can not be found.
+pub fn helper_for(fenced: bool) -> Result<PathBuf, crate::sandbox::SandboxError> {
+    if fenced && cfg!(target_os = "linux") {
+        Ok(PathBuf::from(crate::sandbox::INIT_PATH))
+    } else {
+        crate::sandbox::helper_binary()
+    }
+}

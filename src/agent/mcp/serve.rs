@@ -1,0 +1,618 @@
+//! What aptitude answers as an MCP server: a `mock:` server's scripted tools, and a
+//! recorded server replayed from its cassette. Pure: one JSON-RPC message in, the answer
+//! out, with the tool call made and any divergence from the recording.
+//!
+//! MCP (spec 2025-06-18, "Lifecycle", "Tools"; also 2024-11-05 and 2025-03-26, whose
+//! messages for these methods are the same): `initialize` is answered with the client's
+//! protocol version when it is one of [`VERSIONS`] (else the newest), the `tools`
+//! capability and a `serverInfo`; `tools/list` with every tool; `tools/call` with
+//! `content` (one text part) and `isError`; `ping` with `{}`. Other requests get
+//! JSON-RPC's "method not found"; notifications get nothing.
+
+use serde_json::{Value, json};
+
+use crate::agent::gateway::mcp_record::{McpExchange, McpTraffic, without_meta};
+use crate::agent::gateway::normalize::{Normalizer, first_difference};
+use crate::spec::{MockReply, MockServer};
+use crate::transcript::ToolCall;
+
+/// The MCP protocol versions a mock answers in, newest first.
+pub const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC's "invalid params" (MCP: an unknown tool).
+const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC's "internal error": a replayed request the recording does not hold.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// A server aptitude answers for.
+#[derive(Debug)]
+pub enum Served {
+    /// A `mock:` server.
+    Mock(Mock),
+    /// A recorded server, replayed.
+    Replay(Replay),
+}
+
+/// What one message got.
+#[derive(Debug, Default)]
+pub struct Answered {
+    /// The JSON-RPC response to send (`None` for a notification or a response).
+    pub reply: Option<Value>,
+    /// The tool call a mock's `tools/call` made (canonical name `mcp__<server>__<tool>`,
+    /// input the arguments, output the reply's text).
+    pub call: Option<ToolCall>,
+    /// A replayed request the recording does not hold, in words.
+    pub divergence: Option<String>,
+}
+
+/// A `mock:` server as it answers.
+#[derive(Debug)]
+pub struct Mock {
+    server: String,
+    tools: Vec<MockedTool>,
+    paths: Normalizer,
+}
+
+#[derive(Debug)]
+struct MockedTool {
+    name: String,
+    /// The tool as `tools/list` gives it.
+    listed: Value,
+    /// Scripted results, call by call (the last repeats).
+    scripted: Vec<Value>,
+    /// Recorded `tools/call`s of the tool: its arguments (normalised) and answer.
+    recorded: Vec<(Value, Result<Value, Value>)>,
+    calls: usize,
+}
+
+/// The `tools/call` result of a scripted reply.
+fn scripted_result(reply: &MockReply) -> Value {
+    let mut result = json!({
+        "content": [{"type": "text", "text": reply.text}],
+        "isError": reply.error,
+    });
+    if let Some(object @ Value::Object(_)) = &reply.json {
+        result["structuredContent"] = object.clone();
+    }
+    result
+}
+
+impl Mock {
+    /// The mock `server` (its name) of `spec`, with `recording` the traffic its `from:`
+    /// names (`None` without `from:`); `paths` restores the run's paths in recorded
+    /// answers.
+    pub fn new(
+        server: &str,
+        spec: &MockServer,
+        recording: Option<&McpTraffic>,
+        paths: Normalizer,
+    ) -> Self {
+        let mut tools: Vec<MockedTool> = Vec::new();
+        let recorded_list = recording
+            .into_iter()
+            .flat_map(|r| r.exchanges.iter())
+            .filter(|e| e.method == "tools/list")
+            .filter_map(|e| e.answer.as_ref().ok())
+            .flat_map(|r| r["tools"].as_array().cloned().unwrap_or_default());
+        for listed in recorded_list {
+            if let Some(name) = listed["name"].as_str()
+                && !tools.iter().any(|t| t.name == name)
+            {
+                tools.push(MockedTool {
+                    name: name.to_owned(),
+                    listed: listed.clone(),
+                    scripted: Vec::new(),
+                    recorded: Vec::new(),
+                    calls: 0,
+                });
+            }
+        }
+        for (name, tool) in &spec.tools {
+            let listed = json!({
+                "name": name,
+                "description": tool.description,
+                "inputSchema": tool.input_schema,
+            });
+            let scripted = tool.replies.iter().map(scripted_result).collect();
+            match tools.iter_mut().find(|t| t.name == *name) {
+                Some(t) => {
+                    // What the test writes wins over the recording; an empty description
+                    // or schema keeps the recorded one.
+                    if !tool.description.is_empty() {
+                        t.listed["description"] = json!(tool.description);
+                    }
+                    if tool.input_schema != json!({"type": "object"}) {
+                        t.listed["inputSchema"] = tool.input_schema.clone();
+                    }
+                    t.scripted = scripted;
+                }
+                None => tools.push(MockedTool {
+                    name: name.clone(),
+                    listed,
+                    scripted,
+                    recorded: Vec::new(),
+                    calls: 0,
+                }),
+            }
+        }
+        for e in recording.into_iter().flat_map(|r| r.exchanges.iter()) {
+            if e.method != "tools/call" {
+                continue;
+            }
+            let name = e.params["name"].as_str().unwrap_or_default();
+            if let Some(t) = tools.iter_mut().find(|t| t.name == name) {
+                let args = paths.request_json(&e.params["arguments"]);
+                t.recorded.push((args, e.answer.clone()));
+            }
+        }
+        Mock {
+            server: server.to_owned(),
+            tools,
+            paths,
+        }
+    }
+
+    fn answer(&mut self, method: &str, params: &Value) -> (Result<Value, Value>, Option<ToolCall>) {
+        match method {
+            "initialize" => (Ok(initialize_result(params, &self.server)), None),
+            "tools/list" => (
+                Ok(
+                    json!({"tools": self.tools.iter().map(|t| t.listed.clone()).collect::<Vec<_>>()}),
+                ),
+                None,
+            ),
+            "tools/call" => self.call(params),
+            "ping" | "logging/setLevel" => (Ok(json!({})), None),
+            other => (
+                Err(rpc_error(
+                    METHOD_NOT_FOUND,
+                    &format!("method not found: {other}"),
+                )),
+                None,
+            ),
+        }
+    }
+
+    fn call(&mut self, params: &Value) -> (Result<Value, Value>, Option<ToolCall>) {
+        let name = params["name"].as_str().unwrap_or_default();
+        let arguments = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let Some(tool) = self.tools.iter_mut().find(|t| t.name == name) else {
+            return (
+                Err(rpc_error(INVALID_PARAMS, &format!("unknown tool: {name}"))),
+                None,
+            );
+        };
+        let n = tool.calls;
+        tool.calls += 1;
+        let answer = if let Some(last) = tool.scripted.last() {
+            Ok(tool.scripted.get(n).unwrap_or(last).clone())
+        } else {
+            // A recorded call with the same arguments, else the tool's n-th recorded call.
+            let args = self.paths.request_json(&arguments);
+            let same = tool.recorded.iter().find(|(a, _)| *a == args);
+            match same.or_else(|| tool.recorded.get(n).or(tool.recorded.last())) {
+                Some((_, answer)) => restored(answer, &self.paths),
+                None => Ok(json!({
+                    "content": [{"type": "text", "text": format!("aptitude mock: the recording has no call of `{name}`")}],
+                    "isError": true,
+                })),
+            }
+        };
+        let mut call = ToolCall::new(&format!("mcp__{}__{name}", self.server), arguments);
+        match &answer {
+            Ok(result) => {
+                call.output = Some(result_text(result));
+                call.is_error = result["isError"].as_bool().unwrap_or(false);
+            }
+            Err(error) => {
+                call.output = error["message"].as_str().map(str::to_owned);
+                call.is_error = true;
+            }
+        }
+        (answer, Some(call))
+    }
+}
+
+/// The text parts of a `tools/call` result, joined by newlines.
+fn result_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A recorded answer with the run's paths restored.
+fn restored(answer: &Result<Value, Value>, paths: &Normalizer) -> Result<Value, Value> {
+    let restore =
+        |v: &Value| crate::agent::gateway::mcp_record::tokenised(v, &|s| paths.restore(s));
+    match answer {
+        Ok(v) => Ok(restore(v)),
+        Err(v) => Err(restore(v)),
+    }
+}
+
+/// `initialize`'s result for a client whose request had `params`.
+fn initialize_result(params: &Value, server: &str) -> Value {
+    let asked = params["protocolVersion"].as_str().unwrap_or_default();
+    let version = VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .copied()
+        .unwrap_or(VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": {"name": format!("aptitude-mock-{server}"), "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+fn rpc_error(code: i64, message: &str) -> Value {
+    json!({"code": code, "message": message})
+}
+
+/// A recorded server as it replays.
+#[derive(Debug)]
+pub struct Replay {
+    server: String,
+    exchanges: Vec<McpExchange>,
+    used: Vec<bool>,
+    requests: usize,
+    paths: Normalizer,
+}
+
+impl Replay {
+    /// The replay of `server` from its recorded `traffic`; `paths` normalises requests as
+    /// the recording did and restores the run's paths in answers.
+    pub fn new(server: &str, traffic: &McpTraffic, paths: Normalizer) -> Self {
+        Replay {
+            server: server.to_owned(),
+            used: vec![false; traffic.exchanges.len()],
+            exchanges: traffic.exchanges.clone(),
+            requests: 0,
+            paths,
+        }
+    }
+
+    fn answer(&mut self, method: &str, params: &Value) -> (Result<Value, Value>, Option<String>) {
+        if method == "ping" {
+            return (Ok(json!({})), None);
+        }
+        self.requests += 1;
+        let want = self.paths.request_json(&without_meta(params));
+        let found = (0..self.exchanges.len()).find(|&i| {
+            !self.used[i]
+                && self.exchanges[i].method == method
+                && (method == "initialize"
+                    || self.paths.request_json(&self.exchanges[i].params) == want)
+        });
+        if let Some(i) = found {
+            self.used[i] = true;
+            return (restored(&self.exchanges[i].answer, &self.paths), None);
+        }
+        let nearest = (0..self.exchanges.len())
+            .find(|&i| !self.used[i] && self.exchanges[i].method == method)
+            .map(|i| self.paths.request_json(&self.exchanges[i].params));
+        let what = match nearest.and_then(|n| first_difference(&n, &want)) {
+            Some((at, recorded, now)) => format!(
+                "differs from the recorded one at `{}`: recorded {recorded}, now {now}",
+                if at.is_empty() { "params" } else { &at }
+            ),
+            None => format!("has no `{method}` request left in the recording"),
+        };
+        let divergence = format!(
+            "MCP server `{}`: request {} (`{method}`) {what}",
+            self.server, self.requests
+        );
+        (
+            Err(rpc_error(
+                INTERNAL_ERROR,
+                &format!(
+                    "aptitude replay: the recording of MCP server `{}` has no such request",
+                    self.server
+                ),
+            )),
+            Some(divergence),
+        )
+    }
+}
+
+impl Served {
+    /// The answer to one JSON-RPC message (a request, a notification or a response; a
+    /// batch is answered by [`Served::answer_line`]).
+    pub fn answer(&mut self, message: &Value) -> Answered {
+        let (Some(id), Some(method)) = (
+            message.get("id").filter(|id| !id.is_null()),
+            message.get("method").and_then(Value::as_str),
+        ) else {
+            return Answered::default();
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let (answer, call, divergence) = match self {
+            Served::Mock(mock) => {
+                let (answer, call) = mock.answer(method, &params);
+                (answer, call, None)
+            }
+            Served::Replay(replay) => {
+                let (answer, divergence) = replay.answer(method, &params);
+                (answer, None, divergence)
+            }
+        };
+        let reply = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        };
+        Answered {
+            reply: Some(reply),
+            call,
+            divergence,
+        }
+    }
+
+    /// The answers to one line of the stdio transport: a message or a batch of them.
+    /// A line that is not JSON gets JSON-RPC's parse error.
+    pub fn answer_line(&mut self, line: &str) -> Vec<Answered> {
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Array(batch)) => batch.iter().map(|m| self.answer(m)).collect(),
+            Ok(message) => vec![self.answer(&message)],
+            Err(e) => vec![Answered {
+                reply: Some(
+                    json!({"jsonrpc": "2.0", "id": null, "error": rpc_error(-32700, &format!("parse error: {e}"))}),
+                ),
+                ..Answered::default()
+            }],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::MockTool;
+
+    fn tool(replies: &[&str]) -> MockTool {
+        MockTool {
+            description: "Open a ticket".into(),
+            input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}}}),
+            replies: replies
+                .iter()
+                .map(|r| MockReply {
+                    text: (*r).into(),
+                    json: None,
+                    error: false,
+                })
+                .collect(),
+            expect: Vec::new(),
+            expect_line: 1,
+        }
+    }
+
+    fn request(id: u32, method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    #[test]
+    fn a_mock_answers_the_lifecycle_lists_its_tools_and_replies_call_by_call() {
+        let spec = MockServer {
+            tools: [("create_ticket".to_owned(), tool(&["TICKET-1", "TICKET-2"]))].into(),
+            from: None,
+            line: 1,
+        };
+        let mut served = Served::Mock(Mock::new("tickets", &spec, None, Normalizer::default()));
+        let init = served.answer(&request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-03-26"}),
+        ));
+        let init = init.reply.unwrap();
+        assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+        assert_eq!(
+            init["result"]["capabilities"]["tools"]["listChanged"],
+            false
+        );
+        let unknown_version = served.answer(&request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "1999-01-01"}),
+        ));
+        assert_eq!(
+            unknown_version.reply.unwrap()["result"]["protocolVersion"],
+            VERSIONS[0]
+        );
+        assert!(
+            served
+                .answer(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .reply
+                .is_none()
+        );
+        let list = served
+            .answer(&request(2, "tools/list", json!({})))
+            .reply
+            .unwrap();
+        assert_eq!(list["result"]["tools"][0]["name"], "create_ticket");
+        assert_eq!(
+            list["result"]["tools"][0]["inputSchema"]["properties"]["title"]["type"],
+            "string"
+        );
+        let texts: Vec<String> = (0..3)
+            .map(|i| {
+                let a = served.answer(&request(
+                    3 + i,
+                    "tools/call",
+                    json!({"name": "create_ticket", "arguments": {"title": format!("t{i}")}}),
+                ));
+                let call = a.call.unwrap();
+                assert_eq!(call.canonical, "mcp__tickets__create_ticket");
+                assert_eq!(call.input["title"], format!("t{i}"));
+                a.reply.unwrap()["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["TICKET-1", "TICKET-2", "TICKET-2"],
+            "the last reply repeats"
+        );
+        let unknown = served
+            .answer(&request(9, "tools/call", json!({"name": "nope"})))
+            .reply
+            .unwrap();
+        assert_eq!(unknown["error"]["code"], INVALID_PARAMS);
+        let other = served
+            .answer(&request(10, "resources/list", json!({})))
+            .reply
+            .unwrap();
+        assert_eq!(other["error"]["code"], METHOD_NOT_FOUND);
+        let bad = served.answer_line("{not json");
+        assert_eq!(bad[0].reply.as_ref().unwrap()["error"]["code"], -32700);
+    }
+
+    fn recording() -> McpTraffic {
+        let call = |args: Value, text: &str| McpExchange {
+            method: "tools/call".into(),
+            params: json!({"name": "read", "arguments": args}),
+            answer: Ok(json!({"content": [{"type": "text", "text": text}], "isError": false})),
+        };
+        McpTraffic {
+            exchanges: vec![
+                McpExchange {
+                    method: "initialize".into(),
+                    params: json!({"protocolVersion": "2025-06-18"}),
+                    answer: Ok(
+                        json!({"protocolVersion": "2025-06-18", "serverInfo": {"name": "fs"}, "capabilities": {"tools": {}}}),
+                    ),
+                },
+                McpExchange {
+                    method: "tools/list".into(),
+                    params: Value::Null,
+                    answer: Ok(
+                        json!({"tools": [{"name": "read", "description": "Read a file", "inputSchema": {"type": "object"}}]}),
+                    ),
+                },
+                call(json!({"path": "a.txt"}), "A"),
+                call(json!({"path": "b.txt"}), "B"),
+            ],
+            dropped: 0,
+        }
+    }
+
+    #[test]
+    fn a_replay_answers_each_recorded_request_once_and_names_the_first_difference() {
+        let mut served = Served::Replay(Replay::new("fs", &recording(), Normalizer::default()));
+        let init = served.answer(&request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "x"}}),
+        ));
+        assert_eq!(init.reply.unwrap()["result"]["serverInfo"]["name"], "fs");
+        let list = served.answer(&request(1, "tools/list", Value::Null));
+        assert!(list.divergence.is_none());
+        // Out of order, with a progress token: still the recorded answer.
+        let b = served.answer(&request(
+            2,
+            "tools/call",
+            json!({"name": "read", "arguments": {"path": "b.txt"}, "_meta": {"progressToken": 5}}),
+        ));
+        assert_eq!(b.reply.unwrap()["result"]["content"][0]["text"], "B");
+        let changed = served.answer(&request(
+            3,
+            "tools/call",
+            json!({"name": "read", "arguments": {"path": "c.txt"}}),
+        ));
+        let divergence = changed.divergence.unwrap();
+        assert!(
+            divergence.contains("MCP server `fs`: request 4 (`tools/call`) differs"),
+            "{divergence}"
+        );
+        assert!(divergence.contains("arguments.path"), "{divergence}");
+        assert!(
+            divergence.contains("a.txt") && divergence.contains("c.txt"),
+            "{divergence}"
+        );
+        assert_eq!(changed.reply.unwrap()["error"]["code"], INTERNAL_ERROR);
+        let a = served.answer(&request(
+            4,
+            "tools/call",
+            json!({"name": "read", "arguments": {"path": "a.txt"}}),
+        ));
+        assert!(a.divergence.is_none());
+        let again = served.answer(&request(
+            5,
+            "tools/call",
+            json!({"name": "read", "arguments": {"path": "a.txt"}}),
+        ));
+        assert!(
+            again
+                .divergence
+                .unwrap()
+                .contains("has no `tools/call` request left")
+        );
+    }
+
+    #[test]
+    fn a_mock_from_a_recording_lists_the_recorded_tools_and_answers_by_arguments() {
+        let spec = MockServer {
+            tools: [("write".to_owned(), tool(&["written"]))].into(),
+            from: None,
+            line: 1,
+        };
+        let recorded = recording();
+        let mut served = Served::Mock(Mock::new(
+            "fs",
+            &spec,
+            Some(&recorded),
+            Normalizer::default(),
+        ));
+        let list = served
+            .answer(&request(1, "tools/list", json!({})))
+            .reply
+            .unwrap();
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["read", "write"]);
+        let text = |a: Answered| {
+            a.reply.unwrap()["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            text(served.answer(&request(
+                2,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "b.txt"}})
+            ))),
+            "B"
+        );
+        // Arguments never recorded: the tool's recorded calls in order.
+        assert_eq!(
+            text(served.answer(&request(
+                3,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "z"}})
+            ))),
+            "B"
+        );
+        assert_eq!(
+            text(served.answer(&request(
+                4,
+                "tools/call",
+                json!({"name": "write", "arguments": {}})
+            ))),
+            "written"
+        );
+    }
+}
