@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::gateway::Gateway;
-use super::mcp::watch::McpWatch;
 use super::process::{self, Spec};
 use super::routing::{self, Routed};
 use super::{
@@ -337,6 +336,19 @@ impl CliAgent {
     }
 }
 
+/// `traffic`, naming the first of a replay's MCP `divergences` when no model request
+/// diverged first: a replayed MCP request the recording does not hold is a divergence like
+/// a model request's (the model's is named first: it is what the agent did differently).
+fn diverged(
+    mut traffic: super::gateway::Traffic,
+    divergences: &[String],
+) -> super::gateway::Traffic {
+    if let Some(first) = divergences.first() {
+        traffic.divergence.get_or_insert_with(|| first.clone());
+    }
+    traffic
+}
+
 /// Gives the calls of the run's MCP tools their canonical `mcp__<server>__<tool>` name
 /// where the agent's own spelling did not: agents join the server and the tool with `_`
 /// (opencode 1.18: `everything_echo`), `-` (Copilot 1.0: `everything-echo`) or `__`, some
@@ -458,8 +470,10 @@ impl Agent for CliAgent {
         let helper = super::mcp::helper_for(self.settings.sandbox.is_on(req.sandbox))
             .map_err(AgentError::Sandbox)?;
         // Mocks and replayed servers are answered by aptitude through a relay; with the
-        // exchange recorded, the other stdio servers are tapped.
-        let prepared = super::mcp::prepare(super::mcp::Setup {
+        // exchange recorded, the other stdio servers are tapped. Every stdio server runs
+        // under the watch's wrapper, so that one that fails to start or crashes is seen on
+        // every agent (not only where the agent reports it).
+        let mcp = super::mcp::McpRun::start(super::mcp::Setup {
             servers: req.mcp_servers,
             mocks: req.mcp_mocks,
             replay: req.replay,
@@ -469,20 +483,16 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        // Every stdio server runs under the watch's wrapper, so that one that fails to
-        // start or crashes is seen on every agent (not only where the agent reports it).
-        let (mcp_servers, watch) = McpWatch::wrap(&prepared.servers, prepared.tap.as_ref())
-            .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let task = Task {
             prompt: req.prompt,
             workspace: req.workspace,
             model: req.model,
             max_turns: req.max_turns,
             base_url: req.base_url.or(self.settings.base_url.as_deref()),
-            mcp_servers: &mcp_servers,
+            mcp_servers: &mcp.wrapped,
             plugins: req.plugins,
         };
-        let watch_dir: Vec<PathBuf> = watch.iter().map(|w| w.dir().to_owned()).collect();
+        let watch_dir = mcp.record_dirs();
         let cache = self.filled_cache(&binary).await;
         let parts = super::fence::Parts {
             cli: self.cli.as_ref(),
@@ -492,7 +502,7 @@ impl Agent for CliAgent {
             writable: &watch_dir,
             read_only: req.plugins,
             base_url: task.base_url,
-            mcp_servers: &prepared.servers,
+            mcp_servers: &mcp.servers,
             protect: req.protect,
             sandbox: req.sandbox,
             network: req.network,
@@ -535,23 +545,15 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        let served = prepared
-            .host
-            .map(super::mcp::host::McpHost::finish)
-            .unwrap_or_default();
-        let recorded = match &watch {
-            Some(w) if prepared.tap.is_some() => w.traffic(&|s: &str| paths.paths(s)),
-            _ => Default::default(),
-        };
-        let mut model_traffic = match routed {
-            Some(routed) => Some(routed.finish(recorded).await),
+        let servers = mcp.servers.clone();
+        let mcp = mcp.finish(&paths);
+        let model_traffic = match routed {
+            Some(routed) => Some(diverged(
+                routed.finish(mcp.recorded).await,
+                &mcp.divergences,
+            )),
             None => None,
         };
-        // A replayed MCP request the recording does not hold is a divergence like a model
-        // request's (the model's is named first: it is what the agent did differently).
-        if let (Some(traffic), Some(first)) = (model_traffic.as_mut(), served.divergences.first()) {
-            traffic.divergence.get_or_insert_with(|| first.clone());
-        }
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {
@@ -559,11 +561,11 @@ impl Agent for CliAgent {
                 workspace: req.workspace,
                 stdout: &raw,
                 process: &output,
-                mcp_servers: &prepared.servers,
+                mcp_servers: &servers,
             },
         );
         let raw = record.unwrap_or(raw);
-        name_mcp_calls(&mut transcript, &prepared.servers);
+        name_mcp_calls(&mut transcript, &servers);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {
             transcript,
@@ -571,8 +573,8 @@ impl Agent for CliAgent {
             raw,
             sandbox,
             sandbox_failure,
-            mcp_failures: watch.map(|w| w.failures()).unwrap_or_default(),
-            mcp_calls: served.calls,
+            mcp_failures: mcp.failures,
+            mcp_calls: mcp.calls,
             model_traffic,
         })
     }

@@ -63,7 +63,8 @@ pub(super) fn analyze(args: &AnalyzeArgs) -> Result<Outcome, CliError> {
             check_written_by(&path, &transcript, asked)?;
             spec.agent.kind = asked;
         }
-        crate::agent::name_recorded_mcp_calls(&mut transcript, &spec.mcp_servers);
+        let servers = crate::agent::mcp::with_mocks(&spec.mcp_servers, &spec.mcp_mocks);
+        crate::agent::name_recorded_mcp_calls(&mut transcript, &servers);
         output::report_transcript_warnings(&redactor, &path, &transcript);
         parsed.push((spec, transcript, test_started));
     }

@@ -248,9 +248,17 @@ fn explain(spec: &spec::TestSpec) -> String {
     ));
     rows.push((
         "mcp_servers",
-        keyed("mcp_servers", spec.mcp_servers.keys().collect(), &|n| {
-            suite.mcp_servers.get(n).map(|s| s.origin.clone())
-        }),
+        keyed(
+            "mcp_servers",
+            spec.mcp_servers
+                .keys()
+                .chain(spec.mcp_mocks.keys())
+                .collect(),
+            &|n| {
+                (suite.mcp_servers.get(n).map(|s| s.origin.clone()))
+                    .or_else(|| suite.mcp_mocks.get(n).map(|s| s.origin.clone()))
+            },
+        ),
         String::new(),
     ));
     rows.push(judge_row(&suite.judge));

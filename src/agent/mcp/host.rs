@@ -6,7 +6,7 @@
 //!
 //! A connection's first line names the server; the lines after it are MCP's stdio
 //! transport (one JSON-RPC message per line), answered line by line. A line longer than
-//! [`MAX_LINE_BYTES`] ends the connection. The host stops when [`McpHost::finish`]ed or
+//! [`MAX_LINE_BYTES`] ends the connection, and at most [`MAX_SESSIONS`] are served at once. The host stops when [`McpHost::finish`]ed or
 //! dropped, and every connection with it.
 
 use std::collections::BTreeMap;
@@ -21,6 +21,11 @@ use crate::transcript::ToolCall;
 
 /// The longest line a relay may send, in bytes.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most connections served at once: an agent starts each server once (a few times
+/// with subagents); more is an agent opening connections itself, which is refused rather
+/// than let grow aptitude's memory.
+pub const MAX_SESSIONS: usize = 32;
 
 /// What the host's servers saw during the run.
 #[derive(Debug, Default)]
@@ -103,7 +108,10 @@ async fn accept(
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(session(stream, Arc::clone(&state)));
+                    while connections.try_join_next().is_some() {}
+                    if connections.len() < MAX_SESSIONS {
+                        connections.spawn(session(stream, Arc::clone(&state)));
+                    }
                 }
                 Err(e) => tracing::debug!(error = %e, "MCP host: accept failed"),
             },

@@ -22,12 +22,13 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::gateway::Replaying;
 use crate::agent::gateway::cassette::{Cassette, CassetteError};
+use crate::agent::gateway::mcp_record::McpTraffic;
 use crate::agent::gateway::normalize::Normalizer;
 use crate::spec::{McpMocks, McpServer, McpServers};
 
 use self::host::McpHost;
 use self::serve::{Mock, Replay, Served};
-use self::watch::Tap;
+use self::watch::{McpWatch, Tap};
 
 /// A run's MCP servers, ready for the agent.
 #[derive(Debug, Default)]
@@ -71,6 +72,75 @@ pub enum McpSetupError {
     /// The host could not listen.
     #[error("aptitude's MCP host can not listen on 127.0.0.1: {0}")]
     Host(#[source] std::io::Error),
+    /// The watch's records have nowhere to go.
+    #[error(transparent)]
+    Watch(#[from] watch::NoLogDir),
+}
+
+/// A run's MCP servers while the agent runs: prepared ([`prepare`]) and wrapped by the
+/// watch ([`McpWatch::wrap`]).
+#[derive(Debug)]
+pub struct McpRun {
+    /// What the agent would be given without the watch: what the sandbox is fenced for
+    /// (the servers' programs shown, the host's port forwarded).
+    pub servers: McpServers,
+    /// What the agent is given: every stdio server under the watch's wrapper.
+    pub wrapped: McpServers,
+    watch: Option<McpWatch>,
+    host: Option<McpHost>,
+    tapped: bool,
+}
+
+/// What a run's MCP servers did, once it ended.
+#[derive(Debug, Default)]
+pub struct McpOutcome {
+    /// The tool calls the mocks answered ([`host::HostReport::calls`]).
+    pub calls: Vec<crate::transcript::ToolCall>,
+    /// Replayed requests the recording did not hold.
+    pub divergences: Vec<String>,
+    /// The tapped servers' traffic, for the run's cassette.
+    pub recorded: BTreeMap<String, McpTraffic>,
+    /// Servers that failed to start or crashed ([`McpWatch::failures`]).
+    pub failures: Vec<String>,
+}
+
+impl McpRun {
+    /// Prepares and wraps the servers of `setup`.
+    ///
+    /// # Errors
+    /// As [`prepare`], and [`McpSetupError::Watch`].
+    pub async fn start(setup: Setup<'_>) -> Result<McpRun, McpSetupError> {
+        let prepared = prepare(setup).await?;
+        let (wrapped, watch) = McpWatch::wrap(&prepared.servers, prepared.tap.as_ref())?;
+        Ok(McpRun {
+            servers: prepared.servers,
+            wrapped,
+            watch,
+            host: prepared.host,
+            tapped: prepared.tap.is_some(),
+        })
+    }
+
+    /// The directories the servers write their records to (writable in the sandbox).
+    pub fn record_dirs(&self) -> Vec<PathBuf> {
+        self.watch.iter().map(|w| w.dir().to_owned()).collect()
+    }
+
+    /// Stops the host and reads the records; `paths` tokenises the run's paths in the
+    /// recorded traffic.
+    pub fn finish(self, paths: &Normalizer) -> McpOutcome {
+        let served = self.host.map(McpHost::finish).unwrap_or_default();
+        let recorded = match &self.watch {
+            Some(w) if self.tapped => w.traffic(&|s: &str| paths.paths(s)),
+            _ => BTreeMap::new(),
+        };
+        McpOutcome {
+            calls: served.calls,
+            divergences: served.divergences,
+            recorded,
+            failures: self.watch.map(|w| w.failures()).unwrap_or_default(),
+        }
+    }
 }
 
 /// What [`prepare`] works from.
@@ -139,14 +209,8 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
     let names: Vec<String> = served.keys().cloned().collect();
     let host = McpHost::start(served).await.map_err(McpSetupError::Host)?;
     for name in names {
-        servers.insert(
-            name.clone(),
-            McpServer::Stdio {
-                command: path_text(setup.helper),
-                args: vec![helper::COMMAND.to_owned(), "relay".to_owned(), name],
-                env: [(helper::HOST_VAR.to_owned(), host.url())].into(),
-            },
-        );
+        let relay = relay(setup.helper, &name, host.url());
+        servers.insert(name, relay);
     }
     Ok(Prepared {
         servers,
@@ -156,11 +220,7 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
 }
 
 /// The traffic of `server` in the cassette file at `path`, for the mock `mock`.
-fn recorded(
-    mock: &str,
-    path: &Path,
-    server: &str,
-) -> Result<crate::agent::gateway::mcp_record::McpTraffic, McpSetupError> {
+fn recorded(mock: &str, path: &Path, server: &str) -> Result<McpTraffic, McpSetupError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| McpSetupError::Recording {
         server: mock.to_owned(),
@@ -183,6 +243,32 @@ fn recorded(
             recorded: server.to_owned(),
             has: cassette.mcp.keys().cloned().collect(),
         })
+}
+
+/// `servers` and, under their names, `mocks` as the relays a run gives the agent for
+/// them: what names the MCP calls of a transcript read from a file (`aptitude analyze`).
+pub fn with_mocks(servers: &McpServers, mocks: &McpMocks) -> McpServers {
+    let mut all = servers.clone();
+    for name in mocks.keys() {
+        all.insert(
+            name.clone(),
+            relay(Path::new("aptitude"), name, String::new()),
+        );
+    }
+    all
+}
+
+/// The stdio server that stands for `name`: the helper's relay to the host at `url`.
+fn relay(helper: &Path, name: &str, url: String) -> McpServer {
+    McpServer::Stdio {
+        command: path_text(helper),
+        args: vec![
+            helper::COMMAND.to_owned(),
+            "relay".to_owned(),
+            name.to_owned(),
+        ],
+        env: [(helper::HOST_VAR.to_owned(), url)].into(),
+    }
 }
 
 fn path_text(path: &Path) -> String {

@@ -717,6 +717,97 @@ fn bad_mcp_servers_point_at_the_problem() {
 }
 
 #[test]
+fn mock_mcp_servers_load_with_their_replies_and_expectations() {
+    let spec = load(
+        "name: t\nprompt: p\nmcp_servers:\n  tickets:\n    mock:\n      tools:\n        create:\n          description: Open a ticket\n          reply: Created T-1\n          expect: {title: {contains: login}}\n        search:\n          replies: [none, {json: {hits: 2}}, {text: down, error: true}]\nassertions:\n  - tool: mcp__tickets__create\n",
+    )
+    .unwrap();
+    assert!(spec.mcp_servers.is_empty());
+    let mock = &spec.mcp_mocks["tickets"];
+    assert_eq!(mock.line, 5);
+    let create = &mock.tools["create"];
+    assert_eq!(create.description, "Open a ticket");
+    assert_eq!(create.input_schema, serde_json::json!({"type": "object"}));
+    assert_eq!(create.replies[0].text, "Created T-1");
+    assert_eq!(
+        (create.expect[0].key.as_str(), create.expect_line),
+        ("title", 10)
+    );
+    let search = &mock.tools["search"].replies;
+    assert_eq!(search[1].text, "{\"hits\":2}");
+    assert_eq!(search[1].json, Some(serde_json::json!({"hits": 2})));
+    assert!(search[2].error && !search[0].error);
+}
+
+#[test]
+fn bad_mock_mcp_servers_point_at_the_problem() {
+    let with = |mock: &str| {
+        format!(
+            "name: t\nprompt: p\nmcp_servers:\n  m:\n    mock: {mock}\nassertions:\n  - tool: Bash\n"
+        )
+    };
+    assert_reports(&errors(&with("{}")), "`mcp_servers.m.mock` has no tools");
+    assert_reports(
+        &errors(&with("{tools: {t: {description: x}}}")),
+        "`mcp_servers.m.mock.tools.t` has no reply",
+    );
+    assert_reports(
+        &errors(&with("{tools: {t: {reply: a, replies: [b]}}}")),
+        "`mcp_servers.m.mock.tools.t` has both `reply` and `replies`",
+    );
+    assert_reports(
+        &errors(&with("{tools: {t: {reply: a, expct: {x: 1}}}}")),
+        "unknown key `expct` in `mcp_servers.m.mock.tools.t`",
+    );
+    assert_reports(
+        &errors(&with("{tools: {t: {reply: {txt: a}}}}")),
+        "`mcp_servers.m.mock.tools.t.reply` needs one of `text` or `json`",
+    );
+    assert_reports(
+        &errors(&with("{server: s, tools: {t: {reply: a}}}")),
+        "`mcp_servers.m.mock.server` needs `from:`",
+    );
+    assert_reports(
+        &errors(&with("{tools: {t: {reply: a, input_schema: [1]}}}")),
+        "`mcp_servers.m.mock.tools.t.input_schema` must be a mapping",
+    );
+    assert_reports(
+        &errors(
+            "name: t\nprompt: p\nmcp_servers:\n  m: {command: node, mock: {}}\nassertions:\n  - tool: Bash\n",
+        ),
+        "unknown key `command` in `mcp_servers.m` (a mock server)",
+    );
+}
+
+#[test]
+fn a_mock_recording_must_exist_and_resolves_against_the_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = dir.path().join("t.aptitude.yaml");
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    let body = |from: &str| {
+        format!(
+            "name: t\nprompt: p\nworkspace: ws\nmcp_servers:\n  m:\n    mock: {{from: {from}}}\nassertions:\n  - tool: Bash\n"
+        )
+    };
+    std::fs::write(&test, body("rec/gone.json.gz")).unwrap();
+    let (line, _, message) = file_error(&test);
+    assert_eq!(
+        (line, message.as_str()),
+        (6, "the recording does not exist")
+    );
+    std::fs::create_dir(dir.path().join("rec")).unwrap();
+    std::fs::write(dir.path().join("rec/c.json.gz"), b"x").unwrap();
+    std::fs::write(&test, body("rec/c.json.gz")).unwrap();
+    let spec = load_file(&test).unwrap();
+    let from = spec.mcp_mocks["m"].from.as_ref().unwrap();
+    assert_eq!(from.cassette, dir.path().join("rec/c.json.gz"));
+    assert_eq!(
+        from.server, "m",
+        "the recorded server defaults to the mock's name"
+    );
+}
+
+#[test]
 fn a_skill_assertion_is_a_tool_assertion_on_skill() {
     let spec = load(&format!(
         "{HEAD}  - skill: greet\n  - skill: \"ops:deploy\"\n    called: false\n  - skill: \"dep*\"\n    min_calls: 2\n    called_after: Read\n    scope: main\n"
