@@ -256,6 +256,21 @@ fn a_replay_answers_its_reviews_from_the_recorded_grades() {
     assert_eq!(review["status"], "pass", "{review:#}");
     assert_eq!(review["score"], 8);
     assert_eq!(review["cached"], true);
+
+    // A stricter threshold re-grades the replay from the recorded score, at no cost.
+    suite.file(
+        "tests/ws/t.aptitude.yaml",
+        "name: t\nprompt: \"TAPE-GRADED: greet\"\nassertions:\n  - stdout:\n      review: \"TAPE-JUDGE: greets\"\n      threshold: 9\n",
+    );
+    let stricter = crate::run::aptitude_run(
+        &suite,
+        &model,
+        &["--replay", kept.to_str().unwrap(), "--no-cache"],
+    );
+    assert_eq!(model.requests().len(), all, "no call for a new threshold");
+    let review = &stricter.results.unwrap()["tests"][0]["assertions"][0];
+    assert_eq!(review["status"], "fail", "{review:#}");
+    assert_eq!((review["score"].clone(), review["threshold"].clone()), (8.into(), 9.into()));
 }
 
 /// The agents whose cassettes are kept as fixtures in `tests/data/cassettes/<agent>/`.
