@@ -220,10 +220,10 @@ impl Reuse {
             .model_traffic
             .as_ref()
             .and_then(|t| t.cassette.clone());
-        let replay = match (needs_workspace(spec), cassette) {
+        let replay = match (needs_the_run(spec), cassette) {
             (None, _) => None,
             (Some(_), Some(cassette)) if self.cassettes.is_some() => Some(cassette),
-            (Some(line), _) => return Err(NotReused::NeedsWorkspace { line }),
+            (Some(why), _) => return Err(why),
         };
         if recorded.transcript.is_none() {
             return Err(NotReused::NoTranscript);
@@ -264,10 +264,19 @@ pub enum NotReused {
     NoRun(u32),
     /// An assertion needs the workspace and there is no cassette to rebuild it from.
     #[error(
-        "its assertion at line {line} needs the workspace after the run (or the calls a mock MCP server received), which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+        "its assertion at line {line} needs the workspace after the run, which does not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
     )]
     NeedsWorkspace {
         /// The assertion's line in the test file.
+        line: u32,
+    },
+    /// A mock MCP server's `expect:` needs the calls it receives, and there is no cassette
+    /// to replay the run from.
+    #[error(
+        "its `expect:` at line {line} needs the calls the mock MCP server receives, which do not travel with results, and the baseline recorded no model exchange to replay it from (run it with --record-model)"
+    )]
+    NeedsMockCalls {
+        /// The `expect:` line in the test file.
         line: u32,
     },
     /// The baseline's run has no transcript.
@@ -281,23 +290,26 @@ pub enum NotReused {
     NoFingerprint,
 }
 
-/// The line of the first assertion applying to `spec`'s variant that needs the workspace
-/// after the run, if any; else of the first `expect:` of a `mock:` MCP server, which needs
-/// the calls the mock received (they do not travel with results either).
-pub fn needs_workspace(spec: &TestSpec) -> Option<u32> {
-    spec.assertions
+/// Why a run of `spec` must be replayed rather than reused as is, if it must: the first
+/// assertion applying to its variant that needs the workspace after the run, else the
+/// first `expect:` of a `mock:` MCP server, which needs the calls the mock receives
+/// (neither travels with results).
+pub fn needs_the_run(spec: &TestSpec) -> Option<NotReused> {
+    let assertion = spec
+        .assertions
         .iter()
         .filter(|a| crate::assertions::applies_to(a, spec.variant_name()))
         .find(|a| needs_workspace_after(&a.kind))
-        .map(|a| a.line)
-        .or_else(|| {
-            spec.mcp_mocks
-                .values()
-                .flat_map(|m| m.tools.values())
-                .filter(|t| !t.expect.is_empty())
-                .map(|t| t.expect_line)
-                .min()
-        })
+        .map(|a| NotReused::NeedsWorkspace { line: a.line });
+    assertion.or_else(|| {
+        spec.mcp_mocks
+            .values()
+            .flat_map(|m| m.tools.values())
+            .filter(|t| !t.expect.is_empty())
+            .map(|t| t.expect_line)
+            .min()
+            .map(|line| NotReused::NeedsMockCalls { line })
+    })
 }
 
 /// Whether an assertion of `kind` reads the workspace after the run. Every kind is named,
@@ -449,6 +461,28 @@ mod tests {
 
     fn spec(yaml: &str) -> TestSpec {
         crate::spec::load_str(std::path::Path::new("t.aptitude.yaml"), yaml).unwrap()
+    }
+
+    #[test]
+    fn a_mock_with_expect_needs_the_run_and_one_without_does_not() {
+        let with = |expect: &str| {
+            spec(&format!(
+                "name: t\nprompt: p\nmcp_servers:\n  m:\n    mock:\n      tools:\n        t: {{reply: ok{expect}}}\nassertions:\n  - tool: mcp__m__t\n"
+            ))
+        };
+        assert_eq!(needs_the_run(&with("")), None);
+        assert_eq!(
+            needs_the_run(&with(", expect: {x: 1}")),
+            Some(NotReused::NeedsMockCalls { line: 7 })
+        );
+        let both = spec(
+            "name: t\nprompt: p\nmcp_servers:\n  m:\n    mock:\n      tools:\n        t: {reply: ok, expect: {x: 1}}\nassertions:\n  - file_exists: a.txt\n",
+        );
+        assert_eq!(
+            needs_the_run(&both),
+            Some(NotReused::NeedsWorkspace { line: 9 }),
+            "a workspace assertion is named first"
+        );
     }
 
     const TRANSCRIPT: &str = r#"{"format": "claude-stream-json", "outcome": {"status": "completed"},

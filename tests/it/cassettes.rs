@@ -270,7 +270,10 @@ fn a_replay_answers_its_reviews_from_the_recorded_grades() {
     assert_eq!(model.requests().len(), all, "no call for a new threshold");
     let review = &stricter.results.unwrap()["tests"][0]["assertions"][0];
     assert_eq!(review["status"], "fail", "{review:#}");
-    assert_eq!((review["score"].clone(), review["threshold"].clone()), (8.into(), 9.into()));
+    assert_eq!(
+        (review["score"].clone(), review["threshold"].clone()),
+        (8.into(), 9.into())
+    );
 }
 
 /// The agents whose cassettes are kept as fixtures in `tests/data/cassettes/<agent>/`.

@@ -488,39 +488,41 @@ fn a_mock_whose_expectation_is_not_met_fails_the_test() {
     assert!(detail.contains("logout is slow"), "{detail}");
 }
 
-/// `--record-model` records the traffic of a real stdio MCP server; `--replay` answers the
-/// agent's MCP requests from it, so the replay passes with the server's recorded reply
-/// although the server can no longer start; and a mock `from:` that cassette serves the
-/// recorded tool and reply to a live run, without the server.
-#[test]
-fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
-    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+/// Records a run of `agent` calling the real server's `echo`, then replays it with the
+/// server's command gone; returns the recording's cassette (relative to the suite) or
+/// what went wrong.
+fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), String> {
     let server = server_everything();
+    let marker = format!("MCP-TAPE-{}", agent.name.to_uppercase());
     let model = ScriptedModel::start();
     model.script(
-        "MCP-TAPE",
+        &marker,
         vec![
-            Turn::Tool("mcp__everything__echo", json!({"message": "taped"})),
+            Turn::Tool(echo_tool(agent.name), json!({"message": "taped"})),
             Turn::Text("The server echoed.".into()),
         ],
     );
     let test_file = |command: &str| {
         format!(
-            "name: mcp\nprompt: \"MCP-TAPE: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n"
+            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n"
         )
     };
     let suite = Suite::new();
     suite
         .file("tests/ws/keep.txt", "fixture\n")
         .file("tests/ws/mcp.aptitude.yaml", &test_file("node"));
-    let (code, recorded, stderr) =
-        run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
-    assert_eq!(code, 0, "recording\n{stderr}\n{recorded:#}");
+    let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
+    if code != 0 {
+        return Err(format!(
+            "recording: exit {code}\n{stderr}\n{:#}",
+            recorded["tests"][0]["error"]
+        ));
+    }
     let kept = suite.path().join("recorded.json");
     std::fs::copy(suite.results_path(), &kept).unwrap();
     let cassette = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
         .as_str()
-        .unwrap_or_else(|| panic!("no cassette: {recorded:#}"))
+        .ok_or_else(|| format!("no cassette: {recorded:#}"))?
         .to_owned();
     let requests = model.requests().len();
 
@@ -532,28 +534,52 @@ fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
     let (code, replayed, stderr) = run_on(
         &suite,
         &model,
-        &agent,
+        agent,
         &["--no-grade", "--replay", kept.to_str().unwrap()],
     );
     let test = &replayed["tests"][0];
-    assert_eq!(code, 0, "replay\n{stderr}\n{test:#}");
-    let echo = test["transcript"]["tool_calls"]
+    let output = test["transcript"]["tool_calls"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|c| c["canonical"] == "mcp__everything__echo")
-        .cloned()
-        .unwrap_or_else(|| panic!("no echo call: {test:#}"));
-    assert!(
-        echo["output"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Echo: taped"),
-        "{echo:#}"
-    );
-    assert_eq!(model.requests().len(), requests, "a replay asks no model");
+        .and_then(|c| c["output"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    if code != 0 || !output.contains("Echo: taped") || model.requests().len() != requests {
+        return Err(format!(
+            "replay: exit {code}, echo output {output:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
+            model.requests().len(),
+            test["error"]
+        ));
+    }
+    Ok((suite, cassette))
+}
+
+/// On every agent with an MCP client, `--record-model` records the traffic of a real
+/// stdio MCP server, and `--replay` answers the agent's MCP requests from it: the replay
+/// passes with the server's recorded reply although the server can no longer start, and
+/// asks no model. Then a mock `from:` the Claude Code run's cassette serves the recorded
+/// tool and reply to a live run, without the server.
+#[test]
+fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
+    let mut failures = Vec::new();
+    let mut claude = None;
+    for agent in AGENTS.iter().map(|a| a()) {
+        if !MCP_AGENTS.contains(&agent.name) {
+            continue;
+        }
+        match tape_and_replay(&agent) {
+            Ok(taped) if agent.name == "claude" => claude = Some((agent, taped)),
+            Ok(_) => {}
+            Err(why) => failures.push(format!("{}: {why}", agent.name)),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let (agent, (suite, cassette)) = claude.expect("claude has an MCP client");
 
     // A mock answering from the cassette, against the live model.
+    let model = ScriptedModel::start();
     model.script(
         "MCP-FROM",
         vec![
