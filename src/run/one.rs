@@ -214,8 +214,19 @@ impl<'a> OneRun<'a> {
         let plugins = workspace
             .copy_plugins(&spec.plugins)
             .map_err(|why| (ErrorKind::Setup, format!("plugins: {why}")))?;
-        // An HTTP server that is not there is named now, before the agent works without it.
-        crate::agent::mcp::watch::probe_http(&mcp_servers)
+        // An HTTP server that is not there is named now, before the agent works without it
+        // (one a replay answers from its recording need not be there).
+        let replayed = ctx
+            .replay
+            .as_ref()
+            .filter(|r| r.miss == crate::agent::gateway::ReplayMiss::Error)
+            .map(|r| &r.cassette.mcp);
+        let probed: crate::spec::McpServers = mcp_servers
+            .iter()
+            .filter(|(name, _)| !replayed.is_some_and(|m| m.contains_key(*name)))
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        crate::agent::mcp::watch::probe_http(&probed)
             .await
             .map_err(|why| (ErrorKind::Infra, why.to_string()))?;
         ctx.agent

@@ -611,3 +611,202 @@ fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
         "{echo:#}"
     );
 }
+
+/// The pinned server on its streamable HTTP transport, on a free port of 127.0.0.1;
+/// stopped when dropped.
+struct HttpEverything {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpEverything {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("node")
+            .arg(server_everything())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("node starts");
+        // Waits for the port, not for a time: the server listens once it has loaded.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the HTTP server did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        HttpEverything { child, port }
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Records `agent` calling the HTTP server's `echo` through aptitude's front, then
+/// replays it once the server is gone; what went wrong, if anything.
+fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
+    let server = HttpEverything::start();
+    let marker = format!("MCP-HTTP-{}", agent.name.to_uppercase());
+    let model = ScriptedModel::start();
+    model.script(
+        &marker,
+        vec![
+            Turn::Tool(
+                Box::leak(tool_name(agent.name, "remote", "echo").into_boxed_str()),
+                json!({"message": "over-http"}),
+            ),
+            Turn::Text("The server echoed.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  remote: {{url: \"http://127.0.0.1:{}/mcp\", headers: {{X-Team: aptitude}}}}\nassertions:\n  - tool: mcp__remote__echo\n    params: {{message: over-http}}\n",
+            server.port
+        ),
+    );
+    let echo_output = |results: &Value| {
+        results["tests"][0]["transcript"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["canonical"] == "mcp__remote__echo")
+            .and_then(|c| c["output"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
+    if code != 0 || !echo_output(&recorded).contains("Echo: over-http") {
+        return Err(format!(
+            "recording: exit {code}\n{stderr}\n{:#}",
+            recorded["tests"][0]
+        ));
+    }
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let requests = model.requests().len();
+    drop(server);
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    if code != 0
+        || !echo_output(&replayed).contains("Echo: over-http")
+        || model.requests().len() != requests
+    {
+        return Err(format!(
+            "replay: exit {code}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
+            model.requests().len(),
+            replayed["tests"][0]
+        ));
+    }
+    Ok(())
+}
+
+/// On every agent with an MCP client, an MCP server over streamable HTTP is reached
+/// through aptitude's front (the agent is given the front's URL; the test's headers stay
+/// outside the sandbox), recorded, and replayed from the cassette once the server is gone.
+#[test]
+fn an_http_mcp_servers_traffic_is_recorded_and_replayed() {
+    let failures: Vec<String> = AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| MCP_AGENTS.contains(&a.name))
+        .filter_map(|a| {
+            http_tape_and_replay(&a)
+                .err()
+                .map(|why| format!("{}: {why}", a.name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An HTTP server's `headers` (a token expanded from aptitude's environment) are put on
+/// by aptitude's front outside the sandbox: the server gets them, and nothing the agent
+/// can read holds them — its MCP configuration names the front, not the server.
+#[test]
+fn an_http_servers_headers_never_enter_the_sandbox() {
+    let server = HttpEverything::start();
+    let token = "mcp-header-token-5309";
+    let reversed: String = token.chars().rev().collect();
+    let model = ScriptedModel::start();
+    model.script(
+        "MCP-HEADERS",
+        vec![
+            Turn::Tool("mcp__remote__echo", json!({"message": "hi"})),
+            // Searches what the agent can read for the token, spelt so that the command
+            // itself (kept in the agent's own session files) does not hold it.
+            Turn::Tool(
+                "Bash",
+                json!({"command": format!("t=$(echo {reversed} | rev); grep -rlF \"$t\" \"$HOME\" \"$PWD\" /tmp 2>/dev/null; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -cF \"$t\"; echo searched"), "description": "search"}),
+            ),
+            Turn::Text("done".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-HEADERS: go\"\nmcp_servers:\n  remote: {{url: \"http://127.0.0.1:{}/mcp\", headers: {{Authorization: \"Bearer ${{APTITUDE_TEST_MCP_TOKEN}}\"}}}}\nassertions:\n  - tool: mcp__remote__echo\n",
+            server.port
+        ),
+    );
+    let home = suite.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = assert_cmd::Command::cargo_bin("aptitude")
+        .unwrap()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
+        .env("APTITUDE_TEST_MCP_TOKEN", token)
+        .current_dir(suite.path())
+        .args(["run", "tests", "--agent", "claude", "--agent-bin"])
+        .arg(format!("claude={}", crate::support::claude_bin().display()))
+        .arg("--agent-base-url")
+        .arg(format!("claude={}", model.base_url()))
+        .args(["--model", "fake-model", "--no-grade", "--json"])
+        .arg(suite.results_path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let test = &results["tests"][0];
+    assert_eq!(
+        test["status"],
+        "passed",
+        "{}\n{test:#}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let search = test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == "Bash")
+        .and_then(|c| c["output"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(search.contains("searched"), "the search ran: {search}");
+    assert_eq!(
+        search.trim().lines().collect::<Vec<_>>(),
+        ["0", "searched"],
+        "no file and no process environment inside holds the token"
+    );
+    assert!(!text.contains(token));
+}

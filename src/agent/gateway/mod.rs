@@ -33,7 +33,7 @@ pub mod meter;
 pub mod normalize;
 pub mod price;
 pub mod protocol;
-mod server;
+pub(in crate::agent) mod server;
 pub mod sse;
 mod tape;
 pub mod traffic;

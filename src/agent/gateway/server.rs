@@ -60,10 +60,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(super) struct Shared {
     pub(super) limits: Limits,
     ledger: Mutex<Ledger>,
-    /// One client for `http` and `https` upstreams (one pool, one instantiation in the
-    /// binary), made on first use; with why the system's root certificates could not be
-    /// loaded, when they could not (an `https` upstream then fails, saying so).
-    client: OnceLock<(HttpsClient, Option<String>)>,
     pub(super) record: Option<RecordTo>,
     pub(super) redactor: crate::shared::redact::Redactor,
 }
@@ -73,7 +69,6 @@ impl Shared {
         Shared {
             limits: options.limits,
             ledger: Mutex::new(Ledger::new(options.limits)),
-            client: OnceLock::new(),
             record: options.record,
             redactor: options
                 .redactor
@@ -85,52 +80,66 @@ impl Shared {
         lock(&self.ledger).spent()
     }
 
-    /// The client, made on first use with the system's root certificates (none when they
-    /// can not be loaded).
-    fn client(&self) -> &(HttpsClient, Option<String>) {
-        self.client.get_or_init(|| {
-            let (builder, no_roots) =
-                match hyper_rustls::HttpsConnectorBuilder::new().with_native_roots() {
-                    Ok(builder) => (builder, None),
-                    Err(e) => (
-                        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(
-                            rustls::ClientConfig::builder()
-                                .with_root_certificates(rustls::RootCertStore::empty())
-                                .with_no_client_auth(),
-                        ),
-                        Some(format!("no TLS root certificates could be loaded: {e}")),
-                    ),
-                };
-            let mut http = HttpConnector::new();
-            http.set_nodelay(true);
-            http.enforce_http(false);
-            let connector = builder.https_or_http().enable_http1().wrap_connector(http);
-            (
-                Client::builder(TokioExecutor::new()).build(connector),
-                no_roots,
-            )
-        })
-    }
-
     async fn send(
         &self,
         https: bool,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, String> {
-        let (client, no_roots) = self.client();
-        client.request(request).await.map_err(|e| {
-            let mut why = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                why.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            match (https, no_roots) {
-                (true, Some(roots)) => format!("{why} ({roots})"),
-                _ => why,
-            }
-        })
+        send(https, request).await
     }
+}
+
+/// The one client for `http` and `https` upstreams (one pool, one instantiation in the
+/// binary), made on first use with the system's root certificates; with why they could not
+/// be loaded, when they could not (an `https` upstream then fails, saying so).
+fn client() -> &'static (HttpsClient, Option<String>) {
+    static CLIENT: OnceLock<(HttpsClient, Option<String>)> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let (builder, no_roots) =
+            match hyper_rustls::HttpsConnectorBuilder::new().with_native_roots() {
+                Ok(builder) => (builder, None),
+                Err(e) => (
+                    hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(
+                        rustls::ClientConfig::builder()
+                            .with_root_certificates(rustls::RootCertStore::empty())
+                            .with_no_client_auth(),
+                    ),
+                    Some(format!("no TLS root certificates could be loaded: {e}")),
+                ),
+            };
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let connector = builder.https_or_http().enable_http1().wrap_connector(http);
+        (
+            Client::builder(TokioExecutor::new()).build(connector),
+            no_roots,
+        )
+    })
+}
+
+/// Sends `request` upstream (`https`: whether it goes over TLS, for the message when no
+/// root certificates could be loaded).
+///
+/// # Errors
+/// The client's error with its sources, as one line.
+pub(in crate::agent) async fn send(
+    https: bool,
+    request: Request<Full<Bytes>>,
+) -> Result<Response<Incoming>, String> {
+    let (client, no_roots) = client();
+    client.request(request).await.map_err(|e| {
+        let mut why = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            why.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        match (https, no_roots) {
+            (true, Some(roots)) => format!("{why} ({roots})"),
+            _ => why,
+        }
+    })
 }
 
 /// Where a run's requests go.

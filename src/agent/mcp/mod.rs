@@ -14,6 +14,7 @@
 
 pub mod helper;
 pub mod host;
+pub mod http;
 pub mod serve;
 pub mod watch;
 
@@ -27,6 +28,7 @@ use crate::agent::gateway::normalize::Normalizer;
 use crate::spec::{McpMocks, McpServer, McpServers};
 
 use self::host::McpHost;
+use self::http::{Front, McpFront};
 use self::serve::{Mock, Replay, Served};
 use self::watch::{McpWatch, Tap};
 
@@ -36,8 +38,10 @@ pub struct Prepared {
     /// What the agent is given (before the watch's wrapper): the test's servers, with a
     /// relay in place of each server the host answers.
     pub servers: McpServers,
-    /// The host answering mocks and replayed servers, when there is any.
+    /// The host answering mocks and replayed stdio servers, when there is any.
     pub host: Option<McpHost>,
+    /// The front recording or replaying HTTP servers, when there is any.
+    pub front: Option<McpFront>,
     /// The servers whose traffic is recorded, when the run's exchange is.
     pub tap: Option<Tap>,
 }
@@ -88,6 +92,7 @@ pub struct McpRun {
     pub wrapped: McpServers,
     watch: Option<McpWatch>,
     host: Option<McpHost>,
+    front: Option<McpFront>,
     tapped: bool,
 }
 
@@ -117,6 +122,7 @@ impl McpRun {
             wrapped,
             watch,
             host: prepared.host,
+            front: prepared.front,
             tapped: prepared.tap.is_some(),
         })
     }
@@ -130,13 +136,18 @@ impl McpRun {
     /// recorded traffic.
     pub fn finish(self, paths: &Normalizer) -> McpOutcome {
         let served = self.host.map(McpHost::finish).unwrap_or_default();
-        let recorded = match &self.watch {
-            Some(w) if self.tapped => w.traffic(&|s: &str| paths.paths(s)),
+        let tokens = |s: &str| paths.paths(s);
+        let mut recorded = match &self.watch {
+            Some(w) if self.tapped => w.traffic(&tokens),
             _ => BTreeMap::new(),
         };
+        let fronted = self.front.map(|f| f.finish(&tokens)).unwrap_or_default();
+        recorded.extend(fronted.recorded);
+        let mut divergences = served.divergences;
+        divergences.extend(fronted.divergences);
         McpOutcome {
             calls: served.calls,
-            divergences: served.divergences,
+            divergences,
             recorded,
             failures: self.watch.map(|w| w.failures()).unwrap_or_default(),
         }
@@ -179,18 +190,35 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
         let mock = Mock::new(name, mock, recording.as_ref(), setup.paths.clone());
         served.insert(name.clone(), Served::Mock(mock));
     }
-    if let Some(replay) = setup
+    let mut fronted: BTreeMap<String, Front> = BTreeMap::new();
+    let replayed = setup
         .replay
         .filter(|r| r.miss == crate::agent::gateway::ReplayMiss::Error)
-    {
-        for (name, traffic) in &replay.cassette.mcp {
-            if matches!(servers.get(name), Some(McpServer::Stdio { .. })) {
-                servers.remove(name);
-                let replayed = Replay::new(name, traffic, setup.paths.clone());
-                served.insert(name.clone(), Served::Replay(replayed));
+        .map(|r| &r.cassette.mcp);
+    for (name, server) in &servers {
+        let replay = replayed
+            .and_then(|m| m.get(name))
+            .map(|traffic| Served::Replay(Replay::new(name, traffic, setup.paths.clone())));
+        match (server, replay) {
+            (McpServer::Stdio { .. }, Some(replay)) => {
+                served.insert(name.clone(), replay);
             }
+            (McpServer::Http { .. }, Some(replay)) => {
+                fronted.insert(name.clone(), Front::Replay(replay));
+            }
+            // Every HTTP server goes through the front: its headers stay outside the sandbox.
+            (McpServer::Http { url, headers }, None) => {
+                let forward = Front::Forward {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    record: setup.record,
+                };
+                fronted.insert(name.clone(), forward);
+            }
+            _ => {}
         }
     }
+    servers.retain(|name, _| !served.contains_key(name));
     let tap = setup.record.then(|| Tap {
         helper: setup.helper.to_owned(),
         servers: servers
@@ -199,22 +227,40 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
             .map(|(n, _)| n.clone())
             .collect(),
     });
-    if served.is_empty() {
-        return Ok(Prepared {
-            servers,
-            host: None,
-            tap,
-        });
-    }
-    let names: Vec<String> = served.keys().cloned().collect();
-    let host = McpHost::start(served).await.map_err(McpSetupError::Host)?;
-    for name in names {
-        let relay = relay(setup.helper, &name, host.url());
-        servers.insert(name, relay);
-    }
+    let front = if fronted.is_empty() {
+        None
+    } else {
+        let names: Vec<String> = fronted.keys().cloned().collect();
+        let front = McpFront::start(fronted)
+            .await
+            .map_err(McpSetupError::Host)?;
+        for name in names {
+            let url = front.url(&name);
+            servers.insert(
+                name,
+                McpServer::Http {
+                    url,
+                    headers: BTreeMap::new(),
+                },
+            );
+        }
+        Some(front)
+    };
+    let host = if served.is_empty() {
+        None
+    } else {
+        let names: Vec<String> = served.keys().cloned().collect();
+        let host = McpHost::start(served).await.map_err(McpSetupError::Host)?;
+        for name in names {
+            let relay = relay(setup.helper, &name, host.url());
+            servers.insert(name, relay);
+        }
+        Some(host)
+    };
     Ok(Prepared {
         servers,
-        host: Some(host),
+        host,
+        front,
         tap,
     })
 }
