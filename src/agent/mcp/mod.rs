@@ -1,16 +1,18 @@
 //! A run's MCP servers: the ones the agent starts (watched, and recorded by a tap when the
-//! run's model exchange is), and the ones aptitude answers itself — `mock:` servers, and
-//! recorded servers replayed from the cassette — reached through a relay.
+//! run's model exchange is), the HTTP ones (reached through aptitude's front, which puts
+//! their headers on outside the sandbox and records them), and the ones aptitude answers
+//! itself — `mock:` servers, and recorded servers replayed from the cassette.
 //!
 //! - [`watch`]: every stdio server runs under a wrapper that reports a server that failed
 //!   to start or crashed; HTTP servers are probed before the agent starts.
 //! - [`helper`]: aptitude's binary where the servers run (`__mcp relay`, `__mcp tap`).
 //! - [`host`]: the port of 127.0.0.1 the relays connect to, in aptitude's process.
+//! - [`http`]: the front of HTTP servers, forwarding, recording or replaying.
 //! - [`serve`]: what a mock or a replayed server answers.
 //!
-//! [`prepare`] turns a test's servers into what the agent is given; every agent with an
-//! MCP client gets mocks and replays as ordinary stdio servers, so nothing is
-//! agent-specific here.
+//! [`McpRun::start`] turns a test's servers into what the agent is given; every agent with
+//! an MCP client gets mocks and replayed stdio servers as ordinary stdio servers and the
+//! front as an ordinary HTTP server, so nothing is agent-specific here.
 
 pub mod helper;
 pub mod host;
