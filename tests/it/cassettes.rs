@@ -280,7 +280,7 @@ fn a_replay_answers_its_reviews_from_the_recorded_grades() {
 const KEPT: &[&str] = &["claude", "codex", "gemini"];
 
 /// Copies `from` into `to`, recursively.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

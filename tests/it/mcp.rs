@@ -810,3 +810,67 @@ fn an_http_servers_headers_never_enter_the_sandbox() {
     );
     assert!(!text.contains(token));
 }
+
+/// A cassette with a stdio MCP server's traffic, kept as a fixture (recorded once with
+/// Claude Code and the pinned server, on another machine and aptitude build), still
+/// replays: the test passes with the recorded reply, the server never starts, and the
+/// model is never asked. `UPDATE_CASSETTES=1` records it again.
+#[test]
+fn the_kept_mcp_cassette_replays() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let fixture = crate::support::data("cassettes").join("claude-mcp");
+    let test_file = |command: &str, script: &str| {
+        format!(
+            "name: mcp\nprompt: \"KEPT-MCP: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{script:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: kept}}\n"
+        )
+    };
+    if std::env::var_os("UPDATE_CASSETTES").is_some() {
+        let model = ScriptedModel::start();
+        model.script(
+            "KEPT-MCP",
+            vec![
+                Turn::Tool("mcp__everything__echo", json!({"message": "kept"})),
+                Turn::Text("The server echoed.".into()),
+            ],
+        );
+        let suite = Suite::new();
+        suite.file("tests/ws/keep.txt", "fixture\n").file(
+            "tests/ws/mcp.aptitude.yaml",
+            &test_file("node", &server_everything()),
+        );
+        let (code, _, stderr) = run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+        assert_eq!(code, 0, "{stderr}");
+        let _ = std::fs::remove_dir_all(&fixture);
+        crate::cassettes::copy_tree(
+            &suite.path().join("results.cassettes"),
+            &fixture.join("results.cassettes"),
+        );
+        std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+    }
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mcp.aptitude.yaml",
+        &test_file("no-such-mcp-server", "gone.js"),
+    );
+    crate::cassettes::copy_tree(&fixture, suite.path());
+    let recorded = suite.path().join("recorded.json");
+    let (code, results, stderr) = run_on(
+        &suite,
+        &model,
+        &agent,
+        &["--no-grade", "--replay", recorded.to_str().unwrap()],
+    );
+    let test = &results["tests"][0];
+    assert_eq!(code, 0, "{stderr}\n{test:#}");
+    let echo = test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == "mcp__everything__echo")
+        .and_then(|c| c["output"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(echo.contains("Echo: kept"), "{echo}");
+    assert!(model.requests().is_empty(), "the model was asked");
+}
