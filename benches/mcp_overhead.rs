@@ -36,6 +36,10 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/mcp_names.rs"]
+mod mcp_names;
+use mcp_names::tool_name;
+
 #[path = "support/agents.rs"]
 #[expect(dead_code, reason = "the MCP benchmark calls no shell tool")]
 mod agents;
@@ -45,18 +49,6 @@ use model::{ScriptedModel, Turn};
 
 const TESTS: usize = 8;
 const JOBS: usize = 2;
-
-/// The name `agent` offers tool `tool` of server `server` under (as in tests/it/mcp.rs).
-fn tool_name(agent: &str, server: &str, tool: &str) -> String {
-    match agent {
-        "claude" | "qwen" => format!("mcp__{server}__{tool}"),
-        "codex" => format!("mcp__{server}::{tool}"),
-        "gemini" => format!("mcp_{server}_{tool}"),
-        "copilot" => format!("{server}-{tool}"),
-        "opencode" => format!("{server}_{tool}"),
-        _ => tool.to_owned(),
-    }
-}
 
 fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -129,36 +121,13 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path, server: &Path) -> st
     let dir = tempfile::tempdir()?;
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
-    let env: Vec<(&str, String)> = vec![
-        ("HOME", home.display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("ANTHROPIC_API_KEY", "sk-ant-bench".to_owned()),
-        ("OPENAI_API_KEY", "sk-bench-openai".to_owned()),
-        ("GEMINI_API_KEY", "sk-bench-gemini".to_owned()),
-        ("COPILOT_PROVIDER_API_KEY", "sk-bench-copilot".to_owned()),
-    ];
+    let env = agents::bench_env(&home);
     let run = |json: &str, extra: &[&str]| -> std::io::Result<f64> {
         let t = Instant::now();
-        let status = Command::new(env!("CARGO_BIN_EXE_aptitude"))
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-            .current_dir(dir.path())
-            .args(["run", "tests", "--no-grade", "--jobs", &JOBS.to_string()])
-            .args([
-                "--agent",
-                bench.name,
-                "--model",
-                "fake-model",
-                "--json",
-                json,
-            ])
-            .arg("--agent-bin")
-            .arg(format!("{}={}", bench.name, bin.display()))
-            .arg("--agent-base-url")
-            .arg(format!("{}={base_url}", bench.name))
-            .args(extra)
-            .stdout(std::process::Stdio::null())
-            .status()?;
+        let status =
+            agents::aptitude_run(dir.path(), &env, (bench, bin, &base_url), JOBS, Some(json))
+                .args(extra)
+                .status()?;
         let took = t.elapsed().as_secs_f64() / TESTS as f64;
         if !status.success() {
             return Err(std::io::Error::other(format!(

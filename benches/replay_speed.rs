@@ -16,7 +16,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[path = "../tests/it/support/model.rs"]
@@ -116,44 +115,14 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
     }
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
-    let env: Vec<(&str, String)> = vec![
-        ("HOME", home.display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("ANTHROPIC_API_KEY", "sk-ant-bench".to_owned()),
-        ("OPENAI_API_KEY", "sk-bench-openai".to_owned()),
-        ("GEMINI_API_KEY", "sk-bench-gemini".to_owned()),
-        ("COPILOT_PROVIDER_API_KEY", "sk-bench-copilot".to_owned()),
-        (
-            "XDG_CACHE_HOME",
-            std::env::temp_dir()
-                .join("aptitude-tests-copilot-cache")
-                .display()
-                .to_string(),
-        ),
-    ];
+    let env = agents::bench_env(&home);
     let run = |json: &str, extra: &[&str]| -> std::io::Result<(f64, usize)> {
         let before = model.requests().len();
         let t = Instant::now();
-        let status = Command::new(env!("CARGO_BIN_EXE_aptitude"))
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-            .current_dir(dir.path())
-            .args(["run", "tests", "--no-grade", "--jobs", &JOBS.to_string()])
-            .args([
-                "--agent",
-                bench.name,
-                "--model",
-                "fake-model",
-                "--json",
-                json,
-            ])
-            .arg("--agent-bin")
-            .arg(format!("{}={}", bench.name, bin.display()))
-            .arg("--agent-base-url")
-            .arg(format!("{}={base_url}", bench.name))
-            .args(extra)
-            .stdout(std::process::Stdio::null())
-            .status()?;
+        let status =
+            agents::aptitude_run(dir.path(), &env, (bench, bin, &base_url), JOBS, Some(json))
+                .args(extra)
+                .status()?;
         let took = t.elapsed().as_secs_f64();
         if !status.success() {
             return Err(std::io::Error::other(format!(

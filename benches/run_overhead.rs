@@ -187,24 +187,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
     }
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
-    let env: Vec<(String, String)> = [
-        ("HOME", home.display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("ANTHROPIC_API_KEY", "sk-ant-bench".to_owned()),
-        ("OPENAI_API_KEY", "sk-bench".to_owned()),
-        ("GEMINI_API_KEY", "sk-bench".to_owned()),
-        ("COPILOT_PROVIDER_API_KEY", "sk-bench".to_owned()),
-        (
-            "XDG_CACHE_HOME",
-            std::env::temp_dir()
-                .join("aptitude-tests-copilot-cache")
-                .display()
-                .to_string(),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
+    let env = agents::bench_env(&home);
 
     let cli = registry::cli(kind, &AgentOptions::default());
     // One direct run: copy the workspace, make a private home, run the agent's own
@@ -235,7 +218,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             .map_err(std::io::Error::other)?;
         let status = Command::new(bin)
             .env_clear()
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .envs(
                 inv.defaults
                     .iter()
@@ -261,26 +244,8 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
     let mut direct = Vec::new();
     for _ in 0..ROUNDS {
         let t = Instant::now();
-        let status = Command::new(env!("CARGO_BIN_EXE_aptitude"))
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "tests",
-                "--no-grade",
-                "--jobs",
-                &JOBS.to_string(),
-                "--agent",
-                bench.name,
-            ])
-            .arg("--agent-bin")
-            .arg(format!("{}={}", bench.name, bin.display()))
-            .arg("--agent-base-url")
-            .arg(format!("{}={base_url}", bench.name))
-            .args(["--model", "fake-model"])
+        let status = agents::aptitude_run(dir.path(), &env, (bench, bin, &base_url), JOBS, None)
             .args(sandbox_flag())
-            .stdout(std::process::Stdio::null())
             .status()?;
         harness.push(t.elapsed().as_secs_f64());
         if !status.success() {

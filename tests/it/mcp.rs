@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::agents::{AGENTS, run_on};
 use crate::run::Suite;
+use crate::support::mcp_names::tool_name;
 use crate::support::model::{ScriptedModel, Turn};
 use crate::support::root;
 
@@ -43,18 +44,32 @@ fn offered_tools(body: &Value) -> Vec<String> {
     names
 }
 
-/// The name each agent offers the server's `echo` tool under, as its CLI sends it to the
-/// model (seen in the captured requests).
-fn echo_tool(agent: &str) -> &'static str {
-    match agent {
-        "claude" => "mcp__everything__echo",
-        "codex" => "mcp__everything::echo",
-        "gemini" => "mcp_everything_echo",
-        "qwen" => "mcp__everything__echo",
-        "copilot" => "everything-echo",
-        "opencode" => "everything_echo",
-        _ => "echo",
-    }
+/// The name `agent` offers tool `tool` of MCP server `server` under ([`tool_name`]), for a
+/// scripted call (the script lives as long as the model: a name per call, leaked).
+fn mcp_tool(agent: &str, server: &str, tool: &str) -> &'static str {
+    Box::leak(tool_name(agent, server, tool).into_boxed_str())
+}
+
+/// A scripted model whose conversation `marker` calls `tool` with `args`, then answers.
+fn model_calling(marker: &str, tool: &'static str, args: Value) -> ScriptedModel {
+    let model = ScriptedModel::start();
+    model.script(
+        marker,
+        vec![Turn::Tool(tool, args), Turn::Text("Done.".into())],
+    );
+    model
+}
+
+/// The output of the first call of `canonical` in a test's result (empty without one).
+fn call_output(test: &Value, canonical: &str) -> String {
+    test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == canonical)
+        .and_then(|c| c["output"].as_str())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// The agents whose MCP wiring is verified here with the real CLI.
@@ -72,13 +87,10 @@ fn a_real_mcp_server_is_called_on_every_agent() {
             continue;
         }
         let marker = format!("MCP-{}", agent.name.to_uppercase());
-        let model = ScriptedModel::start();
-        model.script(
+        let model = model_calling(
             &marker,
-            vec![
-                Turn::Tool(echo_tool(agent.name), json!({"message": "hello-mcp"})),
-                Turn::Text("The server echoed.".into()),
-            ],
+            mcp_tool(agent.name, "everything", "echo"),
+            json!({"message": "hello-mcp"}),
         );
         let suite = Suite::new();
         suite.file("tests/ws/keep.txt", "fixture\n").file(
@@ -314,26 +326,10 @@ fn an_mcp_server_that_exits_with_an_error_is_an_infra_error_on_every_agent() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// A value expanded from `${VAR}` reaches the server (its `get-env` tool shows it) and is
-/// redacted from the results, although the variable's name does not look secret.
-#[test]
-fn expanded_values_reach_the_server_and_are_redacted() {
-    let server = server_everything();
-    let model = ScriptedModel::start();
-    model.script(
-        "MCP-ENV",
-        vec![
-            Turn::Tool("mcp__everything__get-env", json!({})),
-            Turn::Text("seen".into()),
-        ],
-    );
-    let suite = Suite::new();
-    suite.file(
-        "tests/ws/mcp.aptitude.yaml",
-        &format!(
-            "name: mcp\nprompt: \"MCP-ENV: show the env\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\n    env: {{DOCS_SETTING: \"v=${{APTITUDE_TEST_PLAIN_VALUE}}\"}}\nassertions:\n  - tool: mcp__everything__get-env\n"
-        ),
-    );
+/// Runs the suite's tests on Claude Code against `model` with `var` set in aptitude's
+/// environment (and nothing else of the test process's but `PATH`); returns its stderr and
+/// the results file's text.
+fn run_claude(suite: &Suite, model: &ScriptedModel, var: (&str, &str)) -> (String, String) {
     let home = suite.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let out = assert_cmd::Command::cargo_bin("aptitude")
@@ -342,7 +338,7 @@ fn expanded_values_reach_the_server_and_are_redacted() {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &home)
         .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
-        .env("APTITUDE_TEST_PLAIN_VALUE", "plain-but-secret-4711")
+        .env(var.0, var.1)
         .current_dir(suite.path())
         .args(["run", "tests", "--agent", "claude", "--agent-bin"])
         .arg(format!("claude={}", crate::support::claude_bin().display()))
@@ -354,32 +350,35 @@ fn expanded_values_reach_the_server_and_are_redacted() {
         .output()
         .unwrap();
     let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    (String::from_utf8_lossy(&out.stderr).into_owned(), text)
+}
+
+/// A value expanded from `${VAR}` reaches the server (its `get-env` tool shows it) and is
+/// redacted from the results, although the variable's name does not look secret.
+#[test]
+fn expanded_values_reach_the_server_and_are_redacted() {
+    let server = server_everything();
+    let model = model_calling("MCP-ENV", "mcp__everything__get-env", json!({}));
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-ENV: show the env\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\n    env: {{DOCS_SETTING: \"v=${{APTITUDE_TEST_PLAIN_VALUE}}\"}}\nassertions:\n  - tool: mcp__everything__get-env\n"
+        ),
+    );
+    let (stderr, text) = run_claude(
+        &suite,
+        &model,
+        ("APTITUDE_TEST_PLAIN_VALUE", "plain-but-secret-4711"),
+    );
     let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let test = &results["tests"][0];
-    assert_eq!(
-        test["status"],
-        "passed",
-        "{}\n{test:#}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(test["status"], "passed", "{}\n{test:#}", stderr);
     assert!(
         text.contains("DOCS_SETTING") && text.contains("v=[REDACTED]"),
         "the server saw the value and the results redact it: {text}"
     );
     assert!(!text.contains("plain-but-secret-4711"));
-}
-
-/// The name each agent offers tool `tool` of MCP server `server` under, as its CLI sends
-/// it to the model (the spellings of [`echo_tool`]).
-fn tool_name(agent: &str, server: &str, tool: &str) -> String {
-    match agent {
-        "claude" | "qwen" => format!("mcp__{server}__{tool}"),
-        "codex" => format!("mcp__{server}::{tool}"),
-        "gemini" => format!("mcp_{server}_{tool}"),
-        "copilot" => format!("{server}-{tool}"),
-        "opencode" => format!("{server}_{tool}"),
-        _ => tool.to_owned(),
-    }
 }
 
 /// A test whose `tickets` server is a `mock:` with one tool, `create_ticket`, whose
@@ -401,17 +400,10 @@ fn a_mock_mcp_server_answers_on_every_agent_and_checks_what_it_received() {
             continue;
         }
         let marker = format!("MOCK-{}", agent.name.to_uppercase());
-        let model = ScriptedModel::start();
-        model.script(
+        let model = model_calling(
             &marker,
-            vec![
-                Turn::Tool(
-                    // The script lives as long as the model: a name per agent, leaked once.
-                    Box::leak(tool_name(agent.name, "tickets", "create_ticket").into_boxed_str()),
-                    json!({"title": "login fails on Safari"}),
-                ),
-                Turn::Text("Opened TICKET-42.".into()),
-            ],
+            mcp_tool(agent.name, "tickets", "create_ticket"),
+            json!({"title": "login fails on Safari"}),
         );
         let suite = Suite::new();
         suite
@@ -455,16 +447,10 @@ fn a_mock_mcp_server_answers_on_every_agent_and_checks_what_it_received() {
 #[test]
 fn a_mock_whose_expectation_is_not_met_fails_the_test() {
     let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
-    let model = ScriptedModel::start();
-    model.script(
+    let model = model_calling(
         "MOCK-UNMET",
-        vec![
-            Turn::Tool(
-                "mcp__tickets__create_ticket",
-                json!({"title": "logout is slow"}),
-            ),
-            Turn::Text("Opened.".into()),
-        ],
+        "mcp__tickets__create_ticket",
+        json!({"title": "logout is slow"}),
     );
     let suite = Suite::new();
     suite.file("tests/ws/keep.txt", "fixture\n").file(
@@ -494,13 +480,10 @@ fn a_mock_whose_expectation_is_not_met_fails_the_test() {
 fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), String> {
     let server = server_everything();
     let marker = format!("MCP-TAPE-{}", agent.name.to_uppercase());
-    let model = ScriptedModel::start();
-    model.script(
+    let model = model_calling(
         &marker,
-        vec![
-            Turn::Tool(echo_tool(agent.name), json!({"message": "taped"})),
-            Turn::Text("The server echoed.".into()),
-        ],
+        mcp_tool(agent.name, "everything", "echo"),
+        json!({"message": "taped"}),
     );
     let test_file = |command: &str| {
         format!(
@@ -538,14 +521,7 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         &["--no-grade", "--replay", kept.to_str().unwrap()],
     );
     let test = &replayed["tests"][0];
-    let output = test["transcript"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["canonical"] == "mcp__everything__echo")
-        .and_then(|c| c["output"].as_str())
-        .unwrap_or_default()
-        .to_owned();
+    let output = call_output(test, "mcp__everything__echo");
     if code != 0 || !output.contains("Echo: taped") || model.requests().len() != requests {
         return Err(format!(
             "replay: exit {code}, echo output {output:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
@@ -579,14 +555,7 @@ fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
     let (agent, (suite, cassette)) = claude.expect("claude has an MCP client");
 
     // A mock answering from the cassette, against the live model.
-    let model = ScriptedModel::start();
-    model.script(
-        "MCP-FROM",
-        vec![
-            Turn::Tool("mcp__docs__echo", json!({"message": "taped"})),
-            Turn::Text("Done.".into()),
-        ],
-    );
+    let model = model_calling("MCP-FROM", "mcp__docs__echo", json!({"message": "taped"}));
     suite.file(
         "tests/ws/mcp.aptitude.yaml",
         &format!(
@@ -596,20 +565,8 @@ fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
     let (code, mocked, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
     let test = &mocked["tests"][0];
     assert_eq!(code, 0, "mock from the recording\n{stderr}\n{test:#}");
-    let echo = test["transcript"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["canonical"] == "mcp__docs__echo")
-        .cloned()
-        .unwrap_or_else(|| panic!("no echo call: {test:#}"));
-    assert!(
-        echo["output"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Echo: taped"),
-        "{echo:#}"
-    );
+    let echo = call_output(test, "mcp__docs__echo");
+    assert!(echo.contains("Echo: taped"), "{echo}\n{test:#}");
 }
 
 /// The pinned server on its streamable HTTP transport, on a free port of 127.0.0.1;
@@ -659,16 +616,10 @@ impl Drop for HttpEverything {
 fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
     let server = HttpEverything::start();
     let marker = format!("MCP-HTTP-{}", agent.name.to_uppercase());
-    let model = ScriptedModel::start();
-    model.script(
+    let model = model_calling(
         &marker,
-        vec![
-            Turn::Tool(
-                Box::leak(tool_name(agent.name, "remote", "echo").into_boxed_str()),
-                json!({"message": "over-http"}),
-            ),
-            Turn::Text("The server echoed.".into()),
-        ],
+        mcp_tool(agent.name, "remote", "echo"),
+        json!({"message": "over-http"}),
     );
     let suite = Suite::new();
     suite.file("tests/ws/keep.txt", "fixture\n").file(
@@ -678,16 +629,7 @@ fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
             server.port
         ),
     );
-    let echo_output = |results: &Value| {
-        results["tests"][0]["transcript"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["canonical"] == "mcp__remote__echo")
-            .and_then(|c| c["output"].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let echo_output = |results: &Value| call_output(&results["tests"][0], "mcp__remote__echo");
     let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
     if code != 0 || !echo_output(&recorded).contains("Echo: over-http") {
         return Err(format!(
@@ -766,42 +708,11 @@ fn an_http_servers_headers_never_enter_the_sandbox() {
             server.port
         ),
     );
-    let home = suite.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let out = assert_cmd::Command::cargo_bin("aptitude")
-        .unwrap()
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-scripted")
-        .env("APTITUDE_TEST_MCP_TOKEN", token)
-        .current_dir(suite.path())
-        .args(["run", "tests", "--agent", "claude", "--agent-bin"])
-        .arg(format!("claude={}", crate::support::claude_bin().display()))
-        .arg("--agent-base-url")
-        .arg(format!("claude={}", model.base_url()))
-        .args(["--model", "fake-model", "--no-grade", "--json"])
-        .arg(suite.results_path())
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let (stderr, text) = run_claude(&suite, &model, ("APTITUDE_TEST_MCP_TOKEN", token));
     let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let test = &results["tests"][0];
-    assert_eq!(
-        test["status"],
-        "passed",
-        "{}\n{test:#}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let search = test["transcript"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["canonical"] == "Bash")
-        .and_then(|c| c["output"].as_str())
-        .unwrap_or_default()
-        .to_owned();
+    assert_eq!(test["status"], "passed", "{}\n{test:#}", stderr);
+    let search = call_output(test, "Bash");
     assert!(search.contains("searched"), "the search ran: {search}");
     assert_eq!(
         search.trim().lines().collect::<Vec<_>>(),
@@ -825,13 +736,10 @@ fn the_kept_mcp_cassette_replays() {
         )
     };
     if std::env::var_os("UPDATE_CASSETTES").is_some() {
-        let model = ScriptedModel::start();
-        model.script(
+        let model = model_calling(
             "KEPT-MCP",
-            vec![
-                Turn::Tool("mcp__everything__echo", json!({"message": "kept"})),
-                Turn::Text("The server echoed.".into()),
-            ],
+            "mcp__everything__echo",
+            json!({"message": "kept"}),
         );
         let suite = Suite::new();
         suite.file("tests/ws/keep.txt", "fixture\n").file(
@@ -863,14 +771,7 @@ fn the_kept_mcp_cassette_replays() {
     );
     let test = &results["tests"][0];
     assert_eq!(code, 0, "{stderr}\n{test:#}");
-    let echo = test["transcript"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["canonical"] == "mcp__everything__echo")
-        .and_then(|c| c["output"].as_str())
-        .unwrap_or_default()
-        .to_owned();
+    let echo = call_output(test, "mcp__everything__echo");
     assert!(echo.contains("Echo: kept"), "{echo}");
     assert!(model.requests().is_empty(), "the model was asked");
 }

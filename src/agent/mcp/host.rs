@@ -10,7 +10,6 @@
 //! dropped, and every connection with it.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -46,17 +45,8 @@ struct State {
 /// A running host.
 #[derive(Debug)]
 pub struct McpHost {
-    addr: SocketAddr,
+    serving: super::Serving,
     state: Arc<Mutex<State>>,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for McpHost {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.task.abort();
-    }
 }
 
 impl McpHost {
@@ -65,30 +55,25 @@ impl McpHost {
     /// # Errors
     /// When no port can be bound.
     pub async fn start(servers: BTreeMap<String, Served>) -> std::io::Result<McpHost> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
             servers,
             report: HostReport::default(),
         }));
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(accept(listener, Arc::clone(&state), shutdown.clone()));
-        Ok(McpHost {
-            addr,
-            state,
-            shutdown,
-            task,
-        })
+        let shared = Arc::clone(&state);
+        let serving =
+            super::Serving::start(move |listener, shutdown| accept(listener, shared, shutdown))
+                .await?;
+        Ok(McpHost { serving, state })
     }
 
     /// The URL a relay is given ([`super::helper::HOST_VAR`]): `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.serving.addr)
     }
 
     /// Stops serving and returns what the servers saw.
     pub fn finish(self) -> HostReport {
-        self.shutdown.cancel();
+        self.serving.shutdown.cancel();
         let mut state = self
             .state
             .lock()

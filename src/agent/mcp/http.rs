@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -71,17 +70,8 @@ struct State {
 /// A running front.
 #[derive(Debug)]
 pub struct McpFront {
-    addr: SocketAddr,
+    serving: super::Serving,
     state: Arc<Mutex<State>>,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for McpFront {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.task.abort();
-    }
 }
 
 /// What the front's servers did.
@@ -105,8 +95,6 @@ impl McpFront {
     /// # Errors
     /// When no port can be bound.
     pub async fn start(servers: BTreeMap<String, Front>) -> std::io::Result<McpFront> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
             servers: servers
                 .into_iter()
@@ -120,25 +108,22 @@ impl McpFront {
                 .collect(),
             divergences: Vec::new(),
         }));
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(serve(listener, Arc::clone(&state), shutdown.clone()));
-        Ok(McpFront {
-            addr,
-            state,
-            shutdown,
-            task,
-        })
+        let shared = Arc::clone(&state);
+        let serving =
+            super::Serving::start(move |listener, shutdown| serve(listener, shared, shutdown))
+                .await?;
+        Ok(McpFront { serving, state })
     }
 
     /// The URL the agent is given for `server`.
     pub fn url(&self, server: &str) -> String {
-        format!("http://{}/mcp/{server}", self.addr)
+        format!("http://{}/mcp/{server}", self.serving.addr)
     }
 
     /// Stops serving and returns what was recorded (`paths` tokenises the run's paths)
     /// and the divergences.
     pub fn finish(self, paths: &dyn Fn(&str) -> String) -> FrontReport {
-        self.shutdown.cancel();
+        self.serving.shutdown.cancel();
         let mut state = lock(&self.state);
         let recorded = state
             .servers

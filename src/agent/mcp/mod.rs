@@ -319,6 +319,46 @@ fn relay(helper: &Path, name: &str, url: String) -> McpServer {
     }
 }
 
+/// A server of the run listening on a fresh port of 127.0.0.1 (the host, the front):
+/// stopped, with every connection, when dropped.
+#[derive(Debug)]
+struct Serving {
+    addr: std::net::SocketAddr,
+    shutdown: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        self.task.abort();
+    }
+}
+
+impl Serving {
+    /// Binds a port and spawns `serve` on it, which returns once the token it is given
+    /// is cancelled.
+    ///
+    /// # Errors
+    /// When no port can be bound.
+    async fn start<F, Fut>(serve: F) -> std::io::Result<Serving>
+    where
+        F: FnOnce(tokio::net::TcpListener, tokio_util::sync::CancellationToken) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let listener =
+            tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let addr = listener.local_addr()?;
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let task = tokio::spawn(serve(listener, shutdown.clone()));
+        Ok(Serving {
+            addr,
+            shutdown,
+            task,
+        })
+    }
+}
+
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }

@@ -13,6 +13,7 @@ pub fn data(rel: &str) -> PathBuf {
 }
 
 pub mod cli;
+pub mod mcp_names;
 pub mod model;
 pub mod procs;
 pub mod wire;
