@@ -79,7 +79,10 @@ fn assertions_case(dir: &Path) -> Result<String, String> {
         }),
         verify: &verify,
         reviews: &reviews,
-        mcp_calls: Some(&[]),
+        mcp_calls: Some(aptitude::assertions::mcp::MockCalls {
+            calls: &[],
+            dropped: 0,
+        }),
     };
     let t = Instant::now();
     let results = aptitude::assertions::evaluate(&spec, &evidence);

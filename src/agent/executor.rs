@@ -336,19 +336,6 @@ impl CliAgent {
     }
 }
 
-/// `traffic`, naming the first of a replay's MCP `divergences` when no model request
-/// diverged first: a replayed MCP request the recording does not hold is a divergence like
-/// a model request's (the model's is named first: it is what the agent did differently).
-fn diverged(
-    mut traffic: super::gateway::Traffic,
-    divergences: &[String],
-) -> super::gateway::Traffic {
-    if let Some(first) = divergences.first() {
-        traffic.divergence.get_or_insert_with(|| first.clone());
-    }
-    traffic
-}
-
 /// Gives the calls of the run's MCP tools their canonical `mcp__<server>__<tool>` name
 /// where the agent's own spelling did not: agents join the server and the tool with `_`
 /// (opencode 1.18: `everything_echo`), `-` (Copilot 1.0: `everything-echo`) or `__`, some
@@ -548,10 +535,7 @@ impl Agent for CliAgent {
         let servers = mcp.servers.clone();
         let mcp = mcp.finish(&paths);
         let model_traffic = match routed {
-            Some(routed) => Some(diverged(
-                routed.finish(mcp.recorded).await,
-                &mcp.divergences,
-            )),
+            Some(routed) => Some(routed.finish(mcp.recorded).await),
             None => None,
         };
         let (mut transcript, record) = self.cli.finish_run(
@@ -575,6 +559,8 @@ impl Agent for CliAgent {
             sandbox_failure,
             mcp_failures: mcp.failures,
             mcp_calls: mcp.calls,
+            mcp_calls_dropped: mcp.dropped_calls,
+            mcp_divergences: mcp.divergences,
             model_traffic,
         })
     }

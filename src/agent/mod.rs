@@ -109,6 +109,10 @@ pub struct Execution {
     /// it (canonical name `mcp__<server>__<tool>`, input the arguments): what `expect:`
     /// checks.
     pub mcp_calls: Vec<crate::transcript::ToolCall>,
+    /// Calls the mocks received past what aptitude keeps ([`mcp::host::MAX_CALLS`]).
+    pub mcp_calls_dropped: u32,
+    /// Replayed MCP requests the recording did not hold ([`mcp::McpOutcome::divergences`]).
+    pub mcp_divergences: Vec<String>,
     /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
     /// not go through the gateway ([`AgentCli::model_route`]).
     pub model_traffic: Option<gateway::Traffic>,

@@ -11,10 +11,21 @@ use crate::transcript::ToolCall;
 /// The assertion kind of an `expect:` result.
 pub const KIND: &str = "expect";
 
+/// What a run's mocks received.
+#[derive(Debug, Clone, Copy)]
+pub struct MockCalls<'a> {
+    /// The calls kept, in order.
+    pub calls: &'a [ToolCall],
+    /// Calls received past what aptitude keeps ([`crate::agent::mcp::host::MAX_CALLS`]):
+    /// an `expect:` the kept calls pass is then `error`, since a call not kept may not
+    /// match.
+    pub dropped: u32,
+}
+
 /// One result per mock tool with `expect:`, in server and tool order. `calls`: what the
 /// mocks received, `None` when there was no run (a transcript checked alone), which makes
 /// each one `error`.
-pub fn expectations(mocks: &McpMocks, calls: Option<&[ToolCall]>) -> Vec<AssertionResult> {
+pub fn expectations(mocks: &McpMocks, calls: Option<MockCalls<'_>>) -> Vec<AssertionResult> {
     let mut out = Vec::new();
     for (server, mock) in mocks {
         for (name, tool) in mock.tools.iter().filter(|(_, t)| !t.expect.is_empty()) {
@@ -28,7 +39,16 @@ pub fn expectations(mocks: &McpMocks, calls: Option<&[ToolCall]>) -> Vec<Asserti
                     "needs the calls the mock received, which only a run of the test has"
                         .to_owned(),
                 ),
-                Some(calls) => judge(server, name, &tool.expect, calls),
+                Some(seen) => match judge(server, name, &tool.expect, seen.calls) {
+                    (AssertionStatus::Pass, detail) if seen.dropped > 0 => (
+                        AssertionStatus::Error,
+                        format!(
+                            "{detail}, but the mocks received {} more calls than aptitude keeps, which were not checked",
+                            seen.dropped
+                        ),
+                    ),
+                    verdict => verdict,
+                },
             };
             out.push(AssertionResult::new(
                 KIND,
@@ -128,7 +148,14 @@ mod tests {
 
     #[test]
     fn every_call_must_match_and_the_tool_must_be_called() {
-        let pass = expectations(&mocks(), Some(&[call("login fails"), call("fix login")]));
+        let seen = |calls: &'static [ToolCall], dropped| Some(MockCalls { calls, dropped });
+        let pass = expectations(
+            &mocks(),
+            seen(
+                Box::leak(Box::new([call("login fails"), call("fix login")])),
+                0,
+            ),
+        );
         assert_eq!(
             pass[0].status,
             AssertionStatus::Pass,
@@ -136,16 +163,37 @@ mod tests {
             pass[0].detail
         );
         assert_eq!(pass[0].line, 7);
-        let one_bad = expectations(&mocks(), Some(&[call("login fails"), call("logout")]));
+        let one_bad = expectations(
+            &mocks(),
+            seen(
+                Box::leak(Box::new([call("login fails"), call("logout")])),
+                0,
+            ),
+        );
         assert_eq!(one_bad[0].status, AssertionStatus::Fail);
         let detail = one_bad[0].detail.as_deref().unwrap();
         assert!(
             detail.contains("1 of 2 calls") && detail.contains("call 2"),
             "{detail}"
         );
-        let none = expectations(&mocks(), Some(&[]));
+        let none = expectations(&mocks(), seen(&[], 0));
         assert_eq!(none[0].status, AssertionStatus::Fail);
         let no_run = expectations(&mocks(), None);
         assert_eq!(no_run[0].status, AssertionStatus::Error);
+        let unkept = expectations(
+            &mocks(),
+            seen(Box::leak(Box::new([call("login fails")])), 3),
+        );
+        assert_eq!(
+            unkept[0].status,
+            AssertionStatus::Error,
+            "calls not kept may not match"
+        );
+        let failing = expectations(&mocks(), seen(Box::leak(Box::new([call("logout")])), 3));
+        assert_eq!(
+            failing[0].status,
+            AssertionStatus::Fail,
+            "a call seen not to match fails"
+        );
     }
 }

@@ -57,7 +57,7 @@ pub struct Evidence<'a> {
     pub reviews: &'a BTreeMap<usize, ReviewVerdict>,
     /// The tool calls the test's `mock:` MCP servers received (`aptitude run`); `None`
     /// for a transcript checked alone.
-    pub mcp_calls: Option<&'a [ToolCall]>,
+    pub mcp_calls: Option<mcp::MockCalls<'a>>,
 }
 
 /// The workspace copy after the agent ran.

@@ -28,6 +28,14 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
             ));
         }
     }
+    // A replayed MCP request the recording does not hold (the model's divergence, above,
+    // is named first: it is what the agent did differently).
+    if let Some(why) = execution.mcp_divergences.first() {
+        return Some((
+            ErrorKind::Replay,
+            format!("the replay diverged from its recording: {why}"),
+        ));
+    }
     // A run the sandbox did not let start (or whose fence did not hold) says nothing about
     // the agent, whatever its output.
     if let Some(failure) = &execution.sandbox_failure

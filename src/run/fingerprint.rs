@@ -55,6 +55,33 @@ pub enum FingerprintError {
     },
 }
 
+/// The test's `mock:` servers as they answer, whatever their lines: each tool's
+/// description, schema, replies and `expect:`, and each recording's server and content
+/// (its SHA-256; `unreadable` when it can not be read), not its path.
+fn mocks_text(spec: &TestSpec) -> String {
+    let mut text = String::new();
+    for (name, mock) in &spec.mcp_mocks {
+        text.push_str(&format!("server {name}\n"));
+        if let Some(from) = &mock.from {
+            let content = std::fs::read(&from.cassette)
+                .map_or_else(|_| "unreadable".to_owned(), |b| hex(&Sha256::digest(&b)));
+            text.push_str(&format!("from {} {content}\n", from.server));
+        }
+        for (tool, t) in &mock.tools {
+            let expect: Vec<String> = t
+                .expect
+                .iter()
+                .map(|p| format!("{}={:?}", p.key, p.matcher))
+                .collect();
+            text.push_str(&format!(
+                "tool {tool} {:?} {} {:?} {expect:?}\n",
+                t.description, t.input_schema, t.replies
+            ));
+        }
+    }
+    text
+}
+
 /// The fingerprint of `spec` run by `agent` (its name and reported version), in the
 /// workspace copy at `workspace` (after the variant was applied, before `setup`).
 /// `base_url` is the endpoint the agent's settings give every run (`--agent-base-url`);
@@ -80,18 +107,7 @@ pub fn of(
     let mcp = format!("{:?}", spec.mcp_servers);
     // Mocks (and the recordings they answer from) count only where there are any, so that
     // the fingerprints of tests without them are those of earlier versions.
-    let mocks = (!spec.mcp_mocks.is_empty()).then(|| {
-        let recordings: Vec<String> = spec
-            .mcp_mocks
-            .values()
-            .filter_map(|m| m.from.as_ref())
-            .map(|f| {
-                std::fs::read(&f.cassette)
-                    .map_or_else(|_| "unreadable".to_owned(), |b| hex(&Sha256::digest(&b)))
-            })
-            .collect();
-        format!("{:?} {recordings:?}", spec.mcp_mocks)
-    });
+    let mocks = (!spec.mcp_mocks.is_empty()).then(|| mocks_text(spec));
     let mut run = vec![
         "max_turns",
         max_turns.as_deref().unwrap_or(""),
@@ -372,6 +388,38 @@ mod tests {
         std::fs::write(ws.join("src/a.txt"), "one").unwrap();
         std::fs::write(dir.path().join("tool.py"), "print(2)").unwrap();
         assert_eq!(changed(base, "claude 2.1.3"), ["inputs"]);
+    }
+
+    #[test]
+    fn mocks_count_by_what_they_answer_not_by_their_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let with = |head: &str, reply: &str| {
+            let yaml = format!(
+                "{head}name: t\nprompt: p\nmcp_servers:\n  m:\n    mock:\n      tools:\n        t: {{reply: {reply}, expect: {{x: 1}}}}\nassertions:\n  - tool: Read\n"
+            );
+            of(&spec(&yaml, dir.path()), "claude 2.1.3", None, &ws)
+                .unwrap()
+                .parts["run"]
+                .clone()
+        };
+        let none = of(
+            &spec(
+                "name: t\nprompt: p\nassertions:\n  - tool: Read\n",
+                dir.path(),
+            ),
+            "claude 2.1.3",
+            None,
+            &ws,
+        )
+        .unwrap()
+        .parts["run"]
+            .clone();
+        let a = with("", "ok");
+        assert_ne!(a, none);
+        assert_eq!(a, with("# a comment moves every line\n\n", "ok"));
+        assert_ne!(a, with("", "other"));
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub(super) async fn run_one(
         transcript,
         raw,
         mcp_calls,
+        mcp_calls_dropped,
         ..
     } = execution;
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
@@ -75,7 +76,12 @@ pub(super) async fn run_one(
     run.result.usage = Some(total_usage(&transcript, &reviews));
     let mut post = PostRun::default();
     let cut = run
-        .post_run(&workspace, (&transcript, &mcp_calls), &reviews, &mut post)
+        .post_run(
+            &workspace,
+            (&transcript, &mcp_calls, mcp_calls_dropped),
+            &reviews,
+            &mut post,
+        )
         .await;
     let written = run.record(&raw).await;
     run.result.files = post.files;
@@ -263,6 +269,7 @@ impl<'a> OneRun<'a> {
         run: (
             &crate::transcript::Transcript,
             &[crate::transcript::ToolCall],
+            u32,
         ),
         reviews: &std::collections::BTreeMap<usize, crate::assertions::judge::ReviewVerdict>,
         post: &mut PostRun,

@@ -30,7 +30,7 @@ pub(super) fn current(step: &std::sync::Mutex<String>) -> String {
 pub(super) async fn post_run(
     spec: &TestSpec,
     workspace: &Arc<Workspace>,
-    (transcript, mcp_calls): (&Transcript, &[crate::transcript::ToolCall]),
+    (transcript, mcp_calls, dropped): (&Transcript, &[crate::transcript::ToolCall], u32),
     reviews: &BTreeMap<usize, ReviewVerdict>,
     post: &mut PostRun,
     step: &std::sync::Mutex<String>,
@@ -84,7 +84,10 @@ pub(super) async fn post_run(
                 }),
                 verify: &verify_runs,
                 reviews: &reviews,
-                mcp_calls: Some(&mcp_calls),
+                mcp_calls: Some(assertions::mcp::MockCalls {
+                    calls: &mcp_calls,
+                    dropped,
+                }),
             },
         )
     })

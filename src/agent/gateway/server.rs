@@ -233,6 +233,33 @@ pub(super) async fn serve(
     run: Arc<RunState>,
     shutdown: CancellationToken,
 ) {
+    let handler: Handler =
+        Arc::new(move |request| Box::pin(handle(Arc::clone(&shared), Arc::clone(&run), request)));
+    serve_http(listener, handler, usize::MAX, shutdown).await;
+}
+
+/// A request handler of one of aptitude's HTTP servers (the gateway's, the MCP front's),
+/// boxed so that they share one instantiation of hyper's connection code, which is large.
+pub(in crate::agent) type Handler = Arc<
+    dyn Fn(
+            Request<Incoming>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>,
+        > + Send
+        + Sync,
+>;
+
+/// A reply body of aptitude's HTTP servers.
+pub(in crate::agent) type HttpBody = Body;
+
+/// Serves HTTP/1 on `listener` with `handler`, at most `max_connections` at once (others
+/// are closed as they come), until `shutdown`; then ends every connection still open.
+pub(in crate::agent) async fn serve_http(
+    listener: tokio::net::TcpListener,
+    handler: Handler,
+    max_connections: usize,
+    shutdown: CancellationToken,
+) {
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -244,11 +271,13 @@ pub(super) async fn serve(
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                     continue;
                 };
+                while connections.try_join_next().is_some() {}
+                if connections.len() >= max_connections {
+                    continue;
+                }
                 let _ = stream.set_nodelay(true);
-                let (shared, run) = (Arc::clone(&shared), Arc::clone(&run));
-                let service = hyper::service::service_fn(move |request| {
-                    handle(Arc::clone(&shared), Arc::clone(&run), request)
-                });
+                let handler = Arc::clone(&handler);
+                let service = hyper::service::service_fn(move |request| handler(request));
                 connections.spawn(async move {
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)

@@ -4,12 +4,16 @@
 //!
 //! - `relay SERVER`: stands in for a server aptitude serves itself (a `mock:` server, a
 //!   recorded server replayed). It connects to aptitude's MCP host at the address in
-//!   [`HOST_VAR`] (`http://127.0.0.1:PORT`, which the sandbox forwards), sends the server's
-//!   name as the first line, then relays stdin to the host and the host's lines to stdout.
+//!   [`HOST_VAR`] (`http://127.0.0.1:PORT/TOKEN`, which the sandbox forwards), sends the
+//!   run's token and the server's name as the first line, then relays stdin to the host and
+//!   the host's lines to stdout. A host that closes the connection before the client does
+//!   makes it exit 1, so that the watch reports the server as failed.
 //!   What the host answers and records lives in aptitude's process, out of the agent's
 //!   reach.
 //! - `tap LOG -- COMMAND ARGS…`: runs a real stdio server, relaying its stdin and stdout
-//!   line by line and appending each line to `LOG` as `> LINE` (client to server) or
+//!   line by line and appending each line to `LOG.<its pid>` (one file per process, so
+//!   that two processes of one server never mix their requests) as `> LINE` (client to
+//!   server) or
 //!   `< LINE` (server to client), up to [`MAX_TAP_BYTES`]; it exits with the server's
 //!   status (128 + the signal when a signal ended it), so the watch's crash report is
 //!   unchanged. The log is what `run --record-model` keeps of the server
@@ -69,7 +73,12 @@ fn relay(server: &str) -> i32 {
         ));
         return 1;
     };
-    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let Some((addr, token)) = url.trim_start_matches("http://").split_once('/') else {
+        complain(format_args!(
+            "aptitude {COMMAND} relay: {HOST_VAR} names no token"
+        ));
+        return 1;
+    };
     let mut stream = match std::net::TcpStream::connect(addr) {
         Ok(s) => s,
         Err(e) => {
@@ -79,7 +88,7 @@ fn relay(server: &str) -> i32 {
             return 1;
         }
     };
-    if let Err(e) = writeln!(stream, "{server}") {
+    if let Err(e) = writeln!(stream, "{token} {server}") {
         complain(format_args!("aptitude {COMMAND} relay: {e}"));
         return 1;
     }
@@ -89,16 +98,27 @@ fn relay(server: &str) -> i32 {
         ));
         return 1;
     };
+    let client_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = Arc::clone(&client_done);
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to_host);
         // The client closed its side: the host ends the session.
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = to_host.shutdown(std::net::Shutdown::Write);
     });
     let mut stdout = std::io::stdout().lock();
     let mut buf = [0u8; 64 * 1024];
     loop {
         match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return 0,
+            Ok(0) | Err(_) if client_done.load(std::sync::atomic::Ordering::SeqCst) => return 0,
+            // The host closed first: it refused the connection or a line (or stopped), so
+            // the server is gone as a crashed one is, and the watch says so.
+            Ok(0) | Err(_) => {
+                complain(format_args!(
+                    "aptitude {COMMAND} relay: aptitude's MCP host closed the connection of `{server}` (a refused connection, a line over the bound, or too many connections)"
+                ));
+                return 1;
+            }
             Ok(n) => {
                 if stdout
                     .write_all(&buf[..n])
@@ -136,6 +156,9 @@ impl Log {
 
 /// `tap LOG -- COMMAND ARGS…`.
 fn tap(log: PathBuf, command: &[OsString]) -> i32 {
+    let mut name = log.into_os_string();
+    name.push(format!(".{}", std::process::id()));
+    let log = PathBuf::from(name);
     let file = match std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -4,8 +4,10 @@
 //! from a recording is kept here, in aptitude's process: the agent can neither see nor
 //! rewrite them.
 //!
-//! A connection's first line names the server; the lines after it are MCP's stdio
-//! transport (one JSON-RPC message per line), answered line by line. A line longer than
+//! A connection's first line is the run's token and the server's name (`TOKEN NAME`): a
+//! connection without the token (another process of the machine, when the sandbox is off)
+//! is closed at once. The lines after it are MCP's stdio transport (one JSON-RPC message
+//! per line), answered line by line. A line longer than
 //! [`MAX_LINE_BYTES`] ends the connection, and at most [`MAX_SESSIONS`] are served at once. The host stops when [`McpHost::finish`]ed or
 //! dropped, and every connection with it.
 
@@ -26,13 +28,25 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// than let grow aptitude's memory.
 pub const MAX_SESSIONS: usize = 32;
 
+/// The most tool calls the host keeps, and the most bytes of their inputs and outputs:
+/// past either, calls are counted, not kept ([`HostReport::dropped_calls`]).
+pub const MAX_CALLS: usize = 1000;
+/// See [`MAX_CALLS`].
+pub const MAX_CALL_BYTES: usize = 32 * 1024 * 1024;
+/// The most divergences kept (the first one is what a result names).
+const MAX_DIVERGENCES: usize = 16;
+
 /// What the host's servers saw during the run.
 #[derive(Debug, Default)]
 pub struct HostReport {
     /// Each tool call a mock answered, in the order they came (canonical name
-    /// `mcp__<server>__<tool>`, input the arguments, output the reply's text).
+    /// `mcp__<server>__<tool>`, input the arguments, output the reply's text), up to
+    /// [`MAX_CALLS`].
     pub calls: Vec<ToolCall>,
-    /// Each replayed request the recording did not hold, in words, in order.
+    /// Tool calls answered but not kept, past the bounds: an `expect:` can then not be
+    /// decided.
+    pub dropped_calls: u32,
+    /// The first replayed requests the recording did not hold, in words, in order.
     pub divergences: Vec<String>,
 }
 
@@ -40,6 +54,8 @@ pub struct HostReport {
 struct State {
     servers: BTreeMap<String, Served>,
     report: HostReport,
+    /// Bytes of the calls kept.
+    kept: usize,
 }
 
 /// A running host.
@@ -47,6 +63,7 @@ struct State {
 pub struct McpHost {
     serving: super::Serving,
     state: Arc<Mutex<State>>,
+    token: String,
 }
 
 impl McpHost {
@@ -57,18 +74,25 @@ impl McpHost {
     pub async fn start(servers: BTreeMap<String, Served>) -> std::io::Result<McpHost> {
         let state = Arc::new(Mutex::new(State {
             servers,
-            report: HostReport::default(),
+            ..State::default()
         }));
-        let shared = Arc::clone(&state);
-        let serving =
-            super::Serving::start(move |listener, shutdown| accept(listener, shared, shutdown))
-                .await?;
-        Ok(McpHost { serving, state })
+        let token = crate::shared::random_hex(16);
+        let (shared, expected) = (Arc::clone(&state), token.clone());
+        let serving = super::Serving::start(move |listener, shutdown| {
+            accept(listener, shared, expected, shutdown)
+        })
+        .await?;
+        Ok(McpHost {
+            serving,
+            state,
+            token,
+        })
     }
 
-    /// The URL a relay is given ([`super::helper::HOST_VAR`]): `http://127.0.0.1:PORT`.
+    /// The URL a relay is given ([`super::helper::HOST_VAR`]):
+    /// `http://127.0.0.1:PORT/TOKEN`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.serving.addr)
+        format!("http://{}/{}", self.serving.addr, self.token)
     }
 
     /// Stops serving and returns what the servers saw.
@@ -85,6 +109,7 @@ impl McpHost {
 async fn accept(
     listener: tokio::net::TcpListener,
     state: Arc<Mutex<State>>,
+    token: String,
     shutdown: CancellationToken,
 ) {
     let mut connections = tokio::task::JoinSet::new();
@@ -95,7 +120,7 @@ async fn accept(
                 Ok((stream, _)) => {
                     while connections.try_join_next().is_some() {}
                     if connections.len() < MAX_SESSIONS {
-                        connections.spawn(session(stream, Arc::clone(&state)));
+                        connections.spawn(session(stream, Arc::clone(&state), token.clone()));
                     }
                 }
                 Err(e) => tracing::debug!(error = %e, "MCP host: accept failed"),
@@ -105,8 +130,9 @@ async fn accept(
     connections.shutdown().await;
 }
 
-/// One relay's connection: the server's name, then messages answered line by line.
-async fn session(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
+/// One relay's connection: the token and the server's name, then messages answered line
+/// by line.
+async fn session(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>, token: String) {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut server: Option<String> = None;
@@ -120,15 +146,18 @@ async fn session(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
                 continue;
             }
             let Some(name) = &server else {
-                let known = lock(&state).servers.contains_key(&line);
-                if !known {
-                    return;
+                let named = line
+                    .split_once(' ')
+                    .filter(|(t, _)| *t == token)
+                    .map(|(_, n)| n.to_owned())
+                    .filter(|n| lock(&state).servers.contains_key(n));
+                match named {
+                    Some(n) => server = Some(n),
+                    None => return,
                 }
-                server = Some(line);
                 continue;
             };
-            let replies = answer(&state, name, &line);
-            for reply in replies {
+            if let Some(reply) = answer(&state, name, &line) {
                 let mut bytes = reply.to_string().into_bytes();
                 bytes.push(b'\n');
                 if stream.write_all(&bytes).await.is_err() {
@@ -152,20 +181,30 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The replies to one line for `server`, keeping its calls and divergences.
-fn answer(state: &Mutex<State>, server: &str, line: &str) -> Vec<serde_json::Value> {
+/// The reply to one line for `server`, keeping its calls (up to the bounds) and
+/// divergences.
+fn answer(state: &Mutex<State>, server: &str, line: &str) -> Option<serde_json::Value> {
     let mut state = lock(state);
-    let State { servers, report } = &mut *state;
-    let Some(served) = servers.get_mut(server) else {
-        return Vec::new();
-    };
-    let mut replies = Vec::new();
-    for answered in served.answer_line(line) {
-        report.calls.extend(answered.call);
-        report.divergences.extend(answered.divergence);
-        replies.extend(answered.reply);
+    let State {
+        servers,
+        report,
+        kept,
+    } = &mut *state;
+    let answered = servers.get_mut(server)?.answer_line(line);
+    for call in answered.calls {
+        let size = call.input.to_string().len() + call.output.as_ref().map_or(0, String::len);
+        if report.calls.len() < MAX_CALLS && *kept + size <= MAX_CALL_BYTES {
+            *kept += size;
+            report.calls.push(call);
+        } else {
+            report.dropped_calls += 1;
+        }
     }
-    replies
+    let room = MAX_DIVERGENCES.saturating_sub(report.divergences.len());
+    report
+        .divergences
+        .extend(answered.divergences.into_iter().take(room));
+    answered.reply
 }
 
 #[cfg(test)]
@@ -205,19 +244,41 @@ mod tests {
         let host = McpHost::start([("m".to_owned(), served)].into())
             .await
             .unwrap();
-        let addr = host.url().trim_start_matches("http://").to_owned();
+        let url = host.url();
+        let (addr, token) = url
+            .trim_start_matches("http://")
+            .split_once('/')
+            .map(|(a, t)| (a.to_owned(), t.to_owned()))
+            .unwrap();
 
-        // A connection naming no server of the host is closed at once.
-        let mut stranger = tokio::net::TcpStream::connect(&addr).await.unwrap();
-        stranger.write_all(b"other\n{}\n").await.unwrap();
-        let mut rest = Vec::new();
-        stranger.read_to_end(&mut rest).await.unwrap();
-        assert!(rest.is_empty());
+        // A connection without the token, or naming no server of the host, is closed at
+        // once.
+        for first in [
+            "m".to_owned(),
+            format!("{token} other"),
+            "wrong m".to_owned(),
+        ] {
+            let mut stranger = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            stranger
+                .write_all(
+                    format!("{first}\n{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}\n")
+                        .as_bytes(),
+                )
+                .await
+                .unwrap();
+            let mut rest = Vec::new();
+            stranger.read_to_end(&mut rest).await.unwrap();
+            assert!(rest.is_empty(), "{first}");
+        }
 
         let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
         let (read, mut write) = stream.into_split();
         write
-            .write_all(b"m\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"x\":1}}}\n")
+            .write_all(format!("{token} m\n").as_bytes())
+            .await
+            .unwrap();
+        write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"x\":1}}}\n")
             .await
             .unwrap();
         let mut lines = tokio::io::BufReader::new(read).lines();

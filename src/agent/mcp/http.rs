@@ -1,16 +1,17 @@
 //! aptitude's front for a run's MCP HTTP servers: a port of 127.0.0.1 (which the sandbox
 //! forwards) that the agent is given instead of each server's URL, as
-//! `http://127.0.0.1:PORT/mcp/<server>`.
+//! `http://127.0.0.1:PORT/mcp/<token>/<server>` (the run's random token: no other process
+//! of the machine can call through it), serving at most 32 connections at once.
 //!
 //! - **Forwarding**: each request is forwarded to the server's URL with the test's
 //!   `headers` put on outside the sandbox (a token in them never reaches the agent), and
 //!   the reply is given back. When the run is recorded (`run --record-model`), the
-//!   JSON-RPC messages of both sides — a
-//!   `POST`'s body, its reply as `application/json` or as the events of a
-//!   `text/event-stream` — are copied into the run's cassette like a stdio server's
-//!   ([`crate::agent::gateway::mcp_record`]). A `POST`'s reply is read whole before it is
-//!   given back (at most [`MAX_BODY_BYTES`]); a `GET` stream (the server's own messages) is
-//!   passed through as it comes and not recorded.
+//!   JSON-RPC messages of both sides — a `POST`'s body, its reply as `application/json` or
+//!   as the events of a `text/event-stream` — are copied into the run's cassette like a
+//!   stdio server's ([`crate::agent::gateway::mcp_record`]). Replies stream through as they
+//!   come (a server may ask the client something mid-reply); a copy of a `POST`'s reply (at
+//!   most [`MAX_BODY_BYTES`]) is written down with its request once the reply ends. A `GET`
+//!   stream (the server's own messages) is not recorded.
 //! - **Replaying**: the front answers each `POST` from the recording ([`super::serve`]):
 //!   `200` with the JSON-RPC response(s) as `application/json`, `202` for a body of only
 //!   notifications; `GET` and `DELETE` get `405`, which MCP's streamable HTTP transport
@@ -21,12 +22,10 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use tokio_util::sync::CancellationToken;
 
 use super::serve::Served;
@@ -36,7 +35,7 @@ use crate::agent::gateway::sse::SseReader;
 /// The largest request or `POST` reply the front reads, in bytes.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
-type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+type Body = crate::agent::gateway::server::HttpBody;
 
 /// What the front does for one server.
 #[derive(Debug)]
@@ -65,6 +64,9 @@ struct Server {
 struct State {
     servers: BTreeMap<String, Server>,
     divergences: Vec<String>,
+    /// The run's token, the first segment of every path (`/mcp/TOKEN/NAME`): another
+    /// process of the machine can not guess it.
+    token: String,
 }
 
 /// A running front.
@@ -107,6 +109,7 @@ impl McpFront {
                 })
                 .collect(),
             divergences: Vec::new(),
+            token: crate::shared::random_hex(16),
         }));
         let shared = Arc::clone(&state);
         let serving =
@@ -117,7 +120,11 @@ impl McpFront {
 
     /// The URL the agent is given for `server`.
     pub fn url(&self, server: &str) -> String {
-        format!("http://{}/mcp/{server}", self.serving.addr)
+        format!(
+            "http://{}/mcp/{}/{server}",
+            self.serving.addr,
+            lock(&self.state).token
+        )
     }
 
     /// Stops serving and returns what was recorded (`paths` tokenises the run's paths)
@@ -143,27 +150,15 @@ async fn serve(
     state: Arc<Mutex<State>>,
     shutdown: CancellationToken,
 ) {
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => break,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let state = Arc::clone(&state);
-                let service = hyper::service::service_fn(move |request| {
-                    handle(Arc::clone(&state), request)
-                });
-                connections.spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-    connections.abort_all();
-    while connections.join_next().await.is_some() {}
+    let handler: crate::agent::gateway::server::Handler =
+        Arc::new(move |request| Box::pin(handle(Arc::clone(&state), request)));
+    crate::agent::gateway::server::serve_http(
+        listener,
+        handler,
+        super::host::MAX_SESSIONS,
+        shutdown,
+    )
+    .await;
 }
 
 fn full(status: StatusCode, content_type: Option<&str>, body: impl Into<Bytes>) -> Response<Body> {
@@ -194,10 +189,13 @@ async fn handle(
     state: Arc<Mutex<State>>,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    let token = lock(&state).token.clone();
     let name = request
         .uri()
         .path()
         .strip_prefix("/mcp/")
+        .and_then(|rest| rest.strip_prefix(token.as_str()))
+        .and_then(|rest| rest.strip_prefix('/'))
         .unwrap_or_default()
         .to_owned();
     let upstream = match lock(&state).servers.get(&name).map(|s| &s.front) {
@@ -243,6 +241,7 @@ fn replay(state: &Mutex<State>, name: &str, method: &Method, body: &Bytes) -> Re
     let State {
         servers,
         divergences,
+        ..
     } = &mut *state;
     let Some(Server {
         front: Front::Replay(served),
@@ -251,40 +250,26 @@ fn replay(state: &Mutex<State>, name: &str, method: &Method, body: &Bytes) -> Re
     else {
         return full(StatusCode::NOT_FOUND, None, "no such MCP server");
     };
-    let answers = served.answer_line(&text);
-    let mut replies = Vec::new();
-    for a in answers {
-        divergences.extend(a.divergence);
-        replies.extend(a.reply);
-    }
-    let batch = text.trim_start().starts_with('[');
+    let answered = served.answer_line(&text);
+    let room = 16usize.saturating_sub(divergences.len());
+    divergences.extend(answered.divergences.into_iter().take(room));
+    let Some(reply) = answered.reply else {
+        return full(StatusCode::ACCEPTED, None, "");
+    };
     // A request the server refused at the HTTP level is refused the same way.
-    if let [only] = replies.as_slice()
-        && let Some(status) = only["error"]["data"][HTTP_STATUS]
-            .as_u64()
-            .and_then(|s| u16::try_from(s).ok())
-            .and_then(|s| StatusCode::from_u16(s).ok())
+    if let Some(status) = reply["error"]["data"][HTTP_STATUS]
+        .as_u64()
+        .and_then(|s| u16::try_from(s).ok())
+        .and_then(|s| StatusCode::from_u16(s).ok())
     {
-        let mut error = only["error"].clone();
+        let mut error = reply["error"].clone();
         if let Some(e) = error.as_object_mut() {
             e.remove("data");
         }
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error});
         return full(status, Some("application/json"), body.to_string());
     }
-    match (replies.len(), batch) {
-        (0, _) => full(StatusCode::ACCEPTED, None, ""),
-        (1, false) => full(
-            StatusCode::OK,
-            Some("application/json"),
-            replies[0].to_string(),
-        ),
-        _ => full(
-            StatusCode::OK,
-            Some("application/json"),
-            serde_json::Value::Array(replies).to_string(),
-        ),
-    }
+    full(StatusCode::OK, Some("application/json"), reply.to_string())
 }
 
 /// The `error` data key that keeps the HTTP status of an answer that was no JSON-RPC
@@ -348,7 +333,7 @@ struct Upstream<'a> {
 
 /// A forwarded server's answer: the request forwarded, the exchange copied when recorded.
 async fn forward(
-    state: &Mutex<State>,
+    state: &Arc<Mutex<State>>,
     name: &str,
     parts: hyper::http::request::Parts,
     body: Bytes,
@@ -378,18 +363,11 @@ async fn forward(
     }
     request = request.header(header::ACCEPT_ENCODING, "identity");
     let Ok(request) = request.body(Full::new(body.clone())) else {
-        return full(
-            StatusCode::BAD_GATEWAY,
-            None,
-            format!("aptitude's MCP front: bad URL {url}"),
+        let why = format!(
+            "aptitude's MCP front: MCP server `{name}` has a URL or header it can not send"
         );
+        return full(StatusCode::BAD_GATEWAY, None, why);
     };
-    if recorded
-        && is_post
-        && let Some(s) = lock(state).servers.get_mut(name)
-    {
-        log_line(&mut s.log, "> ", &String::from_utf8_lossy(&body));
-    }
     let reply = match crate::agent::gateway::server::send(url.starts_with("https://"), request)
         .await
     {
@@ -400,41 +378,40 @@ async fn forward(
         }
     };
     let (parts, reply_body) = reply.into_parts();
-    let mut response = if is_post {
-        let bytes = match Limited::new(reply_body, MAX_BODY_BYTES).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(e) => {
-                let why =
-                    format!("aptitude's MCP front could not read MCP server `{name}`'s reply: {e}");
-                return full(StatusCode::BAD_GATEWAY, None, why);
-            }
-        };
+    let mut response = if recorded && is_post {
+        // The reply streams to the agent as it comes (a server may ask the client
+        // something mid-reply); the exchange is logged whole once it ends, request and
+        // replies together, so that concurrent sessions' ids never cross.
         let event_stream = parts
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|t| t.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
-        let messages: Vec<String> = if event_stream {
-            let mut reader = SseReader::default();
-            let mut events = Vec::new();
-            reader.push(&bytes, |e| events.push(e.data));
-            reader.finish(|e| events.push(e.data));
-            events.retain(|d| !d.trim().is_empty());
-            events
-        } else if bytes.is_empty() {
-            Vec::new()
-        } else {
-            vec![String::from_utf8_lossy(&bytes).into_owned()]
-        };
-        if recorded && let Some(s) = lock(state).servers.get_mut(name) {
+        let (state, name, status) = (Arc::clone(state), name.to_owned(), parts.status.as_u16());
+        let done = move |seen: Option<Vec<u8>>| {
+            // A reply past the bound is not logged: its replay diverges, saying so.
+            let Some(seen) = seen else { return };
+            let messages = messages_of(&seen, event_stream);
+            let mut state = lock(&state);
+            let Some(s) = state.servers.get_mut(&name) else {
+                return;
+            };
+            log_line(&mut s.log, "> ", &String::from_utf8_lossy(&body));
             for m in &messages {
                 log_line(&mut s.log, "< ", m);
             }
-            for m in unanswered(&body, &messages, parts.status.as_u16()) {
+            for m in unanswered(&body, &messages, status) {
                 log_line(&mut s.log, "< ", &m.to_string());
             }
-        }
-        Response::new(Full::new(bytes).map_err(|never| match never {}).boxed())
+        };
+        Response::new(
+            Tee {
+                inner: reply_body,
+                seen: Some(Vec::new()),
+                done: Some(Box::new(done)),
+            }
+            .boxed(),
+        )
     } else {
         Response::new(
             reply_body
@@ -449,6 +426,90 @@ async fn forward(
         }
     }
     response
+}
+
+/// The JSON-RPC messages of a reply body: the events' data of an event stream, else the
+/// body.
+fn messages_of(bytes: &[u8], event_stream: bool) -> Vec<String> {
+    if event_stream {
+        let mut reader = SseReader::default();
+        let mut events = Vec::new();
+        reader.push(bytes, |e| events.push(e.data));
+        reader.finish(|e| events.push(e.data));
+        events.retain(|d| !d.trim().is_empty());
+        events
+    } else if bytes.is_empty() {
+        Vec::new()
+    } else {
+        vec![String::from_utf8_lossy(bytes).into_owned()]
+    }
+}
+
+/// What a tee hands over when its body ends: the bytes it saw, `None` past the bound.
+type Done = Box<dyn FnOnce(Option<Vec<u8>>) + Send + Sync>;
+
+/// A reply body passed through as it comes, keeping a copy of its bytes (up to
+/// [`MAX_BODY_BYTES`]) for `done`, called once when the body ends, fails or is dropped.
+struct Tee {
+    inner: Incoming,
+    seen: Option<Vec<u8>>,
+    done: Option<Done>,
+}
+
+impl Tee {
+    fn finish(&mut self) {
+        if let Some(done) = self.done.take() {
+            done(self.seen.take());
+        }
+    }
+}
+
+impl Drop for Tee {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl hyper::body::Body for Tee {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(data), Some(seen)) = (frame.data_ref(), this.seen.as_mut()) {
+                    if seen.len() + data.len() > MAX_BODY_BYTES {
+                        this.seen = None;
+                    } else {
+                        seen.extend_from_slice(data);
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.finish();
+                Poll::Ready(Some(Err(Box::new(e))))
+            }
+            Poll::Ready(None) => {
+                this.finish();
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,17 @@ pub enum McpSetupError {
     /// The host could not listen.
     #[error("aptitude's MCP host can not listen on 127.0.0.1: {0}")]
     Host(#[source] std::io::Error),
+    /// An HTTP server's header that can not be sent (a name or value HTTP does not allow,
+    /// after `${VAR}` expansion).
+    #[error("mcp_servers.{server}.headers.{header}: not a valid HTTP header {what}")]
+    Header {
+        /// The server.
+        server: String,
+        /// The header's name.
+        header: String,
+        /// `name` or `value`.
+        what: &'static str,
+    },
     /// The watch's records have nowhere to go.
     #[error(transparent)]
     Watch(#[from] watch::NoLogDir),
@@ -103,6 +114,8 @@ pub struct McpRun {
 pub struct McpOutcome {
     /// The tool calls the mocks answered ([`host::HostReport::calls`]).
     pub calls: Vec<crate::transcript::ToolCall>,
+    /// Calls answered but not kept ([`host::HostReport::dropped_calls`]).
+    pub dropped_calls: u32,
     /// Replayed requests the recording did not hold.
     pub divergences: Vec<String>,
     /// The tapped servers' traffic, for the run's cassette.
@@ -149,6 +162,7 @@ impl McpRun {
         divergences.extend(fronted.divergences);
         McpOutcome {
             calls: served.calls,
+            dropped_calls: served.dropped_calls,
             divergences,
             recorded,
             failures: self.watch.map(|w| w.failures()).unwrap_or_default(),
@@ -210,6 +224,7 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
             }
             // Every HTTP server goes through the front: its headers stay outside the sandbox.
             (McpServer::Http { url, headers }, None) => {
+                check_headers(name, headers)?;
                 let forward = Front::Forward {
                     url: url.clone(),
                     headers: headers.clone(),
@@ -265,6 +280,26 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
         front,
         tap,
     })
+}
+
+/// Every header of `server` is one HTTP can carry: the front puts them on, and one that
+/// could not be sent must not be dropped without a word.
+fn check_headers(server: &str, headers: &BTreeMap<String, String>) -> Result<(), McpSetupError> {
+    for (name, value) in headers {
+        let what = if hyper::header::HeaderName::try_from(name.as_str()).is_err() {
+            "name"
+        } else if hyper::header::HeaderValue::try_from(value.as_str()).is_err() {
+            "value"
+        } else {
+            continue;
+        };
+        return Err(McpSetupError::Header {
+            server: server.to_owned(),
+            header: name.clone(),
+            what,
+        });
+    }
+    Ok(())
 }
 
 /// The traffic of `server` in the cassette file at `path`, for the mock `mock`.

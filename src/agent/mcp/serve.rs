@@ -19,6 +19,10 @@ use crate::transcript::ToolCall;
 /// The MCP protocol versions a mock answers in, newest first.
 pub const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// JSON-RPC's "parse error".
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's "invalid request".
+const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC's "invalid params" (MCP: an unknown tool).
@@ -35,16 +39,21 @@ pub enum Served {
     Replay(Replay),
 }
 
-/// What one message got.
+/// The most messages a batch may hold (JSON-RPC batches are MCP 2025-03-26's; 2025-06-18
+/// has none): a larger one is refused whole, so that one line costs little to answer.
+pub const MAX_BATCH: usize = 64;
+
+/// What one line got.
 #[derive(Debug, Default)]
 pub struct Answered {
-    /// The JSON-RPC response to send (`None` for a notification or a response).
+    /// The JSON-RPC response to send: one response, or an array for a batch; `None` when
+    /// the line held only notifications and responses.
     pub reply: Option<Value>,
-    /// The tool call a mock's `tools/call` made (canonical name `mcp__<server>__<tool>`,
+    /// The tool calls a mock's `tools/call`s made (canonical name `mcp__<server>__<tool>`,
     /// input the arguments, output the reply's text).
-    pub call: Option<ToolCall>,
-    /// A replayed request the recording does not hold, in words.
-    pub divergence: Option<String>,
+    pub calls: Vec<ToolCall>,
+    /// Replayed requests the recording does not hold, in words.
+    pub divergences: Vec<String>,
 }
 
 /// A `mock:` server as it answers.
@@ -263,6 +272,8 @@ fn rpc_error(code: i64, message: &str) -> Value {
 pub struct Replay {
     server: String,
     exchanges: Vec<McpExchange>,
+    /// Each exchange's params as compared, normalised once.
+    compared: Vec<Value>,
     used: Vec<bool>,
     requests: usize,
     paths: Normalizer,
@@ -275,6 +286,11 @@ impl Replay {
         Replay {
             server: server.to_owned(),
             used: vec![false; traffic.exchanges.len()],
+            compared: traffic
+                .exchanges
+                .iter()
+                .map(|e| paths.request_json(&e.params))
+                .collect(),
             exchanges: traffic.exchanges.clone(),
             requests: 0,
             paths,
@@ -290,8 +306,7 @@ impl Replay {
         let found = (0..self.exchanges.len()).find(|&i| {
             !self.used[i]
                 && self.exchanges[i].method == method
-                && (method == "initialize"
-                    || self.paths.request_json(&self.exchanges[i].params) == want)
+                && (method == "initialize" || self.compared[i] == want)
         });
         if let Some(i) = found {
             self.used[i] = true;
@@ -299,7 +314,7 @@ impl Replay {
         }
         let nearest = (0..self.exchanges.len())
             .find(|&i| !self.used[i] && self.exchanges[i].method == method)
-            .map(|i| self.paths.request_json(&self.exchanges[i].params));
+            .map(|i| self.compared[i].clone());
         let what = match nearest.and_then(|n| first_difference(&n, &want)) {
             Some((at, recorded, now)) => format!(
                 "differs from the recorded one at `{}`: recorded {recorded}, now {now}",
@@ -325,50 +340,66 @@ impl Replay {
 }
 
 impl Served {
-    /// The answer to one JSON-RPC message (a request, a notification or a response; a
-    /// batch is answered by [`Served::answer_line`]).
-    pub fn answer(&mut self, message: &Value) -> Answered {
-        let (Some(id), Some(method)) = (
-            message.get("id").filter(|id| !id.is_null()),
-            message.get("method").and_then(Value::as_str),
-        ) else {
-            return Answered::default();
+    /// The answer to one JSON-RPC message, with the call and divergence it made.
+    fn answer(&mut self, message: &Value, out: &mut Answered) -> Option<Value> {
+        let id = message.get("id").filter(|id| !id.is_null());
+        let method = message.get("method").and_then(Value::as_str);
+        let (id, method) = match (id, method) {
+            (Some(id), Some(method)) => (id, method),
+            // A notification, or a response to a request of the server's (it makes none).
+            (None, _) => return None,
+            (Some(_), None)
+                if message.get("result").is_some() || message.get("error").is_some() =>
+            {
+                return None;
+            }
+            (Some(id), None) => {
+                let error = rpc_error(INVALID_REQUEST, "a request needs a string `method`");
+                return Some(json!({"jsonrpc": "2.0", "id": id, "error": error}));
+            }
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let (answer, call, divergence) = match self {
+        let answer = match self {
             Served::Mock(mock) => {
                 let (answer, call) = mock.answer(method, &params);
-                (answer, call, None)
+                out.calls.extend(call);
+                answer
             }
             Served::Replay(replay) => {
                 let (answer, divergence) = replay.answer(method, &params);
-                (answer, None, divergence)
+                out.divergences.extend(divergence);
+                answer
             }
         };
-        let reply = match answer {
+        Some(match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-        };
-        Answered {
-            reply: Some(reply),
-            call,
-            divergence,
-        }
+        })
     }
 
-    /// The answers to one line of the stdio transport: a message or a batch of them.
-    /// A line that is not JSON gets JSON-RPC's parse error.
-    pub fn answer_line(&mut self, line: &str) -> Vec<Answered> {
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Array(batch)) => batch.iter().map(|m| self.answer(m)).collect(),
-            Ok(message) => vec![self.answer(&message)],
-            Err(e) => vec![Answered {
-                reply: Some(
-                    json!({"jsonrpc": "2.0", "id": null, "error": rpc_error(-32700, &format!("parse error: {e}"))}),
-                ),
-                ..Answered::default()
-            }],
-        }
+    /// The answer to one line of the stdio transport (one `POST` body of the HTTP one): a
+    /// message, or a batch of at most [`MAX_BATCH`] answered with one array. A line that
+    /// is not JSON gets JSON-RPC's parse error; an empty or oversized batch, its invalid
+    /// request error.
+    pub fn answer_line(&mut self, line: &str) -> Answered {
+        let mut out = Answered::default();
+        let refuse = |code: i64, why: &str| json!({"jsonrpc": "2.0", "id": null, "error": rpc_error(code, why)});
+        out.reply = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Array(batch)) if batch.is_empty() || batch.len() > MAX_BATCH => Some(refuse(
+                INVALID_REQUEST,
+                &format!("a batch holds 1 to {MAX_BATCH} messages"),
+            )),
+            Ok(Value::Array(batch)) => {
+                let replies: Vec<Value> = batch
+                    .iter()
+                    .filter_map(|m| self.answer(m, &mut out))
+                    .collect();
+                (!replies.is_empty()).then_some(Value::Array(replies))
+            }
+            Ok(message) => self.answer(&message, &mut out),
+            Err(e) => Some(refuse(PARSE_ERROR, &format!("parse error: {e}"))),
+        };
+        out
     }
 }
 
@@ -394,6 +425,10 @@ mod tests {
         }
     }
 
+    fn ask(served: &mut Served, message: &Value) -> Answered {
+        served.answer_line(&message.to_string())
+    }
+
     fn request(id: u32, method: &str, params: Value) -> Value {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     }
@@ -406,34 +441,33 @@ mod tests {
             line: 1,
         };
         let mut served = Served::Mock(Mock::new("tickets", &spec, None, Normalizer::default()));
-        let init = served.answer(&request(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-03-26"}),
-        ));
+        let init = ask(
+            &mut served,
+            &request(0, "initialize", json!({"protocolVersion": "2025-03-26"})),
+        );
         let init = init.reply.unwrap();
         assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
         assert_eq!(
             init["result"]["capabilities"]["tools"]["listChanged"],
             false
         );
-        let unknown_version = served.answer(&request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "1999-01-01"}),
-        ));
+        let unknown_version = ask(
+            &mut served,
+            &request(1, "initialize", json!({"protocolVersion": "1999-01-01"})),
+        );
         assert_eq!(
             unknown_version.reply.unwrap()["result"]["protocolVersion"],
             VERSIONS[0]
         );
         assert!(
-            served
-                .answer(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-                .reply
-                .is_none()
+            ask(
+                &mut served,
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            )
+            .reply
+            .is_none()
         );
-        let list = served
-            .answer(&request(2, "tools/list", json!({})))
+        let list = ask(&mut served, &request(2, "tools/list", json!({})))
             .reply
             .unwrap();
         assert_eq!(list["result"]["tools"][0]["name"], "create_ticket");
@@ -443,12 +477,15 @@ mod tests {
         );
         let texts: Vec<String> = (0..3)
             .map(|i| {
-                let a = served.answer(&request(
-                    3 + i,
-                    "tools/call",
-                    json!({"name": "create_ticket", "arguments": {"title": format!("t{i}")}}),
-                ));
-                let call = a.call.unwrap();
+                let a = ask(
+                    &mut served,
+                    &request(
+                        3 + i,
+                        "tools/call",
+                        json!({"name": "create_ticket", "arguments": {"title": format!("t{i}")}}),
+                    ),
+                );
+                let call = a.calls.into_iter().next().unwrap();
                 assert_eq!(call.canonical, "mcp__tickets__create_ticket");
                 assert_eq!(call.input["title"], format!("t{i}"));
                 a.reply.unwrap()["result"]["content"][0]["text"]
@@ -462,18 +499,45 @@ mod tests {
             ["TICKET-1", "TICKET-2", "TICKET-2"],
             "the last reply repeats"
         );
-        let unknown = served
-            .answer(&request(9, "tools/call", json!({"name": "nope"})))
-            .reply
-            .unwrap();
+        let unknown = ask(
+            &mut served,
+            &request(9, "tools/call", json!({"name": "nope"})),
+        )
+        .reply
+        .unwrap();
         assert_eq!(unknown["error"]["code"], INVALID_PARAMS);
-        let other = served
-            .answer(&request(10, "resources/list", json!({})))
+        let other = ask(&mut served, &request(10, "resources/list", json!({})))
             .reply
             .unwrap();
         assert_eq!(other["error"]["code"], METHOD_NOT_FOUND);
         let bad = served.answer_line("{not json");
-        assert_eq!(bad[0].reply.as_ref().unwrap()["error"]["code"], -32700);
+        assert_eq!(bad.reply.unwrap()["error"]["code"], PARSE_ERROR);
+        let empty = served.answer_line("[]");
+        assert_eq!(empty.reply.unwrap()["error"]["code"], INVALID_REQUEST);
+        let huge = format!(
+            "[{}]",
+            vec![request(1, "ping", json!({})).to_string(); MAX_BATCH + 1].join(",")
+        );
+        assert_eq!(
+            served.answer_line(&huge).reply.unwrap()["error"]["code"],
+            INVALID_REQUEST
+        );
+        let batch = served.answer_line(&format!(
+            "[{},{}]",
+            request(20, "ping", json!({})),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled"})
+        ));
+        let replies = batch.reply.unwrap();
+        assert_eq!(
+            replies.as_array().map(Vec::len),
+            Some(1),
+            "one array, notifications unanswered"
+        );
+        let no_method = ask(
+            &mut served,
+            &json!({"jsonrpc": "2.0", "id": 30, "method": 7}),
+        );
+        assert_eq!(no_method.reply.unwrap()["error"]["code"], INVALID_REQUEST);
     }
 
     fn recording() -> McpTraffic {
@@ -508,27 +572,36 @@ mod tests {
     #[test]
     fn a_replay_answers_each_recorded_request_once_and_names_the_first_difference() {
         let mut served = Served::Replay(Replay::new("fs", &recording(), Normalizer::default()));
-        let init = served.answer(&request(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "x"}}),
-        ));
+        let init = ask(
+            &mut served,
+            &request(
+                0,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "x"}}),
+            ),
+        );
         assert_eq!(init.reply.unwrap()["result"]["serverInfo"]["name"], "fs");
-        let list = served.answer(&request(1, "tools/list", Value::Null));
-        assert!(list.divergence.is_none());
+        let list = ask(&mut served, &request(1, "tools/list", Value::Null));
+        assert!(list.divergences.is_empty());
         // Out of order, with a progress token: still the recorded answer.
-        let b = served.answer(&request(
-            2,
-            "tools/call",
-            json!({"name": "read", "arguments": {"path": "b.txt"}, "_meta": {"progressToken": 5}}),
-        ));
+        let b = ask(
+            &mut served,
+            &request(
+                2,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "b.txt"}, "_meta": {"progressToken": 5}}),
+            ),
+        );
         assert_eq!(b.reply.unwrap()["result"]["content"][0]["text"], "B");
-        let changed = served.answer(&request(
-            3,
-            "tools/call",
-            json!({"name": "read", "arguments": {"path": "c.txt"}}),
-        ));
-        let divergence = changed.divergence.unwrap();
+        let changed = ask(
+            &mut served,
+            &request(
+                3,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "c.txt"}}),
+            ),
+        );
+        let divergence = changed.divergences.into_iter().next().unwrap();
         assert!(
             divergence.contains("MCP server `fs`: request 4 (`tools/call`) differs"),
             "{divergence}"
@@ -539,20 +612,28 @@ mod tests {
             "{divergence}"
         );
         assert_eq!(changed.reply.unwrap()["error"]["code"], INTERNAL_ERROR);
-        let a = served.answer(&request(
-            4,
-            "tools/call",
-            json!({"name": "read", "arguments": {"path": "a.txt"}}),
-        ));
-        assert!(a.divergence.is_none());
-        let again = served.answer(&request(
-            5,
-            "tools/call",
-            json!({"name": "read", "arguments": {"path": "a.txt"}}),
-        ));
+        let a = ask(
+            &mut served,
+            &request(
+                4,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "a.txt"}}),
+            ),
+        );
+        assert!(a.divergences.is_empty());
+        let again = ask(
+            &mut served,
+            &request(
+                5,
+                "tools/call",
+                json!({"name": "read", "arguments": {"path": "a.txt"}}),
+            ),
+        );
         assert!(
             again
-                .divergence
+                .divergences
+                .into_iter()
+                .next()
                 .unwrap()
                 .contains("has no `tools/call` request left")
         );
@@ -572,8 +653,7 @@ mod tests {
             Some(&recorded),
             Normalizer::default(),
         ));
-        let list = served
-            .answer(&request(1, "tools/list", json!({})))
+        let list = ask(&mut served, &request(1, "tools/list", json!({})))
             .reply
             .unwrap();
         let names: Vec<&str> = list["result"]["tools"]
@@ -590,28 +670,33 @@ mod tests {
                 .to_owned()
         };
         assert_eq!(
-            text(served.answer(&request(
-                2,
-                "tools/call",
-                json!({"name": "read", "arguments": {"path": "b.txt"}})
-            ))),
+            text(ask(
+                &mut served,
+                &request(
+                    2,
+                    "tools/call",
+                    json!({"name": "read", "arguments": {"path": "b.txt"}})
+                )
+            )),
             "B"
         );
         // Arguments never recorded: the tool's recorded calls in order.
         assert_eq!(
-            text(served.answer(&request(
-                3,
-                "tools/call",
-                json!({"name": "read", "arguments": {"path": "z"}})
-            ))),
+            text(ask(
+                &mut served,
+                &request(
+                    3,
+                    "tools/call",
+                    json!({"name": "read", "arguments": {"path": "z"}})
+                )
+            )),
             "B"
         );
         assert_eq!(
-            text(served.answer(&request(
-                4,
-                "tools/call",
-                json!({"name": "write", "arguments": {}})
-            ))),
+            text(ask(
+                &mut served,
+                &request(4, "tools/call", json!({"name": "write", "arguments": {}}))
+            )),
             "written"
         );
     }

@@ -60,6 +60,9 @@ exit "$code"
 /// How much of a failed server's stderr a failure message keeps, in chars (the end).
 const STDERR_CHARS: usize = 1000;
 
+/// How much of the end of a server's stderr file is read, in bytes.
+const STDERR_BYTES: u64 = 64 * 1024;
+
 /// The records of one run's stdio servers, in a temp dir removed when dropped.
 #[derive(Debug)]
 pub struct McpWatch {
@@ -133,15 +136,36 @@ impl McpWatch {
         Ok((wrapped, Some(McpWatch { dir, names })))
     }
 
-    /// The traffic each tapped server's tap recorded, by server name, the run's paths
-    /// tokenised by `paths`; a server whose tap wrote nothing (it never started) is left
-    /// out.
+    /// The traffic each tapped server's taps recorded (one file per process the agent
+    /// started it in, read in name order), by server name, the run's paths tokenised by
+    /// `paths`; a server whose tap wrote nothing (it never started) is left out.
     pub fn traffic(&self, paths: &dyn Fn(&str) -> String) -> BTreeMap<String, McpTraffic> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
         self.names
             .iter()
             .filter_map(|name| {
-                let log = read_bounded(&tap_file(self.dir.path(), name))?;
-                Some((name.clone(), from_tap(&log, paths)))
+                let prefix = format!("{name}.tap.");
+                let mut traffic = McpTraffic::default();
+                let mut any = false;
+                for file in files.iter().filter(|f| {
+                    f.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+                }) {
+                    let Some(log) = read_record(file, super::helper::MAX_TAP_BYTES) else {
+                        continue;
+                    };
+                    let one = from_tap(&String::from_utf8_lossy(&log), paths);
+                    traffic.exchanges.extend(one.exchanges);
+                    traffic.dropped += one.dropped;
+                    any = true;
+                }
+                any.then(|| (name.clone(), traffic))
             })
             .collect()
     }
@@ -153,12 +177,14 @@ impl McpWatch {
         self.names
             .iter()
             .filter_map(|name| {
-                let statuses = std::fs::read_to_string(status_file(self.dir.path(), name)).ok()?;
+                let statuses = read_record(&status_file(self.dir.path(), name), 4096)?;
+                let statuses = String::from_utf8_lossy(&statuses);
                 let code = statuses
                     .lines()
                     .filter_map(|l| l.trim().parse::<i32>().ok())
                     .find(|c| (1..=127).contains(c))?;
-                let stderr = std::fs::read(stderr_file(self.dir.path(), name)).unwrap_or_default();
+                let stderr = read_record(&stderr_file(self.dir.path(), name), STDERR_BYTES)
+                    .unwrap_or_default();
                 let stderr = String::from_utf8_lossy(&stderr);
                 let stderr = stderr.trim();
                 let tail = tail(stderr, STDERR_CHARS);
@@ -303,20 +329,32 @@ fn status_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.status"))
 }
 
+/// The prefix of a server's tap files: each tap process appends `.<pid>`.
 fn tap_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.tap"))
 }
 
-/// A tap's file, at most its bound (a file grown past it by something else than the tap
-/// is read up to it): `None` when there is none.
-fn read_bounded(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(super::helper::MAX_TAP_BYTES + 1)
-        .read_to_end(&mut bytes)
+/// The last `max` bytes of a record the run wrote (`None` when there is none). The
+/// directory is writable from the sandbox, so the agent may have put anything there: a
+/// link is not followed, a FIFO or a device is not read (opening does not block), only a
+/// regular file is.
+fn read_record(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
         .ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    file.seek(std::io::SeekFrom::Start(meta.len().saturating_sub(max)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn path_text(path: &Path) -> String {
@@ -329,6 +367,23 @@ mod tests {
     use std::process::{Command, Stdio};
 
     use super::*;
+
+    #[test]
+    fn a_record_is_read_only_from_a_regular_file_and_only_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.stderr");
+        std::fs::write(&file, "0123456789").unwrap();
+        assert_eq!(read_record(&file, 4).unwrap(), b"6789");
+        assert_eq!(read_record(&file, 100).unwrap(), b"0123456789");
+        // What an agent could put in the writable directory instead.
+        let link = dir.path().join("link.tap.1");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(read_record(&link, 100).is_none(), "a link is not followed");
+        let fifo = dir.path().join("fifo.tap.1");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(read_record(&fifo, 100).is_none(), "a FIFO is not waited on");
+        assert!(read_record(&dir.path().join("none"), 100).is_none());
+    }
 
     fn stdio(command: &str, args: &[&str]) -> McpServer {
         McpServer::Stdio {

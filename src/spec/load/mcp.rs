@@ -152,7 +152,7 @@ impl Ctx {
                 Diagnostic::new(node.pos, "the recording does not exist")
                     .label(format!("resolves to {}", display_path(&cassette)))
                     .hint(
-                        "name a cassette that `run --record-model` wrote                          (`<results>.cassettes/<hash>.json.gz`), relative to the test file's directory",
+                        "name a cassette that `run --record-model` wrote (`<results>.cassettes/<hash>.json.gz`), relative to the test file's directory",
                     ),
             );
             return None;
