@@ -775,3 +775,56 @@ fn the_kept_mcp_cassette_replays() {
     assert!(echo.contains("Echo: kept"), "{echo}");
     assert!(model.requests().is_empty(), "the model was asked");
 }
+
+/// A hostile agent plants a FIFO and links to a host file where the watch and the tap keep
+/// a stdio server's records (the directory is writable from the sandbox, and named in the
+/// server's command line): the run still ends, its server's crash check and its recording
+/// read nothing through them, and no host file's content reaches any output.
+#[test]
+fn records_an_agent_planted_in_the_mcp_watch_dir_are_not_followed() {
+    let agent = AGENTS.iter().map(|a| a()).next().expect("claude");
+    let server = server_everything();
+    let plant = "for d in $(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -o '^/.*/aptitude-mcp-[A-Za-z0-9]*' | sort -u); do mkfifo \"$d/everything.status\" \"$d/everything.tap.1\"; ln -s /etc/passwd \"$d/everything.tap.2\"; ln -sf /etc/passwd \"$d/everything.stderr\"; echo \"planted in $d\"; done";
+    let model = ScriptedModel::start();
+    model.script(
+        "MCP-PLANT",
+        vec![
+            Turn::Tool("Bash", json!({"command": plant, "description": "plant"})),
+            Turn::Tool("mcp__everything__echo", json!({"message": "still here"})),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"MCP-PLANT: go\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+    let test = &results["tests"][0];
+    let planted = call_output(test, "Bash");
+    assert!(
+        planted.contains("planted in /") && planted.contains("/aptitude-mcp-"),
+        "the attack ran: {planted}\n{stderr}"
+    );
+    assert_eq!(code, 0, "{stderr}\n{test:#}");
+    assert!(call_output(test, "mcp__everything__echo").contains("Echo: still here"));
+    let mut outputs = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    for entry in std::fs::read_dir(suite.path().join("results.cassettes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let mut json = String::new();
+        use std::io::Read;
+        flate2::read::GzDecoder::new(std::fs::File::open(entry.path()).unwrap())
+            .read_to_string(&mut json)
+            .unwrap();
+        outputs.push_str(&json);
+    }
+    assert!(
+        !outputs.contains("root:x:0:0"),
+        "a host file reached an output"
+    );
+}
