@@ -482,19 +482,7 @@ fn deny_connect(forwards: &[Forward]) -> Vec<SocketAddr> {
 
 /// A random token: the proof line's prefix.
 fn new_nonce() -> String {
-    use sha2::Digest;
-    use std::hash::{BuildHasher, Hasher};
-    let mut random = std::collections::hash_map::RandomState::new().build_hasher();
-    random.write_u32(std::process::id());
-    let seed = format!("{}-{:?}", random.finish(), std::time::SystemTime::now());
-    let hash = sha2::Sha256::digest(seed.as_bytes());
-    format!(
-        "aptitude-sandbox-proof-{}",
-        hash.iter()
-            .take(12)
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
+    format!("aptitude-sandbox-proof-{}", crate::shared::random_hex(12))
 }
 
 /// The run's host canary: a file in its private directory on the host (in the host's

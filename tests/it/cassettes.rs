@@ -293,6 +293,26 @@ pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// Replays the kept fixture `fixture` (its results and cassettes, copied into `suite`)
+/// on `agent` against a model that answers nothing; returns the model (to count what it
+/// was asked), the exit code, the results and stderr.
+pub(crate) fn replay_kept(
+    fixture: &std::path::Path,
+    suite: &Suite,
+    agent: &Agent,
+) -> (ScriptedModel, i32, Value, String) {
+    let model = ScriptedModel::start();
+    copy_tree(fixture, suite.path());
+    let recorded = suite.path().join("recorded.json");
+    let (code, results, stderr) = run_on(
+        suite,
+        &model,
+        agent,
+        &["--no-grade", "--replay", recorded.to_str().unwrap()],
+    );
+    (model, code, results, stderr)
+}
+
 /// Cassettes kept as fixtures (recorded once against the scripted model, on another day,
 /// another machine, another aptitude build) still replay: the test passes, every request
 /// is answered from the cassette, and the model is never asked. `UPDATE_CASSETTES=1`
@@ -318,16 +338,8 @@ fn the_kept_cassettes_replay() {
             }
             std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
         }
-        let model = ScriptedModel::start();
         let suite = Suite::new();
-        copy_tree(&fixture, suite.path());
-        let recorded = suite.path().join("recorded.json");
-        let (code, results, stderr) = run_on(
-            &suite,
-            &model,
-            &agent,
-            &["--no-grade", "--replay", recorded.to_str().unwrap()],
-        );
+        let (model, code, results, stderr) = replay_kept(&fixture, &suite, &agent);
         let test = &results["tests"][0];
         assert_eq!(code, 0, "{}: {stderr}\n{}", agent.name, test["error"]);
         assert_eq!(test["status"], "passed", "{}", agent.name);

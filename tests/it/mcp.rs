@@ -755,20 +755,12 @@ fn the_kept_mcp_cassette_replays() {
         );
         std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
     }
-    let model = ScriptedModel::start();
     let suite = Suite::new();
     suite.file("tests/ws/keep.txt", "fixture\n").file(
         "tests/ws/mcp.aptitude.yaml",
         &test_file("no-such-mcp-server", "gone.js"),
     );
-    crate::cassettes::copy_tree(&fixture, suite.path());
-    let recorded = suite.path().join("recorded.json");
-    let (code, results, stderr) = run_on(
-        &suite,
-        &model,
-        &agent,
-        &["--no-grade", "--replay", recorded.to_str().unwrap()],
-    );
+    let (model, code, results, stderr) = crate::cassettes::replay_kept(&fixture, &suite, &agent);
     let test = &results["tests"][0];
     assert_eq!(code, 0, "{stderr}\n{test:#}");
     let echo = call_output(test, "mcp__everything__echo");

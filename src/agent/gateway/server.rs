@@ -40,7 +40,7 @@ pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
-const HOP_BY_HOP: &[&str] = &[
+pub(in crate::agent) const HOP_BY_HOP: &[&str] = &[
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -51,6 +51,16 @@ const HOP_BY_HOP: &[&str] = &[
     "transfer-encoding",
     "upgrade",
 ];
+
+/// Whether a request header goes upstream as the client sent it: not one of the
+/// connection's, nor `host` and `content-length` (the upstream request's own), nor
+/// `accept-encoding` (set to `identity`, so that replies are read as plain text).
+pub(in crate::agent) fn forwarded_request_header(name: &HeaderName) -> bool {
+    !(HOP_BY_HOP.contains(&name.as_str())
+        || name == header::HOST
+        || name == header::CONTENT_LENGTH
+        || name == header::ACCEPT_ENCODING)
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -471,11 +481,7 @@ async fn forward(
     );
     let mut builder = Request::builder().method(parts.method).uri(uri);
     for (name, value) in &parts.headers {
-        if HOP_BY_HOP.contains(&name.as_str())
-            || name == header::HOST
-            || name == header::CONTENT_LENGTH
-            || name == header::ACCEPT_ENCODING
-        {
+        if !forwarded_request_header(name) {
             continue;
         }
         let value = value

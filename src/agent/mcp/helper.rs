@@ -154,6 +154,20 @@ impl Log {
     }
 }
 
+/// Copies `from` to `to` line by line, each line also to `log` after `prefix`, until
+/// `from` ends or `to` is closed.
+fn pump(from: impl Read, mut to: impl Write, log: &Mutex<Log>, prefix: &[u8]) {
+    let mut from = BufReader::new(from);
+    let mut line = Vec::new();
+    while matches!(from.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+        Log::line(log, prefix, &line);
+        if to.write_all(&line).and_then(|()| to.flush()).is_err() {
+            break;
+        }
+        line.clear();
+    }
+}
+
 /// `tap LOG -- COMMAND ARGS…`.
 fn tap(log: PathBuf, command: &[OsString]) -> i32 {
     let mut name = log.into_os_string();
@@ -194,40 +208,13 @@ fn tap(log: PathBuf, command: &[OsString]) -> i32 {
             };
         }
     };
-    if let Some(mut to_server) = child.stdin.take() {
+    if let Some(to_server) = child.stdin.take() {
         let log = Arc::clone(&log);
-        std::thread::spawn(move || {
-            let mut stdin = BufReader::new(std::io::stdin().lock());
-            let mut line = Vec::new();
-            while matches!(stdin.read_until(b'\n', &mut line), Ok(n) if n > 0) {
-                Log::line(&log, b"> ", &line);
-                if to_server
-                    .write_all(&line)
-                    .and_then(|()| to_server.flush())
-                    .is_err()
-                {
-                    break;
-                }
-                line.clear();
-            }
-            // Dropping `to_server` closes the server's stdin, as the client closing would.
-        });
+        // Dropping `to_server` at the end closes the server's stdin, as the client would.
+        std::thread::spawn(move || pump(std::io::stdin().lock(), to_server, &log, b"> "));
     }
     if let Some(from_server) = child.stdout.take() {
-        let mut from_server = BufReader::new(from_server);
-        let mut stdout = std::io::stdout().lock();
-        let mut line = Vec::new();
-        while matches!(from_server.read_until(b'\n', &mut line), Ok(n) if n > 0) {
-            Log::line(&log, b"< ", &line);
-            if stdout
-                .write_all(&line)
-                .and_then(|()| stdout.flush())
-                .is_err()
-            {
-                break;
-            }
-            line.clear();
-        }
+        pump(from_server, std::io::stdout().lock(), &log, b"< ");
     }
     match child.wait() {
         Ok(status) => {

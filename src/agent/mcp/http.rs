@@ -309,20 +309,6 @@ fn unanswered(body: &[u8], reply: &[String], status: u16) -> Vec<serde_json::Val
         .collect()
 }
 
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "upgrade",
-    "te",
-    "trailer",
-    "host",
-    "content-length",
-    "accept-encoding",
-];
-
 /// Where a forwarded request goes.
 struct Upstream<'a> {
     url: &'a str,
@@ -347,7 +333,7 @@ async fn forward(
     let is_post = parts.method == Method::POST;
     let mut request = Request::builder().method(parts.method).uri(url);
     for (k, v) in &parts.headers {
-        if !HOP_BY_HOP.contains(&k.as_str())
+        if crate::agent::gateway::server::forwarded_request_header(k)
             && !headers.keys().any(|h| h.eq_ignore_ascii_case(k.as_str()))
         {
             request = request.header(k, v);
@@ -421,7 +407,8 @@ async fn forward(
     };
     *response.status_mut() = parts.status;
     for (k, v) in &parts.headers {
-        if !HOP_BY_HOP.contains(&k.as_str()) {
+        let hop = crate::agent::gateway::server::HOP_BY_HOP.contains(&k.as_str());
+        if !hop && k != header::CONTENT_LENGTH {
             response.headers_mut().append(k, v.clone());
         }
     }
