@@ -33,6 +33,7 @@ pub mod meter;
 pub mod normalize;
 pub mod price;
 pub mod protocol;
+pub mod scope;
 pub(in crate::agent) mod server;
 pub mod sse;
 mod tape;

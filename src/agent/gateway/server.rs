@@ -29,6 +29,7 @@ use super::cassette::{Divergence, Player, Recorder};
 use super::meter::ReplyMeter;
 use super::normalize::Normalizer;
 use super::protocol::Protocol;
+use super::scope::{self, Admission, Scrubber};
 use super::tape::{self, Body, BoxError, Taping};
 use super::traffic::{RunLog, Traffic};
 use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
@@ -316,10 +317,13 @@ async fn handle(
 ) -> Result<Response<Body>, Infallible> {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
-    let protocol = if parts.method == Method::POST {
-        Protocol::of_path(&path)
-    } else {
-        None
+    if let Some(refused) = out_of_scope(&run, &parts) {
+        return Ok(refused);
+    }
+    let protocol = match scope::admit(&parts.method, &run.upstream.path, &path) {
+        Ok(Admission::Model(protocol)) => Some(protocol),
+        Ok(Admission::Auxiliary) => None,
+        Err(_) => None,
     };
     let body = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -367,16 +371,19 @@ async fn handle(
             }
         }
     }
-    if let Some(call) = &call {
-        let next = lock(&run.log).next;
-        if let Some(refused) = refuse(&shared, &run, call.index, next) {
-            return Ok(local_error(
-                Some(call.protocol),
-                400,
-                "invalid_request_error",
-                &refused,
-            ));
-        }
+    // Every forwarded request is admitted by the budget; a model call re-sends at least
+    // its previous prompt.
+    let next = match &call {
+        Some(_) => lock(&run.log).next,
+        None => Estimate::default(),
+    };
+    if let Some(refused) = refuse(&shared, &run, call.as_ref().map(|c| c.index), next) {
+        return Ok(local_error(
+            call.as_ref().map(|c| c.protocol),
+            400,
+            "invalid_request_error",
+            &refused,
+        ));
     }
     let taping = match (&run.recorder, taped) {
         (Some(recorder), Some((taped_path, request))) => Some(Taping::new(
@@ -388,6 +395,39 @@ async fn handle(
         _ => None,
     };
     Ok(forward(&shared, &run, parts, body, call, taping).await)
+}
+
+/// The gateway's refusal of a request before its body is read, if it is refused: the run
+/// was already stopped (a budget refusal or a divergence is final), the request is not an
+/// inference endpoint ([`scope::admit`]), or it carries a placeholder outside the
+/// credential header ([`scope::misplaced`]). Counted in the run's traffic.
+fn out_of_scope(run: &RunState, parts: &hyper::http::request::Parts) -> Option<Response<Body>> {
+    let path = parts.uri.path();
+    let protocol = Protocol::of_path(path).filter(|_| parts.method == Method::POST);
+    if run.stop.is_cancelled() {
+        let why = "aptitude's model gateway already stopped this run (its budget is spent, or it left its recording); this is not retryable";
+        lock(&run.log).refused(&parts.method, path, why);
+        return Some(local_error(protocol, 400, "invalid_request_error", why));
+    }
+    let why = match scope::admit(&parts.method, &run.upstream.path, path) {
+        Err(refused) => refused.to_string(),
+        Ok(_) => {
+            let placeholders: Vec<&str> = run.secrets.iter().map(|(p, _)| p.as_str()).collect();
+            let place = scope::misplaced(
+                parts.uri.path_and_query().map_or(path, |p| p.as_str()),
+                parts.headers.iter().map(|(n, v)| (n, v.as_bytes())),
+                &placeholders,
+            )?;
+            scope::Refused::PlaceholderMisplaced {
+                method: parts.method.to_string(),
+                path: crate::shared::cut::chars(path, 200).kept.to_owned(),
+                place,
+            }
+            .to_string()
+        }
+    };
+    lock(&run.log).refused(&parts.method, path, &why);
+    Some(local_error(protocol, 403, "permission_error", &why))
 }
 
 /// A model request of a replaying run that its cassette does not hold: noted, and — with
@@ -415,12 +455,14 @@ fn diverged(run: &RunState, call: Option<&Call>, why: Divergence) -> Option<Resp
     ))
 }
 
-/// Refuses request `index` when it would cross a ceiling: records why, fires the run's
-/// stop, and returns the message the agent is sent.
-fn refuse(shared: &Shared, run: &RunState, index: usize, next: Estimate) -> Option<String> {
+/// Refuses a request (model request `index`, or another) when it would cross a ceiling:
+/// records why, fires the run's stop, and returns the message the agent is sent.
+fn refuse(shared: &Shared, run: &RunState, index: Option<usize>, next: Estimate) -> Option<String> {
     let why = lock(&shared.ledger).admit(next).err()?;
     let mut log = lock(&run.log);
-    log.failed(index);
+    if let Some(index) = index {
+        log.failed(index);
+    }
     let number = log.traffic.requests;
     log.traffic.budget.get_or_insert_with(|| {
         format!("{why}: aptitude's model gateway refused the run's model request {number}")
@@ -471,9 +513,6 @@ async fn forward(
 ) -> Response<Body> {
     let protocol = call.as_ref().map(|c| c.protocol);
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let path_and_query = run
-        .substitute(path_and_query)
-        .unwrap_or_else(|| path_and_query.to_owned());
     let uri = format!(
         "{}://{}{path_and_query}",
         if run.upstream.https { "https" } else { "http" },
@@ -484,9 +523,12 @@ async fn forward(
         if !forwarded_request_header(name) {
             continue;
         }
+        // The real credential goes only where the protocol carries it
+        // ([`scope::CREDENTIAL_HEADERS`]); elsewhere a placeholder was refused already.
         let value = value
             .to_str()
             .ok()
+            .filter(|_| scope::is_credential_header(name))
             .and_then(|v| run.substitute(v))
             .and_then(|v| HeaderValue::from_str(&v).ok())
             .unwrap_or_else(|| value.clone());
@@ -522,6 +564,19 @@ async fn forward(
     for name in HOP_BY_HOP {
         parts.headers.remove(HeaderName::from_static(name));
     }
+    // An upstream that quotes the real key back (in an error about a header, say) must
+    // not hand it to the agent: the key is taken out of every header and the body.
+    let mut scrubber = Scrubber::new(run.secrets.iter().map(|(_, real)| real.clone()));
+    if let Some(scrubber) = scrubber.as_mut() {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        for value in parts.headers.values_mut() {
+            if let Some(clean) = scrubber.scrub_once(value.as_bytes())
+                && let Ok(clean) = HeaderValue::from_bytes(&clean)
+            {
+                *value = clean;
+            }
+        }
+    }
     let sse = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -538,6 +593,7 @@ async fn forward(
         inner: body,
         meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
         taping,
+        scrubber,
         status: parts.status.as_u16(),
         run: Arc::clone(run),
         shared: Arc::clone(shared),
@@ -553,6 +609,9 @@ struct Tap {
     inner: Incoming,
     meter: Option<(ReplyMeter, Call)>,
     taping: Option<Taping>,
+    /// Takes the real keys out of the reply (see [`forward`]); holds back a secret's
+    /// length of bytes until the next frame.
+    scrubber: Option<Scrubber>,
     status: u16,
     run: Arc<RunState>,
     shared: Arc<Shared>,
@@ -595,16 +654,27 @@ impl http_body::Body for Tap {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                if let Some(data) = frame.data_ref() {
-                    if let Some((meter, _)) = this.meter.as_mut() {
-                        meter.push(data);
+                let frame = match frame.into_data() {
+                    Ok(data) => {
+                        if let Some((meter, _)) = this.meter.as_mut() {
+                            meter.push(&data);
+                        }
+                        let data = match this.scrubber.as_mut() {
+                            Some(scrubber) => Bytes::from(scrubber.push(&data)),
+                            None => data,
+                        };
+                        if let Some(taping) = this.taping.as_mut() {
+                            taping.push(&data);
+                        }
+                        Frame::data(data)
                     }
-                    if let Some(taping) = this.taping.as_mut() {
-                        taping.push(data);
-                    }
-                }
+                    Err(frame) => frame,
+                };
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
@@ -612,19 +682,33 @@ impl http_body::Body for Tap {
                 Poll::Ready(Some(Err(Box::new(e))))
             }
             Poll::Ready(None) => {
+                // What the scrubber held back is the reply's last piece.
+                let rest = this.scrubber.as_mut().map(Scrubber::finish);
+                if let (Some(rest), Some(taping)) = (&rest, this.taping.as_mut()) {
+                    taping.push(rest);
+                }
                 this.end(false);
-                Poll::Ready(None)
+                match rest {
+                    Some(rest) if !rest.is_empty() => {
+                        Poll::Ready(Some(Ok(Frame::data(Bytes::from(rest)))))
+                    }
+                    _ => Poll::Ready(None),
+                }
             }
             Poll::Pending => Poll::Pending,
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.done || (self.scrubber.is_none() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        match self.scrubber {
+            // A scrubbed reply may be shorter or longer than the upstream's.
+            Some(_) => SizeHint::default(),
+            None => self.inner.size_hint(),
+        }
     }
 }
 

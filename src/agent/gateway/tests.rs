@@ -315,3 +315,157 @@ async fn an_unreachable_upstream_is_a_provider_shaped_502() {
         Err(GatewayError::Upstream { .. })
     ));
 }
+
+/// What the placeholder alone can do through the gateway: inference, nothing else. The
+/// Files and Batches APIs, other methods, a placeholder put in a header the upstream might
+/// quote back: each refused with a 403 and counted, never forwarded. An upstream that
+/// quotes the real key anyway has it taken out of the reply (headers and body).
+#[tokio::test]
+async fn the_gateway_lends_the_key_only_for_inference() {
+    const REAL: &str = "sk-ant-api03-REALKEY-0123456789abcdef";
+    let seen: Seen = Arc::default();
+    let app = {
+        let seen = Arc::clone(&seen);
+        axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let key = headers
+                    .get("x-api-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                seen.lock().unwrap().push((uri.to_string(), headers));
+                // An upstream that quotes the credential in its error, split over frames.
+                let (a, b) = key.split_at(key.len() / 2);
+                let chunks = vec![
+                    Ok::<_, std::io::Error>(Bytes::from(format!(
+                        "{{\"type\":\"error\",\"error\":{{\"message\":\"bad key {a}"
+                    ))),
+                    Ok(Bytes::from(format!("{b}\"}}}}"))),
+                ];
+                Response::builder()
+                    .status(401)
+                    .header("x-echo", key.clone())
+                    .body(Body::from_stream(futures_util::stream::iter(chunks)))
+                    .unwrap()
+            }
+        })
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            secrets: vec![REAL.into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let ph = endpoint.placeholders()[0].clone();
+    let base = endpoint.base_url();
+    let send = |method: &str, path: &str, extra: Option<(&'static str, String)>| {
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(format!("{base}{path}"))
+            .header("x-api-key", ph.clone());
+        if let Some((name, value)) = extra {
+            request = request.header(name, value);
+        }
+        client().request(request.body(Full::new(Bytes::from_static(b"{}"))).unwrap())
+    };
+    for (method, path) in [
+        ("GET", "/v1/files"),
+        ("DELETE", "/v1/files/file_011CNha8iCJcU1wXNR6q4V8w"),
+        ("POST", "/v1/messages/batches"),
+        ("GET", "/v1/organizations/api_keys"),
+        ("POST", "/v1/messages/../files"),
+    ] {
+        let reply = send(method, path, None).await.unwrap();
+        assert_eq!(reply.status(), 403, "{method} {path}");
+        let body = reply.into_body().collect().await.unwrap().to_bytes();
+        let body = String::from_utf8_lossy(&body);
+        assert!(body.contains("forwards only inference endpoints"), "{body}");
+    }
+    let beta = send("POST", "/v1/messages", Some(("anthropic-beta", ph.clone())))
+        .await
+        .unwrap();
+    assert_eq!(beta.status(), 403);
+    let query = send("POST", &format!("/v1/messages?key={ph}"), None)
+        .await
+        .unwrap();
+    assert_eq!(query.status(), 403);
+    assert!(seen.lock().unwrap().is_empty(), "nothing refused left");
+
+    // A model call goes, with the key in its header only; the quoted key comes back
+    // scrubbed.
+    let reply = send("POST", "/v1/messages", Some(("anthropic-beta", "x".into())))
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 401);
+    assert!(!reply.headers()["x-echo"].to_str().unwrap().contains(REAL));
+    let body = reply.into_body().collect().await.unwrap().to_bytes();
+    let body = String::from_utf8_lossy(&body).into_owned();
+    assert!(!body.contains(REAL), "{body}");
+    assert!(body.contains("bad key [REDACTED by aptitude]"), "{body}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1["x-api-key"], REAL);
+    assert_eq!(seen[0].1["anthropic-beta"], "x");
+    let traffic = endpoint.finish().await;
+    assert_eq!(traffic.refused, 7, "{traffic:?}");
+    assert!(
+        traffic
+            .refused_first
+            .as_deref()
+            .is_some_and(|r| r.starts_with("GET /v1/files: ")),
+        "{traffic:?}"
+    );
+}
+
+/// Once the budget refused a request, every later request of the run is refused too,
+/// token counts included: a refusal is final for the run.
+#[tokio::test]
+async fn a_budget_refusal_is_final_for_the_run() {
+    let seen: Seen = Arc::default();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let up = upstream(Arc::clone(&seen), Arc::clone(&release)).await;
+    let gateway = Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: None,
+            max_tokens: Some(100),
+        },
+        ..GatewayOptions::default()
+    });
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let send = |path: &str| {
+        client().request(post(
+            format!("{}{path}", endpoint.base_url()),
+            "k",
+            r#"{"model":"fake-model","stream":true,"messages":[]}"#,
+        ))
+    };
+    release.notify_one();
+    let first = send("/v1/messages").await.unwrap();
+    let _ = first.into_body().collect().await;
+    // 127 tokens spent, over the 100 ceiling: nothing more goes, not even a token count.
+    for path in [
+        "/v1/messages/count_tokens",
+        "/v1/messages",
+        "/v1/messages/count_tokens",
+    ] {
+        let reply = send(path).await.unwrap();
+        assert_eq!(reply.status(), 400, "{path}");
+    }
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let traffic = endpoint.finish().await;
+    assert!(traffic.budget.is_some());
+    assert_eq!(traffic.refused, 2, "after the stop: {traffic:?}");
+}

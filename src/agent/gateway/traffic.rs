@@ -26,6 +26,15 @@ pub struct Traffic {
     /// Other requests passed through unmetered (token counts, model lists).
     #[serde(default)]
     pub other_requests: u32,
+    /// Requests the gateway refused without forwarding them: not an inference endpoint
+    /// (the Files, Batches or Admin APIs), a placeholder credential outside its header,
+    /// or any request after the run was stopped (see `agent::gateway::scope`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused: u32,
+    /// The first refused request and why (`GET /v1/files: aptitude's model gateway
+    /// forwards only inference endpoints …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_first: Option<String>,
     /// Input tokens, not counting cache reads and writes.
     pub input_tokens: u64,
     /// Output tokens (reasoning included).
@@ -150,6 +159,18 @@ impl RunLog {
             failed: false,
         });
         self.sent.len() - 1
+    }
+
+    /// Counts a request the gateway refused before forwarding it (`method path`, why).
+    pub(super) fn refused(&mut self, method: &hyper::Method, path: &str, why: &str) {
+        let t = &mut self.traffic;
+        t.refused = t.refused.saturating_add(1);
+        t.refused_first.get_or_insert_with(|| {
+            format!(
+                "{method} {}: {why}",
+                crate::shared::cut::chars(path, 200).kept
+            )
+        });
     }
 
     /// Counts request `index` as answered from a cassette.

@@ -1,0 +1,386 @@
+//! What the gateway lends a run: the inference endpoints its agent needs, and the real
+//! credential in the protocol's own credential header, nothing more.
+//!
+//! The agent holds placeholders, not keys; the gateway is the one place a placeholder
+//! becomes the real credential, so it must not lend the key's whole power. Every request is
+//! checked here before anything is forwarded:
+//!
+//! | protocol | method and path (after the upstream's base path) |
+//! |---|---|
+//! | Anthropic Messages | `POST /v1/messages`, `POST /v1/messages/count_tokens` |
+//! | OpenAI Responses | `POST /responses`, `POST /v1/responses`, `GET /models`, `GET /v1/models` |
+//! | OpenAI Chat Completions | `POST /chat/completions`, `POST /v1/chat/completions`, `GET /models`, `GET /v1/models` |
+//! | Gemini | `POST /v1beta/models/MODEL:generateContent`, `:streamGenerateContent`, `:countTokens` (also under `/v1/`) |
+//!
+//! A model list (`GET …/models`) is there because Codex CLI and the OpenAI-compatible
+//! clients ask for it at start; it spends nothing. Everything else — the Files, Batches,
+//! Admin and fine-tuning APIs, any other method, a path with `..`, `//`, `%` escapes or a
+//! fragment — is refused with `403` and counted ([`super::Traffic::refused`]).
+//!
+//! The placeholder becomes the real credential only in a credential header
+//! ([`CREDENTIAL_HEADERS`]); a placeholder anywhere else in the request line or the
+//! headers (`anthropic-beta: <placeholder>`, `?key=<placeholder>`) gets the request
+//! refused: an upstream that echoes a header in its error would otherwise hand the key to
+//! the agent. (Request bodies carry the placeholder legitimately: a tool result that
+//! printed the agent's environment; they are forwarded as they are, never substituted.)
+
+use hyper::Method;
+use hyper::header::HeaderName;
+
+/// The headers the real credential may be put in (as sent by the pinned clients:
+/// Claude Code's `x-api-key` or `authorization: Bearer`, the OpenAI SDKs' `authorization:
+/// Bearer`, Gemini CLI's `x-goog-api-key`, Azure OpenAI's `api-key`).
+pub const CREDENTIAL_HEADERS: &[&str] =
+    &["x-api-key", "authorization", "x-goog-api-key", "api-key"];
+
+/// The gateway's answer to a request before it is forwarded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// A model call: forwarded and metered.
+    Model(super::protocol::Protocol),
+    /// An endpoint that spends nothing (token counts, model lists): forwarded, counted.
+    Auxiliary,
+}
+
+/// Why a request was refused (HTTP 403), as the agent and the results are told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Not one of the inference endpoints of the module table.
+    #[error(
+        "aptitude's model gateway forwards only inference endpoints; `{method} {path}` is not one (docs/security.md lists them)"
+    )]
+    NotInference {
+        /// The request's method.
+        method: String,
+        /// Its path, without the query, cut to 200 characters.
+        path: String,
+    },
+    /// The placeholder credential outside a credential header.
+    #[error(
+        "aptitude's model gateway refused `{method} {path}`: the placeholder credential appears in {place}, where the real key is never put"
+    )]
+    PlaceholderMisplaced {
+        /// The request's method.
+        method: String,
+        /// Its path, without the query.
+        path: String,
+        /// `the header anthropic-beta`, `the query string`, `the path`.
+        place: String,
+    },
+}
+
+/// Whether `method path` is an endpoint the gateway forwards, `base` being the upstream's
+/// base path (`""`, `/v1`, `/api/v1`).
+///
+/// # Errors
+/// [`Refused::NotInference`] for anything not in the module table.
+pub fn admit(method: &Method, base: &str, path: &str) -> Result<Admission, Refused> {
+    let refused = || Refused::NotInference {
+        method: method.to_string(),
+        path: crate::shared::cut::chars(path, 200).kept.to_owned(),
+    };
+    if path.contains("..") || path.contains("//") || path.contains('%') || path.contains('#') {
+        return Err(refused());
+    }
+    let rest = path.strip_prefix(base).ok_or_else(refused)?;
+    let post = *method == Method::POST;
+    let get = *method == Method::GET;
+    use super::protocol::Protocol;
+    match rest {
+        "/v1/messages" if post => Ok(Admission::Model(Protocol::Anthropic)),
+        "/v1/messages/count_tokens" if post => Ok(Admission::Auxiliary),
+        "/responses" | "/v1/responses" if post => Ok(Admission::Model(Protocol::Responses)),
+        "/chat/completions" | "/v1/chat/completions" if post => {
+            Ok(Admission::Model(Protocol::Chat))
+        }
+        "/models" | "/v1/models" if get => Ok(Admission::Auxiliary),
+        _ if post => gemini(rest).ok_or_else(refused),
+        _ => Err(refused()),
+    }
+}
+
+/// A Gemini call `/v1beta/models/MODEL:METHOD` (or `/v1/…`) with a model name of letters,
+/// digits, `.`, `-` and `_`.
+fn gemini(rest: &str) -> Option<Admission> {
+    let call = rest
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| rest.strip_prefix("/v1/models/"))?;
+    let (model, method) = call.split_once(':')?;
+    let model_ok = !model.is_empty()
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !model_ok {
+        return None;
+    }
+    match method {
+        "generateContent" | "streamGenerateContent" => {
+            Some(Admission::Model(super::protocol::Protocol::Gemini))
+        }
+        "countTokens" => Some(Admission::Auxiliary),
+        _ => None,
+    }
+}
+
+/// Whether `name` is a header the real credential may be put in.
+pub fn is_credential_header(name: &HeaderName) -> bool {
+    CREDENTIAL_HEADERS.contains(&name.as_str())
+}
+
+/// Where a placeholder appears outside the credential headers, if it does: `the path`,
+/// `the query string`, `the header NAME`. `placeholders` are the run's.
+pub fn misplaced<'a>(
+    path_and_query: &str,
+    headers: impl IntoIterator<Item = (&'a HeaderName, &'a [u8])>,
+    placeholders: &[&str],
+) -> Option<String> {
+    let holds = |bytes: &[u8]| {
+        placeholders
+            .iter()
+            .any(|p| !p.is_empty() && memchr::memmem::find(bytes, p.as_bytes()).is_some())
+    };
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    // A placeholder percent-encoded in the query is still the placeholder.
+    let decoded_query: String = form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&");
+    if holds(path.as_bytes()) {
+        return Some("the path".into());
+    }
+    if holds(query.as_bytes()) || holds(decoded_query.as_bytes()) {
+        return Some("the query string".into());
+    }
+    headers
+        .into_iter()
+        .find(|(name, value)| !is_credential_header(name) && holds(value))
+        .map(|(name, _)| format!("the header `{name}`"))
+}
+
+/// Takes each real secret out of a reply streamed in pieces, so that an upstream that
+/// quotes the key back (in an error about a malformed header, say) never hands it to the
+/// agent. A secret split across two pieces is still found: the end of a piece that could
+/// begin a secret is held back until the next one (or the end).
+#[derive(Debug)]
+pub struct Scrubber {
+    secrets: Vec<Vec<u8>>,
+    held: Vec<u8>,
+    /// How many secrets were taken out.
+    pub scrubbed: u32,
+}
+
+/// What a secret is replaced by in a reply.
+pub const SCRUBBED: &[u8] = b"[REDACTED by aptitude]";
+
+impl Scrubber {
+    /// A scrubber of `secrets` (empty ones ignored); `None` when there is nothing to scrub.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Option<Self> {
+        let secrets: Vec<Vec<u8>> = secrets
+            .into_iter()
+            .filter(|s| s.len() >= 4)
+            .map(String::into_bytes)
+            .collect();
+        (!secrets.is_empty()).then(|| Scrubber {
+            secrets,
+            held: Vec::new(),
+            scrubbed: 0,
+        })
+    }
+
+    /// How many bytes at the end of `text` could begin a secret: what must wait for the
+    /// next piece (usually none, so the stream is not delayed).
+    fn could_begin_a_secret(&self, text: &[u8]) -> usize {
+        self.secrets
+            .iter()
+            .map(|secret| {
+                (1..secret.len().min(text.len() + 1))
+                    .rev()
+                    .find(|&k| text.ends_with(&secret[..k]))
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The next piece of the reply: what can be passed on now.
+    pub fn push(&mut self, piece: &[u8]) -> Vec<u8> {
+        self.held.extend_from_slice(piece);
+        let mut text = std::mem::take(&mut self.held);
+        self.replace_all(&mut text);
+        let keep = self.could_begin_a_secret(&text);
+        self.held = text.split_off(text.len() - keep);
+        text
+    }
+
+    /// The end of the reply: what was held back.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let mut text = std::mem::take(&mut self.held);
+        self.replace_all(&mut text);
+        text
+    }
+
+    /// Scrubs a whole value (a header).
+    pub fn scrub_once(&mut self, value: &[u8]) -> Option<Vec<u8>> {
+        let mut text = value.to_vec();
+        let before = self.scrubbed;
+        self.replace_all(&mut text);
+        (self.scrubbed != before).then_some(text)
+    }
+
+    fn replace_all(&mut self, text: &mut Vec<u8>) {
+        for secret in &self.secrets {
+            while let Some(at) = memchr::memmem::find(text, secret) {
+                text.splice(at..at + secret.len(), SCRUBBED.iter().copied());
+                self.scrubbed = self.scrubbed.saturating_add(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::protocol::Protocol;
+    use super::*;
+
+    #[test]
+    fn only_inference_endpoints_are_forwarded() {
+        let ok = [
+            (
+                Method::POST,
+                "",
+                "/v1/messages",
+                Admission::Model(Protocol::Anthropic),
+            ),
+            (
+                Method::POST,
+                "",
+                "/v1/messages/count_tokens",
+                Admission::Auxiliary,
+            ),
+            (
+                Method::POST,
+                "/v1",
+                "/v1/responses",
+                Admission::Model(Protocol::Responses),
+            ),
+            (Method::GET, "/v1", "/v1/models", Admission::Auxiliary),
+            (
+                Method::POST,
+                "/api/v1",
+                "/api/v1/chat/completions",
+                Admission::Model(Protocol::Chat),
+            ),
+            (
+                Method::POST,
+                "",
+                "/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+                Admission::Model(Protocol::Gemini),
+            ),
+            (
+                Method::POST,
+                "",
+                "/v1beta/models/gemini-2.5-pro:countTokens",
+                Admission::Auxiliary,
+            ),
+        ];
+        for (method, base, path, want) in ok {
+            assert_eq!(
+                admit(&method, base, path),
+                Ok(want),
+                "{method} {base} {path}"
+            );
+        }
+        for (method, base, path) in [
+            (Method::GET, "", "/v1/files"),
+            (Method::DELETE, "", "/v1/files/file_011"),
+            (Method::POST, "", "/v1/messages/batches"),
+            (Method::GET, "", "/v1/messages/batches"),
+            (Method::GET, "", "/v1/organizations/api_keys"),
+            (Method::POST, "/v1", "/v1/files"),
+            (Method::POST, "/v1", "/v1/batches"),
+            (Method::POST, "/v1", "/v1/fine_tuning/jobs"),
+            (Method::GET, "", "/v1/messages"),
+            (Method::POST, "", "/v1/messages/../files"),
+            (Method::POST, "", "/v1//messages"),
+            (Method::POST, "", "/v1/%6dessages"),
+            (Method::POST, "", "/v1beta/files"),
+            (
+                Method::POST,
+                "",
+                "/v1beta/models/x/../../files:generateContent",
+            ),
+            (
+                Method::POST,
+                "",
+                "/v1beta/models/gemini:batchGenerateContent",
+            ),
+            (Method::POST, "/v1", "/v2/responses"),
+            (Method::PUT, "/v1", "/v1/responses"),
+        ] {
+            assert!(
+                matches!(
+                    admit(&method, base, path),
+                    Err(Refused::NotInference { .. })
+                ),
+                "{method} {base} {path} must be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn a_placeholder_outside_the_credential_header_is_found() {
+        let ph = "aptitude-gateway-placeholder-0-0123456789abcdef";
+        let key = HeaderName::from_static("x-api-key");
+        let beta = HeaderName::from_static("anthropic-beta");
+        let value = ph.as_bytes();
+        assert_eq!(misplaced("/v1/messages", [(&key, value)], &[ph]), None);
+        assert_eq!(
+            misplaced("/v1/messages", [(&key, value), (&beta, value)], &[ph]).as_deref(),
+            Some("the header `anthropic-beta`")
+        );
+        assert_eq!(
+            misplaced(&format!("/v1/messages?key={ph}"), [], &[ph]).as_deref(),
+            Some("the query string")
+        );
+        let encoded = ph.replace('-', "%2D");
+        assert_eq!(
+            misplaced(&format!("/v1/messages?x={encoded}"), [], &[ph]).as_deref(),
+            Some("the query string")
+        );
+        assert_eq!(
+            misplaced(&format!("/{ph}/v1/messages"), [], &[ph]).as_deref(),
+            Some("the path")
+        );
+    }
+
+    #[test]
+    fn a_secret_split_across_pieces_is_scrubbed() {
+        let secret = "sk-ant-api03-SECRETSECRET";
+        let reply = format!(
+            "event: error\ndata: {{\"error\":\"invalid header value {secret} and again {secret}\"}}\n\n"
+        );
+        for cut in 1..reply.len() {
+            let mut s = Scrubber::new([secret.to_owned()]).unwrap();
+            let mut out = s.push(&reply.as_bytes()[..cut]);
+            out.extend(s.push(&reply.as_bytes()[cut..]));
+            out.extend(s.finish());
+            let out = String::from_utf8(out).unwrap();
+            assert!(!out.contains(secret), "cut at {cut}: {out}");
+            assert_eq!(out.matches("[REDACTED by aptitude]").count(), 2, "{out}");
+            assert_eq!(s.scrubbed, 2);
+        }
+        let mut s = Scrubber::new([secret.to_owned()]).unwrap();
+        let mut out = Vec::new();
+        for b in reply.as_bytes() {
+            out.extend(s.push(std::slice::from_ref(b)));
+        }
+        out.extend(s.finish());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            reply.replace(secret, "[REDACTED by aptitude]")
+        );
+        assert!(Scrubber::new([String::new()]).is_none());
+    }
+}
