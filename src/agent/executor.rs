@@ -534,9 +534,12 @@ impl Agent for CliAgent {
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let servers = mcp.servers.clone();
         let mcp = mcp.finish(&paths);
-        let model_traffic = match routed {
-            Some(routed) => Some(routed.finish(mcp.recorded).await),
-            None => None,
+        let (model_traffic, wire) = match routed {
+            Some(routed) => {
+                let (traffic, wire) = routed.finish(mcp.recorded).await;
+                (Some(traffic), Some(wire))
+            }
+            None => (None, None),
         };
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
@@ -550,8 +553,15 @@ impl Agent for CliAgent {
         );
         let raw = record.unwrap_or(raw);
         name_mcp_calls(&mut transcript, &servers);
+        let witness = match &wire {
+            Some(wire) => super::gateway::witness::check(wire, &transcript),
+            None => super::gateway::witness::Witness::unwitnessed(
+                "the run went direct, not through aptitude's model gateway: its transcript is the agent's own claim",
+            ),
+        };
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {
+            witness: Some(witness),
             transcript,
             process: output,
             raw,
@@ -623,7 +633,7 @@ impl Agent for CliAgent {
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
         if let Some(routed) = routed {
-            routed.finish(Default::default()).await;
+            let _ = routed.finish(Default::default()).await;
         }
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));

@@ -116,6 +116,10 @@ pub struct Execution {
     /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
     /// not go through the gateway ([`AgentCli::model_route`]).
     pub model_traffic: Option<gateway::Traffic>,
+    /// The transcript checked against what crossed the gateway ([`gateway::witness`]):
+    /// `tampered` makes the run `error`; `unwitnessed` for a run that went direct.
+    /// `None` where nothing was checked (an agent double in tests).
+    pub witness: Option<gateway::witness::Witness>,
 }
 
 /// A grading reply.

@@ -231,11 +231,11 @@ impl Routed {
         token
     }
 
-    /// Ends the endpoint and returns the run's traffic.
+    /// Ends the endpoint and returns the run's traffic and its wire.
     pub async fn finish(
         self,
         mcp: std::collections::BTreeMap<String, super::gateway::mcp_record::McpTraffic>,
-    ) -> Traffic {
+    ) -> (Traffic, super::gateway::wire::Wire) {
         drop(self.watch);
         self.endpoint.finish_with_mcp(mcp).await
     }

@@ -15,6 +15,11 @@ use crate::verdict::results::ErrorKind;
 pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(ErrorKind, String)> {
     let p = &execution.process;
     let outcome = &execution.transcript.outcome;
+    // A stream that disagrees with what its model saw can decide nothing: whatever else
+    // went wrong, the run is `tampered` first.
+    if let Some(why) = execution.witness.as_ref().and_then(|w| w.tampered()) {
+        return Some((ErrorKind::Tampered, why));
+    }
     // The gateway refused a request for the budget: whatever the agent made of the
     // refusal (an API error, an exit 0), the run was cut short by the ceiling.
     if let Some(traffic) = &execution.model_traffic {

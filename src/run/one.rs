@@ -63,6 +63,7 @@ pub(super) async fn run_one(
     let error = run_error(&execution, run.timeout);
     run.result.sandbox = execution.sandbox.clone();
     run.result.model_traffic = execution.model_traffic.clone();
+    run.result.witness = execution.witness.clone();
     let Execution {
         transcript,
         raw,

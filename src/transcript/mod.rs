@@ -419,6 +419,27 @@ impl Format {
 }
 
 impl Format {
+    /// Whose tool names and parameter keys the format's calls use.
+    pub fn vocabulary(self) -> crate::spec::tools::Vocabulary {
+        use crate::spec::tools::Vocabulary;
+        match self {
+            Format::ClaudeSession | Format::ClaudeStreamJson => Vocabulary::Claude,
+            Format::QwenStreamJson | Format::QwenSession => Vocabulary::Qwen,
+            Format::CodexExecJson | Format::CodexRollout => Vocabulary::Codex,
+            Format::GeminiStreamJson
+            | Format::GeminiSession
+            | Format::GeminiChat
+            | Format::GeminiJson => Vocabulary::Gemini,
+            Format::CopilotJson | Format::CopilotSession => Vocabulary::Copilot,
+            Format::OpencodeJson | Format::OpencodeSession => Vocabulary::Opencode,
+            Format::PiJson | Format::PiSession => Vocabulary::Pi,
+            Format::CursorStreamJson => Vocabulary::Cursor,
+            Format::AuggieJson | Format::AuggieSession => Vocabulary::Auggie,
+            Format::AiderChat => Vocabulary::Aider,
+            Format::KiroConversation | Format::KiroSession | Format::KiroKas => Vocabulary::Kiro,
+        }
+    }
+
     /// The agent whose CLI writes this format (`analyze -a AGENT` checks a transcript
     /// against it); `None` for a CLI aptitude does not run (Auggie).
     pub fn agent(self) -> Option<crate::spec::agent_kind::AgentKind> {

@@ -170,6 +170,12 @@ pub fn aggregate_split(
         not_reused: runs.iter().find_map(|r| r.not_reused.clone()),
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
+        // The least witnessed run speaks for the test; each run keeps its own.
+        witness: runs
+            .iter()
+            .filter_map(|r| r.witness.as_ref())
+            .max_by_key(|w| w.status.rank())
+            .cloned(),
         runs,
     }
 }

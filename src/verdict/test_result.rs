@@ -51,6 +51,12 @@ pub enum ErrorKind {
     /// model request the cassette does not hold: the agent, its version, its prompt or a
     /// tool's result changed since the recording.
     Replay,
+    /// The agent's stream disagrees with what crossed the model gateway: a call or result
+    /// the model never saw, a changed result, one id used for two calls, a forged history
+    /// (`agent::gateway::witness`). Never a pass; never retried.
+    Tampered,
+    /// The run hit one of its limits (memory, processes, disk, output): it was stopped.
+    Limit,
 }
 
 impl ErrorKind {
@@ -64,6 +70,8 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Budget => "budget",
             ErrorKind::Replay => "replay",
+            ErrorKind::Tampered => "tampered",
+            ErrorKind::Limit => "limit",
         }
     }
 }
@@ -176,6 +184,12 @@ pub struct TestResult {
     /// agent that talks only to its own backend, `--no-gateway`) and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_traffic: Option<crate::agent::gateway::Traffic>,
+    /// The transcript checked against what crossed the model gateway: `witnessed`,
+    /// `tampered` (the run is `error`, kind `tampered`), `partial`, or `unwitnessed` (the
+    /// run went direct; a transcript analyzed from a file). Absent for a test whose agent
+    /// did not run, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<crate::agent::gateway::witness::Witness>,
 }
 
 /// A test's identity across runs, shards and baselines: its test file as results record it
@@ -258,6 +272,7 @@ impl TestResult {
             reused: None,
             not_reused: None,
             model_traffic: None,
+            witness: None,
         }
     }
 

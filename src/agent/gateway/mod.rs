@@ -38,6 +38,8 @@ pub(in crate::agent) mod server;
 pub mod sse;
 mod tape;
 pub mod traffic;
+pub mod wire;
+pub mod witness;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -206,6 +208,7 @@ impl Gateway {
         let path = upstream.path.clone();
         let state = Arc::new(server::RunState {
             log: Mutex::new(traffic::RunLog::new(upstream.display())),
+            wire: Mutex::new(wire::Wire::default()),
             upstream,
             secrets,
             credentials: run.credentials,
@@ -286,17 +289,29 @@ impl Endpoint {
     /// Stops listening, ends the requests still open (a reply still streaming counts as
     /// cut) and returns the run's traffic.
     pub async fn finish(self) -> Traffic {
-        self.finish_with_mcp(BTreeMap::new()).await
+        self.finish_with_mcp(BTreeMap::new()).await.0
     }
 
     /// [`Endpoint::finish`], the run's cassette (when it is recorded) also holding `mcp`,
-    /// the traffic of its stdio MCP servers by server name.
+    /// the traffic of its stdio MCP servers by server name; and the run's wire, what the
+    /// transcript is checked against ([`witness::check`]).
     pub async fn finish_with_mcp(
         mut self,
         mcp: BTreeMap<String, mcp_record::McpTraffic>,
-    ) -> Traffic {
+    ) -> (Traffic, wire::Wire) {
         self.shutdown.cancel();
         let _ = (&mut self.server).await;
+        let wire = std::mem::take(
+            &mut *self
+                .run
+                .wire
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        (self.finish_traffic(mcp).await, wire)
+    }
+
+    async fn finish_traffic(&self, mcp: BTreeMap<String, mcp_record::McpTraffic>) -> Traffic {
         let mut traffic = self.run.traffic();
         let (Some(to), Some(recorder)) = (&self.shared.record, &self.run.recorder) else {
             return traffic;

@@ -32,6 +32,7 @@ use super::protocol::Protocol;
 use super::scope::{self, Admission, Scrubber};
 use super::tape::{self, Body, BoxError, Taping};
 use super::traffic::{RunLog, Traffic};
+use super::wire::{ReplyCalls, Wire};
 use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
 
 /// The largest request body forwarded, in bytes (agents' requests hold the whole
@@ -205,6 +206,8 @@ pub(super) struct RunState {
     /// (placeholder, real value) pairs.
     pub(super) secrets: Vec<(String, String)>,
     pub(super) log: Mutex<RunLog>,
+    /// What crossed the wire: the calls served and the results sent back.
+    pub(super) wire: Mutex<Wire>,
     /// The names of the variables holding the placeholders.
     pub(super) credentials: Vec<String>,
     /// Fired when a request was refused (the budget, a divergence from the cassette).
@@ -350,16 +353,35 @@ async fn handle(
             model,
         }
     });
-    if call.is_none() {
-        lock(&run.log).traffic.other_requests += 1;
+    match &call {
+        // What the agent sent is read for the witness before anything else happens to it.
+        Some(call) => {
+            let sent = super::wire::read_request(call.protocol, &body);
+            lock(&run.wire).sent(call.index as u32 + 1, sent);
+        }
+        None => lock(&run.log).traffic.other_requests += 1,
     }
     if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
         let answer = lock(player)
             .answer(parts.method.as_str(), taped_path, request)
-            .map(|exchange| tape::replayed(exchange, &run.normalizer));
+            .map(|exchange| {
+                // The cassette is the wire: its reply's calls are what the model asked.
+                let calls = call.as_ref().map(|c| {
+                    let sse = exchange
+                        .content_type
+                        .as_deref()
+                        .is_some_and(|t| t.starts_with("text/event-stream"));
+                    let mut reader = ReplyCalls::new(c.protocol, sse);
+                    let mut calls = reader.push(exchange.reply.as_bytes());
+                    calls.extend(reader.finish());
+                    calls
+                });
+                (tape::replayed(exchange, &run.normalizer), calls)
+            });
         match answer {
-            Ok(reply) => {
-                if call.is_some() {
+            Ok((reply, calls)) => {
+                if let Some(calls) = calls {
+                    lock(&run.wire).served(calls);
                     lock(&run.log).replayed();
                 }
                 return Ok(reply);
@@ -591,6 +613,9 @@ async fn forward(
     }
     let tap = Tap {
         inner: body,
+        calls: call
+            .as_ref()
+            .map(|call| ReplyCalls::new(call.protocol, sse)),
         meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
         taping,
         scrubber,
@@ -608,6 +633,8 @@ async fn forward(
 struct Tap {
     inner: Incoming,
     meter: Option<(ReplyMeter, Call)>,
+    /// The tool calls the reply asks for, noted on the run's wire as each completes.
+    calls: Option<ReplyCalls>,
     taping: Option<Taping>,
     /// Takes the real keys out of the reply (see [`forward`]); holds back a secret's
     /// length of bytes until the next frame.
@@ -625,6 +652,12 @@ impl Tap {
     fn end(&mut self, cut: bool) {
         if std::mem::replace(&mut self.done, true) {
             return;
+        }
+        if let Some(calls) = self.calls.take() {
+            let rest = calls.finish();
+            if !rest.is_empty() {
+                lock(&self.run.wire).served(rest);
+            }
         }
         if let (Some(taping), Some(recorder)) = (self.taping.take(), &self.run.recorder) {
             let slot = taping.slot;
@@ -663,6 +696,12 @@ impl http_body::Body for Tap {
                     Ok(data) => {
                         if let Some((meter, _)) = this.meter.as_mut() {
                             meter.push(&data);
+                        }
+                        if let Some(calls) = this.calls.as_mut() {
+                            let done = calls.push(&data);
+                            if !done.is_empty() {
+                                lock(&this.run.wire).served(done);
+                            }
                         }
                         let data = match this.scrubber.as_mut() {
                             Some(scrubber) => Bytes::from(scrubber.push(&data)),
