@@ -58,8 +58,38 @@ impl Builder {
             .map(|&i| self.calls[i].canonical.as_str())
     }
 
-    /// Records a call once per id; later repeats of the same id are ignored. `input` is
-    /// only built for new calls.
+    /// Whether a call with `id` is already recorded as this one (`name`, `input`): a line
+    /// repeated. One id used for another call is never dropped: the call is recorded too
+    /// (the id then names the first), and the transcript notes it
+    /// ([`super::Lost::duplicate_ids`]), so that nothing passes on the absence of a call.
+    fn repeated(&mut self, id: &str, name: &str, input: &serde_json::Value) -> bool {
+        let Some(&i) = self.by_id.get(id) else {
+            return false;
+        };
+        let empty = |v: &serde_json::Value| {
+            v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty)
+        };
+        let vocabulary = self.vocabulary;
+        let first = &mut self.calls[i];
+        if first.name == name && (first.input == *input || empty(input)) {
+            return true;
+        }
+        // A call first announced without its input (opencode's pending part, a stream's
+        // start event), then whole: the same call.
+        if first.name == name && empty(&first.input) {
+            first.params = canonical_params(vocabulary, name, input);
+            first.input = input.clone();
+            return true;
+        }
+        self.log.duplicate(format!(
+            "the tool-call id `{id}` is used for two calls: {} and {name}",
+            first.name
+        ));
+        false
+    }
+
+    /// Records a call once per id; a later repeat of the same call is ignored, another
+    /// call under the same id is kept and noted (see [`Builder::repeated`]).
     pub fn call(
         &mut self,
         id: &str,
@@ -68,10 +98,10 @@ impl Builder {
         agent: Option<&str>,
         timestamp: Option<String>,
     ) {
-        if self.by_id.contains_key(id) {
+        let input = input();
+        if self.repeated(id, name, &input) {
             return;
         }
-        let input = input();
         let canonical = canonical_name(self.vocabulary, name).into_owned();
         let params = canonical_params(self.vocabulary, name, &input);
         self.push(id, name, canonical, input, params, agent, timestamp);
@@ -94,7 +124,7 @@ impl Builder {
         agent: Option<&str>,
         timestamp: Option<String>,
     ) {
-        if self.by_id.contains_key(id) {
+        if self.repeated(id, name, &input) {
             return;
         }
         let canonical = format!("mcp__{server}__{tool}");
@@ -119,7 +149,7 @@ impl Builder {
         agent: Option<&str>,
         timestamp: Option<String>,
     ) {
-        if self.by_id.contains_key(id) {
+        if self.repeated(id, name, &input) {
             return;
         }
         let params = params.filter(|p| *p != input);
@@ -155,7 +185,7 @@ impl Builder {
         if let Some(result) = self.early_results.remove(id) {
             apply(&mut call, result, self.exit_from_status);
         }
-        self.by_id.insert(id.to_owned(), self.calls.len());
+        self.by_id.entry(id.to_owned()).or_insert(self.calls.len());
         self.calls.push(call);
     }
 
@@ -308,7 +338,7 @@ mod tests {
             },
         );
         b.call("t1", "Read", || json!({"file_path": "a"}), None, None);
-        b.call("t1", "Read", || json!({"file_path": "b"}), None, None);
+        b.call("t1", "Read", || json!({"file_path": "a"}), None, None);
         b.call("t2", "Bash", || json!({"command": "x"}), Some("sub"), None);
         b.result(
             "t1",
@@ -362,6 +392,50 @@ mod tests {
         b.result("t", ToolResult::default());
         let (calls, _) = b.finish();
         assert_eq!(calls[0].exit_code, None);
+    }
+
+    /// A reused id never hides a call: a Read and then a `Bash rm -f` under one id are two
+    /// calls, and the transcript says an id was reused; a repeated line, or a call first
+    /// seen without its input, is one call.
+    #[test]
+    fn a_reused_id_is_kept_and_noted() {
+        let mut b = Builder::default();
+        b.call(
+            "t1",
+            "Read",
+            || serde_json::json!({"file_path": "/w/a"}),
+            None,
+            None,
+        );
+        b.call(
+            "t1",
+            "Read",
+            || serde_json::json!({"file_path": "/w/a"}),
+            None,
+            None,
+        );
+        b.call("t2", "Bash", || serde_json::json!({}), None, None);
+        b.call(
+            "t2",
+            "Bash",
+            || serde_json::json!({"command": "ls"}),
+            None,
+            None,
+        );
+        assert_eq!(b.calls().len(), 2);
+        assert_eq!(b.calls()[1].input["command"], "ls");
+        b.call(
+            "t1",
+            "Bash",
+            || serde_json::json!({"command": "rm -f a"}),
+            None,
+            None,
+        );
+        assert_eq!(b.calls().len(), 3);
+        assert_eq!(b.calls()[2].command().as_deref(), Some("rm -f a"));
+        let (_, log) = b.finish();
+        assert_eq!(log.lost.duplicate_ids, 1);
+        assert!(log.kept[0].message.contains("`t1` is used for two calls"));
     }
 
     #[test]

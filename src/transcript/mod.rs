@@ -166,17 +166,23 @@ pub struct Lost {
     /// Tool results whose call the transcript does not contain.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub orphan_results: u64,
+    /// Calls that share their id with another, different call: both are kept, but a
+    /// result can not tell them apart (a model reply or a stream written to reuse an id
+    /// to hide a call).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicate_ids: u64,
 }
 
 impl Lost {
     /// Whether nothing is known to be lost.
     pub fn is_empty(&self) -> bool {
-        self.lines == 0 && self.orphan_results == 0
+        self.lines == 0 && self.orphan_results == 0 && self.duplicate_ids == 0
     }
 
     fn add(&mut self, other: Lost, prefix: Option<&str>) {
         self.lines = self.lines.saturating_add(other.lines);
         self.orphan_results = self.orphan_results.saturating_add(other.orphan_results);
+        self.duplicate_ids = self.duplicate_ids.saturating_add(other.duplicate_ids);
         // Within one file the earliest line wins; another file's only when none is known.
         let earlier = match (self.first_line, other.first_line, prefix) {
             (None, Some(_), _) => true,
@@ -266,6 +272,11 @@ impl Transcript {
             1 => why.push("1 orphan tool result (its call is missing)".into()),
             n => why.push(format!("{n} orphan tool results (their calls are missing)")),
         }
+        match self.lost.duplicate_ids {
+            0 => {}
+            1 => why.push("1 call reuses another call's id".into()),
+            n => why.push(format!("{n} calls reuse another call's id")),
+        }
         Some(format!("transcript lost tool calls: {}", why.join("; ")))
     }
 
@@ -326,6 +337,12 @@ impl WarningLog {
             });
         }
         self.warn(line, message);
+    }
+
+    /// A call under an id another, different call already has.
+    pub fn duplicate(&mut self, message: String) {
+        self.lost.duplicate_ids = self.lost.duplicate_ids.saturating_add(1);
+        self.warn(0, message);
     }
 
     /// A tool result without its call.
