@@ -378,6 +378,39 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
     }
 }
 
+/// The most of an agent's stdout kept for `--record`, in bytes; the parser still reads
+/// all of it (up to [`process::MAX_STDOUT_BYTES`]).
+pub const MAX_RAW_BYTES: usize = 64 * 1024 * 1024;
+
+/// Says in the transcript what of the agent's output was cut: lines over
+/// [`process::MAX_LINE_BYTES`] (which may have held tool calls: absence assertions can not
+/// pass on it), and a stream too long to be recorded whole.
+fn note_cut_output(transcript: &mut crate::transcript::Transcript, cut_lines: u32, raw_cut: bool) {
+    let mut log = crate::transcript::WarningLog::default();
+    if cut_lines > 0 {
+        log.warn_lost(
+            0,
+            format!(
+                "{cut_lines} line(s) of the agent's output were over {} MiB and were cut there",
+                process::MAX_LINE_BYTES / (1024 * 1024)
+            ),
+        );
+    }
+    if raw_cut {
+        log.warn(
+            0,
+            format!(
+                "the agent's output is over {} MiB: --record keeps its first {} MiB",
+                MAX_RAW_BYTES / (1024 * 1024),
+                MAX_RAW_BYTES / (1024 * 1024)
+            ),
+        );
+    }
+    if log.total > 0 {
+        transcript.absorb_warnings(log, None);
+    }
+}
+
 /// A fresh private home for one run or grading call, removed when dropped.
 fn private_home(kind: AgentKind) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
@@ -519,9 +552,16 @@ impl Agent for CliAgent {
         };
         let mut parser = StreamParser::new(self.cli.stream_format());
         let mut raw = Vec::new();
+        // What `--record` may write of the stream: at most `MAX_RAW_BYTES`.
+        let (mut raw_bytes, mut raw_cut) = (0usize, false);
         let mut reported = 0;
         let output = process::run(&spec, &cancel, |line| {
-            raw.push(line.to_owned());
+            raw_bytes = raw_bytes.saturating_add(line.len() + 1);
+            if raw_bytes <= MAX_RAW_BYTES {
+                raw.push(line.to_owned());
+            } else {
+                raw_cut = true;
+            }
             parser.push_line(line);
             if let Some(hook) = req.on_tool_call {
                 for call in &parser.calls()[reported..] {
@@ -553,6 +593,7 @@ impl Agent for CliAgent {
         );
         let raw = record.unwrap_or(raw);
         name_mcp_calls(&mut transcript, &servers);
+        note_cut_output(&mut transcript, output.cut_lines, raw_cut);
         let witness = match &wire {
             Some(wire) => super::gateway::witness::check(wire, &transcript),
             None => super::gateway::witness::Witness::unwitnessed(

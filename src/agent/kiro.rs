@@ -524,6 +524,8 @@ mod tests {
             stderr: String::new(),
             duration_ms: 1,
             proof: None,
+            limit: None,
+            cut_lines: 0,
         };
         let lines = vec![
             "\u{1b}[32m> \u{1b}[0m{\"score\": 9,".to_owned(),

@@ -32,6 +32,15 @@ pub const RUN_ID_VAR: &str = "APTITUDE_RUN_ID";
 /// How much of stderr is kept, in bytes (the end of it).
 pub const STDERR_TAIL: usize = 16 * 1024;
 
+/// The longest stdout line handed on, in bytes: a longer one is cut there (the rest of it
+/// is read and dropped), so that one line can not take aptitude's memory.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most a command may write to stdout, in bytes: past it the command is stopped
+/// ([`Ending::Limit`]). An agent's event stream is a few MB; this bounds what aptitude
+/// holds of one run whatever the agent writes.
+pub const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -62,6 +71,8 @@ pub enum Ending {
     TimedOut,
     /// The run was cancelled (Ctrl-C / SIGTERM) and it was stopped.
     Cancelled,
+    /// It went over one of its limits and was stopped ([`Output::limit`] says which).
+    Limit,
 }
 
 /// What a finished command left.
@@ -80,6 +91,10 @@ pub struct Output {
     /// What the sandbox proved before the command started (sandboxed commands only; `None`
     /// when the sandbox did not get that far).
     pub proof: Option<crate::sandbox::Proof>,
+    /// The limit it went over ([`Ending::Limit`]): `stdout: over 256 MiB written`.
+    pub limit: Option<String>,
+    /// Stdout lines cut at [`MAX_LINE_BYTES`].
+    pub cut_lines: u32,
 }
 
 impl Output {
@@ -95,6 +110,7 @@ impl Output {
                 format!("timed out after {}", humantime::format_duration(timeout))
             }
             (Ending::Cancelled, _, _) => "interrupted".into(),
+            (Ending::Limit, _, _) => "was stopped at a limit".into(),
             (Ending::Exited, Some(code), _) => format!("exited with code {code}"),
             (Ending::Exited, None, Some(sig)) => format!("was killed by signal {sig}"),
             (Ending::Exited, None, None) => "ended".into(),
@@ -116,27 +132,37 @@ pub async fn run(
     mut on_line: impl FnMut(&str) + Send,
 ) -> std::io::Result<Output> {
     let started = Instant::now();
-    let (mut child, mut guard) = spawn(spec)?;
+    let (mut child, mut guard, stdout) = spawn(spec)?;
     let pgid = guard.pgid;
     let stderr_task = keep_stderr_tail(child.stderr.take());
     let mut proof = None;
-    let (mut ending, status) = match child.stdout.take() {
-        Some(stdout) => {
-            // A sandboxed command's first line is the sandbox's proof, not its output.
-            let mut first = spec.fence.is_some();
-            let mut lines = |line: &str| {
-                if std::mem::take(&mut first)
-                    && let Some(p) = spec.fence.as_ref().and_then(|f| f.proof(line))
-                {
-                    proof = Some(p);
-                    return;
-                }
-                on_line(line);
-            };
-            read_stdout(stdout, &mut child, &mut guard, spec, cancel, &mut lines).await
+    // A sandboxed command's first line is the sandbox's proof, not its output.
+    let mut first = spec.fence.is_some();
+    let mut lines = |line: &str| {
+        if std::mem::take(&mut first)
+            && let Some(p) = spec.fence.as_ref().and_then(|f| f.proof(line))
+        {
+            proof = Some(p);
+            return;
         }
-        None => (Ending::Exited, None),
+        on_line(line);
     };
+    let mut reader = LineReader::new(stdout);
+    let (mut ending, status) = read_stdout(
+        &mut reader,
+        &mut child,
+        &mut guard,
+        spec,
+        cancel,
+        &mut lines,
+    )
+    .await;
+    let limit = (ending == Ending::Limit).then(|| {
+        format!(
+            "output: the command wrote over {} MiB to stdout",
+            MAX_STDOUT_BYTES / (1024 * 1024)
+        )
+    });
     let status = match (status, ending) {
         (Some(status), _) => status,
         (None, Ending::Exited) => {
@@ -190,6 +216,8 @@ pub async fn run(
         stderr,
         duration_ms: started.elapsed().as_millis() as u64,
         proof,
+        limit,
+        cut_lines: reader.cut_lines,
     })
 }
 
@@ -198,7 +226,7 @@ pub async fn run(
 ///
 /// # Errors
 /// When the program can not be started.
-fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
+fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard, tokio::net::UnixStream)> {
     let run_id = new_run_id();
     let mut guard = Guard {
         jail: Jail::new(),
@@ -224,6 +252,16 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
     } else {
         (program, args)
     };
+    // Stdout is one end of a socket pair, not a pipe: a pipe can be opened again through
+    // `/proc/<pid>/fd/1` by any process of the same user (the agent's own tools), a socket
+    // can not (ENXIO), so nothing but the agent writes its stream.
+    let (ours, theirs) = nix::sys::socket::socketpair(
+        nix::sys::socket::AddressFamily::Unix,
+        nix::sys::socket::SockType::Stream,
+        None,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(std::io::Error::from)?;
     let mut cmd = tokio::process::Command::new(&program);
     if spec.fence.is_some() {
         // The sandbox gets nothing of aptitude's environment: its own pid 1 keeps it.
@@ -234,11 +272,17 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(RUN_ID_VAR, &run_id)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(theirs))
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     let child = cmd.spawn()?;
+    // The child's end was dup'ed into it and is closed here with `cmd`.
+    drop(cmd);
+    let ours = std::os::unix::net::UnixStream::from(ours);
+    ours.set_nonblocking(true)?;
+    let _ = ours.shutdown(std::net::Shutdown::Write);
+    let stdout = tokio::net::UnixStream::from_std(ours)?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     tracing::debug!(
         program = %spec.program.display(),
@@ -252,7 +296,7 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard)> {
     if let Some(pid) = pgid {
         guard.jail.started(pid);
     }
-    Ok((child, guard))
+    Ok((child, guard, stdout))
 }
 
 /// A task that reads stderr to its end and keeps its last [`STDERR_TAIL`] bytes, never
@@ -294,7 +338,7 @@ fn keep_stderr_tail(
 /// command stopped early is terminated and everything it left killed before what it wrote
 /// is drained. Returns how it ended and its exit status when it was seen.
 async fn read_stdout(
-    stdout: tokio::process::ChildStdout,
+    reader: &mut LineReader,
     child: &mut tokio::process::Child,
     guard: &mut Guard,
     spec: &Spec,
@@ -305,18 +349,19 @@ async fn read_stdout(
     let mut status = None;
     let sampling = guard.jail.wants_samples();
     let mut samples = tokio::time::interval(contain::SAMPLE_EVERY);
-    let mut reader = BufReader::new(stdout);
-    let mut buf: Vec<u8> = Vec::new();
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
     loop {
         tokio::select! {
-            read = reader.read_until(b'\n', &mut buf) => {
+            read = reader.next() => {
                 match read {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        emit(&buf, on_line);
-                        buf.clear();
+                    Ok(false) | Err(_) => break,
+                    Ok(true) => {
+                        reader.emit(on_line);
+                        if reader.total > MAX_STDOUT_BYTES {
+                            ending = Ending::Limit;
+                            break;
+                        }
                     }
                 }
             }
@@ -335,20 +380,16 @@ async fn read_stdout(
         // Escaped processes may hold stdout open: all of them go before the drain.
         guard.finish();
     }
-    // Whatever the command wrote before it died is still part of its output.
+    // Whatever the command wrote before it died is still part of its output (up to the
+    // limit).
     let drain = async {
-        loop {
-            match reader.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    emit(&buf, on_line);
-                    buf.clear();
-                }
+        while reader.total <= MAX_STDOUT_BYTES {
+            match reader.next().await {
+                Ok(false) | Err(_) => break,
+                Ok(true) => reader.emit(on_line),
             }
         }
-        if !buf.is_empty() {
-            emit(&buf, on_line);
-        }
+        reader.emit(on_line);
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     (ending, status)
@@ -421,11 +462,68 @@ fn resolve(program: &Path, env: &[(String, String)]) -> std::io::Result<PathBuf>
         .ok_or_else(not_found)
 }
 
-fn emit(buf: &[u8], on_line: &mut impl FnMut(&str)) {
-    let text = String::from_utf8_lossy(buf);
-    let line = text.trim_end_matches(['\n', '\r']);
-    if !line.is_empty() {
-        on_line(line);
+/// Stdout read line by line, each line bounded by [`MAX_LINE_BYTES`].
+struct LineReader {
+    inner: BufReader<tokio::net::UnixStream>,
+    /// The line being read (at most [`MAX_LINE_BYTES`] of it).
+    line: Vec<u8>,
+    /// Whether the line being read went over the bound.
+    cut: bool,
+    /// Lines cut so far.
+    cut_lines: u32,
+    /// Bytes read in all.
+    total: u64,
+}
+
+impl LineReader {
+    fn new(stdout: tokio::net::UnixStream) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, stdout),
+            line: Vec::new(),
+            cut: false,
+            cut_lines: 0,
+            total: 0,
+        }
+    }
+
+    /// Reads up to the end of the next line: `true` when one is complete, `false` at the
+    /// end of the stream (a last line without its break is left for [`LineReader::emit`]).
+    /// Cancel-safe: what was read is kept for the next call.
+    async fn next(&mut self) -> std::io::Result<bool> {
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(false);
+            }
+            let (take, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            let room = MAX_LINE_BYTES.saturating_sub(self.line.len());
+            if take > room {
+                self.cut = true;
+            }
+            self.line.extend_from_slice(&available[..take.min(room)]);
+            self.inner.consume(take);
+            self.total = self.total.saturating_add(take as u64);
+            if done {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Hands the line read on (without its break; empty lines are skipped) and starts the
+    /// next.
+    fn emit(&mut self, on_line: &mut impl FnMut(&str)) {
+        if std::mem::take(&mut self.cut) {
+            self.cut_lines = self.cut_lines.saturating_add(1);
+        }
+        let text = String::from_utf8_lossy(&self.line);
+        let line = text.trim_end_matches(['\n', '\r']);
+        if !line.is_empty() {
+            on_line(line);
+        }
+        self.line.clear();
     }
 }
 
@@ -511,6 +609,59 @@ mod tests {
             grace: Duration::from_millis(200),
             fence: None,
         }
+    }
+
+    /// The agent's stream can not be opened again by its tools: stdout is a socket, and
+    /// `/proc/<pid>/fd/1` of a socket does not open (a pipe's would).
+    #[tokio::test]
+    async fn stdout_can_not_be_reopened_through_proc() {
+        let mut lines = Vec::new();
+        let out = run(
+            &sh(
+                "echo forged > /proc/$$/fd/1 2>/dev/null && echo reopened || echo refused",
+                Duration::from_secs(10),
+            ),
+            &CancellationToken::new(),
+            |l| lines.push(l.to_owned()),
+        )
+        .await
+        .unwrap();
+        assert!(out.success());
+        assert_eq!(lines, ["refused"]);
+    }
+
+    /// A line over the bound is cut there and counted; a stream over its bound stops the
+    /// command: aptitude's memory stays bounded whatever the command writes.
+    #[tokio::test]
+    async fn long_lines_are_cut_and_a_flood_is_stopped() {
+        let mut sizes = Vec::new();
+        let out = run(
+            &sh(
+                "head -c 20000000 /dev/zero | tr '\\0' x; echo; echo after",
+                Duration::from_secs(30),
+            ),
+            &CancellationToken::new(),
+            |l| sizes.push(l.len()),
+        )
+        .await
+        .unwrap();
+        assert!(out.success());
+        assert_eq!(sizes, [MAX_LINE_BYTES, 5]);
+        assert_eq!(out.cut_lines, 1);
+        let mut total = 0u64;
+        let out = run(
+            &sh(
+                "yes 0123456789012345678901234567890123456789",
+                Duration::from_secs(60),
+            ),
+            &CancellationToken::new(),
+            |l| total += l.len() as u64 + 1,
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.ending, Ending::Limit);
+        assert!(out.limit.as_deref().unwrap().contains("over 256 MiB"));
+        assert!(total <= MAX_STDOUT_BYTES + 2 * 1024 * 1024, "{total}");
     }
 
     #[tokio::test]

@@ -69,6 +69,15 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
                 ),
             ));
         }
+        Ending::Limit => {
+            return Some((
+                ErrorKind::Limit,
+                format!(
+                    "stopped at a limit: {}; its transcript up to then is kept",
+                    p.limit.as_deref().unwrap_or("a limit of the run")
+                ),
+            ));
+        }
         Ending::Exited => {}
     }
     match outcome {

@@ -10,7 +10,7 @@
 //! 3. It writes the proof as the first line of stdout, `NONCE {json}` ([`super::Proof`]);
 //!    aptitude takes that line out of the command's output. A check that did not hold
 //!    ends here with exit code 125: the command never starts.
-//! 4. It denies `ptrace`, `process_vm_readv`/`writev` with seccomp (an agent that stops
+//! 4. It denies `ptrace`, `process_vm_readv`/`writev` and `pidfd_getfd` with seccomp (an agent that stops
 //!    the sandbox's pid 1 with `ptrace` would hang the run), then runs the command and
 //!    exits with its status (128 + the signal when a signal ended it).
 
@@ -310,8 +310,9 @@ pub enum SeccompError {
     Backend(#[from] seccompiler::BackendError),
 }
 
-/// Denies `ptrace` and `process_vm_readv`/`writev` (EPERM) to this process and everything
-/// it starts.
+/// Denies `ptrace`, `process_vm_readv`/`writev` and `pidfd_getfd` (EPERM) to this process
+/// and everything it starts: no tool can reach into the agent's memory or take its file
+/// descriptors (its output stream among them).
 fn deny_tracing() -> Result<(), SeccompError> {
     #[cfg(target_os = "linux")]
     {
@@ -320,6 +321,7 @@ fn deny_tracing() -> Result<(), SeccompError> {
             libc::SYS_ptrace,
             libc::SYS_process_vm_readv,
             libc::SYS_process_vm_writev,
+            libc::SYS_pidfd_getfd,
         ]
         .into_iter()
         .map(|n| (n, Vec::new()))
