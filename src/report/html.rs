@@ -96,6 +96,9 @@ struct TestView {
     /// How the run was fenced in (`bubblewrap 0.8.0`, `not sandboxed`), and what the
     /// sandbox proved before the agent started: (held, what was tried, what happened).
     sandbox: Option<(String, Vec<SandboxCheck>)>,
+    /// The run's transcript against the wire, in words (`witnessed by the model gateway:
+    /// …`, `unwitnessed: …`).
+    witness: Option<String>,
 }
 
 /// One check of a run's sandbox proof: whether it held, what was tried, what happened.
@@ -138,6 +141,9 @@ struct Report {
     subtitle: String,
     /// The run's sandbox, in words, and whether a run was unsandboxed (a warning).
     sandbox: Option<(String, bool)>,
+    /// How far the transcripts are witnessed by the model gateway, in words, and whether
+    /// some are not (a warning).
+    witness: Option<(String, bool)>,
     stats: Vec<Stat>,
     rows: Vec<RowView>,
     /// Suites above [`INLINE_MAX_TESTS`]: each test's details, gzip then base64, one line
@@ -464,6 +470,7 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             .and_then(|tr| tr.final_text.as_deref())
             .map(cut),
         workspace: t.workspace.clone(),
+        witness: t.witness.as_ref().map(|w| w.phrase()),
         sandbox: t.sandbox.as_ref().map(|sb| {
             let mode = if sb.is_off() {
                 "not sandboxed (--sandbox off): the agent saw the host as aptitude does".to_owned()
@@ -648,6 +655,10 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             .sandbox
             .as_ref()
             .map(|sb| (sb.phrase(), sb.any_unsandboxed())),
+        witness: s
+            .witness
+            .as_ref()
+            .map(|w| (w.phrase(), w.any_unwitnessed())),
         subtitle: format!(
             "aptitude {} · {}",
             results.aptitude_version,

@@ -115,6 +115,16 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
         case.properties
             .push(quick_junit::Property::new("sandbox", value));
     }
+    if let Some(witness) = &test.witness {
+        let value = match witness.status {
+            crate::agent::gateway::witness::WitnessStatus::Witnessed => "witnessed",
+            crate::agent::gateway::witness::WitnessStatus::Partial => "partial",
+            crate::agent::gateway::witness::WitnessStatus::Unwitnessed => "unwitnessed",
+            crate::agent::gateway::witness::WitnessStatus::Tampered => "tampered",
+        };
+        case.properties
+            .push(quick_junit::Property::new("witness", value));
+    }
     if let Some(r) = &test.repeat {
         case.properties
             .push(quick_junit::Property::new("runs", r.headline()));
@@ -228,11 +238,17 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
         suites[index].1.add_test_case(case(test, several_agents));
     }
     let sandbox = results.summary.sandbox.as_ref().map(|s| s.phrase());
+    let witness = results.summary.witness.as_ref().map(|s| s.phrase());
     for (_, mut suite) in suites {
         if let Some(phrase) = &sandbox {
             suite
                 .properties
                 .push(quick_junit::Property::new("sandbox", phrase.as_str()));
+        }
+        if let Some(phrase) = &witness {
+            suite
+                .properties
+                .push(quick_junit::Property::new("witness", phrase.as_str()));
         }
         let total: u64 = suite
             .test_cases

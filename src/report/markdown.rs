@@ -194,6 +194,16 @@ pub fn status_line(results: &Results) -> String {
         };
         extra.push_str(&format!("\n\n{mark} {}", sandbox.phrase()));
     }
+    if let Some(witness) = &s.witness {
+        let mark = if witness.tampered > 0 {
+            "❌"
+        } else if witness.any_unwitnessed() {
+            "⚠️"
+        } else {
+            "✅"
+        };
+        extra.push_str(&format!("\n\n{mark} {}", witness.phrase()));
+    }
     format!(
         "**{} test{}**: {} · **assertions**: {} · {} · {}{extra}",
         s.total,

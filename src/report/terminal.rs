@@ -332,8 +332,21 @@ pub fn render_summary(summary: &Summary) -> String {
             }
         })
         .unwrap_or_default();
+    let witness = summary
+        .witness
+        .as_ref()
+        .map(|w| {
+            if w.tampered > 0 {
+                format!("{}\n", paint(RED.bold(), &format!("✗ {}", w.phrase())))
+            } else if w.any_unwitnessed() {
+                format!("{}\n", paint(YELLOW, &format!("⚠ {}", w.phrase())))
+            } else {
+                format!("{}\n", paint(DIM, &w.phrase()))
+            }
+        })
+        .unwrap_or_default();
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n{sandbox}",
+        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n{sandbox}{witness}",
         summary.total,
         parts.join(", "),
         assertion_parts.join(", "),

@@ -156,6 +156,9 @@ pub async fn evaluate_transcript(
         agent_id: None,
         variant: None,
         transcript: Some(transcript),
+        witness: Some(crate::agent::gateway::witness::Witness::unwitnessed(
+            "analyzed from a transcript file: what the agent wrote about itself, not what its model saw",
+        )),
         ..not_run(spec, ErrorKind::Setup, "")
     }
 }

@@ -255,6 +255,115 @@ pub struct Summary {
     /// How the agents' runs were fenced in; absent when no agent ran (and in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSummary>,
+    /// How far the runs' transcripts are backed by what crossed the model gateway; absent
+    /// when no transcript was checked (and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<WitnessSummary>,
+}
+
+/// The runs' transcripts against the wire ([`crate::agent::gateway::witness`]): how many
+/// were witnessed, partly witnessed, unwitnessed (the run went direct, or the transcript
+/// was analyzed from a file) or tampered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WitnessSummary {
+    /// Transcripts that agree with the wire in every call and result.
+    pub witnessed: u32,
+    /// Transcripts that agree as far as the wire was kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub partial: u32,
+    /// Transcripts with no wire to check against.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unwitnessed: u32,
+    /// Transcripts that disagree with the wire (their runs are `error`, kind `tampered`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tampered: u32,
+    /// Why the first unwitnessed transcript is (`the run went direct …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_unwitnessed: Option<String>,
+}
+
+impl WitnessSummary {
+    /// Each run of `tests` (each run of a repeated test) whose transcript was checked.
+    pub fn of(tests: &[TestResult]) -> Option<WitnessSummary> {
+        use crate::agent::gateway::witness::WitnessStatus;
+        let mut s = WitnessSummary::default();
+        let runs = tests.iter().flat_map(|t| {
+            if t.runs.is_empty() {
+                std::slice::from_ref(t)
+            } else {
+                t.runs.as_slice()
+            }
+        });
+        let mut any = false;
+        for w in runs.filter_map(|r| r.witness.as_ref()) {
+            any = true;
+            match w.status {
+                WitnessStatus::Witnessed => s.witnessed += 1,
+                WitnessStatus::Partial => s.partial += 1,
+                WitnessStatus::Tampered => s.tampered += 1,
+                WitnessStatus::Unwitnessed => {
+                    s.unwitnessed += 1;
+                    if s.why_unwitnessed.is_none() {
+                        s.why_unwitnessed = w.why.clone();
+                    }
+                }
+            }
+        }
+        any.then_some(s)
+    }
+
+    /// Whether some transcript is not (wholly) witnessed.
+    pub fn any_unwitnessed(&self) -> bool {
+        self.unwitnessed + self.partial + self.tampered > 0
+    }
+
+    /// The sentence every report shows: `witnessed: every run's transcript agrees with
+    /// what crossed the model gateway (3 runs)`, or what is not witnessed and why.
+    pub fn phrase(&self) -> String {
+        let total = self.witnessed + self.partial + self.unwitnessed + self.tampered;
+        let runs = |n: u32| format!("{n} run{}", if n == 1 { "" } else { "s" });
+        if !self.any_unwitnessed() {
+            return format!(
+                "witnessed: every transcript agrees with what crossed the model gateway ({})",
+                runs(total)
+            );
+        }
+        if self.unwitnessed == total {
+            return format!(
+                "unwitnessed ({}): {}",
+                runs(total),
+                self.why_unwitnessed
+                    .as_deref()
+                    .unwrap_or("no model traffic to check against")
+            );
+        }
+        let mut parts = Vec::new();
+        if self.tampered > 0 {
+            parts.push(format!(
+                "{} of {total} tampered: the agent's stream disagrees with its model traffic",
+                runs(self.tampered)
+            ));
+        }
+        if self.unwitnessed > 0 {
+            parts.push(format!(
+                "{} of {total} unwitnessed ({})",
+                runs(self.unwitnessed),
+                self.why_unwitnessed
+                    .as_deref()
+                    .unwrap_or("no model traffic to check against")
+            ));
+        }
+        if self.partial > 0 {
+            parts.push(format!(
+                "{} of {total} partly witnessed",
+                runs(self.partial)
+            ));
+        }
+        if self.witnessed > 0 {
+            parts.push(format!("{} witnessed", runs(self.witnessed)));
+        }
+        format!("transcripts: {}", parts.join("; "))
+    }
 }
 
 /// The runs' sandboxes in a run: how many were fenced in and proved their fence, how many
@@ -399,6 +508,7 @@ impl Summary {
         let mut s = Summary {
             duration_ms,
             sandbox: SandboxSummary::of(tests),
+            witness: WitnessSummary::of(tests),
             ..Summary::default()
         };
         for t in tests {
