@@ -179,18 +179,27 @@ fn ends_line(c: char) -> bool {
 /// (`::name props::data`), and on `##[name props]data` anywhere in a line. It compares with
 /// .NET's culture-sensitive `StartsWith` and `IndexOf`, which may skip characters a
 /// collation ignores (controls, format characters, some marks), so the line is read here
-/// as the runner might at its most lenient: only its printable ASCII characters count.
+/// as the runner might at its most lenient: only its printable ASCII characters count, and
+/// aptitude's own SGR sequences not at all (`anstream` strips them off a terminal, after
+/// this has run).
 /// - a line whose first such character other than a space is `:`, followed by another
 ///   `:`, gets a backslash before that first `:` (`\::error::x`);
 /// - every `#`, `#`, `[` among them gets a backslash between the two `#` (`#\#[error]`).
 ///
 /// Both read plainly and neither can be skipped by a collation: a backslash has weight.
 fn defusing_points(line: &str) -> Vec<usize> {
-    let ascii: Vec<(usize, u8)> = line
-        .char_indices()
-        .filter(|(_, c)| (' '..='~').contains(c))
-        .map(|(i, c)| (i, c as u8))
-        .collect();
+    let mut ascii: Vec<(usize, u8)> = Vec::with_capacity(line.len());
+    let mut at = 0;
+    while let Some(c) = line[at..].chars().next() {
+        if let Some(len) = sgr_len(&line[at..]) {
+            at += len;
+            continue;
+        }
+        if (' '..='~').contains(&c) {
+            ascii.push((at, c as u8));
+        }
+        at += c.len_utf8();
+    }
     let mut points = Vec::new();
     let first = ascii.iter().position(|(_, b)| *b != b' ');
     if let Some(first) = first
@@ -477,6 +486,9 @@ mod tests {
             // What a collation might skip is skipped here too.
             ("\u{200b}:\u{2060}:error::x", "\u{200b}\\:\u{2060}:error::x"),
             ("#\x1b#[error]", "#\\\x1b#[error]"),
+            // Colours are stripped off a terminal after this has run.
+            ("    \x1b[33m::hijack::\x1b[0m", "    \x1b[33m\\::hijack::\x1b[0m"),
+            ("#\x1b[0m#[error]", "#\\\x1b[0m#[error]"),
         ];
         for (text, defused) in cases {
             assert_eq!(workflow_commands_defused(text), defused, "{text:?}");

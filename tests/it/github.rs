@@ -13,16 +13,16 @@ use crate::support::cli::Aptitude;
 use crate::support::consumers::{assert_openapi_valid, assert_renders_on_github, stress_results};
 use crate::support::{data, root};
 
-const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
+pub(crate) const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
 const FORK_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "someone/r", "fork": true}}}}"#;
 
-struct Gh {
-    server: MockServer,
+pub(crate) struct Gh {
+    pub(crate) server: MockServer,
     dir: tempfile::TempDir,
 }
 
 impl Gh {
-    async fn new(event: &str) -> Self {
+    pub(crate) async fn new(event: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("event.json"), event).unwrap();
         Gh {
@@ -31,23 +31,24 @@ impl Gh {
         }
     }
 
-    fn file(&self, name: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Runs `aptitude publish RESULTS` in GitHub Actions' environment; (exit code, stdout).
-    async fn publish(&self, results: &Path) -> (i32, String) {
+    pub(crate) async fn publish(&self, results: &Path) -> (i32, String) {
         self.publish_in(results, &root(), &[]).await
     }
 
     /// [`Gh::publish`] from the directory `cwd` (the repository root is always
     /// `GITHUB_WORKSPACE`), with extra arguments.
-    async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
+    pub(crate) async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
         self.publish_with(results, cwd, extra, &[]).await
     }
 
-    /// [`Gh::publish_in`] with extra environment variables.
-    async fn publish_with(
+    /// [`Gh::publish_in`] with extra environment variables (which win over the ones set
+    /// here).
+    pub(crate) async fn publish_with(
         &self,
         results: &Path,
         cwd: &Path,
@@ -55,7 +56,6 @@ impl Gh {
         envs: &[(&str, &str)],
     ) -> (i32, String) {
         let mut cmd = Aptitude::new();
-        cmd.envs(envs.iter().copied());
         cmd.current_dir(cwd)
             .env("GITHUB_API_URL", self.server.uri())
             .env("GITHUB_REPOSITORY", "o/r")
@@ -72,6 +72,8 @@ impl Gh {
             .arg(results)
             .args(["--report-path", "out/report.html"])
             .args(extra);
+        // Last, so that a test can change any of the above.
+        cmd.envs(envs.iter().copied());
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
             .unwrap();
@@ -80,11 +82,11 @@ impl Gh {
 
     /// Every request sent so far is one GitHub's API documents, with a body its OpenAPI
     /// description accepts; returns the operations.
-    async fn assert_valid_for_github(&self) -> Vec<String> {
+    pub(crate) async fn assert_valid_for_github(&self) -> Vec<String> {
         assert_openapi_valid(&self.requests().await)
     }
 
-    async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
+    pub(crate) async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
         self.server
             .received_requests()
             .await
@@ -100,7 +102,7 @@ impl Gh {
             .collect()
     }
 
-    async fn writes(&self) -> Vec<(String, String, Value)> {
+    pub(crate) async fn writes(&self) -> Vec<(String, String, Value)> {
         self.requests()
             .await
             .into_iter()
@@ -110,7 +112,7 @@ impl Gh {
     }
 
     /// An Actions token can not read `/user`.
-    async fn forbid_user(&self) {
+    pub(crate) async fn forbid_user(&self) {
         Mock::given(method("GET"))
             .and(path("/user"))
             .respond_with(
@@ -121,7 +123,7 @@ impl Gh {
             .await;
     }
 
-    async fn comments(&self, page: Option<&str>, body: Value, next: bool) {
+    pub(crate) async fn comments(&self, page: Option<&str>, body: Value, next: bool) {
         let mut m = Mock::given(method("GET")).and(path("/repos/o/r/issues/7/comments"));
         if let Some(p) = page {
             m = m.and(query_param("page", p));
@@ -140,7 +142,7 @@ impl Gh {
         m.respond_with(response).mount(&self.server).await;
     }
 
-    async fn accept_writes(&self) {
+    pub(crate) async fn accept_writes(&self) {
         Mock::given(method("POST"))
             .and(path("/repos/o/r/issues/7/comments"))
             .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1001})))
@@ -164,7 +166,7 @@ impl Gh {
     }
 }
 
-fn comment(id: u64, login: &str, body: &str) -> Value {
+pub(crate) fn comment(id: u64, login: &str, body: &str) -> Value {
     json!({"id": id, "user": {"login": login, "type": "Bot"}, "body": body})
 }
 
