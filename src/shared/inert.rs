@@ -487,7 +487,10 @@ mod tests {
             ("\u{200b}:\u{2060}:error::x", "\u{200b}\\:\u{2060}:error::x"),
             ("#\x1b#[error]", "#\\\x1b#[error]"),
             // Colours are stripped off a terminal after this has run.
-            ("    \x1b[33m::hijack::\x1b[0m", "    \x1b[33m\\::hijack::\x1b[0m"),
+            (
+                "    \x1b[33m::hijack::\x1b[0m",
+                "    \x1b[33m\\::hijack::\x1b[0m",
+            ),
             ("#\x1b[0m#[error]", "#\\\x1b[0m#[error]"),
         ];
         for (text, defused) in cases {

@@ -151,7 +151,9 @@ fn the_payload_is_hostile_to_every_consumer_when_given_raw() {
     ] {
         assert!(found.iter().any(|c| c.ends_with(data)), "{data}: {found:?}");
     }
-    let seen = gfm(&format!("<details><summary>x</summary>\n\n{AGENT}\n</details>\n"));
+    let seen = gfm(&format!(
+        "<details><summary>x</summary>\n\n{AGENT}\n</details>\n"
+    ));
     assert!(
         !seen["images"].as_array().unwrap().is_empty(),
         "raw HTML renders: {seen}"
@@ -171,10 +173,10 @@ fn no_agent_text_is_a_workflow_command_in_aptitudes_log() {
     assert_eq!(out.code, 1, "{}", out.both());
     // The payload reached the log, from each place the agent writes.
     for leak in [
-        "AGENT-ANNOTATION",   // tool call, tool output, verify output, stderr
-        "AGENT-FILE-NAME",    // a file name with a line break
-        "AGENT-FILE-TITLE",   // a file name with an escape sequence
-        "AGENT-TEXT ends",    // the end of the payload: nothing cut it short
+        "AGENT-ANNOTATION", // tool call, tool output, verify output, stderr
+        "AGENT-FILE-NAME",  // a file name with a line break
+        "AGENT-FILE-TITLE", // a file name with an escape sequence
+        "AGENT-TEXT ends",  // the end of the payload: nothing cut it short
     ] {
         assert!(out.stdout.contains(leak), "{leak} is shown\n{}", out.both());
     }
@@ -185,7 +187,10 @@ fn no_agent_text_is_a_workflow_command_in_aptitudes_log() {
             Vec::<String>::new(),
             "{stream} holds a workflow command\n{text}"
         );
-        assert!(!text.contains('\x1b'), "{stream}: no escape (not a terminal)");
+        assert!(
+            !text.contains('\x1b'),
+            "{stream}: no escape (not a terminal)"
+        );
     }
     // The stderr of the crashed agent is in its test's error, each line indented.
     let stderr_line = out
@@ -202,8 +207,17 @@ fn no_agent_text_is_a_workflow_command_in_aptitudes_log() {
         .arg("transcript")
         .arg(h.path("stream.jsonl"))
         .output();
-    assert!(shown.stdout.contains("final answer: AGENT-TEXT"), "{}", shown.both());
-    assert_eq!(acted_on(&shown.stdout), Vec::<String>::new(), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("final answer: AGENT-TEXT"),
+        "{}",
+        shown.both()
+    );
+    assert_eq!(
+        acted_on(&shown.stdout),
+        Vec::<String>::new(),
+        "{}",
+        shown.stdout
+    );
     assert_eq!(acted_on(&shown.stderr), Vec::<String>::new());
 }
 
@@ -306,7 +320,11 @@ fn a_failed_test_shows_as_failed_on_a_terminal_whatever_the_agent_printed() {
         "the failed test must read failed:\n{}",
         screen.text
     );
-    assert!(screen.text.contains("^[[9A^[[2K^M✓ Hostile run"), "{}", screen.text);
+    assert!(
+        screen.text.contains("^[[9A^[[2K^M✓ Hostile run"),
+        "{}",
+        screen.text
+    );
     assert_eq!(screen.title, None, "no window title from the agent");
     assert!(!screen.clipboard, "no clipboard write from the agent");
     assert_eq!(screen.osc, Vec::<String>::new(), "no link or other OSC");
@@ -331,7 +349,10 @@ async fn publish_hostile(h: &Hostile, gh: &Gh) -> String {
         .await;
     Mock::given(method("POST"))
         .and(path("/repos/o/r/check-runs"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 77, "app": {"slug": "github-actions"}})))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .set_body_json(json!({"id": 77, "app": {"slug": "github-actions"}})),
+        )
         .mount(&gh.server)
         .await;
     let workspace = h.suite.path().display().to_string();
@@ -340,7 +361,10 @@ async fn publish_hostile(h: &Hostile, gh: &Gh) -> String {
             &h.suite.results_path(),
             h.suite.path(),
             &[],
-            &[("GITHUB_WORKSPACE", workspace.as_str()), ("GITHUB_ACTIONS", "true")],
+            &[
+                ("GITHUB_WORKSPACE", workspace.as_str()),
+                ("GITHUB_ACTIONS", "true"),
+            ],
         )
         .await;
     assert_eq!(code, 1, "{log}");
@@ -368,10 +392,16 @@ fn assert_inert_on_github(what: &str, markdown: &str, links_to: Option<&str>) {
     assert_eq!(details[0], details[1], "{what}: <details> balanced");
     assert_eq!(details[0], 2, "{what}: one <details> per failed test");
     let outside = seen["outside_code"].as_str().unwrap();
-    assert!(!outside.contains("AGENT"), "{what}: agent text outside code:\n{outside}");
+    assert!(
+        !outside.contains("AGENT"),
+        "{what}: agent text outside code:\n{outside}"
+    );
     assert!(!outside.contains("@octocat"), "{what}: a mention");
     // Every line of the payload is inside the code blocks, the last one too.
-    assert!(seen["text"].as_str().unwrap().contains("AGENT-TEXT ends"), "{what}");
+    assert!(
+        seen["text"].as_str().unwrap().contains("AGENT-TEXT ends"),
+        "{what}"
+    );
 }
 
 #[tokio::test]
@@ -397,7 +427,10 @@ async fn the_comment_summaries_and_annotations_hold_agent_text_inert() {
         found[0].starts_with("warning title=aptitude::could not post the PR comment"),
         "{found:?}"
     );
-    assert!(found[0].contains("AGENT-ANNOTATION"), "the message is kept, escaped");
+    assert!(
+        found[0].contains("AGENT-ANNOTATION"),
+        "the message is kept, escaped"
+    );
 
     let requests = gh.requests().await;
     let run_url = "https://github.com/o/r/actions/runs/42";
@@ -434,8 +467,14 @@ async fn the_comment_summaries_and_annotations_hold_agent_text_inert() {
     for a in annotations {
         let title = a["title"].as_str().unwrap();
         let message = a["message"].as_str().unwrap();
-        assert!(!title.contains(['\n', '\r', '\u{2028}', '\x1b']), "{title:?}");
-        assert!(!message.contains(['\r', '\u{2028}', '\x1b', '\x07']), "{message:?}");
+        assert!(
+            !title.contains(['\n', '\r', '\u{2028}', '\x1b']),
+            "{title:?}"
+        );
+        assert!(
+            !message.contains(['\r', '\u{2028}', '\x1b', '\x07']),
+            "{message:?}"
+        );
         assert!(
             a["path"].as_str().unwrap().starts_with("tests/ws/"),
             "a path inside the repository: {a}"
