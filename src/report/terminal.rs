@@ -565,59 +565,12 @@ pub fn render_transcript(t: &Transcript) -> String {
         let _ = writeln!(out, "  (no tool calls)");
     }
     let width = t.tool_calls.len().to_string().len();
-    let cut = |text: &str, max: usize| inert::terminal(&crate::shared::text::truncate(text, max));
     for (i, call) in t.tool_calls.iter().enumerate() {
-        let mut line = format!(
-            "  #{:<width$} {} {}",
-            i + 1,
-            paint(BOLD, &inert::terminal(&call.name)),
-            inert::terminal(&crate::shared::text::summarize_input(&call.input, 90))
-        );
-        // The raw call first; the canonical name and keys the assertions match on after it.
-        match &call.params {
-            Some(params) => line.push_str(&paint(
-                DIM,
-                &inert::terminal(&format!(
-                    " ({} {})",
-                    call.canonical,
-                    crate::assertions::summarize_input(params, 90)
-                )),
-            )),
-            None if call.name != call.canonical => {
-                line.push_str(&paint(
-                    DIM,
-                    &format!(" ({})", inert::terminal(&call.canonical)),
-                ));
-            }
-            None => {}
-        }
-        if !call.is_main() {
-            line.push_str(&paint(
-                DIM,
-                &format!(" [subagent {}]", inert::terminal(&call.agent)),
-            ));
-        }
-        let result = match (&call.output, call.is_error, call.exit_code) {
-            _ if call.blocked.is_some() => paint(
-                YELLOW,
-                &format!(
-                    "refused before it ran: {}",
-                    cut(call.blocked.as_deref().unwrap_or(""), 60)
-                ),
-            ),
-            (None, _, _) => paint(YELLOW, "no result"),
-            (Some(o), true, Some(code)) => {
-                paint(RED, &format!("error, exit {code}: {}", cut(o, 60)))
-            }
-            (Some(o), true, None) => paint(RED, &format!("error: {}", cut(o, 60))),
-            (Some(o), false, Some(code)) => format!("exit {code}: {}", cut(o, 60)),
-            (Some(o), false, None) => cut(o, 60),
-        };
-        let _ = writeln!(out, "{line}\n      → {result}");
+        let _ = writeln!(out, "{}", transcript_call(i + 1, width, call));
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(out, "final answer: {}", cut(text, 300));
+            let _ = writeln!(out, "final answer: {}", inert_cut(text, 300));
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");
@@ -664,6 +617,63 @@ pub fn render_transcript(t: &Transcript) -> String {
         let _ = writeln!(out, "{}", inert::terminal(&line));
     }
     out
+}
+
+/// `text` cut to `max` characters on one line ([`crate::shared::text::truncate`]), inert.
+fn inert_cut(text: &str, max: usize) -> String {
+    inert::terminal(&crate::shared::text::truncate(text, max))
+}
+
+/// One tool call of [`render_transcript`]: `#N Name input (canonical params)`, then its
+/// result on a second line.
+fn transcript_call(position: usize, width: usize, call: &crate::transcript::ToolCall) -> String {
+    let mut line = format!(
+        "  #{:<width$} {} {}",
+        position,
+        paint(BOLD, &inert::terminal(&call.name)),
+        inert::terminal(&crate::shared::text::summarize_input(&call.input, 90))
+    );
+    // The raw call first; the canonical name and keys the assertions match on after it.
+    match &call.params {
+        Some(params) => line.push_str(&paint(
+            DIM,
+            &inert::terminal(&format!(
+                " ({} {})",
+                call.canonical,
+                crate::assertions::summarize_input(params, 90)
+            )),
+        )),
+        None if call.name != call.canonical => {
+            line.push_str(&paint(
+                DIM,
+                &format!(" ({})", inert::terminal(&call.canonical)),
+            ));
+        }
+        None => {}
+    }
+    if !call.is_main() {
+        line.push_str(&paint(
+            DIM,
+            &format!(" [subagent {}]", inert::terminal(&call.agent)),
+        ));
+    }
+    let result = match (&call.output, call.is_error, call.exit_code) {
+        _ if call.blocked.is_some() => paint(
+            YELLOW,
+            &format!(
+                "refused before it ran: {}",
+                inert_cut(call.blocked.as_deref().unwrap_or(""), 60)
+            ),
+        ),
+        (None, _, _) => paint(YELLOW, "no result"),
+        (Some(o), true, Some(code)) => {
+            paint(RED, &format!("error, exit {code}: {}", inert_cut(o, 60)))
+        }
+        (Some(o), true, None) => paint(RED, &format!("error: {}", inert_cut(o, 60))),
+        (Some(o), false, Some(code)) => format!("exit {code}: {}", inert_cut(o, 60)),
+        (Some(o), false, None) => inert_cut(o, 60),
+    };
+    format!("{line}\n      → {result}")
 }
 
 /// `transcript: 3 warnings (first at line 7); transcript lost tool calls: …`, when the

@@ -330,15 +330,19 @@ fn no_autolink(text: String) -> String {
 }
 
 /// Text for a table cell or a line of GFM: one line, controls shown, and no HTML (`&`,
-/// `<`, `>` as entities), no table break (`|`), no link (`[`, `]`, `\` escaped; backticks
-/// as `'`), no autolink and no `@mention` (a word joiner after `@` and inside `://` and
-/// `www.`).
+/// `<`, `>` as entities), no table break (`|`), no link (`[`, `]` escaped, and `\` before
+/// punctuation; backticks as `'`), no autolink and no `@mention` (a word joiner after `@`
+/// and inside `://` and `www.`).
 pub fn markdown_inline(text: &str) -> String {
     let text = one_line(text);
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
-            '\\' => out.push_str("\\\\"),
+            // A backslash escapes only ASCII punctuation (CommonMark): `\b` shows as is.
+            '\\' if chars.peek().is_some_and(char::is_ascii_punctuation) => {
+                out.push_str("\\\\");
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -518,6 +522,7 @@ mod tests {
         );
         assert_eq!(markdown_inline("a\nb\rc\u{2028}d"), "a b c d");
         assert_eq!(markdown_inline("a\\|b"), "a\\\\\\|b");
+        assert_eq!(markdown_inline("/^cat\\b/"), "/^cat\\b/");
         assert_eq!(
             markdown_inline("see https://evil.example and WWW.evil.example"),
             "see https:\u{2060}//evil.example and WWW\u{2060}.evil.example"
