@@ -9,6 +9,7 @@
 //! | a GitHub Actions log (stdout, stderr) | [`workflow_commands_defused`] on every line; aptitude's own commands from [`workflow_command`] |
 //! | GitHub Flavored Markdown (PR comment, job summary, `--markdown`) | [`markdown_inline`], [`markdown_html_inline`], [`markdown_code_block`] |
 //! | check-run annotations | [`single_line`] (titles), [`plain_text`] (messages), [`repository_path`] (paths) |
+//! | the HTML report (escaped by askama) | [`document`] for the control bytes |
 //!
 //! **Control characters are shown, never deleted or passed on.** They are Unicode's `Cc`
 //! (C0, DEL, C1), the line and paragraph separators (U+2028, U+2029) and the
@@ -17,7 +18,8 @@
 //! return, `^?` for DEL), the others as `<U+XXXX>`. An escape sequence whose ESC is shown
 //! is printable text (`^[[2A`, `^[]52;c;…`), so no sequence has to be recognised to be
 //! made harmless, and none is guessed at. The HTML report and JUnit escape for their own
-//! formats (askama, quick-junit) and are not rendered here.
+//! formats (askama, quick-junit); the HTML report's control bytes are shown by
+//! [`document`].
 //!
 //! **Line terminators.** Readers of aptitude's outputs end lines at different characters:
 //! CommonMark and .NET's `ReadLine` (the Actions runner) at `\n`, `\r\n` and a bare `\r`;
@@ -158,6 +160,30 @@ pub fn terminal_output(text: &str) -> Cow<'_, str> {
             out.push(c);
         }
         rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// A whole file aptitude writes for a browser (the HTML report), already HTML-escaped:
+/// every control character shown as [`terminal`] shows it (`<U+XXXX>` written as HTML
+/// entities) but line feeds, carriage returns and tabs. The file's own
+/// markup and script hold none, so only text from elsewhere changes. A browser ignores such
+/// bytes; a terminal showing the file (`cat report.html`) would act on them.
+pub fn document(text: &str) -> Cow<'_, str> {
+    let keep = |c: char| matches!(c, '\n' | '\r' | '\t');
+    if !text.chars().any(|c| is_control(c) && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !is_control(c) || keep(c) {
+            out.push(c);
+        } else if u32::from(c) < 0x20 || c == '\u{7f}' {
+            push_visible(&mut out, c);
+        } else {
+            // `<U+XXXX>` as HTML shows it: the markup is already escaped.
+            let _ = write!(out, "&lt;U+{:04X}&gt;", u32::from(c));
+        }
     }
     Cow::Owned(out)
 }
@@ -475,6 +501,12 @@ mod tests {
             terminal_output("\x1b[31mx\x1b[0m\x1b[1A\x1b]0;title\x07\r"),
             "\x1b[31mx\x1b[0m^[[1A^[]0;title^G^M"
         );
+    }
+
+    #[test]
+    fn a_document_keeps_its_lines_and_shows_the_rest() {
+        assert_eq!(document("<p>a\r\nb\tc</p>\n"), "<p>a\r\nb\tc</p>\n");
+        assert_eq!(document("x\x1b]0;t\x07\u{2028}"), "x^[]0;t^G&lt;U+2028&gt;");
     }
 
     #[test]

@@ -417,6 +417,22 @@ async fn the_comment_summaries_and_annotations_hold_agent_text_inert() {
     assert_eq!(out.code, 1, "{}", out.both());
     let summary = std::fs::read_to_string(h.path("summary.md")).unwrap();
     assert_inert_on_github("summary.md", &summary, None);
+    // JUnit and HTML held before; they still do.
+    let junit = crate::support::consumers::python_json("junit", &h.path("junit.xml"));
+    assert_eq!(junit["tests"], 2, "{junit}");
+    let cases = junit["cases"].to_string();
+    assert!(
+        cases.contains("AGENT-TEXT ends"),
+        "the payload is in the cases: {junit}"
+    );
+    let html = std::fs::read_to_string(h.path("report.html")).unwrap();
+    assert!(
+        html.contains("AGENT-TEXT ends"),
+        "the payload is in the report"
+    );
+    for raw in ["<img src=\"https://evil", "\x1b]", "</details>\r", "<U+"] {
+        assert!(!html.contains(raw), "report.html holds {raw:?} raw");
+    }
 
     let gh = Gh::new(PR_EVENT).await;
     let log = publish_hostile(&h, &gh).await;
