@@ -88,7 +88,9 @@ impl Drop for RedactedLine {
             return;
         }
         let text = self.redactor.redact(&String::from_utf8_lossy(&self.buf));
-        // A closed stderr loses diagnostics, never the run.
+        // Made inert like every other output; a closed stderr loses diagnostics, never
+        // the run.
+        let text = super::output::inert(&text);
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 }

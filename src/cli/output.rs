@@ -1,6 +1,12 @@
 //! Everything the CLI writes: stdout and stderr through `anstream` (colors stripped off a
 //! terminal or with `NO_COLOR`), the report files, and the redaction every one of them
 //! goes through.
+//!
+//! Every text written to stdout or stderr passes [`crate::shared::inert::terminal_output`]
+//! (aptitude's own colours pass, every other control character is shown) and
+//! [`crate::shared::inert::workflow_commands_defused`] (no line is a GitHub Actions
+//! workflow command), in and out of GitHub Actions. aptitude's own workflow commands go
+//! through [`command`] alone.
 
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
@@ -19,17 +25,34 @@ use crate::spec::{self, diagnostic};
 use crate::transcript::Transcript;
 use crate::verdict::results::{Results, TestResult};
 
-/// Writes to stdout; a closed pipe (`| head`) is not an error worth reporting.
+/// `text` as it may reach a terminal or a CI log: nothing in it moves the cursor or is a
+/// workflow command.
+pub(super) fn inert(text: &str) -> String {
+    use crate::shared::inert;
+    inert::workflow_commands_defused(&inert::terminal_output(text)).into_owned()
+}
+
+/// Writes to stdout, made [`inert`]; a closed pipe (`| head`) is not an error worth
+/// reporting.
 pub fn out(text: &str) {
     let mut stdout = anstream::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.write_all(inert(text).as_bytes());
     let _ = stdout.flush();
 }
 
-/// Writes to stderr.
+/// Writes to stderr, made [`inert`].
 pub fn err(text: &str) {
     let mut stderr = anstream::stderr().lock();
-    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.write_all(inert(text).as_bytes());
+}
+
+/// Writes one of aptitude's own workflow commands (`::warning title=aptitude::…`, built
+/// by [`crate::shared::inert::workflow_command`]) to stdout: the one write that is not
+/// defused.
+pub fn command(command: &str) {
+    let mut stdout = anstream::stdout().lock();
+    let _ = stdout.write_all(command.as_bytes());
+    let _ = stdout.flush();
 }
 
 /// The report files a run can write (`run`, `analyze`, `report`).

@@ -13,6 +13,7 @@ use super::output::{self, err, out};
 use super::{CliError, LogArgs, Outcome};
 use crate::agent::AgentInfo;
 use crate::run::single::{SinglePrompt, run_single};
+use crate::shared::inert;
 use crate::shared::text::summarize_input;
 use crate::transcript::ToolCall;
 use crate::transcript::display::format_usage;
@@ -35,7 +36,7 @@ pub(super) fn log(args: &LogArgs) -> Result<Outcome, CliError> {
     let seen = AtomicUsize::new(0);
     let live = |call: &ToolCall| {
         let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
-        err(&redactor.redact(&format!("  ↳ {}\n", describe(n, call))));
+        err(&redactor.redact(&format!("  ↳ {}\n", inert::terminal(&describe(n, call)))));
     };
     let ran = runtime.block_on(async {
         super::run::spawn_signal_handler(cancel.clone(), Arc::clone(&interrupted));
@@ -103,20 +104,21 @@ fn describe(n: usize, call: &ToolCall) -> String {
     line
 }
 
-/// What the run did, for stdout: the agent, every call, totals, changed files, the answer.
+/// What the run did, for stdout: the agent, every call, totals, changed files, the answer
+/// (the agent's text made inert for a terminal).
 fn render(result: &TestResult, agent: &AgentInfo, dir: &std::path::Path) -> String {
     let mut text = format!(
         "{} {} · a copy of {}\n",
         agent.kind,
-        agent.version,
-        dir.display()
+        inert::terminal(&agent.version),
+        inert::terminal(&dir.display().to_string())
     );
     let calls = result
         .transcript
         .as_ref()
         .map_or(&[][..], |t| t.tool_calls.as_slice());
     for (i, call) in calls.iter().enumerate() {
-        text.push_str(&describe(i + 1, call));
+        text.push_str(&inert::terminal(&describe(i + 1, call)));
         text.push('\n');
     }
     let mut totals = vec![format!(
@@ -132,7 +134,7 @@ fn render(result: &TestResult, agent: &AgentInfo, dir: &std::path::Path) -> Stri
     text.push('\n');
     for change in &result.files {
         let kind = format!("{:?}", change.change).to_lowercase();
-        text.push_str(&format!("{kind} {}\n", change.path));
+        text.push_str(&format!("{kind} {}\n", inert::terminal(&change.path)));
     }
     if let Some(kept) = &result.workspace {
         text.push_str(&format!("workspace kept: {kept}\n"));
@@ -143,7 +145,7 @@ fn render(result: &TestResult, agent: &AgentInfo, dir: &std::path::Path) -> Stri
         .and_then(|t| t.final_text.as_deref())
     {
         text.push_str("answer:\n");
-        for line in answer.lines() {
+        for line in inert::terminal_lines(answer) {
             text.push_str(&format!("  {line}\n"));
         }
     }

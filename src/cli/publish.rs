@@ -2,7 +2,7 @@
 //! exit code — it reflects the tests: a GitHub problem is a warning.
 
 use super::error::warning_line;
-use super::output::{err, out};
+use super::output::{command, err};
 use super::{CliError, GithubArgs, Outcome, PublishArgs};
 use crate::report::github::{GithubEnv, PublishOptions};
 use crate::report::json;
@@ -14,13 +14,10 @@ fn workflow_warning(message: &str) -> String {
     workflow_command("warning", message)
 }
 
-/// A workflow command `::{level}::` (`warning`, `notice`), escaped as GitHub asks.
-fn workflow_command(level: &str, message: &str) -> String {
-    let escaped = message
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    format!("::{level} title=aptitude::{escaped}\n")
+/// A workflow command `::{level} title=aptitude::` (`warning`, `notice`), escaped as GitHub
+/// asks ([`crate::shared::inert::workflow_command`]).
+fn workflow_command(level: &'static str, message: &str) -> String {
+    crate::shared::inert::workflow_command(level, &[("title", "aptitude")], message)
 }
 
 /// `--baseline github:auto` / `--reuse github:auto`: the base branch's latest results and
@@ -38,7 +35,7 @@ pub(super) async fn auto_baseline() -> Option<crate::report::github::artifacts::
         Err(e) => {
             let e: crate::report::github::artifacts::BaselineError = e;
             let redactor = Redactor::from_process_env([]);
-            out(&workflow_command(
+            command(&workflow_command(
                 "notice",
                 &redactor.redact(&format!("no baseline, going on without one: {e}")),
             ));
@@ -94,7 +91,7 @@ pub(super) async fn publish(
     let baseline = match baseline {
         Some(Ok(b)) => Some(b),
         Some(Err(Some(e))) => {
-            out(&workflow_warning(&format!("no baseline comparison: {e}")));
+            command(&workflow_warning(&format!("no baseline comparison: {e}")));
             None
         }
         // None given, or `github:auto` found none (its notice said so).
@@ -112,7 +109,7 @@ pub(super) async fn publish(
     let published = crate::report::github::publish(results, &env, &options).await;
     let redactor = Redactor::from_process_env([]);
     for w in &published.warnings {
-        out(&workflow_warning(&redactor.redact(w)));
+        command(&workflow_warning(&redactor.redact(w)));
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::report::markdown::inline;
+use crate::shared::inert::markdown_inline as inline;
 use crate::verdict::results::{Results, TestResult, TestStatus};
 
 /// The default significance level of a pass-rate regression (`--significance`).

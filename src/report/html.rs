@@ -5,7 +5,8 @@
 //! No CDN, fonts or external scripts: the CSS and the few lines of JavaScript (the
 //! "failures only" filter, details loaded on demand) are inline, so the file works opened
 //! from disk or as a CI artifact. Every value is HTML-escaped by askama — an agent answer
-//! containing `<script>` shows as text. Tool-call inputs and outputs are collapsed
+//! containing `<script>` shows as text — and its control characters are shown
+//! ([`crate::shared::inert::document`]: `^[`), never written raw. Tool-call inputs and outputs are collapsed
 //! (`<details>`) and cut at [`OUTPUT_MAX`] characters with a marker.
 //!
 //! Large suites: every test has its summary line in the page, server-rendered. With at most
@@ -517,6 +518,7 @@ fn packed(html: &str) -> std::io::Result<String> {
 fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowView, askama::Error> {
     let view = test_view(index, t);
     let body = TestBody { t: &view }.render()?;
+    let body = crate::shared::inert::document(&body).into_owned();
     let body = match lazy {
         Some(lazy) => {
             lazy.push_str(&packed(&body).map_err(askama::Error::custom)?);
@@ -677,7 +679,10 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         matrix: matrix_view(results),
         variants: variants_views(results),
     };
-    report.render()
+    // Names and the header hold text from elsewhere too (the bodies were done above).
+    report
+        .render()
+        .map(|html| crate::shared::inert::document(&html).into_owned())
 }
 
 #[cfg(test)]

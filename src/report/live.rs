@@ -7,6 +7,7 @@
 
 use crate::report::terminal;
 use crate::run::events::Event;
+use crate::shared::inert;
 use crate::shared::redact::Redactor;
 
 /// The live reporter's state: test names, what is running, whether to show tool calls.
@@ -47,8 +48,11 @@ impl LiveReporter {
                 };
                 let line = format!(
                     "  ↳ {}{run}: {}\n",
-                    self.name(*index),
-                    crate::transcript::display::describe_call(0, call).trim_start_matches("#0 ")
+                    inert::terminal(self.name(*index)),
+                    inert::terminal(
+                        crate::transcript::display::describe_call(0, call)
+                            .trim_start_matches("#0 ")
+                    )
                 );
                 Some(self.redactor.redact(&line))
             }
@@ -59,7 +63,7 @@ impl LiveReporter {
                     Ok(t) => {
                         let mut block = terminal::render_test(&t);
                         if let (true, Some(why)) = (self.verbose, &t.not_reused) {
-                            block.push_str(&format!("  not reused: {why}\n"));
+                            block.push_str(&format!("  not reused: {}\n", inert::terminal(why)));
                         }
                         block + "\n"
                     }
@@ -70,9 +74,13 @@ impl LiveReporter {
         }
     }
 
-    /// The names of the tests running now, in the order they started.
-    pub fn running(&self) -> Vec<&str> {
-        self.running.iter().map(|i| self.name(*i)).collect()
+    /// The names of the tests running now, in the order they started, each one line made
+    /// inert for a terminal.
+    pub fn running(&self) -> Vec<String> {
+        self.running
+            .iter()
+            .map(|i| inert::terminal(self.name(*i)))
+            .collect()
     }
 
     /// How many tests the run has.

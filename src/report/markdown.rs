@@ -4,11 +4,12 @@
 //! with its assertions' reasoning. Rendered with askama (`templates/summary.md`,
 //! `templates/failure.md`) from the results model.
 //!
-//! Text that came from an agent, a judge or a file is neutralized: it goes into fenced code
-//! blocks whose fence is longer than any backtick run in it, so it can not contain raw
-//! HTML, `@mention` anyone, or close our `<details>`; names in table cells have `|`, `<`,
-//! `>`, `&`, `@`, `[`, `]` and line breaks escaped; names inside `<summary>` (raw HTML,
-//! where Markdown escapes would show) only get HTML escapes. The output is bounded in
+//! Text that came from an agent, a judge or a file is made inert by
+//! [`crate::shared::inert`]: it goes into fenced code blocks (line terminators normalised
+//! first, controls shown, a fence longer than any backtick run in it), so it can not
+//! contain raw HTML, `@mention` anyone, link, or close our `<details>`; names in table cells
+//! are escaped for Markdown ([`markdown_inline`]); names inside `<summary>` (raw HTML,
+//! where Markdown escapes would show) only get HTML escapes ([`markdown_html_inline`]). The output is bounded in
 //! characters and in bytes ([`MarkdownOptions`]; GitHub's limits are in bytes): past the
 //! bound the remaining failures are left out with a notice, a blockquote separated from the
 //! last `</details>` by a blank line so that GFM renders it as Markdown. It always ends with
@@ -16,6 +17,7 @@
 
 use askama::Template;
 
+use crate::shared::inert::{markdown_code_block, markdown_html_inline, markdown_inline};
 use crate::shared::text::format_duration;
 use crate::transcript::display::format_usage;
 use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
@@ -42,54 +44,6 @@ impl Default for MarkdownOptions {
             preamble: None,
         }
     }
-}
-
-/// Escapes text for a table cell or a line of Markdown: no HTML, no mention, no link, no
-/// table break.
-pub fn inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '|' => out.push_str("\\|"),
-            '[' => out.push_str("\\["),
-            ']' => out.push_str("\\]"),
-            '`' => out.push('\''),
-            // A word joiner after `@` keeps the text readable but never pings anyone.
-            '@' => out.push_str("@\u{2060}"),
-            '\n' | '\r' => out.push(' '),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Escapes text for raw HTML such as `<summary>`, where Markdown is not parsed (a `\|`
-/// would show as is): HTML escapes, no mention, no line break (which could end the HTML
-/// block).
-pub fn html_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '@' => out.push_str("@\u{2060}"),
-            '\n' | '\r' => out.push(' '),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// A fenced code block holding `text` verbatim; the fence outgrows any backtick run in it.
-pub fn fenced(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat((longest + 1).max(3));
-    format!("{fence}text\n{}\n{fence}", text.trim_end())
 }
 
 /// A status emoji.
@@ -260,13 +214,13 @@ fn row(t: &TestResult) -> Row {
     Row {
         icon: icon(t.status),
         name: if t.reused.is_some() {
-            format!("{} ↺ reused", inline(&t.qualified_name(false)))
+            format!("{} ↺ reused", markdown_inline(&t.qualified_name(false)))
         } else {
-            inline(&t.qualified_name(false))
+            markdown_inline(&t.qualified_name(false))
         },
-        file: inline(&t.file),
+        file: markdown_inline(&t.file),
         assertions: match &t.repeat {
-            Some(r) => inline(&r.headline()),
+            Some(r) => markdown_inline(&r.headline()),
             None => format!("{passed}/{}", t.assertions.len()),
         },
         time: format_duration(t.duration_ms),
@@ -293,14 +247,14 @@ fn failure(t: &TestResult) -> Option<String> {
         .filter(|a| !matches!(a.status, AssertionStatus::Pass | AssertionStatus::Skip))
         .map(|a| FailedAssertion {
             icon: assertion_icon(a.status),
-            description: inline(&a.description),
-            location: inline(&format!("{}:{}", t.file, a.line)),
+            description: markdown_inline(&a.description),
+            location: markdown_inline(&format!("{}:{}", t.file, a.line)),
             detail: a
                 .detail
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(|d| {
-                    fenced(&crate::shared::text::truncate_lines(d, DETAIL_MAX))
+                    markdown_code_block(&crate::shared::text::truncate_lines(d, DETAIL_MAX))
                         .lines()
                         .map(|l| format!("  {l}"))
                         .collect::<Vec<_>>()
@@ -311,14 +265,14 @@ fn failure(t: &TestResult) -> Option<String> {
     let failed = bad.iter().filter(|a| a.icon == "❌").count();
     let mut headline = match (t.status, failed, &t.repeat) {
         (TestStatus::Error, _, _) => "could not be judged".to_owned(),
-        (_, _, Some(r)) => html_inline(&r.headline()),
+        (_, _, Some(r)) => markdown_html_inline(&r.headline()),
         (_, 1, None) => "1 assertion failed".to_owned(),
         (_, n, None) => format!("{n} assertions failed"),
     };
     if let Some(r) = &t.repeat {
         let names: Vec<String> = r
             .flaky_assertions()
-            .map(|a| html_inline(&format!("{} ({})", a.description, a.phrase(r.runs))))
+            .map(|a| markdown_html_inline(&format!("{} ({})", a.description, a.phrase(r.runs))))
             .collect();
         if !names.is_empty() {
             headline.push_str(&format!(" — flaky: {}", names.join("; ")));
@@ -330,9 +284,9 @@ fn failure(t: &TestResult) -> Option<String> {
     });
     let view = Failure {
         icon: icon(t.status),
-        name: html_inline(&t.qualified_name(false)),
+        name: markdown_html_inline(&t.qualified_name(false)),
         headline,
-        error: error.as_deref().map(fenced),
+        error: error.as_deref().map(markdown_code_block),
         assertions: bad,
     };
     view.render().ok()
@@ -413,7 +367,7 @@ pub fn matrix_table(matrix: &crate::verdict::results::Matrix) -> String {
             Some(v) => format!("{} ({v})", row.name),
             None => row.name.clone(),
         };
-        out.push_str(&format!("| {} |", inline(&name)));
+        out.push_str(&format!("| {} |", markdown_inline(&name)));
         for cell in &row.cells {
             match cell {
                 Some((status, runs)) => out.push_str(&format!(
@@ -438,19 +392,19 @@ pub fn variants_tables(comparisons: &[crate::verdict::variants::VariantCompariso
     for c in comparisons {
         out.push_str(&format!(
             "\n**Variants of {}** · {}\n\n| |",
-            inline(&c.title(with_agent)),
-            inline(&c.file)
+            markdown_inline(&c.title(with_agent)),
+            markdown_inline(&c.file)
         ));
         for column in c.columns() {
-            out.push_str(&format!(" {} |", inline(column)));
+            out.push_str(&format!(" {} |", markdown_inline(column)));
         }
         out.push_str("\n|---|");
         out.push_str(&"---|".repeat(c.variants.len()));
         out.push('\n');
         for row in c.grid() {
-            out.push_str(&format!("| {} |", inline(&row.label)));
+            out.push_str(&format!("| {} |", markdown_inline(&row.label)));
             for cell in &row.cells {
-                out.push_str(&format!(" {} |", inline(cell)));
+                out.push_str(&format!(" {} |", markdown_inline(cell)));
             }
             out.push('\n');
         }
@@ -537,23 +491,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inline_text_can_not_inject() {
-        assert_eq!(
-            inline("<b>@octocat</b> | [x](y)"),
-            "&lt;b&gt;@\u{2060}octocat&lt;/b&gt; \\| \\[x\\](y)"
-        );
-        assert_eq!(inline("a\nb"), "a b");
-    }
-
-    #[test]
-    fn summary_text_gets_html_escapes_only() {
-        assert_eq!(
-            html_inline("a | b <i>@x</i>\n`c`"),
-            "a | b &lt;i&gt;@\u{2060}x&lt;/i&gt; `c`"
-        );
-    }
-
-    #[test]
     fn every_bound_is_honoured_even_below_the_fixed_parts() {
         let results = Results::new(Vec::new(), 0);
         for max in [1, 10, 100, 301] {
@@ -570,14 +507,5 @@ mod tests {
             assert!(render(&results, &bytes).len() <= max);
         }
         assert!(render(&results, &MarkdownOptions::default()).ends_with('\n'));
-    }
-
-    #[test]
-    fn fences_outgrow_the_text() {
-        assert_eq!(fenced("plain"), "```text\nplain\n```");
-        let nasty = "```\n</details>\n````";
-        let f = fenced(nasty);
-        assert!(f.starts_with("`````text\n"), "{f}");
-        assert!(f.ends_with("\n`````"), "{f}");
     }
 }

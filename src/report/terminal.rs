@@ -4,6 +4,12 @@
 //! Output is styled with ANSI codes; the CLI writes it through `anstream`, which strips them
 //! when the stream is not a terminal or `NO_COLOR` is set, so CI logs stay plain.
 //!
+//! Every text shown here that aptitude did not write itself — names, paths, an agent's
+//! error and stderr, assertion details, tool calls, file names — goes through
+//! [`inert::terminal`] (one line) or [`inert::terminal_lines`] (a block indented under
+//! aptitude's own prefix): its control characters and escape sequences are shown, never
+//! interpreted, so no agent text can move the cursor or redraw a verdict line.
+//!
 //! ```text
 //! ✗ Env file protection  examples/env/env.aptitude.yaml  failed
 //!   ✗ Read not called with file_path ~ glob "*.env"
@@ -17,6 +23,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
+use crate::shared::inert;
 use crate::shared::text::{format_duration, thousands};
 use crate::transcript::Transcript;
 use crate::transcript::display::format_usage;
@@ -71,7 +78,7 @@ pub fn render_test(test: &TestResult) -> String {
     for (i, a) in test.assertions.iter().enumerate() {
         let tally = test.repeat.as_ref().and_then(|r| {
             let t = r.assertions.get(i)?;
-            let phrase = t.phrase(r.runs);
+            let phrase = inert::terminal(&t.phrase(r.runs));
             Some(if t.flaky {
                 paint(YELLOW, &format!("  {phrase} · flaky"))
             } else {
@@ -91,7 +98,7 @@ fn render_headline(out: &mut String, test: &TestResult) {
         .as_ref()
         .map(|r| {
             let style = if r.flaky { YELLOW } else { DIM };
-            format!("  {}", paint(style, &r.headline()))
+            format!("  {}", paint(style, &inert::terminal(&r.headline())))
         })
         .unwrap_or_default();
     let reused = if test.reused.is_some() {
@@ -103,8 +110,8 @@ fn render_headline(out: &mut String, test: &TestResult) {
         out,
         "{} {}  {}  {}{repeat}{reused}",
         test_icon(test.status),
-        paint(BOLD, &test.qualified_name(false)),
-        paint(DIM, &test.file),
+        paint(BOLD, &inert::terminal(&test.qualified_name(false))),
+        paint(DIM, &inert::terminal(&test.file)),
         test_word(test.status)
     );
     if let Some(r) = &test.reused {
@@ -115,7 +122,7 @@ fn render_headline(out: &mut String, test: &TestResult) {
                 DIM,
                 &format!(
                     "the agent did not run: its run from {} was re-evaluated",
-                    r.from
+                    inert::terminal(&r.from)
                 )
             )
         );
@@ -132,7 +139,11 @@ fn render_headline(out: &mut String, test: &TestResult) {
         }
         let marks: Vec<String> = test.runs.iter().map(|r| test_icon(r.status)).collect();
         figures.push(format!("runs {}", marks.join("")));
-        let _ = writeln!(out, "  {}", paint(DIM, &figures.join(" · ")));
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &inert::terminal(&figures.join(" · ")))
+        );
     }
 }
 
@@ -159,7 +170,7 @@ fn render_problems(out: &mut String, test: &TestResult) {
             Some(kind) => format!("[{}] {error}", kind.word()),
             None => error.clone(),
         };
-        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &error));
+        render_block(out, &paint(YELLOW, "!"), &error, YELLOW);
     }
     let skipped = match test.skip_reason {
         Some(crate::verdict::results::SkipReason::Budget) => {
@@ -182,7 +193,7 @@ fn render_problems(out: &mut String, test: &TestResult) {
                 DIM,
                 &format!(
                     "retried after an infra error: {}",
-                    crate::shared::text::truncate(&a.error, 200)
+                    inert::terminal(&crate::shared::text::truncate(&a.error, 200))
                 )
             )
         );
@@ -190,7 +201,24 @@ fn render_problems(out: &mut String, test: &TestResult) {
     if let Some(t) = &test.transcript
         && let Some(line) = transcript_warnings_line(t)
     {
-        let _ = writeln!(out, "  {} {}", paint(YELLOW, "!"), paint(YELLOW, &line));
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(YELLOW, "!"),
+            paint(YELLOW, &inert::terminal(&line))
+        );
+    }
+}
+
+/// A text of several lines under a mark: `  ! first line` then each further line indented
+/// under it, every line inert and styled on its own (a style never spans a line break).
+fn render_block(out: &mut String, mark: &str, text: &str, style: Style) {
+    let lines = inert::terminal_lines(text);
+    let mut lines = lines.iter();
+    let first = lines.next().map_or("", String::as_str);
+    let _ = writeln!(out, "  {mark} {}", paint(style, first));
+    for line in lines {
+        let _ = writeln!(out, "    {}", paint(style, line));
     }
 }
 
@@ -206,7 +234,7 @@ fn render_leftovers(out: &mut String, test: &TestResult) {
                     crate::workspace::ChangeKind::Modified => "~",
                     crate::workspace::ChangeKind::Deleted => "-",
                 };
-                format!("{mark}{}", f.path)
+                format!("{mark}{}", inert::terminal(&f.path))
             })
             .collect();
         let _ = writeln!(
@@ -216,13 +244,20 @@ fn render_leftovers(out: &mut String, test: &TestResult) {
         );
     }
     if let Some(ws) = &test.workspace {
-        let _ = writeln!(out, "  {}", paint(DIM, &format!("workspace kept at {ws}")));
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &format!("workspace kept at {}", inert::terminal(ws)))
+        );
     }
     if let Some(recorded) = &test.recorded {
         let _ = writeln!(
             out,
             "  {}",
-            paint(DIM, &format!("transcript recorded: {recorded}"))
+            paint(
+                DIM,
+                &format!("transcript recorded: {}", inert::terminal(recorded))
+            )
         );
     }
 }
@@ -237,13 +272,14 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str, tally: &s
         out,
         "  {} {}{cached}{tally}",
         assertion_icon(a.status),
-        a.description
+        inert::terminal(&a.description)
     );
     if a.status == AssertionStatus::Pass {
         return;
     }
     if let Some(detail) = &a.detail {
-        let mut lines = detail.lines();
+        let lines = inert::terminal_lines(detail);
+        let mut lines = lines.iter();
         if let Some(first) = lines.next() {
             let _ = writeln!(out, "    └─ {first}");
         }
@@ -254,7 +290,7 @@ fn render_assertion(out: &mut String, a: &AssertionResult, file: &str, tally: &s
     let _ = writeln!(
         out,
         "       {}",
-        paint(DIM, &format!("at {file}:{}", a.line))
+        paint(DIM, &format!("at {}:{}", inert::terminal(file), a.line))
     );
 }
 
@@ -325,10 +361,11 @@ pub fn render_summary(summary: &Summary) -> String {
         .sandbox
         .as_ref()
         .map(|s| {
+            let phrase = inert::terminal(&s.phrase());
             if s.any_unsandboxed() {
-                format!("{}\n", paint(YELLOW.bold(), &format!("⚠ {}", s.phrase())))
+                format!("{}\n", paint(YELLOW.bold(), &format!("⚠ {phrase}")))
             } else {
-                format!("{}\n", paint(DIM, &s.phrase()))
+                format!("{}\n", paint(DIM, &phrase))
             }
         })
         .unwrap_or_default();
@@ -386,8 +423,8 @@ pub fn render_matrix(results: &Results) -> Option<String> {
         .rows
         .iter()
         .map(|r| match &r.variant {
-            Some(v) => format!("{} ({v})", r.name),
-            None => r.name.clone(),
+            Some(v) => inert::terminal(&format!("{} ({v})", r.name)),
+            None => inert::terminal(&r.name),
         })
         .collect();
     let width = names
@@ -447,23 +484,27 @@ pub fn render_variants(results: &Results) -> Option<String> {
         let _ = writeln!(
             out,
             "{} {}",
-            paint(BOLD, &format!("variants of {}", c.title(with_agent))),
-            paint(DIM, &c.file)
+            paint(
+                BOLD,
+                &format!("variants of {}", inert::terminal(&c.title(with_agent)))
+            ),
+            paint(DIM, &inert::terminal(&c.file))
         );
         let grid = c.grid();
         let labels: Vec<String> = grid
             .iter()
             .map(|r| {
-                if r.label.chars().count() > VARIANT_LABEL_CHARS {
-                    let cut: String = r.label.chars().take(VARIANT_LABEL_CHARS - 1).collect();
+                let label = inert::terminal(&r.label);
+                if label.chars().count() > VARIANT_LABEL_CHARS {
+                    let cut: String = label.chars().take(VARIANT_LABEL_CHARS - 1).collect();
                     format!("{cut}…")
                 } else {
-                    r.label.clone()
+                    label
                 }
             })
             .collect();
         let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-        let columns = c.columns();
+        let columns: Vec<String> = c.columns().iter().map(|c| inert::terminal(c)).collect();
         let widths: Vec<usize> = columns
             .iter()
             .enumerate()
@@ -482,8 +523,10 @@ pub fn render_variants(results: &Results) -> Option<String> {
             }
             l.trim_end().to_owned()
         };
-        let _ = writeln!(out, "{}", paint(BOLD, &line("", &columns)));
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{}", paint(BOLD, &line("", &names)));
         for (row, label) in grid.iter().zip(&labels) {
+            // Counts and rates, aptitude's own.
             let cells: Vec<&str> = row.cells.iter().map(String::as_str).collect();
             let _ = writeln!(out, "{}", line(label, &cells));
         }
@@ -526,70 +569,21 @@ pub fn render_transcript(t: &Transcript) -> String {
     if t.runs > 1 {
         header.push(format!("{} runs", t.runs));
     }
-    let _ = writeln!(out, "{}", paint(BOLD, &header.join(" · ")));
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(BOLD, &inert::terminal(&header.join(" · ")))
+    );
     if t.tool_calls.is_empty() {
         let _ = writeln!(out, "  (no tool calls)");
     }
     let width = t.tool_calls.len().to_string().len();
     for (i, call) in t.tool_calls.iter().enumerate() {
-        let mut line = format!(
-            "  #{:<width$} {} {}",
-            i + 1,
-            paint(BOLD, &call.name),
-            crate::shared::text::summarize_input(&call.input, 90)
-        );
-        // The raw call first; the canonical name and keys the assertions match on after it.
-        match &call.params {
-            Some(params) => line.push_str(&paint(
-                DIM,
-                &format!(
-                    " ({} {})",
-                    call.canonical,
-                    crate::assertions::summarize_input(params, 90)
-                ),
-            )),
-            None if call.name != call.canonical => {
-                line.push_str(&paint(DIM, &format!(" ({})", call.canonical)));
-            }
-            None => {}
-        }
-        if !call.is_main() {
-            line.push_str(&paint(DIM, &format!(" [subagent {}]", call.agent)));
-        }
-        let result = match (&call.output, call.is_error, call.exit_code) {
-            _ if call.blocked.is_some() => paint(
-                YELLOW,
-                &format!(
-                    "refused before it ran: {}",
-                    crate::shared::text::truncate(call.blocked.as_deref().unwrap_or(""), 60)
-                ),
-            ),
-            (None, _, _) => paint(YELLOW, "no result"),
-            (Some(o), true, Some(code)) => paint(
-                RED,
-                &format!(
-                    "error, exit {code}: {}",
-                    crate::shared::text::truncate(o, 60)
-                ),
-            ),
-            (Some(o), true, None) => paint(
-                RED,
-                &format!("error: {}", crate::shared::text::truncate(o, 60)),
-            ),
-            (Some(o), false, Some(code)) => {
-                format!("exit {code}: {}", crate::shared::text::truncate(o, 60))
-            }
-            (Some(o), false, None) => crate::shared::text::truncate(o, 60),
-        };
-        let _ = writeln!(out, "{line}\n      → {result}");
+        let _ = writeln!(out, "{}", transcript_call(i + 1, width, call));
     }
     match &t.final_text {
         Some(text) => {
-            let _ = writeln!(
-                out,
-                "final answer: {}",
-                crate::shared::text::truncate(text, 300)
-            );
+            let _ = writeln!(out, "final answer: {}", inert_cut(text, 300));
         }
         None => {
             let _ = writeln!(out, "final answer: (none)");
@@ -617,21 +611,82 @@ pub fn render_transcript(t: &Transcript) -> String {
         usage.push(format_duration(ms));
     }
     let _ = writeln!(out, "usage: {}", usage.join(" · "));
-    let _ = writeln!(out, "outcome: {}", t.outcome.describe());
+    let _ = writeln!(out, "outcome: {}", inert::terminal(&t.outcome.describe()));
     if let Some(only) = &t.records_only {
         let _ = writeln!(
             out,
             "{}",
             paint(
                 YELLOW,
-                &format!("records only {}: {}", only.tools.join(", "), only.reason)
+                &inert::terminal(&format!(
+                    "records only {}: {}",
+                    only.tools.join(", "),
+                    only.reason
+                ))
             )
         );
     }
     if let Some(line) = transcript_warnings_line(t) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", inert::terminal(&line));
     }
     out
+}
+
+/// `text` cut to `max` characters on one line ([`crate::shared::text::truncate`]), inert.
+fn inert_cut(text: &str, max: usize) -> String {
+    inert::terminal(&crate::shared::text::truncate(text, max))
+}
+
+/// One tool call of [`render_transcript`]: `#N Name input (canonical params)`, then its
+/// result on a second line.
+fn transcript_call(position: usize, width: usize, call: &crate::transcript::ToolCall) -> String {
+    let mut line = format!(
+        "  #{:<width$} {} {}",
+        position,
+        paint(BOLD, &inert::terminal(&call.name)),
+        inert::terminal(&crate::shared::text::summarize_input(&call.input, 90))
+    );
+    // The raw call first; the canonical name and keys the assertions match on after it.
+    match &call.params {
+        Some(params) => line.push_str(&paint(
+            DIM,
+            &inert::terminal(&format!(
+                " ({} {})",
+                call.canonical,
+                crate::assertions::summarize_input(params, 90)
+            )),
+        )),
+        None if call.name != call.canonical => {
+            line.push_str(&paint(
+                DIM,
+                &format!(" ({})", inert::terminal(&call.canonical)),
+            ));
+        }
+        None => {}
+    }
+    if !call.is_main() {
+        line.push_str(&paint(
+            DIM,
+            &format!(" [subagent {}]", inert::terminal(&call.agent)),
+        ));
+    }
+    let result = match (&call.output, call.is_error, call.exit_code) {
+        _ if call.blocked.is_some() => paint(
+            YELLOW,
+            &format!(
+                "refused before it ran: {}",
+                inert_cut(call.blocked.as_deref().unwrap_or(""), 60)
+            ),
+        ),
+        (None, _, _) => paint(YELLOW, "no result"),
+        (Some(o), true, Some(code)) => {
+            paint(RED, &format!("error, exit {code}: {}", inert_cut(o, 60)))
+        }
+        (Some(o), true, None) => paint(RED, &format!("error: {}", inert_cut(o, 60))),
+        (Some(o), false, Some(code)) => format!("exit {code}: {}", inert_cut(o, 60)),
+        (Some(o), false, None) => inert_cut(o, 60),
+    };
+    format!("{line}\n      → {result}")
 }
 
 /// `transcript: 3 warnings (first at line 7); transcript lost tool calls: …`, when the

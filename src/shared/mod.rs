@@ -1,9 +1,10 @@
 //! Helpers below every stage: safe file reads, cuts that never show part of a secret,
-//! text formatting, secret redaction and "did you mean" suggestions. Nothing here names a
-//! stage.
+//! text formatting, text from agents made inert for each output, secret redaction and "did
+//! you mean" suggestions. Nothing here names a stage.
 
 pub mod cut;
 pub mod files;
+pub mod inert;
 pub mod redact;
 pub mod suggest;
 pub mod text;

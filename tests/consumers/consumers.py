@@ -4,7 +4,8 @@
         Renders GitHub Flavored Markdown with cmarkgfm (GitHub's cmark-gfm) as GitHub does
         (GFM extensions, raw HTML kept then sanitized, `<pre lang>` code blocks) and reports
         what a reader gets: the elements, what GitHub's sanitizer would strip, the tables,
-        the blockquotes and their links, and whether <details> are balanced.
+        the blockquotes and their links, whether <details> are balanced, every link and
+        image, and the text outside code blocks (where GitHub would link a @mention).
     .venv-tests/bin/python tests/consumers/consumers.py junit FILE.xml
         Reads JUnit XML with junitparser and reports every case and its results.
 
@@ -56,6 +57,10 @@ class Seen(HTMLParser):
         self.tables = []
         self.summaries = []
         self.text = []
+        self.links = []
+        self.images = []
+        self.code_depth = 0
+        self.outside_code = []
 
     def handle_starttag(self, tag, attrs):
         self.elements.add(tag)
@@ -76,6 +81,12 @@ class Seen(HTMLParser):
             self.summaries.append("")
         if tag == "a" and self.depth["blockquote"]:
             self.blockquotes[-1]["links"].append(dict(attrs).get("href"))
+        if tag == "a":
+            self.links.append(dict(attrs).get("href"))
+        if tag == "img":
+            self.images.append(dict(attrs).get("src"))
+        if tag in ("pre", "code"):
+            self.code_depth += 1
         if tag in self.depth:
             self.depth[tag] += 1
 
@@ -84,9 +95,13 @@ class Seen(HTMLParser):
             self.details_close += 1
         if tag in self.depth:
             self.depth[tag] -= 1
+        if tag in ("pre", "code"):
+            self.code_depth -= 1
 
     def handle_data(self, data):
         self.text.append(data)
+        if self.code_depth == 0:
+            self.outside_code.append(data)
         if self.depth["blockquote"]:
             self.blockquotes[-1]["text"] += data
         if self.depth["summary"]:
@@ -113,6 +128,9 @@ def gfm(path):
         "blockquotes": seen.blockquotes,
         "summaries": seen.summaries,
         "text": "".join(seen.text),
+        "links": seen.links,
+        "images": seen.images,
+        "outside_code": "".join(seen.outside_code),
     }
 
 

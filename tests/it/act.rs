@@ -512,11 +512,11 @@ fn the_action_runs_under_act_and_publishes_to_github() {
     assert_eq!(
         writes,
         [
+            ("POST".to_owned(), "/repos/o/r/check-runs".to_owned()),
             (
                 "PATCH".to_owned(),
                 format!("/repos/o/r/issues/comments/{comment_id}")
             ),
-            ("POST".to_owned(), "/repos/o/r/check-runs".to_owned()),
         ]
     );
     assert_eq!(github.comments(7).len(), 1, "still one comment");

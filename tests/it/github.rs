@@ -13,16 +13,16 @@ use crate::support::cli::Aptitude;
 use crate::support::consumers::{assert_openapi_valid, assert_renders_on_github, stress_results};
 use crate::support::{data, root};
 
-const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
+pub(crate) const PR_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "o/r", "fork": false}}}}"#;
 const FORK_EVENT: &str = r#"{"pull_request": {"number": 7, "head": {"sha": "head-sha", "repo": {"full_name": "someone/r", "fork": true}}}}"#;
 
-struct Gh {
-    server: MockServer,
+pub(crate) struct Gh {
+    pub(crate) server: MockServer,
     dir: tempfile::TempDir,
 }
 
 impl Gh {
-    async fn new(event: &str) -> Self {
+    pub(crate) async fn new(event: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("event.json"), event).unwrap();
         Gh {
@@ -31,23 +31,29 @@ impl Gh {
         }
     }
 
-    fn file(&self, name: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Runs `aptitude publish RESULTS` in GitHub Actions' environment; (exit code, stdout).
-    async fn publish(&self, results: &Path) -> (i32, String) {
+    pub(crate) async fn publish(&self, results: &Path) -> (i32, String) {
         self.publish_in(results, &root(), &[]).await
     }
 
     /// [`Gh::publish`] from the directory `cwd` (the repository root is always
     /// `GITHUB_WORKSPACE`), with extra arguments.
-    async fn publish_in(&self, results: &Path, cwd: &Path, extra: &[&str]) -> (i32, String) {
+    pub(crate) async fn publish_in(
+        &self,
+        results: &Path,
+        cwd: &Path,
+        extra: &[&str],
+    ) -> (i32, String) {
         self.publish_with(results, cwd, extra, &[]).await
     }
 
-    /// [`Gh::publish_in`] with extra environment variables.
-    async fn publish_with(
+    /// [`Gh::publish_in`] with extra environment variables (which win over the ones set
+    /// here).
+    pub(crate) async fn publish_with(
         &self,
         results: &Path,
         cwd: &Path,
@@ -55,7 +61,6 @@ impl Gh {
         envs: &[(&str, &str)],
     ) -> (i32, String) {
         let mut cmd = Aptitude::new();
-        cmd.envs(envs.iter().copied());
         cmd.current_dir(cwd)
             .env("GITHUB_API_URL", self.server.uri())
             .env("GITHUB_REPOSITORY", "o/r")
@@ -72,6 +77,8 @@ impl Gh {
             .arg(results)
             .args(["--report-path", "out/report.html"])
             .args(extra);
+        // Last, so that a test can change any of the above.
+        cmd.envs(envs.iter().copied());
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
             .unwrap();
@@ -80,11 +87,11 @@ impl Gh {
 
     /// Every request sent so far is one GitHub's API documents, with a body its OpenAPI
     /// description accepts; returns the operations.
-    async fn assert_valid_for_github(&self) -> Vec<String> {
+    pub(crate) async fn assert_valid_for_github(&self) -> Vec<String> {
         assert_openapi_valid(&self.requests().await)
     }
 
-    async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
+    pub(crate) async fn requests(&self) -> Vec<(String, String, Option<Value>)> {
         self.server
             .received_requests()
             .await
@@ -100,7 +107,7 @@ impl Gh {
             .collect()
     }
 
-    async fn writes(&self) -> Vec<(String, String, Value)> {
+    pub(crate) async fn writes(&self) -> Vec<(String, String, Value)> {
         self.requests()
             .await
             .into_iter()
@@ -109,8 +116,28 @@ impl Gh {
             .collect()
     }
 
+    /// The body of the comment written (created or updated).
+    pub(crate) async fn comment_body(&self) -> String {
+        self.writes()
+            .await
+            .into_iter()
+            .find(|(_, p, _)| p.contains("/comments"))
+            .and_then(|(_, _, b)| b["body"].as_str().map(str::to_owned))
+            .expect("a comment was written")
+    }
+
+    /// The bodies of the check-run writes (the creation, then the updates).
+    pub(crate) async fn check_writes(&self) -> Vec<Value> {
+        self.writes()
+            .await
+            .into_iter()
+            .filter(|(_, p, _)| p.contains("/check-runs"))
+            .map(|(_, _, b)| b)
+            .collect()
+    }
+
     /// An Actions token can not read `/user`.
-    async fn forbid_user(&self) {
+    pub(crate) async fn forbid_user(&self) {
         Mock::given(method("GET"))
             .and(path("/user"))
             .respond_with(
@@ -121,7 +148,7 @@ impl Gh {
             .await;
     }
 
-    async fn comments(&self, page: Option<&str>, body: Value, next: bool) {
+    pub(crate) async fn comments(&self, page: Option<&str>, body: Value, next: bool) {
         let mut m = Mock::given(method("GET")).and(path("/repos/o/r/issues/7/comments"));
         if let Some(p) = page {
             m = m.and(query_param("page", p));
@@ -140,7 +167,7 @@ impl Gh {
         m.respond_with(response).mount(&self.server).await;
     }
 
-    async fn accept_writes(&self) {
+    pub(crate) async fn accept_writes(&self) {
         Mock::given(method("POST"))
             .and(path("/repos/o/r/issues/7/comments"))
             .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1001})))
@@ -164,7 +191,7 @@ impl Gh {
     }
 }
 
-fn comment(id: u64, login: &str, body: &str) -> Value {
+pub(crate) fn comment(id: u64, login: &str, body: &str) -> Value {
     json!({"id": id, "user": {"login": login, "type": "Bot"}, "body": body})
 }
 
@@ -188,12 +215,13 @@ async fn a_first_run_creates_the_comment_and_the_check_run() {
     assert_eq!(
         summary,
         [
-            ("POST", "/repos/o/r/issues/7/comments"),
-            ("POST", "/repos/o/r/check-runs")
-        ]
+            ("POST", "/repos/o/r/check-runs"),
+            ("POST", "/repos/o/r/issues/7/comments")
+        ],
+        "the check run first: the app it is created as writes the comment"
     );
 
-    let body = writes[0].2["body"].as_str().unwrap();
+    let body = writes[1].2["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
     assert!(body.contains("❌ aptitude: 3 of 4 tests failed"));
     assert!(body.contains("[Workflow run](https://github.com/o/r/actions/runs/42)"));
@@ -201,7 +229,7 @@ async fn a_first_run_creates_the_comment_and_the_check_run() {
         assert!(!body.contains(secret), "the comment leaks {secret}");
     }
 
-    let check = &writes[1].2;
+    let check = &writes[0].2;
     assert_eq!(check["name"], "aptitude");
     assert_eq!(
         check["head_sha"], "head-sha",
@@ -267,10 +295,10 @@ async fn a_first_run_creates_the_comment_and_the_check_run() {
     assert_eq!(
         gh.assert_valid_for_github().await,
         [
+            "checks/create",
             "users/get-authenticated",
             "issues/list-comments",
-            "issues/create-comment",
-            "checks/create"
+            "issues/create-comment"
         ]
     );
 }
@@ -339,6 +367,131 @@ async fn comments_by_other_users_carrying_the_marker_are_left_alone() {
     gh.assert_valid_for_github().await;
 }
 
+/// Which comment `publish` with `extra` arguments wrote to, given the PR's `comments` and
+/// the app the check run is created as: `("PATCH", id)` or `("POST", 0)`.
+async fn comment_written(comments: Value, app: Option<&str>, extra: &[&str]) -> (String, u64) {
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, comments, false).await;
+    let mut check_run = json!({"id": 77});
+    if let Some(slug) = app {
+        check_run["app"] = json!({"slug": slug, "id": 1});
+    }
+    Mock::given(method("POST"))
+        .and(path("/repos/o/r/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(check_run))
+        .mount(&gh.server)
+        .await;
+    for id in [555, 556] {
+        Mock::given(method("PATCH"))
+            .and(path(format!("/repos/o/r/issues/comments/{id}")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": id})))
+            .mount(&gh.server)
+            .await;
+    }
+    gh.accept_writes().await;
+    let (_, log) = gh
+        .publish_in(&data("results/hostile.json"), &root(), extra)
+        .await;
+    assert!(!log.contains("::warning"), "{log}");
+    gh.assert_valid_for_github().await;
+    let writes = gh.writes().await;
+    let (m, p, _) = writes
+        .iter()
+        .find(|(_, p, _)| p.contains("/comments"))
+        .expect("a comment was written");
+    let id = p.rsplit('/').next().unwrap().parse().unwrap_or(0);
+    (m.clone(), id)
+}
+
+#[tokio::test]
+async fn a_marker_quoted_in_another_jobs_comment_is_never_this_jobs() {
+    // Job A's agent printed job B's marker; aptitude put it in A's comment, in a code
+    // block. Job B must not take A's comment for its own.
+    let job_a = "<!-- aptitude:sticky-comment:job-a -->\n### ❌ aptitude: 1 of 1 tests failed\n\n```text\n<!-- aptitude:sticky-comment:job-b -->\n```\n";
+    let quoted_first = "```text\n<!-- aptitude:sticky-comment:job-b -->\n```\n";
+    let comments = json!([
+        comment(555, "github-actions[bot]", job_a),
+        comment(556, "github-actions[bot]", quoted_first),
+    ]);
+    assert_eq!(
+        comment_written(comments.clone(), None, &["--report-key", "job-b"]).await,
+        ("POST".to_owned(), 0),
+        "job B creates its own comment"
+    );
+    assert_eq!(
+        comment_written(comments, None, &["--report-key", "job-a"]).await,
+        ("PATCH".to_owned(), 555),
+        "job A finds its own"
+    );
+}
+
+#[tokio::test]
+async fn an_apps_token_finds_the_comment_its_app_wrote() {
+    // An app's installation token can not read `/user`: its login is its app's bot, the
+    // app the check run was created as.
+    let comments = json!([
+        comment(
+            555,
+            "github-actions[bot]",
+            &format!("{MARKER}\nanother workflow's")
+        ),
+        comment(556, "my-app[bot]", &format!("{MARKER}\nours")),
+    ]);
+    assert_eq!(
+        comment_written(comments.clone(), Some("my-app"), &[]).await,
+        ("PATCH".to_owned(), 556)
+    );
+    // The Actions token: its check runs are github-actions' own.
+    assert_eq!(
+        comment_written(comments.clone(), Some("github-actions"), &[]).await,
+        ("PATCH".to_owned(), 555)
+    );
+    // No check run to tell: the Actions token's author, never another app's comment.
+    assert_eq!(
+        comment_written(comments, None, &["--no-check-run"]).await,
+        ("PATCH".to_owned(), 555)
+    );
+}
+
+#[tokio::test]
+async fn an_annotation_path_outside_the_repository_or_with_a_line_break_is_not_sent() {
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    let forged = [
+        "examples/counter/counter.aptitude.yaml\n::error file=README.md::x",
+        "../../etc/passwd",
+        "/etc/passwd",
+    ];
+    let tests = results["tests"].as_array_mut().unwrap();
+    for (t, file) in tests.iter_mut().zip(forged) {
+        t["file"] = json!(file);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, results.to_string()).unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    gh.publish(&file).await;
+    let writes = gh.check_writes().await;
+    let annotations = writes[0]["output"]["annotations"].as_array().unwrap();
+    let paths: Vec<&str> = annotations
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert!(!paths.is_empty(), "the other tests are annotated");
+    for p in &paths {
+        assert!(
+            !p.contains(['\n', '\r']) && !p.starts_with('/') && !p.contains(".."),
+            "{p:?}"
+        );
+    }
+    gh.assert_valid_for_github().await;
+}
+
 fn results_with(failing: usize, detail_len: usize) -> PathBuf {
     let mut results: Value =
         serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
@@ -400,8 +553,7 @@ async fn a_huge_body_is_truncated_below_the_limit() {
     gh.comments(None, json!([]), false).await;
     gh.accept_writes().await;
     gh.publish(&results_with(20, 1_000)).await;
-    let writes = gh.writes().await;
-    let body = writes[0].2["body"].as_str().unwrap();
+    let body = gh.comment_body().await;
     assert!(
         body.chars().count() <= 65_536,
         "{} chars",
@@ -412,7 +564,10 @@ async fn a_huge_body_is_truncated_below_the_limit() {
         body.contains("https://github.com/o/r/actions/runs/42"),
         "a link to the run and its report"
     );
-    let summary = writes[1].2["output"]["summary"].as_str().unwrap();
+    let summary = gh.check_writes().await[0]["output"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(summary.chars().count() <= 65_535);
     gh.assert_valid_for_github().await;
 }
@@ -467,10 +622,10 @@ async fn a_stress_suite_stays_within_every_github_limit() {
     let (code, stdout) = gh.publish(&stress_results(dir.path())).await;
     assert_eq!(code, 1, "{stdout}");
     assert!(!stdout.contains("::warning"), "{stdout}");
-    let writes = gh.writes().await;
-    let comment = writes[0].2["body"].as_str().unwrap();
+    let comment = gh.comment_body().await;
     assert!(comment.len() <= 65_536, "comment: {} bytes", comment.len());
-    let checks: Vec<&Value> = writes[1..].iter().map(|(_, _, b)| &b["output"]).collect();
+    let writes = gh.check_writes().await;
+    let checks: Vec<&Value> = writes.iter().map(|b| &b["output"]).collect();
     let mut annotations = 0;
     for output in &checks {
         let summary = output["summary"].as_str().unwrap();
@@ -487,7 +642,7 @@ async fn a_stress_suite_stays_within_every_github_limit() {
     let step_summary = std::fs::read_to_string(gh.file("summary.md")).unwrap();
     assert!(step_summary.len() <= 1024 * 1024);
     let artifacts = "https://github.com/o/r/actions/runs/42#artifacts";
-    assert_renders_on_github("the comment", comment, Some(artifacts));
+    assert_renders_on_github("the comment", &comment, Some(artifacts));
     assert_renders_on_github(
         "the check-run summary",
         checks[0]["summary"].as_str().unwrap(),
@@ -521,8 +676,8 @@ async fn publish_from_a_subdirectory_annotates_repository_paths_and_errored_test
         .publish_in(&file, &root().join("examples/counter"), &[])
         .await;
     assert!(!stdout.contains("::warning"), "{stdout}");
-    let writes = gh.writes().await;
-    let annotations = writes[1].2["output"]["annotations"].as_array().unwrap();
+    let writes = gh.check_writes().await;
+    let annotations = writes[0]["output"]["annotations"].as_array().unwrap();
     let at: Vec<(&str, u64)> = annotations
         .iter()
         .map(|a| {
@@ -573,8 +728,8 @@ async fn a_run_from_a_subdirectory_is_annotated_at_repository_paths() {
     gh.comments(None, json!([]), false).await;
     gh.accept_writes().await;
     gh.publish(&file).await;
-    let writes = gh.writes().await;
-    let mut paths: Vec<&str> = writes[1].2["output"]["annotations"]
+    let writes = gh.check_writes().await;
+    let mut paths: Vec<&str> = writes[0]["output"]["annotations"]
         .as_array()
         .unwrap()
         .iter()
@@ -794,8 +949,7 @@ async fn baseline_auto_downloads_the_base_branchs_latest_results_artifact() {
         .await;
     assert_eq!(code, 1, "{out}");
     assert!(!out.contains("::notice"), "{out}");
-    let writes = gh.writes().await;
-    let body = writes[0].2["body"].as_str().unwrap();
+    let body = gh.comment_body().await;
     assert!(
         body.contains("**Compared with the baseline:**") && body.contains("🔴 regressions (3)"),
         "{body}"
@@ -852,8 +1006,7 @@ async fn an_expired_baseline_artifact_is_one_notice_and_the_run_goes_on() {
         out.contains("::notice title=aptitude::no baseline, going on without one: the results artifact aptitude-job of run 30 has expired"),
         "{out}"
     );
-    let writes = gh.writes().await;
-    let body = writes[0].2["body"].as_str().unwrap();
+    let body = gh.comment_body().await;
     assert!(!body.contains("Compared with the baseline"), "{body}");
 }
 
@@ -935,7 +1088,7 @@ async fn baseline_auto_skips_fork_and_pull_request_runs_even_when_newest() {
         ],
         "the fork's and the pull request's artifacts are never read"
     );
-    let body = gh.writes().await[0].2["body"].as_str().unwrap().to_owned();
+    let body = gh.comment_body().await;
     assert!(body.contains("🔴 regressions (3)"), "{body}");
 }
 
@@ -966,6 +1119,6 @@ async fn baseline_auto_with_only_fork_runs_is_a_notice_naming_the_skipped_runs()
         out.contains("(looked at 1 run, skipped 1 of forks or pull requests)"),
         "{out}"
     );
-    let body = gh.writes().await[0].2["body"].as_str().unwrap().to_owned();
+    let body = gh.comment_body().await;
     assert!(!body.contains("Compared with the baseline"), "{body}");
 }

@@ -21,6 +21,7 @@ mod gateway;
 mod github;
 mod hostile;
 mod hostile_transcripts;
+mod inert;
 mod init;
 mod judge;
 mod kiro;

@@ -2,8 +2,8 @@
 //!
 //! Why raw routes (`octo.get/post/patch` with `serde_json::Value` replies) rather than
 //! octocrab's typed handlers (`issues().list_comments()`, `checks().create_check_run()`):
-//! - only two fields of any reply are read (a comment's `id`, `user.login` and `body`; a
-//!   check run's `id`). The typed models make dozens of fields required, so a reply that
+//! - only a few fields of any reply are read (a comment's `id`, `user.login` and `body`; a
+//!   check run's `id` and `app.slug`; the user's `login`). The typed models make dozens of fields required, so a reply that
 //!   lacks one (GitHub Enterprise Server versions, API previews, a proxy) fails to
 //!   deserialize after the write succeeded: the comment or check run exists, yet is
 //!   reported as not posted;
@@ -55,27 +55,41 @@ impl Client {
         })
     }
 
-    /// The login the token acts as. An Actions token can not read `/user`; it posts as
-    /// `github-actions[bot]`.
-    async fn login(&self) -> String {
-        match self.octo.get::<Value, _, ()>("/user", None).await {
-            Ok(user) => user
-                .get("login")
-                .and_then(Value::as_str)
-                .unwrap_or("github-actions[bot]")
-                .to_owned(),
-            Err(_) => "github-actions[bot]".into(),
+    /// The login the token writes comments as:
+    /// - `GET /user`'s `login` for a user's token (a personal access token, OAuth);
+    /// - else the token is a GitHub App's installation token, which can not read `/user`,
+    ///   and writes as its app's bot, `<slug>[bot]`: the slug is `app_slug`, read from the
+    ///   check run this token just created (only an app can create one);
+    /// - else (no check run: `--no-check-run`, or it failed) `github-actions[bot]`, the
+    ///   author of the Actions token (`GITHUB_TOKEN`), the action's default. An other app's
+    ///   token then finds no comment and creates one each run: never someone else's.
+    async fn login(&self, app_slug: Option<&str>) -> String {
+        let user = self.octo.get::<Value, _, ()>("/user", None).await.ok();
+        if let Some(login) = user
+            .as_ref()
+            .and_then(|u| u.get("login"))
+            .and_then(Value::as_str)
+        {
+            return login.to_owned();
+        }
+        match app_slug {
+            Some(slug) => format!("{slug}[bot]"),
+            None => "github-actions[bot]".into(),
         }
     }
 
-    /// Updates our marked comment in place, or creates it; returns its id.
+    /// Updates our comment in place, or creates it; returns its id. Ours is a comment whose
+    /// author is the token's own login ([`Client::login`]) and whose body's first line is
+    /// `marker` exactly ([`super::marker`]: the job's key in it): a marker quoted anywhere
+    /// else in a body — agent text in another job's comment — never matches.
     pub(super) async fn upsert_comment(
         &self,
         number: u64,
         marker: &str,
         body: &str,
+        app_slug: Option<&str>,
     ) -> Result<u64, GithubError> {
-        let me = self.login().await;
+        let me = self.login(app_slug).await;
         tracing::debug!(number, login = %me, "looking for the sticky comment");
         let route = format!(
             "/repos/{}/{}/issues/{number}/comments",
@@ -94,7 +108,7 @@ impl Client {
                 == Some(me.as_str())
                 && c.get("body")
                     .and_then(Value::as_str)
-                    .is_some_and(|b| b.contains(marker))
+                    .is_some_and(|b| b.lines().next() == Some(marker))
         });
         let reply: Value = match ours.and_then(|c| c.get("id")).and_then(Value::as_u64) {
             Some(id) => self
@@ -118,13 +132,13 @@ impl Client {
     }
 
     /// Creates the check run with the first 50 annotations, then adds the rest 50 at a
-    /// time; returns its id.
+    /// time; returns its id and the slug of the app it was created as (`app.slug`).
     pub(super) async fn check_run(
         &self,
         results: &Results,
         env: &GithubEnv,
         options: &PublishOptions,
-    ) -> Result<u64, GithubError> {
+    ) -> Result<(u64, Option<String>), GithubError> {
         let sha = env.head_sha().ok_or(GithubError::NoSha)?;
         let name = match &options.key {
             Some(k) => format!("aptitude ({k})"),
@@ -172,6 +186,10 @@ impl Client {
             .get("id")
             .and_then(Value::as_u64)
             .ok_or(GithubError::NoId("check run"))?;
+        let app = created
+            .pointer("/app/slug")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         tracing::debug!(id, annotations = annotations.len(), "check run created");
         for batch in batches {
             let _: Value = self
@@ -183,7 +201,7 @@ impl Client {
                 .await
                 .map_err(GithubError::api)?;
         }
-        Ok(id)
+        Ok((id, app))
     }
 }
 
@@ -221,10 +239,13 @@ impl Annotation {
 /// allows 64 KiB; a few thousand characters keep the annotation readable).
 const MESSAGE_MAX: usize = 4_000;
 
-/// An annotation's title and message, cut to GitHub's limits after redaction.
+/// An annotation's title (one line) and message (plain text), inert
+/// ([`crate::shared::inert`]) and cut to GitHub's limits after redaction.
 fn bounded(title: &str, message: &str) -> (String, String) {
-    let title = crate::shared::cut::chars(title, ANNOTATION_TITLE_LIMIT).kept;
-    let message = crate::shared::text::truncate_lines(message, MESSAGE_MAX);
+    let title = crate::shared::inert::single_line(title);
+    let title = crate::shared::cut::chars(&title, ANNOTATION_TITLE_LIMIT).kept;
+    let message = crate::shared::inert::plain_text(message);
+    let message = crate::shared::text::truncate_lines(&message, MESSAGE_MAX);
     let message = crate::shared::cut::bytes(&message, ANNOTATION_MESSAGE_LIMIT - MARGIN_BYTES).kept;
     (title, message)
 }
@@ -284,15 +305,51 @@ fn lexical(path: &std::path::Path) -> std::path::PathBuf {
     out
 }
 
+/// The path an annotation of the test file `file` points at ([`repo_path`]), validated
+/// against the repository: a clean relative path ([`crate::shared::inert::repository_path`]:
+/// no `..`, not absolute, no line break or control character) that, when it exists under
+/// the root (`GITHUB_WORKSPACE`), resolves inside it (a link out is refused). `None`: the
+/// test gets no annotation (the check run's summary still shows it).
+fn annotation_path(file: &str, run_dir: Option<&str>, env: &GithubEnv) -> Option<String> {
+    let path = repo_path(file, run_dir, env);
+    let path = match crate::shared::inert::repository_path(&path) {
+        Ok(path) => path,
+        Err(why) => {
+            tracing::debug!(%why, "no annotation: the test file's path is refused");
+            return None;
+        }
+    };
+    if let Some(root) = &env.workspace
+        && root.join(path).exists()
+    {
+        use crate::shared::files::{Resolved, resolve_in};
+        match resolve_in(root, std::path::Path::new(path)) {
+            Ok(Resolved::Inside(_)) => {}
+            _ => {
+                tracing::debug!(
+                    path,
+                    "no annotation: the test file leads out of the repository"
+                );
+                return None;
+            }
+        }
+    }
+    Some(path.to_owned())
+}
+
+/// The largest test file read for the line of its `name:`, in bytes.
+const TEST_FILE_MAX: u64 = 4 * 1024 * 1024;
+
 /// The line of a test's `name:` in its file, else 1: where an annotation about the whole
-/// test points.
+/// test points. Only a regular file is read (a FIFO never blocks the publication).
 fn test_line(path: &str, env: &GithubEnv) -> u32 {
     let file = env
         .workspace
         .as_ref()
         .map_or_else(|| std::path::PathBuf::from(path), |root| root.join(path));
-    std::fs::read_to_string(file)
+    crate::shared::files::read_capped(&file, TEST_FILE_MAX)
         .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .and_then(|text| {
             text.lines()
                 .position(|l| l.starts_with("name:"))
@@ -302,7 +359,9 @@ fn test_line(path: &str, env: &GithubEnv) -> u32 {
 }
 
 fn test_annotations(t: &TestResult, run_dir: Option<&str>, env: &GithubEnv) -> Vec<Annotation> {
-    let path = repo_path(&t.file, run_dir, env);
+    let Some(path) = annotation_path(&t.file, run_dir, env) else {
+        return Vec::new();
+    };
     let mut out: Vec<Annotation> = t
         .assertions
         .iter()

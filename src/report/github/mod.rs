@@ -3,9 +3,12 @@
 //! From the Actions environment (`GITHUB_API_URL`, `GITHUB_REPOSITORY`,
 //! `GITHUB_EVENT_PATH`, `GITHUB_SHA`, `GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`,
 //! `GITHUB_SERVER_URL`, `GITHUB_RUN_ID`, `GITHUB_TOKEN`):
-//! - **one sticky PR comment**: found by a hidden marker among the comments the token's
-//!   user wrote (every page of them), updated in place, else created; within GitHub's
-//!   65,536 bytes, truncated with links to the run and its report artifact;
+//! - **one sticky PR comment**: the comment (among every page of them) whose first line is
+//!   exactly this job's hidden marker ([`marker`], with `--report-key`) and whose author is
+//!   the token's own user or app (`GET /user`, else the app the check run was created as,
+//!   else `github-actions[bot]`), updated in place, else created: a marker quoted in agent
+//!   text, or written by anyone else, never matches; within GitHub's 65,536 bytes,
+//!   truncated with links to the run and its report artifact;
 //! - **one check run** on the PR head SHA (not the merge SHA): success, failure, or neutral
 //!   when nothing ran; a summary (≤ 65,535 bytes); a failure annotation on each failing
 //!   assertion at its test file and line (and one at the `name:` line of a test that
@@ -96,10 +99,28 @@ pub struct Published {
     pub check_run_id: Option<u64>,
 }
 
-/// The hidden marker that finds our comment again.
+/// The hidden marker that finds our comment again: the first line of its body,
+/// `<!-- aptitude:sticky-comment -->`, or with the job's key
+/// `<!-- aptitude:sticky-comment:KEY -->`. Characters of the key that could end the HTML
+/// comment or the line (anything but letters, digits and `_ . : / + = @` and single `-`
+/// or spaces) are percent-encoded.
 pub fn marker(key: Option<&str>) -> String {
     match key {
-        Some(k) => format!("<!-- aptitude:sticky-comment:{k} -->"),
+        Some(k) => {
+            let mut safe = String::with_capacity(k.len());
+            for c in k.chars() {
+                let plain = c.is_ascii_alphanumeric() || "_.:/+=@ ".contains(c);
+                if plain || (c == '-' && !safe.ends_with('-')) {
+                    safe.push(c);
+                } else {
+                    let mut utf8 = [0u8; 4];
+                    for b in c.encode_utf8(&mut utf8).bytes() {
+                        safe.push_str(&format!("%{b:02X}"));
+                    }
+                }
+            }
+            format!("<!-- aptitude:sticky-comment:{safe} -->")
+        }
         None => "<!-- aptitude:sticky-comment -->".to_owned(),
     }
 }
@@ -160,6 +181,20 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
             return out;
         }
     };
+    // The check run first: the app it is created as is the comment's author when the
+    // token is an app's.
+    let mut app = None;
+    if options.check_run {
+        match client.check_run(results, env, options).await {
+            Ok((id, slug)) => {
+                out.check_run_id = Some(id);
+                app = slug;
+            }
+            Err(e) => out
+                .warnings
+                .push(format!("could not create the check run: {e}")),
+        }
+    }
     // A push (no pull request) gets a check run but no comment.
     if options.comment
         && let Some(pr) = env.pull_request()
@@ -174,20 +209,33 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
                 COMMENT_LIMIT - MARGIN_BYTES - mark.len() - 1
             )
         );
-        match client.upsert_comment(pr.number, &mark, &text).await {
+        match client
+            .upsert_comment(pr.number, &mark, &text, app.as_deref())
+            .await
+        {
             Ok(id) => out.comment_id = Some(id),
             Err(e) => out
                 .warnings
                 .push(format!("could not post the PR comment: {e}")),
         }
     }
-    if options.check_run {
-        match client.check_run(results, env, options).await {
-            Ok(id) => out.check_run_id = Some(id),
-            Err(e) => out
-                .warnings
-                .push(format!("could not create the check run: {e}")),
-        }
-    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_can_not_end_the_marker() {
+        assert_eq!(marker(None), "<!-- aptitude:sticky-comment -->");
+        assert_eq!(
+            marker(Some("claude / linux")),
+            "<!-- aptitude:sticky-comment:claude / linux -->"
+        );
+        assert_eq!(
+            marker(Some("a-->b\n<x>")),
+            "<!-- aptitude:sticky-comment:a-%2D%3Eb%0A%3Cx%3E -->"
+        );
+    }
 }

@@ -59,3 +59,4 @@ pub fn claude_bin() -> PathBuf {
 
 pub mod consumers;
 pub mod github_double;
+pub mod workflow_commands;
