@@ -177,6 +177,19 @@ impl CliAgent {
                 env
             }
         };
+        // What the run writes is counted against its disk limit: the sandbox's writable
+        // directories and its /tmp, or (unsandboxed) its workspace and home.
+        let limits = parts.limits.map(|limits| super::limits::Watched {
+            limits,
+            dirs: match &fence {
+                Some(fence) => fence.written_dirs(),
+                None => [parts.workspace, parts.home]
+                    .into_iter()
+                    .map(Path::to_owned)
+                    .chain(parts.writable.iter().cloned())
+                    .collect(),
+            },
+        });
         Ok(Spec {
             program: parts.binary.to_owned(),
             args: invocation.args,
@@ -185,6 +198,7 @@ impl CliAgent {
             timeout,
             grace: self.settings.grace,
             fence: fence.map(std::sync::Arc::new),
+            limits,
         })
     }
 
@@ -193,10 +207,26 @@ impl CliAgent {
         spec: &Spec,
         output: &process::Output,
     ) -> (Option<crate::sandbox::Record>, Option<String>) {
+        let limits = spec.limits.as_ref().map(|w| {
+            format!(
+                "{} ({})",
+                w.limits.phrase(),
+                output.limits_by.unwrap_or(super::limits::BY_WATCH)
+            )
+        });
         let Some(fence) = &spec.fence else {
-            return (Some(crate::sandbox::Record::off()), None);
+            return (
+                Some(crate::sandbox::Record {
+                    limits,
+                    ..crate::sandbox::Record::off()
+                }),
+                None,
+            );
         };
-        let record = fence.record(output.proof.as_ref());
+        let record = crate::sandbox::Record {
+            limits,
+            ..fence.record(output.proof.as_ref())
+        };
         let failure = match &output.proof {
             None => Some(format!(
                 "the sandbox did not start the agent: {}",
@@ -445,6 +475,7 @@ impl Agent for CliAgent {
             timeout: Duration::from_secs(60),
             grace: Duration::from_secs(1),
             fence: None,
+            limits: None,
         };
         let mut lines = Vec::new();
         let out = process::run(&spec, &CancellationToken::new(), |l| {
@@ -529,6 +560,7 @@ impl Agent for CliAgent {
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
             hidden: &[],
             through: &[],
+            limits: Some(req.limits),
         };
         let (spec, mut routed) = self
             .prepare(
@@ -651,6 +683,8 @@ impl Agent for CliAgent {
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
             hidden: &[],
             through: &[],
+            // The grader reads agent-written text: it runs under the default limits.
+            limits: Some(crate::spec::limits::Limits::default().resolved()),
         };
         let (spec, routed) = self
             .prepare(

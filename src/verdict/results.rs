@@ -378,6 +378,10 @@ pub struct SandboxSummary {
     pub unsandboxed: u32,
     /// The most checks one run's proof made.
     pub checks: u32,
+    /// The first run's limits and how they were enforced (`4 GiB memory, 512 processes,
+    /// 2 GiB disk (rlimits …)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<String>,
 }
 
 impl SandboxSummary {
@@ -394,6 +398,9 @@ impl SandboxSummary {
         let mut any = false;
         for record in runs.filter_map(|r| r.sandbox.as_ref()) {
             any = true;
+            if s.limits.is_none() {
+                s.limits.clone_from(&record.limits);
+            }
             if record.is_off() {
                 s.unsandboxed += 1;
             } else if !record.verified.is_empty() && record.verified.iter().all(|c| c.held) {
@@ -417,7 +424,12 @@ impl SandboxSummary {
     /// without the sandbox (--sandbox off)`.
     pub fn phrase(&self) -> String {
         let total = self.proved + self.unsandboxed;
-        if self.unsandboxed > 0 {
+        let limits = self
+            .limits
+            .as_ref()
+            .map(|l| format!("; limits: {l}"))
+            .unwrap_or_default();
+        let phrase = if self.unsandboxed > 0 {
             format!(
                 "not sandboxed: {} of {total} run{} ran without the sandbox (--sandbox off): the agent saw the host as aptitude does",
                 self.unsandboxed,
@@ -434,7 +446,8 @@ impl SandboxSummary {
                 },
                 self.checks
             )
-        }
+        };
+        format!("{phrase}{limits}")
     }
 }
 
