@@ -39,3 +39,4 @@ mod upstream;
 mod upstream_habits;
 mod variants;
 mod wire;
+mod witness;
