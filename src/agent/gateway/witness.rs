@@ -167,6 +167,13 @@ fn records(format: Format, name: &str) -> bool {
 
 /// Checks `transcript` against `wire` (see the module docs).
 pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
+    // Aider's calls are its applied edits, parsed from the model's text: there are no tool
+    // calls on the wire to hold them against.
+    if transcript.records_only.is_some() {
+        return Witness::unwitnessed(
+            "the agent's calls are edits parsed from the model's text, not tool calls the wire could show",
+        );
+    }
     let mut findings: Vec<String> = wire.findings.iter().map(ToString::to_string).collect();
     let vocabulary = transcript.format.vocabulary();
     let mut matched = vec![false; wire.calls.len()];
