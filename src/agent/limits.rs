@@ -20,9 +20,10 @@ use crate::spec::limits::{RunLimits, size};
 pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 /// How limits are enforced when the run's cgroup holds them.
-pub const BY_CGROUP: &str = "cgroup v2 (memory.max, pids.max) and aptitude's watch of the disk";
+pub const BY_CGROUP: &str =
+    "by cgroup v2 memory.max and pids.max, and aptitude's watch of the disk";
 /// How limits are enforced otherwise.
-pub const BY_WATCH: &str = "rlimits (RLIMIT_DATA, RLIMIT_FSIZE) and aptitude's watch every 250 ms";
+pub const BY_WATCH: &str = "by RLIMIT_DATA and RLIMIT_FSIZE, and aptitude's watch every 250 ms";
 
 /// The most directory entries one look at the disk walks; more is itself over the limit.
 pub const MAX_ENTRIES: u64 = 500_000;

@@ -393,6 +393,17 @@ fn find_call(calls: &[WireCall], id: &str) -> Option<usize> {
     calls.iter().rposition(|c| c.id.as_deref() == Some(id))
 }
 
+/// A Responses `function_call`'s name, with its `namespace` when it has one: Codex CLI
+/// 0.169.0 offers each MCP server's tools as a namespace `mcp__<server>`, so that the
+/// call of `echo` in `mcp__everything` is `mcp__everything__echo`, as its stream names it.
+fn namespaced(item: &Value) -> String {
+    let name = str_at(item, "name").unwrap_or_default();
+    match str_at(item, "namespace").filter(|n| !n.is_empty()) {
+        Some(namespace) => format!("{namespace}__{name}"),
+        None => name.to_owned(),
+    }
+}
+
 fn responses_request(items: &[Value]) -> Sent {
     let mut sent = Sent::default();
     let is_assistant = |item: &Value| {
@@ -407,7 +418,7 @@ fn responses_request(items: &[Value]) -> Sent {
         match str_at(item, "type") {
             Some("function_call") => sent.calls.push(WireCall {
                 id: call_id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
+                name: namespaced(item),
                 input: arguments(item.get("arguments")),
             }),
             Some("custom_tool_call") => sent.calls.push(WireCall {
@@ -710,7 +721,7 @@ impl ReplyCalls {
         let call = match str_at(item, "type") {
             Some("function_call") => WireCall {
                 id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
+                name: namespaced(item),
                 input: arguments(item.get("arguments")),
             },
             Some("custom_tool_call") => WireCall {
