@@ -329,6 +329,20 @@ fn strings(v: &Value, f: &mut impl FnMut(&str)) {
     }
 }
 
+/// The strings of a JSON result that are its content: every string but a `type` tag
+/// (`{"type": "text", "text": "Echo: hi"}` holds `Echo: hi`).
+fn content_strings(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| content_strings(i, f)),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "type")
+            .for_each(|(_, i)| content_strings(i, f)),
+        _ => {}
+    }
+}
+
 fn string_supported(haystack: &str, claimed: &str) -> bool {
     let lower = claimed.trim().to_lowercase();
     if lower.is_empty() || haystack.contains(&lower) {
@@ -352,12 +366,25 @@ fn string_supported(haystack: &str, claimed: &str) -> bool {
     false
 }
 
-/// Lines of text as compared: trimmed, inner whitespace collapsed, empty ones dropped.
+/// Lines of text as compared: trimmed, inner whitespace collapsed, empty ones dropped. A
+/// JSON document (an MCP result as Codex's stream shows it) is compared by the text it
+/// holds: its strings' lines.
 fn lines(text: &str) -> Vec<String> {
-    text.split(['\n', '\r'])
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|l| !l.is_empty())
-        .collect()
+    let split = |t: &str, out: &mut Vec<String>| {
+        out.extend(
+            t.split(['\n', '\r'])
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|l| !l.is_empty()),
+        );
+    };
+    let mut out = Vec::new();
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(json @ (Value::Object(_) | Value::Array(_))) => {
+            content_strings(&json, &mut |s| split(s, &mut out));
+        }
+        _ => split(text, &mut out),
+    }
+    out
 }
 
 /// Why the transcript's result of `call` is not the one the model got, if it is not.
