@@ -221,8 +221,11 @@ impl Wire {
     }
 }
 
-/// Whether two inputs are the same: equal JSON, a JSON string equal to the other's value
-/// (arguments sent as a string), or equal once `null` members are dropped.
+/// Whether two inputs are the same call's: equal JSON, a JSON string equal to the other's
+/// value (arguments sent as a string), equal once `null` members are dropped, or one
+/// holding every member of the other with the same value (an agent that fills in a
+/// tool's defaults when it echoes or records the call: `{"command": "ls"}` and
+/// `{"command": "ls", "timeout": 120000}`).
 pub fn same_input(a: &Value, b: &Value) -> bool {
     if a == b {
         return true;
@@ -232,8 +235,22 @@ pub fn same_input(a: &Value, b: &Value) -> bool {
         other => Some(other.clone()),
     };
     match (parsed(a), parsed(b)) {
-        (Some(a), Some(b)) => without_nulls(&a) == without_nulls(&b),
+        (Some(a), Some(b)) => {
+            let (a, b) = (without_nulls(&a), without_nulls(&b));
+            a == b || subsumes(&a, &b) || subsumes(&b, &a)
+        }
         _ => false,
+    }
+}
+
+/// Whether `whole` holds every member of `part` with the same value (objects, at any
+/// depth); other values must be equal.
+fn subsumes(part: &Value, whole: &Value) -> bool {
+    match (part, whole) {
+        (Value::Object(p), Value::Object(w)) => p
+            .iter()
+            .all(|(k, v)| w.get(k).is_some_and(|wv| subsumes(v, wv))),
+        (p, w) => p == w,
     }
 }
 

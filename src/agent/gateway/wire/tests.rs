@@ -246,3 +246,25 @@ fn gemini_history_pairs_responses_with_calls() {
     assert!(result.text.contains("Output: a.txt"), "{result:?}");
     assert_eq!(result.is_error, Some(false));
 }
+
+/// An agent that fills in a tool's defaults when it echoes a call is the same call; a
+/// changed value is not.
+#[test]
+fn defaults_filled_in_are_the_same_call_and_a_changed_value_is_not() {
+    assert!(same_input(
+        &json!({"command": "ls"}),
+        &json!({"command": "ls", "timeout": 120000})
+    ));
+    assert!(same_input(
+        &json!("{\"command\":\"ls\"}"),
+        &json!({"command": "ls"})
+    ));
+    assert!(!same_input(
+        &json!({"command": "ls"}),
+        &json!({"command": "rm -rf /"})
+    ));
+    assert!(!same_input(
+        &json!({"command": "ls", "timeout": 1}),
+        &json!({"command": "ls", "timeout": 2})
+    ));
+}
