@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | memory | `memory.max` of the run's cgroup | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together |
 //! | processes | `pids.max` | this watch: the run's live processes |
-//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file), and this watch: what the run's directories (workspace, home, `/tmp`) grew by |
+//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by |
 //!
 //! The watch looks every [`WATCH_EVERY`] (disk every fourth look): a run is stopped at
 //! the first look past a limit, so a fork bomb or a sudden allocation is stopped within

@@ -407,7 +407,10 @@ impl Fence {
             host_home: std::env::var("HOME").ok(),
             deny_connect: deny_connect(&self.policy.forwards),
             rlimit_data: self.policy.limits.map(|l| l.memory),
-            rlimit_fsize: self.policy.limits.map(|l| l.disk),
+            // A file's apparent size: four times what the run may write, so that a
+            // sparse file (which holds no disk) is not refused, and a file the watch has
+            // not seen grow yet can not outgrow it by much.
+            rlimit_fsize: self.policy.limits.map(|l| l.disk.saturating_mul(4)),
         };
         if self.seatbelt {
             // No mounts and no network namespace: the helper runs from where it is (read

@@ -296,7 +296,7 @@ fn a_failed_test_shows_as_failed_on_a_terminal_whatever_the_agent_printed() {
     let h = Hostile::new();
     // The real binary on a real PTY (util-linux `script`), colours forced.
     let command = format!(
-        "stty rows {ROWS} cols {COLS}; exec '{}' --color always run tests --no-grade --agent-bin 'claude={}'",
+        "stty rows {ROWS} cols {COLS}; exec '{}' --color always run tests --no-grade --no-gateway --agent-bin 'claude={}'",
         bin().display(),
         h.stub.display()
     );
@@ -512,7 +512,9 @@ fn run_in(dir: &Path, stub: &Path) -> Output {
         .inherit_path()
         .current_dir(dir)
         .env("GITHUB_ACTIONS", "true")
-        .args(["run", "tests", "--no-grade", "--agent-bin"])
+        // The stand-in writes its stream without a model: through the gateway its
+        // invented calls are (rightly) tampering; direct, they are unwitnessed claims.
+        .args(["run", "tests", "--no-grade", "--no-gateway", "--agent-bin"])
         .arg(format!("claude={}", stub.display()))
         .arg("--json")
         .arg(dir.join("results.json"))
