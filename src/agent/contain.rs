@@ -79,6 +79,9 @@ pub fn mode() -> &'static Mode {
     MODE.get_or_init(|| {
         let no_cgroup = std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| !v.is_empty());
         if !no_cgroup && let Some(dir) = linux::usable_cgroup() {
+            // Limits need the memory and pids controllers in the commands' cgroups:
+            // best effort, as the jail works without them (see `Jail::limit`).
+            linux::enable_controllers(&dir);
             return Mode::Cgroup(dir);
         }
         if linux::become_subreaper() {
@@ -546,6 +549,50 @@ mod linux {
         entered.then_some(dir)
     }
 
+    /// Enables the `memory` and `pids` controllers for the cgroups aptitude makes under
+    /// `dir` (its own, delegated cgroup), so that a run's `memory.max` and `pids.max` hold.
+    /// cgroup v2 lets a cgroup hand controllers to its children only while it holds no
+    /// process itself, so aptitude first moves itself into a leaf of its own
+    /// (`aptitude-main-<pid>`). Nothing is changed when the controllers are not available
+    /// to `dir` or when it holds other processes than aptitude (limits are then watched).
+    pub fn enable_controllers(dir: &Path) {
+        let available = std::fs::read_to_string(dir.join("cgroup.controllers")).unwrap_or_default();
+        let wanted: Vec<&str> = ["memory", "pids"]
+            .into_iter()
+            .filter(|c| available.split_whitespace().any(|a| a == *c))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let me = std::process::id() as i32;
+        let others = procs_of(dir).into_iter().any(|pid| {
+            pid != me
+                && std::fs::read_to_string(format!("/proc/{pid}/status"))
+                    .ok()
+                    .and_then(|s| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix("Tgid:"))
+                            .and_then(|t| t.trim().parse::<i32>().ok())
+                    })
+                    != Some(me)
+        });
+        if others {
+            return;
+        }
+        // Not `aptitude-<pid>-…`: that prefix names the commands' cgroups, which
+        // `kill_everything` kills.
+        let leaf = dir.join(format!("aptitude-main-{}", std::process::id()));
+        if std::fs::create_dir(&leaf).is_err() && !leaf.is_dir() {
+            return;
+        }
+        // Every thread of aptitude moves with its thread-group leader.
+        if std::fs::write(leaf.join("cgroup.procs"), me.to_string()).is_err() {
+            return;
+        }
+        let control: Vec<String> = wanted.iter().map(|c| format!("+{c}")).collect();
+        let _ = std::fs::write(dir.join("cgroup.subtree_control"), control.join(" "));
+    }
+
     /// Whether a cgroup still holds live processes (`populated 1` in `cgroup.events`).
     fn populated(dir: &Path) -> bool {
         std::fs::read_to_string(dir.join("cgroup.events"))
@@ -632,6 +679,8 @@ mod linux {
     pub fn procs_of(_: &Path) -> Vec<i32> {
         Vec::new()
     }
+
+    pub fn enable_controllers(_: &Path) {}
 }
 
 #[cfg(all(test, target_os = "linux"))]
