@@ -15,6 +15,7 @@ mod load;
 pub mod mcp;
 pub mod node;
 pub mod pattern;
+pub mod rules;
 pub mod schema;
 pub mod suite;
 pub mod tools;
