@@ -86,6 +86,18 @@ pub struct Variant {
     pub prompt: Option<String>,
 }
 
+/// One `covers:` entry: what it names, where, and the ids of the rules it named when the
+/// test loaded (empty when workspaces were not checked: `analyze`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Covers {
+    /// The selector as written.
+    pub selector: rules::Selector,
+    /// Its line in the test file.
+    pub line: u32,
+    /// The ids of the rules it named.
+    pub rules: Vec<String>,
+}
+
 /// The name of the test as written, among its variants.
 pub const DEFAULT_VARIANT: &str = "default";
 
@@ -150,6 +162,8 @@ pub struct TestSpec {
     /// `sandbox: on|off` (or an `aptitude.yaml`'s); `None`: on, unless `--sandbox` says
     /// otherwise (the flag wins).
     pub sandbox: Option<SandboxSetting>,
+    /// `covers:`: the rules of the workspace's instruction files the test puts to work.
+    pub covers: Vec<Covers>,
     /// `limits:`: what one run may use (memory, processes, disk); unset fields take the
     /// suite's, then the defaults ([`limits::Limits::resolved`]).
     pub limits: limits::Limits,
@@ -217,6 +231,7 @@ impl TestSpec {
             sandbox: None,
             network: Vec::new(),
             limits: limits::Limits::default(),
+            covers: Vec::new(),
         }
     }
 

@@ -119,7 +119,7 @@ pub fn rules_of(file: &str, text: &str) -> Vec<Rule> {
     let path = |headings: &[(u8, String)]| -> Vec<String> {
         headings.iter().map(|(_, h)| h.clone()).collect()
     };
-    let mut push = |rules: &mut Vec<Rule>, open: Open, headings: &[(u8, String)]| {
+    let push = |rules: &mut Vec<Rule>, open: Open, headings: &[(u8, String)]| {
         let text = collapse(&open.text);
         if text.is_empty() {
             return;

@@ -147,6 +147,11 @@ struct TestFile {
     /// What one run may use before it is stopped as `error`, kind `limit`; unset fields
     /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
     limits: Option<LimitsField>,
+    /// The rules of the workspace's instruction files (AGENTS.md, CLAUDE.md, SKILL.md, …)
+    /// this test puts to work: a rule id (`R1a2b3c4d`, listed by `aptitude coverage`), `#`
+    /// and a heading path (`# Testing > Before you commit`), or a `"quoted"` part of a
+    /// rule's text. Each must name at least one rule.
+    covers: Option<OneOrMany>,
 }
 
 /// `limits:`.

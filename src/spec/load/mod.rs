@@ -38,6 +38,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "sandbox",
     "network",
     "limits",
+    "covers",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -538,6 +539,13 @@ impl Ctx {
             .get("limits")
             .map(|n| self.limits(n))
             .unwrap_or_default();
+        let covers = fields
+            .get("covers")
+            .map(|n| {
+                let dir = super::resolve_workspace(path, workspace.as_deref());
+                self.covers(n, Some(&dir))
+            })
+            .unwrap_or_default();
 
         Some(TestSpec {
             file: path.to_owned(),
@@ -569,6 +577,7 @@ impl Ctx {
             sandbox,
             network,
             limits,
+            covers,
         })
     }
 
@@ -1041,6 +1050,7 @@ fn list(items: &[&str]) -> String {
 mod agents;
 mod budget;
 mod commands;
+mod covers;
 pub(super) mod discovery;
 mod fence;
 mod files;

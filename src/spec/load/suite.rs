@@ -49,6 +49,7 @@ const TEST_ONLY_KEYS: &[&str] = &[
     "setup",
     "assertions",
     "variants",
+    "covers",
 ];
 
 /// A function that makes a [`Setting`] of a value written at `key` of `fields`.

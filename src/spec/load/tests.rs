@@ -1133,3 +1133,61 @@ fn limits_load_and_every_mistake_is_reported() {
         "limits",
     );
 }
+
+/// `covers:` names rules of the workspace's instruction files; one that names none is an
+/// error at its line with the closest rule as a hint.
+#[test]
+fn covers_names_rules_and_a_miss_says_the_closest() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        "# Testing\n\n- Run the linter before every commit.\n- Add a test for each bug fix.\n",
+    )
+    .unwrap();
+    let test = dir.path().join("t.aptitude.yaml");
+    std::fs::write(
+        &test,
+        "name: t\nprompt: p\ncovers:\n  - \"run the linter\"\n  - \"# Testing\"\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    let spec = load_file(&test).unwrap();
+    assert_eq!(spec.covers.len(), 2);
+    assert_eq!(spec.covers[0].rules.len(), 1);
+    assert_eq!(
+        spec.covers[1].rules.len(),
+        2,
+        "a heading names every rule under it"
+    );
+    assert_eq!(spec.covers[0].line, 4);
+    std::fs::write(
+        &test,
+        "name: t\nprompt: p\ncovers:\n  - \"run the lintr\"\n  - R00000000\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    let diags = load_file(&test).unwrap_err().diagnostics;
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    assert_eq!(diags[0].pos.line, 4);
+    assert!(
+        diags[0].message.contains("names no rule"),
+        "{}",
+        diags[0].message
+    );
+    assert!(
+        diags[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("Run the linter before every commit"),
+        "{:?}",
+        diags[0].hint
+    );
+    assert!(
+        diags[1]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("aptitude coverage"),
+        "{:?}",
+        diags[1].hint
+    );
+}
