@@ -2,6 +2,7 @@
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
 //! ([`stats`]).
 
+pub mod coverage;
 pub mod repeat;
 pub mod results;
 pub mod stats;
