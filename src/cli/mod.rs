@@ -7,6 +7,7 @@
 
 mod agents;
 mod analyze;
+mod coverage;
 pub mod error;
 mod init;
 mod inspect;
@@ -76,6 +77,9 @@ pub enum Command {
     /// Run an agent once on a prompt, in a copy of a directory, and print the tool calls
     /// it made: the quickest way to see what to assert.
     Log(LogArgs),
+    /// Which rules of the instruction files (AGENTS.md, CLAUDE.md, SKILL.md, …) the tests
+    /// cover (`covers:`), with each rule's pass rate and effect from a run's results.
+    Coverage(coverage::CoverageArgs),
 }
 
 /// `aptitude agents`.
@@ -518,6 +522,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::init(&args),
         Command::Agents(args) => agents::agents(&args),
         Command::Log(args) => prompt_log::log(&args),
+        Command::Coverage(args) => coverage::coverage(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

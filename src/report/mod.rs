@@ -6,6 +6,7 @@
 //! format is its module, one entry there, and the flag that names its file.
 
 pub mod baseline;
+pub mod coverage;
 pub mod github;
 pub mod html;
 pub mod json;

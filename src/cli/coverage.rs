@@ -1,0 +1,103 @@
+//! `aptitude coverage`: which rules of the suite's instruction files are tested
+//! ([`crate::verdict::coverage`]), from the test files alone or with a run's results.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::error::CliError;
+use super::output::{self, out};
+use super::{DiscoveryArgs, Outcome};
+use crate::shared::redact::Redactor;
+use crate::spec::{self, TestSpec};
+use crate::verdict::coverage::{self, Coverage, Workspace};
+
+/// `aptitude coverage`.
+#[derive(Debug, Args)]
+pub struct CoverageArgs {
+    /// Test files or directories (searched for *.aptitude.yaml / *.aptitude.yml).
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// A results JSON of a run of these tests: each rule's pass rate, and the effect of
+    /// the rules a variant removes.
+    #[arg(long, value_name = "RESULTS.json")]
+    pub results: Option<PathBuf>,
+    /// Write the coverage as JSON (`rules`, `files`, `totals`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the coverage as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Which files are tests.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+}
+
+/// The workspaces of `specs`, each once, with their rules, as the current directory shows
+/// them.
+pub(super) fn workspaces(specs: &[TestSpec]) -> Vec<Workspace> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    for spec in specs {
+        let dir = spec.workspace_dir();
+        if seen.contains(&dir) {
+            continue;
+        }
+        seen.push(dir.clone());
+        out.push(Workspace {
+            dir: shown(&dir),
+            rules: spec::rules::rules_in(&dir),
+        });
+    }
+    out
+}
+
+/// A workspace directory as coverage names it: relative to the current directory.
+pub(super) fn shown(dir: &Path) -> String {
+    spec::diagnostic::display_path(dir)
+}
+
+/// The coverage of `specs`' instruction files, with figures from `results`.
+pub(super) fn of(
+    specs: &[TestSpec],
+    results: Option<&crate::verdict::results::Results>,
+) -> Coverage {
+    coverage::of(specs, &workspaces(specs), shown, results)
+}
+
+fn write(path: &Path, text: &str) -> Option<String> {
+    crate::shared::files::write_output(path, text.as_bytes())
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Runs `aptitude coverage`.
+///
+/// # Errors
+/// Test files that do not load, a results file that can not be read, an output that can
+/// not be written.
+pub(super) fn coverage(args: &CoverageArgs) -> Result<Outcome, CliError> {
+    let redactor = Redactor::from_process_env([]);
+    let found = output::discover_tests(&args.paths, Some(&args.discovery))?;
+    let report = spec::load_files(&found.files);
+    output::check_load_errors(&redactor, &report, found.files.len())?;
+    let results = match &args.results {
+        Some(path) => Some(crate::report::json::read(path)?),
+        None => None,
+    };
+    let c = of(&report.specs, results.as_ref());
+    let mut problems = Vec::new();
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&c).unwrap_or_default();
+        problems.extend(write(path, &redactor.redact(&json)));
+    }
+    if let Some(path) = &args.markdown {
+        let md = crate::report::coverage::markdown(&c);
+        problems.extend(write(path, &redactor.redact(&md)));
+    }
+    if !problems.is_empty() {
+        return Err(CliError::Reports { problems });
+    }
+    out(&redactor.redact(&crate::report::coverage::terminal(&c)));
+    Ok(Outcome::Passed)
+}
