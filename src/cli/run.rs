@@ -92,6 +92,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             ..Results::new(tests, started.elapsed().as_millis() as u64)
         };
         results.summary.budget = runner.budget_summary();
+        // Which rules of the instruction files the tests cover, when some test says.
+        if specs.iter().any(|s| !s.covers.is_empty()) {
+            results.coverage = Some(super::coverage::of(&specs, Some(&results)));
+        }
         let results = live.show_summary(cut, &redactor, &results).await?;
         if let Some(matrix) = terminal::render_matrix(&results) {
             out(&format!("\n{matrix}"));

@@ -155,6 +155,69 @@ struct Report {
     script_hash: String,
     matrix: Option<MatrixView>,
     variants: Vec<VariantsView>,
+    /// The instruction files' coverage, when the results have it.
+    coverage: Option<CoverageView>,
+}
+
+/// The coverage table: a caption and a row per rule (askama escapes every cell).
+struct CoverageView {
+    caption: String,
+    rows: Vec<CoverageRow>,
+}
+
+/// One rule of [`CoverageView`].
+struct CoverageRow {
+    place: String,
+    id: String,
+    text: String,
+    status: &'static str,
+    class: &'static str,
+    tests: String,
+    pass_rate: String,
+    effect: String,
+}
+
+fn coverage_view(results: &Results) -> Option<CoverageView> {
+    use crate::verdict::coverage::RuleStatus;
+    let c = results.coverage.as_ref()?;
+    let percent = |r: Option<f64>| r.map_or("–".to_owned(), |r| format!("{:.0}%", r * 100.0));
+    Some(CoverageView {
+        caption: format!("{} of {} rules covered", c.totals.covered, c.totals.rules),
+        rows: c
+            .rules
+            .iter()
+            .map(|r| {
+                let (status, class) = match r.status {
+                    RuleStatus::Covered => ("covered", "passed"),
+                    RuleStatus::Uncovered => ("uncovered", "failed"),
+                    RuleStatus::NoMeasuredEffect => ("no measured effect", "error"),
+                };
+                CoverageRow {
+                    place: crate::shared::inert::document(&format!("{}:{}", r.file, r.line))
+                        .into_owned(),
+                    id: r.id.clone(),
+                    text: crate::shared::inert::document(
+                        &crate::shared::cut::chars(&r.text, 200).kept,
+                    )
+                    .into_owned(),
+                    status,
+                    class,
+                    tests: crate::shared::inert::document(&r.tests.join(", ")).into_owned(),
+                    pass_rate: percent(r.pass_rate),
+                    effect: r.effect.as_ref().map_or_else(String::new, |e| {
+                        format!(
+                            "{} with / {} without ({}{})",
+                            percent(e.with),
+                            percent(e.without),
+                            e.variant,
+                            e.p_value
+                                .map_or_else(String::new, |p| format!(", p = {p:.3}"))
+                        )
+                    }),
+                }
+            })
+            .collect(),
+    })
 }
 
 /// One test's variants side by side ([`crate::verdict::variants::VariantComparison::grid`]).
@@ -678,6 +741,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         script_hash: script_hash(),
         matrix: matrix_view(results),
         variants: variants_views(results),
+        coverage: coverage_view(results),
     };
     // Names and the header hold text from elsewhere too (the bodies were done above).
     report

@@ -464,6 +464,13 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
             out.push_str(&tables);
         }
     }
+    if let Some(coverage) = &results.coverage {
+        let section = crate::report::coverage::markdown(coverage);
+        if Size::of(&out).plus(Size::of(&section)).within(&half) {
+            out.push('\n');
+            out.push_str(&section);
+        }
+    }
     let failures: Vec<String> = results.tests.iter().filter_map(failure).collect();
     let reserve = Size::of(&notice(failures.len())).plus(Size {
         chars: 16,

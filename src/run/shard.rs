@@ -475,6 +475,11 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         .iter()
         .filter_map(|(_, r)| r.summary.budget.clone())
         .collect();
+    // Each shard ran part of the tests: each rule's figures are joined.
+    let coverage = inputs
+        .iter()
+        .filter_map(|(_, r)| r.coverage.clone())
+        .reduce(crate::verdict::coverage::Coverage::joined);
     let tests = join_tests(inputs)?;
     if let Some(expected) = first_shard_tests
         && tests.len() != expected as usize
@@ -495,6 +500,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         shard: None,
         tests,
         summary,
+        coverage,
     })
 }
 

@@ -155,6 +155,8 @@ pub fn of(
                 .filter(|s| s.covers.iter().any(|c| c.rules.contains(&rule.id)))
                 .collect();
             let mut tests: Vec<String> = covering.iter().map(|s| label(s)).collect();
+            // A test run on several agents is one test.
+            tests.sort();
             tests.dedup();
             let (pass_rate, runs) = results.map_or((None, 0), |r| pass_rate(r, &covering));
             let effect = results.and_then(|r| effect(r, &covering, rule));
@@ -189,6 +191,36 @@ pub fn of(
         }
     }
     coverage
+}
+
+impl Coverage {
+    /// The coverage of two shards of one run (`merge`): the same rules, each with the
+    /// judged runs of both and their pass rate over them; an effect from whichever shard
+    /// ran it.
+    pub fn joined(mut self, other: Coverage) -> Coverage {
+        for rule in &mut self.rules {
+            let Some(theirs) = other
+                .rules
+                .iter()
+                .find(|r| r.file == rule.file && r.id == rule.id)
+            else {
+                continue;
+            };
+            let passed = |r: &RuleCoverage| r.pass_rate.unwrap_or(0.0) * f64::from(r.runs);
+            let runs = rule.runs + theirs.runs;
+            rule.pass_rate = (runs > 0).then(|| (passed(rule) + passed(theirs)) / f64::from(runs));
+            rule.runs = runs;
+            if rule.effect.is_none() {
+                rule.effect.clone_from(&theirs.effect);
+                rule.status = if rule.tests.is_empty() {
+                    RuleStatus::Uncovered
+                } else {
+                    status(&rule.tests, rule.effect.as_ref())
+                };
+            }
+        }
+        self
+    }
 }
 
 fn join(dir: &str, file: &str) -> String {

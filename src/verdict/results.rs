@@ -92,6 +92,11 @@ pub struct Results {
     pub tests: Vec<TestResult>,
     /// Totals.
     pub summary: Summary,
+    /// Which rules of the instruction files the tests cover, with each rule's pass rate
+    /// and effect ([`crate::verdict::coverage`]); present when some test declares
+    /// `covers:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::verdict::coverage::Coverage>,
 }
 
 /// Whether this aptitude reads results of `version`.
@@ -140,6 +145,7 @@ impl Results {
             shard: None,
             tests,
             summary,
+            coverage: None,
         }
     }
 

@@ -1122,3 +1122,68 @@ async fn baseline_auto_with_only_fork_runs_is_a_notice_naming_the_skipped_runs()
     let body = gh.comment_body().await;
     assert!(!body.contains("Compared with the baseline"), "{body}");
 }
+
+/// A pull request that adds rules to an instruction file gets a warning on each added rule
+/// no test covers — not on a covered one, not on an uncovered rule it did not touch; the
+/// comment gives the coverage per file.
+#[tokio::test]
+async fn a_changed_instruction_line_no_test_covers_is_annotated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    results["run_dir"] = json!(root().display().to_string());
+    let rule = |line: u32, id: &str, text: &str, tests: &[&str]| {
+        json!({"file": "tests/fixture/AGENTS.md", "line": line, "end_line": line, "id": id,
+               "headings": ["Rules"], "text": text, "tests": tests, "runs": 0,
+               "status": if tests.is_empty() { "uncovered" } else { "covered" }})
+    };
+    results["coverage"] = json!({
+        "rules": [
+            rule(3, "R00000003", "Run the linter before every commit.", &[]),
+            rule(4, "R00000004", "Add a test for each bug fix.", &["t.aptitude.yaml::t"]),
+            rule(9, "R00000009", "Keep functions short.", &[]),
+        ],
+        "files": [{"file": "tests/fixture/AGENTS.md", "covered": 1, "rules": 3}],
+        "totals": {"covered": 1, "rules": 3}
+    });
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    Mock::given(method("GET"))
+        .and(path("/repos/o/r/pulls/7/files"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+            {"sha": "abc", "filename": "tests/fixture/AGENTS.md", "status": "modified",
+             "additions": 2, "deletions": 0, "changes": 2, "blob_url": "https://github.com/o/r/blob/x/a",
+             "raw_url": "https://github.com/o/r/raw/x/a", "contents_url": "https://api.github.com/x",
+             "patch": "@@ -1,2 +1,4 @@\n # Rules\n \n+- Run the linter before every commit.\n+- Add a test for each bug fix."}
+        ])))
+        .mount(&gh.server)
+        .await;
+    let (_, stdout) = gh.publish(&file).await;
+    let writes = gh.check_writes().await;
+    let annotations: Vec<&Value> = writes
+        .iter()
+        .flat_map(|w| w["output"]["annotations"].as_array().unwrap())
+        .filter(|a| a["path"] == "tests/fixture/AGENTS.md")
+        .collect();
+    assert_eq!(annotations.len(), 1, "{annotations:#?}\n{stdout}");
+    assert_eq!(annotations[0]["start_line"], 3);
+    assert_eq!(annotations[0]["annotation_level"], "warning");
+    assert!(
+        annotations[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("R00000003 is not covered"),
+        "{annotations:#?}"
+    );
+    let body = gh.comment_body().await;
+    assert!(
+        body.contains("Instruction coverage: 1 of 3 rules"),
+        "{body}"
+    );
+    gh.assert_valid_for_github().await;
+}

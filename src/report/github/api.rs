@@ -131,6 +131,34 @@ impl Client {
             .ok_or(GithubError::NoId("comment"))
     }
 
+    /// The lines pull request `number` adds, by file (paths from the repository root):
+    /// `GET /repos/{owner}/{repo}/pulls/{number}/files`, each file's `patch` read for the
+    /// lines of its hunks that start with `+`. GitHub lists at most 3,000 files and leaves
+    /// out the patch of a large file: such a file counts as unchanged here.
+    ///
+    /// # Errors
+    /// The API's error.
+    pub(super) async fn added_lines(
+        &self,
+        number: u64,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u32>>, GithubError> {
+        let route = format!("/repos/{}/{}/pulls/{number}/files", self.owner, self.repo);
+        let first: Page<Value> = self
+            .octo
+            .get(&route, Some(&[("per_page", "100")]))
+            .await
+            .map_err(GithubError::api)?;
+        let files = self.octo.all_pages(first).await.map_err(GithubError::api)?;
+        Ok(files
+            .iter()
+            .filter_map(|f| {
+                let name = f.get("filename")?.as_str()?;
+                let patch = f.get("patch")?.as_str()?;
+                Some((name.to_owned(), added_in_patch(patch)))
+            })
+            .collect())
+    }
+
     /// Creates the check run with the first 50 annotations, then adds the rest 50 at a
     /// time; returns its id and the slug of the app it was created as (`app.slug`).
     pub(super) async fn check_run(
@@ -154,7 +182,16 @@ impl Client {
         };
         let title = crate::report::markdown::plain_title(results);
         let summary = super::body(results, env, options, CHECK_SUMMARY_LIMIT - MARGIN_BYTES);
-        let annotations = annotations(results, env);
+        let mut annotations = annotations(results, env);
+        // The instruction lines this pull request adds that no test covers.
+        if results.coverage.is_some()
+            && let Some(pr) = env.pull_request()
+        {
+            match self.added_lines(pr.number).await {
+                Ok(added) => annotations.extend(coverage_annotations(results, env, &added)),
+                Err(e) => tracing::debug!(error = %e, "no coverage annotations"),
+            }
+        }
         let mut batches = annotations.chunks(ANNOTATIONS_PER_REQUEST);
         let output = |batch: Option<&[Annotation]>| CheckRunOutput {
             title: title.clone(),
@@ -414,6 +451,75 @@ fn test_annotations(t: &TestResult, run_dir: Option<&str>, env: &GithubEnv) -> V
         });
     }
     out
+}
+
+/// The new-file line numbers a unified-diff `patch` adds (`+` lines of its hunks).
+fn added_in_patch(patch: &str) -> Vec<u32> {
+    let mut added = Vec::new();
+    let mut line: Option<u32> = None;
+    for text in patch.lines() {
+        if let Some(header) = text.strip_prefix("@@ ") {
+            // `@@ -a,b +c,d @@`: the new file's hunk starts at line c.
+            line = header
+                .split_whitespace()
+                .find_map(|part| part.strip_prefix('+'))
+                .and_then(|range| range.split(',').next()?.parse().ok());
+            continue;
+        }
+        let Some(n) = line.as_mut() else {
+            continue;
+        };
+        match text.chars().next() {
+            Some('+') => {
+                added.push(*n);
+                *n += 1;
+            }
+            Some('-') | Some('\\') => {}
+            _ => *n += 1,
+        }
+    }
+    added
+}
+
+/// A warning on each rule of an instruction file that the pull request adds or changes
+/// (`added`: lines by path from the repository root) and that no test covers.
+fn coverage_annotations(
+    results: &Results,
+    env: &GithubEnv,
+    added: &std::collections::BTreeMap<String, Vec<u32>>,
+) -> Vec<Annotation> {
+    let Some(coverage) = &results.coverage else {
+        return Vec::new();
+    };
+    coverage
+        .rules
+        .iter()
+        .filter(|r| r.status == crate::verdict::coverage::RuleStatus::Uncovered)
+        .filter_map(|rule| {
+            let path = annotation_path(&rule.file, results.run_dir.as_deref(), env)?;
+            let lines = added.get(&path)?;
+            let changed = lines
+                .iter()
+                .any(|l| (rule.line..=rule.end_line).contains(l));
+            if !changed {
+                return None;
+            }
+            let (title, message) = bounded(
+                &format!("Rule {} is not covered by any test", rule.id),
+                &format!(
+                    "This pull request changes a rule of {} that no test covers (`covers:`): {}",
+                    rule.file, rule.text
+                ),
+            );
+            Some(Annotation {
+                path,
+                line: rule.line,
+                failure: false,
+                title,
+                message,
+            })
+        })
+        .collect()
 }
 
 fn annotations(results: &Results, env: &GithubEnv) -> Vec<Annotation> {
