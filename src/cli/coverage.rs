@@ -33,28 +33,37 @@ pub struct CoverageArgs {
     pub discovery: DiscoveryArgs,
 }
 
-/// The workspaces of `specs`, each once, with their rules, as the current directory shows
-/// them.
+/// The workspaces of `specs`, each once however its path is spelt, with their rules.
 pub(super) fn workspaces(specs: &[TestSpec]) -> Vec<Workspace> {
-    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
     for spec in specs {
         let dir = spec.workspace_dir();
-        if seen.contains(&dir) {
+        let name = shown(&dir);
+        if seen.contains(&name) {
             continue;
         }
-        seen.push(dir.clone());
+        seen.push(name.clone());
         out.push(Workspace {
-            dir: shown(&dir),
+            dir: name,
             rules: spec::rules::rules_in(&dir),
         });
     }
     out
 }
 
-/// A workspace directory as coverage names it: relative to the current directory.
+/// A workspace directory as coverage names it: resolved (`tests/agents/../..` is `.`),
+/// relative to the current directory when inside it.
 pub(super) fn shown(dir: &Path) -> String {
-    spec::diagnostic::display_path(dir)
+    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+    let here = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_default();
+    match resolved.strip_prefix(&here) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => spec::diagnostic::display_path(&resolved),
+    }
 }
 
 /// The coverage of `specs`' instruction files, with figures from `results`.

@@ -30,6 +30,9 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
     if !root.is_dir() {
         return Err(CliError::NotADirectory(root.clone()));
     }
+    if let Some(file) = &args.rules {
+        return super::draft::draft_rules(args, file, &root.join(TESTS_DIR));
+    }
     let found: Vec<&str> = INSTRUCTION_FILES
         .into_iter()
         .filter(|name| root.join(name).is_file())
@@ -78,7 +81,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
 }
 
 /// Creates `path` (and its directories) with `content`, failing if it appeared meanwhile.
-fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
+pub(super) fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

@@ -8,6 +8,7 @@
 mod agents;
 mod analyze;
 mod coverage;
+mod draft;
 pub mod error;
 mod init;
 mod inspect;
@@ -129,6 +130,22 @@ pub struct InitArgs {
     /// The repository's root directory.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
+    /// Instead of the first test: draft one test for each rule of this instruction file
+    /// (AGENTS.md, CLAUDE.md, a SKILL.md, …) that no test under `DIR/tests/agents` covers,
+    /// through an agent (`--agent`), into `DIR/tests/agents/drafts/`. Each draft is
+    /// validated before it is written and marked as a draft, for you to review.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// The agent that drafts the tests (`--rules`), as the judge grades: its one-shot
+    /// command (`claude -p`, `codex exec`, …).
+    #[arg(long, default_value = "claude", value_name = "AGENT", value_parser = settings::parse_agent)]
+    pub agent: crate::agent::AgentKind,
+    /// The model the drafting agent uses.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// How agents are found and run.
+    #[command(flatten)]
+    pub agents: settings::AgentArgs,
 }
 
 /// GitHub publishing flags (`run --github`, `publish`).

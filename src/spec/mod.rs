@@ -9,6 +9,7 @@
 pub mod agent_kind;
 pub mod diagnostic;
 pub mod discover;
+pub mod draft;
 pub mod json_path;
 pub mod limits;
 mod load;
@@ -30,7 +31,8 @@ pub use diagnostic::{Diagnostic, FileDiagnostics};
 pub use load::discovery::{Discovered, DiscoveryError, discover_tests, load_discovery_file};
 pub use load::suite::{load_suite_file, load_suite_str};
 pub use load::{
-    LoadOptions, LoadReport, load_file, load_files, load_files_with, load_str, suite_defaults,
+    LoadOptions, LoadReport, load_file, load_files, load_files_with, load_str, load_str_checked,
+    suite_defaults,
 };
 pub use mcp::{McpMocks, McpServer, McpServers, MockReply, MockServer, MockSource, MockTool};
 use pattern::{NameMatcher, SkillMatcher, ValueMatcher};

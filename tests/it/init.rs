@@ -86,3 +86,74 @@ fn validate_output_for_the_bundled_examples() {
     let out = stdout(aptitude(&root()).args(["validate", "examples"]), 0);
     insta::assert_snapshot!("validate_examples", out);
 }
+
+/// `init --rules FILE` drafts a test for each rule no test covers, through the real
+/// `claude -p` against the scripted model: a good reply becomes a validated draft that
+/// covers its rule (coverage then counts it), a reply that is no test is skipped and said
+/// so, a covered rule gets no draft.
+#[test]
+fn init_rules_drafts_a_validated_test_per_uncovered_rule() {
+    use crate::support::model::{ScriptedModel, Turn};
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("AGENTS.md"),
+        "# Rules\n\n- COVERED-RULE: keep the changelog current.\n- DRAFT-LINT: run the linter before you finish.\n- DRAFT-NONSENSE: be nice.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.path().join("tests/agents")).unwrap();
+    std::fs::write(
+        repo.path().join("tests/agents/changelog.aptitude.yaml"),
+        "name: changelog\nprompt: p\nworkspace: ../..\ncovers: \"COVERED-RULE\"\nassertions:\n  - tool: Edit\n",
+    )
+    .unwrap();
+    let model = ScriptedModel::start();
+    // Every drafting prompt holds the whole file: the rule it is about is the indented one.
+    model.script(
+        "You write tests for aptitude",
+        vec![Turn::IfRequestHas(
+            "    DRAFT-LINT",
+            Box::new(Turn::Text(
+                "```yaml\nprompt: \"Tidy up src/app.py and tell me when it is done\"\nassertions:\n  - ran: \"lint\"\n```".into(),
+            )),
+            Box::new(Turn::Text("I would rather not.".into())),
+        )],
+    );
+    let out = Aptitude::new()
+        .current_dir(repo.path())
+        .model(&model)
+        .sandbox_in(repo.path())
+        .args(["init", "--rules", "AGENTS.md"])
+        .claude()
+        .output();
+    assert_eq!(out.code, 1, "one rule got no draft:\n{}", out.both());
+    assert!(
+        out.stdout.contains("3 rules, 2 not covered"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("1 draft written, 1 not"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("tokens"), "{}", out.stdout);
+    let drafts: Vec<_> = std::fs::read_dir(repo.path().join("tests/agents/drafts"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(drafts.len(), 1, "{drafts:?}");
+    let draft = std::fs::read_to_string(&drafts[0]).unwrap();
+    assert!(draft.starts_with("# DRAFT"), "{draft}");
+    assert!(
+        draft.contains("ran: lint") || draft.contains("ran: \"lint\""),
+        "{draft}"
+    );
+    // The draft loads, and now covers its rule.
+    let coverage = stdout(aptitude(repo.path()).args(["coverage", "tests/agents"]), 0);
+    assert!(coverage.contains("2 of 3 rules covered"), "{coverage}");
+    assert!(
+        coverage.contains("DRAFT-NONSENSE"),
+        "the one left: {coverage}"
+    );
+}

@@ -299,6 +299,19 @@ pub fn load_str(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> 
     validate(&mut Ctx::default(), path, source)
 }
 
+/// [`load_str`], also checking what the file names on disk (its workspace exists, its
+/// `covers:` name rules of the workspace's instruction files), as `run` does.
+///
+/// # Errors
+/// Every problem found, in file order.
+pub fn load_str_checked(path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
+    let mut ctx = Ctx {
+        check_workspace: true,
+        ..Ctx::default()
+    };
+    validate(&mut ctx, path, source)
+}
+
 fn validate(ctx: &mut Ctx, path: &Path, source: &str) -> Result<TestSpec, Vec<Diagnostic>> {
     let root = match node::parse(source) {
         Ok(root) => root,
