@@ -15,6 +15,7 @@
 //! | the names aptitude gives the run's directories (`aptitude-ws-…`, `aptitude-qwen-home-…`), also in relative paths | made fresh for each run | `@@aptitude:workspace-dir@@`, `@@aptitude:home-name@@` |
 //! | dates and times (ISO 8601, `11/26/2026`, `Wednesday, November 26, 2026`) | the day the run happened, in system prompts | `<date>` |
 //! | the order of the `<skill>` entries of an `<available_skills>` list | Gemini CLI lists its skills in the order the file system reads their directories, which differs between checkouts | sorted |
+//! | the order of the names in a `Did you mean one of: "a", "b", "c"?` list | Gemini CLI and Qwen Code suggest the registered tools nearest a name they do not have, ties in registry order, which races like their declarations | sorted |
 //! | the order of the tools a request declares: `tools[]` (Anthropic `name`, Responses `name` or `type`, Chat `function.name`) and Gemini's `tools[].functionDeclarations[]` (`name`) | Gemini CLI declares its tools in the order they were discovered, which races MCP discovery against its skill tool | sorted by name: a set keyed by name |
 //! | measurements agents add to tool results: Codex's `Wall time: 0.0000 seconds` and `Chunk ID: 7ec8be`, Gemini CLI's `Process Group PGID: 25145`, a `PID: 123` | the machine's timing and process numbers | `Wall time: <measured>`, `Chunk ID: <id>`, `PGID: <pid>` |
 //! | Unix times in s or ms, 2017–2033 (`1795655838668`), as JSON numbers or inside strings | when a turn started (Codex's `turn_started_at_unix_ms`), ids made from the time (Gemini CLI's `run_shell_command_<ms>_0`) | `<time>` |
@@ -210,7 +211,7 @@ impl Normalizer {
 
     /// A request's text as compared: the run's paths, then the volatile values, as tokens.
     pub fn request_text(&self, text: &str) -> String {
-        let mut out = sorted_skills(&self.paths(text));
+        let mut out = sorted_suggestions(&sorted_skills(&self.paths(text)));
         if let Some(release) = OS_RELEASE.as_deref()
             && out.contains(release)
         {
@@ -302,6 +303,28 @@ fn sorted_skills(text: &str) -> String {
             "<available_skills>{head}{}{tail}</available_skills>",
             joined.join(head)
         )
+    })
+    .into_owned()
+}
+
+/// A `Did you mean one of: "a", "b"?` list (Gemini CLI's and Qwen Code's answer to a
+/// call of a tool they do not have) with its names sorted: ties among the nearest names
+/// come in the order the tools were registered, which races.
+fn sorted_suggestions(text: &str) -> String {
+    static LIST: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(
+            r#"Did you mean one of: ((?:"[^"
+]{0,200}"(?:, )?){2,20})\?"#,
+        )
+        .ok()
+    });
+    let Some(list) = LIST.as_ref().filter(|l| l.is_match(text)) else {
+        return text.to_owned();
+    };
+    list.replace_all(text, |caps: &regex::Captures<'_>| {
+        let mut names: Vec<&str> = caps[1].split(", ").collect();
+        names.sort_unstable();
+        format!("Did you mean one of: {}?", names.join(", "))
     })
     .into_owned()
 }
@@ -601,5 +624,25 @@ mod tests {
             first_difference(&n.request_json(&was), &n.request_json(&changed)).map(|d| d.0),
             Some("tools[0].description".to_owned())
         );
+    }
+
+    /// Qwen Code (like Gemini CLI) answers a call of a tool it does not have with the
+    /// registered tools nearest its name, ties in registration order, which races: the
+    /// order is not a difference, the names are.
+    #[test]
+    fn the_order_of_suggested_tool_names_is_not_a_difference() {
+        let n = Normalizer::default();
+        let said = |list: &str| {
+            n.request_text(&format!(
+                "Tool \"get_capital\" not found in registry. Tools must use the exact names that are registered. Did you mean one of: {list}?"
+            ))
+        };
+        let a = said(r#""get_goal", "web_fetch", "tool_call""#);
+        assert_eq!(a, said(r#""get_goal", "tool_call", "web_fetch""#));
+        assert!(
+            a.ends_with(r#"Did you mean one of: "get_goal", "tool_call", "web_fetch"?"#),
+            "{a}"
+        );
+        assert_ne!(a, said(r#""get_goal", "tool_call", "read_file""#));
     }
 }

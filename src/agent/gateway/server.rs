@@ -378,13 +378,19 @@ async fn handle(
                     calls.extend(reader.finish());
                     calls
                 });
-                (tape::replayed(exchange, &run.normalizer), calls)
+                // A recorded failure fails again: the agent's retry of it is a retry.
+                let failed = exchange.cut || exchange.status >= 400;
+                (tape::replayed(exchange, &run.normalizer), calls, failed)
             });
         match answer {
-            Ok((reply, calls)) => {
-                if let Some(calls) = calls {
+            Ok((reply, calls, failed)) => {
+                if let (Some(calls), Some(call)) = (calls, &call) {
                     lock(&run.wire).served(calls);
-                    lock(&run.log).replayed();
+                    let mut log = lock(&run.log);
+                    log.replayed();
+                    if failed {
+                        log.failed(call.index);
+                    }
                 }
                 return Ok(reply);
             }

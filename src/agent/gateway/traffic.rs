@@ -85,7 +85,9 @@ pub struct Traffic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
     /// Model requests answered from the cassette the run was replayed from (`run
-    /// --replay`): nothing was sent upstream for them, and they count no tokens.
+    /// --replay`): nothing was sent upstream for them, and they count no tokens. A recorded
+    /// failure (an error status, a cut reply) counts as failed again, so the agent's retries
+    /// of it count as they did when it was recorded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replayed: u32,
     /// The first request that differed from the cassette the run was replayed from: the
