@@ -216,6 +216,82 @@ impl Jail {
         });
     }
 
+    /// Puts `limits` on the command where the jail can hold them itself (cgroup v2:
+    /// `memory.max`, `pids.max`; before the command starts); returns how they are
+    /// enforced, for reports: `cgroup v2`, else the watch of [`super::limits`].
+    pub fn limit(&mut self, limits: &crate::spec::limits::RunLimits) -> &'static str {
+        if let Kind::Cgroup { dir, .. } = &self.kind
+            && std::fs::write(dir.join("memory.max"), limits.memory.to_string()).is_ok()
+            && std::fs::write(dir.join("pids.max"), limits.processes.to_string()).is_ok()
+        {
+            return super::limits::BY_CGROUP;
+        }
+        super::limits::BY_WATCH
+    }
+
+    /// A limit the cgroup enforced during the run (`memory.events` `oom_kill`,
+    /// `pids.events` `max`), in words; `None` elsewhere.
+    pub fn limit_hit(&self) -> Option<String> {
+        let Kind::Cgroup {
+            dir,
+            removed: false,
+        } = &self.kind
+        else {
+            return None;
+        };
+        let count = |file: &str, key: &str| {
+            std::fs::read_to_string(dir.join(file)).ok().and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
+            })
+        };
+        if count("memory.events", "oom_kill ").is_some_and(|n| n > 0) {
+            return Some(
+                "memory: the cgroup's memory.max was reached (a process was killed)".into(),
+            );
+        }
+        if count("pids.events", "max ").is_some_and(|n| n > 0) {
+            return Some(
+                "processes: the cgroup's pids.max was reached (a fork was refused)".into(),
+            );
+        }
+        None
+    }
+
+    /// The command's live processes: its cgroup's, else the tree of `root` and the orphans
+    /// sampled from it.
+    pub fn processes(&self, root: i32) -> Vec<i32> {
+        match &self.kind {
+            Kind::Cgroup {
+                dir,
+                removed: false,
+            } => linux::procs_of(dir),
+            Kind::Tracked { key, .. } => {
+                let procs = linux::processes();
+                let seen =
+                    with_registry(|r| r.runs.get(key).map(|t| t.seen.clone())).unwrap_or_default();
+                let mut pids: Vec<i32> = std::iter::once(root)
+                    .chain(linux::descendants(&procs, root).iter().map(|p| p.pid))
+                    .collect();
+                for p in procs.iter().filter(|p| seen.contains(&(p.pid, p.start))) {
+                    if !pids.contains(&p.pid) {
+                        pids.push(p.pid);
+                        pids.extend(linux::descendants(&procs, p.pid).iter().map(|d| d.pid));
+                    }
+                }
+                pids.sort_unstable();
+                pids.dedup();
+                pids
+            }
+            _ => {
+                let procs = linux::processes();
+                std::iter::once(root)
+                    .chain(linux::descendants(&procs, root).iter().map(|p| p.pid))
+                    .collect()
+            }
+        }
+    }
+
     /// Kills every process of the command that is still alive; returns how many were
     /// found. Idempotent.
     pub fn kill_all(&mut self) -> usize {
@@ -477,7 +553,7 @@ mod linux {
             .unwrap_or(false)
     }
 
-    fn procs_of(dir: &Path) -> Vec<i32> {
+    pub fn procs_of(dir: &Path) -> Vec<i32> {
         std::fs::read_to_string(dir.join("cgroup.procs"))
             .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default()
@@ -551,6 +627,10 @@ mod linux {
 
     pub fn kill_cgroup(_: &Path) -> usize {
         0
+    }
+
+    pub fn procs_of(_: &Path) -> Vec<i32> {
+        Vec::new()
     }
 }
 

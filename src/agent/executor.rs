@@ -177,6 +177,19 @@ impl CliAgent {
                 env
             }
         };
+        // What the run writes is counted against its disk limit: the sandbox's writable
+        // directories and its /tmp, or (unsandboxed) its workspace and home.
+        let limits = parts.limits.map(|limits| super::limits::Watched {
+            limits,
+            dirs: match &fence {
+                Some(fence) => fence.written_dirs(),
+                None => [parts.workspace, parts.home]
+                    .into_iter()
+                    .map(Path::to_owned)
+                    .chain(parts.writable.iter().cloned())
+                    .collect(),
+            },
+        });
         Ok(Spec {
             program: parts.binary.to_owned(),
             args: invocation.args,
@@ -185,6 +198,7 @@ impl CliAgent {
             timeout,
             grace: self.settings.grace,
             fence: fence.map(std::sync::Arc::new),
+            limits,
         })
     }
 
@@ -193,10 +207,26 @@ impl CliAgent {
         spec: &Spec,
         output: &process::Output,
     ) -> (Option<crate::sandbox::Record>, Option<String>) {
+        let limits = spec.limits.as_ref().map(|w| {
+            format!(
+                "{} ({})",
+                w.limits.phrase(),
+                output.limits_by.unwrap_or(super::limits::BY_WATCH)
+            )
+        });
         let Some(fence) = &spec.fence else {
-            return (Some(crate::sandbox::Record::off()), None);
+            return (
+                Some(crate::sandbox::Record {
+                    limits,
+                    ..crate::sandbox::Record::off()
+                }),
+                None,
+            );
         };
-        let record = fence.record(output.proof.as_ref());
+        let record = crate::sandbox::Record {
+            limits,
+            ..fence.record(output.proof.as_ref())
+        };
         let failure = match &output.proof {
             None => Some(format!(
                 "the sandbox did not start the agent: {}",
@@ -378,6 +408,67 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
     }
 }
 
+/// The transcript checked against the run's wire; unwitnessed when the run went direct.
+fn witness_of(
+    wire: Option<&super::gateway::wire::Wire>,
+    transcript: &crate::transcript::Transcript,
+) -> super::gateway::witness::Witness {
+    match wire {
+        Some(wire) => super::gateway::witness::check(wire, transcript),
+        None => super::gateway::witness::Witness::unwitnessed(
+            "the run went direct, not through aptitude's model gateway: its transcript is the agent's own claim",
+        ),
+    }
+}
+
+/// An agent's run as its stdout came: how it ended, the transcript parsed so far, the
+/// lines kept for `--record` and whether they were cut.
+struct Streamed {
+    output: process::Output,
+    parser: StreamParser,
+    raw: Vec<String>,
+    raw_cut: bool,
+}
+
+/// Runs `spec`, parsing its stdout as `format` line by line as it comes (each new tool call
+/// told to `hook`) and keeping at most [`MAX_RAW_BYTES`] of it.
+///
+/// # Errors
+/// When the program can not be started.
+async fn stream(
+    spec: &Spec,
+    cancel: &CancellationToken,
+    format: crate::transcript::Format,
+    hook: Option<super::ToolCallHook<'_>>,
+) -> std::io::Result<Streamed> {
+    let mut parser = StreamParser::new(format);
+    let mut raw = Vec::new();
+    let (mut raw_bytes, mut raw_cut) = (0usize, false);
+    let mut reported = 0;
+    let output = process::run(spec, cancel, |line| {
+        raw_bytes = raw_bytes.saturating_add(line.len() + 1);
+        if raw_bytes <= MAX_RAW_BYTES {
+            raw.push(line.to_owned());
+        } else {
+            raw_cut = true;
+        }
+        parser.push_line(line);
+        if let Some(hook) = hook {
+            for call in &parser.calls()[reported..] {
+                hook(call);
+            }
+            reported = parser.calls().len();
+        }
+    })
+    .await?;
+    Ok(Streamed {
+        output,
+        parser,
+        raw,
+        raw_cut,
+    })
+}
+
 /// The most of an agent's stdout kept for `--record`, in bytes; the parser still reads
 /// all of it (up to [`process::MAX_STDOUT_BYTES`]).
 pub const MAX_RAW_BYTES: usize = 64 * 1024 * 1024;
@@ -445,6 +536,7 @@ impl Agent for CliAgent {
             timeout: Duration::from_secs(60),
             grace: Duration::from_secs(1),
             fence: None,
+            limits: None,
         };
         let mut lines = Vec::new();
         let out = process::run(&spec, &CancellationToken::new(), |l| {
@@ -529,6 +621,7 @@ impl Agent for CliAgent {
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
             hidden: &[],
             through: &[],
+            limits: Some(req.limits),
         };
         let (spec, mut routed) = self
             .prepare(
@@ -550,28 +643,14 @@ impl Agent for CliAgent {
             Some(routed) => routed.run_token(req.cancel),
             None => req.cancel.clone(),
         };
-        let mut parser = StreamParser::new(self.cli.stream_format());
-        let mut raw = Vec::new();
-        // What `--record` may write of the stream: at most `MAX_RAW_BYTES`.
-        let (mut raw_bytes, mut raw_cut) = (0usize, false);
-        let mut reported = 0;
-        let output = process::run(&spec, &cancel, |line| {
-            raw_bytes = raw_bytes.saturating_add(line.len() + 1);
-            if raw_bytes <= MAX_RAW_BYTES {
-                raw.push(line.to_owned());
-            } else {
-                raw_cut = true;
-            }
-            parser.push_line(line);
-            if let Some(hook) = req.on_tool_call {
-                for call in &parser.calls()[reported..] {
-                    hook(call);
-                }
-                reported = parser.calls().len();
-            }
-        })
-        .await
-        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let Streamed {
+            output,
+            parser,
+            raw,
+            raw_cut,
+        } = stream(&spec, &cancel, self.cli.stream_format(), req.on_tool_call)
+            .await
+            .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let servers = mcp.servers.clone();
         let mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {
@@ -594,15 +673,9 @@ impl Agent for CliAgent {
         let raw = record.unwrap_or(raw);
         name_mcp_calls(&mut transcript, &servers);
         note_cut_output(&mut transcript, output.cut_lines, raw_cut);
-        let witness = match &wire {
-            Some(wire) => super::gateway::witness::check(wire, &transcript),
-            None => super::gateway::witness::Witness::unwitnessed(
-                "the run went direct, not through aptitude's model gateway: its transcript is the agent's own claim",
-            ),
-        };
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
         Ok(Execution {
-            witness: Some(witness),
+            witness: Some(witness_of(wire.as_ref(), &transcript)),
             transcript,
             process: output,
             raw,
@@ -651,6 +724,8 @@ impl Agent for CliAgent {
             shared_cache: cache.as_deref().zip(self.cli.shared_cache()),
             hidden: &[],
             through: &[],
+            // The grader reads agent-written text: it runs under the default limits.
+            limits: Some(crate::spec::limits::Limits::default().resolved()),
         };
         let (spec, routed) = self
             .prepare(

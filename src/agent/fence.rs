@@ -53,6 +53,8 @@ pub struct Parts<'a> {
     pub hidden: &'a [&'a str],
     /// Variables set last: the gateway's endpoint and placeholder keys.
     pub through: &'a [(String, String)],
+    /// What the run may use ([`super::limits`]); `None`: unlimited.
+    pub limits: Option<crate::spec::limits::RunLimits>,
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
@@ -109,6 +111,7 @@ pub fn policy(
         env,
         must_not_read: parts.protect.to_vec(),
         network: network_hosts(parts),
+        limits: parts.limits,
     }
 }
 
@@ -273,6 +276,7 @@ mod tests {
             shared_cache: None,
             hidden: &[],
             through: &[],
+            limits: None,
         };
         let invocation = Invocation {
             args: Vec::new(),

@@ -526,6 +526,7 @@ mod tests {
             proof: None,
             limit: None,
             cut_lines: 0,
+            limits_by: None,
         };
         let lines = vec![
             "\u{1b}[32m> \u{1b}[0m{\"score\": 9,".to_owned(),

@@ -23,6 +23,7 @@ pub mod fence;
 pub mod gateway;
 pub mod gemini;
 pub mod kiro;
+pub mod limits;
 pub mod mcp;
 pub mod opencode;
 pub mod pi;
@@ -85,6 +86,8 @@ pub struct ExecuteRequest<'a> {
     /// The cassette the gateway answers the run's model requests from (`run --replay`,
     /// a reused run's baseline); `None`: the real model answers.
     pub replay: Option<&'a gateway::Replaying>,
+    /// What the run may use: memory, processes, disk ([`limits`]).
+    pub limits: crate::spec::limits::RunLimits,
 }
 
 /// A finished (or stopped) agent run.

@@ -60,6 +60,9 @@ pub struct Spec {
     /// plus [`Spec::env`]. When set, `env` is the command's whole environment and the
     /// sandbox's helper reports its proof on the first stdout line ([`Output::proof`]).
     pub fence: Option<std::sync::Arc<crate::sandbox::Fence>>,
+    /// The run's limits and the directories it writes; `None`: unlimited (`setup` and
+    /// `verify` commands, version checks). See [`super::limits`].
+    pub limits: Option<super::limits::Watched>,
 }
 
 /// How the command ended.
@@ -95,6 +98,9 @@ pub struct Output {
     pub limit: Option<String>,
     /// Stdout lines cut at [`MAX_LINE_BYTES`].
     pub cut_lines: u32,
+    /// How the run's limits were enforced ([`super::limits::BY_CGROUP`],
+    /// [`super::limits::BY_WATCH`]); `None` for a command without limits.
+    pub limits_by: Option<&'static str>,
 }
 
 impl Output {
@@ -148,7 +154,7 @@ pub async fn run(
         on_line(line);
     };
     let mut reader = LineReader::new(stdout);
-    let (mut ending, status) = read_stdout(
+    let (mut ending, status, mut limit) = read_stdout(
         &mut reader,
         &mut child,
         &mut guard,
@@ -157,12 +163,12 @@ pub async fn run(
         &mut lines,
     )
     .await;
-    let limit = (ending == Ending::Limit).then(|| {
-        format!(
+    if ending == Ending::Limit && limit.is_none() {
+        limit = Some(format!(
             "output: the command wrote over {} MiB to stdout",
             MAX_STDOUT_BYTES / (1024 * 1024)
-        )
-    });
+        ));
+    }
     let status = match (status, ending) {
         (Some(status), _) => status,
         (None, Ending::Exited) => {
@@ -185,6 +191,14 @@ pub async fn run(
         }
         (None, _) => child.wait().await.ok(),
     };
+    // A limit the cgroup held (an OOM kill, a refused fork) ends the run as a limit too.
+    if ending != Ending::Limit
+        && ending != Ending::Cancelled
+        && let Some(why) = guard.jail.limit_hit()
+    {
+        ending = Ending::Limit;
+        limit = Some(why);
+    }
     // Background processes the command left behind do not outlive it.
     guard.finish();
     let stderr = tokio::time::timeout(Duration::from_secs(2), stderr_task)
@@ -218,6 +232,7 @@ pub async fn run(
         proof,
         limit,
         cut_lines: reader.cut_lines,
+        limits_by: guard.limits_by,
     })
 }
 
@@ -232,7 +247,11 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard, tokio::n
         jail: Jail::new(),
         pgid: None,
         run_id: run_id.clone(),
+        limits_by: None,
     };
+    if let Some(watched) = &spec.limits {
+        guard.limits_by = Some(guard.jail.limit(&watched.limits));
+    }
     // A missing program must be a start error, not the exit code of the shell or sandbox
     // that starts it.
     let (program, args, env) = match &spec.fence {
@@ -344,11 +363,18 @@ async fn read_stdout(
     spec: &Spec,
     cancel: &CancellationToken,
     on_line: &mut (impl FnMut(&str) + Send),
-) -> (Ending, Option<Option<std::process::ExitStatus>>) {
+) -> (
+    Ending,
+    Option<Option<std::process::ExitStatus>>,
+    Option<String>,
+) {
     let mut ending = Ending::Exited;
     let mut status = None;
+    let mut limit = None;
     let sampling = guard.jail.wants_samples();
     let mut samples = tokio::time::interval(contain::SAMPLE_EVERY);
+    let mut watch = spec.limits.clone().map(super::limits::Watch::new);
+    let mut looks = tokio::time::interval(super::limits::WATCH_EVERY);
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
     loop {
@@ -371,6 +397,21 @@ async fn read_stdout(
                 guard.kill_leftovers();
             }
             _ = samples.tick(), if sampling => guard.jail.sample(),
+            _ = looks.tick(), if watch.is_some() && status.is_none() => {
+                let pids = guard
+                    .pgid
+                    .map(|root| guard.jail.processes(root))
+                    .unwrap_or_default();
+                let crossed = guard
+                    .jail
+                    .limit_hit()
+                    .or_else(|| watch.as_mut().and_then(|w| w.look(&pids)));
+                if let Some(why) = crossed {
+                    limit = Some(why);
+                    ending = Ending::Limit;
+                    break;
+                }
+            }
             () = &mut deadline => { ending = Ending::TimedOut; break; }
             () = cancel.cancelled() => { ending = Ending::Cancelled; break; }
         }
@@ -392,7 +433,14 @@ async fn read_stdout(
         reader.emit(on_line);
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
-    (ending, status)
+    // What the run's last moments wrote counts too.
+    if ending == Ending::Exited
+        && let Some(why) = watch.as_ref().and_then(super::limits::Watch::disk)
+    {
+        ending = Ending::Limit;
+        limit = Some(why);
+    }
+    (ending, status, limit)
 }
 
 /// Kills what is left of one command: its process group, its jail, its marked processes.
@@ -401,6 +449,8 @@ struct Guard {
     jail: Jail,
     pgid: Option<i32>,
     run_id: String,
+    /// How the command's limits are enforced, when it has some.
+    limits_by: Option<&'static str>,
 }
 
 impl Guard {
@@ -608,6 +658,7 @@ mod tests {
             timeout,
             grace: Duration::from_millis(200),
             fence: None,
+            limits: None,
         }
     }
 

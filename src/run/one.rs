@@ -254,6 +254,7 @@ impl<'a> OneRun<'a> {
                 sandbox: spec.sandbox,
                 network: &spec.network,
                 replay: ctx.replay.as_ref(),
+                limits: spec.limits.resolved(),
             })
             .await
             // The CLI is missing or could not start.

@@ -107,6 +107,7 @@ pub(super) async fn run_shell(
         forwards: Vec::new(),
         must_not_read: vec![protect],
         network: shell.network.to_vec(),
+        limits: None,
     };
     let fence = match shell.sandbox.fence(policy, shell.wanted) {
         Ok(fence) => fence,
@@ -129,6 +130,7 @@ pub(super) async fn run_shell(
         timeout,
         grace: Duration::from_secs(2),
         fence: fence.map(std::sync::Arc::new),
+        limits: None,
     };
     let mut stdout = String::new();
     let out = process::run(&spec, shell.cancel, |line| {

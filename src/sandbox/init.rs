@@ -43,6 +43,11 @@ pub struct Args {
     pub host_home: Option<String>,
     /// Addresses that must be unreachable.
     pub deny_connect: Vec<SocketAddr>,
+    /// `RLIMIT_DATA` of the command and everything it starts, in bytes (the run's memory
+    /// limit, per process).
+    pub rlimit_data: Option<u64>,
+    /// `RLIMIT_FSIZE`, in bytes (the run's disk limit, per file).
+    pub rlimit_fsize: Option<u64>,
 }
 
 impl Args {
@@ -63,6 +68,12 @@ impl Args {
         }
         for addr in &self.deny_connect {
             a.extend(["--deny-connect".into(), addr.to_string().into()]);
+        }
+        if let Some(bytes) = self.rlimit_data {
+            a.extend(["--rlimit-data".into(), bytes.to_string().into()]);
+        }
+        if let Some(bytes) = self.rlimit_fsize {
+            a.extend(["--rlimit-fsize".into(), bytes.to_string().into()]);
         }
         a
     }
@@ -107,6 +118,14 @@ impl Args {
                 "--deny-connect" => parsed
                     .deny_connect
                     .push(text.parse().map_err(|_| format!("--deny-connect {text}"))?),
+                "--rlimit-data" => {
+                    parsed.rlimit_data =
+                        Some(text.parse().map_err(|_| format!("--rlimit-data {text}"))?);
+                }
+                "--rlimit-fsize" => {
+                    parsed.rlimit_fsize =
+                        Some(text.parse().map_err(|_| format!("--rlimit-fsize {text}"))?);
+                }
                 other => return Err(format!("unknown argument {other}")),
             }
         }
@@ -149,6 +168,10 @@ pub fn main(args: &[OsString]) -> i32 {
     }
     if let Err(why) = deny_tracing() {
         let _ = writeln!(std::io::stderr(), "aptitude sandbox helper: seccomp: {why}");
+        return BREACHED;
+    }
+    if let Err(why) = set_rlimits(&args) {
+        let _ = writeln!(std::io::stderr(), "aptitude sandbox helper: limits: {why}");
         return BREACHED;
     }
     run(&command, &args.nonce)
@@ -343,6 +366,19 @@ fn deny_tracing() -> Result<(), SeccompError> {
     Ok(())
 }
 
+/// Puts the run's per-process limits on this process, which the command inherits:
+/// `RLIMIT_DATA` (memory) and `RLIMIT_FSIZE` (one file's size).
+fn set_rlimits(args: &Args) -> Result<(), nix::Error> {
+    use nix::sys::resource::{Resource, setrlimit};
+    if let Some(bytes) = args.rlimit_data {
+        setrlimit(Resource::RLIMIT_DATA, bytes, bytes)?;
+    }
+    if let Some(bytes) = args.rlimit_fsize {
+        setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes)?;
+    }
+    Ok(())
+}
+
 /// Runs `command` with this process's stdio; its exit code, or 128 + the signal. A signal
 /// that ended it is also said on stderr's last line, `NONCE ended by signal N` (bubblewrap
 /// reports a signal as exit code 128 + N, which a command can also exit with).
@@ -389,6 +425,8 @@ mod tests {
                 "1.1.1.1:443".parse().unwrap(),
                 "127.0.0.1:9".parse().unwrap(),
             ],
+            rlimit_data: Some(4 << 30),
+            rlimit_fsize: Some(2 << 30),
         };
         let mut argv = args.to_args();
         argv.extend(["--".into(), "claude".into(), "-p".into()]);

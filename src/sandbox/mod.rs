@@ -84,6 +84,9 @@ pub struct Policy {
     pub must_not_read: Vec<PathBuf>,
     /// `network:` hosts reachable through the allowlist proxy ([`proxy`]); none: no proxy.
     pub network: Vec<String>,
+    /// The run's limits: the helper puts their per-process part on the command as rlimits
+    /// (`agent::limits` watches the rest); `None`: none (setup and verify commands).
+    pub limits: Option<crate::spec::limits::RunLimits>,
 }
 
 /// One check the helper made inside the sandbox before the command started.
@@ -128,6 +131,10 @@ pub struct Record {
     /// What the sandbox proved before the agent started; empty when off.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verified: Vec<Check>,
+    /// The run's limits and how they were enforced: `4 GiB memory, 512 processes, 2 GiB
+    /// disk (cgroup v2 …)`; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<String>,
 }
 
 impl Record {
@@ -136,6 +143,7 @@ impl Record {
         Record {
             mode: "off".into(),
             verified: Vec::new(),
+            limits: None,
         }
     }
 
@@ -398,6 +406,8 @@ impl Fence {
             host_pid: std::process::id(),
             host_home: std::env::var("HOME").ok(),
             deny_connect: deny_connect(&self.policy.forwards),
+            rlimit_data: self.policy.limits.map(|l| l.memory),
+            rlimit_fsize: self.policy.limits.map(|l| l.disk),
         };
         if self.seatbelt {
             // No mounts and no network namespace: the helper runs from where it is (read
@@ -457,6 +467,14 @@ impl Fence {
         }
     }
 
+    /// The host directories the command may write: what it writes is counted against its
+    /// disk limit (its workspace, home, MCP log directory and `/tmp`).
+    pub fn written_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = self.policy.writable.clone();
+        dirs.push(self.dir.path().join("tmp"));
+        dirs
+    }
+
     /// The record of this run for the results, with what `proof` verified.
     pub fn record(&self, proof: Option<&Proof>) -> Record {
         Record {
@@ -466,6 +484,7 @@ impl Fence {
                 format!("bubblewrap {}", self.version).trim().to_owned()
             },
             verified: proof.map(|p| p.checks.clone()).unwrap_or_default(),
+            limits: None,
         }
     }
 }

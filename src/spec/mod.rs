@@ -10,6 +10,7 @@ pub mod agent_kind;
 pub mod diagnostic;
 pub mod discover;
 pub mod json_path;
+pub mod limits;
 mod load;
 pub mod mcp;
 pub mod node;
@@ -148,6 +149,9 @@ pub struct TestSpec {
     /// `sandbox: on|off` (or an `aptitude.yaml`'s); `None`: on, unless `--sandbox` says
     /// otherwise (the flag wins).
     pub sandbox: Option<SandboxSetting>,
+    /// `limits:`: what one run may use (memory, processes, disk); unset fields take the
+    /// suite's, then the defaults ([`limits::Limits::resolved`]).
+    pub limits: limits::Limits,
     /// `network:` hosts the test's sandbox may reach besides the model and its MCP servers
     /// (`registry.npmjs.org`, `*.pypi.org`, `github.com:443`), lowercase; with an
     /// `aptitude.yaml`'s, their union.
@@ -211,6 +215,7 @@ impl TestSpec {
             shard_runs: None,
             sandbox: None,
             network: Vec::new(),
+            limits: limits::Limits::default(),
         }
     }
 

@@ -144,6 +144,40 @@ struct TestFile {
     /// aptitude's allowlist proxy (`HTTPS_PROXY`): `registry.npmjs.org`, `*.pypi.org` (any
     /// subdomain), `github.com:443`.
     network: Option<Hosts>,
+    /// What one run may use before it is stopped as `error`, kind `limit`; unset fields
+    /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
+    limits: Option<LimitsField>,
+}
+
+/// `limits:`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct LimitsField {
+    /// Resident memory of every process of the run together: bytes, or a size such as
+    /// `4GiB`, `512MB`.
+    memory: Option<Size>,
+    /// Processes alive at once (at least 1).
+    #[schemars(range(min = 1))]
+    processes: Option<u32>,
+    /// What the run may write (workspace growth, its home and `/tmp`): bytes or a size.
+    disk: Option<Size>,
+}
+
+/// Bytes, or a number with a unit (`B`, `KB`/`MB`/`GB`, `KiB`/`MiB`/`GiB`, `K`/`M`/`G`).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum Size {
+    /// Bytes.
+    Bytes(#[schemars(range(min = 1))] u64),
+    /// A number with a unit.
+    Text(
+        #[schemars(regex(
+            pattern = r"^\s*[0-9]+(\.[0-9]+)?\s*([KkMmGg](i?[Bb])?|[Bb]|[KkMmGg][Bb])?\s*$"
+        ))]
+        String,
+    ),
 }
 
 /// `on` or `off` (or a boolean).
@@ -211,6 +245,8 @@ struct SuiteFile {
     sandbox: Option<SandboxField>,
     /// Hosts every test below may reach through the allowlist proxy, added to a test's own.
     network: Option<Hosts>,
+    /// Limits of every run below, field by field under a test's own.
+    limits: Option<LimitsField>,
 }
 
 /// `judge:` in `aptitude.yaml`.

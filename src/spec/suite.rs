@@ -75,6 +75,8 @@ pub struct SuiteDefaults {
     pub sandbox: Option<Setting<super::SandboxSetting>>,
     /// `network:` hosts every test below may reach (added to a test's own).
     pub network: Option<Setting<Vec<String>>>,
+    /// `limits:` for the tests below, field by field under a test's own.
+    pub limits: Option<Setting<super::limits::Limits>>,
 }
 
 impl SuiteDefaults {
@@ -105,6 +107,13 @@ impl SuiteDefaults {
         pick(&mut self.judge.threshold, nearer.judge.threshold);
         pick(&mut self.judge.votes, nearer.judge.votes);
         pick(&mut self.sandbox, nearer.sandbox);
+        self.limits = match (self.limits, nearer.limits) {
+            (Some(far), Some(near)) => Some(Setting {
+                value: near.value.or(far.value),
+                origin: near.origin,
+            }),
+            (far, near) => near.or(far),
+        };
         self.network = match (self.network, nearer.network) {
             (Some(mut far), Some(near)) => {
                 far.value.extend(near.value);
@@ -136,6 +145,9 @@ impl SuiteDefaults {
         fill(&mut spec.runs, &self.runs);
         fill(&mut spec.min_pass, &self.min_pass);
         fill(&mut spec.sandbox, &self.sandbox);
+        if let Some(limits) = &self.limits {
+            spec.limits = spec.limits.or(limits.value);
+        }
         if let Some(network) = &self.network {
             spec.network.extend(network.value.iter().cloned());
             spec.network.sort();

@@ -48,6 +48,14 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
     aggregate_split(runs, (1..=of).collect(), of, min_pass)
 }
 
+/// The least witnessed of a test's runs speaks for the test; each run keeps its own.
+fn least_witnessed(runs: &[TestResult]) -> Option<crate::agent::gateway::witness::Witness> {
+    runs.iter()
+        .filter_map(|r| r.witness.as_ref())
+        .max_by_key(|w| w.status.rank())
+        .cloned()
+}
+
 /// One test's result from some of its runs, as [`aggregate`]: `runs` are the runs numbered
 /// `numbers` (1-based, in the same order) of the test's `of` runs. When they are not all of
 /// them (`run --shard` split the runs), the result says which it holds (`repeat.split`) and
@@ -170,12 +178,7 @@ pub fn aggregate_split(
         not_reused: runs.iter().find_map(|r| r.not_reused.clone()),
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
-        // The least witnessed run speaks for the test; each run keeps its own.
-        witness: runs
-            .iter()
-            .filter_map(|r| r.witness.as_ref())
-            .max_by_key(|w| w.status.rank())
-            .cloned(),
+        witness: least_witnessed(&runs),
         runs,
     }
 }

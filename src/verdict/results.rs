@@ -8,7 +8,7 @@
 //! {"version": 2, "aptitude_version", "run_dir",
 //!  "shard": {"index", "count", "tests", "balanced_by", "runs", "baseline"},
 //!  "tests": [{"name", "file", "status": "passed|failed|error|skipped", "duration_ms", "usage",
-//!             "error", "error_kind": "infra|agent|setup|judge|interrupted|budget",
+//!             "error", "error_kind": "infra|agent|setup|judge|interrupted|budget|replay|tampered|limit",
 //!             "skip_reason": "budget|shard", "attempts": [{"error", "error_kind", "duration_ms", "usage"}],
 //!             "assertions": [{"kind", "description",
 //!                             "status": "pass|fail|error|invalid|skip", "line", "detail",
@@ -19,7 +19,8 @@
 //!             "model_traffic": {"upstream", "requests", "retries", "failed", "other_requests",
 //!                               "input_tokens", "output_tokens", "cache_read_input_tokens",
 //!                               "cache_creation_input_tokens", "unmetered", "cost_usd",
-//!                               "models", "budget"},
+//!                               "models", "budget", "refused", "refused_first"},
+//!             "witness": {"status", "calls", "results", "unrecorded", "findings", "why"},
 //!             "runs": [<a test result per run, when the test has runs: N > 1>],
 //!             "repeat": {"runs", "min_pass", "passed", "failed", "errors", "skipped", "flaky",
 //!                        "pass_rate", "wilson_low", "wilson_high",
@@ -378,6 +379,10 @@ pub struct SandboxSummary {
     pub unsandboxed: u32,
     /// The most checks one run's proof made.
     pub checks: u32,
+    /// The first run's limits and how they were enforced (`4 GiB memory, 512 processes,
+    /// 2 GiB disk (rlimits …)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<String>,
 }
 
 impl SandboxSummary {
@@ -394,6 +399,9 @@ impl SandboxSummary {
         let mut any = false;
         for record in runs.filter_map(|r| r.sandbox.as_ref()) {
             any = true;
+            if s.limits.is_none() {
+                s.limits.clone_from(&record.limits);
+            }
             if record.is_off() {
                 s.unsandboxed += 1;
             } else if !record.verified.is_empty() && record.verified.iter().all(|c| c.held) {
@@ -417,7 +425,12 @@ impl SandboxSummary {
     /// without the sandbox (--sandbox off)`.
     pub fn phrase(&self) -> String {
         let total = self.proved + self.unsandboxed;
-        if self.unsandboxed > 0 {
+        let limits = self
+            .limits
+            .as_ref()
+            .map(|l| format!("; limits: {l}"))
+            .unwrap_or_default();
+        let phrase = if self.unsandboxed > 0 {
             format!(
                 "not sandboxed: {} of {total} run{} ran without the sandbox (--sandbox off): the agent saw the host as aptitude does",
                 self.unsandboxed,
@@ -434,7 +447,8 @@ impl SandboxSummary {
                 },
                 self.checks
             )
-        }
+        };
+        format!("{phrase}{limits}")
     }
 }
 

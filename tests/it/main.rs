@@ -40,3 +40,4 @@ mod upstream;
 mod upstream_habits;
 mod variants;
 mod wire;
+mod witness;

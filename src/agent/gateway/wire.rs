@@ -221,8 +221,11 @@ impl Wire {
     }
 }
 
-/// Whether two inputs are the same: equal JSON, a JSON string equal to the other's value
-/// (arguments sent as a string), or equal once `null` members are dropped.
+/// Whether two inputs are the same call's: equal JSON, a JSON string equal to the other's
+/// value (arguments sent as a string), equal once `null` members are dropped, or one
+/// holding every member of the other with the same value (an agent that fills in a
+/// tool's defaults when it echoes or records the call: `{"command": "ls"}` and
+/// `{"command": "ls", "timeout": 120000}`).
 pub fn same_input(a: &Value, b: &Value) -> bool {
     if a == b {
         return true;
@@ -232,8 +235,22 @@ pub fn same_input(a: &Value, b: &Value) -> bool {
         other => Some(other.clone()),
     };
     match (parsed(a), parsed(b)) {
-        (Some(a), Some(b)) => without_nulls(&a) == without_nulls(&b),
+        (Some(a), Some(b)) => {
+            let (a, b) = (without_nulls(&a), without_nulls(&b));
+            a == b || subsumes(&a, &b) || subsumes(&b, &a)
+        }
         _ => false,
+    }
+}
+
+/// Whether `whole` holds every member of `part` with the same value (objects, at any
+/// depth); other values must be equal.
+fn subsumes(part: &Value, whole: &Value) -> bool {
+    match (part, whole) {
+        (Value::Object(p), Value::Object(w)) => p
+            .iter()
+            .all(|(k, v)| w.get(k).is_some_and(|wv| subsumes(v, wv))),
+        (p, w) => p == w,
     }
 }
 
@@ -400,6 +417,17 @@ fn find_call(calls: &[WireCall], id: &str) -> Option<usize> {
     calls.iter().rposition(|c| c.id.as_deref() == Some(id))
 }
 
+/// A Responses `function_call`'s name, with its `namespace` when it has one: Codex CLI
+/// 0.169.0 offers each MCP server's tools as a namespace `mcp__<server>`, so that the
+/// call of `echo` in `mcp__everything` is `mcp__everything__echo`, as its stream names it.
+fn namespaced(item: &Value) -> String {
+    let name = str_at(item, "name").unwrap_or_default();
+    match str_at(item, "namespace").filter(|n| !n.is_empty()) {
+        Some(namespace) => format!("{namespace}__{name}"),
+        None => name.to_owned(),
+    }
+}
+
 fn responses_request(items: &[Value]) -> Sent {
     let mut sent = Sent::default();
     let is_assistant = |item: &Value| {
@@ -414,7 +442,7 @@ fn responses_request(items: &[Value]) -> Sent {
         match str_at(item, "type") {
             Some("function_call") => sent.calls.push(WireCall {
                 id: call_id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
+                name: namespaced(item),
                 input: arguments(item.get("arguments")),
             }),
             Some("custom_tool_call") => sent.calls.push(WireCall {
@@ -717,7 +745,7 @@ impl ReplyCalls {
         let call = match str_at(item, "type") {
             Some("function_call") => WireCall {
                 id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
+                name: namespaced(item),
                 input: arguments(item.get("arguments")),
             },
             Some("custom_tool_call") => WireCall {

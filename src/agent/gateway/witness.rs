@@ -167,6 +167,13 @@ fn records(format: Format, name: &str) -> bool {
 
 /// Checks `transcript` against `wire` (see the module docs).
 pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
+    // Aider's calls are its applied edits, parsed from the model's text: there are no tool
+    // calls on the wire to hold them against.
+    if transcript.records_only.is_some() {
+        return Witness::unwitnessed(
+            "the agent's calls are edits parsed from the model's text, not tool calls the wire could show",
+        );
+    }
     let mut findings: Vec<String> = wire.findings.iter().map(ToString::to_string).collect();
     let vocabulary = transcript.format.vocabulary();
     let mut matched = vec![false; wire.calls.len()];
@@ -322,6 +329,20 @@ fn strings(v: &Value, f: &mut impl FnMut(&str)) {
     }
 }
 
+/// The strings of a JSON result that are its content: every string but a `type` tag
+/// (`{"type": "text", "text": "Echo: hi"}` holds `Echo: hi`).
+fn content_strings(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| content_strings(i, f)),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "type")
+            .for_each(|(_, i)| content_strings(i, f)),
+        _ => {}
+    }
+}
+
 fn string_supported(haystack: &str, claimed: &str) -> bool {
     let lower = claimed.trim().to_lowercase();
     if lower.is_empty() || haystack.contains(&lower) {
@@ -345,12 +366,25 @@ fn string_supported(haystack: &str, claimed: &str) -> bool {
     false
 }
 
-/// Lines of text as compared: trimmed, inner whitespace collapsed, empty ones dropped.
+/// Lines of text as compared: trimmed, inner whitespace collapsed, empty ones dropped. A
+/// JSON document (an MCP result as Codex's stream shows it) is compared by the text it
+/// holds: its strings' lines.
 fn lines(text: &str) -> Vec<String> {
-    text.split(['\n', '\r'])
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|l| !l.is_empty())
-        .collect()
+    let split = |t: &str, out: &mut Vec<String>| {
+        out.extend(
+            t.split(['\n', '\r'])
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|l| !l.is_empty()),
+        );
+    };
+    let mut out = Vec::new();
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(json @ (Value::Object(_) | Value::Array(_))) => {
+            content_strings(&json, &mut |s| split(s, &mut out));
+        }
+        _ => split(text, &mut out),
+    }
+    out
 }
 
 /// Why the transcript's result of `call` is not the one the model got, if it is not.

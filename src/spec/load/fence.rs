@@ -1,6 +1,6 @@
-//! `sandbox:` and `network:`, in a test or an `aptitude.yaml`: whether the test's runs are
-//! sandboxed, and the hosts its sandbox may reach beyond the model (for tests that install
-//! packages).
+//! `sandbox:`, `network:` and `limits:`, in a test or an `aptitude.yaml`: whether the
+//! test's runs are sandboxed, the hosts its sandbox may reach beyond the model (for tests
+//! that install packages), and what a run may use.
 
 use super::super::SandboxSetting;
 use super::super::diagnostic::Diagnostic;
@@ -27,6 +27,46 @@ impl Ctx {
                 None
             }
         }
+    }
+
+    /// `limits: {memory, processes, disk}` ([`crate::spec::limits`]).
+    pub(super) fn limits(&mut self, node: &Node) -> crate::spec::limits::Limits {
+        use crate::spec::limits::{Limits, parse_size};
+        let mut limits = Limits::default();
+        let Some(fields) = self.map(node, "limits") else {
+            return limits;
+        };
+        self.unknown_keys(&fields, Limits::KEYS, "`limits`");
+        let size = |ctx: &mut Self, key: &str| -> Option<u64> {
+            let n = fields.get(key)?;
+            let text = match &n.value {
+                Value::Int(i) => i.to_string(),
+                Value::Str(s) => s.clone(),
+                _ => {
+                    ctx.type_error(n, key, "a size such as `4GiB` or `512MB`");
+                    return None;
+                }
+            };
+            match parse_size(&text) {
+                Ok(bytes) => Some(bytes),
+                Err(why) => {
+                    ctx.push(Diagnostic::new(n.pos, why).label("not a size").hint(
+                        "write a number of bytes, or one with a unit: `4GiB`, `512MB`, `2G`",
+                    ));
+                    None
+                }
+            }
+        };
+        limits.memory = size(self, "memory");
+        limits.disk = size(self, "disk");
+        if let Some(n) = fields.get("processes") {
+            match self.count(n, "processes") {
+                Some(0) => self
+                    .push(Diagnostic::new(n.pos, "`processes` must be at least 1").label("zero")),
+                found => limits.processes = found,
+            }
+        }
+        limits
     }
 
     /// `network:` hosts: `registry.npmjs.org`, `*.pypi.org` (any subdomain), with an

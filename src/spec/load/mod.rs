@@ -37,6 +37,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "inputs",
     "sandbox",
     "network",
+    "limits",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -533,6 +534,10 @@ impl Ctx {
             .get("network")
             .map(|n| self.network(n))
             .unwrap_or_default();
+        let limits = fields
+            .get("limits")
+            .map(|n| self.limits(n))
+            .unwrap_or_default();
 
         Some(TestSpec {
             file: path.to_owned(),
@@ -563,6 +568,7 @@ impl Ctx {
             shard_runs: None,
             sandbox,
             network,
+            limits,
         })
     }
 

@@ -34,6 +34,7 @@ pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
     "judge",
     "sandbox",
     "network",
+    "limits",
 ];
 
 /// The keys of `judge:`.
@@ -181,6 +182,11 @@ impl Ctx {
             .get("judge")
             .map(|n| self.judge_defaults(n, path))
             .unwrap_or_default();
+        let limits = fields
+            .get("limits")
+            .map(|n| self.limits(n))
+            .filter(|l| !l.is_empty())
+            .map(|v| setter(path, &fields, "limits")(v));
         SuiteDefaults {
             agents,
             model,
@@ -194,6 +200,7 @@ impl Ctx {
             judge,
             sandbox,
             network,
+            limits,
         }
     }
 

@@ -1102,3 +1102,34 @@ fn tool_names_no_agent_has_are_errors() {
         );
     }
 }
+
+/// `limits:` in a test: sizes with units, a process count; each mistake at its place.
+#[test]
+fn limits_load_and_every_mistake_is_reported() {
+    let spec = load(&format!(
+        "name: t\nprompt: p\nlimits:\n  memory: 2GiB\n  processes: 64\n  disk: 500MB\nassertions:\n  - tool: Bash\n"
+    ))
+    .unwrap();
+    assert_eq!(spec.limits.memory, Some(2 * 1024 * 1024 * 1024));
+    assert_eq!(spec.limits.processes, Some(64));
+    assert_eq!(spec.limits.disk, Some(500_000_000));
+    let errs = load(
+        "name: t\nprompt: p\nlimits:\n  memroy: 2GiB\n  processes: 0\n  disk: 4 TiB\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap_err();
+    let at = |needle: &str| {
+        errs.iter()
+            .find(|d| d.message.contains(needle))
+            .map(|d| (d.pos.line, d.message.clone(), d.hint.clone()))
+            .unwrap_or_else(|| panic!("{needle:?} not in {errs:?}"))
+    };
+    let (line, _, hint) = at("memroy");
+    assert_eq!(line, 4);
+    assert!(hint.unwrap().contains("memory"));
+    assert_eq!(at("`processes` must be at least 1").0, 5);
+    assert_eq!(at("is not a unit of size").0, 6);
+    assert_reports(
+        &errors("name: t\nprompt: p\nlimits: 4GiB\nassertions:\n  - tool: Bash\n"),
+        "limits",
+    );
+}

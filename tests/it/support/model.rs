@@ -32,6 +32,8 @@ use serde_json::{Value, json};
 pub enum Turn {
     /// One `tool_use` block.
     Tool(&'static str, Value),
+    /// One `tool_use` block with the id given (Messages only): a model that reuses an id.
+    ToolId(&'static str, &'static str, Value),
     /// Several `tool_use` blocks in one message.
     Tools(Vec<(&'static str, Value)>),
     /// A text answer (ends the agent's turn).
@@ -378,6 +380,10 @@ fn blocks(turn: &Turn, index: usize) -> (Vec<Value>, &'static str) {
                 .collect(),
             "tool_use",
         ),
+        Turn::ToolId(id, name, input) => (
+            vec![json!({"type": "tool_use", "id": id, "name": name, "input": input})],
+            "tool_use",
+        ),
         Turn::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
         _ => (Vec::new(), "end_turn"),
     }
@@ -434,7 +440,7 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
                 .body(body)
                 .unwrap()
         }
-        ref t @ (Turn::Tool(..) | Turn::Tools(..) | Turn::Text(_)) => {
+        ref t @ (Turn::Tool(..) | Turn::Tools(..) | Turn::ToolId(..) | Turn::Text(_)) => {
             let (content, stop) = blocks(t, index);
             if !stream {
                 let message = json!({

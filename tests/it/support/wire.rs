@@ -283,6 +283,12 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
         Turn::Tool(name, input) => encode(&[(name, input)], None, parsed, protocol),
         Turn::Tools(calls) => encode(&calls, None, parsed, protocol),
         Turn::Text(text) => encode(&[], Some(&text), parsed, protocol),
+        Turn::ToolId(..) => encode(
+            &[],
+            Some("(scripted model: a tool call with a given id is Messages-only)"),
+            parsed,
+            protocol,
+        ),
     }
 }
 

@@ -275,3 +275,25 @@ fn anthropic_server_tool_calls_are_calls_the_model_asked_for() {
     let history = read_request(Protocol::Anthropic, body.to_string().as_bytes()).unwrap();
     assert_eq!(history.calls.len(), 1);
 }
+
+/// An agent that fills in a tool's defaults when it echoes a call is the same call; a
+/// changed value is not.
+#[test]
+fn defaults_filled_in_are_the_same_call_and_a_changed_value_is_not() {
+    assert!(same_input(
+        &json!({"command": "ls"}),
+        &json!({"command": "ls", "timeout": 120000})
+    ));
+    assert!(same_input(
+        &json!("{\"command\":\"ls\"}"),
+        &json!({"command": "ls"})
+    ));
+    assert!(!same_input(
+        &json!({"command": "ls"}),
+        &json!({"command": "rm -rf /"})
+    ));
+    assert!(!same_input(
+        &json!({"command": "ls", "timeout": 1}),
+        &json!({"command": "ls", "timeout": 2})
+    ));
+}
