@@ -32,11 +32,18 @@ use serde_json::{Map, Value};
 /// The cassette format's version (written); version 1 is read too.
 pub const CASSETTE_VERSION: u32 = 2;
 
-/// Reply headers a cassette never keeps: those of one connection
-/// ([`super::server::HOP_BY_HOP`]), the body's length and encoding (the body is kept as the
-/// agent got it, and a replay gives its own length), cookies, and the provider's account
-/// identifiers.
+/// Reply headers a cassette never keeps: those of one connection (RFC 9110 §7.6.1), the
+/// body's length (a replay gives its own), cookies, and the provider's account identifiers.
 pub const DROPPED_REPLY_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
     "content-length",
     "set-cookie",
     "cookie",
@@ -49,8 +56,7 @@ pub const DROPPED_REPLY_HEADERS: &[&str] = &[
 /// Whether a reply header is kept in a cassette (see [`DROPPED_REPLY_HEADERS`]).
 pub fn kept_reply_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    !(super::server::HOP_BY_HOP.contains(&name.as_str())
-        || DROPPED_REPLY_HEADERS.contains(&name.as_str()))
+    !DROPPED_REPLY_HEADERS.contains(&name.as_str())
 }
 
 /// The most a cassette holds, in bytes of its exchanges (requests as stored, replies):

@@ -16,7 +16,7 @@ pub(super) enum Encoding {
     /// Not encoded.
     Identity,
     /// Decompressed on the way.
-    Decoded(Decoder),
+    Decoded(Box<Decoder>),
     /// An encoding the gateway does not read (`br`, `zstd`).
     Unknown,
 }
@@ -41,11 +41,11 @@ pub(super) fn of(headers: &HeaderMap) -> Encoding {
         .to_ascii_lowercase();
     match name.as_str() {
         "" | "identity" => Encoding::Identity,
-        "gzip" | "x-gzip" => {
-            Encoding::Decoded(Decoder::Gzip(flate2::write::GzDecoder::new(Vec::new())))
-        }
-        "deflate" => Encoding::Decoded(Decoder::Deflate(flate2::write::ZlibDecoder::new(
-            Vec::new(),
+        "gzip" | "x-gzip" => Encoding::Decoded(Box::new(Decoder::Gzip(
+            flate2::write::GzDecoder::new(Vec::new()),
+        ))),
+        "deflate" => Encoding::Decoded(Box::new(Decoder::Deflate(
+            flate2::write::ZlibDecoder::new(Vec::new()),
         ))),
         _ => Encoding::Unknown,
     }

@@ -597,33 +597,7 @@ async fn forward(
         }
     };
     let (mut parts, body) = reply.into_parts();
-    for name in HOP_BY_HOP {
-        parts.headers.remove(HeaderName::from_static(name));
-    }
-    // A compressed reply goes on decompressed (see `encoding`); one in an encoding the
-    // gateway can not read goes on as it is, unmetered.
-    let (decoder, undecodable) = match encoding::of(&parts.headers) {
-        Encoding::Identity => (None, false),
-        Encoding::Decoded(decoder) => {
-            parts.headers.remove(header::CONTENT_ENCODING);
-            parts.headers.remove(header::CONTENT_LENGTH);
-            (Some(decoder), false)
-        }
-        Encoding::Unknown => (None, true),
-    };
-    // An upstream that quotes the real key back (in an error about a header, say) must
-    // not hand it to the agent: the key is taken out of every header and the body.
-    let mut scrubber = Scrubber::new(run.secrets.iter().map(|(_, real)| real.clone()));
-    if let Some(scrubber) = scrubber.as_mut() {
-        parts.headers.remove(header::CONTENT_LENGTH);
-        for value in parts.headers.values_mut() {
-            if let Some(clean) = scrubber.scrub_once(value.as_bytes())
-                && let Ok(clean) = HeaderValue::from_bytes(&clean)
-            {
-                *value = clean;
-            }
-        }
-    }
+    let (decoder, undecodable, scrubber) = reply_headers(run, &mut parts.headers);
     let sse = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -663,6 +637,43 @@ async fn forward(
     Response::from_parts(parts, tap.boxed())
 }
 
+/// The upstream reply's headers as the agent gets them: without those of one connection, a
+/// compressed reply's encoding and length (it goes on decompressed: [`super::encoding`]),
+/// the real keys scrubbed out. Returns the reply's decompressor, whether it is in an
+/// encoding the gateway can not read (passed on as it is, unmetered), and the body's
+/// scrubber.
+fn reply_headers(
+    run: &RunState,
+    headers: &mut hyper::HeaderMap,
+) -> (Option<Box<Decoder>>, bool, Option<Scrubber>) {
+    for name in HOP_BY_HOP {
+        headers.remove(HeaderName::from_static(name));
+    }
+    let (decoder, undecodable) = match encoding::of(headers) {
+        Encoding::Identity => (None, false),
+        Encoding::Decoded(decoder) => {
+            headers.remove(header::CONTENT_ENCODING);
+            headers.remove(header::CONTENT_LENGTH);
+            (Some(decoder), false)
+        }
+        Encoding::Unknown => (None, true),
+    };
+    // An upstream that quotes the real key back (in an error about a header, say) must
+    // not hand it to the agent: the key is taken out of every header and the body.
+    let mut scrubber = Scrubber::new(run.secrets.iter().map(|(_, real)| real.clone()));
+    if let Some(scrubber) = scrubber.as_mut() {
+        headers.remove(header::CONTENT_LENGTH);
+        for value in headers.values_mut() {
+            if let Some(clean) = scrubber.scrub_once(value.as_bytes())
+                && let Ok(clean) = HeaderValue::from_bytes(&clean)
+            {
+                *value = clean;
+            }
+        }
+    }
+    (decoder, undecodable, scrubber)
+}
+
 /// A reply body on its way to the agent: each frame is passed on as it comes (decompressed
 /// when the upstream compressed it) and read by the meter; the reply is counted when it
 /// ends, fails, or is dropped (the agent went away, the run ended).
@@ -672,7 +683,7 @@ struct Tap {
     /// The tool calls the reply asks for, noted on the run's wire as each completes.
     calls: Option<ReplyCalls>,
     /// Decompresses a reply the upstream compressed.
-    decoder: Option<Decoder>,
+    decoder: Option<Box<Decoder>>,
     /// The reply is in an encoding the gateway can not read: passed on, not metered.
     undecodable: bool,
     taping: Option<Taping>,
