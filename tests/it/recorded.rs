@@ -440,7 +440,20 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             status(agent.name, case.name);
         }
     }
-    if runs.iter().any(|(a, _, _)| a.name == "claude") {
+    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
+        // Claude Code refused the call of a tool it does not have before running it (a
+        // `<tool_use_error>`): an attempt, never a call that ran.
+        let calls = &test(&run.recorded, "tool-search")["transcript"]["tool_calls"];
+        let refused = calls
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "get_exchange_rate"))
+            .unwrap_or_else(|| panic!("no get_exchange_rate call: {calls:#}"));
+        assert!(
+            refused["blocked"]
+                .as_str()
+                .is_some_and(|b| b.contains("No such tool available")),
+            "{refused:#}"
+        );
         assert_eq!(status("claude", "tool-search").0, "passed");
         assert_eq!(status("claude", "thinking-cut").0, "passed");
         assert_eq!(
@@ -450,4 +463,150 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         );
     }
     eprintln!("metered cost / list price:\n{}", measured.join("\n"));
+}
+
+/// Every recording kept is listed in `SOURCES.tsv` with where it came from (repository,
+/// path, the commit it was taken at) and its licence, and every listed file is kept.
+#[test]
+fn every_recording_has_its_provenance() {
+    let dir = crate::support::data("recorded");
+    let sources = std::fs::read_to_string(dir.join("SOURCES.tsv")).unwrap();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in sources.lines().skip(1) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 6, "{line}");
+        let (file, repository, path, commit, licence) =
+            (fields[0], fields[1], fields[2], fields[3], fields[4]);
+        assert!(dir.join(file).is_file(), "{file} is listed but not kept");
+        assert!(repository.contains('/') && !path.is_empty(), "{line}");
+        assert!(
+            commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+        assert!(
+            ["MIT", "Apache-2.0", "BSD"]
+                .iter()
+                .any(|l| licence.starts_with(l)),
+            "{line}"
+        );
+        listed.insert(file.to_owned());
+    }
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        if !entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(entry.path()).unwrap() {
+            let name = format!(
+                "{}/{}",
+                entry.file_name().to_string_lossy(),
+                file.unwrap().file_name().to_string_lossy()
+            );
+            assert!(listed.contains(&name), "{name} has no line in SOURCES.tsv");
+        }
+    }
+    assert!(listed.len() >= 6);
+}
+
+/// A model that stops at its output-token limit ends the run for the model's answer, not
+/// the infrastructure's: Claude Code ("Claude's response exceeded the … output token
+/// maximum") and Codex (`response.incomplete`, `max_output_tokens`) both fail the run, which
+/// is `error` kind `agent` and never retried by `--retry-infra`. The replies are real
+/// recordings with their stop changed to the output limit (no public recording of one was
+/// found).
+#[test]
+fn a_stop_at_the_output_limit_is_the_agents_and_never_retried() {
+    let limited = |fixture: &str, turn: usize, changes: &[(&str, &str)]| {
+        let reply = &recorded::load(fixture)[turn].reply;
+        let mut body = String::from_utf8_lossy(&reply.body).into_owned();
+        for (from, to) in changes {
+            assert!(body.contains(from), "{fixture}: no {from:?}");
+            body = body.replace(from, to);
+        }
+        Turn::Recorded(std::sync::Arc::new(Recorded {
+            body: axum::body::Bytes::from(body),
+            ..(**reply).clone()
+        }))
+    };
+    let cases = [
+        (
+            "claude",
+            limited(
+                "anthropic/thinking_part_stream.yaml",
+                0,
+                &[(r#""stop_reason":"end_turn""#, r#""stop_reason":"max_tokens""#)],
+            ),
+        ),
+        (
+            "codex",
+            limited(
+                "openai-responses/responses_stream.yaml",
+                1,
+                &[
+                    ("response.completed", "response.incomplete"),
+                    (
+                        r#""status":"completed","error":null,"incomplete_details":null"#,
+                        r#""status":"incomplete","error":null,"incomplete_details":{"reason":"max_output_tokens"}"#,
+                    ),
+                ],
+            ),
+        ),
+    ];
+    let outcomes: Vec<(&str, Value, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cases
+            .into_iter()
+            .map(|(name, turn)| {
+                scope.spawn(move || {
+                    let agent = AGENTS.iter().map(|a| a()).find(|a| a.name == name).unwrap();
+                    let model = ScriptedModel::start();
+                    let marker = format!("LIMIT-{}", name.to_uppercase());
+                    // Codex's recording asks a tool first; the stop is its second reply.
+                    // Claude Code asks the model to go on after a stop at the limit, a few
+                    // times, before it gives up: every reply stops there.
+                    let turns = if name == "codex" {
+                        let first = recorded::load("openai-responses/responses_stream.yaml");
+                        vec![Turn::Recorded(first[0].reply.clone()), turn]
+                    } else {
+                        vec![turn; 8]
+                    };
+                    model.script(&marker, turns);
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/limit/t.aptitude.yaml",
+                        &format!(
+                            "name: limit\nprompt: \"{marker}: answer\"\nassertions:\n  - tool: Bash\n    called: false\n"
+                        ),
+                    );
+                    let (_, results, stderr) = run_on(
+                        &suite,
+                        &model,
+                        &agent,
+                        &["--no-grade", "--retry-infra", "2"],
+                    );
+                    assert!(results.is_object(), "{name}: {stderr}");
+                    (name, results, model.requests_for(&marker).len())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, results, requests) in outcomes {
+        let t = test(&results, "limit");
+        let traffic = &t["model_traffic"];
+        assert_eq!(t["status"], "error", "{name}: {t:#}");
+        assert_eq!(t["error_kind"], "agent", "{name}: {}", t["error"]);
+        assert!(t.get("attempts").is_none(), "{name}: retried: {t:#}");
+        let limited = if name == "codex" {
+            1
+        } else {
+            traffic["requests"].as_u64().unwrap()
+        };
+        assert_eq!(traffic["output_limited"], limited, "{name}: {traffic:#}");
+        assert_eq!(traffic["ended_at_output_limit"], true, "{name}: {traffic:#}");
+        assert_eq!(traffic["failed"].as_u64().unwrap_or(0), 0, "{name}: {traffic:#}");
+        assert_eq!(
+            requests as u64, traffic["requests"].as_u64().unwrap(),
+            "{name}: one attempt's requests"
+        );
+    }
 }
