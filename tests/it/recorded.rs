@@ -534,7 +534,10 @@ fn a_stop_at_the_output_limit_is_the_agents_and_never_retried() {
             limited(
                 "anthropic/thinking_part_stream.yaml",
                 0,
-                &[(r#""stop_reason":"end_turn""#, r#""stop_reason":"max_tokens""#)],
+                &[(
+                    r#""stop_reason":"end_turn""#,
+                    r#""stop_reason":"max_tokens""#,
+                )],
             ),
         ),
         (
@@ -602,10 +605,18 @@ fn a_stop_at_the_output_limit_is_the_agents_and_never_retried() {
             traffic["requests"].as_u64().unwrap()
         };
         assert_eq!(traffic["output_limited"], limited, "{name}: {traffic:#}");
-        assert_eq!(traffic["ended_at_output_limit"], true, "{name}: {traffic:#}");
-        assert_eq!(traffic["failed"].as_u64().unwrap_or(0), 0, "{name}: {traffic:#}");
         assert_eq!(
-            requests as u64, traffic["requests"].as_u64().unwrap(),
+            traffic["ended_at_output_limit"], true,
+            "{name}: {traffic:#}"
+        );
+        assert_eq!(
+            traffic["failed"].as_u64().unwrap_or(0),
+            0,
+            "{name}: {traffic:#}"
+        );
+        assert_eq!(
+            requests as u64,
+            traffic["requests"].as_u64().unwrap(),
             "{name}: one attempt's requests"
         );
     }
