@@ -38,6 +38,13 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
+
 use aptitude::agent::gateway::{Gateway, GatewayOptions, RunGateway};
 use model::{ScriptedModel, Turn};
 

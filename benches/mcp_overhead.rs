@@ -36,6 +36,13 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
+
 #[path = "../tests/it/support/mcp_names.rs"]
 mod mcp_names;
 use mcp_names::tool_name;

@@ -28,6 +28,13 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
+
 use model::{ScriptedModel, Turn};
 
 const TESTS: usize = 16;

@@ -34,6 +34,13 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
+
 #[path = "support/agents.rs"]
 mod agents;
 use agents::{Bench, benches};

@@ -140,7 +140,8 @@ fn cassette(i: usize, first: &serde_json::Value) -> aptitude::agent::gateway::ca
             request: request.clone(),
             status: 200,
             content_type: Some("text/event-stream".into()),
-            reply,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            reply: reply.into_bytes(),
             cut: false,
         });
         if let Some(messages) = request["messages"].as_array_mut() {

@@ -42,6 +42,13 @@ mod model;
 )]
 mod wire;
 
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
+
 #[path = "support/agents.rs"]
 mod agents;
 use agents::{Bench, benches};
@@ -128,6 +135,7 @@ fn sandbox_start(out: &mut impl Write) -> std::io::Result<()> {
                 timeout: Duration::from_secs(30),
                 grace: Duration::from_secs(1),
                 fence,
+                limits: None,
             };
             let output = process::run(&spec, &Default::default(), |_| {}).await?;
             if fenced && output.proof.is_none_or(|p| !p.held()) {

@@ -578,7 +578,10 @@ impl Agent for CliAgent {
             .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
         let paths =
             super::gateway::normalize::Normalizer::new(Some(req.workspace), Some(home.path()))
-                .with_installation(crate::sandbox::install::package_root(&binary).as_deref());
+                .with_installation(crate::sandbox::install::package_root(&binary).as_deref())
+                .with_installation(
+                    crate::sandbox::install::package_root_as_named(&binary).as_deref(),
+                );
         let helper = super::mcp::helper_for(self.settings.sandbox.is_on(req.sandbox))
             .map_err(AgentError::Sandbox)?;
         // Mocks and replayed servers are answered by aptitude through a relay; with the

@@ -391,11 +391,12 @@ pub fn render_summary(summary: &Summary) -> String {
     )
 }
 
-/// `spent $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling.
+/// `spent est. $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling
+/// (an estimate at list prices).
 pub fn budget_phrase(b: &crate::verdict::results::BudgetSummary) -> String {
     let mut parts = Vec::new();
     if let Some(max) = b.max_cost_usd {
-        parts.push(format!("spent ${:.4} of ${max:.4}", b.spent_cost_usd));
+        parts.push(format!("spent est. ${:.4} of ${max:.4}", b.spent_cost_usd));
     }
     if let Some(max) = b.max_tokens {
         parts.push(format!(
@@ -598,7 +599,7 @@ pub fn render_transcript(t: &Transcript) -> String {
         thousands(u.cache_creation_input_tokens)
     )];
     if let Some(c) = u.cost_usd {
-        usage.push(format!("${c:.6}"));
+        usage.push(format!("est. ${c:.6}"));
     }
     if let Some(turns) = u.turns {
         usage.push(if turns == 1 {

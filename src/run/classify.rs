@@ -80,6 +80,13 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
         }
         Ending::Exited => {}
     }
+    // A model that stopped at its output-token limit gave its answer: a run that failed on
+    // it failed for the model's output, which a retry pays for again without changing.
+    if !matches!(outcome, Outcome::Completed if p.code == Some(0))
+        && let Some(why) = output_limit_stop(execution)
+    {
+        return Some((ErrorKind::Agent, why));
+    }
     match outcome {
         Outcome::Completed if p.code == Some(0) => None,
         Outcome::Completed => Some((
@@ -113,8 +120,45 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
     }
 }
 
+/// How agents word a model's stop at its output-token limit: Claude Code 2.1.x ("API
+/// Error: Claude's response exceeded the 32000 output token maximum"), Codex CLI 0.169
+/// ("Incomplete response returned, reason: max_output_tokens").
+const OUTPUT_LIMIT_WORDS: &[&str] = &["output token maximum", "reason: max_output_tokens"];
+
+/// Whether an outcome's own words say the model stopped at its output-token limit.
+fn says_output_limit(outcome: &Outcome) -> bool {
+    let message = match outcome {
+        Outcome::ApiError { message, .. }
+        | Outcome::Error { message }
+        | Outcome::Incomplete { message }
+        | Outcome::MaxTurns { message } => message,
+        Outcome::Completed | Outcome::Interrupted => return false,
+    };
+    OUTPUT_LIMIT_WORDS.iter().any(|w| message.contains(w))
+}
+
+/// Why a run that did not complete ended on the model's output-token limit, if it did: the
+/// wire shows its last model reply stopped there (`model_traffic.ended_at_output_limit`),
+/// or the agent says so in its own words.
+fn output_limit_stop(execution: &Execution) -> Option<String> {
+    let outcome = &execution.transcript.outcome;
+    let on_wire = execution
+        .model_traffic
+        .as_ref()
+        .is_some_and(|t| t.ended_at_output_limit);
+    (on_wire || says_output_limit(outcome)).then(|| {
+        format!(
+            "the model stopped at its output-token limit (not retried as infra): {}",
+            outcome.describe()
+        )
+    })
+}
+
 /// Whose fault a session that did not complete is.
 pub(super) fn outcome_kind(outcome: &Outcome) -> ErrorKind {
+    if says_output_limit(outcome) {
+        return ErrorKind::Agent;
+    }
     match outcome {
         // 5xx, 429, or no status at all (a dropped connection, a network error).
         Outcome::ApiError { http_status, .. } => match http_status {
@@ -192,5 +236,28 @@ mod tests {
             "max turns is the agent's, never retried"
         );
         assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
+    }
+
+    /// A model's stop at its output-token limit is the agent's: Claude Code reports it as
+    /// an API error without a status, Codex as a failed turn; neither is infra, so
+    /// `--retry-infra` never pays for it again.
+    #[test]
+    fn an_output_limit_stop_is_the_agents_never_infra() {
+        for message in [
+            "API Error: Claude's response exceeded the 32000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.",
+            "stream disconnected before completion: Incomplete response returned, reason: max_output_tokens",
+        ] {
+            let api = Outcome::ApiError {
+                message: message.into(),
+                http_status: None,
+            };
+            assert_eq!(outcome_kind(&api), ErrorKind::Agent, "{message}");
+        }
+        // A dropped stream is still infra.
+        let dropped = Outcome::ApiError {
+            message: "stream disconnected before completion: error decoding response body".into(),
+            http_status: None,
+        };
+        assert_eq!(outcome_kind(&dropped), ErrorKind::Infra);
     }
 }

@@ -96,6 +96,15 @@ pub fn package_root(program: &Path) -> Option<PathBuf> {
         .or_else(|| install_root(&resolved))
 }
 
+/// The package directory `program` is installed in as its path names it, without
+/// resolving links (`/repo/node_modules` where that is a link to `/elsewhere/node_modules`):
+/// what an agent that reports its own location without resolving them shows. `None` when
+/// it is the same as [`package_root`]'s or there is none.
+pub fn package_root_as_named(program: &Path) -> Option<PathBuf> {
+    let named = std::path::absolute(program).ok()?;
+    install_root(&named).filter(|root| Some(root) != package_root(program).as_ref())
+}
+
 /// The `node_modules` directory `path` is in, or the virtual environment (the directory
 /// with `pyvenv.cfg`) it is in.
 fn install_root(path: &Path) -> Option<PathBuf> {
@@ -168,6 +177,26 @@ fn is_system(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `node_modules` reached through a link (a worktree sharing another's, pnpm's
+    /// layout) is named two ways: both are the installation.
+    #[test]
+    fn an_installation_reached_through_a_link_is_named_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real/node_modules");
+        std::fs::create_dir_all(real.join(".bin")).unwrap();
+        std::fs::write(real.join(".bin/agent"), "#!/bin/sh\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        let linked = dir.path().join("work/node_modules");
+        std::os::unix::fs::symlink(&real, &linked).unwrap();
+        let program = linked.join(".bin/agent");
+        assert_eq!(
+            package_root(&program),
+            Some(std::fs::canonicalize(&real).unwrap())
+        );
+        assert_eq!(package_root_as_named(&program), Some(linked));
+        assert_eq!(package_root_as_named(&real.join(".bin/agent")), None);
+    }
 
     #[test]
     fn an_npm_cli_shows_its_node_modules_and_its_interpreter() {

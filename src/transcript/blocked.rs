@@ -20,6 +20,15 @@
 //! Otherwise the refusal is read from the result's text ([`refusal_in`]), only for a result
 //! that reports an error or a shell call with no exit code, so that a command that ran and
 //! printed "permission denied" is never taken for one that did not run.
+//!
+//! Claude Code also refuses calls before they run for reasons other than permissions, and
+//! reports each as an error result wrapped in `<tool_use_error>…</tool_use_error>`
+//! ([`claude_not_run`]): its input validation (`InputValidationError: …`, a tool's own
+//! check such as "File has not been read yet"), a `PreToolUse` hook's denial, its sleep
+//! guard (`Blocked: sleep 30 …`), a tool it does not offer (`No such tool available`), a
+//! call discarded by a streaming fallback or by the conversation's end. The one such result
+//! of a call that did run is `Error calling tool …` (the tool started and threw), and
+//! Bash's own failures ("Exit code 3") are never wrapped (Claude Code 2.1.328's strings).
 
 /// How agents word a refusal in the tool result they give the model: (agent, words).
 /// Sources: captures in `tests/data/corpus/live/` (Claude Code 2.1.328, Qwen Code 0.24.4,
@@ -57,6 +66,26 @@ const REFUSALS: &[(&str, &str)] = &[
         "The user rejected permission to use this specific tool call",
     ),
 ];
+
+/// Why Claude Code did not run a call whose result is `text`: its words inside
+/// `<tool_use_error>` (first line, cut to 200 characters) when the call was refused before
+/// it ran; `None` for a result of a call that ran (see the module docs).
+pub(crate) fn claude_not_run(text: &str) -> Option<String> {
+    let inner = text.trim_start().strip_prefix("<tool_use_error>")?;
+    let inner = inner
+        .split("</tool_use_error>")
+        .next()
+        .unwrap_or(inner)
+        .trim();
+    if inner.starts_with("Error calling tool") {
+        return None;
+    }
+    let first = inner.lines().next().unwrap_or(inner).trim();
+    Some(format!(
+        "refused before it ran: {}",
+        crate::shared::text::truncate(first, 200)
+    ))
+}
 
 /// The refusal a result's text reports (its first line, cut to 200 characters); `None`
 /// when it reports none. See the module docs for when it is asked.
@@ -292,5 +321,53 @@ mod tests {
         ] {
             assert_eq!(refusal_in(text), None, "{text}");
         }
+    }
+
+    /// Claude Code 2.1.328 reports a call it refused before running it — its input
+    /// validation, a hook, its sleep guard, a tool it does not have — as a
+    /// `<tool_use_error>` result: the call never ran, so `ran` does not count it (guardrails
+    /// still do). `Error calling tool` is a call that started and threw: it ran.
+    #[test]
+    fn claude_tool_use_errors_are_calls_that_never_ran() {
+        let with_result = |content: &str| {
+            let result = serde_json::json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":content,"is_error":true,"tool_use_id":"t1"}]},"session_id":"s"}).to_string();
+            the_call(&[
+                r#"{"type":"system","subtype":"init","session_id":"s","model":"m","claude_code_version":"2.1.328"}"#,
+                r#"{"type":"assistant","message":{"content":[{"id":"t1","input":{"command":"sleep 30 && make"},"name":"Bash","type":"tool_use"}],"id":"msg_0","role":"assistant","type":"message"},"session_id":"s"}"#,
+                &result,
+                r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":2,"session_id":"s"}"#,
+            ])
+        };
+        for (content, words) in [
+            (
+                "<tool_use_error>Blocked: sleep 30 followed by: make. To wait for a condition, use Monitor with an until-loop (e.g. `until <check>; do sleep 2; done`). To wait for a command you started, use run_in_background: true. Do not chain shorter sleeps to work around this block.</tool_use_error>",
+                "Blocked: sleep 30",
+            ),
+            (
+                "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing</tool_use_error>",
+                "InputValidationError",
+            ),
+            (
+                "<tool_use_error>Hook PreToolUse:Bash denied this tool</tool_use_error>",
+                "Hook PreToolUse",
+            ),
+            (
+                "<tool_use_error>Error: No such tool available: Bash</tool_use_error>",
+                "No such tool available",
+            ),
+        ] {
+            let call = with_result(content);
+            match call.execution() {
+                Execution::Blocked(why) => assert!(why.contains(words), "{why}"),
+                other => panic!("{other:?}: {call:?}"),
+            }
+            assert_eq!(call.exit_code, None);
+        }
+        let threw =
+            with_result("<tool_use_error>Error calling tool (Bash): spawn EAGAIN</tool_use_error>");
+        assert_eq!(threw.execution(), Execution::Ran, "{threw:?}");
+        let failed = with_result("Exit code 3\nboom");
+        assert_eq!(failed.execution(), Execution::Ran);
+        assert_eq!(failed.exit_code, Some(3));
     }
 }

@@ -693,6 +693,12 @@ impl ClaudeParser {
                             crate::shared::text::truncate(&result.output, 200)
                         ));
                     }
+                    // Refused before it ran for another reason than a permission (its
+                    // input validation, a hook, its sleep guard): reported as a
+                    // `<tool_use_error>`.
+                    if result.blocked.is_none() && result.is_error {
+                        result.blocked = super::blocked::claude_not_run(&result.output);
+                    }
                     // The structured side data belongs to the line's single result.
                     if results == 1
                         && self.b.canonical_of(id) == Some(crate::spec::tools::SHELL_TOOL)

@@ -3,7 +3,8 @@
 use super::{ToolCall, Usage};
 use crate::shared::text::{summarize_input, thousands};
 
-/// Tokens and cost in one phrase: `1,234 tokens · $0.0123`.
+/// Tokens and cost in one phrase: `1,234 tokens · est. $0.0123`. A cost is always an
+/// estimate — the agent's own, or the gateway's at list prices — and says so.
 pub fn format_usage(usage: &Usage) -> String {
     let tokens = usage.input_tokens
         + usage.output_tokens
@@ -11,7 +12,7 @@ pub fn format_usage(usage: &Usage) -> String {
         + usage.cache_read_input_tokens;
     let mut s = format!("{} tokens", thousands(tokens));
     if let Some(cost) = usage.cost_usd {
-        s.push_str(&format!(" · ${cost:.4}"));
+        s.push_str(&format!(" · est. ${cost:.4}"));
     }
     s
 }

@@ -27,6 +27,7 @@ mod judge;
 mod kiro;
 mod mcp;
 mod merge;
+mod recorded;
 mod repeats;
 mod reports;
 mod reuse;

@@ -131,8 +131,12 @@ fn a_flaky_test_names_its_flaky_assertion_and_min_pass_decides() {
     );
 }
 
+/// The first request's cost (Claude Code's model, priced at list prices by the gateway)
+/// reaches the ceiling: the gateway refuses the run's next request in its middle (kind
+/// `budget`), and no other run starts (`skipped`, reason `budget`). (Before the gateway
+/// priced every Claude model, the run went on at the agent's own figure.)
 #[test]
-fn the_cost_ceiling_skips_the_runs_not_started_and_fails_the_suite() {
+fn the_cost_ceiling_stops_the_run_and_skips_the_runs_not_started() {
     let model = ScriptedModel::start();
     alternating(&model, "costly", &[true]);
     let suite = Suite::new();
@@ -140,7 +144,6 @@ fn the_cost_ceiling_skips_the_runs_not_started_and_fails_the_suite() {
         "tests/costly.aptitude.yaml",
         &repeated_test("costly", "costly", "runs: 3\n"),
     );
-    // Any reported cost reaches the ceiling: the first run finishes, no other starts.
     let out = aptitude_run(&suite, &model, &["--jobs", "1", "--max-cost", "0.000001"]);
     assert_eq!(
         out.code, 1,
@@ -149,15 +152,24 @@ fn the_cost_ceiling_skips_the_runs_not_started_and_fails_the_suite() {
     );
     let results = out.results.unwrap();
     let t = test(&results, "costly");
-    assert_eq!(statuses(t), ["passed", "skipped", "skipped"]);
+    assert_eq!(statuses(t), ["error", "skipped", "skipped"], "{t:#}");
+    let first = &t["runs"][0];
+    assert_eq!(first["error_kind"], "budget", "{first:#}");
+    assert!(
+        first["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("the --max-cost $0.000001 ceiling was reached")),
+        "{first:#}"
+    );
+    assert!(
+        first["model_traffic"]["cost_basis"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("estimated at list prices")),
+        "{first:#}"
+    );
     for skipped in &t["runs"].as_array().unwrap()[1..] {
         assert_eq!(skipped["skip_reason"], "budget");
     }
-    assert_eq!(
-        t["status"], "skipped",
-        "2 runs never ran: min_pass 3 can not be judged"
-    );
-    assert_eq!(t["skip_reason"], "budget");
     let budget = &results["summary"]["budget"];
     assert_eq!(budget["skipped_runs"], 2);
     assert_eq!(budget["max_cost_usd"].as_f64(), Some(0.000001));
@@ -167,13 +179,46 @@ fn the_cost_ceiling_skips_the_runs_not_started_and_fails_the_suite() {
     );
     assert_eq!(
         model.requests_for("costly").len(),
-        2,
-        "one run: a tool call and an answer"
+        1,
+        "the tool call's request went; the answer's was refused"
     );
     assert!(
-        out.stdout.contains("of $0.0000 · 2 runs skipped (budget)"),
-        "the summary shows spend against the ceiling: {}",
+        out.stdout.contains("of $0.0000 · 2 runs skipped (budget)")
+            && out.stdout.contains("spent est. $"),
+        "the summary shows the estimated spend against the ceiling: {}",
         out.stdout
+    );
+}
+
+/// Under `--max-cost`, a model the price table can not price (no known provider) is
+/// refused before its first request reaches the model: nothing could bound what it costs.
+#[test]
+fn an_unpriceable_model_is_refused_under_a_cost_ceiling() {
+    let model = ScriptedModel::start();
+    alternating(&model, "unpriced", &[true]);
+    let suite = Suite::new();
+    suite.file(
+        "tests/unpriced.aptitude.yaml",
+        &repeated_test("unpriced", "unpriced", ""),
+    );
+    let out = aptitude_run(
+        &suite,
+        &model,
+        &["--model", "local-llama-70b", "--max-cost", "5"],
+    );
+    let results = out.results.unwrap();
+    let t = test(&results, "unpriced");
+    assert_eq!(t["status"], "error", "{t:#}");
+    assert_eq!(t["error_kind"], "budget", "{t:#}");
+    assert!(
+        t["error"].as_str().is_some_and(|e| e
+            .contains("the model `local-llama-70b` has no list price")
+            && e.contains("use --max-tokens")),
+        "{t:#}"
+    );
+    assert!(
+        model.requests_for("unpriced").is_empty(),
+        "no request reached the model"
     );
 }
 

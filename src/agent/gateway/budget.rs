@@ -16,7 +16,8 @@ use super::price;
 /// The ceilings (`--max-cost` in USD, `--max-tokens` in tokens: input, output and cache).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Limits {
-    /// In USD, of priced requests (see [`super::price`]).
+    /// In USD at list prices (see [`super::price`]). A request for a model of no known
+    /// provider, which can not be priced, is refused under it ([`Refusal::Unpriced`]).
     pub max_cost_usd: Option<f64>,
     /// In tokens.
     pub max_tokens: Option<u64>,
@@ -34,7 +35,9 @@ pub struct Estimate {
 impl Estimate {
     /// The estimate after a request of `model` that used `tokens`.
     pub fn after(model: Option<&str>, tokens: &Tokens) -> Estimate {
-        let cost_usd = model.and_then(price::price_of).map_or(0.0, |p| {
+        let next_prompt = tokens.prompt().saturating_add(tokens.output);
+        let cost_usd = model.and_then(price::basis_of).map_or(0.0, |basis| {
+            let p = basis.rates_for(next_prompt);
             (tokens.prompt() as f64 * p.cache_read + tokens.output as f64 * p.input) / 1_000_000.0
         });
         Estimate {
@@ -70,6 +73,28 @@ impl Ledger {
     /// Tokens and USD spent so far.
     pub fn spent(&self) -> (u64, f64) {
         (self.tokens, self.cost_usd)
+    }
+
+    /// Admits a model request for `model` (`None`: the request names none) under the cost
+    /// ceiling: refused when the model can not be priced ([`price::basis_of`]), since
+    /// nothing could then bound what it costs.
+    ///
+    /// # Errors
+    /// [`Refusal::Unpriced`].
+    pub fn admit_model(&self, model: Option<&str>) -> Result<(), Refusal> {
+        let Some(max) = self.limits.max_cost_usd else {
+            return Ok(());
+        };
+        match model {
+            Some(m) if price::basis_of(m).is_some() => Ok(()),
+            other => Err(Refusal::Unpriced {
+                max,
+                model: other.map_or_else(
+                    || "(none named)".to_owned(),
+                    |m| crate::shared::cut::chars(m, 100).kept.to_owned(),
+                ),
+            }),
+        }
     }
 
     /// Admits a request whose least cost is `next`, or says which ceiling it would cross.
@@ -143,6 +168,17 @@ pub enum Refusal {
         /// USD spent.
         spent: f64,
     },
+    /// The request's model has no list price and names no known provider, so the cost
+    /// ceiling can not bound it.
+    #[error(
+        "the model `{model}` has no list price (aptitude's price table does not know its provider), so the --max-cost ${max} ceiling can not bound its cost; use --max-tokens for such models"
+    )]
+    Unpriced {
+        /// `--max-cost`, USD.
+        max: f64,
+        /// The model asked for.
+        model: String,
+    },
     /// The request would cross the cost ceiling.
     #[error(
         "the --max-cost ${max} ceiling would be crossed (${spent:.4} spent; this request costs at least ${next:.4})"
@@ -167,6 +203,7 @@ mod tests {
             output,
             cache_read,
             cache_creation: 0,
+            cache_creation_1h: 0,
         }
     }
 
@@ -206,14 +243,14 @@ mod tests {
             max_tokens: None,
         });
         let used = tokens(1_000, 100, 0);
-        let cost = price::cost_usd("claude-sonnet-4-5", &used);
+        let cost = price::cost_usd("claude-sonnet-4-5", &used, 0).map(|c| c.usd);
         ledger.add(&used, cost);
         let next = Estimate::after(Some("claude-sonnet-4-5"), &used);
         assert!((next.cost_usd - (1_000.0 * 0.30 + 100.0 * 3.0) / 1e6).abs() < 1e-12);
         assert_eq!(ledger.admit(next), Ok(()));
         ledger.add(
             &tokens(1_000_000, 0, 0),
-            price::cost_usd("claude-sonnet-4-5", &tokens(1_000_000, 0, 0)),
+            price::cost_usd("claude-sonnet-4-5", &tokens(1_000_000, 0, 0), 0).map(|c| c.usd),
         );
         assert!(
             ledger
@@ -229,11 +266,43 @@ mod tests {
         });
         unpriced.add(
             &tokens(10_000_000, 0, 0),
-            price::cost_usd("fake-model", &used),
+            price::cost_usd("fake-model", &used, 0).map(|c| c.usd),
         );
         assert_eq!(
             unpriced.admit(Estimate::after(Some("fake-model"), &used)),
             Ok(())
         );
+    }
+
+    /// Under `--max-cost`, a model that can not be priced is refused before it costs
+    /// anything: an agent's own figure (or none) can not bound it. A model not in the
+    /// table but of a known provider is priced at that provider's dearest rates instead.
+    #[test]
+    fn an_unpriceable_model_is_refused_under_a_cost_ceiling() {
+        let ledger = Ledger::new(Limits {
+            max_cost_usd: Some(0.01),
+            max_tokens: None,
+        });
+        let refused = ledger.admit_model(Some("fake-model")).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("the model `fake-model` has no list price"),
+            "{refused}"
+        );
+        assert!(ledger.admit_model(None).is_err());
+        assert_eq!(ledger.admit_model(Some("claude-3-opus-20240229")), Ok(()));
+        assert_eq!(ledger.admit_model(Some("claude-unlisted-9")), Ok(()));
+        let unbounded = Ledger::new(Limits::default());
+        assert_eq!(unbounded.admit_model(Some("fake-model")), Ok(()));
+        // What the issue saw: `--max-cost 0.01` let a `claude-3-opus` run cost $0.033.
+        let mut ledger = ledger;
+        let used = tokens(1_000, 200, 0);
+        ledger.add(
+            &used,
+            price::cost_usd("claude-3-opus", &used, 0).map(|c| c.usd),
+        );
+        let next = Estimate::after(Some("claude-3-opus"), &used);
+        assert!(ledger.admit(next).is_err(), "$0.03 spent of $0.01");
     }
 }

@@ -3,10 +3,17 @@
 //!
 //! A cassette holds every request of the run in the order they came — method, path,
 //! request body normalised as replays compare it ([`super::normalize`]) — with the reply
-//! the agent got: status, content type and body (streamed replies whole, the run's paths
-//! as tokens), and whether the reply was cut before its end. It holds no credentials: no
-//! headers are kept, a key in a query (`?key=`) is dropped, and every string goes through
-//! the redactor before it is written.
+//! the agent got: status, headers and body (streamed replies whole, the run's paths as
+//! tokens), and whether the reply was cut before its end, so that a replay gives the agent
+//! the same status, the same `x-should-retry`, `retry-after` and `request-id`, and the same
+//! bytes up to the same cut. It holds no credentials: no request header is kept, a key in a
+//! query (`?key=`) is dropped, the reply headers that identify an account or a connection
+//! are dropped ([`DROPPED_REPLY_HEADERS`]), and every string goes through the redactor
+//! before it is written.
+//!
+//! Versions: 2 keeps the reply's headers (`headers`: `[[name, value], …]`) and stores a
+//! body that is not UTF-8 as `reply_base64`; version 1 (which kept only the content type)
+//! is still read, its replies replayed with their content type alone.
 //!
 //! On disk (`<results>.cassettes/<sha256 prefix>.json.gz`, gzip, named by its content so
 //! that identical runs share one file) each request is stored as what it adds to the
@@ -22,8 +29,35 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The cassette format's version.
-pub const CASSETTE_VERSION: u32 = 1;
+/// The cassette format's version (written); version 1 is read too.
+pub const CASSETTE_VERSION: u32 = 2;
+
+/// Reply headers a cassette never keeps: those of one connection (RFC 9110 §7.6.1), the
+/// body's length (a replay gives its own), cookies, and the provider's account identifiers.
+pub const DROPPED_REPLY_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+    "set-cookie",
+    "cookie",
+    "anthropic-organization-id",
+    "openai-organization",
+    "openai-project",
+    "x-goog-api-key",
+];
+
+/// Whether a reply header is kept in a cassette (see [`DROPPED_REPLY_HEADERS`]).
+pub fn kept_reply_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    !DROPPED_REPLY_HEADERS.contains(&name.as_str())
+}
 
 /// The most a cassette holds, in bytes of its exchanges (requests as stored, replies):
 /// later exchanges are dropped, and the cassette says so.
@@ -60,8 +94,13 @@ pub struct Exchange {
     pub status: u16,
     /// The reply's content type.
     pub content_type: Option<String>,
-    /// The reply body as the agent got it, the run's paths as tokens.
-    pub reply: String,
+    /// The reply's headers as the agent got them, in order, names lowercase, without
+    /// [`DROPPED_REPLY_HEADERS`] (`x-should-retry`, `retry-after`, `request-id`, …);
+    /// empty in a version 1 cassette.
+    pub headers: Vec<(String, String)>,
+    /// The reply body as the agent got it (a compressed reply decompressed), the run's
+    /// paths as tokens.
+    pub reply: Vec<u8>,
     /// Whether the reply ended before its end (the upstream dropped the connection).
     pub cut: bool,
 }
@@ -131,9 +170,10 @@ pub enum CassetteError {
 // The file's JSON is built and read as `serde_json::Value`s rather than derived types: the
 // format is small, and the binary carries no deserializer of its own for it.
 //
-// `{"cassette": 1, "upstream", "credentials": [..], "exchanges": [{"method", "path",
+// `{"cassette": 2, "upstream", "credentials": [..], "exchanges": [{"method", "path",
 //   "request": {"full": <json>} | {"delta": {"same": [keys], "append": {key: [items]},
-//   "set": {key: value}}}, "status", "content_type", "reply", "cut"}], "dropped": {..}}`
+//   "set": {key: value}}}, "status", "content_type", "headers": [[name, value]],
+//   "reply" | "reply_base64", "cut"}], "dropped": {..}}`
 
 /// `request` as stored: what it adds to `base` (both objects), or whole.
 fn encode(base: Option<&Value>, request: &Value) -> Value {
@@ -213,10 +253,26 @@ impl Cassette {
                 "path": path,
                 "request": encode(last.get(&path), &request),
                 "status": e.status,
-                "reply": redactor.redact(&e.reply),
             });
+            match std::str::from_utf8(&e.reply) {
+                Ok(text) => exchange["reply"] = Value::String(redactor.redact(text)),
+                Err(_) => {
+                    use base64::Engine;
+                    exchange["reply_base64"] =
+                        Value::String(base64::engine::general_purpose::STANDARD.encode(&e.reply));
+                }
+            }
             if let Some(content_type) = &e.content_type {
                 exchange["content_type"] = Value::String(content_type.clone());
+            }
+            if !e.headers.is_empty() {
+                exchange["headers"] = Value::Array(
+                    e.headers
+                        .iter()
+                        .filter(|(name, _)| kept_reply_header(name))
+                        .map(|(name, value)| serde_json::json!([name, redactor.redact(value)]))
+                        .collect(),
+                );
             }
             if e.cut {
                 exchange["cut"] = Value::Bool(true);
@@ -270,9 +326,9 @@ impl Cassette {
         }
         let file: Value = serde_json::from_slice(&json).map_err(|e| format(e.to_string()))?;
         let version = file["cassette"].as_u64().unwrap_or(0);
-        if version != u64::from(CASSETTE_VERSION) {
+        if !(1..=u64::from(CASSETTE_VERSION)).contains(&version) {
             return Err(format(format!(
-                "version {version} (this aptitude reads version {CASSETTE_VERSION})"
+                "version {version} (this aptitude reads versions 1 to {CASSETTE_VERSION})"
             )));
         }
         let text = |v: &Value, key: &str| v[key].as_str().map(str::to_owned);
@@ -285,22 +341,45 @@ impl Cassette {
             .enumerate()
         {
             let at = |why: String| format(format!("exchange {}: {why}", i + 1));
+            let reply = match (text(e, "reply"), text(e, "reply_base64")) {
+                (Some(reply), _) => Some(reply.into_bytes()),
+                (None, Some(encoded)) => {
+                    use base64::Engine;
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(encoded)
+                        .map_err(|err| at(format!("its `reply_base64` is not base64: {err}")))?;
+                    Some(bytes)
+                }
+                (None, None) => None,
+            };
             let (Some(method), Some(path), Some(reply)) =
-                (text(e, "method"), text(e, "path"), text(e, "reply"))
+                (text(e, "method"), text(e, "path"), reply)
             else {
                 return Err(at("it lacks its method, path or reply".into()));
             };
             let request = decode(last.get(&path), &e["request"]).map_err(at)?;
             last.insert(path.clone(), request.clone());
+            let headers = e["headers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|pair| {
+                    let name = pair.get(0)?.as_str()?;
+                    let value = pair.get(1)?.as_str()?;
+                    kept_reply_header(name).then(|| (name.to_ascii_lowercase(), value.to_owned()))
+                })
+                .collect();
             exchanges.push(Exchange {
                 method,
                 path,
-                request,
+                // Recorded before tools were compared as a set: compared the same way.
+                request: super::normalize::sorted_tools(request),
                 status: e["status"]
                     .as_u64()
                     .and_then(|s| u16::try_from(s).ok())
                     .unwrap_or(0),
                 content_type: text(e, "content_type"),
+                headers,
                 reply,
                 cut: e["cut"].as_bool().unwrap_or(false),
             });
@@ -586,6 +665,7 @@ mod tests {
             request,
             status: 200,
             content_type: Some("text/event-stream".into()),
+            headers: vec![("content-type".into(), "text/event-stream".into())],
             reply: reply.into(),
             cut: false,
         }
@@ -644,7 +724,7 @@ mod tests {
         assert_eq!(read.exchanges[0], cassette.exchanges[0]);
         assert_eq!(read.exchanges[2].request, cassette.exchanges[2].request);
         assert_eq!(read.exchanges[3].request, cassette.exchanges[3].request);
-        assert_eq!(read.exchanges[2].reply, "data: [REDACTED]\n\n");
+        assert_eq!(read.exchanges[2].reply, b"data: [REDACTED]\n\n");
         let docs = &read.mcp["docs"].exchanges[0];
         assert_eq!(docs.method, "tools/call");
         assert_eq!(
@@ -716,8 +796,14 @@ mod tests {
         });
         let mut p = Player::new(std::sync::Arc::clone(&c));
         let a = json!({"messages": ["a"]});
-        assert_eq!(p.answer("POST", "/v1/messages", &a).unwrap().reply, "first");
-        assert_eq!(p.answer("POST", "/v1/messages", &a).unwrap().reply, "again");
+        assert_eq!(
+            p.answer("POST", "/v1/messages", &a).unwrap().reply,
+            b"first"
+        );
+        assert_eq!(
+            p.answer("POST", "/v1/messages", &a).unwrap().reply,
+            b"again"
+        );
         let changed = json!({"messages": ["a", "b", "exit 3"]});
         assert_eq!(
             p.answer("POST", "/v1/messages", &changed)
@@ -750,5 +836,67 @@ mod tests {
         let d = c.dropped.unwrap();
         assert_eq!(d.exchanges, 3);
         assert!(d.why.contains("16 MiB"), "{}", d.why);
+    }
+
+    /// Version 2 keeps the reply's headers (never a cookie or an account id) and a body
+    /// that is not text byte for byte; a version 1 cassette, which kept only the content
+    /// type, still reads, its tools compared as a set.
+    #[test]
+    fn version_2_keeps_headers_and_bytes_and_version_1_still_reads() {
+        let mut binary = exchange("/v1/messages", json!({"m": 1}), "");
+        binary.reply = vec![0x1f, 0x8b, 0xff, 0x00, b'x'];
+        binary.headers = vec![
+            ("content-type".into(), "application/octet-stream".into()),
+            ("content-encoding".into(), "br".into()),
+            ("x-should-retry".into(), "false".into()),
+            ("retry-after".into(), "7".into()),
+            ("request-id".into(), "req_011CAuth".into()),
+            ("set-cookie".into(), "session=s".into()),
+            ("anthropic-organization-id".into(), "org-1".into()),
+            ("content-length".into(), "5".into()),
+        ];
+        let c = Cassette {
+            upstream: "u".into(),
+            exchanges: vec![binary],
+            ..Cassette::default()
+        };
+        let redactor = crate::shared::redact::Redactor::new([]);
+        let read = Cassette::from_bytes(&c.to_bytes(&redactor).unwrap(), "c").unwrap();
+        let e = &read.exchanges[0];
+        assert_eq!(e.reply, vec![0x1f, 0x8b, 0xff, 0x00, b'x']);
+        let names: Vec<&str> = e.headers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "content-type",
+                "content-encoding",
+                "x-should-retry",
+                "retry-after",
+                "request-id"
+            ]
+        );
+
+        let v1 = json!({"cassette": 1, "upstream": "u", "credentials": [], "exchanges": [{
+            "method": "POST", "path": "/v1beta/models/m:streamGenerateContent?alt=sse",
+            "request": {"full": {"tools": [{"functionDeclarations": [{"name": "b"}, {"name": "a"}]}]}},
+            "status": 200, "content_type": "text/event-stream", "reply": "data: {}\n\n", "cut": true
+        }]});
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(v1.to_string().as_bytes()).unwrap();
+        let old = Cassette::from_bytes(&gz.finish().unwrap(), "old").unwrap();
+        let e = &old.exchanges[0];
+        assert!(e.headers.is_empty() && e.cut);
+        assert_eq!(e.reply, b"data: {}\n\n");
+        assert_eq!(
+            e.request["tools"][0]["functionDeclarations"],
+            json!([{"name": "a"}, {"name": "b"}])
+        );
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(br#"{"cassette": 3, "exchanges": []}"#)
+            .unwrap();
+        assert!(matches!(
+            Cassette::from_bytes(&gz.finish().unwrap(), "new"),
+            Err(CassetteError::Format { .. })
+        ));
     }
 }

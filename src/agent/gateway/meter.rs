@@ -10,11 +10,19 @@
 //! | protocol | usage read from | complete when |
 //! |---|---|---|
 //! | Anthropic | `message_start.message.usage`, then `message_delta.usage` (later figures win) | `message_stop` |
-//! | Responses | `response.completed` / `.incomplete` / `.failed` `.response.usage` | `response.completed` |
+//! | Responses | `response.completed` / `.incomplete` / `.failed` `.response.usage` | `response.completed` or `.incomplete` |
 //! | Chat | the last chunk with a `usage` object (needs `stream_options.include_usage`) | `[DONE]` or a `finish_reason` |
 //! | Gemini | the last chunk's `usageMetadata` | a candidate's `finishReason` |
 //!
 //! A whole (non-streamed) JSON reply is read the same way, once.
+//!
+//! Besides tokens: Anthropic's 1-hour cache writes (`usage.cache_creation.
+//! ephemeral_1h_input_tokens`, a part of `cache_creation_input_tokens` billed at twice the
+//! input rate) and server-side web searches (`usage.server_tool_use.web_search_requests`);
+//! and whether the model stopped at its output-token limit, which every protocol reports
+//! as a complete reply (Anthropic `stop_reason: "max_tokens"`, Responses
+//! `response.incomplete` with `incomplete_details.reason: "max_output_tokens"`, Chat
+//! `finish_reason: "length"`, Gemini `finishReason: "MAX_TOKENS"`).
 
 use serde_json::Value;
 
@@ -36,6 +44,11 @@ pub struct Tokens {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_creation: u64,
+    /// Of `cache_creation`, the tokens written to Anthropic's 1-hour cache
+    /// (`usage.cache_creation.ephemeral_1h_input_tokens`), billed at a higher rate than the
+    /// 5-minute cache ([`super::price`]).
+    #[serde(default)]
+    pub cache_creation_1h: u64,
 }
 
 impl Tokens {
@@ -60,6 +73,9 @@ impl Tokens {
         self.output = self.output.saturating_add(other.output);
         self.cache_read = self.cache_read.saturating_add(other.cache_read);
         self.cache_creation = self.cache_creation.saturating_add(other.cache_creation);
+        self.cache_creation_1h = self
+            .cache_creation_1h
+            .saturating_add(other.cache_creation_1h);
     }
 }
 
@@ -74,6 +90,15 @@ pub struct Metered {
     pub completed: bool,
     /// Whether the reply was an error (an error event or error body).
     pub error: bool,
+    /// Server-side web searches the reply reports (Anthropic's
+    /// `usage.server_tool_use.web_search_requests`), billed per search.
+    pub web_searches: u64,
+    /// Whether the model stopped because it reached its output-token limit: Anthropic's
+    /// `stop_reason: "max_tokens"`, a Responses API `response.incomplete` for
+    /// `max_output_tokens`, a Chat Completions `finish_reason: "length"`, Gemini's
+    /// `finishReason: "MAX_TOKENS"`. Such a reply is complete: the model answered, and
+    /// stopped where the request told it to.
+    pub output_limit: bool,
 }
 
 /// Meters one reply fed in pieces.
@@ -220,6 +245,15 @@ fn anthropic_usage(usage: &Value, m: &mut Metered) {
         &mut t.cache_creation,
         u64_at(usage, &["cache_creation_input_tokens"]),
     );
+    // Claude Code with a subscription login marks every `cache_control` `ttl: "1h"`.
+    set(
+        &mut t.cache_creation_1h,
+        u64_at(usage, &["cache_creation", "ephemeral_1h_input_tokens"]),
+    );
+    set(
+        &mut m.web_searches,
+        u64_at(usage, &["server_tool_use", "web_search_requests"]),
+    );
 }
 
 fn anthropic_event(name: &str, v: &Value, m: &mut Metered) {
@@ -232,7 +266,12 @@ fn anthropic_event(name: &str, v: &Value, m: &mut Metered) {
             }
             anthropic_usage(&message["usage"], m);
         }
-        "message_delta" => anthropic_usage(&v["usage"], m),
+        "message_delta" => {
+            anthropic_usage(&v["usage"], m);
+            if v["delta"]["stop_reason"] == "max_tokens" {
+                m.output_limit = true;
+            }
+        }
         "message_stop" => m.completed = true,
         "error" => m.error = true,
         _ => {}
@@ -255,7 +294,14 @@ fn responses_event(name: &str, v: &Value, m: &mut Metered) {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
     match kind {
         "response.completed" => response_object(&v["response"], true, m),
-        "response.incomplete" => response_object(&v["response"], false, m),
+        // The model stopped before its answer's end (its output-token limit, a content
+        // filter): a complete reply, as a `stop_reason: "max_tokens"` message is.
+        "response.incomplete" => {
+            response_object(&v["response"], true, m);
+            if v["response"]["incomplete_details"]["reason"] == "max_output_tokens" {
+                m.output_limit = true;
+            }
+        }
         "response.failed" | "error" => {
             response_object(&v["response"], false, m);
             m.error = true;
@@ -299,6 +345,12 @@ fn chat_chunk(v: &Value, m: &mut Metered) {
             .any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null()))
     });
     m.completed |= finished;
+    if v["choices"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["finish_reason"] == "length"))
+    {
+        m.output_limit = true;
+    }
 }
 
 fn gemini_chunk(v: &Value, m: &mut Metered) {
@@ -324,6 +376,12 @@ fn gemini_chunk(v: &Value, m: &mut Metered) {
             .any(|c| c.get("finishReason").is_some_and(|f| !f.is_null()))
     });
     m.completed |= finished;
+    if v["candidates"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["finishReason"] == "MAX_TOKENS"))
+    {
+        m.output_limit = true;
+    }
 }
 
 /// Reads a whole (non-streamed) reply body.
@@ -339,11 +397,14 @@ fn read_whole(protocol: Protocol, v: &Value, m: &mut Metered) {
             }
             anthropic_usage(&v["usage"], m);
             m.completed |= v.get("type").and_then(Value::as_str) == Some("message");
+            m.output_limit |= v["stop_reason"] == "max_tokens";
         }
         Protocol::Responses => {
             let failed = v["status"] == "failed" || v.get("error").is_some_and(|e| !e.is_null());
-            response_object(v, v["status"] == "completed", m);
+            let ended = v["status"] == "completed" || v["status"] == "incomplete";
+            response_object(v, ended, m);
             m.error |= failed;
+            m.output_limit |= v["incomplete_details"]["reason"] == "max_output_tokens";
         }
         Protocol::Chat => chat_chunk(v, m),
         Protocol::Gemini => gemini_chunk(v, m),
@@ -391,7 +452,8 @@ mod tests {
                 input: 100,
                 output: 7,
                 cache_read: 20,
-                cache_creation: 5
+                cache_creation: 5,
+                cache_creation_1h: 0,
             })
         );
         assert_eq!(m.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
@@ -440,7 +502,8 @@ mod tests {
                 input: 100,
                 output: 7,
                 cache_read: 20,
-                cache_creation: 0
+                cache_creation: 0,
+                cache_creation_1h: 0,
             })
         );
         assert_eq!(m.model.as_deref(), Some("gpt-5-codex"));
@@ -470,7 +533,8 @@ mod tests {
                 input: 100,
                 output: 7,
                 cache_read: 20,
-                cache_creation: 0
+                cache_creation: 0,
+                cache_creation_1h: 0,
             })
         );
         assert!(m.completed);
@@ -499,7 +563,8 @@ mod tests {
                 input: 100,
                 output: 7,
                 cache_read: 20,
-                cache_creation: 0
+                cache_creation: 0,
+                cache_creation_1h: 0,
             })
         );
         assert_eq!(m.model.as_deref(), Some("gemini-2.5-pro"));
@@ -513,5 +578,80 @@ mod tests {
                 .join(",")
         );
         assert_eq!(meter(Protocol::Gemini, false, &array).tokens, m.tokens);
+    }
+
+    /// Claude Code 2.1.x with a subscription login marks every `cache_control` `ttl: "1h"`:
+    /// the 1-hour part of the cache writes is read apart; so are WebSearch's server-side
+    /// searches (`server_tool_use`, in `message_delta`'s cumulative usage).
+    #[test]
+    fn one_hour_cache_writes_and_web_searches_are_read() {
+        let body = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-opus-4-6\",\"usage\":{\"input_tokens\":3,\"cache_creation_input_tokens\":5000,\"cache_read_input_tokens\":12000,\"cache_creation\":{\"ephemeral_5m_input_tokens\":1000,\"ephemeral_1h_input_tokens\":4000},\"output_tokens\":1}}}\n\n",
+            "event: message_delta\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":3,\"cache_creation_input_tokens\":5000,\"cache_read_input_tokens\":12000,\"output_tokens\":90,\"server_tool_use\":{\"web_search_requests\":2,\"web_fetch_requests\":1}}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let m = meter(Protocol::Anthropic, true, body);
+        assert_eq!(
+            m.tokens,
+            Some(Tokens {
+                input: 3,
+                output: 90,
+                cache_read: 12000,
+                cache_creation: 5000,
+                cache_creation_1h: 4000,
+            })
+        );
+        assert_eq!(m.web_searches, 2);
+        assert!(m.completed && !m.output_limit);
+    }
+
+    /// A model that stopped at its output-token limit ended its reply on every protocol:
+    /// complete, not an error, and marked as such — alike for Claude's `max_tokens` and
+    /// Codex's `response.incomplete` (one was counted failed, the other completed).
+    #[test]
+    fn an_output_limit_stop_is_a_complete_reply_on_every_protocol() {
+        let anthropic = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":32000}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let responses = concat!(
+            "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"status\":\"in_progress\"}}\n\n",
+            "event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"model\":\"gpt-5-codex\",\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{\"input_tokens\":10,\"output_tokens\":128000}}}\n\n",
+        );
+        let chat = concat!(
+            "data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+            "data: {\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":4096}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let gemini = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"MAX_TOKENS\"}],\"usageMetadata\":{\"promptTokenCount\":10,\"candidatesTokenCount\":8192}}\r\n\r\n";
+        for (protocol, body) in [
+            (Protocol::Anthropic, anthropic),
+            (Protocol::Responses, responses),
+            (Protocol::Chat, chat),
+            (Protocol::Gemini, gemini),
+        ] {
+            let m = meter(protocol, true, body);
+            assert!(
+                m.completed && !m.error && m.output_limit,
+                "{protocol:?}: {m:?}"
+            );
+            assert_eq!(m.tokens.map(|t| t.input), Some(10), "{protocol:?}");
+        }
+        let whole = meter(
+            Protocol::Responses,
+            false,
+            r#"{"model":"gpt-5","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":10,"output_tokens":5}}"#,
+        );
+        assert!(whole.completed && whole.output_limit && !whole.error);
+        // A normal end is no output-limit stop.
+        let done = meter(
+            Protocol::Anthropic,
+            true,
+            &anthropic.replace("max_tokens", "end_turn"),
+        );
+        assert!(done.completed && !done.output_limit);
     }
 }

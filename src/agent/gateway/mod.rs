@@ -28,6 +28,7 @@
 
 pub mod budget;
 pub mod cassette;
+mod encoding;
 pub mod mcp_record;
 pub mod meter;
 pub mod normalize;

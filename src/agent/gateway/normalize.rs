@@ -15,6 +15,8 @@
 //! | the names aptitude gives the run's directories (`aptitude-ws-…`, `aptitude-qwen-home-…`), also in relative paths | made fresh for each run | `@@aptitude:workspace-dir@@`, `@@aptitude:home-name@@` |
 //! | dates and times (ISO 8601, `11/26/2026`, `Wednesday, November 26, 2026`) | the day the run happened, in system prompts | `<date>` |
 //! | the order of the `<skill>` entries of an `<available_skills>` list | Gemini CLI lists its skills in the order the file system reads their directories, which differs between checkouts | sorted |
+//! | the order of the names in a `Did you mean one of: "a", "b", "c"?` list | Gemini CLI and Qwen Code suggest the registered tools nearest a name they do not have, ties in registry order, which races like their declarations | sorted |
+//! | the order of the tools a request declares: `tools[]` (Anthropic `name`, Responses `name` or `type`, Chat `function.name`) and Gemini's `tools[].functionDeclarations[]` (`name`) | Gemini CLI declares its tools in the order they were discovered, which races MCP discovery against its skill tool | sorted by name: a set keyed by name |
 //! | measurements agents add to tool results: Codex's `Wall time: 0.0000 seconds` and `Chunk ID: 7ec8be`, Gemini CLI's `Process Group PGID: 25145`, a `PID: 123` | the machine's timing and process numbers | `Wall time: <measured>`, `Chunk ID: <id>`, `PGID: <pid>` |
 //! | Unix times in s or ms, 2017–2033 (`1795655838668`), as JSON numbers or inside strings | when a turn started (Codex's `turn_started_at_unix_ms`), ids made from the time (Gemini CLI's `run_shell_command_<ms>_0`) | `<time>` |
 //!
@@ -209,7 +211,7 @@ impl Normalizer {
 
     /// A request's text as compared: the run's paths, then the volatile values, as tokens.
     pub fn request_text(&self, text: &str) -> String {
-        let mut out = sorted_skills(&self.paths(text));
+        let mut out = sorted_suggestions(&sorted_skills(&self.paths(text)));
         if let Some(release) = OS_RELEASE.as_deref()
             && out.contains(release)
         {
@@ -224,22 +226,58 @@ impl Normalizer {
     }
 
     /// A request's JSON as compared: every string (and key) through
-    /// [`Normalizer::request_text`].
+    /// [`Normalizer::request_text`], its tools in order of their names
+    /// ([`sorted_tools`]).
     pub fn request_json(&self, value: &Value) -> Value {
+        sorted_tools(self.tokens_json(value))
+    }
+
+    fn tokens_json(&self, value: &Value) -> Value {
         match value {
             Value::String(s) => Value::String(self.request_text(s)),
             Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.request_json(v)).collect())
+                Value::Array(items.iter().map(|v| self.tokens_json(v)).collect())
             }
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| (self.request_text(k), self.request_json(v)))
+                    .map(|(k, v)| (self.request_text(k), self.tokens_json(v)))
                     .collect(),
             ),
             Value::Number(n) if is_unix_time(n) => Value::String("<time>".into()),
             other => other.clone(),
         }
     }
+}
+
+/// A tool declaration's name: Anthropic's and the Responses API's `name`, Chat
+/// Completions' `function.name`, a built-in tool's `type` (`web_search`); else its JSON.
+fn tool_key(tool: &Value) -> String {
+    tool.get("name")
+        .or_else(|| tool.get("function").and_then(|f| f.get("name")))
+        .or_else(|| tool.get("type"))
+        .and_then(Value::as_str)
+        .map_or_else(|| tool.to_string(), str::to_owned)
+}
+
+/// A request body with the tools it declares in order of their names, on every protocol:
+/// `tools[]`, and each Gemini `tools[].functionDeclarations[]`. The order an agent declares
+/// its tools in is not what it does (Gemini CLI's races MCP discovery against its own
+/// tools), so a replay compares them as a set keyed by name. Idempotent; other fields are
+/// left as they are.
+pub fn sorted_tools(mut request: Value) -> Value {
+    let Some(tools) = request.get_mut("tools").and_then(Value::as_array_mut) else {
+        return request;
+    };
+    for tool in tools.iter_mut() {
+        if let Some(declarations) = tool
+            .get_mut("functionDeclarations")
+            .and_then(Value::as_array_mut)
+        {
+            declarations.sort_by_cached_key(tool_key);
+        }
+    }
+    tools.sort_by_cached_key(tool_key);
+    request
 }
 
 /// An `<available_skills>` list (Gemini CLI's system prompt) with its `<skill>` entries
@@ -265,6 +303,28 @@ fn sorted_skills(text: &str) -> String {
             "<available_skills>{head}{}{tail}</available_skills>",
             joined.join(head)
         )
+    })
+    .into_owned()
+}
+
+/// A `Did you mean one of: "a", "b"?` list (Gemini CLI's and Qwen Code's answer to a
+/// call of a tool they do not have) with its names sorted: ties among the nearest names
+/// come in the order the tools were registered, which races.
+fn sorted_suggestions(text: &str) -> String {
+    static LIST: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(
+            r#"Did you mean one of: ((?:"[^"
+]{0,200}"(?:, )?){2,20})\?"#,
+        )
+        .ok()
+    });
+    let Some(list) = LIST.as_ref().filter(|l| l.is_match(text)) else {
+        return text.to_owned();
+    };
+    list.replace_all(text, |caps: &regex::Captures<'_>| {
+        let mut names: Vec<&str> = caps[1].split(", ").collect();
+        names.sort_unstable();
+        format!("Did you mean one of: {}?", names.join(", "))
     })
     .into_owned()
 }
@@ -503,5 +563,86 @@ mod tests {
             Some(("messages[2]".into(), "(absent)".into()))
         );
         assert_eq!(first_difference(&recorded, &recorded.clone()), None);
+    }
+
+    /// Gemini CLI declares its tools in the order discovery finished: MCP discovery races
+    /// its skill tool, so a loaded machine swaps `activate_skill` and an MCP tool
+    /// (`tools[0].functionDeclarations[16]`). Tools compare as a set keyed by name, on
+    /// every protocol; a tool that differs is still a difference.
+    #[test]
+    fn declared_tools_compare_as_a_set_keyed_by_name_on_every_protocol() {
+        let n = Normalizer::default();
+        let gemini = |names: &[&str]| {
+            let decls: Vec<Value> = names
+                .iter()
+                .map(|name| json!({"name": name, "description": format!("{name} tool")}))
+                .collect();
+            json!({"contents": [], "tools": [{"functionDeclarations": decls}]})
+        };
+        assert_eq!(
+            n.request_json(&gemini(&[
+                "run_shell_command",
+                "activate_skill",
+                "mcp_echo_echo"
+            ])),
+            n.request_json(&gemini(&[
+                "run_shell_command",
+                "mcp_echo_echo",
+                "activate_skill"
+            ]))
+        );
+        assert_ne!(
+            n.request_json(&gemini(&["run_shell_command", "activate_skill"])),
+            n.request_json(&gemini(&["run_shell_command", "mcp_echo_echo"]))
+        );
+        let anthropic = |a: &str, b: &str| json!({"tools": [{"name": a, "input_schema": {}}, {"name": b, "input_schema": {}}, {"type": "web_search_20250305", "name": "web_search"}]});
+        assert_eq!(
+            n.request_json(&anthropic("Bash", "mcp__echo__echo")),
+            n.request_json(&anthropic("mcp__echo__echo", "Bash"))
+        );
+        let chat = |a: &str, b: &str| json!({"tools": [{"type": "function", "function": {"name": a}}, {"type": "function", "function": {"name": b}}]});
+        assert_eq!(
+            n.request_json(&chat("run_shell_command", "mcp__echo__echo")),
+            n.request_json(&chat("mcp__echo__echo", "run_shell_command"))
+        );
+        let responses = |a: &str| json!({"tools": [{"type": "function", "name": a}, {"type": "web_search"}, {"type": "function", "name": "exec_command"}]});
+        let sorted = n.request_json(&responses("apply_patch"));
+        assert_eq!(sorted, sorted_tools(sorted.clone()), "idempotent");
+        assert_eq!(
+            sorted["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(tool_key)
+                .collect::<Vec<_>>(),
+            ["apply_patch", "exec_command", "web_search"]
+        );
+        // The first difference is still named by its place in the sorted list.
+        let changed = json!({"tools": [{"name": "Bash", "description": "new"}]});
+        let was = json!({"tools": [{"name": "Bash", "description": "old"}]});
+        assert_eq!(
+            first_difference(&n.request_json(&was), &n.request_json(&changed)).map(|d| d.0),
+            Some("tools[0].description".to_owned())
+        );
+    }
+
+    /// Qwen Code (like Gemini CLI) answers a call of a tool it does not have with the
+    /// registered tools nearest its name, ties in registration order, which races: the
+    /// order is not a difference, the names are.
+    #[test]
+    fn the_order_of_suggested_tool_names_is_not_a_difference() {
+        let n = Normalizer::default();
+        let said = |list: &str| {
+            n.request_text(&format!(
+                "Tool \"get_capital\" not found in registry. Tools must use the exact names that are registered. Did you mean one of: {list}?"
+            ))
+        };
+        let a = said(r#""get_goal", "web_fetch", "tool_call""#);
+        assert_eq!(a, said(r#""get_goal", "tool_call", "web_fetch""#));
+        assert!(
+            a.ends_with(r#"Did you mean one of: "get_goal", "tool_call", "web_fetch"?"#),
+            "{a}"
+        );
+        assert_ne!(a, said(r#""get_goal", "tool_call", "read_file""#));
     }
 }

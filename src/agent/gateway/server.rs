@@ -5,7 +5,8 @@
 //! hashes for retries; at most [`MAX_REQUEST_BYTES`]); replies are never buffered: each
 //! piece is handed to the agent as it arrives and read by the meter on the way. Headers
 //! that belong to one connection (`connection`, `transfer-encoding`, …) are not forwarded;
-//! `accept-encoding` is set to `identity` upstream, so that the meter reads plain text.
+//! `accept-encoding` is set to `identity` upstream, so that the meter reads plain text; an
+//! upstream that compresses anyway is decompressed on the way ([`super::encoding`]).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -26,11 +27,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::{Estimate, Ledger, Limits};
 use super::cassette::{Divergence, Player, Recorder};
+use super::encoding::{self, Decoder, Encoding};
 use super::meter::ReplyMeter;
 use super::normalize::Normalizer;
 use super::protocol::Protocol;
 use super::scope::{self, Admission, Scrubber};
-use super::tape::{self, Body, BoxError, Taping};
+use super::tape::{self, Body, BoxError, Cut, Taping};
 use super::traffic::{RunLog, Traffic};
 use super::wire::{ReplyCalls, Wire};
 use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
@@ -372,17 +374,23 @@ async fn handle(
                         .as_deref()
                         .is_some_and(|t| t.starts_with("text/event-stream"));
                     let mut reader = ReplyCalls::new(c.protocol, sse);
-                    let mut calls = reader.push(exchange.reply.as_bytes());
+                    let mut calls = reader.push(&exchange.reply);
                     calls.extend(reader.finish());
                     calls
                 });
-                (tape::replayed(exchange, &run.normalizer), calls)
+                // A recorded failure fails again: the agent's retry of it is a retry.
+                let failed = exchange.cut || exchange.status >= 400;
+                (tape::replayed(exchange, &run.normalizer), calls, failed)
             });
         match answer {
-            Ok((reply, calls)) => {
-                if let Some(calls) = calls {
+            Ok((reply, calls, failed)) => {
+                if let (Some(calls), Some(call)) = (calls, &call) {
                     lock(&run.wire).served(calls);
-                    lock(&run.log).replayed();
+                    let mut log = lock(&run.log);
+                    log.replayed();
+                    if failed {
+                        log.failed(call.index);
+                    }
                 }
                 return Ok(reply);
             }
@@ -399,7 +407,7 @@ async fn handle(
         Some(_) => lock(&run.log).next,
         None => Estimate::default(),
     };
-    if let Some(refused) = refuse(&shared, &run, call.as_ref().map(|c| c.index), next) {
+    if let Some(refused) = refuse(&shared, &run, call.as_ref(), next) {
         return Ok(local_error(
             call.as_ref().map(|c| c.protocol),
             400,
@@ -477,13 +485,19 @@ fn diverged(run: &RunState, call: Option<&Call>, why: Divergence) -> Option<Resp
     ))
 }
 
-/// Refuses a request (model request `index`, or another) when it would cross a ceiling:
-/// records why, fires the run's stop, and returns the message the agent is sent.
-fn refuse(shared: &Shared, run: &RunState, index: Option<usize>, next: Estimate) -> Option<String> {
-    let why = lock(&shared.ledger).admit(next).err()?;
+/// Refuses a request (a model request `call`, or another) when it would cross a ceiling,
+/// or when it asks for a model the cost ceiling can not price: records why, fires the
+/// run's stop, and returns the message the agent is sent.
+fn refuse(shared: &Shared, run: &RunState, call: Option<&Call>, next: Estimate) -> Option<String> {
+    let why = {
+        let ledger = lock(&shared.ledger);
+        call.map_or(Ok(()), |c| ledger.admit_model(c.model.as_deref()))
+            .and_then(|()| ledger.admit(next))
+            .err()?
+    };
     let mut log = lock(&run.log);
-    if let Some(index) = index {
-        log.failed(index);
+    if let Some(call) = call {
+        log.failed(call.index);
     }
     let number = log.traffic.requests;
     log.traffic.budget.get_or_insert_with(|| {
@@ -583,22 +597,7 @@ async fn forward(
         }
     };
     let (mut parts, body) = reply.into_parts();
-    for name in HOP_BY_HOP {
-        parts.headers.remove(HeaderName::from_static(name));
-    }
-    // An upstream that quotes the real key back (in an error about a header, say) must
-    // not hand it to the agent: the key is taken out of every header and the body.
-    let mut scrubber = Scrubber::new(run.secrets.iter().map(|(_, real)| real.clone()));
-    if let Some(scrubber) = scrubber.as_mut() {
-        parts.headers.remove(header::CONTENT_LENGTH);
-        for value in parts.headers.values_mut() {
-            if let Some(clean) = scrubber.scrub_once(value.as_bytes())
-                && let Ok(clean) = HeaderValue::from_bytes(&clean)
-            {
-                *value = clean;
-            }
-        }
-    }
+    let (decoder, undecodable, scrubber) = reply_headers(run, &mut parts.headers);
     let sse = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -610,31 +609,83 @@ async fn forward(
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        taping.headers = parts
+            .headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
     }
     let tap = Tap {
         inner: body,
         calls: call
             .as_ref()
+            .filter(|_| !undecodable)
             .map(|call| ReplyCalls::new(call.protocol, sse)),
         meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
+        decoder,
+        undecodable,
         taping,
         scrubber,
         status: parts.status.as_u16(),
         run: Arc::clone(run),
         shared: Arc::clone(shared),
+        cut: None,
         done: false,
     };
     Response::from_parts(parts, tap.boxed())
 }
 
-/// A reply body on its way to the agent: each frame is passed on as it comes and read by
-/// the meter; the reply is counted when it ends, fails, or is dropped (the agent went
-/// away, the run ended).
+/// The upstream reply's headers as the agent gets them: without those of one connection, a
+/// compressed reply's encoding and length (it goes on decompressed: [`super::encoding`]),
+/// the real keys scrubbed out. Returns the reply's decompressor, whether it is in an
+/// encoding the gateway can not read (passed on as it is, unmetered), and the body's
+/// scrubber.
+fn reply_headers(
+    run: &RunState,
+    headers: &mut hyper::HeaderMap,
+) -> (Option<Box<Decoder>>, bool, Option<Scrubber>) {
+    for name in HOP_BY_HOP {
+        headers.remove(HeaderName::from_static(name));
+    }
+    let (decoder, undecodable) = match encoding::of(headers) {
+        Encoding::Identity => (None, false),
+        Encoding::Decoded(decoder) => {
+            headers.remove(header::CONTENT_ENCODING);
+            headers.remove(header::CONTENT_LENGTH);
+            (Some(decoder), false)
+        }
+        Encoding::Unknown => (None, true),
+    };
+    // An upstream that quotes the real key back (in an error about a header, say) must
+    // not hand it to the agent: the key is taken out of every header and the body.
+    let mut scrubber = Scrubber::new(run.secrets.iter().map(|(_, real)| real.clone()));
+    if let Some(scrubber) = scrubber.as_mut() {
+        headers.remove(header::CONTENT_LENGTH);
+        for value in headers.values_mut() {
+            if let Some(clean) = scrubber.scrub_once(value.as_bytes())
+                && let Ok(clean) = HeaderValue::from_bytes(&clean)
+            {
+                *value = clean;
+            }
+        }
+    }
+    (decoder, undecodable, scrubber)
+}
+
+/// A reply body on its way to the agent: each frame is passed on as it comes (decompressed
+/// when the upstream compressed it) and read by the meter; the reply is counted when it
+/// ends, fails, or is dropped (the agent went away, the run ended).
 struct Tap {
     inner: Incoming,
     meter: Option<(ReplyMeter, Call)>,
     /// The tool calls the reply asks for, noted on the run's wire as each completes.
     calls: Option<ReplyCalls>,
+    /// Decompresses a reply the upstream compressed.
+    decoder: Option<Box<Decoder>>,
+    /// The reply is in an encoding the gateway can not read: passed on, not metered.
+    undecodable: bool,
     taping: Option<Taping>,
     /// Takes the real keys out of the reply (see [`forward`]); holds back a secret's
     /// length of bytes until the next frame.
@@ -642,6 +693,9 @@ struct Tap {
     status: u16,
     run: Arc<RunState>,
     shared: Arc<Shared>,
+    /// The upstream cut the reply: its error, held until what came before reached the
+    /// agent.
+    cut: Option<Cut>,
     done: bool,
 }
 
@@ -671,10 +725,60 @@ impl Tap {
         let Some((meter, call)) = self.meter.take() else {
             return;
         };
-        let metered = meter.finish();
+        let metered = if self.undecodable {
+            // Nothing in it could be read: unmetered, failed only when cut.
+            super::meter::Metered {
+                completed: !cut,
+                ..super::meter::Metered::default()
+            }
+        } else {
+            meter.finish()
+        };
         let (tokens, cost) =
             lock(&self.run.log).end(call.index, call.model.as_deref(), self.status, &metered);
         lock(&self.shared.ledger).add(&tokens, cost);
+    }
+
+    /// Passes one piece of the plain reply on: read by the meter and the wire, scrubbed of
+    /// the real keys, taped. `None` when nothing is to be sent yet.
+    fn pass(&mut self, data: &[u8]) -> Option<Bytes> {
+        if !self.undecodable {
+            if let Some((meter, _)) = self.meter.as_mut() {
+                meter.push(data);
+            }
+            if let Some(calls) = self.calls.as_mut() {
+                let done = calls.push(data);
+                if !done.is_empty() {
+                    lock(&self.run.wire).served(done);
+                }
+            }
+        }
+        let data = match self.scrubber.as_mut() {
+            Some(scrubber) => scrubber.push(data),
+            None => data.to_vec(),
+        };
+        if let Some(taping) = self.taping.as_mut() {
+            taping.push(&data);
+        }
+        (!data.is_empty()).then(|| Bytes::from(data))
+    }
+
+    /// The reply's last piece: what the decompressor and the scrubber still held.
+    fn rest(&mut self) -> Result<Option<Bytes>, std::io::Error> {
+        let mut rest = match self.decoder.as_mut() {
+            Some(decoder) => {
+                let plain = decoder.finish()?;
+                self.pass(&plain).map(|b| b.to_vec()).unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        if let Some(held) = self.scrubber.as_mut().map(Scrubber::finish) {
+            if let Some(taping) = self.taping.as_mut() {
+                taping.push(&held);
+            }
+            rest.extend(held);
+        }
+        Ok((!rest.is_empty()).then(|| Bytes::from(rest)))
     }
 }
 
@@ -687,66 +791,62 @@ impl http_body::Body for Tap {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                let frame = match frame.into_data() {
-                    Ok(data) => {
-                        if let Some((meter, _)) = this.meter.as_mut() {
-                            meter.push(&data);
-                        }
-                        if let Some(calls) = this.calls.as_mut() {
-                            let done = calls.push(&data);
-                            if !done.is_empty() {
-                                lock(&this.run.wire).served(done);
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if let Some(cut) = this.cut.as_mut() {
+                let why = std::task::ready!(cut.poll(cx));
+                this.cut = None;
+                this.end(true);
+                return Poll::Ready(Some(Err(why)));
+            }
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let data = match frame.into_data() {
+                        Ok(data) => data,
+                        Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                    };
+                    let plain = match this.decoder.as_mut().map(|d| d.push(&data)) {
+                        None => Ok(data.to_vec()),
+                        Some(decoded) => decoded,
+                    };
+                    match plain {
+                        Ok(plain) => {
+                            if let Some(out) = this.pass(&plain) {
+                                return Poll::Ready(Some(Ok(Frame::data(out))));
                             }
                         }
-                        let data = match this.scrubber.as_mut() {
-                            Some(scrubber) => Bytes::from(scrubber.push(&data)),
-                            None => data,
-                        };
-                        if let Some(taping) = this.taping.as_mut() {
-                            taping.push(&data);
-                        }
-                        Frame::data(data)
+                        Err(e) => this.cut = Some(Cut::new(Box::new(e))),
                     }
-                    Err(frame) => frame,
-                };
-                Poll::Ready(Some(Ok(frame)))
-            }
-            Poll::Ready(Some(Err(e))) => {
-                this.end(true);
-                Poll::Ready(Some(Err(Box::new(e))))
-            }
-            Poll::Ready(None) => {
-                // What the scrubber held back is the reply's last piece.
-                let rest = this.scrubber.as_mut().map(Scrubber::finish);
-                if let (Some(rest), Some(taping)) = (&rest, this.taping.as_mut()) {
-                    taping.push(rest);
                 }
-                this.end(false);
-                match rest {
-                    Some(rest) if !rest.is_empty() => {
-                        Poll::Ready(Some(Ok(Frame::data(Bytes::from(rest)))))
+                // What came before the cut reaches the agent first.
+                Poll::Ready(Some(Err(e))) => this.cut = Some(Cut::new(Box::new(e))),
+                Poll::Ready(None) => match this.rest() {
+                    Ok(rest) => {
+                        this.end(false);
+                        return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
                     }
-                    _ => Poll::Ready(None),
-                }
+                    Err(e) => this.cut = Some(Cut::new(Box::new(e))),
+                },
+                Poll::Pending => return Poll::Pending,
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done || (self.scrubber.is_none() && self.inner.is_end_stream())
+        self.done
+            || (self.scrubber.is_none()
+                && self.decoder.is_none()
+                && self.cut.is_none()
+                && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self.scrubber {
-            // A scrubbed reply may be shorter or longer than the upstream's.
-            Some(_) => SizeHint::default(),
-            None => self.inner.size_hint(),
+        match (&self.scrubber, &self.decoder) {
+            (None, None) => self.inner.size_hint(),
+            // A scrubbed or decompressed reply is not the upstream's length.
+            _ => SizeHint::default(),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The gateway's side of cassettes: a request as it is recorded and compared, a reply
-//! taped as it streams to the agent, and a reply given back from a cassette.
+//! taped as it streams to the agent, and a reply given back from a cassette — its status,
+//! headers and bytes as recorded, and, for a reply the upstream cut, its bytes up to the
+//! cut and then a dropped connection.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -56,6 +58,8 @@ pub(super) struct Taping {
     pub(super) path: String,
     pub(super) request: Value,
     pub(super) content_type: Option<String>,
+    /// The reply's headers as the agent got them (names lowercase).
+    pub(super) headers: Vec<(String, String)>,
     reply: Vec<u8>,
     too_big: bool,
 }
@@ -69,6 +73,7 @@ impl Taping {
             path,
             request,
             content_type: None,
+            headers: Vec::new(),
             reply: Vec::new(),
             too_big: false,
         }
@@ -95,22 +100,64 @@ impl Taping {
         if self.too_big {
             return Err(MAX_CASSETTE_BYTES);
         }
-        let reply = normalizer.paths(&String::from_utf8_lossy(&self.reply));
+        // The run's paths become tokens in a text reply; other bytes are kept as they are.
+        let reply = match String::from_utf8(self.reply) {
+            Ok(text) => normalizer.paths(&text).into_bytes(),
+            Err(bytes) => bytes.into_bytes(),
+        };
         Ok(Exchange {
             method: self.method,
             path: self.path,
             request: self.request,
             status,
             content_type: self.content_type,
+            headers: self.headers,
             reply,
             cut,
         })
     }
 }
 
+/// How long a reply that is cut is held open after its last bytes, in ms: hyper drops a
+/// connection whose body fails at once, with what it had not yet flushed — the status line
+/// and the bytes before the cut — so the error waits until they reached the agent.
+pub(super) const CUT_LINGER_MS: u64 = 100;
+
+/// The error that ends a body at its cut, once [`CUT_LINGER_MS`] have passed: what was
+/// sent before it reaches the agent first.
+pub(super) struct Cut {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    why: Option<BoxError>,
+}
+
+impl Cut {
+    /// A cut that fails with `why`.
+    pub(super) fn new(why: BoxError) -> Self {
+        Cut {
+            sleep: Box::pin(tokio::time::sleep(std::time::Duration::from_millis(
+                CUT_LINGER_MS,
+            ))),
+            why: Some(why),
+        }
+    }
+
+    /// `Ready` with the error once the bytes before the cut had their time.
+    pub(super) fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<BoxError> {
+        use std::future::Future;
+        std::task::ready!(self.sleep.as_mut().poll(cx));
+        std::task::Poll::Ready(self.why.take().unwrap_or_else(|| {
+            Box::new(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the reply was cut",
+            ))
+        }))
+    }
+}
+
 /// A recorded reply that was cut: its data, then a dropped connection.
 struct CutReply {
     data: Option<Bytes>,
+    cut: Option<Cut>,
 }
 
 impl http_body::Body for CutReply {
@@ -119,36 +166,64 @@ impl http_body::Body for CutReply {
 
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
+        cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
-        std::task::Poll::Ready(Some(match self.data.take() {
-            Some(data) => Ok(http_body::Frame::data(data)),
-            None => Err(Box::new(std::io::Error::new(
-                std::io::ErrorKind::ConnectionReset,
-                "the recorded reply was cut here",
-            ))),
-        }))
+        if let Some(data) = self.data.take().filter(|d| !d.is_empty()) {
+            return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(data))));
+        }
+        match self.cut.as_mut() {
+            Some(cut) => {
+                let why = std::task::ready!(cut.poll(cx));
+                self.cut = None;
+                std::task::Poll::Ready(Some(Err(why)))
+            }
+            None => std::task::Poll::Ready(None),
+        }
     }
 }
 
-/// The recorded reply of `exchange`, with the replaying run's own paths: whole, or — for
-/// a reply that was cut — its recorded part and then a dropped connection.
+/// The recorded reply of `exchange`, with the replaying run's own paths: its status and
+/// headers as recorded (a version 1 cassette's: its content type), and its body whole, or —
+/// for a reply that was cut — its recorded part and then a dropped connection.
 pub(super) fn replayed(exchange: &Exchange, normalizer: &Normalizer) -> Response<Body> {
-    let bytes = Bytes::from(normalizer.restore(&exchange.reply));
+    let bytes = match std::str::from_utf8(&exchange.reply) {
+        Ok(text) => Bytes::from(normalizer.restore(text)),
+        Err(_) => Bytes::from(exchange.reply.clone()),
+    };
     let body: Body = if exchange.cut {
-        CutReply { data: Some(bytes) }.boxed()
+        CutReply {
+            data: Some(bytes),
+            cut: Some(Cut::new(Box::new(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the recorded reply was cut here",
+            )))),
+        }
+        .boxed()
     } else {
         Full::new(bytes).map_err(|never| match never {}).boxed()
     };
     let mut response = Response::new(body);
     *response.status_mut() =
         hyper::StatusCode::from_u16(exchange.status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    let headers = response.headers_mut();
+    for (name, value) in &exchange.headers {
+        if !super::cassette::kept_reply_header(name) {
+            continue;
+        }
+        if let (Ok(name), Ok(value)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
     if let Some(value) = exchange
         .content_type
         .as_deref()
+        .filter(|_| !headers.contains_key(header::CONTENT_TYPE))
         .and_then(|c| HeaderValue::from_str(c).ok())
     {
-        response.headers_mut().insert(header::CONTENT_TYPE, value);
+        headers.insert(header::CONTENT_TYPE, value);
     }
     response
 }

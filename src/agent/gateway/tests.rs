@@ -469,3 +469,190 @@ async fn a_budget_refusal_is_final_for_the_run() {
     assert!(traffic.budget.is_some());
     assert_eq!(traffic.refused, 2, "after the stop: {traffic:?}");
 }
+
+/// An upstream for what the real APIs do besides a plain stream: a reply cut in its middle
+/// (`CUT`), a 401 with the headers that steer the agent's retries (`AUTH`), a gzip reply
+/// although the gateway asked for identity (`GZIP`).
+async fn unruly_upstream() -> String {
+    let app = axum::Router::new().fallback(move |body: Bytes| async move {
+        let has = |w: &str| body.windows(w.len()).any(|x| x == w.as_bytes());
+        if has("CUT") {
+            // The data, then (once it left: hyper drops what it has not flushed) the cut.
+            let chunks = futures_util::stream::unfold(0, |step| async move {
+                match step {
+                    0 => Some((Ok(Bytes::from(SSE)), 1)),
+                    1 => {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        Some((
+                            Err(std::io::Error::new(
+                                std::io::ErrorKind::ConnectionReset,
+                                "upstream cut",
+                            )),
+                            2,
+                        ))
+                    }
+                    _ => None,
+                }
+            });
+            return Response::builder()
+                .header("content-type", "text/event-stream")
+                .header("request-id", "req_cut")
+                .body(Body::from_stream(chunks))
+                .unwrap();
+        }
+        if has("AUTH") {
+            return Response::builder()
+                .status(401)
+                .header("content-type", "application/json")
+                .header("x-should-retry", "false")
+                .header("retry-after", "7")
+                .header("request-id", "req_011CAuth")
+                .header("set-cookie", "session=secret-cookie")
+                .header("anthropic-organization-id", "org-private")
+                .body(Body::from(
+                    r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CAuth"}"#,
+                ))
+                .unwrap();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, format!("{SSE}{SSE_END}").as_bytes()).unwrap();
+        let packed = gz.finish().unwrap();
+        let (a, b) = packed.split_at(packed.len() / 2);
+        let chunks: Vec<Result<Bytes, std::io::Error>> =
+            vec![Ok(Bytes::from(a.to_vec())), Ok(Bytes::from(b.to_vec()))];
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .header("content-encoding", "gzip")
+            .body(Body::from_stream(futures_util::stream::iter(chunks)))
+            .unwrap()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// What the agent got from one request: status, headers, the bytes before the body ended
+/// or failed, and whether it failed.
+async fn got(base: &str, body: &str) -> (u16, hyper::HeaderMap, Vec<u8>, bool) {
+    let reply = client()
+        .request(post(format!("{base}/v1/messages"), "k", body))
+        .await
+        .expect("the status line reaches the agent");
+    let (parts, mut body) = reply.into_parts();
+    let mut bytes = Vec::new();
+    let mut failed = false;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => bytes.extend(frame.into_data().unwrap_or_default()),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    (parts.status.as_u16(), parts.headers, bytes, failed)
+}
+
+/// Recorded and replayed as the real APIs answered: a cut reply gives its status and bytes
+/// up to the cut, then a dropped connection (it replayed as nothing); a 401 keeps
+/// `x-should-retry`, `retry-after` and `request-id` (Claude Code retried without them) but
+/// never a cookie or an account id; a gzip reply is metered, and kept and replayed as the
+/// plain text the agent got.
+#[tokio::test]
+async fn replies_are_recorded_and_replayed_with_their_status_headers_and_cut() {
+    let up = unruly_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = Gateway::new(GatewayOptions {
+        record: Some(RecordTo {
+            dir: dir.path().join("r.cassettes"),
+            prefix: "r.cassettes".into(),
+        }),
+        ..GatewayOptions::default()
+    });
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let base = endpoint.base_url();
+    let requests = [
+        r#"{"model":"claude-sonnet-4-5","stream":true,"messages":["CUT"]}"#,
+        r#"{"model":"claude-sonnet-4-5","stream":true,"messages":["AUTH"]}"#,
+        r#"{"model":"claude-sonnet-4-5","stream":true,"messages":["GZIP"]}"#,
+    ];
+    let mut live = Vec::new();
+    for body in requests {
+        live.push(got(&base, body).await);
+    }
+    let (status, headers, bytes, failed) = &live[0];
+    assert_eq!(*status, 200);
+    assert_eq!(headers["request-id"], "req_cut");
+    assert_eq!(
+        bytes,
+        SSE.as_bytes(),
+        "the bytes before the cut reach the agent"
+    );
+    assert!(failed, "then the connection drops");
+    let (status, headers, _, failed) = &live[1];
+    assert_eq!((*status, *failed), (401, false));
+    assert_eq!(headers["x-should-retry"], "false");
+    let (status, headers, bytes, failed) = &live[2];
+    assert_eq!((*status, *failed), (200, false));
+    assert!(headers.get("content-encoding").is_none(), "{headers:?}");
+    assert_eq!(bytes, format!("{SSE}{SSE_END}").as_bytes());
+    let traffic = endpoint.finish().await;
+    assert_eq!(
+        (traffic.requests, traffic.failed, traffic.unmetered),
+        (3, 2, 0),
+        "the cut and the 401 failed; the gzip reply was metered: {traffic:?}"
+    );
+    assert_eq!(
+        (traffic.input_tokens, traffic.output_tokens),
+        (200, 8),
+        "the cut reply's 100 in and 1 out, the 401's none, the gzip reply's 100 and 7: {traffic:?}"
+    );
+    let reference = traffic.cassette.clone().unwrap();
+    let cassette = cassette::Cassette::read(dir.path(), &reference).unwrap();
+    let auth = &cassette.exchanges[1];
+    let names: Vec<&str> = auth.headers.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"x-should-retry") && names.contains(&"retry-after"));
+    assert!(!names.contains(&"set-cookie") && !names.contains(&"anthropic-organization-id"));
+    assert!(cassette.exchanges[0].cut);
+    assert_eq!(
+        cassette.exchanges[2].reply,
+        format!("{SSE}{SSE_END}").into_bytes()
+    );
+
+    // The replay: the same status, headers and bytes, the same cut; nothing upstream.
+    let replaying = gateway
+        .start(RunGateway {
+            upstream: "http://127.0.0.1:9".into(),
+            replay: Some(Replaying {
+                cassette: Arc::new(cassette),
+                miss: ReplayMiss::Error,
+            }),
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let base = replaying.base_url();
+    for (body, (status, headers, bytes, failed)) in requests.iter().zip(&live) {
+        let (s, h, b, f) = got(&base, body).await;
+        assert_eq!((s, &b, f), (*status, bytes, *failed), "{body}");
+        for name in [
+            "x-should-retry",
+            "retry-after",
+            "request-id",
+            "content-type",
+        ] {
+            assert_eq!(h.get(name), headers.get(name), "{body}: {name}");
+        }
+        assert!(h.get("set-cookie").is_none());
+    }
+    let replayed = replaying.finish().await;
+    assert_eq!(replayed.replayed, 3);
+    assert!(replayed.divergence.is_none(), "{replayed:?}");
+}

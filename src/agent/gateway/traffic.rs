@@ -43,15 +43,39 @@ pub struct Traffic {
     pub cache_read_input_tokens: u64,
     /// Input tokens written to the prompt cache.
     pub cache_creation_input_tokens: u64,
+    /// Of `cache_creation_input_tokens`, those written to Anthropic's 1-hour cache (priced
+    /// at twice the input rate, against 1.25 times for the 5-minute cache).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_creation_1h_input_tokens: u64,
+    /// Server-side web searches the model made (Anthropic's
+    /// `usage.server_tool_use.web_search_requests`, $10 per 1,000, in `cost_usd`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub web_search_requests: u64,
+    /// Model replies that stopped at the model's output-token limit (Anthropic
+    /// `stop_reason: "max_tokens"`, Responses `response.incomplete` for
+    /// `max_output_tokens`, Chat `finish_reason: "length"`, Gemini `MAX_TOKENS`): complete
+    /// replies, not failures.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub output_limited: u32,
+    /// Whether the run's last model reply stopped at the output-token limit: a run that
+    /// then failed failed for the model's answer, not for the infrastructure
+    /// (`run::classify`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended_at_output_limit: bool,
     /// Model requests whose reply reported no usage (a Chat Completions client that did
     /// not ask for `include_usage`, a reply cut before its usage): their tokens are not
     /// in the counts above.
     #[serde(default)]
     pub unmetered: u32,
-    /// Cost in USD at list prices ([`super::price`]); absent when a request's model is
-    /// not in the price table (tokens only then).
+    /// Cost in USD at list prices ([`super::price`]), an estimate; absent when a
+    /// request's model is of no known provider (tokens only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// How `cost_usd` was estimated: `estimated at list prices checked 2026-11-27`, and
+    /// each model that is not in the price table and was priced at its provider's dearest
+    /// rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_basis: Option<String>,
     /// The models asked for, in the order first asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<String>,
@@ -61,7 +85,9 @@ pub struct Traffic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
     /// Model requests answered from the cassette the run was replayed from (`run
-    /// --replay`): nothing was sent upstream for them, and they count no tokens.
+    /// --replay`): nothing was sent upstream for them, and they count no tokens. A recorded
+    /// failure (an error status, a cut reply) counts as failed again, so the agent's retries
+    /// of it count as they did when it was recorded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replayed: u32,
     /// The first request that differed from the cassette the run was replayed from: the
@@ -85,6 +111,10 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Traffic {
     /// Every token counted: input, output and cache.
     pub fn total_tokens(&self) -> u64 {
@@ -98,6 +128,7 @@ impl Traffic {
             output: self.output_tokens,
             cache_read: self.cache_read_input_tokens,
             cache_creation: self.cache_creation_input_tokens,
+            cache_creation_1h: self.cache_creation_1h_input_tokens,
         }
     }
 
@@ -108,6 +139,7 @@ impl Traffic {
         self.output_tokens = sum.output;
         self.cache_read_input_tokens = sum.cache_read;
         self.cache_creation_input_tokens = sum.cache_creation;
+        self.cache_creation_1h_input_tokens = sum.cache_creation_1h;
     }
 }
 
@@ -125,6 +157,8 @@ pub(super) struct RunLog {
     /// Whether every metered request so far was priced.
     unpriced: bool,
     cost_usd: f64,
+    /// Models priced at their provider's dearest rates (not in the table).
+    at_dearest: Vec<(String, super::price::Provider)>,
     sent: Vec<Sent>,
     /// What the run's next request surely costs ([`super::budget`]).
     pub(super) next: Estimate,
@@ -201,7 +235,10 @@ impl RunLog {
         let failed = status >= 400 || metered.error || !metered.completed;
         if failed {
             self.failed(index);
+        } else if metered.output_limit {
+            self.traffic.output_limited += 1;
         }
+        self.traffic.ended_at_output_limit = !failed && metered.output_limit;
         let Some(tokens) = metered.tokens else {
             if status < 400 {
                 self.traffic.unmetered += 1;
@@ -209,18 +246,58 @@ impl RunLog {
             return (Tokens::default(), None);
         };
         self.traffic.add_tokens(&tokens);
-        let priced_as = model.or(metered.model.as_deref());
-        let cost = priced_as.and_then(|m| price::cost_usd(m, &tokens));
+        self.traffic.web_search_requests = self
+            .traffic
+            .web_search_requests
+            .saturating_add(metered.web_searches);
+        let priced_as = priced_as(metered.model.as_deref(), model);
+        let cost = priced_as.and_then(|m| price::cost_usd(m, &tokens, metered.web_searches));
         match cost {
-            Some(c) => self.cost_usd += c,
+            Some(c) => {
+                self.cost_usd += c.usd;
+                if let (price::Basis::Dearest(provider), Some(m)) = (c.basis, priced_as)
+                    && !self.at_dearest.iter().any(|(seen, _)| seen == m)
+                {
+                    self.at_dearest.push((m.to_owned(), provider));
+                }
+            }
             None => self.unpriced = true,
         }
         self.traffic.cost_usd = (!self.unpriced).then_some(self.cost_usd);
+        self.traffic.cost_basis = self.traffic.cost_usd.map(|_| self.cost_basis());
         if !failed {
             self.next = Estimate::after(priced_as, &tokens);
         }
-        (tokens, cost)
+        (tokens, cost.map(|c| c.usd))
     }
+
+    /// `estimated at list prices checked …`, naming the models priced at their provider's
+    /// dearest rates.
+    fn cost_basis(&self) -> String {
+        let mut basis = format!("estimated at list prices checked {}", price::PRICES_CHECKED);
+        for (model, provider) in &self.at_dearest {
+            basis.push_str(&format!(
+                "; `{}` is not in the price table: priced at {}'s dearest rates",
+                crate::shared::cut::chars(model, 100).kept,
+                provider.name()
+            ));
+        }
+        basis
+    }
+}
+
+/// The model a reply is priced as: the one the reply names (what served it: a dated
+/// version of the alias asked for) when the table lists it, else the one asked for when
+/// listed, else whichever has a known provider.
+fn priced_as<'a>(replied: Option<&'a str>, asked: Option<&'a str>) -> Option<&'a str> {
+    let both = [replied, asked];
+    both.iter()
+        .flatten()
+        .find(|m| price::price_of(m).is_some())
+        .or_else(|| both.iter().flatten().find(|m| price::basis_of(m).is_some()))
+        .copied()
+        .or(asked)
+        .or(replied)
 }
 
 #[cfg(test)]
@@ -230,9 +307,8 @@ mod tests {
     fn ok(tokens: Tokens) -> Metered {
         Metered {
             tokens: Some(tokens),
-            model: None,
             completed: true,
-            error: false,
+            ..Metered::default()
         }
     }
 
@@ -244,6 +320,7 @@ mod tests {
             output: 2,
             cache_read: 0,
             cache_creation: 0,
+            cache_creation_1h: 0,
         };
         let a = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
         log.end(a, Some("claude-sonnet-4-5"), 200, &ok(t));
@@ -278,5 +355,72 @@ mod tests {
             },
         );
         assert_eq!(log.traffic.unmetered, 1);
+    }
+
+    /// A reply that stopped at the output-token limit is a complete reply, counted apart;
+    /// the run's last reply says whether the run ended on one.
+    #[test]
+    fn an_output_limit_stop_is_counted_apart_and_never_as_failed() {
+        let mut log = RunLog::new("http://up".into());
+        let t = Tokens {
+            input: 10,
+            output: 32_000,
+            ..Tokens::default()
+        };
+        let limited = Metered {
+            output_limit: true,
+            ..ok(t)
+        };
+        let a = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
+        log.end(a, Some("claude-sonnet-4-5"), 200, &limited);
+        assert_eq!(log.traffic.failed, 0);
+        assert_eq!(log.traffic.output_limited, 1);
+        assert!(log.traffic.ended_at_output_limit);
+        let b = log.begin(Some("claude-sonnet-4-5"), [2; 32]);
+        log.end(b, Some("claude-sonnet-4-5"), 200, &ok(t));
+        assert!(
+            !log.traffic.ended_at_output_limit,
+            "the last reply ended normally"
+        );
+    }
+
+    /// The reply's dated model is priced when listed; a model not in the table is priced
+    /// at its provider's dearest rates and named in `cost_basis`; 1-hour cache writes and
+    /// web searches are counted and priced.
+    #[test]
+    fn costs_say_how_they_were_estimated() {
+        let mut log = RunLog::new("http://up".into());
+        let t = Tokens {
+            input: 1_000,
+            output: 100,
+            cache_read: 0,
+            cache_creation: 2_000,
+            cache_creation_1h: 2_000,
+        };
+        let replied = Metered {
+            model: Some("claude-sonnet-4-20250514".into()),
+            web_searches: 1,
+            ..ok(t)
+        };
+        let a = log.begin(Some("claude-sonnet-4-0"), [1; 32]);
+        let (_, cost) = log.end(a, Some("claude-sonnet-4-0"), 200, &replied);
+        let want = (1_000.0 * 3.0 + 100.0 * 15.0 + 2_000.0 * 6.0) / 1e6 + 0.01;
+        assert!((cost.unwrap() - want).abs() < 1e-12, "{cost:?}");
+        assert_eq!(log.traffic.cache_creation_1h_input_tokens, 2_000);
+        assert_eq!(log.traffic.web_search_requests, 1);
+        assert_eq!(
+            log.traffic.cost_basis.as_deref(),
+            Some("estimated at list prices checked 2026-11-27")
+        );
+        let b = log.begin(Some("claude-3-sonnet-unlisted"), [2; 32]);
+        log.end(b, Some("claude-3-sonnet-unlisted"), 200, &ok(t));
+        assert!(
+            log.traffic.cost_basis.as_deref().is_some_and(|b| b.ends_with(
+                "; `claude-3-sonnet-unlisted` is not in the price table: priced at Anthropic's dearest rates"
+            )),
+            "{:?}",
+            log.traffic.cost_basis
+        );
+        assert!(log.traffic.cost_usd.unwrap() > want);
     }
 }

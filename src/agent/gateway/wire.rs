@@ -4,7 +4,7 @@
 //!
 //! | protocol | a reply's tool calls | a request's history and results |
 //! |---|---|---|
-//! | Anthropic Messages | `content_block_start` `tool_use` {id, name} + `input_json_delta`s (or a whole message's `content[]`) | `messages[]`: assistant `tool_use` blocks; user `tool_result` {tool_use_id, content, is_error} |
+//! | Anthropic Messages | `content_block_start` `tool_use` {id, name} + `input_json_delta`s (or a whole message's `content[]`); also `server_tool_use` and `mcp_tool_use` (a tool the API runs itself: web search, tool search, an MCP connector), which agents show as calls | `messages[]`: assistant `tool_use` (`server_tool_use`, `mcp_tool_use`) blocks; user `tool_result` {tool_use_id, content, is_error} |
 //! | OpenAI Responses | `response.output_item.done` `function_call` / `custom_tool_call` / `local_shell_call` {call_id} (or `response.completed`'s `output[]`) | `input[]`: those items, and `*_output` {call_id, output} |
 //! | OpenAI Chat Completions | `delta.tool_calls[]` by index {id, function {name, arguments}} (or a whole `message.tool_calls`) | `messages[]`: assistant `tool_calls`; `tool` {tool_call_id, content} |
 //! | Gemini | `parts[].functionCall` {name, args, id?} | `contents[]`: model `functionCall`s; user `functionResponse` {name, id?, response}, paired by id or else by position |
@@ -368,6 +368,13 @@ fn last_assistant(items: &[Value], is_assistant: impl Fn(&Value) -> bool) -> Opt
     items.iter().rposition(is_assistant)
 }
 
+/// Whether an Anthropic content block is a tool call: the agent's own (`tool_use`) or one the
+/// API runs itself (`server_tool_use`: web search, web fetch, tool search, code execution;
+/// `mcp_tool_use`: the MCP connector), which Claude Code shows as a call all the same.
+fn is_anthropic_call(kind: &str) -> bool {
+    matches!(kind, "tool_use" | "server_tool_use" | "mcp_tool_use")
+}
+
 fn anthropic_request(messages: &[Value]) -> Sent {
     let mut sent = Sent::default();
     let last = last_assistant(messages, |m| str_at(m, "role") == Some("assistant"));
@@ -378,7 +385,7 @@ fn anthropic_request(messages: &[Value]) -> Sent {
         let assistant = str_at(message, "role") == Some("assistant");
         for block in blocks {
             match str_at(block, "type") {
-                Some("tool_use") if assistant => sent.calls.push(WireCall {
+                Some(kind) if assistant && is_anthropic_call(kind) => sent.calls.push(WireCall {
                     id: str_at(block, "id").map(str::to_owned),
                     name: str_at(block, "name").unwrap_or_default().to_owned(),
                     input: block.get("input").cloned().unwrap_or(Value::Null),
@@ -529,18 +536,17 @@ fn gemini_request(contents: &[Value]) -> Sent {
             }
             continue;
         }
-        let mut position = 0;
-        for response in parts
+        for (position, response) in parts
             .into_iter()
             .flatten()
             .filter_map(|p| p.get("functionResponse"))
+            .enumerate()
         {
             let by_id = str_at(response, "id").and_then(|id| find_call(&sent.calls, id));
             let by_position = turn_calls
                 .get(position)
                 .copied()
                 .filter(|&c| str_at(response, "name").is_none_or(|n| sent.calls[c].name == n));
-            position += 1;
             let body = response.get("response").unwrap_or(&Value::Null);
             let mut text = String::new();
             leaves(body, &mut text);
@@ -689,7 +695,7 @@ impl ReplyCalls {
         match str_at(v, "type") {
             Some("content_block_start") => {
                 let block = &v["content_block"];
-                if str_at(block, "type") == Some("tool_use") {
+                if str_at(block, "type").is_some_and(is_anthropic_call) {
                     self.open.insert(
                         index,
                         (
@@ -824,7 +830,7 @@ impl ReplyCalls {
         match self.protocol {
             Protocol::Anthropic => {
                 for block in v["content"].as_array().into_iter().flatten() {
-                    if str_at(block, "type") == Some("tool_use") {
+                    if str_at(block, "type").is_some_and(is_anthropic_call) {
                         self.calls.push(WireCall {
                             id: str_at(block, "id").map(str::to_owned),
                             name: str_at(block, "name").unwrap_or_default().to_owned(),

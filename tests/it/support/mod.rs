@@ -16,6 +16,7 @@ pub mod cli;
 pub mod mcp_names;
 pub mod model;
 pub mod procs;
+pub mod recorded;
 pub mod wire;
 
 /// Runs a Node helper script of this repository (`tests/...mjs`) from the root with `args`

@@ -57,6 +57,9 @@ pub enum Turn {
     /// prompt, messages, tools) contains the text, else the second — a model that obeys an
     /// instruction only when the agent passed it on (CLAUDE.md, AGENTS.md, a skill).
     IfRequestHas(&'static str, Box<Turn>, Box<Turn>),
+    /// A real API's reply as it was recorded ([`super::recorded`]): its status, headers and
+    /// bytes, in whatever protocol it was recorded in.
+    Recorded(Arc<super::recorded::Recorded>),
 }
 
 /// A recorded request.
@@ -407,6 +410,7 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
         }
+        Turn::Recorded(recorded) => super::recorded::response(&recorded),
         Turn::Http(status, message) => {
             let kind = match status {
                 429 => "rate_limit_error",

@@ -234,6 +234,7 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
         }
+        Turn::Recorded(recorded) => super::recorded::response(&recorded),
         Turn::Http(status, message) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let body = match protocol {

@@ -93,7 +93,7 @@ fn responses_and_chat_calls_are_read_once() {
     let mut reader = ReplyCalls::new(Protocol::Chat, true);
     assert_eq!(
         reader
-            .push(chat[..chat.find("data: [DONE]").unwrap()].as_bytes())
+            .push(&chat.as_bytes()[..chat.find("data: [DONE]").unwrap()])
             .len(),
         1
     );
@@ -245,6 +245,35 @@ fn gemini_history_pairs_responses_with_calls() {
     let result = wire.result(0).unwrap();
     assert!(result.text.contains("Output: a.txt"), "{result:?}");
     assert_eq!(result.is_error, Some(false));
+}
+
+/// A tool the Messages API runs itself — web search, tool search — is a call the model
+/// asked for: Claude Code shows it as one, so the witness must not take it for an invented
+/// call (a real recording, `tests/data/recorded/anthropic/tool_search_streaming.yaml`,
+/// was `tampered` before).
+#[test]
+fn anthropic_server_tool_calls_are_calls_the_model_asked_for() {
+    let reply = concat!(
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_01\",\"name\":\"web_search\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\": \\\"weather\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srvtoolu_01\",\"content\":[]}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n",
+    );
+    assert_eq!(
+        served(Protocol::Anthropic, true, reply),
+        [call(
+            Some("srvtoolu_01"),
+            "web_search",
+            json!({"query": "weather"})
+        )]
+    );
+    let body = json!({"messages": [{"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "weather"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []}
+    ]}]});
+    let history = read_request(Protocol::Anthropic, body.to_string().as_bytes()).unwrap();
+    assert_eq!(history.calls.len(), 1);
 }
 
 /// An agent that fills in a tool's defaults when it echoes a call is the same call; a

@@ -37,7 +37,7 @@ fn recorded(agent: &str) -> (Wire, Transcript) {
             .as_deref()
             .is_some_and(|t| t.starts_with("text/event-stream"));
         let mut reader = ReplyCalls::new(protocol, sse);
-        let mut calls = reader.push(exchange.reply.as_bytes());
+        let mut calls = reader.push(&exchange.reply);
         calls.extend(reader.finish());
         wire.served(calls);
     }

@@ -1,0 +1,623 @@
+//! Real recorded API traffic, served through aptitude's gateway to the real agent CLIs.
+//!
+//! The replies are public VCR cassettes of the Anthropic, OpenAI and Gemini APIs
+//! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
+//! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
+//! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
+//! search, tool search), tool calls the agent does not have, a reply the upstream cut (and
+//! the agent's retry), a gzip reply, a 401 that says not to retry. Each run is recorded
+//! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
+//! For each recording the test checks what the issue measured:
+//! - **bytes**: the cassette holds exactly the recorded bytes the agent got, up to a cut;
+//! - **tokens**: `model_traffic` counts the recorded usage;
+//! - **cost**: the metered cost equals the recorded usage at the model's list price
+//!   (written out here by hand from the provider's page), ratio 1;
+//! - **retries**: the agent's retry of a cut reply is counted, recorded and replayed;
+//! - **replays**: the same verdict on every case, and no request upstream.
+
+use serde_json::Value;
+
+use crate::agents::{AGENTS, Agent, run_on};
+use crate::cassettes::comparable;
+use crate::run::Suite;
+use crate::support::model::{ScriptedModel, Turn};
+use crate::support::recorded::{self, Recorded};
+
+/// How a recording is served.
+#[derive(Clone, Copy)]
+enum Serve {
+    /// As recorded.
+    AsRecorded,
+    /// Gzip-compressed, although the gateway asks for identity.
+    Gzip,
+    /// The first reply cut before this text, then (the agent's retry) whole.
+    CutBeforeThenWhole(&'static str),
+    /// A 401 with `x-should-retry: false` (written from the API's documented shape: no
+    /// public recording of one was found).
+    Unauthorized,
+}
+
+/// One recording served to one agent, and what it must meter.
+struct Case {
+    /// The test's name (and its marker, upper-cased).
+    name: &'static str,
+    agent: &'static str,
+    /// Under `tests/data/recorded/`.
+    fixture: &'static str,
+    serve: Serve,
+    /// The test file's assertions.
+    assertions: &'static str,
+    /// Input, output tokens the recorded usage adds up to, over the replies served.
+    tokens: (u64, u64),
+    /// Anthropic web searches in the recorded usage.
+    web_searches: u64,
+    /// The replies' cost at the model's list price, USD (`None`: no usage to price).
+    list_price: Option<f64>,
+    /// Requests the agent makes.
+    requests: u64,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "tool-search",
+        agent: "claude",
+        fixture: "anthropic/tool_search_streaming.yaml",
+        serve: Serve::AsRecorded,
+        assertions: "  - tool: \"get_exchange_rate*\"\n    called: true\n",
+        // message_delta usage: 1591 + 1007 in, 175 + 59 out.
+        tokens: (2598, 234),
+        web_searches: 0,
+        // claude-sonnet-4-6: $3 in, $15 out per million.
+        list_price: Some((2598.0 * 3.0 + 234.0 * 15.0) / 1e6),
+        requests: 2,
+    },
+    Case {
+        name: "web-search",
+        agent: "claude",
+        fixture: "anthropic/web_search_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        assertions: "  - tool: Bash\n    called: false\n",
+        tokens: (22397, 637),
+        web_searches: 2,
+        // claude-sonnet-4-20250514: $3 in, $15 out; web search $10 per 1,000.
+        list_price: Some((22397.0 * 3.0 + 637.0 * 15.0) / 1e6 + 2.0 * 0.01),
+        requests: 1,
+    },
+    Case {
+        name: "thinking-cut",
+        agent: "claude",
+        fixture: "anthropic/thinking_part_stream.yaml",
+        serve: Serve::CutBeforeThenWhole("event: ping"),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // The cut reply's message_start (43 in, 1 out), then the whole reply (43, 282).
+        tokens: (86, 283),
+        web_searches: 0,
+        list_price: Some((86.0 * 3.0 + 283.0 * 15.0) / 1e6),
+        requests: 2,
+    },
+    Case {
+        name: "unauthorized",
+        agent: "claude",
+        fixture: "anthropic/thinking_part_stream.yaml",
+        serve: Serve::Unauthorized,
+        assertions: "  - tool: Bash\n    called: false\n",
+        tokens: (0, 0),
+        web_searches: 0,
+        list_price: None,
+        requests: 1,
+    },
+    Case {
+        name: "responses",
+        agent: "codex",
+        fixture: "openai-responses/responses_stream.yaml",
+        serve: Serve::AsRecorded,
+        assertions: "  - tool: Bash\n    called: false\n",
+        tokens: (255 + 278, 16 + 9),
+        web_searches: 0,
+        // gpt-4o-2024-08-06: $2.50 in, $10 out.
+        list_price: Some(((255.0 + 278.0) * 2.5 + 25.0 * 10.0) / 1e6),
+        requests: 2,
+    },
+    Case {
+        name: "chat-gzip",
+        agent: "qwen",
+        fixture: "openai-chat/run_stream_sync_streams_real_model.yaml",
+        serve: Serve::Gzip,
+        assertions: "  - tool: \"get_capital*\"\n    called: true\n",
+        tokens: (53 + 78, 15 + 9),
+        web_searches: 0,
+        // gpt-4o-mini-2024-07-18: $0.15 in, $0.60 out.
+        list_price: Some((131.0 * 0.15 + 24.0 * 0.60) / 1e6),
+        requests: 2,
+    },
+    Case {
+        name: "gemini-calls",
+        agent: "gemini",
+        fixture: "gemini/model_iter_stream.yaml",
+        serve: Serve::AsRecorded,
+        assertions: "  - tool: \"get_capital*\"\n    called: true\n",
+        tokens: (52 + 64 + 79, 5 + 5 + 12),
+        web_searches: 0,
+        // gemini-2.0-flash: $0.10 in, $0.40 out.
+        list_price: Some((195.0 * 0.10 + 22.0 * 0.40) / 1e6),
+        requests: 3,
+    },
+];
+
+fn marker(case: &Case) -> String {
+    format!("RECORDED-{}", case.name.to_uppercase())
+}
+
+/// The replies `case` serves, in turn order, and the bytes each reply's cassette exchange
+/// must hold (with whether it was cut).
+fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
+    let recorded = recorded::load(case.fixture);
+    let whole = |i: usize| Turn::Recorded(recorded[i].reply.clone());
+    match case.serve {
+        Serve::AsRecorded | Serve::Gzip => {
+            let gzip = matches!(case.serve, Serve::Gzip);
+            let turns = recorded
+                .iter()
+                .map(|i| {
+                    Turn::Recorded(std::sync::Arc::new(Recorded {
+                        gzip,
+                        ..(*i.reply).clone()
+                    }))
+                })
+                .collect();
+            let bytes = recorded
+                .iter()
+                .map(|i| (i.reply.body.to_vec(), false))
+                .collect();
+            (turns, bytes)
+        }
+        Serve::CutBeforeThenWhole(before) => {
+            let body = &recorded[0].reply.body;
+            let at = String::from_utf8_lossy(body)
+                .find(before)
+                .unwrap_or_else(|| panic!("{}: no {before:?}", case.fixture));
+            let cut = Recorded {
+                cut_at: Some(at),
+                ..(*recorded[0].reply).clone()
+            };
+            let mut turns = vec![Turn::Sequence(vec![
+                Turn::Recorded(std::sync::Arc::new(cut)),
+                whole(0),
+            ])];
+            turns.extend((1..recorded.len()).map(whole));
+            let mut bytes = vec![(body[..at].to_vec(), true), (body.to_vec(), false)];
+            bytes.extend(recorded[1..].iter().map(|i| (i.reply.body.to_vec(), false)));
+            (turns, bytes)
+        }
+        Serve::Unauthorized => {
+            let body = br#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CUnauthorizedRecorded"}"#;
+            let reply = Recorded {
+                status: 401,
+                headers: vec![
+                    ("content-type".into(), "application/json".into()),
+                    ("x-should-retry".into(), "false".into()),
+                    ("request-id".into(), "req_011CUnauthorizedRecorded".into()),
+                ],
+                body: axum::body::Bytes::from_static(body),
+                cut_at: None,
+                gzip: false,
+            };
+            (
+                vec![Turn::Recorded(std::sync::Arc::new(reply))],
+                vec![(body.to_vec(), false)],
+            )
+        }
+    }
+}
+
+/// The agent's record-then-replay of its cases: (recorded results, replayed results, the
+/// cassette directory, the model's requests after recording and at the end, each case's
+/// expected bytes).
+struct AgentRun {
+    recorded: Value,
+    replayed: Value,
+    suite: Suite,
+    after_recording: usize,
+    at_end: usize,
+    bytes: Vec<Vec<(Vec<u8>, bool)>>,
+}
+
+fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let mut bytes = Vec::new();
+    for case in cases {
+        let (turns, expected) = replies(case);
+        model.script(&marker(case), turns);
+        bytes.push(expected);
+        suite.file(
+            &format!("tests/{}/t.aptitude.yaml", case.name),
+            &format!(
+                "name: {}\nprompt: \"{}: answer\"\nassertions:\n{}",
+                case.name,
+                marker(case),
+                case.assertions
+            ),
+        );
+    }
+    let (_, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
+    assert!(recorded.is_object(), "{}: no results\n{stderr}", agent.name);
+    // Each recording is in the protocol its agent speaks.
+    let protocol = |uri: &str| {
+        let path = uri.split('?').next().unwrap_or_default();
+        let path = path.rsplit_once("://").map_or(path, |(_, rest)| rest);
+        aptitude::agent::gateway::protocol::Protocol::of_path(path)
+    };
+    for case in cases {
+        let want = protocol(&recorded::load(case.fixture)[0].uri);
+        for request in model.requests_for(&marker(case)) {
+            assert_eq!(
+                protocol(&request.path),
+                want,
+                "{}: {}",
+                case.name,
+                request.path
+            );
+        }
+    }
+    let after_recording = model.requests().len();
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (_, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    assert!(
+        replayed.is_object(),
+        "{}: no replay results\n{stderr}",
+        agent.name
+    );
+    AgentRun {
+        recorded,
+        replayed,
+        after_recording,
+        at_end: model.requests().len(),
+        suite,
+        bytes,
+    }
+}
+
+fn test<'a>(results: &'a Value, name: &str) -> &'a Value {
+    results["tests"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == name))
+        .unwrap_or_else(|| panic!("no test {name}: {results:#}"))
+}
+
+/// The model exchanges of a run's cassette, in order: (reply bytes, cut).
+fn cassette_replies(suite: &Suite, test: &Value) -> Vec<(Vec<u8>, bool)> {
+    let reference: aptitude::agent::gateway::cassette::CassetteRef =
+        serde_json::from_value(test["model_traffic"]["cassette"].clone())
+            .unwrap_or_else(|e| panic!("no cassette ({e}): {:#}", test["model_traffic"]));
+    let cassette =
+        aptitude::agent::gateway::cassette::Cassette::read(suite.path(), &reference).unwrap();
+    cassette
+        .exchanges
+        .into_iter()
+        .filter(|e| {
+            aptitude::agent::gateway::protocol::Protocol::of_path(
+                e.path.split('?').next().unwrap_or_default(),
+            )
+            .is_some()
+        })
+        .map(|e| (e.reply, e.cut))
+        .collect()
+}
+
+/// Every recording, served to the real CLI in its protocol, is metered to the recorded
+/// tokens and its list price, kept byte for byte (up to a cut), and replays with the same
+/// verdict and no request upstream. The agents run side by side.
+#[test]
+fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol() {
+    let only = std::env::var("APTITUDE_TEST_AGENTS").unwrap_or_default();
+    let agents: Vec<Agent> = AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| CASES.iter().any(|c| c.agent == a.name))
+        .filter(|a| only.is_empty() || only.split(',').any(|n| n == a.name))
+        .collect();
+    let runs: Vec<(&Agent, Vec<&Case>, AgentRun)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = agents
+            .iter()
+            .map(|agent| {
+                let cases: Vec<&Case> = CASES.iter().filter(|c| c.agent == agent.name).collect();
+                scope.spawn(move || {
+                    let run = record_and_replay(agent, &cases);
+                    (agent, cases, run)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut measured = Vec::new();
+    for (agent, cases, run) in &runs {
+        assert_eq!(
+            run.at_end, run.after_recording,
+            "{}: a replay sent a request upstream",
+            agent.name
+        );
+        for (case, expected) in cases.iter().zip(&run.bytes) {
+            let what = format!("{} ({}, {})", case.name, agent.name, case.fixture);
+            let recorded = test(&run.recorded, case.name);
+            let replayed = test(&run.replayed, case.name);
+            let traffic = &recorded["model_traffic"];
+            // Bytes: the cassette holds what the recording sent, up to the cut.
+            let kept = cassette_replies(&run.suite, recorded);
+            assert_eq!(kept.len() as u64, case.requests, "{what}: {traffic:#}");
+            for (n, ((got, got_cut), (want, want_cut))) in kept.iter().zip(expected).enumerate() {
+                assert!(
+                    got == want,
+                    "{what}: reply {n} differs from the recording ({} bytes kept, {} recorded)",
+                    got.len(),
+                    want.len()
+                );
+                assert_eq!(got_cut, want_cut, "{what}: reply {n}");
+            }
+            // Tokens and cost.
+            assert_eq!(traffic["requests"], case.requests, "{what}: {traffic:#}");
+            assert_eq!(
+                (
+                    traffic["input_tokens"].as_u64().unwrap(),
+                    traffic["output_tokens"].as_u64().unwrap()
+                ),
+                case.tokens,
+                "{what}: {traffic:#}"
+            );
+            assert_eq!(
+                traffic["web_search_requests"].as_u64().unwrap_or(0),
+                case.web_searches,
+                "{what}"
+            );
+            if let Some(list) = case.list_price {
+                let metered = traffic["cost_usd"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{what}: not priced: {traffic:#}"));
+                let ratio = metered / list;
+                assert!((ratio - 1.0).abs() < 1e-9, "{what}: {metered} / {list}");
+                assert!(
+                    traffic["cost_basis"]
+                        .as_str()
+                        .is_some_and(|b| b.starts_with("estimated at list prices")),
+                    "{what}: {traffic:#}"
+                );
+                measured.push(format!("{what}: ${metered:.6} / ${list:.6} = {ratio:.6}"));
+            }
+            // Retries: a cut reply's retry is the agent's, recorded and replayed alike.
+            let retries = u64::from(matches!(case.serve, Serve::CutBeforeThenWhole(_)));
+            assert_eq!(traffic["retries"], retries, "{what}: {traffic:#}");
+            // The replay: the same verdict, every request answered from the cassette.
+            let replay_traffic = &replayed["model_traffic"];
+            assert_eq!(
+                (&replayed["status"], &replayed["error_kind"]),
+                (&recorded["status"], &recorded["error_kind"]),
+                "{what}: {}\n{replay_traffic:#}",
+                replayed["error"]
+            );
+            assert_eq!(
+                replay_traffic["replayed"], case.requests,
+                "{what}: {replay_traffic:#}"
+            );
+            assert_eq!(replay_traffic["requests"], case.requests, "{what}");
+            assert_eq!(
+                replay_traffic["retries"], retries,
+                "{what}: {replay_traffic:#}"
+            );
+            assert!(
+                replay_traffic.get("divergence").is_none(),
+                "{what}: {replay_traffic:#}"
+            );
+            // The transcripts agree but for what differs between runs by construction
+            // (the order of a `Did you mean one of` list: the gateway's normalisation).
+            let same = |t: &Value| {
+                let n = aptitude::agent::gateway::normalize::Normalizer::default();
+                n.request_json(&comparable(t))
+            };
+            assert_eq!(same(replayed), same(recorded), "{what}");
+        }
+    }
+    // The verdicts the suite expects of the real CLIs.
+    let status = |agent: &str, name: &str| {
+        let run = &runs.iter().find(|(a, _, _)| a.name == agent).unwrap().2;
+        let t = test(&run.recorded, name);
+        eprintln!(
+            "{agent} {name}: {} {} {}",
+            t["status"], t["error_kind"], t["error"]
+        );
+        (
+            t["status"].as_str().unwrap_or("").to_owned(),
+            t["error_kind"].clone(),
+        )
+    };
+    for (agent, cases, _) in &runs {
+        for case in cases {
+            status(agent.name, case.name);
+        }
+    }
+    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
+        // Claude Code refused the call of a tool it does not have before running it (a
+        // `<tool_use_error>`): an attempt, never a call that ran.
+        let calls = &test(&run.recorded, "tool-search")["transcript"]["tool_calls"];
+        let refused = calls
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "get_exchange_rate"))
+            .unwrap_or_else(|| panic!("no get_exchange_rate call: {calls:#}"));
+        assert!(
+            refused["blocked"]
+                .as_str()
+                .is_some_and(|b| b.contains("No such tool available")),
+            "{refused:#}"
+        );
+        assert_eq!(status("claude", "tool-search").0, "passed");
+        assert_eq!(status("claude", "thinking-cut").0, "passed");
+        assert_eq!(
+            status("claude", "unauthorized"),
+            ("error".to_owned(), Value::from("setup")),
+            "a 401 is the setup's fault"
+        );
+    }
+    eprintln!("metered cost / list price:\n{}", measured.join("\n"));
+}
+
+/// Every recording kept is listed in `SOURCES.tsv` with where it came from (repository,
+/// path, the commit it was taken at) and its licence, and every listed file is kept.
+#[test]
+fn every_recording_has_its_provenance() {
+    let dir = crate::support::data("recorded");
+    let sources = std::fs::read_to_string(dir.join("SOURCES.tsv")).unwrap();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in sources.lines().skip(1) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 6, "{line}");
+        let (file, repository, path, commit, licence) =
+            (fields[0], fields[1], fields[2], fields[3], fields[4]);
+        assert!(dir.join(file).is_file(), "{file} is listed but not kept");
+        assert!(repository.contains('/') && !path.is_empty(), "{line}");
+        assert!(
+            commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+        assert!(
+            ["MIT", "Apache-2.0", "BSD"]
+                .iter()
+                .any(|l| licence.starts_with(l)),
+            "{line}"
+        );
+        listed.insert(file.to_owned());
+    }
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        if !entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(entry.path()).unwrap() {
+            let name = format!(
+                "{}/{}",
+                entry.file_name().to_string_lossy(),
+                file.unwrap().file_name().to_string_lossy()
+            );
+            assert!(listed.contains(&name), "{name} has no line in SOURCES.tsv");
+        }
+    }
+    assert!(listed.len() >= 6);
+}
+
+/// A model that stops at its output-token limit ends the run for the model's answer, not
+/// the infrastructure's: Claude Code ("Claude's response exceeded the … output token
+/// maximum") and Codex (`response.incomplete`, `max_output_tokens`) both fail the run, which
+/// is `error` kind `agent` and never retried by `--retry-infra`. The replies are real
+/// recordings with their stop changed to the output limit (no public recording of one was
+/// found).
+#[test]
+fn a_stop_at_the_output_limit_is_the_agents_and_never_retried() {
+    let limited = |fixture: &str, turn: usize, changes: &[(&str, &str)]| {
+        let reply = &recorded::load(fixture)[turn].reply;
+        let mut body = String::from_utf8_lossy(&reply.body).into_owned();
+        for (from, to) in changes {
+            assert!(body.contains(from), "{fixture}: no {from:?}");
+            body = body.replace(from, to);
+        }
+        Turn::Recorded(std::sync::Arc::new(Recorded {
+            body: axum::body::Bytes::from(body),
+            ..(**reply).clone()
+        }))
+    };
+    let cases = [
+        (
+            "claude",
+            limited(
+                "anthropic/thinking_part_stream.yaml",
+                0,
+                &[(
+                    r#""stop_reason":"end_turn""#,
+                    r#""stop_reason":"max_tokens""#,
+                )],
+            ),
+        ),
+        (
+            "codex",
+            limited(
+                "openai-responses/responses_stream.yaml",
+                1,
+                &[
+                    ("response.completed", "response.incomplete"),
+                    (
+                        r#""status":"completed","error":null,"incomplete_details":null"#,
+                        r#""status":"incomplete","error":null,"incomplete_details":{"reason":"max_output_tokens"}"#,
+                    ),
+                ],
+            ),
+        ),
+    ];
+    let outcomes: Vec<(&str, Value, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cases
+            .into_iter()
+            .map(|(name, turn)| {
+                scope.spawn(move || {
+                    let agent = AGENTS.iter().map(|a| a()).find(|a| a.name == name).unwrap();
+                    let model = ScriptedModel::start();
+                    let marker = format!("LIMIT-{}", name.to_uppercase());
+                    // Codex's recording asks a tool first; the stop is its second reply.
+                    // Claude Code asks the model to go on after a stop at the limit, a few
+                    // times, before it gives up: every reply stops there.
+                    let turns = if name == "codex" {
+                        let first = recorded::load("openai-responses/responses_stream.yaml");
+                        vec![Turn::Recorded(first[0].reply.clone()), turn]
+                    } else {
+                        vec![turn; 8]
+                    };
+                    model.script(&marker, turns);
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/limit/t.aptitude.yaml",
+                        &format!(
+                            "name: limit\nprompt: \"{marker}: answer\"\nassertions:\n  - tool: Bash\n    called: false\n"
+                        ),
+                    );
+                    let (_, results, stderr) = run_on(
+                        &suite,
+                        &model,
+                        &agent,
+                        &["--no-grade", "--retry-infra", "2"],
+                    );
+                    assert!(results.is_object(), "{name}: {stderr}");
+                    (name, results, model.requests_for(&marker).len())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, results, requests) in outcomes {
+        let t = test(&results, "limit");
+        let traffic = &t["model_traffic"];
+        assert_eq!(t["status"], "error", "{name}: {t:#}");
+        assert_eq!(t["error_kind"], "agent", "{name}: {}", t["error"]);
+        assert!(t.get("attempts").is_none(), "{name}: retried: {t:#}");
+        let limited = if name == "codex" {
+            1
+        } else {
+            traffic["requests"].as_u64().unwrap()
+        };
+        assert_eq!(traffic["output_limited"], limited, "{name}: {traffic:#}");
+        assert_eq!(
+            traffic["ended_at_output_limit"], true,
+            "{name}: {traffic:#}"
+        );
+        assert_eq!(
+            traffic["failed"].as_u64().unwrap_or(0),
+            0,
+            "{name}: {traffic:#}"
+        );
+        assert_eq!(
+            requests as u64,
+            traffic["requests"].as_u64().unwrap(),
+            "{name}: one attempt's requests"
+        );
+    }
+}
