@@ -7,7 +7,8 @@
 //! | processes | `pids.max` | this watch: the run's live processes |
 //! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by |
 //!
-//! The watch looks every [`WATCH_EVERY`] (disk every fourth look): a run is stopped at
+//! The watch looks every [`WATCH_EVERY`] (the disk every second, or less often when walking
+//! the run's directories takes longer than 50 ms: at most 5% of the time): a run is stopped at
 //! the first look past a limit, so a fork bomb or a sudden allocation is stopped within
 //! that time, not prevented. The run then ends `error`, kind `limit`, naming the limit.
 
@@ -43,8 +44,11 @@ pub struct Watch {
     watched: Watched,
     /// Bytes in the directories when the run started.
     baseline: u64,
-    looks: u32,
     page: u64,
+    /// When the disk was last measured, and how long that took: a large tree is walked
+    /// less often (at most 5% of the time).
+    disk_at: std::time::Instant,
+    disk_cost: Duration,
 }
 
 impl Watch {
@@ -59,16 +63,15 @@ impl Watch {
         Watch {
             watched,
             baseline,
-            looks: 0,
             page,
+            disk_at: std::time::Instant::now(),
+            disk_cost: Duration::ZERO,
         }
     }
 
-    /// Looks at the run's live processes `pids` (and, every fourth look, its
-    /// directories): the limit crossed, in words, if one is.
+    /// Looks at the run's live processes `pids` (and, when due, its directories): the limit crossed, in words, if one is.
     pub fn look(&mut self, pids: &[i32]) -> Option<String> {
         let limits = self.watched.limits;
-        self.looks = self.looks.wrapping_add(1);
         if pids.len() > limits.processes as usize {
             return Some(format!(
                 "processes: {} alive, over the limit of {}",
@@ -84,8 +87,13 @@ impl Watch {
                 size(limits.memory)
             ));
         }
-        if self.looks % 4 == 1 {
-            return self.disk();
+        let due = Duration::from_secs(1).max(self.disk_cost * 20);
+        if self.disk_at.elapsed() >= due {
+            let started = std::time::Instant::now();
+            let crossed = self.disk();
+            self.disk_cost = started.elapsed();
+            self.disk_at = std::time::Instant::now();
+            return crossed;
         }
         None
     }
