@@ -63,7 +63,11 @@ fn markdown_and_junit_snapshots_with_neutralized_agent_text() {
         closing_outside,
         "agent text closes no <details>"
     );
-    for line in md.lines().filter(|l| l.starts_with("| ")) {
+    // The tests' table (the coverage table has its own three columns).
+    for line in md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(".aptitude.yaml"))
+    {
         assert_eq!(
             line.matches(" | ").count() + 2,
             7,
