@@ -157,7 +157,7 @@ mod tests {
         assert!(text.starts_with(DRAFT_MARK), "{text}");
         assert!(text.contains(&format!("covers: {}", rule.id)), "{text}");
         let spec = crate::spec::load_str_checked(&tests.join("rule.aptitude.yaml"), &text).unwrap();
-        assert_eq!(spec.covers[0].rules, [rule.id.clone()]);
+        assert_eq!(spec.covers[0].rules, std::slice::from_ref(&rule.id));
         assert_eq!(spec.assertions.len(), 2);
     }
 
