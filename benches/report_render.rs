@@ -62,6 +62,8 @@ fn transcript(i: usize) -> Transcript {
         runs: 1,
         records_only: None,
         skills: None,
+        turns: Vec::new(),
+        turns_left_out: 0,
         warnings: Vec::new(),
         warnings_total: 0,
         lost: Default::default(),
