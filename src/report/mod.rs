@@ -6,6 +6,7 @@
 //! format is its module, one entry there, and the flag that names its file.
 
 pub mod baseline;
+pub mod diff;
 pub mod github;
 pub mod html;
 pub mod json;
@@ -13,6 +14,7 @@ pub mod junit;
 pub mod live;
 pub mod markdown;
 pub mod terminal;
+mod trajectory;
 
 use crate::verdict::results::Results;
 

@@ -65,6 +65,7 @@ mod opencode;
 mod pi;
 mod qwen;
 mod read;
+pub mod align;
 pub mod turns;
 
 pub use copilot::usage_file as copilot_usage_file;
