@@ -7,6 +7,7 @@
 
 mod agents;
 mod analyze;
+mod diff;
 pub mod error;
 mod init;
 mod inspect;
@@ -76,6 +77,46 @@ pub enum Command {
     /// Run an agent once on a prompt, in a copy of a directory, and print the tool calls
     /// it made: the quickest way to see what to assert.
     Log(LogArgs),
+    /// Why a test's verdict changed between two results files: where the two runs'
+    /// trajectories part, what each did there, which assertions flipped. With one file,
+    /// the passing and failing runs of its flaky tests.
+    Diff(DiffArgs),
+}
+
+/// `aptitude diff`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Forms:
+  aptitude diff BASE.json HEAD.json       each test whose verdict or pass rate changed
+  aptitude diff RESULTS.json              each flaky test: its first passing run against its
+                                          first failing one
+
+Exit codes: 0 nothing regressed, 1 a test regressed, 2 invalid input.")]
+pub struct DiffArgs {
+    /// The base results (e.g. the base branch's), written by `run --json`.
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+    /// The head results; without it, runs of BASE's repeated tests are compared.
+    #[arg(value_name = "HEAD.json")]
+    pub head: Option<PathBuf>,
+    /// Only the test of this name (also listed when its verdict did not change).
+    #[arg(long, value_name = "NAME")]
+    pub test: Option<String>,
+    /// Which runs of a repeated test to compare: N (run N of each side) or A,B (run A of
+    /// the base, run B of the head; both of BASE with one file).
+    #[arg(long, value_name = "N|A,B", value_parser = diff::parse_runs)]
+    pub run: Option<crate::report::diff::RunPick>,
+    /// Write the comparison as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the comparison as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// With repeated runs on both sides, a change of pass rate counts (regressed, fixed)
+    /// only when a one-sided Fisher exact test gives a p-value below this (0–1).
+    #[arg(long, default_value_t = crate::report::baseline::DEFAULT_SIGNIFICANCE, value_name = "P",
+          value_parser = parse_significance)]
+    pub significance: f64,
 }
 
 /// `aptitude agents`.
@@ -518,6 +559,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::init(&args),
         Command::Agents(args) => agents::agents(&args),
         Command::Log(args) => prompt_log::log(&args),
+        Command::Diff(args) => diff::diff(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

@@ -683,13 +683,15 @@ pub fn to_terminal(r: &DiffReport) -> String {
             Change::Fixed => "✓",
             _ => "~",
         };
+        let change = if t.change == Change::Runs {
+            verdict(&t.head)
+        } else {
+            format!("{} → {} ({})", verdict(&t.base), verdict(&t.head), t.change.word())
+        };
         out.push_str(&format!(
-            "\n{icon} {}  {}  {} → {} ({})\n",
+            "\n{icon} {}  {}  {change}\n",
             inert::terminal(&t.name),
             inert::terminal(&t.file),
-            verdict(&t.base),
-            verdict(&t.head),
-            t.change.word()
         ));
         out.push_str(&format!("  {}\n", runs_line(t)));
         out.push_str(&format!(
@@ -698,7 +700,8 @@ pub fn to_terminal(r: &DiffReport) -> String {
         ));
         match &t.first_divergence {
             Some(d) => {
-                out.push_str(&format!("  first divergence at call {}", d.index + 1));
+                let at = if d.kind == "result" { "result" } else { "divergence" };
+                out.push_str(&format!("  first {at} at call {}", d.index + 1));
                 if let Some(after) = &d.after {
                     out.push_str(&format!(", after {}", inert::terminal(after)));
                 }
@@ -740,13 +743,16 @@ pub fn to_markdown(r: &DiffReport) -> String {
             Change::Fixed => "🟢",
             _ => "🟡",
         };
+        let change = if t.change == Change::Runs {
+            verdict(&t.head)
+        } else {
+            format!("{} → {}", verdict(&t.base), verdict(&t.head))
+        };
         out.push_str(&format!(
-            "\n### {icon} {} — {}\n\n`{}` · {} → {} · {}\n\n",
+            "\n### {icon} {} — {}\n\n{} · {change} · {}\n\n",
             inert::markdown_inline(&t.name),
             t.change.word(),
-            inert::markdown_inline(&t.file).replace('`', "'"),
-            verdict(&t.base),
-            verdict(&t.head),
+            inert::markdown_inline(&t.file),
             runs_line(t)
         ));
         out.push_str(&format!("{}\n", inert::markdown_inline(&t.summary)));

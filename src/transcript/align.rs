@@ -193,8 +193,10 @@ pub struct Alignment {
 /// The most calls of one run aligned by [`align`]; past it the diff is of the first ones.
 pub const MAX_ALIGNED: usize = 20_000;
 
-/// The first point where `head`'s calls part from `base`'s (see the module docs), and
-/// the counts of the whole alignment. `None`: same calls with the same results.
+/// The first point where `head`'s calls part from `base`'s (see the module docs): the
+/// first call both made alike but with another result, else the first position where
+/// their calls differ or one stopped; and the counts of the whole alignment. `None`: the
+/// same calls with the same results.
 pub fn align(base: &Transcript, head: &Transcript) -> (Option<Divergence>, Alignment) {
     let (b, h) = (trajectory_order(base), trajectory_order(head));
     let bk: Vec<CallKey> = b
@@ -220,29 +222,27 @@ pub fn align(base: &Transcript, head: &Transcript) -> (Option<Divergence>, Align
         common,
     };
     let prefix = bk.iter().zip(&hk).take_while(|(x, y)| x == y).count();
-    let after = prefix.checked_sub(1).map(|i| b[i]);
-    if prefix < b.len().max(h.len()) {
-        return (
-            Some(Divergence {
-                kind: DivergenceKind::Call,
-                index: prefix,
-                base: b.get(prefix).copied(),
-                head: h.get(prefix).copied(),
-                after,
-            }),
-            stats,
-        );
-    }
-    let differs = b.iter().zip(&h).position(|(&x, &y)| {
+    // A call both made with another result parts them first (`ruff check .` exited 0 in
+    // one run, 1 in the other, before the other ran `ruff check --fix .`).
+    let result_differs = b.iter().zip(&h).take(prefix).position(|(&x, &y)| {
         result_word(&base.tool_calls[x]) != result_word(&head.tool_calls[y])
     });
-    let found = differs.map(|index| Divergence {
-        kind: DivergenceKind::Result,
-        index,
-        base: Some(b[index]),
-        head: Some(h[index]),
-        after: index.checked_sub(1).map(|i| b[i]),
-    });
+    let found = match result_differs {
+        Some(index) => Some(Divergence {
+            kind: DivergenceKind::Result,
+            index,
+            base: Some(b[index]),
+            head: Some(h[index]),
+            after: index.checked_sub(1).map(|i| b[i]),
+        }),
+        None => (prefix < b.len().max(h.len())).then(|| Divergence {
+            kind: DivergenceKind::Call,
+            index: prefix,
+            base: b.get(prefix).copied(),
+            head: h.get(prefix).copied(),
+            after: prefix.checked_sub(1).map(|i| b[i]),
+        }),
+    };
     (found, stats)
 }
 
@@ -257,8 +257,9 @@ pub fn sentence(base: &Transcript, head: &Transcript, d: &Divergence) -> String 
     if d.kind == DivergenceKind::Result
         && let (Some(b), Some(h)) = (b, h)
     {
+        let after = after.map(|t| format!(" after {t}")).unwrap_or_default();
         return format!(
-            "same calls; {} gave {} in base, {} in head",
+            "both ran {}{after}: {} in base, {} in head",
             target(b),
             result_word(b),
             result_word(h)
@@ -344,9 +345,13 @@ mod tests {
         assert_eq!((d.kind, d.index), (DivergenceKind::Result, 1));
         assert_eq!(
             sentence(&base, &head, &d),
-            "same calls; `pytest -q` gave exit 0 in base, exit 1 in head"
+            "both ran `pytest -q` after Edit src/app.py: exit 0 in base, exit 1 in head"
         );
         assert_eq!(stats.common, 2);
+        // A result that differs comes first, though the calls part later.
+        let head = t(vec![edit("B"), bash("pytest -q", "", 1), bash("pytest -x", "", 1)]);
+        let (d, _) = align(&base, &head);
+        assert_eq!(d.map(|d| (d.kind, d.index)), Some((DivergenceKind::Result, 1)));
         let none = t(vec![]);
         assert_eq!(
             sentence(&base, &none, &align(&base, &none).0.unwrap()),
