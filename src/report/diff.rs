@@ -700,8 +700,10 @@ pub fn to_terminal(r: &DiffReport) -> String {
         ));
         match &t.first_divergence {
             Some(d) => {
-                let at = if d.kind == "result" { "result" } else { "divergence" };
-                out.push_str(&format!("  first {at} at call {}", d.index + 1));
+                out.push_str(&format!("  first divergence at call {}", d.index + 1));
+                if d.kind == "result" {
+                    out.push_str(" (the same call, another result)");
+                }
                 if let Some(after) = &d.after {
                     out.push_str(&format!(", after {}", inert::terminal(after)));
                 }

@@ -417,7 +417,8 @@ fn requests(run: &TestResult) -> (Vec<RequestView>, Option<String>) {
 
 /// A repeated test's runs side by side, call by call: a column per run (at most
 /// [`MAX_SIDE_RUNS`]), a row per position in trajectory order (at most
-/// [`MAX_SIDE_ROWS`]); a cell differs when its call is not run 1's call there.
+/// [`MAX_SIDE_ROWS`]); a cell differs when its call is not run 1's call there, or its
+/// result is not.
 pub(super) struct SideBySide {
     /// Per run: its label (`Run 2 · failed`), status class, and its anchor (`t3-r2`).
     pub(super) columns: Vec<(String, &'static str, String)>,
@@ -451,13 +452,17 @@ pub(super) fn side_by_side(runs: &[(u32, String, &TestResult)]) -> Option<SideBy
             (t, trajectory_order(t))
         })
         .collect();
-    let keys: Vec<Vec<CallKey>> = seqs
+    // A call differs from run 1's when it is another call or had another result.
+    let keys: Vec<Vec<(CallKey, String)>> = seqs
         .iter()
         .map(|(t, order)| {
             order
                 .iter()
                 .take(MAX_SIDE_ROWS)
-                .map(|&i| CallKey::of(&t.tool_calls[i]))
+                .map(|&i| {
+                    let c = &t.tool_calls[i];
+                    (CallKey::of(c), result_word(c))
+                })
                 .collect()
         })
         .collect();

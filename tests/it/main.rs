@@ -12,6 +12,7 @@ mod agents;
 mod architecture;
 mod cassettes;
 mod claims;
+mod diff;
 mod cli;
 mod corpus;
 mod evidence;

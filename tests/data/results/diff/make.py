@@ -101,11 +101,15 @@ def docs_test(ws):
     calls = [call(1, ws, "Task", {"description": "find docs", "prompt": "Find the docs"}, "README.md"),
              call(2, ws, "Read", {"file_path": f"{WS.format(ws)}/README.md"}, "# Docs", agent="toolu_1"),
              call(3, ws, "mcp__docs__search", {"query": "add"}, "1 hit")]
-    turns = [turn("I'll delegate.", [0], 800), turn("Reading.", [1], 400, agent="toolu_1"),
-             turn(None, [2], 600), turn("The docs say add adds.", [], 500)]
+    turns = [turn("I'll delegate. <script>window.__pwned=1</script>", [0], 800),
+             turn("Reading.", [1], 400, agent="toolu_1"),
+             turn(None, [2], 600), turn("The docs say add adds; noted.", [], 500)]
     a = [assertion("tool", "Read called", "pass", 5)]
+    notes = {"path": "notes.md", "change": "created", "size": 12,
+             "diff": "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+add adds <b>\n"}
+    logo = {"path": "logo.png", "change": "created", "size": 2048, "diff_omitted": "not shown: binary"}
     return test("Reads the docs", "tests/docs.aptitude.yaml", "passed", a,
-                transcript(calls, turns, "The docs say add adds."), (), traffic(4))
+                transcript(calls, turns, "The docs say add adds."), (notes, logo), traffic(4, failed_at=2))
 
 
 def lint_run(ws, ok, n):
