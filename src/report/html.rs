@@ -6,7 +6,9 @@
 //! "failures only" filter, details loaded on demand) are inline, so the file works opened
 //! from disk or as a CI artifact. Every value is HTML-escaped by askama — an agent answer
 //! containing `<script>` shows as text — and its control characters are shown
-//! ([`crate::shared::inert::document`]: `^[`), never written raw. Tool-call inputs and outputs are collapsed
+//! ([`crate::shared::inert::document`]: `^[`), never written raw. Each run's run view — its
+//! trajectory turn by turn, its files as diffs, its model requests, a repeated test's runs
+//! side by side — is [`super::trajectory`]'s; tool-call inputs and outputs are collapsed
 //! (`<details>`) and cut at [`OUTPUT_MAX`] characters with a marker.
 //!
 //! Large suites: every test has its summary line in the page, server-rendered. With at most
