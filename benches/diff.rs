@@ -68,8 +68,10 @@ fn main() -> std::io::Result<()> {
     }
     let dir = tempfile::tempdir()?;
     let (base, head) = (dir.path().join("base.json"), dir.path().join("head.json"));
-    aptitude::report::json::write(&suite::results(5_000, 0), &base).map_err(std::io::Error::other)?;
-    aptitude::report::json::write(&suite::results(5_000, 1), &head).map_err(std::io::Error::other)?;
+    aptitude::report::json::write(&suite::results(5_000, 0), &base)
+        .map_err(std::io::Error::other)?;
+    aptitude::report::json::write(&suite::results(5_000, 1), &head)
+        .map_err(std::io::Error::other)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

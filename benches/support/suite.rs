@@ -7,7 +7,9 @@
 
 use aptitude::agent::gateway::{ModelRequest, Traffic};
 use aptitude::transcript::{Format, Outcome, ToolCall, Transcript, Turn, TurnTokens, Usage};
-use aptitude::verdict::results::{AssertionResult, AssertionStatus, Results, TestResult, TestStatus};
+use aptitude::verdict::results::{
+    AssertionResult, AssertionStatus, Results, TestResult, TestStatus,
+};
 use aptitude::workspace::{ChangeKind, FileChange};
 
 /// What a run did.
@@ -111,7 +113,9 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
 pub fn files(i: usize) -> Vec<FileChange> {
     let mut diff = format!("--- a/src/lib{i}.rs\n+++ b/src/lib{i}.rs\n@@ -1,20 +1,20 @@\n");
     for l in 0..20 {
-        diff.push_str(&format!("-    let x{l} = a - b; // line {l}\n+    let x{l} = a + b; // line {l}\n"));
+        diff.push_str(&format!(
+            "-    let x{l} = a - b; // line {l}\n+    let x{l} = a + b; // line {l}\n"
+        ));
     }
     let mut source = FileChange::new(format!("src/lib{i}.rs"), ChangeKind::Modified, Some(900));
     source.diff = Some(diff);

@@ -228,9 +228,17 @@ impl Comparison {
                 Some(ReportLink {
                     url: Some(url),
                     file,
-                }) => format!(" · [run view]({url}) `{}#{}`", inline(file).replace('`', "'"), why.anchor),
+                }) => format!(
+                    " · [run view]({url}) `{}#{}`",
+                    inline(file).replace('`', "'"),
+                    why.anchor
+                ),
                 Some(ReportLink { url: None, file }) => {
-                    format!(" · run view: `{}#{}`", inline(file).replace('`', "'"), why.anchor)
+                    format!(
+                        " · run view: `{}#{}`",
+                        inline(file).replace('`', "'"),
+                        why.anchor
+                    )
                 }
                 None => String::new(),
             };

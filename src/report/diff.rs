@@ -397,11 +397,8 @@ fn call_at(t: &Transcript, index: Option<usize>) -> Option<CallAt> {
     Some(CallAt {
         number: i + 1,
         tool: c.canonical.clone(),
-        input: align::without_workspace_dir(&crate::shared::text::summarize_input(
-            c.params(),
-            120,
-        ))
-        .into_owned(),
+        input: align::without_workspace_dir(&crate::shared::text::summarize_input(c.params(), 120))
+            .into_owned(),
         result: align::result_word(c),
     })
 }
@@ -423,10 +420,16 @@ fn compare_runs(
     let summary = match (&b.transcript, &h.transcript, &divergence) {
         (None, _, _) | (_, None, _) => format!(
             "no transcript to compare in the {}",
-            if b.transcript.is_none() { "base" } else { "head" }
+            if b.transcript.is_none() {
+                "base"
+            } else {
+                "head"
+            }
         ),
         (_, _, Some(d)) => align::sentence(bx, hx, d),
-        (_, _, None) => "the same calls with the same results; see the answer and the flipped assertions".into(),
+        (_, _, None) => {
+            "the same calls with the same results; see the answer and the flipped assertions".into()
+        }
     };
     let first_divergence = divergence.map(|d| {
         let step = |t: &Transcript, i: Option<usize>| {
@@ -444,7 +447,10 @@ fn compare_runs(
                 DivergenceKind::Call => "call",
                 DivergenceKind::Result => "result",
             },
-            after: d.after.and_then(|a| bx.tool_calls.get(a)).map(align::target),
+            after: d
+                .after
+                .and_then(|a| bx.tool_calls.get(a))
+                .map(align::target),
             base: step(bx, d.base),
             head: step(hx, d.head),
         }
@@ -497,7 +503,11 @@ fn no_such_test(results: &Results, name: &str, file: &str) -> DiffError {
 ///
 /// # Errors
 /// [`DiffError`] when `--test` names no test of the head, or `--run` a run a test lacks.
-pub fn diff(base: &Results, head: &Results, options: &DiffOptions) -> Result<DiffReport, DiffError> {
+pub fn diff(
+    base: &Results,
+    head: &Results,
+    options: &DiffOptions,
+) -> Result<DiffReport, DiffError> {
     let (base_label, head_label) = &options.labels;
     if let Some(name) = &options.test
         && !head.tests.iter().any(|t| named(t, name))
@@ -583,7 +593,9 @@ pub fn diff_runs(results: &Results, options: &DiffOptions) -> Result<DiffReport,
                 (pick.head(), run_of(t, pick.head(), label)?),
             ),
             None => {
-                let pass = t.numbered_runs().find(|(_, r)| r.status == TestStatus::Passed);
+                let pass = t
+                    .numbered_runs()
+                    .find(|(_, r)| r.status == TestStatus::Passed);
                 let fail = t.numbered_runs().find(|(_, r)| bad(r.status));
                 match (pass, fail) {
                     (Some(p), Some(f)) => (p, f),
@@ -599,7 +611,12 @@ pub fn diff_runs(results: &Results, options: &DiffOptions) -> Result<DiffReport,
             }
         };
         summary.changed += 1;
-        tests.push(compare_runs((t, bn, b), (t, hn, h), Change::Runs, anchor(index, t, hn)));
+        tests.push(compare_runs(
+            (t, bn, b),
+            (t, hn, h),
+            Change::Runs,
+            anchor(index, t, hn),
+        ));
     }
     Ok(DiffReport {
         version: DIFF_VERSION,
@@ -686,7 +703,12 @@ pub fn to_terminal(r: &DiffReport) -> String {
         let change = if t.change == Change::Runs {
             verdict(&t.head)
         } else {
-            format!("{} → {} ({})", verdict(&t.base), verdict(&t.head), t.change.word())
+            format!(
+                "{} → {} ({})",
+                verdict(&t.base),
+                verdict(&t.head),
+                t.change.word()
+            )
         };
         out.push_str(&format!(
             "\n{icon} {}  {}  {change}\n",

@@ -369,7 +369,12 @@ fn error_text(t: &TestResult) -> Option<String> {
     })
 }
 
-fn run_view(test: &str, id: String, number: usize, r: &TestResult) -> Result<RunView, askama::Error> {
+fn run_view(
+    test: &str,
+    id: String,
+    number: usize,
+    r: &TestResult,
+) -> Result<RunView, askama::Error> {
     let (class, _, status) = status_class(r.status);
     let mut label = format!(
         "Run {number} · {status} · {}",
@@ -696,10 +701,25 @@ mod tests {
         let mut results: Results = serde_json::from_str(&text).unwrap();
         let usage = results.tests[0].usage.as_mut().unwrap();
         usage.turns = Some(1);
-        assert!(test_view(0, &results.tests[0]).unwrap().meta.contains("1 turn"));
-        assert!(!test_view(0, &results.tests[0]).unwrap().meta.contains("1 turns"));
+        assert!(
+            test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("1 turn")
+        );
+        assert!(
+            !test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("1 turns")
+        );
         results.tests[0].usage.as_mut().unwrap().turns = Some(2);
-        assert!(test_view(0, &results.tests[0]).unwrap().meta.contains("2 turns"));
+        assert!(
+            test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("2 turns")
+        );
     }
 
     /// `n` copies of the hostile results' tests, renamed apart.

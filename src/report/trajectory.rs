@@ -389,7 +389,9 @@ fn requests(run: &TestResult) -> (Vec<RequestView>, Option<String>) {
         .map(|r| RequestView {
             index: r.index,
             model: r.model.clone().unwrap_or_else(|| "—".into()),
-            status: r.status.map_or_else(|| "no reply".into(), |s| s.to_string()),
+            status: r
+                .status
+                .map_or_else(|| "no reply".into(), |s| s.to_string()),
             class: if r.failed { "fail" } else { "pass" },
             input: thousands(r.input_tokens),
             output: thousands(r.output_tokens),
@@ -574,7 +576,15 @@ mod tests {
             .map(|s| {
                 let what = match (&s.turn, &s.call, &s.group) {
                     (Some(turn), _, _) => format!("{} [{}]", turn.label, turn.meta),
-                    (_, Some(c), _) => format!("#{} {}{}", c.number, c.name, c.mcp.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()),
+                    (_, Some(c), _) => format!(
+                        "#{} {}{}",
+                        c.number,
+                        c.name,
+                        c.mcp
+                            .as_deref()
+                            .map(|m| format!(" ({m})"))
+                            .unwrap_or_default()
+                    ),
                     (_, _, Some(g)) => g.clone(),
                     _ => String::new(),
                 };
@@ -589,7 +599,10 @@ mod tests {
                 (1, "Subagent turn · task1 []".to_owned()),
                 (1, "#2 Read".to_owned()),
                 (0, "Turn 2 []".to_owned()),
-                (0, "#3 mcp__github__create_issue (MCP github · create_issue)".to_owned()),
+                (
+                    0,
+                    "#3 mcp__github__create_issue (MCP github · create_issue)".to_owned()
+                ),
                 (0, "#4 Bash".to_owned()),
             ]
         );
@@ -597,7 +610,10 @@ mod tests {
 
     #[test]
     fn without_turns_the_calls_alone_in_order() {
-        let t = Transcript::completed(vec![call("a", "Bash", "main"), call("b", "Read", "main")], "x");
+        let t = Transcript::completed(
+            vec![call("a", "Bash", "main"), call("b", "Read", "main")],
+            "x",
+        );
         let (steps, _) = steps(&t);
         assert!(steps.iter().all(|s| s.turn.is_none() && s.depth == 0));
         assert_eq!(steps.len(), 2);

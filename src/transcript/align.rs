@@ -224,9 +224,10 @@ pub fn align(base: &Transcript, head: &Transcript) -> (Option<Divergence>, Align
     let prefix = bk.iter().zip(&hk).take_while(|(x, y)| x == y).count();
     // A call both made with another result parts them first (`ruff check .` exited 0 in
     // one run, 1 in the other, before the other ran `ruff check --fix .`).
-    let result_differs = b.iter().zip(&h).take(prefix).position(|(&x, &y)| {
-        result_word(&base.tool_calls[x]) != result_word(&head.tool_calls[y])
-    });
+    let result_differs =
+        b.iter().zip(&h).take(prefix).position(|(&x, &y)| {
+            result_word(&base.tool_calls[x]) != result_word(&head.tool_calls[y])
+        });
     let found = match result_differs {
         Some(index) => Some(Divergence {
             kind: DivergenceKind::Result,
@@ -267,10 +268,18 @@ pub fn sentence(base: &Transcript, head: &Transcript, d: &Divergence) -> String 
     }
     match (b, h, after) {
         (Some(b), Some(h), Some(t)) => {
-            format!("base {} after {t}; head {} instead", describe(b), describe(h))
+            format!(
+                "base {} after {t}; head {} instead",
+                describe(b),
+                describe(h)
+            )
         }
-        (Some(b), Some(h), None) => format!("base first {}; head first {}", describe(b), describe(h)),
-        (Some(b), None, Some(t)) => format!("base {} after {t}; head stopped after {t}", describe(b)),
+        (Some(b), Some(h), None) => {
+            format!("base first {}; head first {}", describe(b), describe(h))
+        }
+        (Some(b), None, Some(t)) => {
+            format!("base {} after {t}; head stopped after {t}", describe(b))
+        }
         (Some(b), None, None) => format!("base {}; head made no tool call", describe(b)),
         (None, Some(h), Some(t)) => format!("base stopped after {t}; head then {}", describe(h)),
         (None, Some(h), None) => format!("base made no tool call; head {}", describe(h)),
@@ -319,7 +328,10 @@ mod tests {
         let head = t(vec![edit("BBBB")]);
         let (d, stats) = align(&base, &head);
         let d = d.unwrap();
-        assert_eq!((d.kind, d.index, d.base, d.head, d.after), (DivergenceKind::Call, 1, Some(1), None, Some(0)));
+        assert_eq!(
+            (d.kind, d.index, d.base, d.head, d.after),
+            (DivergenceKind::Call, 1, Some(1), None, Some(0))
+        );
         assert_eq!(
             sentence(&base, &head, &d),
             "base ran `pytest -q` after Edit src/app.py; head stopped after Edit src/app.py"
@@ -349,9 +361,16 @@ mod tests {
         );
         assert_eq!(stats.common, 2);
         // A result that differs comes first, though the calls part later.
-        let head = t(vec![edit("B"), bash("pytest -q", "", 1), bash("pytest -x", "", 1)]);
+        let head = t(vec![
+            edit("B"),
+            bash("pytest -q", "", 1),
+            bash("pytest -x", "", 1),
+        ]);
         let (d, _) = align(&base, &head);
-        assert_eq!(d.map(|d| (d.kind, d.index)), Some((DivergenceKind::Result, 1)));
+        assert_eq!(
+            d.map(|d| (d.kind, d.index)),
+            Some((DivergenceKind::Result, 1))
+        );
         let none = t(vec![]);
         assert_eq!(
             sentence(&base, &none, &align(&base, &none).0.unwrap()),

@@ -1182,7 +1182,10 @@ mod tests {
             })
         );
         assert_eq!(first.duration_ms, None);
-        assert_eq!((t.turns[1].agent.as_str(), &t.turns[1].calls[..]), ("task9", &[1][..]));
+        assert_eq!(
+            (t.turns[1].agent.as_str(), &t.turns[1].calls[..]),
+            ("task9", &[1][..])
+        );
         assert_eq!(t.turns[2].text.as_deref(), Some("One test fails."));
         // Results written before turns existed still read, without them.
         let mut old = serde_json::to_value(&t).unwrap();

@@ -18,8 +18,8 @@
 use serde_json::Value;
 
 use super::builder::{Builder, Parts, ToolResult};
-use super::turns::TurnLog;
 use super::json::{EventParser, str_of, u64_of};
+use super::turns::TurnLog;
 use super::{Format, Outcome, Transcript, Usage};
 
 /// Codex usage objects: `input_tokens` includes `cached_input_tokens`.
@@ -102,9 +102,7 @@ impl ExecParser {
             "agent_message" => {
                 if completed {
                     self.final_text = str_of(item, "text").map(str::to_owned);
-                    self.reply = self
-                        .replies
-                        .reply(Some(id), super::MAIN_AGENT, None, None);
+                    self.reply = self.replies.reply(Some(id), super::MAIN_AGENT, None, None);
                     if let (Some(turn), Some(text)) = (self.reply, &self.final_text) {
                         self.replies.text(turn, text);
                     }

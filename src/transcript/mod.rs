@@ -49,6 +49,7 @@
 //!   outcome is [`Outcome::Incomplete`], which makes a test `error`.
 
 mod aider;
+pub mod align;
 mod auggie;
 mod blocked;
 mod builder;
@@ -65,7 +66,6 @@ mod opencode;
 mod pi;
 mod qwen;
 mod read;
-pub mod align;
 pub mod turns;
 
 pub use copilot::usage_file as copilot_usage_file;

@@ -221,10 +221,7 @@ pub(crate) fn renumber(turns: &mut [Turn], order: &[usize]) {
     }
     for turn in turns {
         for call in &mut turn.calls {
-            *call = new_of
-                .get(*call as usize)
-                .copied()
-                .unwrap_or(u32::MAX);
+            *call = new_of.get(*call as usize).copied().unwrap_or(u32::MAX);
         }
         turn.calls.retain(|c| *c != u32::MAX);
     }
@@ -243,13 +240,21 @@ mod tests {
             output: 1,
             ..TurnTokens::default()
         };
-        let a = log.reply(Some("m1"), "main", Some("2026-01-01T00:00:01Z"), Some(tokens));
+        let a = log.reply(
+            Some("m1"),
+            "main",
+            Some("2026-01-01T00:00:01Z"),
+            Some(tokens),
+        );
         log.text(a.unwrap(), "Let me look.");
         let b = log.reply(
             Some("m1"),
             "main",
             Some("2026-01-01T00:00:02.500Z"),
-            Some(TurnTokens { output: 40, ..tokens }),
+            Some(TurnTokens {
+                output: 40,
+                ..tokens
+            }),
         );
         assert_eq!(a, b, "one message, one turn");
         log.call(b.unwrap(), 0);

@@ -54,6 +54,7 @@ const steps = await t.locator("ol.trajectory > li").evaluateAll((lis) => lis.map
 const diff = t.locator("details.diff").first();
 await diff.locator(":scope > summary").click();
 const diffLines = await diff.locator("pre.diff span").evaluateAll((spans) => spans.map((s) => [s.className, s.textContent]));
+const diffText = await diff.locator("pre.diff").evaluate((pre) => pre.innerText);
 const omitted = await t.locator("ul.files > li").allTextContents();
 const requests = await t.locator("table.requests tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.className, ...Array.from(tr.cells).map((c) => c.textContent)]));
 const pwned = await page.evaluate(() => window.__pwned === undefined ? null : window.__pwned);
@@ -75,4 +76,4 @@ const axe = await axePage.evaluate(async (ids) => {
 }, ids);
 await browser.close();
 console.log(JSON.stringify({ anchorOpen, testOpen, inView, runSections, sideCaption, sideParts,
-  steps, diffLines, omitted, requests, pwned, errors, axe }));
+  steps, diffLines, diffText, omitted, requests, pwned, errors, axe }));

@@ -59,9 +59,15 @@ fn two_results_name_where_each_changed_test_parts_and_what_flipped() {
     // The repeated test: a passing base run against a failing head run, parting at the
     // result of the same first call.
     let lint = &v["tests"][1];
-    assert_eq!((&lint["base"]["run"], &lint["head"]["run"]), (&json!(1), &json!(2)));
+    assert_eq!(
+        (&lint["base"]["run"], &lint["head"]["run"]),
+        (&json!(1), &json!(2))
+    );
     assert_eq!(lint["first_divergence"]["kind"], "result");
-    assert_eq!((&lint["head"]["passed"], &lint["head"]["judged"]), (&json!(1), &json!(3)));
+    assert_eq!(
+        (&lint["head"]["passed"], &lint["head"]["judged"]),
+        (&json!(1), &json!(3))
+    );
 
     // GitHub renders the Markdown: a table per divergence, no raw HTML.
     let seen = gfm(&std::fs::read_to_string(&md_path).unwrap());
@@ -69,7 +75,9 @@ fn two_results_name_where_each_changed_test_parts_and_what_flipped() {
     assert_eq!(seen["tables"].as_array().unwrap().len(), 2, "{seen}");
     let text = seen["text"].as_str().unwrap();
     assert!(
-        text.contains("base ran 'pytest -q' after Edit src/app.py; head stopped after Edit src/app.py"),
+        text.contains(
+            "base ran 'pytest -q' after Edit src/app.py; head stopped after Edit src/app.py"
+        ),
         "{text}"
     );
 }
@@ -79,8 +87,11 @@ fn the_runs_of_a_flaky_test_in_one_file() {
     let out = Aptitude::new().args(["diff", &head()]).output();
     out.code(0);
     assert!(
-        out.stdout.contains("Lint  tests/lint.aptitude.yaml  failed (1/3 runs)")
-            && out.stdout.contains("base run 1 (passed) · head run 2 (failed)"),
+        out.stdout
+            .contains("Lint  tests/lint.aptitude.yaml  failed (1/3 runs)")
+            && out
+                .stdout
+                .contains("base run 1 (passed) · head run 2 (failed)"),
         "{}",
         out.stdout
     );
@@ -90,7 +101,8 @@ fn the_runs_of_a_flaky_test_in_one_file() {
         .output();
     out.code(0);
     assert!(
-        out.stdout.contains("base run 2 (failed) · head run 3 (failed)")
+        out.stdout
+            .contains("base run 2 (failed) · head run 3 (failed)")
             && out.stdout.contains("the same calls with the same results"),
         "{}",
         out.stdout
@@ -100,13 +112,21 @@ fn the_runs_of_a_flaky_test_in_one_file() {
         .args(["diff", &base(), &head(), "--test", "Lint", "--run", "1"])
         .output();
     out.code(0);
-    assert!(out.stdout.contains("base run 1 (passed) · head run 1 (passed)"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("base run 1 (passed) · head run 1 (passed)"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
 fn input_that_can_not_be_compared_is_exit_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--test", "Fix and tset"], "has no test named \"Fix and tset\"; did you mean \"Fix and test\"?"),
+        (
+            &["--test", "Fix and tset"],
+            "has no test named \"Fix and tset\"; did you mean \"Fix and test\"?",
+        ),
         (&["--test", "Lint", "--run", "9"], "has no run 9 (it has 3)"),
         (&["--run", "0"], "write a run number, or two as A,B"),
     ];
@@ -118,9 +138,15 @@ fn input_that_can_not_be_compared_is_exit_2() {
         out.code(2);
         assert!(out.stderr.contains(says), "{extra:?}: {}", out.stderr);
     }
-    let out = Aptitude::new().args(["diff", "Cargo.toml", &head()]).output();
+    let out = Aptitude::new()
+        .args(["diff", "Cargo.toml", &head()])
+        .output();
     out.code(2);
-    assert!(out.stderr.contains("is not an aptitude results file"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is not an aptitude results file"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// The PR comment's baseline section: the regressed test's first divergence in one line,

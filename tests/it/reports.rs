@@ -776,7 +776,11 @@ fn run_view_results(dir: &Path, copies: usize) -> std::path::PathBuf {
         })
         .collect();
     let file = dir.join(format!("run-view-{copies}.json"));
-    std::fs::write(&file, serde_json::to_string(&Results::new(tests, 1)).unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        serde_json::to_string(&Results::new(tests, 1)).unwrap(),
+    )
+    .unwrap();
     file
 }
 
@@ -821,14 +825,27 @@ fn run_view_in_headless_chromium() {
             json!("Tool calls side by side: the runs part at call 1"),
             "{what}"
         );
-        assert_eq!(seen["sideParts"], json!(2), "runs 2 and 3 differ from run 1: {what}");
+        assert_eq!(
+            seen["sideParts"],
+            json!(2),
+            "runs 2 and 3 differ from run 1: {what}"
+        );
         let steps: Vec<(String, u64, String)> = seen["steps"]
             .as_array()
             .unwrap()
             .iter()
             .map(|s| {
-                let text = s["text"].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
-                (s["kind"].as_str().unwrap().to_owned(), s["depth"].as_u64().unwrap(), text)
+                let text = s["text"]
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (
+                    s["kind"].as_str().unwrap().to_owned(),
+                    s["depth"].as_u64().unwrap(),
+                    text,
+                )
             })
             .collect();
         let expected = [
@@ -853,17 +870,33 @@ fn run_view_in_headless_chromium() {
         );
         assert_eq!(
             seen["diffLines"],
-            json!([["head", "--- /dev/null"], ["head", "+++ b/notes.md"], ["hunk", "@@ -0,0 +1 @@"], ["add", "+add adds <b>"]]),
+            json!([["hunk", "@@ -0,0 +1 @@"], ["add", "+add adds <b>"]]),
             "{what}"
         );
+        assert_eq!(
+            seen["diffText"].as_str().unwrap().trim_end(),
+            "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+add adds <b>",
+            "one line per diff line: {what}"
+        );
         assert!(
-            seen["omitted"].to_string().contains("+logo.png not shown: binary"),
+            seen["omitted"]
+                .to_string()
+                .contains("+logo.png not shown: binary"),
             "{what}"
         );
         assert_eq!(seen["requests"].as_array().unwrap().len(), 4, "{what}");
         assert_eq!(
             seen["requests"][1],
-            json!(["fail", "2", "claude-sonnet-4-5", "529", "1,200", "0", "3,000", "902ms"]),
+            json!([
+                "fail",
+                "2",
+                "claude-sonnet-4-5",
+                "529",
+                "1,200",
+                "0",
+                "3,000",
+                "902ms"
+            ]),
             "{what}"
         );
         assert_eq!(seen["pwned"], Value::Null, "{what}");

@@ -285,9 +285,14 @@ fn parallel_tests_do_not_mix_transcripts() {
         assert_eq!(main[1]["text"], json!(format!("wrote {name}")), "{name}");
         let traffic = &t["model_traffic"];
         let log = traffic["request_log"].as_array().unwrap();
-        assert_eq!(Some(log.len() as u64), traffic["requests"].as_u64(), "{name}");
+        assert_eq!(
+            Some(log.len() as u64),
+            traffic["requests"].as_u64(),
+            "{name}"
+        );
         assert!(
-            log.iter().all(|r| r["status"] == 200 && r["duration_ms"].is_u64()),
+            log.iter()
+                .all(|r| r["status"] == 200 && r["duration_ms"].is_u64()),
             "{name}: {log:?}"
         );
     }

@@ -352,7 +352,15 @@ mod tests {
             .traffic
             .request_log
             .iter()
-            .map(|r| (r.index, r.model.as_deref(), r.status, r.failed, r.input_tokens))
+            .map(|r| {
+                (
+                    r.index,
+                    r.model.as_deref(),
+                    r.status,
+                    r.failed,
+                    r.input_tokens,
+                )
+            })
             .collect();
         assert_eq!(
             listed,
@@ -365,7 +373,12 @@ mod tests {
                 (6, None, Some(200), false, 0),
             ]
         );
-        assert!(log.traffic.request_log.iter().all(|r| r.duration_ms.is_some()));
+        assert!(
+            log.traffic
+                .request_log
+                .iter()
+                .all(|r| r.duration_ms.is_some())
+        );
     }
 
     #[test]

@@ -112,7 +112,10 @@ fn a_regressed_test_names_where_its_runs_part_and_what_flipped() {
     assert_eq!(test["name"], "fix");
     assert_eq!(test["first_divergence"]["index"], 1);
     assert_eq!(test["first_divergence"]["base"]["says"], "ran `pytest -q`");
-    assert_eq!(test["first_divergence"]["head"]["call"], serde_json::Value::Null);
+    assert_eq!(
+        test["first_divergence"]["head"]["call"],
+        serde_json::Value::Null
+    );
     assert_eq!(test["flipped"][0]["base"], "pass");
     assert_eq!(test["flipped"][0]["head"], "fail");
 }
@@ -131,9 +134,18 @@ fn every_output_says_it_and_agent_text_is_inert() {
     }
     let r = diff(&base, &head, &options()).unwrap();
     let text = to_terminal(&r);
-    assert!(text.contains("first divergence at call 2, after Edit src/app.py"), "{text}");
-    assert!(text.contains("head: stopped after Edit src/app.py"), "{text}");
-    assert!(!text.contains('\u{1b}'), "no raw escape reaches the terminal: {text}");
+    assert!(
+        text.contains("first divergence at call 2, after Edit src/app.py"),
+        "{text}"
+    );
+    assert!(
+        text.contains("head: stopped after Edit src/app.py"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}'),
+        "no raw escape reaches the terminal: {text}"
+    );
     assert!(text.contains("^["), "{text}");
     let md = to_markdown(&r);
     assert!(md.contains("### 🔴 fix — regressed"), "{md}");
@@ -196,7 +208,10 @@ fn runs_of_a_flaky_test_in_one_file() {
         ..options()
     };
     let r = diff_runs(&results, &picked).unwrap();
-    assert_eq!(r.tests[0].first_divergence, None, "runs 2 and 3 made the same calls");
+    assert_eq!(
+        r.tests[0].first_divergence, None,
+        "runs 2 and 3 made the same calls"
+    );
     let missing = DiffOptions {
         runs: Some(RunPick::Pair(1, 9)),
         ..picked.clone()
@@ -208,7 +223,10 @@ fn runs_of_a_flaky_test_in_one_file() {
         ..options()
     };
     let e = diff_runs(&results, &typo).unwrap_err().to_string();
-    assert_eq!(e, "base.json has no test named \"flakey\"; did you mean \"flaky\"?");
+    assert_eq!(
+        e,
+        "base.json has no test named \"flakey\"; did you mean \"flaky\"?"
+    );
 }
 
 /// A repeated test whose pass rate fell significantly is a regression; a small fall is a
@@ -229,13 +247,20 @@ fn pass_rates_are_compared_as_the_baseline_does() {
                 .collect(),
         )
     };
-    assert_eq!(classify(&runs(10, 10), &runs(1, 10), 0.05), Change::Regressed);
+    assert_eq!(
+        classify(&runs(10, 10), &runs(1, 10), 0.05),
+        Change::Regressed
+    );
     assert_eq!(classify(&runs(5, 5), &runs(4, 5), 0.05), Change::Changed);
     assert_eq!(classify(&runs(3, 5), &runs(3, 5), 0.05), Change::Unchanged);
     let base = Results::new(vec![runs(10, 10)], 1);
     let head = Results::new(vec![runs(1, 10)], 1);
     let r = diff(&base, &head, &options()).unwrap();
     let t = &r.tests[0];
-    assert_eq!((t.base.run, t.head.run), (1, 2), "a passing base run, a failing head run");
+    assert_eq!(
+        (t.base.run, t.head.run),
+        (1, 2),
+        "a passing base run, a failing head run"
+    );
     assert_eq!((t.head.passed, t.head.judged), (Some(1), Some(10)));
 }

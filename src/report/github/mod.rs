@@ -141,7 +141,10 @@ pub fn body(
             .report_path
             .as_deref()
             .and_then(|p| std::path::Path::new(p).file_name())
-            .map_or_else(|| "report.html".to_owned(), |n| n.to_string_lossy().into_owned()),
+            .map_or_else(
+                || "report.html".to_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
     };
     let preamble = options.baseline.as_ref().map(|b| {
         crate::report::baseline::compare(results, b, options.significance).to_markdown(Some(&link))
