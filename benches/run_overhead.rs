@@ -128,6 +128,7 @@ fn sandbox_start(out: &mut impl Write) -> std::io::Result<()> {
                 timeout: Duration::from_secs(30),
                 grace: Duration::from_secs(1),
                 fence,
+                limits: None,
             };
             let output = process::run(&spec, &Default::default(), |_| {}).await?;
             if fenced && output.proof.is_none_or(|p| !p.held()) {

@@ -348,29 +348,30 @@ mod tests {
         );
         assert_eq!(log.traffic.unmetered, 1);
         // Each request is listed with its model, status, tokens and time.
-        let listed: Vec<(u32, Option<&str>, Option<u16>, bool, u64)> = log
+        let listed: Vec<String> = log
             .traffic
             .request_log
             .iter()
             .map(|r| {
-                (
+                format!(
+                    "{} {} {:?} failed={} in={}",
                     r.index,
-                    r.model.as_deref(),
+                    r.model.as_deref().unwrap_or("-"),
                     r.status,
                     r.failed,
-                    r.input_tokens,
+                    r.input_tokens
                 )
             })
             .collect();
         assert_eq!(
             listed,
             [
-                (1, Some("claude-sonnet-4-5"), Some(200), false, 10),
-                (2, Some("claude-sonnet-4-5"), Some(500), true, 0),
-                (3, Some("claude-sonnet-4-5"), Some(200), true, 10),
-                (4, Some("claude-sonnet-4-5"), Some(200), false, 10),
-                (5, Some("fake-model"), Some(200), false, 10),
-                (6, None, Some(200), false, 0),
+                "1 claude-sonnet-4-5 Some(200) failed=false in=10",
+                "2 claude-sonnet-4-5 Some(500) failed=true in=0",
+                "3 claude-sonnet-4-5 Some(200) failed=true in=10",
+                "4 claude-sonnet-4-5 Some(200) failed=false in=10",
+                "5 fake-model Some(200) failed=false in=10",
+                "6 - Some(200) failed=false in=0",
             ]
         );
         assert!(

@@ -529,18 +529,17 @@ fn gemini_request(contents: &[Value]) -> Sent {
             }
             continue;
         }
-        let mut position = 0;
-        for response in parts
+        for (position, response) in parts
             .into_iter()
             .flatten()
             .filter_map(|p| p.get("functionResponse"))
+            .enumerate()
         {
             let by_id = str_at(response, "id").and_then(|id| find_call(&sent.calls, id));
             let by_position = turn_calls
                 .get(position)
                 .copied()
                 .filter(|&c| str_at(response, "name").is_none_or(|n| sent.calls[c].name == n));
-            position += 1;
             let body = response.get("response").unwrap_or(&Value::Null);
             let mut text = String::new();
             leaves(body, &mut text);

@@ -1106,9 +1106,9 @@ fn tool_names_no_agent_has_are_errors() {
 /// `limits:` in a test: sizes with units, a process count; each mistake at its place.
 #[test]
 fn limits_load_and_every_mistake_is_reported() {
-    let spec = load(&format!(
-        "name: t\nprompt: p\nlimits:\n  memory: 2GiB\n  processes: 64\n  disk: 500MB\nassertions:\n  - tool: Bash\n"
-    ))
+    let spec = load(
+        "name: t\nprompt: p\nlimits:\n  memory: 2GiB\n  processes: 64\n  disk: 500MB\nassertions:\n  - tool: Bash\n",
+    )
     .unwrap();
     assert_eq!(spec.limits.memory, Some(2 * 1024 * 1024 * 1024));
     assert_eq!(spec.limits.processes, Some(64));

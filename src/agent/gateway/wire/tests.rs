@@ -93,7 +93,7 @@ fn responses_and_chat_calls_are_read_once() {
     let mut reader = ReplyCalls::new(Protocol::Chat, true);
     assert_eq!(
         reader
-            .push(chat[..chat.find("data: [DONE]").unwrap()].as_bytes())
+            .push(&chat.as_bytes()[..chat.find("data: [DONE]").unwrap()])
             .len(),
         1
     );
