@@ -26,16 +26,17 @@
 
 use askama::Template;
 
+use super::trajectory::status_class;
 use crate::shared::text::format_duration;
 use crate::transcript::display::format_usage;
-use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
+use crate::verdict::results::{AssertionStatus, Results, TestResult};
 
 /// The most tests whose details are inline in the page (readable without JavaScript); a
 /// larger suite's details are compressed and loaded when a test is opened.
 pub const INLINE_MAX_TESTS: usize = 200;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
-pub const OUTPUT_MAX: usize = 4_000;
+pub const OUTPUT_MAX: usize = super::trajectory::OUTPUT_MAX;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
@@ -320,15 +321,6 @@ fn script_hash() -> String {
         "sha256-{}",
         base64::engine::general_purpose::STANDARD.encode(digest)
     )
-}
-
-pub(super) fn status_class(status: TestStatus) -> (&'static str, &'static str, &'static str) {
-    match status {
-        TestStatus::Passed => ("passed", "✓", "passed"),
-        TestStatus::Failed => ("failed", "✗", "failed"),
-        TestStatus::Error => ("error", "!", "error"),
-        TestStatus::Skipped => ("skipped", "⊘", "skipped"),
-    }
 }
 
 fn assertion(a: &crate::verdict::results::AssertionResult) -> AssertionView {

@@ -10,7 +10,7 @@
 //! without turns (a format that records none, results written before turns were kept)
 //! shows its calls alone, as before. Everything here is bounded: [`MAX_STEPS`] steps,
 //! [`MAX_REQUESTS_SHOWN`] requests, [`MAX_SIDE_ROWS`] × [`MAX_SIDE_RUNS`] cells; texts
-//! cut at [`super::html::OUTPUT_MAX`]. The views hold text only: `templates/run_detail.html`
+//! cut at [`OUTPUT_MAX`]. The views hold text only: `templates/run_detail.html`
 //! escapes it (askama) and [`crate::shared::inert::document`] shows its control bytes.
 
 use std::collections::HashMap;
@@ -20,7 +20,7 @@ use askama::Template;
 use crate::shared::text::{format_duration, thousands};
 use crate::transcript::align::{CallKey, describe, result_word, trajectory_order};
 use crate::transcript::{ToolCall, Transcript, Turn};
-use crate::verdict::results::TestResult;
+use crate::verdict::results::{TestResult, TestStatus};
 use crate::workspace::{ChangeKind, FileChange};
 
 /// The most steps (turns and calls) one run view shows; the rest are counted.
@@ -35,8 +35,21 @@ pub const MAX_SIDE_ROWS: usize = 60;
 /// The most runs side by side.
 pub const MAX_SIDE_RUNS: usize = 8;
 
+/// The most characters of one tool input, tool output, turn text or answer shown.
+pub const OUTPUT_MAX: usize = 4_000;
+
 fn cut(text: &str) -> String {
-    crate::shared::text::truncate_lines(text, super::html::OUTPUT_MAX)
+    crate::shared::text::truncate_lines(text, OUTPUT_MAX)
+}
+
+/// A status's CSS class, icon and word: `("failed", "✗", "failed")`.
+pub(super) fn status_class(status: TestStatus) -> (&'static str, &'static str, &'static str) {
+    match status {
+        TestStatus::Passed => ("passed", "✓", "passed"),
+        TestStatus::Failed => ("failed", "✗", "failed"),
+        TestStatus::Error => ("error", "!", "error"),
+        TestStatus::Skipped => ("skipped", "⊘", "skipped"),
+    }
 }
 
 /// One tool call.
@@ -504,7 +517,7 @@ pub(super) fn side_by_side(runs: &[(u32, String, &TestResult)]) -> Option<SideBy
         columns: shown
             .iter()
             .map(|(n, anchor, r)| {
-                let (class, _, word) = super::html::status_class(r.status);
+                let (class, _, word) = status_class(r.status);
                 (format!("Run {n} · {word}"), class, anchor.clone())
             })
             .collect(),
