@@ -6,6 +6,12 @@
 //! again. Printed: rules, covered before and after, drafts written, the tokens and
 //! dollars the drafting reported, and its wall time. Figures are printed, not asserted.
 
+#![expect(
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark stops loudly on any failure and prints its figures"
+)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -25,6 +31,13 @@ mod model;
     reason = "the double's other protocols, served beside the one the benchmark uses"
 )]
 mod wire;
+
+#[path = "../tests/it/support/recorded.rs"]
+#[expect(
+    dead_code,
+    reason = "the double's recorded replies, a turn the benchmark does not script"
+)]
+mod recorded;
 
 #[path = "support/agents.rs"]
 #[expect(dead_code, reason = "the benchmark uses the environment helper only")]

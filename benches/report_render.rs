@@ -1,9 +1,11 @@
 //! Rendering reports for 5,000 tests × 3 runs (`cargo bench --bench report_render`).
 //!
 //! Builds results for 5,000 tests repeated 3 times — each run with assertions, a failure
-//! detail and a 10-call transcript, 150,000 tool calls in all — then times the HTML,
-//! Markdown and JUnit renderers and reports the HTML file size. Targets: HTML in under
-//! 1 s and at most 10 MB. Figures are printed, not asserted.
+//! detail and a 10-call transcript with its 11 turns (text, tokens, time), two changed
+//! files (a 40-line diff, a binary file) and 11 model requests: the run view's trajectory
+//! for every run, 150,000 tool calls in all (`benches/support/suite.rs`) — then times the
+//! HTML, Markdown and JUnit renderers and reports the HTML file size. Targets: HTML in
+//! under 1 s and at most 10 MB. Figures are printed, not asserted.
 //!
 //! With `REPORT_RENDER_HTML=FILE` the HTML report is also written to FILE, for
 //! `node tests/browser/first-screen.mjs FILE` to measure its first screen in Chromium.
@@ -20,113 +22,17 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use aptitude::transcript::{Format, Outcome, ToolCall, Transcript, Usage};
-use aptitude::verdict::results::{
-    AssertionResult, AssertionStatus, Results, TestResult, TestStatus,
-};
+use aptitude::verdict::results::Results;
 
-fn transcript(i: usize) -> Transcript {
-    let calls = (0..10)
-        .map(|n| ToolCall {
-            id: format!("toolu_{i}_{n}"),
-            name: "Bash".into(),
-            canonical: "Bash".into(),
-            input: serde_json::json!({"command": format!("cargo test --package p{n} -- --nocapture"), "description": "run tests"}),
-            params: None,
-            output: Some("running 12 tests\ntest a ... ok\n".repeat(20)),
-            is_error: n == 9,
-            blocked: None,
-            exit_code: Some(if n == 9 { 101 } else { 0 }),
-            stdout: None,
-            stderr: None,
-            agent: "main".into(),
-            timestamp: None,
-        })
-        .collect();
-    Transcript {
-        format: Format::ClaudeStreamJson,
-        session_id: Some(format!("s{i}")),
-        agent_version: Some("claude-code 2.1.328".into()),
-        model: Some("claude".into()),
-        tool_calls: calls,
-        final_text: Some("I ran the tests; one package fails.".into()),
-        usage: Usage {
-            input_tokens: 1200,
-            output_tokens: 300,
-            cost_usd: Some(0.01),
-            turns: Some(11),
-            duration_ms: Some(12_000),
-            ..Usage::default()
-        },
-        outcome: Outcome::Completed,
-        runs: 1,
-        records_only: None,
-        skills: None,
-        warnings: Vec::new(),
-        warnings_total: 0,
-        lost: Default::default(),
-    }
-}
-
-/// One run of test `i`: its assertions (a failing one in run 3 of every 7th test), and a
-/// 10-call transcript.
-fn run(i: usize, r: usize) -> TestResult {
-    let failed = i.is_multiple_of(7) && r == 2;
-    let assertions = vec![
-        AssertionResult::new(
-            "tool",
-            "Bash called with command ~ glob \"cargo test*\"".into(),
-            AssertionStatus::Pass,
-            6,
-            Some("10 matching".into()),
-        ),
-        AssertionResult::new(
-            "ran",
-            "ran no command matching /rm -rf/".into(),
-            AssertionStatus::Pass,
-            9,
-            None,
-        ),
-        AssertionResult::new(
-            "command_succeeded",
-            "a command matching /cargo test/ succeeded".into(),
-            if failed {
-                AssertionStatus::Fail
-            } else {
-                AssertionStatus::Pass
-            },
-            12,
-            failed.then(|| {
-                "matching commands ran but none exited 0:\n  #10 `cargo test` → exit 101".into()
-            }),
-        ),
-    ];
-    let status = if failed {
-        TestStatus::Failed
-    } else {
-        TestStatus::Passed
-    };
-    TestResult {
-        prompt: Some("Fix the failing test and run the suite.".into()),
-        duration_ms: 12_000,
-        usage: Some(transcript(i).usage),
-        assertions,
-        transcript: Some(transcript(i)),
-        agent: Some("claude 2.1.328 (Claude Code)".into()),
-        agent_id: Some(aptitude::agent::AgentKind::Claude),
-        ..TestResult::new(
-            format!("test number {i}"),
-            format!("tests/suite{}/t{i}.aptitude.yaml", i % 50),
-            status,
-        )
-    }
-}
+#[path = "support/suite.rs"]
+mod suite;
+use suite::{Shape, transcript};
 
 /// Run `i`'s model exchange as a cassette: the fixture's first request, then a turn per
 /// tool call of [`transcript`] (each request adds the reply and the tool's result).
 fn cassette(i: usize, first: &serde_json::Value) -> aptitude::agent::gateway::cassette::Cassette {
     use aptitude::agent::gateway::cassette::{Cassette, Exchange};
-    let t = transcript(i);
+    let t = transcript(i, Shape::Full);
     let mut request = first.clone();
     let mut exchanges = Vec::new();
     for (n, call) in t.tool_calls.iter().enumerate() {
@@ -216,10 +122,7 @@ fn cassettes(results: &Results, out: &mut impl Write) -> std::io::Result<()> {
 }
 
 fn main() -> std::io::Result<()> {
-    let tests: Vec<TestResult> = (0..5_000)
-        .map(|i| aptitude::verdict::repeat::aggregate((0..3).map(|r| run(i, r)).collect(), 3))
-        .collect();
-    let results = Results::new(tests, 600_000);
+    let results = suite::results(5_000, 0);
     let mut out = std::io::stdout().lock();
 
     let t = Instant::now();
@@ -237,7 +140,10 @@ fn main() -> std::io::Result<()> {
     if let Some(path) = std::env::var_os("REPORT_RENDER_HTML") {
         std::fs::write(path, &html)?;
     }
-    writeln!(out, "5,000 tests × 3 runs, 150,000 tool calls")?;
+    writeln!(
+        out,
+        "5,000 tests × 3 runs, 150,000 tool calls, 165,000 turns, 30,000 diffs, 165,000 model requests (run views)"
+    )?;
     writeln!(
         out,
         "HTML:     {:.3} s, {} bytes = {:.1} MB (targets < 1 s, ≤ 10 MB)",
@@ -256,6 +162,29 @@ fn main() -> std::io::Result<()> {
         "JUnit:    {:.3} s, {:.1} MB",
         junit_s,
         junit.len() as f64 / 1e6
+    )?;
+    // The same suite as results written before run views (no turns, diffs or request
+    // lists): what the run views add.
+    let mut plain = results.clone();
+    for run in plain.tests.iter_mut().flat_map(|t| t.runs.iter_mut()) {
+        if let Some(t) = run.transcript.as_mut() {
+            t.turns.clear();
+        }
+        for f in &mut run.files {
+            f.diff = None;
+            f.diff_omitted = None;
+        }
+        if let Some(m) = run.model_traffic.as_mut() {
+            m.request_log.clear();
+        }
+    }
+    let t = Instant::now();
+    let before = aptitude::report::html::render(&plain).map_err(std::io::Error::other)?;
+    writeln!(
+        out,
+        "HTML without run views (results written before them): {:.3} s, {:.1} MB",
+        t.elapsed().as_secs_f64(),
+        before.len() as f64 / 1e6
     )?;
     cassettes(&results, &mut out)
 }

@@ -226,8 +226,29 @@ pub fn report(data: &[u8]) {
     for test in &results.tests {
         let _ = terminal::render_test(test);
     }
-    let comparison =
-        baseline::compare(&results, &results, baseline::DEFAULT_SIGNIFICANCE).to_markdown();
+    let link = baseline::ReportLink {
+        url: Some("https://example.invalid/run#artifacts".into()),
+        file: "report.html".into(),
+    };
+    let comparison = baseline::compare(&results, &results, baseline::DEFAULT_SIGNIFICANCE)
+        .to_markdown(Some(&link));
+    // `aptitude diff` of the runs of each repeated test, and of the results with themselves.
+    let options = aptitude::report::diff::DiffOptions {
+        test: None,
+        runs: None,
+        significance: baseline::DEFAULT_SIGNIFICANCE,
+        labels: ("a.json".into(), "b.json".into()),
+    };
+    for report in [
+        aptitude::report::diff::diff_runs(&results, &options),
+        aptitude::report::diff::diff(&results, &results, &options),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = aptitude::report::diff::to_terminal(&report);
+        let _ = aptitude::report::diff::to_markdown(&report);
+    }
     for (max_chars, max_bytes) in [(65_000, usize::MAX), (2_000, 64_512), (302, 302), (0, 0)] {
         let options = MarkdownOptions {
             max_chars,

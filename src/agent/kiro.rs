@@ -279,6 +279,8 @@ fn no_session(why: String, finished: &Finished<'_>) -> Transcript {
         lost: Default::default(),
         records_only: None,
         skills: None,
+        turns: Vec::new(),
+        turns_left_out: 0,
     }
 }
 

@@ -421,11 +421,7 @@ mod tests {
                 bash("cargo test --quiet", Some(0)),
                 write("/ws/src/a.rs"),
             ],
-            &[FileChange {
-                path: "old.txt".into(),
-                change: ChangeKind::Deleted,
-                size: None,
-            }],
+            &[FileChange::new("old.txt", ChangeKind::Deleted, None)],
         );
         assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
         let detail = r.detail.unwrap();

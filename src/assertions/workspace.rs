@@ -599,11 +599,11 @@ mod tests {
     #[test]
     fn files_exist_absent_contain() {
         let dir = ws_with(&[("out/report.json", "{\"goal\": \"x\", \"items\": []}")]);
-        let changes = vec![FileChange {
-            path: "out/report.json".into(),
-            change: ChangeKind::Created,
-            size: Some(10),
-        }];
+        let changes = vec![FileChange::new(
+            "out/report.json",
+            ChangeKind::Created,
+            Some(10),
+        )];
         let ws = WorkspaceEvidence {
             root: dir.path(),
             changes: &changes,
@@ -762,11 +762,11 @@ mod tests {
             write_call("/tmp/aptitude-ws-1/workspace/src/Main.rs", false),
             write_call("/tmp/aptitude-ws-1/workspace/failed.rs", true),
         ];
-        let changes = vec![FileChange {
-            path: "build/out.txt".into(),
-            change: ChangeKind::Created,
-            size: Some(1),
-        }];
+        let changes = vec![FileChange::new(
+            "build/out.txt",
+            ChangeKind::Created,
+            Some(1),
+        )];
         let ws = WorkspaceEvidence {
             root,
             changes: &changes,

@@ -68,6 +68,9 @@ pub enum ArgValueError {
     /// Not an agent's name.
     #[error(transparent)]
     Agent(#[from] crate::spec::agent_kind::UnknownAgent),
+    /// Not `N` or `A,B` (runs from 1).
+    #[error("write a run number, or two as A,B (runs are numbered from 1)")]
+    Runs,
     /// Not `K/N`; the tip as clap's own errors have one.
     #[error("{0}\n\n  tip: {hint}", hint = .0.hint())]
     Shard(#[from] crate::run::shard::ShardError),
@@ -152,6 +155,9 @@ pub enum CliError {
     /// A results file could not be read or written.
     #[error(transparent)]
     Results(#[from] crate::report::json::JsonError),
+    /// Two results can not be compared as asked (`diff --test`, `--run`).
+    #[error(transparent)]
+    Diff(#[from] crate::report::diff::DiffError),
     /// The async runtime could not start.
     #[error("can not start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),

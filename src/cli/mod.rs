@@ -8,6 +8,7 @@
 mod agents;
 mod analyze;
 mod coverage;
+mod diff;
 mod draft;
 pub mod error;
 mod init;
@@ -81,6 +82,46 @@ pub enum Command {
     /// Which rules of the instruction files (AGENTS.md, CLAUDE.md, SKILL.md, …) the tests
     /// cover (`covers:`), with each rule's pass rate and effect from a run's results.
     Coverage(coverage::CoverageArgs),
+    /// Why a test's verdict changed between two results files: where the two runs'
+    /// trajectories part, what each did there, which assertions flipped. With one file,
+    /// the passing and failing runs of its flaky tests.
+    Diff(DiffArgs),
+}
+
+/// `aptitude diff`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Forms:
+  aptitude diff BASE.json HEAD.json       each test whose verdict or pass rate changed
+  aptitude diff RESULTS.json              each flaky test: its first passing run against its
+                                          first failing one
+
+Exit codes: 0 nothing regressed, 1 a test regressed, 2 invalid input.")]
+pub struct DiffArgs {
+    /// The base results (e.g. the base branch's), written by `run --json`.
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+    /// The head results; without it, runs of BASE's repeated tests are compared.
+    #[arg(value_name = "HEAD.json")]
+    pub head: Option<PathBuf>,
+    /// Only the test of this name (also listed when its verdict did not change).
+    #[arg(long, value_name = "NAME")]
+    pub test: Option<String>,
+    /// Which runs of a repeated test to compare: N (run N of each side) or A,B (run A of
+    /// the base, run B of the head; both of BASE with one file).
+    #[arg(long, value_name = "N|A,B", value_parser = diff::parse_runs)]
+    pub run: Option<crate::report::diff::RunPick>,
+    /// Write the comparison as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the comparison as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// With repeated runs on both sides, a change of pass rate counts (regressed, fixed)
+    /// only when a one-sided Fisher exact test gives a p-value below this (0–1).
+    #[arg(long, default_value_t = crate::report::baseline::DEFAULT_SIGNIFICANCE, value_name = "P",
+          value_parser = parse_significance)]
+    pub significance: f64,
 }
 
 /// `aptitude agents`.
@@ -540,6 +581,7 @@ pub fn main() -> ExitCode {
         Command::Agents(args) => agents::agents(&args),
         Command::Log(args) => prompt_log::log(&args),
         Command::Coverage(args) => coverage::coverage(&args),
+        Command::Diff(args) => diff::diff(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

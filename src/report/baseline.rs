@@ -11,6 +11,11 @@
 //! baseline's) gives p below the significance level (`--significance`, default 0.05);
 //! otherwise a changed rate is listed as "changed, not significant" with both rates. Tests
 //! run once keep the status comparison.
+//!
+//! Each regressed test also gets one line saying where its run parts from the base's
+//! (`aptitude diff`'s first divergence, [`super::diff`]) — ``base ran `pytest -q` after
+//! Edit src/app.py; head stopped after Edit src/app.py`` — with a link to its run view in
+//! the HTML report (the artifact, and the anchor in it: `report.html#t3-r2`).
 
 use std::collections::BTreeMap;
 
@@ -37,6 +42,29 @@ pub struct Comparison {
     pub removed: Vec<String>,
     /// Review score changes: (test, review, before, after).
     pub scores: Vec<(String, String, u8, u8)>,
+    /// Each regressed test's first divergence from the base, in words, and its run view's
+    /// anchor in the HTML report.
+    pub why: Vec<Why>,
+}
+
+/// Why a test regressed: where its run parts from the base's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Why {
+    /// The test's name.
+    pub name: String,
+    /// The first divergence in one line ([`super::diff::TestDiff::summary`]).
+    pub line: String,
+    /// The run view's anchor in this run's HTML report (`t3`, `t3-r2`).
+    pub anchor: String,
+}
+
+/// Where the HTML report is, for links to a test's run view.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportLink {
+    /// The page that holds the report: the workflow run's artifacts (`…/runs/1#artifacts`).
+    pub url: Option<String>,
+    /// The report's file name in it (`report.html`).
+    pub file: String,
 }
 
 fn bad(s: TestStatus) -> bool {
@@ -132,7 +160,32 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
         .filter(|t| !now.contains_key(&t.key()))
         .map(|t| t.name.clone())
         .collect();
+    c.why = regressions_why(current, baseline, significance);
     c
+}
+
+/// The first divergence of each regressed test ([`super::diff::diff`]).
+fn regressions_why(current: &Results, baseline: &Results, significance: f64) -> Vec<Why> {
+    let options = super::diff::DiffOptions {
+        test: None,
+        runs: None,
+        significance,
+        labels: ("base".into(), "head".into()),
+    };
+    // Without `--test` or `--run` nothing can be missing: the comparison can not fail.
+    let Ok(report) = super::diff::diff(baseline, current, &options) else {
+        return Vec::new();
+    };
+    report
+        .tests
+        .into_iter()
+        .filter(|t| t.change == super::diff::Change::Regressed)
+        .map(|t| Why {
+            name: t.name,
+            line: t.summary,
+            anchor: t.anchor,
+        })
+        .collect()
 }
 
 /// The criteria part of a review description (`stdout review: "…" (score: …)`), so that a
@@ -149,8 +202,9 @@ impl Comparison {
         self == &Comparison::default()
     }
 
-    /// The Markdown section (names escaped for Markdown).
-    pub fn to_markdown(&self) -> String {
+    /// The Markdown section (names escaped for Markdown); each regressed test's first
+    /// divergence links to its run view in the report at `link`.
+    pub fn to_markdown(&self, link: Option<&ReportLink>) -> String {
         if self.is_empty() {
             return "**Compared with the baseline:** no change.\n".into();
         }
@@ -169,6 +223,31 @@ impl Comparison {
             }
         };
         list("🔴 regressions", &self.regressions, &mut out);
+        for why in &self.why {
+            let view = match link {
+                Some(ReportLink {
+                    url: Some(url),
+                    file,
+                }) => format!(
+                    " · [run view]({url}) `{}#{}`",
+                    inline(file).replace('`', "'"),
+                    why.anchor
+                ),
+                Some(ReportLink { url: None, file }) => {
+                    format!(
+                        " · run view: `{}#{}`",
+                        inline(file).replace('`', "'"),
+                        why.anchor
+                    )
+                }
+                None => String::new(),
+            };
+            out.push_str(&format!(
+                "  - {}: {}{view}\n",
+                inline(&why.name),
+                inline(&why.line)
+            ));
+        }
         list("🟢 fixes", &self.fixes, &mut out);
         list(
             "🟡 pass rate changed, not significant",
@@ -250,12 +329,63 @@ mod tests {
                 5
             )]
         );
-        let md = c.to_markdown();
+        let md = c.to_markdown(None);
         assert!(
             md.contains("regressions (1): a") && md.contains("9 → 5"),
             "{md}"
         );
         assert!(compare(&base, &base, DEFAULT_SIGNIFICANCE).is_empty());
+    }
+
+    /// A regressed test gets one line naming where its run parts from the base's, with a
+    /// link to its run view: the report in the run's artifacts, and its anchor there.
+    #[test]
+    fn a_regression_names_its_first_divergence_and_links_its_run_view() {
+        use crate::transcript::{ToolCall, Transcript};
+        let with_calls = |name: &str, status, commands: &[&str]| {
+            let calls = commands
+                .iter()
+                .map(|c| ToolCall {
+                    output: Some("ok".into()),
+                    exit_code: Some(0),
+                    ..ToolCall::for_test("x", "Bash", serde_json::json!({"command": c}))
+                })
+                .collect();
+            TestResult {
+                transcript: Some(Transcript::completed(calls, "done")),
+                ..t(name, status, None)
+            }
+        };
+        let base = Results::new(
+            vec![with_calls("a", TestStatus::Passed, &["make", "pytest -q"])],
+            1,
+        );
+        let now = Results::new(
+            vec![
+                t("new", TestStatus::Passed, None),
+                with_calls("a", TestStatus::Failed, &["make"]),
+            ],
+            1,
+        );
+        let c = compare(&now, &base, DEFAULT_SIGNIFICANCE);
+        assert_eq!(
+            c.why,
+            [Why {
+                name: "a".into(),
+                line: "base ran `pytest -q` after `make`; head stopped after `make`".into(),
+                anchor: "t1".into(),
+            }]
+        );
+        let link = ReportLink {
+            url: Some("https://github.com/o/r/actions/runs/9#artifacts".into()),
+            file: "report.html".into(),
+        };
+        let md = c.to_markdown(Some(&link));
+        assert!(
+            md.contains("  - a: base ran 'pytest -q' after 'make'; head stopped after 'make' · [run view](https://github.com/o/r/actions/runs/9#artifacts) `report.html#t1`\n"),
+            "{md}"
+        );
+        assert!(!c.to_markdown(None).contains("run view"));
     }
 
     /// A test of `runs` runs, `passed` of them passing.
@@ -299,7 +429,7 @@ mod tests {
         assert_eq!(c.changed, ["noise (4/5 → 3/5 runs, p = 0.500)"]);
         // 0/5 → 5/5 is a significant rise: a fix.
         assert_eq!(c.fixes, ["up (0/5 → 5/5 runs, p = 0.004)"]);
-        let md = c.to_markdown();
+        let md = c.to_markdown(None);
         let (reg, changed) = (
             md.find("regressions").unwrap(),
             md.find("changed, not significant").unwrap(),

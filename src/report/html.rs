@@ -6,7 +6,9 @@
 //! "failures only" filter, details loaded on demand) are inline, so the file works opened
 //! from disk or as a CI artifact. Every value is HTML-escaped by askama — an agent answer
 //! containing `<script>` shows as text — and its control characters are shown
-//! ([`crate::shared::inert::document`]: `^[`), never written raw. Tool-call inputs and outputs are collapsed
+//! ([`crate::shared::inert::document`]: `^[`), never written raw. Each run's run view — its
+//! trajectory turn by turn, its files as diffs, its model requests, a repeated test's runs
+//! side by side — is [`super::trajectory`]'s; tool-call inputs and outputs are collapsed
 //! (`<details>`) and cut at [`OUTPUT_MAX`] characters with a marker.
 //!
 //! Large suites: every test has its summary line in the page, server-rendered. With at most
@@ -24,17 +26,17 @@
 
 use askama::Template;
 
+use super::trajectory::status_class;
 use crate::shared::text::format_duration;
 use crate::transcript::display::format_usage;
-use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
-use crate::workspace::ChangeKind;
+use crate::verdict::results::{AssertionStatus, Results, TestResult};
 
 /// The most tests whose details are inline in the page (readable without JavaScript); a
 /// larger suite's details are compressed and loaded when a test is opened.
 pub const INLINE_MAX_TESTS: usize = 200;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
-pub const OUTPUT_MAX: usize = 4_000;
+pub const OUTPUT_MAX: usize = super::trajectory::OUTPUT_MAX;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
 fn cut(text: &str) -> String {
@@ -59,22 +61,6 @@ struct AssertionView {
     tally: Option<String>,
 }
 
-struct CallView {
-    number: usize,
-    name: String,
-    agent: Option<String>,
-    summary: String,
-    input: String,
-    output: String,
-    class: &'static str,
-    result: String,
-}
-
-struct FileView {
-    mark: &'static str,
-    path: String,
-}
-
 struct TestView {
     id: String,
     class: &'static str,
@@ -86,14 +72,16 @@ struct TestView {
     prompt: Option<String>,
     error: Option<String>,
     assertions: Vec<AssertionView>,
-    calls: Vec<CallView>,
-    files: Vec<FileView>,
+    /// A test run once: its run view (trajectory, files, model requests), rendered.
+    detail: Option<String>,
     answer: Option<String>,
     workspace: Option<String>,
     /// Repeated tests: `3/5 runs passed (flaky) · pass rate 60% (95% CI 23%–88%)`.
     repeat: Option<String>,
-    /// Repeated tests: each run, with its own timeline.
+    /// Repeated tests: each run, with its own run view.
     runs: Vec<RunView>,
+    /// Repeated tests: the runs side by side, call by call.
+    side: Option<super::trajectory::SideBySide>,
     /// How the run was fenced in (`bubblewrap 0.8.0`, `not sandboxed`), and what the
     /// sandbox proved before the agent started: (held, what was tried, what happened).
     sandbox: Option<(String, Vec<SandboxCheck>)>,
@@ -107,11 +95,15 @@ type SandboxCheck = (bool, String, String);
 
 /// One run of a repeated test.
 struct RunView {
+    /// Its anchor: `t3-r2` (run 2 of test 3), opened by the page's script when the page's
+    /// address ends with it.
+    id: String,
     class: &'static str,
     label: String,
     error: Option<String>,
     assertions: Vec<AssertionView>,
-    calls: Vec<CallView>,
+    /// Its run view, rendered.
+    detail: String,
     answer: Option<String>,
 }
 
@@ -328,7 +320,9 @@ fn matrix_view(results: &Results) -> Option<MatrixView> {
 /// so that without JavaScript no control does nothing); then either failing tests opened
 /// (details inline), or — a large suite — a test's details unpacked from `#details-data`
 /// when it is opened (line N of it is test `tN`; a line is base64 of gzip of the
-/// `<div class="body">` that replaces the placeholder). The Content-Security-Policy allows
+/// `<div class="body">` that replaces the placeholder). An address ending in `#tN` (test
+/// N) or `#tN-rM` (its run M), as the PR comment links a regressed test's run view, opens
+/// that test and run (once its details are unpacked) and scrolls to it. The Content-Security-Policy allows
 /// this script by its hash and nothing else, so even an escaping bug could not run injected
 /// code; HTML set through `outerHTML` never runs scripts either.
 const SCRIPT: &str = r#"(function () {
@@ -337,9 +331,27 @@ const SCRIPT: &str = r#"(function () {
   box.addEventListener("change", function () {
     document.body.classList.toggle("failures-only", box.checked);
   });
+  var wanted = null;
+  function show() {
+    var el = wanted && document.getElementById(wanted);
+    if (!el) return;
+    for (var d = el; d; d = d.parentElement) if (d.tagName === "DETAILS") d.open = true;
+    el.scrollIntoView();
+    wanted = null;
+  }
+  function go() {
+    var m = /^#(t\d+)(-r\d+)?$/.exec(location.hash);
+    var test = m && document.getElementById(m[1]);
+    if (!test) return;
+    wanted = m[1] + (m[2] || "");
+    test.open = true;
+    show();
+  }
+  window.addEventListener("hashchange", go);
   var data = document.getElementById("details-data");
   if (!data) {
     document.querySelectorAll("details.test.failed, details.test.error").forEach(function (d) { d.open = true; });
+    go();
     return;
   }
   var lines = null;
@@ -354,11 +366,12 @@ const SCRIPT: &str = r#"(function () {
     var bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     var html = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    new Response(html).text().then(function (text) { body.outerHTML = text; }, function (err) {
+    new Response(html).text().then(function (text) { body.outerHTML = text; show(); }, function (err) {
       body.removeAttribute("aria-busy");
       body.textContent = "These details could not be unpacked: " + err;
     });
   }, true);
+  go();
 })();"#;
 
 /// The CSP source of [`SCRIPT`]: `sha256-` and the standard base64 of its SHA-256, as the
@@ -371,15 +384,6 @@ fn script_hash() -> String {
         "sha256-{}",
         base64::engine::general_purpose::STANDARD.encode(digest)
     )
-}
-
-fn status_class(status: TestStatus) -> (&'static str, &'static str, &'static str) {
-    match status {
-        TestStatus::Passed => ("passed", "✓", "passed"),
-        TestStatus::Failed => ("failed", "✗", "failed"),
-        TestStatus::Error => ("error", "!", "error"),
-        TestStatus::Skipped => ("skipped", "⊘", "skipped"),
-    }
 }
 
 fn assertion(a: &crate::verdict::results::AssertionResult) -> AssertionView {
@@ -413,37 +417,6 @@ fn assertion(a: &crate::verdict::results::AssertionResult) -> AssertionView {
     }
 }
 
-fn calls_view(t: &TestResult) -> Vec<CallView> {
-    t.transcript
-        .as_ref()
-        .map(|tr| {
-            tr.tool_calls
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let (class, result) = match (&c.output, c.is_error, c.exit_code) {
-                        (None, _, _) => ("pending", "no result".to_owned()),
-                        (Some(_), true, Some(code)) => ("fail", format!("error · exit {code}")),
-                        (Some(_), true, None) => ("fail", "error".to_owned()),
-                        (Some(_), false, Some(code)) => ("pass", format!("exit {code}")),
-                        (Some(_), false, None) => ("pass", "ok".to_owned()),
-                    };
-                    CallView {
-                        number: i + 1,
-                        name: c.name.clone(),
-                        agent: (!c.is_main()).then(|| c.agent.clone()),
-                        summary: crate::shared::text::summarize_input(&c.input, 120),
-                        input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
-                        output: cut(c.output.as_deref().unwrap_or("")),
-                        class,
-                        result,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn error_text(t: &TestResult) -> Option<String> {
     t.error.as_ref().map(|e| match t.error_kind {
         Some(kind) => format!("[{}] {e}", kind.word()),
@@ -451,7 +424,12 @@ fn error_text(t: &TestResult) -> Option<String> {
     })
 }
 
-fn run_view(number: usize, r: &TestResult) -> RunView {
+fn run_view(
+    test: &str,
+    id: String,
+    number: usize,
+    r: &TestResult,
+) -> Result<RunView, askama::Error> {
     let (class, _, status) = status_class(r.status);
     let mut label = format!(
         "Run {number} · {status} · {}",
@@ -464,21 +442,23 @@ fn run_view(number: usize, r: &TestResult) -> RunView {
             if r.attempts.len() == 1 { "" } else { "s" }
         ));
     }
-    RunView {
+    let detail = super::trajectory::run_detail(r);
+    Ok(RunView {
+        id,
         class,
         label,
         error: error_text(r),
         assertions: r.assertions.iter().map(assertion).collect(),
-        calls: calls_view(r),
+        detail: super::trajectory::render_detail(&detail, &format!("{test} · run {number}"), 3)?,
         answer: r
             .transcript
             .as_ref()
             .and_then(|tr| tr.final_text.as_deref())
             .map(cut),
-    }
+    })
 }
 
-fn test_view(index: usize, t: &TestResult) -> TestView {
+fn test_view(index: usize, t: &TestResult) -> Result<TestView, askama::Error> {
     let (class, icon, status) = status_class(t.status);
     let mut meta = vec![format_duration(t.duration_ms)];
     if let Some(u) = &t.usage {
@@ -493,7 +473,24 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
     if let Some(r) = &t.reused {
         meta.push(format!("↺ reused from {}", r.from));
     }
-    let calls = calls_view(t);
+    let id = format!("t{index}");
+    let name = t.qualified_name(false);
+    let detail = if t.runs.is_empty() {
+        let d = super::trajectory::run_detail(t);
+        (!d.is_empty())
+            .then(|| super::trajectory::render_detail(&d, &name, 2))
+            .transpose()?
+    } else {
+        None
+    };
+    let numbered: Vec<(u32, String, &TestResult)> = t
+        .numbered_runs()
+        .map(|(n, r)| (n, format!("{id}-r{n}"), r))
+        .collect();
+    let runs = numbered
+        .iter()
+        .map(|(n, anchor, r)| run_view(&name, anchor.clone(), *n as usize, r))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut assertions: Vec<AssertionView> = t.assertions.iter().map(assertion).collect();
     for (i, a) in assertions.iter_mut().enumerate() {
         a.open = a.class == "fail" || a.class == "error";
@@ -504,30 +501,19 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             a.tally = Some(format!("{}{flaky}", tally.phrase(r.runs)));
         }
     }
-    TestView {
-        id: format!("t{index}"),
+    Ok(TestView {
+        side: super::trajectory::side_by_side(&numbered),
+        id,
         class,
         icon,
-        name: t.qualified_name(false),
+        name,
         file: t.file.clone(),
         status,
         meta: meta.join(" · "),
         prompt: t.prompt.clone(),
         error: error_text(t),
         assertions,
-        calls,
-        files: t
-            .files
-            .iter()
-            .map(|f| FileView {
-                mark: match f.change {
-                    ChangeKind::Created => "+",
-                    ChangeKind::Modified => "~",
-                    ChangeKind::Deleted => "−",
-                },
-                path: f.path.clone(),
-            })
-            .collect(),
+        detail,
         answer: t
             .transcript
             .as_ref()
@@ -561,11 +547,8 @@ fn test_view(index: usize, t: &TestResult) -> TestView {
             }
             parts.join(" · ")
         }),
-        runs: t
-            .numbered_runs()
-            .map(|(number, r)| run_view(number as usize, r))
-            .collect(),
-    }
+        runs,
+    })
 }
 
 /// `html` gzip-compressed, as standard base64 (no line breaks).
@@ -579,7 +562,7 @@ fn packed(html: &str) -> std::io::Result<String> {
 
 /// The summary line of test `index`, with its details inline or appended to `lazy`.
 fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowView, askama::Error> {
-    let view = test_view(index, t);
+    let view = test_view(index, t)?;
     let body = TestBody { t: &view }.render()?;
     let body = crate::shared::inert::document(&body).into_owned();
     let body = match lazy {
@@ -760,7 +743,7 @@ mod tests {
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
             script_hash(),
-            "sha256-nx1i3cNZODgtSeIZhaPrbyQ26hMU+WnXgYHjbQKUTnQ="
+            "sha256-NHJU9Xpa5Dy+h4U0JqqF91Mt9r/EcyroMdN2tKSKTv4="
         );
     }
 
@@ -774,10 +757,25 @@ mod tests {
         let mut results: Results = serde_json::from_str(&text).unwrap();
         let usage = results.tests[0].usage.as_mut().unwrap();
         usage.turns = Some(1);
-        assert!(test_view(0, &results.tests[0]).meta.contains("1 turn"));
-        assert!(!test_view(0, &results.tests[0]).meta.contains("1 turns"));
+        assert!(
+            test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("1 turn")
+        );
+        assert!(
+            !test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("1 turns")
+        );
         results.tests[0].usage.as_mut().unwrap().turns = Some(2);
-        assert!(test_view(0, &results.tests[0]).meta.contains("2 turns"));
+        assert!(
+            test_view(0, &results.tests[0])
+                .unwrap()
+                .meta
+                .contains("2 turns")
+        );
     }
 
     /// `n` copies of the hostile results' tests, renamed apart.
@@ -831,7 +829,7 @@ mod tests {
         assert!(!html.contains("<div class=\"body\" data-lazy>"));
         assert!(!html.contains("<noscript>"));
         let body = TestBody {
-            t: &test_view(7, &results.tests[7]),
+            t: &test_view(7, &results.tests[7]).unwrap(),
         }
         .render()
         .unwrap();
@@ -846,7 +844,7 @@ mod tests {
         assert_eq!(bodies.len(), results.tests.len(), "one line per test");
         for (i, (t, body)) in results.tests.iter().zip(&bodies).enumerate() {
             let inline = TestBody {
-                t: &test_view(i, t),
+                t: &test_view(i, t).unwrap(),
             }
             .render()
             .unwrap();

@@ -7,6 +7,7 @@
 
 pub mod baseline;
 pub mod coverage;
+pub mod diff;
 pub mod github;
 pub mod html;
 pub mod json;
@@ -14,6 +15,7 @@ pub mod junit;
 pub mod live;
 pub mod markdown;
 pub mod terminal;
+mod trajectory;
 
 use crate::verdict::results::Results;
 

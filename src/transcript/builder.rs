@@ -58,6 +58,15 @@ impl Builder {
             .map(|&i| self.calls[i].canonical.as_str())
     }
 
+    /// The index in the calls of the call last recorded under `id` (a call recorded under
+    /// a reused id is the latest one).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        match self.calls.last() {
+            Some(last) if last.id == id => Some(self.calls.len() - 1),
+            _ => self.by_id.get(id).copied(),
+        }
+    }
+
     /// Whether a call with `id` is already recorded as this one (`name`, `input`): a line
     /// repeated. One id used for another call is never dropped: the call is recorded too
     /// (the id then names the first), and the transcript notes it
@@ -270,6 +279,8 @@ impl Builder {
             lost: log.lost,
             records_only: None,
             skills: None,
+            turns: Vec::new(),
+            turns_left_out: 0,
         }
     }
 }

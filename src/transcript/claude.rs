@@ -25,6 +25,7 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::builder::{Builder, Parts, ToolResult};
+use super::turns::{TurnLog, TurnTokens};
 use super::{Format, LineParser, Outcome, Transcript, Usage};
 
 /// One line (event) of either format; only the fields aptitude uses.
@@ -191,6 +192,15 @@ struct RawUsage {
 }
 
 impl RawUsage {
+    fn turn_tokens(self) -> TurnTokens {
+        TurnTokens {
+            input: self.input_tokens.unwrap_or(0),
+            output: self.output_tokens.unwrap_or(0),
+            cache_read: self.cache_read_input_tokens.unwrap_or(0),
+            cache_creation: self.cache_creation_input_tokens.unwrap_or(0),
+        }
+    }
+
     fn add_to(self, usage: &mut Usage) {
         usage.input_tokens = usage
             .input_tokens
@@ -335,6 +345,8 @@ pub(crate) struct ClaudeParser {
     primary: Option<Option<String>>,
     /// The last `system/init` event's `skills` (Claude Code stream-json only).
     skills: Option<Vec<String>>,
+    /// The model's replies, turn by turn.
+    turns: TurnLog,
 }
 
 impl ClaudeParser {
@@ -351,6 +363,7 @@ impl ClaudeParser {
             model: None,
             seen_messages: HashSet::new(),
             skills: None,
+            turns: TurnLog::default(),
             runs: 0,
             run_active: false,
             run_messages: Usage::default(),
@@ -491,6 +504,9 @@ impl ClaudeParser {
                     self.b.block(id, &why);
                 }
                 if let Some(ts) = self.timestamp(ts_raw) {
+                    if line.subtype.as_deref() == Some("init") {
+                        self.turns.event(Some(&ts));
+                    }
                     self.run_last_ts = Some(ts);
                 }
             }
@@ -506,6 +522,7 @@ impl ClaudeParser {
                 self.ensure_run();
                 let ts = self.timestamp(ts_raw);
                 self.user(&line);
+                self.turns.event(ts.as_deref());
                 if ts.is_some() {
                     self.run_last_ts = ts;
                 }
@@ -577,8 +594,17 @@ impl ClaudeParser {
             }
             return;
         }
+        let turn = self.turns.reply(
+            message.id.as_deref(),
+            agent.as_deref().unwrap_or(super::MAIN_AGENT),
+            ts.as_deref(),
+            message.usage.map(RawUsage::turn_tokens),
+        );
         let blocks = match content {
             Content::Text(text) => {
+                if let Some(turn) = turn {
+                    self.turns.text(turn, text);
+                }
                 if main {
                     self.final_text = Some(text.to_string());
                     self.final_text_message = message.id.as_deref().map(str::to_owned);
@@ -592,6 +618,9 @@ impl ClaudeParser {
             match block.kind.as_deref() {
                 Some("text") => {
                     let text = block.text.as_deref().unwrap_or("");
+                    if let Some(turn) = turn {
+                        self.turns.text(turn, text);
+                    }
                     if main && !text.trim().is_empty() {
                         let same_message = message.id.is_some()
                             && self.final_text_message.as_deref() == message.id.as_deref()
@@ -623,6 +652,9 @@ impl ClaudeParser {
                         agent.as_deref(),
                         ts.clone(),
                     );
+                    if let (Some(turn), Some(index)) = (turn, self.b.index_of(id)) {
+                        self.turns.call(turn, index);
+                    }
                     if main {
                         self.final_text = None;
                         self.last = Last::ToolUse;
@@ -820,6 +852,7 @@ impl LineParser for ClaudeParser {
         let final_text = self.last_result_text.take();
         let total = std::mem::take(&mut self.total);
         let this = *self;
+        let (turns, turns_left_out) = this.turns.finish();
         let mut transcript = this.b.into_transcript(Parts {
             format: this.format,
             session_id: this.session_id,
@@ -831,6 +864,8 @@ impl LineParser for ClaudeParser {
             runs: this.runs,
         });
         transcript.skills = this.skills;
+        transcript.turns = turns;
+        transcript.turns_left_out = turns_left_out;
         transcript
     }
 }
@@ -895,10 +930,29 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
         if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
             continue;
         }
+        // The subagent's turns come along, their calls renumbered into the session's.
+        let mut new_index = Vec::with_capacity(sub.tool_calls.len());
         for call in sub.tool_calls {
-            if !transcript.tool_calls.iter().any(|c| c.id == call.id) {
+            if transcript.tool_calls.iter().any(|c| c.id == call.id) {
+                new_index.push(usize::MAX);
+            } else {
+                new_index.push(transcript.tool_calls.len());
                 transcript.tool_calls.push(call);
                 merged = true;
+            }
+        }
+        for mut turn in sub.turns {
+            turn.calls = turn
+                .calls
+                .iter()
+                .filter_map(|&c| new_index.get(c as usize).copied())
+                .filter(|&c| c != usize::MAX)
+                .filter_map(|c| u32::try_from(c).ok())
+                .collect();
+            if transcript.turns.len() < super::turns::MAX_TURNS {
+                transcript.turns.push(turn);
+            } else {
+                transcript.turns_left_out = transcript.turns_left_out.saturating_add(1);
             }
         }
         let log = super::WarningLog {
@@ -921,8 +975,23 @@ pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
         transcript.absorb_warnings(skipped, None);
     }
     if merged && transcript.tool_calls.iter().all(|c| c.timestamp.is_some()) {
-        transcript.tool_calls.sort_by_cached_key(|c| {
-            c.timestamp
+        // Sorted as a permutation, so that the turns' call indices follow their calls.
+        let mut order: Vec<usize> = (0..transcript.tool_calls.len()).collect();
+        let calls = &transcript.tool_calls;
+        order.sort_by_cached_key(|&i| {
+            calls[i]
+                .timestamp
+                .as_deref()
+                .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+        });
+        let mut slots: Vec<Option<super::ToolCall>> = std::mem::take(&mut transcript.tool_calls)
+            .into_iter()
+            .map(Some)
+            .collect();
+        transcript.tool_calls = order.iter().filter_map(|&i| slots[i].take()).collect();
+        super::turns::renumber(&mut transcript.turns, &order);
+        transcript.turns.sort_by_cached_key(|t| {
+            t.timestamp
                 .as_deref()
                 .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
         });
@@ -1043,6 +1112,108 @@ mod tests {
             .map(|c| (c.name.as_str(), c.agent.as_str()))
             .collect();
         assert_eq!(order, [("Task", "main"), ("Read", "a1"), ("Write", "main")]);
+    }
+
+    /// The subagent file's turn comes along with its call, renumbered after the session's
+    /// calls were ordered by time: each turn still names its own calls.
+    #[test]
+    fn subagent_turns_follow_their_calls_when_calls_are_reordered() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("sess.jsonl");
+        std::fs::write(
+            &main,
+            [
+                r#"{"type":"user","sessionId":"sess","uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"go"}}"#,
+                r#"{"type":"assistant","sessionId":"sess","uuid":"u2","timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","content":[{"type":"tool_use","id":"task1","name":"Task","input":{"prompt":"look"}}]}}"#,
+                r#"{"type":"assistant","sessionId":"sess","uuid":"u4","timestamp":"2026-01-01T00:00:10.000Z","message":{"id":"m2","content":[{"type":"text","text":"Writing."},{"type":"tool_use","id":"w1","name":"Write","input":{"file_path":"a"}}]}}"#,
+            ]
+            .join("\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("sess/subagents")).unwrap();
+        std::fs::write(
+            dir.path().join("sess/subagents/agent-a1.jsonl"),
+            r#"{"type":"assistant","isSidechain":true,"agentId":"a1","sessionId":"sess","uuid":"s1","timestamp":"2026-01-01T00:00:05.000Z","message":{"id":"sm1","content":[{"type":"text","text":"Reading it."},{"type":"tool_use","id":"r1","name":"Read","input":{"file_path":"/p/.env"}}]}}"#,
+        )
+        .unwrap();
+        let t = parse_file(&main).unwrap();
+        let turns: Vec<(&str, Option<&str>, Vec<&str>)> = t
+            .turns
+            .iter()
+            .map(|turn| {
+                let calls = turn
+                    .calls
+                    .iter()
+                    .map(|&c| t.tool_calls[c as usize].name.as_str())
+                    .collect();
+                (turn.agent.as_str(), turn.text.as_deref(), calls)
+            })
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                ("main", None, vec!["Task"]),
+                ("a1", Some("Reading it."), vec!["Read"]),
+                ("main", Some("Writing."), vec!["Write"]),
+            ]
+        );
+    }
+
+    /// stream-json: a reply written over several lines (one content block each, the same
+    /// message id) is one turn with its text and its calls; a subagent's reply is its own
+    /// turn; tokens are the reply's; without timestamps there is no duration.
+    #[test]
+    fn stream_json_turns_hold_text_calls_and_tokens() {
+        let t = parse(&[
+            INIT,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","usage":{"input_tokens":3,"cache_read_input_tokens":100,"output_tokens":2},"content":[{"type":"text","text":"I will run the tests."}]}}"#,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","usage":{"input_tokens":3,"cache_read_input_tokens":100,"output_tokens":9},"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"pytest -q"}}]}}"#,
+            r#"{"type":"user","session_id":"s1","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"1 failed"}]}}"#,
+            r#"{"type":"assistant","session_id":"s1","parent_tool_use_id":"task9","message":{"id":"sub1","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"a.py"}}]}}"#,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"m2","content":[{"type":"text","text":"One test fails."}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"One test fails.","num_turns":2,"session_id":"s1"}"#,
+        ]);
+        assert_eq!(t.turns.len(), 3, "{:?}", t.turns);
+        let first = &t.turns[0];
+        assert_eq!(first.agent, "main");
+        assert_eq!(first.text.as_deref(), Some("I will run the tests."));
+        assert_eq!(first.calls, [0]);
+        assert_eq!(
+            first.tokens,
+            Some(TurnTokens {
+                input: 3,
+                output: 9,
+                cache_read: 100,
+                cache_creation: 0
+            })
+        );
+        assert_eq!(first.duration_ms, None);
+        assert_eq!(
+            (t.turns[1].agent.as_str(), &t.turns[1].calls[..]),
+            ("task9", &[1][..])
+        );
+        assert_eq!(t.turns[2].text.as_deref(), Some("One test fails."));
+        // Results written before turns existed still read, without them.
+        let mut old = serde_json::to_value(&t).unwrap();
+        old.as_object_mut().unwrap().remove("turns");
+        let back: Transcript = serde_json::from_value(old).unwrap();
+        assert!(back.turns.is_empty());
+    }
+
+    /// Session logs: each line has its time, so a turn's time runs from the event before
+    /// it (the prompt, a tool result) to the reply's last line.
+    #[test]
+    fn session_log_turns_are_timed() {
+        let t = parse(&[
+            r#"{"type":"user","sessionId":"s","uuid":"1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"go"}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"2","timestamp":"2026-01-01T00:00:02.000Z","message":{"id":"m1","content":[{"type":"text","text":"Looking."}]}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"3","timestamp":"2026-01-01T00:00:03.250Z","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}]}}"#,
+            r#"{"type":"user","sessionId":"s","uuid":"4","timestamp":"2026-01-01T00:00:04.000Z","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"5","timestamp":"2026-01-01T00:00:04.500Z","message":{"id":"m2","content":[{"type":"text","text":"Done."}]}}"#,
+        ]);
+        let times: Vec<Option<u64>> = t.turns.iter().map(|t| t.duration_ms).collect();
+        assert_eq!(times, [Some(3_250), Some(500)]);
+        assert_eq!(t.turns[0].calls, [0]);
     }
 
     #[test]

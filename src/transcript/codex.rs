@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::builder::{Builder, Parts, ToolResult};
 use super::json::{EventParser, str_of, u64_of};
+use super::turns::TurnLog;
 use super::{Format, Outcome, Transcript, Usage};
 
 /// Codex usage objects: `input_tokens` includes `cached_input_tokens`.
@@ -44,6 +45,11 @@ pub(crate) struct ExecParser {
     failed: Option<String>,
     last_error: Option<String>,
     turn_open: bool,
+    /// The assistant's messages, each with the calls that follow it (exec JSON records
+    /// no reply boundaries and no usage per request: a turn here is a message and its
+    /// calls).
+    replies: TurnLog,
+    reply: Option<usize>,
 }
 
 impl ExecParser {
@@ -58,6 +64,8 @@ impl ExecParser {
             failed: None,
             last_error: None,
             turn_open: false,
+            replies: TurnLog::default(),
+            reply: None,
         }
     }
 
@@ -94,6 +102,10 @@ impl ExecParser {
             "agent_message" => {
                 if completed {
                     self.final_text = str_of(item, "text").map(str::to_owned);
+                    self.reply = self.replies.reply(Some(id), super::MAIN_AGENT, None, None);
+                    if let (Some(turn), Some(text)) = (self.reply, &self.final_text) {
+                        self.replies.text(turn, text);
+                    }
                 }
                 return;
             }
@@ -104,6 +116,12 @@ impl ExecParser {
             _ => return,
         };
         self.b.call(id, &name, || input, None, None);
+        if self.reply.is_none() {
+            self.reply = self.replies.reply(None, super::MAIN_AGENT, None, None);
+        }
+        if let (Some(turn), Some(index)) = (self.reply, self.b.index_of(id)) {
+            self.replies.call(turn, index);
+        }
         self.final_text = None;
         if !completed {
             return;
@@ -157,6 +175,7 @@ impl EventParser for ExecParser {
                 self.runs = self.runs.max(1);
                 self.turn_open = true;
                 self.failed = None;
+                self.reply = None;
             }
             "turn.completed" => {
                 self.turn_open = false;
@@ -204,7 +223,8 @@ impl EventParser for ExecParser {
         };
         let mut usage = self.usage;
         usage.turns = None;
-        self.b.into_transcript(Parts {
+        let (turns, turns_left_out) = self.replies.finish();
+        let mut transcript = self.b.into_transcript(Parts {
             format: Format::CodexExecJson,
             session_id: self.session_id,
             agent_version: None,
@@ -213,7 +233,10 @@ impl EventParser for ExecParser {
             usage,
             outcome,
             runs: self.runs.max(1),
-        })
+        });
+        transcript.turns = turns;
+        transcript.turns_left_out = turns_left_out;
+        transcript
     }
 }
 
@@ -424,5 +447,41 @@ impl EventParser for RolloutParser {
             outcome,
             runs: self.runs.max(1),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::transcript::parse_reader;
+
+    /// `codex exec --json` has no reply boundaries: each assistant message is a turn with
+    /// the calls that follow it; calls before any message make a turn without text.
+    #[test]
+    fn exec_json_turns_are_messages_with_the_calls_that_follow() {
+        let text = [
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.completed","item":{"id":"i0","type":"command_execution","command":"ls","aggregated_output":"a","exit_code":0,"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"I will run the tests."}}"#,
+            r#"{"type":"item.started","item":{"id":"i2","type":"command_execution","command":"pytest -q","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i2","type":"command_execution","command":"pytest -q","aggregated_output":"1 failed","exit_code":1,"status":"failed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i3","type":"agent_message","text":"One test fails."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}"#,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        let turns: Vec<(Option<&str>, &[u32])> = t
+            .turns
+            .iter()
+            .map(|t| (t.text.as_deref(), t.calls.as_slice()))
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                (None, &[0][..]),
+                (Some("I will run the tests."), &[1][..]),
+                (Some("One test fails."), &[][..]),
+            ]
+        );
     }
 }

@@ -49,6 +49,7 @@
 //!   outcome is [`Outcome::Incomplete`], which makes a test `error`.
 
 mod aider;
+pub mod align;
 mod auggie;
 mod blocked;
 mod builder;
@@ -65,9 +66,11 @@ mod opencode;
 mod pi;
 mod qwen;
 mod read;
+pub mod turns;
 
 pub use copilot::usage_file as copilot_usage_file;
 pub use read::{ReadError, StreamParser, parse_file, parse_reader};
+pub use turns::{Turn, TurnTokens};
 
 use std::path::PathBuf;
 
@@ -115,6 +118,14 @@ pub struct Transcript {
     /// `session.skills_loaded`); `None` when the format does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
+    /// The model's replies, turn by turn (the assistant's text, the calls each made, its
+    /// tokens and time), in formats that record them; empty in the others and in results
+    /// written before turns were kept (a report then shows the calls alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<Turn>,
+    /// Turns past [`turns::MAX_TURNS`], counted but not kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turns_left_out: u64,
 }
 
 /// The tools a transcript format can record, when it can not record them all.
@@ -219,6 +230,8 @@ impl Transcript {
             lost: Default::default(),
             records_only: None,
             skills: None,
+            turns: Vec::new(),
+            turns_left_out: 0,
         }
     }
 
@@ -241,6 +254,8 @@ impl Transcript {
             lost: Lost::default(),
             records_only: None,
             skills: None,
+            turns: Vec::new(),
+            turns_left_out: 0,
         }
     }
 

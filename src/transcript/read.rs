@@ -65,6 +65,8 @@ impl StreamParser {
                 lost: Lost::default(),
                 records_only: None,
                 skills: None,
+                turns: Vec::new(),
+                turns_left_out: 0,
             },
         }
     }

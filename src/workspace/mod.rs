@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod diff;
+
 /// Why a workspace could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -63,10 +65,32 @@ pub struct FileChange {
     /// Its size afterwards in bytes (absent when deleted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// The change as a unified diff (`--- a/path`, `+++ b/path`, hunks), bounded
+    /// ([`diff::DIFF_FILE_MAX`] per file, [`diff::DIFF_RUN_MAX`] per run); absent for a
+    /// change not shown (see `diff_omitted`) and in results written before diffs were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Why the change is not shown as a diff: `not shown: binary`, `… over 64 KiB`, `… a
+    /// symbolic link`, `… the run's diffs reached 256 KiB`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_omitted: Option<String>,
+}
+
+impl FileChange {
+    /// A change of `path` (`size` afterwards, in bytes), without a diff.
+    pub fn new(path: impl Into<String>, change: ChangeKind, size: Option<u64>) -> Self {
+        FileChange {
+            path: path.into(),
+            change,
+            size,
+            diff: None,
+            diff_omitted: None,
+        }
+    }
 }
 
 /// Content fingerprints of a tree: path → (size in bytes, hash).
-type Snapshot = BTreeMap<String, (u64, u64)>;
+pub(crate) type Snapshot = BTreeMap<String, (u64, u64)>;
 
 /// The target given to a link of the source that leads outside it, followed by the original
 /// target: `aptitude-outside-link:/etc/passwd`. Such a link dangles in the copy.
@@ -107,6 +131,8 @@ pub enum VariantError {
 pub struct Workspace {
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
+    /// The tree the copy was made from: the content before the run, for diffs.
+    source: PathBuf,
     before: Snapshot,
 }
 
@@ -201,6 +227,7 @@ impl Workspace {
         Ok(Workspace {
             dir: Some(dir),
             root,
+            source: source.to_owned(),
             before,
         })
     }
@@ -210,7 +237,8 @@ impl Workspace {
         &self.root
     }
 
-    /// The files created, modified or deleted since the copy was made, sorted by path.
+    /// The files created, modified or deleted since the copy was made, sorted by path,
+    /// each with its unified diff when it is shown ([`diff`]).
     ///
     /// # Errors
     /// When the tree can not be read.
@@ -219,29 +247,26 @@ impl Workspace {
         let mut changes = Vec::new();
         for (path, (size, hash)) in &after {
             match self.before.get(path) {
-                None => changes.push(FileChange {
-                    path: path.clone(),
-                    change: ChangeKind::Created,
-                    size: Some(*size),
-                }),
-                Some(old) if old != &(*size, *hash) => changes.push(FileChange {
-                    path: path.clone(),
-                    change: ChangeKind::Modified,
-                    size: Some(*size),
-                }),
+                None => changes.push(FileChange::new(
+                    path.clone(),
+                    ChangeKind::Created,
+                    Some(*size),
+                )),
+                Some(old) if old != &(*size, *hash) => changes.push(FileChange::new(
+                    path.clone(),
+                    ChangeKind::Modified,
+                    Some(*size),
+                )),
                 Some(_) => {}
             }
         }
         for path in self.before.keys() {
             if !after.contains_key(path) {
-                changes.push(FileChange {
-                    path: path.clone(),
-                    change: ChangeKind::Deleted,
-                    size: None,
-                });
+                changes.push(FileChange::new(path.clone(), ChangeKind::Deleted, None));
             }
         }
         changes.sort_by(|a, b| a.path.cmp(&b.path));
+        diff::add_diffs(&mut changes, &self.source, &self.before, &self.root);
         Ok(changes)
     }
 

@@ -14,6 +14,7 @@ mod cassettes;
 mod claims;
 mod cli;
 mod corpus;
+mod diff;
 mod evidence;
 mod fluent;
 mod fuzz_regressions;

@@ -242,7 +242,7 @@ fn assert_csp_allows_exactly_its_script(html: &str) {
         .collect();
     assert_eq!(scripts.len(), 1, "one inline script");
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(scripts[0]));
-    assert_eq!(hash, "nx1i3cNZODgtSeIZhaPrbyQ26hMU+WnXgYHjbQKUTnQ=");
+    assert_eq!(hash, "NHJU9Xpa5Dy+h4U0JqqF91Mt9r/EcyroMdN2tKSKTv4=");
     assert!(
         html.contains(&format!("script-src 'sha256-{hash}';")),
         "the CSP does not allow the page's script"
@@ -761,4 +761,155 @@ fn large_html_report_loads_details_on_demand() {
         "{seen}"
     );
     assert_eq!(seen["noJsRows"], json!(TESTS));
+}
+
+/// `tests/data/results/diff/head.json` repeated `copies` times (renamed apart): 3 tests a
+/// copy — `Reads the docs` (turns, a subagent, an MCP call, a created file, a binary one,
+/// model requests), `Fix and test`, and `Lint` with 3 runs.
+fn run_view_results(dir: &Path, copies: usize) -> std::path::PathBuf {
+    use aptitude::verdict::results::Results;
+    let head: Results = aptitude::report::json::read(&data("results/diff/head.json")).unwrap();
+    let tests = (0..copies)
+        .flat_map(|i| {
+            head.tests.iter().cloned().map(move |mut t| {
+                if i > 0 {
+                    t.name = format!("{} #{i}", t.name);
+                }
+                t
+            })
+        })
+        .collect();
+    let file = dir.join(format!("run-view-{copies}.json"));
+    std::fs::write(
+        &file,
+        serde_json::to_string(&Results::new(tests, 1)).unwrap(),
+    )
+    .unwrap();
+    file
+}
+
+/// The run view in Chromium, as the PR comment links it: `report.html#tN-rM` opens test N
+/// and its run M and scrolls there — inline (a small suite) and unpacked first (above 200
+/// tests); the runs side by side mark the call where they part; a test's trajectory reads
+/// turn by turn (text, tokens and time; the subagent's turn and call under the Task call
+/// that started it; the MCP call named by its server); its files as diffs (a binary file
+/// named, not shown); its model requests; the agent's `<script>` is text; axe finds nothing.
+#[test]
+fn run_view_in_headless_chromium() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let dir = tempfile::tempdir().unwrap();
+    for (copies, anchor, trajectory) in [(1, "t2-r2", "t0"), (70, "t152-r2", "t150")] {
+        let html = dir.path().join(format!("report-{copies}.html"));
+        Aptitude::new()
+            .arg("report")
+            .arg(run_view_results(dir.path(), copies))
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .code(0);
+        assert_csp_allows_exactly_its_script(&std::fs::read_to_string(&html).unwrap());
+        let seen = node_json(
+            "tests/browser/check-run-view.mjs",
+            &[html.as_os_str(), anchor.as_ref(), trajectory.as_ref()],
+            &[("CHROMIUM", &chromium)],
+        );
+        let what = format!("{copies} copies: {seen}");
+        assert_eq!(
+            (&seen["anchorOpen"], &seen["testOpen"], &seen["inView"]),
+            (&json!(true), &json!(true), &json!(true)),
+            "{what}"
+        );
+        assert_eq!(
+            seen["runSections"],
+            json!(["Trajectory (2 calls)", "Model requests"]),
+            "{what}"
+        );
+        assert_eq!(
+            seen["sideCaption"],
+            json!("Tool calls side by side: the runs part at call 1"),
+            "{what}"
+        );
+        assert_eq!(
+            seen["sideParts"],
+            json!(2),
+            "runs 2 and 3 differ from run 1: {what}"
+        );
+        let steps: Vec<(String, u64, String)> = seen["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let text = s["text"]
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (
+                    s["kind"].as_str().unwrap().to_owned(),
+                    s["depth"].as_u64().unwrap(),
+                    text,
+                )
+            })
+            .collect();
+        let expected = [
+            ("turn", 0, "Turn 1"),
+            ("call", 0, "#1 Task"),
+            ("turn", 1, "Subagent turn · toolu_1"),
+            ("call", 1, "#2 Read"),
+            ("turn", 0, "Turn 2"),
+            ("call", 0, "#3 mcp__docs__search"),
+            ("turn", 0, "Turn 3"),
+        ];
+        assert_eq!(steps.len(), expected.len(), "{what}");
+        for ((kind, depth, text), (k, d, t)) in steps.iter().zip(expected) {
+            assert_eq!((kind.as_str(), *depth), (k, d), "{what}");
+            assert!(text.starts_with(t), "{text} starts with {t}: {what}");
+        }
+        assert!(steps[5].2.contains("[MCP docs · search]"), "{what}");
+        assert_eq!(
+            seen["steps"][0]["said"],
+            json!("I'll delegate. <script>window.__pwned=1</script>"),
+            "the agent's words, as text: {what}"
+        );
+        assert_eq!(
+            seen["diffLines"],
+            json!([["hunk", "@@ -0,0 +1 @@"], ["add", "+add adds <b>"]]),
+            "{what}"
+        );
+        assert_eq!(
+            seen["diffText"].as_str().unwrap().trim_end(),
+            "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+add adds <b>",
+            "one line per diff line: {what}"
+        );
+        assert!(
+            seen["omitted"]
+                .to_string()
+                .contains("+logo.png not shown: binary"),
+            "{what}"
+        );
+        assert_eq!(seen["requests"].as_array().unwrap().len(), 4, "{what}");
+        assert_eq!(
+            seen["requests"][1],
+            json!([
+                "fail",
+                "2",
+                "claude-sonnet-4-5",
+                "529",
+                "1,200",
+                "0",
+                "3,000",
+                "902ms"
+            ]),
+            "{what}"
+        );
+        assert_eq!(seen["pwned"], Value::Null, "{what}");
+        assert_eq!(seen["errors"], json!([]), "{what}");
+        assert_eq!(
+            seen["axe"]["violations"],
+            json!([]),
+            "axe-core {} finds nothing in the run views: {what}",
+            seen["axe"]["version"]
+        );
+    }
 }

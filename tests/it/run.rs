@@ -274,6 +274,28 @@ fn parallel_tests_do_not_mix_transcripts() {
         })
         .collect();
     insta::assert_json_snapshot!("parallel_tests_each_their_own", seen);
+    // Each run's turns (the reply that called Bash, then the answer) and the model
+    // requests the gateway saw, one entry each (for the report's run view).
+    for name in names {
+        let t = test(&results, name);
+        let turns = t["transcript"]["turns"].as_array().unwrap();
+        let main: Vec<&Value> = turns.iter().filter(|t| t["agent"] == "main").collect();
+        assert_eq!(main.len(), 2, "{name}: {turns:?}");
+        assert_eq!(main[0]["calls"], json!([0]), "{name}");
+        assert_eq!(main[1]["text"], json!(format!("wrote {name}")), "{name}");
+        let traffic = &t["model_traffic"];
+        let log = traffic["request_log"].as_array().unwrap();
+        assert_eq!(
+            Some(log.len() as u64),
+            traffic["requests"].as_u64(),
+            "{name}"
+        );
+        assert!(
+            log.iter()
+                .all(|r| r["status"] == 200 && r["duration_ms"].is_u64()),
+            "{name}: {log:?}"
+        );
+    }
     // Verdicts are printed as tests finish: alpha, the slowest, comes last.
     let alpha = out.stdout.find("✓ alpha").unwrap();
     let delta = out.stdout.find("✓ delta").unwrap();

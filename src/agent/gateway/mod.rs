@@ -50,7 +50,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 pub use budget::Limits;
-pub use traffic::Traffic;
+pub use traffic::{ModelRequest, Traffic};
 
 /// Why a run's endpoint could not start.
 #[derive(Debug, thiserror::Error)]

@@ -105,13 +105,48 @@ pub struct Traffic {
     /// Why the run's exchange was not recorded although it was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassette_error: Option<String>,
+    /// Each model request, in the order sent: the first [`MAX_REQUESTS_LISTED`] of
+    /// `requests` (for the report's run view). Absent in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_log: Vec<ModelRequest>,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+/// The most model requests a run's [`Traffic::request_log`] lists; `requests` counts all.
+pub const MAX_REQUESTS_LISTED: usize = 1_000;
+
+/// One model request as the gateway saw it ([`Traffic::request_log`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// Its number in the run, from 1.
+    pub index: u32,
+    /// The model asked for, when the request named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The reply's HTTP status; absent when none came (refused, upstream unreachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Whether it failed: an error status or event, a reply cut short, no reply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
+    /// Input tokens, not counting cache reads and writes.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub output_tokens: u64,
+    /// Input tokens read from or written to the prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_tokens: u64,
+    /// Milliseconds from the request to the end of its reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
@@ -162,6 +197,8 @@ pub(super) struct RunLog {
     sent: Vec<Sent>,
     /// What the run's next request surely costs ([`super::budget`]).
     pub(super) next: Estimate,
+    /// When each listed request was sent (as `traffic.request_log`).
+    started: Vec<std::time::Instant>,
 }
 
 impl RunLog {
@@ -192,7 +229,31 @@ impl RunLog {
             sha256,
             failed: false,
         });
-        self.sent.len() - 1
+        let index = self.sent.len() - 1;
+        if index < MAX_REQUESTS_LISTED {
+            self.traffic.request_log.push(ModelRequest {
+                index: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                model: model.map(|m| crate::shared::cut::chars(m, 100).kept),
+                ..ModelRequest::default()
+            });
+            self.started.push(std::time::Instant::now());
+        }
+        index
+    }
+
+    /// Notes the reply to listed request `index`: its status, tokens and time.
+    fn listed(&mut self, index: usize, status: u16, tokens: Option<&Tokens>) {
+        let took = self.started.get(index).map(std::time::Instant::elapsed);
+        let Some(entry) = self.traffic.request_log.get_mut(index) else {
+            return;
+        };
+        entry.status = Some(status);
+        entry.duration_ms = took.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        if let Some(t) = tokens {
+            entry.input_tokens = t.input;
+            entry.output_tokens = t.output;
+            entry.cache_tokens = t.cache_read.saturating_add(t.cache_creation);
+        }
     }
 
     /// Counts a request the gateway refused before forwarding it (`method path`, why).
@@ -217,6 +278,9 @@ impl RunLog {
         if let Some(s) = self.sent.get_mut(index) {
             s.failed = true;
         }
+        if let Some(entry) = self.traffic.request_log.get_mut(index) {
+            entry.failed = true;
+        }
         self.traffic.failed += 1;
     }
 
@@ -232,6 +296,7 @@ impl RunLog {
         status: u16,
         metered: &Metered,
     ) -> (Tokens, Option<f64>) {
+        self.listed(index, status, metered.tokens.as_ref());
         let failed = status >= 400 || metered.error || !metered.completed;
         if failed {
             self.failed(index);
@@ -355,6 +420,58 @@ mod tests {
             },
         );
         assert_eq!(log.traffic.unmetered, 1);
+        // Each request is listed with its model, status, tokens and time.
+        let listed: Vec<String> = log
+            .traffic
+            .request_log
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} {:?} failed={} in={}",
+                    r.index,
+                    r.model.as_deref().unwrap_or("-"),
+                    r.status,
+                    r.failed,
+                    r.input_tokens
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "1 claude-sonnet-4-5 Some(200) failed=false in=10",
+                "2 claude-sonnet-4-5 Some(500) failed=true in=0",
+                "3 claude-sonnet-4-5 Some(200) failed=true in=10",
+                "4 claude-sonnet-4-5 Some(200) failed=false in=10",
+                "5 fake-model Some(200) failed=false in=10",
+                "6 - Some(200) failed=false in=0",
+            ]
+        );
+        assert!(
+            log.traffic
+                .request_log
+                .iter()
+                .all(|r| r.duration_ms.is_some())
+        );
+    }
+
+    #[test]
+    fn the_request_list_is_bounded_and_a_request_without_reply_is_failed() {
+        let mut log = RunLog::new("http://up".into());
+        let first = log.begin(Some("m"), [0; 32]);
+        log.failed(first);
+        for i in 1..(MAX_REQUESTS_LISTED + 5) {
+            let n = log.begin(Some("m"), [1; 32]);
+            log.end(n, Some("m"), 200, &ok(Tokens::default()));
+            assert_eq!(n, i);
+        }
+        let t = &log.traffic;
+        assert_eq!(t.requests as usize, MAX_REQUESTS_LISTED + 5);
+        assert_eq!(t.request_log.len(), MAX_REQUESTS_LISTED);
+        assert_eq!(
+            (t.request_log[0].status, t.request_log[0].failed),
+            (None, true)
+        );
     }
 
     /// A reply that stopped at the output-token limit is a complete reply, counted apart;

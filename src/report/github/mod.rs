@@ -133,11 +133,22 @@ pub fn body(
     options: &PublishOptions,
     max_bytes: usize,
 ) -> String {
-    let preamble = options
-        .baseline
-        .as_ref()
-        .map(|b| crate::report::baseline::compare(results, b, options.significance).to_markdown());
     let run = env.run_url();
+    // A regressed test's run view: the report in the run's artifacts, at its anchor.
+    let link = crate::report::baseline::ReportLink {
+        url: run.as_ref().map(|u| format!("{u}#artifacts")),
+        file: options
+            .report_path
+            .as_deref()
+            .and_then(|p| std::path::Path::new(p).file_name())
+            .map_or_else(
+                || "report.html".to_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+    };
+    let preamble = options.baseline.as_ref().map(|b| {
+        crate::report::baseline::compare(results, b, options.significance).to_markdown(Some(&link))
+    });
     let footer = match &run {
         Some(url) => format!(
             "\n\n<sub>[Workflow run]({url}) · the HTML report is in the run's artifacts · aptitude {}</sub>\n",
