@@ -97,6 +97,11 @@ pub struct Results {
     /// `covers:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::verdict::coverage::Coverage>,
+    /// The routing suites' figures per skill and agent, the confusion matrices and the
+    /// comparison with the baseline ([`crate::verdict::routing`]); present when some test
+    /// is a routing suite's prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<crate::verdict::routing::Routing>,
 }
 
 /// Whether this aptitude reads results of `version`.
@@ -143,6 +148,7 @@ impl Results {
                 .ok()
                 .map(|d| d.display().to_string()),
             shard: None,
+            routing: crate::verdict::routing::of(&tests),
             tests,
             summary,
             coverage: None,
@@ -152,10 +158,17 @@ impl Results {
     /// Whether every test passed or was skipped (exit code 0). A run cut short by its
     /// cost or token ceiling never is: its skipped runs were not judged. Read from the tests
     /// themselves (a test or run skipped for the budget) as well as the summary, so results
-    /// whose summary was recomputed (`merge`) can not lose it.
+    /// whose summary was recomputed (`merge`) can not lose it. Nor is a run whose routing
+    /// fell significantly against the baseline (`routing.baseline.regressions`).
     pub fn all_passed(&self) -> bool {
         let for_budget = |t: &TestResult| t.skip_reason == Some(SkipReason::Budget);
-        self.summary.failed == 0
+        let routing_fell = self
+            .routing
+            .as_ref()
+            .and_then(|r| r.baseline.as_ref())
+            .is_some_and(|b| !b.regressions.is_empty());
+        !routing_fell
+            && self.summary.failed == 0
             && self.summary.errors == 0
             && !self
                 .tests
