@@ -58,10 +58,7 @@ fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let claude = root.join("node_modules/.bin/claude");
     if !claude.exists() {
-        println!(
-            "skipped: {} is missing (run `scripts/test`)",
-            claude.display()
-        );
+        println!("skipped: {} is missing (run `scripts/test`)", claude.display());
         return Ok(());
     }
     let repo = tempfile::tempdir()?;
@@ -83,12 +80,7 @@ fn main() -> std::io::Result<()> {
         )],
     );
     let claude_bin = format!("--claude-bin={}", claude.display());
-    let (_, before) = aptitude(
-        repo.path(),
-        home.path(),
-        &model,
-        &["coverage", "tests/agents"],
-    );
+    let (_, before) = aptitude(repo.path(), home.path(), &model, &["coverage", "tests/agents"]);
     let started = Instant::now();
     let (code, drafted) = aptitude(
         repo.path(),
@@ -97,22 +89,14 @@ fn main() -> std::io::Result<()> {
         &["init", "--rules", "AGENTS.md", &claude_bin],
     );
     let took = started.elapsed();
-    let (_, after) = aptitude(
-        repo.path(),
-        home.path(),
-        &model,
-        &["coverage", "tests/agents"],
-    );
+    let (_, after) = aptitude(repo.path(), home.path(), &model, &["coverage", "tests/agents"]);
     let summary = drafted
         .lines()
         .find(|l| l.contains("drafting used"))
         .unwrap_or("?");
     println!("pydantic-ai AGENTS.md");
     println!("  before:   {}", covered(&before));
-    println!(
-        "  drafting: {summary} (exit {code}), {:.1} s",
-        took.as_secs_f64()
-    );
+    println!("  drafting: {summary} (exit {code}), {:.1} s", took.as_secs_f64());
     println!("  after:    {}", covered(&after));
     println!("  model requests: {}", model.requests().len());
     Ok(())
