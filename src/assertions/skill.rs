@@ -490,4 +490,119 @@ mod tests {
         let v = verdicts("  - skill: deploy\n    called: false\n", &v2);
         assert_eq!(v[0].0, AssertionStatus::Error, "{}", v[0].1);
     }
+
+    /// A routing case of the suite `[pdf, docx]` expecting `expect`.
+    fn case(expect: Option<&str>, stop: Stop) -> RoutingCase {
+        RoutingCase {
+            suite: "r".into(),
+            skills: vec!["pdf".into(), "docx".into()],
+            prompt: 1,
+            expect: expect.map(str::to_owned),
+            near_miss_for: Vec::new(),
+            stop,
+        }
+    }
+
+    fn shell(id: &str, name: &str, command: &str) -> ToolCall {
+        let mut c = call(id, name, json!({"cmd": command}), false);
+        c.canonical = "Bash".into();
+        c.params = Some(json!({"command": command}));
+        c
+    }
+
+    /// Each agent's way of loading a skill is read: a skill call (a plugin's qualified
+    /// name counts as the suite's skill), a `Read` of its `SKILL.md`, a shell command that
+    /// prints it (Codex).
+    #[test]
+    fn the_first_skill_evidence_decides_on_every_agent() {
+        let triggered = |calls: Vec<ToolCall>, stop| {
+            let t = transcript(calls, None);
+            let r = route(&case(Some("pdf"), stop), &t, 4);
+            assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+            assert_eq!(r.line, 4);
+            r.routing.unwrap().triggered
+        };
+        let skill = |name: &str| call("1", "Skill", json!({"skill": name}), false);
+        assert_eq!(
+            triggered(vec![skill("pdf")], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        assert_eq!(
+            triggered(vec![skill("docs:pdf")], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        assert_eq!(
+            triggered(vec![skill("zip")], Stop::FirstCall).as_deref(),
+            Some("zip"),
+            "a skill the suite does not list keeps its name"
+        );
+        let read = call(
+            "1",
+            "read_file",
+            json!({"file_path": "/ws/.claude/skills/docx/SKILL.md"}),
+            false,
+        );
+        let mut read = read;
+        read.canonical = "Read".into();
+        assert_eq!(
+            triggered(vec![read], Stop::FirstCall).as_deref(),
+            Some("docx")
+        );
+        let codex = shell(
+            "1",
+            "exec_command",
+            "sed -n '1,200p' .agents/skills/pdf/SKILL.md",
+        );
+        assert_eq!(
+            triggered(vec![codex], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        // With stop: first_call only the first call counts; with never, the first evidence.
+        let ls = shell("1", "exec_command", "ls");
+        let later = vec![ls, skill("pdf")];
+        assert_eq!(triggered(later.clone(), Stop::FirstCall), None);
+        assert_eq!(triggered(later, Stop::Never).as_deref(), Some("pdf"));
+        assert_eq!(triggered(vec![], Stop::FirstCall), None);
+    }
+
+    /// The detail says what was decided and whether it was right.
+    #[test]
+    fn the_detail_names_misses_and_false_triggers() {
+        let detail = |expect, calls| {
+            route(&case(expect, Stop::FirstCall), &transcript(calls, None), 1)
+                .detail
+                .unwrap_or_default()
+        };
+        let pdf = || vec![call("1", "Skill", json!({"skill": "pdf"}), false)];
+        assert!(detail(Some("pdf"), pdf()).ends_with(": as expected"));
+        assert!(detail(Some("docx"), pdf()).ends_with("a miss, and a false trigger"));
+        assert!(detail(None, pdf()).ends_with("a false trigger"));
+        let d = detail(Some("pdf"), vec![]);
+        assert_eq!(d, "triggered no skill (no tool call): a miss");
+    }
+
+    /// A skill of the suite that the agent did not load makes the run `error`, never a
+    /// miss; so does a transcript that lost calls and shows no skill.
+    #[test]
+    fn a_skill_that_did_not_load_is_an_error_never_a_miss() {
+        let t = transcript(vec![], Some(&["pdf", "other"]));
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Error);
+        assert!(r.routing.is_none());
+        let detail = r.detail.unwrap_or_default();
+        assert!(
+            detail.starts_with("`docx` did not load in this run"),
+            "{detail}"
+        );
+        let t = transcript(vec![], Some(&["pdf", "plugin:docx"]));
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+
+        let mut lost = transcript(vec![], None);
+        let mut log = crate::transcript::WarningLog::default();
+        log.warn_lost(3, "not JSON");
+        lost.absorb_warnings(log, None);
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &lost, 1);
+        assert_eq!(r.status, AssertionStatus::Error, "{:?}", r.detail);
+    }
 }

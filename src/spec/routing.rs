@@ -249,6 +249,81 @@ mod tests {
         assert!(tests.iter().all(|t| t.routing.is_none()));
     }
 
+    /// Every mistake of a routing suite is a diagnostic at its line, all at once.
+    #[test]
+    fn mistakes_are_diagnostics_at_their_line() {
+        let bad = "name: r\nprompt: p\nassertions: []\nvariants: {a: {}}\nstop: sometimes\nrouting:\n  pdf:\n    should_trigger: [a, b]\n    should_not_trigger: [a]\n    sould_trigger: [c]\n  docx:\n    should_trigger: [b, \"\"]\n  \"(none)\": {should_trigger: [z]}\n";
+        let diags = crate::spec::load_str(Path::new("r.aptitude.yaml"), bad).unwrap_err();
+        let lines: Vec<(u32, &str)> = diags
+            .iter()
+            .map(|d| (d.pos.line, d.message.as_str()))
+            .collect();
+        let has = |line: u32, text: &str| {
+            assert!(
+                lines.iter().any(|(l, m)| *l == line && m.contains(text)),
+                "no `{text}` at line {line}: {lines:#?}"
+            );
+        };
+        has(2, "`prompt` does not go with `routing:`");
+        has(3, "`assertions` does not go with `routing:`");
+        has(4, "`variants` does not go with `routing:`");
+        has(5, "`stop` must be `first_call` or `never`");
+        has(9, "also a should-trigger prompt of `pdf`");
+        has(10, "unknown key `sould_trigger`");
+        has(12, "already should trigger `pdf` (line 8)");
+        has(12, "`should_trigger` must not be empty");
+        has(13, "`(none)` is not a skill name");
+        let stray = crate::spec::load_str(
+            Path::new("t.aptitude.yaml"),
+            "name: t\nprompt: p\nstop: never\nassertions:\n  - tool: Bash\n",
+        )
+        .unwrap_err();
+        assert!(
+            stray[0]
+                .message
+                .contains("`stop` belongs to routing suites"),
+            "{stray:?}"
+        );
+        let empty = crate::spec::load_str(
+            Path::new("r.aptitude.yaml"),
+            "name: r\nrouting: {pdf: {}}\n",
+        )
+        .unwrap_err();
+        assert!(empty[0].message.contains("lists no prompt"), "{empty:?}");
+    }
+
+    /// With the file system checked (`run`, `validate`), a skill that is nowhere an agent
+    /// looks for skills is an error at its key, naming where it was looked for.
+    #[test]
+    fn a_skill_missing_from_the_workspace_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude/skills/pdf")).unwrap();
+        std::fs::write(dir.path().join(".claude/skills/pdf/SKILL.md"), "x").unwrap();
+        let text =
+            "name: r\nrouting:\n  pdf: {should_trigger: [a]}\n  docx: {should_trigger: [b]}\n";
+        let diags =
+            crate::spec::load_str_checked(&dir.path().join("r.aptitude.yaml"), text).unwrap_err();
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].pos.line, 4);
+        assert!(
+            diags[0]
+                .message
+                .contains("skill `docx` is not in the workspace"),
+            "{diags:?}"
+        );
+        assert!(
+            diags[0]
+                .hint
+                .as_deref()
+                .unwrap_or("")
+                .contains(".agents/skills"),
+            "{diags:?}"
+        );
+        let ok = "name: r\nstop: never\nrouting:\n  pdf: {should_trigger: [a]}\n";
+        let spec = crate::spec::load_str_checked(&dir.path().join("r.aptitude.yaml"), ok).unwrap();
+        assert_eq!(spec.per_routing_prompt()[0].stop, Stop::Never);
+    }
+
     #[test]
     fn skills_are_found_where_agents_look_for_them() {
         let dir = tempfile::tempdir().unwrap();
