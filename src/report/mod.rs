@@ -13,6 +13,7 @@ pub mod json;
 pub mod junit;
 pub mod live;
 pub mod markdown;
+pub mod routing;
 pub mod terminal;
 
 use crate::verdict::results::Results;

@@ -717,13 +717,15 @@ pub struct Matrix {
 
 impl Results {
     /// The tests × agents table, when the run holds more than one agent or variant
-    /// (`None` otherwise: the plain list says it all).
+    /// (`None` otherwise: the plain list says it all). A routing suite's prompts are not
+    /// in it: their figures per agent are the routing section's.
     pub fn matrix(&self) -> Option<Matrix> {
+        let tests: Vec<&TestResult> = self.tests.iter().filter(|t| t.routing.is_none()).collect();
         let mut agents: Vec<crate::spec::agent_kind::AgentKind> =
-            self.tests.iter().filter_map(|t| t.agent_id).collect();
+            tests.iter().filter_map(|t| t.agent_id).collect();
         agents.sort();
         agents.dedup();
-        let variants = self.tests.iter().any(|t| t.variant.is_some());
+        let variants = tests.iter().any(|t| t.variant.is_some());
         if agents.len() < 2 && !variants {
             return None;
         }
@@ -731,7 +733,7 @@ impl Results {
             agents.push(crate::spec::agent_kind::AgentKind::Claude);
         }
         let mut rows: Vec<MatrixRow> = Vec::new();
-        for t in &self.tests {
+        for t in tests {
             let column = agents
                 .iter()
                 .position(|a| Some(*a) == t.agent_id)
