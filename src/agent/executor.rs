@@ -431,7 +431,8 @@ struct Streamed {
 }
 
 /// Runs `spec`, parsing its stdout as `format` line by line as it comes (each new tool call
-/// told to `hook`) and keeping at most [`MAX_RAW_BYTES`] of it.
+/// told to `hook`) and keeping at most [`MAX_RAW_BYTES`] of it; `decide`, when given, is
+/// cancelled at the first tool call (the run's `stop: first_call`).
 ///
 /// # Errors
 /// When the program can not be started.
@@ -439,7 +440,7 @@ async fn stream(
     spec: &Spec,
     cancel: &CancellationToken,
     format: crate::transcript::Format,
-    hook: Option<super::ToolCallHook<'_>>,
+    (hook, decide): (Option<super::ToolCallHook<'_>>, Option<&CancellationToken>),
 ) -> std::io::Result<Streamed> {
     let mut parser = StreamParser::new(format);
     let mut raw = Vec::new();
@@ -458,6 +459,11 @@ async fn stream(
                 hook(call);
             }
             reported = parser.calls().len();
+        }
+        if let Some(decide) = decide
+            && !parser.calls().is_empty()
+        {
+            decide.cancel();
         }
     })
     .await?;
@@ -646,14 +652,29 @@ impl Agent for CliAgent {
             Some(routed) => routed.run_token(req.cancel),
             None => req.cancel.clone(),
         };
+        // `stop: first_call`: the run is stopped at its first tool call, through a token of
+        // its own, so that a stop on purpose is told from an interruption.
+        let decide =
+            (req.stop == crate::spec::routing::Stop::FirstCall).then(|| cancel.child_token());
         let Streamed {
-            output,
+            mut output,
             parser,
             raw,
             raw_cut,
-        } = stream(&spec, &cancel, self.cli.stream_format(), req.on_tool_call)
-            .await
-            .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        } = stream(
+            &spec,
+            decide.as_ref().unwrap_or(&cancel),
+            self.cli.stream_format(),
+            (req.on_tool_call, decide.as_ref()),
+        )
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let decided = decide.is_some_and(|d| d.is_cancelled())
+            && !cancel.is_cancelled()
+            && output.ending == process::Ending::Cancelled;
+        if decided {
+            output.ending = process::Ending::Decided;
+        }
         let servers = mcp.servers.clone();
         let mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {
@@ -674,6 +695,9 @@ impl Agent for CliAgent {
             },
         );
         let raw = record.unwrap_or(raw);
+        if decided {
+            transcript.outcome = crate::transcript::Outcome::Decided;
+        }
         name_mcp_calls(&mut transcript, &servers);
         note_cut_output(&mut transcript, output.cut_lines, raw_cut);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);

@@ -88,6 +88,10 @@ pub struct ExecuteRequest<'a> {
     pub replay: Option<&'a gateway::Replaying>,
     /// What the run may use: memory, processes, disk ([`limits`]).
     pub limits: crate::spec::limits::RunLimits,
+    /// When to stop the agent: at its first tool call (its first decision; the run's
+    /// process then ends [`process::Ending::Decided`] and its transcript
+    /// [`crate::transcript::Outcome::Decided`]), or when it ends.
+    pub stop: crate::spec::routing::Stop,
 }
 
 /// A finished (or stopped) agent run.

@@ -76,6 +76,9 @@ pub enum Ending {
     Cancelled,
     /// It went over one of its limits and was stopped ([`Output::limit`] says which).
     Limit,
+    /// It was stopped on purpose at the agent's first decision (its first tool call; a
+    /// routing suite's `stop: first_call`): set by the executor, never an error.
+    Decided,
 }
 
 /// What a finished command left.
@@ -117,6 +120,7 @@ impl Output {
             }
             (Ending::Cancelled, _, _) => "interrupted".into(),
             (Ending::Limit, _, _) => "was stopped at a limit".into(),
+            (Ending::Decided, _, _) => "was stopped at its first decision".into(),
             (Ending::Exited, Some(code), _) => format!("exited with code {code}"),
             (Ending::Exited, None, Some(sig)) => format!("was killed by signal {sig}"),
             (Ending::Exited, None, None) => "ended".into(),

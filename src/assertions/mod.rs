@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use claims::TEST_RUNNERS;
+pub use skill::RouteDecision;
 pub use workspace::VerifyRun;
 
 use crate::assertions::judge::ReviewVerdict;
@@ -167,6 +168,9 @@ pub fn evaluate_one(
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
         AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
+        AssertionKind::Routing(case) => {
+            return skill::route(case, evidence.transcript, assertion.line);
+        }
         AssertionKind::Claims => {
             return claims::evaluate(
                 evidence.reviews.get(&index),
@@ -410,6 +414,10 @@ pub struct AssertionResult {
     /// extraction from them without a call. Absent when none were read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claims: Option<Vec<judge::claims::Claim>>,
+    /// `routing` (a routing suite's prompt): which skill the run triggered, and the call
+    /// that showed it; absent when the run could not be decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RouteDecision>,
 }
 
 impl AssertionResult {
@@ -435,6 +443,7 @@ impl AssertionResult {
             votes: Vec::new(),
             grade_keys: Vec::new(),
             claims: None,
+            routing: None,
         }
     }
 }

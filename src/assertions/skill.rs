@@ -10,12 +10,20 @@
 //!   `system/init` event, Copilot CLI's `session.skills_loaded`: [`Transcript::skills`]) and the skill is not among them, the
 //!   assertion is `error` — `called: false` of a skill that was never there proves nothing.
 //!   An agent whose transcript can hold no skill call is `error` too.
+//!
+//! A routing suite's prompts ([`route`]) read the same evidence to say which skill a run
+//! triggered: its first skill call (Claude Code's `Skill`, Gemini CLI's `activate_skill`,
+//! Copilot CLI's and opencode's `skill`, Kiro's `disclose_context`), or its first read of a
+//! skill's `SKILL.md` (a `Read`, or a shell command naming `…/skills/<name>/SKILL.md`: how
+//! Codex and the agents without a skill tool load a skill).
 
+use super::AssertionResult;
 use super::AssertionStatus;
 use super::Verdict;
 use super::tool::{Subject, evaluate_subject};
 use crate::spec::SkillAssertion;
 use crate::spec::pattern::SkillMatcher;
+use crate::spec::routing::{RoutingCase, Stop};
 use crate::transcript::{Format, ToolCall, Transcript};
 
 /// At most this many loaded skills are named in an error.
@@ -150,6 +158,157 @@ fn not_loaded(skill: &SkillMatcher, loaded: &[String]) -> String {
             names.join(", ")
         }
     )
+}
+
+/// Which skill a run of a routing suite's prompt triggered (results JSON's `routing` of
+/// its assertion).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RouteDecision {
+    /// The skill triggered: the suite's name for it when it is one of the suite's skills
+    /// (`pdf` for a call of `my-plugin:pdf`), else the name the agent used; `None` when the
+    /// run triggered no skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triggered: Option<String>,
+    /// The call that decided, as `aptitude transcript` shows it (`Skill skill="pdf"`), and
+    /// its number among the run's calls; absent when no call showed a skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+}
+
+/// The routing of one run of a routing suite's prompt: which skill it triggered, from the
+/// first skill evidence among its calls — with `stop: first_call`, its first call alone,
+/// whatever the agent managed to do before it was stopped. `pass` once decided (whether
+/// the decision was right is the routing figures' business, not this run's); `error` when
+/// a suite skill did not load in the run (the agent lists what it loaded: Claude Code,
+/// Copilot CLI) — a skill that was not there can not have been chosen, and counting the run
+/// as a miss would blame the description — and when the transcript lost calls and showed no
+/// skill (the lost call may have been the skill's).
+pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> AssertionResult {
+    let description = format!("routing: {}", case.expectation());
+    let fail = |detail: String| {
+        AssertionResult::new(
+            "routing",
+            description.clone(),
+            AssertionStatus::Error,
+            line,
+            Some(detail),
+        )
+    };
+    if let Some(loaded) = &transcript.skills {
+        let missing: Vec<&str> = case
+            .skills
+            .iter()
+            .filter(|s| SkillMatcher::new(s).is_ok_and(|m| !loaded.iter().any(|l| m.matches(l))))
+            .map(String::as_str)
+            .collect();
+        if let Some(first) = missing.first()
+            && let Ok(matcher) = SkillMatcher::new(first)
+        {
+            let names = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>();
+            return fail(format!(
+                "{} did not load in this run, so the run measures nothing ({})",
+                crate::shared::text::and_list(&names),
+                not_loaded(&matcher, loaded)
+            ));
+        }
+    }
+    let considered = match case.stop {
+        Stop::FirstCall => &transcript.tool_calls[..transcript.tool_calls.len().min(1)],
+        Stop::Never => &transcript.tool_calls[..],
+    };
+    let found = considered
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| skill_evidence(c).map(|name| (i, c, name)));
+    let decision = match found {
+        Some((i, call, name)) => RouteDecision {
+            triggered: Some(
+                case.skills
+                    .iter()
+                    .find(|s| SkillMatcher::new(s).is_ok_and(|m| m.matches(&name)))
+                    .cloned()
+                    .unwrap_or(name),
+            ),
+            evidence: Some(crate::transcript::display::describe_call(i + 1, call)),
+        },
+        None => {
+            if let Some(why) = transcript.lost_tool_calls() {
+                return fail(format!(
+                    "{why}, so that no skill was triggered can not be told"
+                ));
+            }
+            RouteDecision {
+                triggered: None,
+                evidence: None,
+            }
+        }
+    };
+    let detail = route_detail(case, &decision, considered.first());
+    AssertionResult {
+        routing: Some(decision),
+        ..AssertionResult::new(
+            "routing",
+            description,
+            AssertionStatus::Pass,
+            line,
+            Some(detail),
+        )
+    }
+}
+
+/// `triggered pdf (#1 Skill skill="pdf"): as expected`, `triggered no skill (first call:
+/// #1 Read …): a miss`.
+fn route_detail(case: &RoutingCase, d: &RouteDecision, first: Option<&ToolCall>) -> String {
+    let verdict = match (&case.expect, &d.triggered) {
+        (Some(want), Some(got)) if want == got => "as expected",
+        (Some(_), None) => "a miss",
+        (Some(_), Some(got)) if case.skills.contains(got) => "a miss, and a false trigger",
+        (None, Some(got)) if case.skills.contains(got) => "a false trigger",
+        (_, Some(_)) => "a skill the suite does not list",
+        (None, None) => "as expected",
+    };
+    let how = match (&d.evidence, first) {
+        (Some(e), _) => format!(" ({e})"),
+        (None, Some(c)) => format!(
+            " (first call: {})",
+            crate::transcript::display::describe_call(1, c)
+        ),
+        (None, None) => " (no tool call)".to_owned(),
+    };
+    format!(
+        "triggered {}{how}: {verdict}",
+        d.triggered.as_deref().unwrap_or("no skill")
+    )
+}
+
+/// The skill a call shows the agent loading: a skill call's name ([`skill_of`]), or the
+/// `<name>` of a `…/skills/<name>/SKILL.md` it reads (a `Read`, or a shell command that
+/// names the file).
+fn skill_evidence(call: &ToolCall) -> Option<String> {
+    static SKILL_MD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        #[expect(
+            clippy::expect_used,
+            reason = "a constant pattern, compiled in every test run"
+        )]
+        regex::Regex::new(r"(?i)skills?/([^/\s'\x22`]+)/skill\.md").expect("the pattern compiles")
+    });
+    if let Some(name) = skill_of(call) {
+        return Some(name.trim().trim_start_matches('/').to_owned());
+    }
+    let text = if crate::spec::tools::same_tool(&call.canonical, "Read") {
+        ["file_path", "path", "absolute_path"]
+            .iter()
+            .find_map(|k| call.params().get(*k).and_then(serde_json::Value::as_str))
+            .map(str::to_owned)
+    } else if crate::spec::tools::same_tool(&call.canonical, crate::spec::tools::SHELL_TOOL) {
+        call.command()
+    } else {
+        None
+    }?;
+    SKILL_MD
+        .captures(&text)
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str().to_owned())
 }
 
 /// Whether transcripts of this format can hold skill calls: the agents with a skill tool
@@ -330,5 +489,120 @@ mod tests {
         .unwrap();
         let v = verdicts("  - skill: deploy\n    called: false\n", &v2);
         assert_eq!(v[0].0, AssertionStatus::Error, "{}", v[0].1);
+    }
+
+    /// A routing case of the suite `[pdf, docx]` expecting `expect`.
+    fn case(expect: Option<&str>, stop: Stop) -> RoutingCase {
+        RoutingCase {
+            suite: "r".into(),
+            skills: vec!["pdf".into(), "docx".into()],
+            prompt: 1,
+            expect: expect.map(str::to_owned),
+            near_miss_for: Vec::new(),
+            stop,
+        }
+    }
+
+    fn shell(id: &str, name: &str, command: &str) -> ToolCall {
+        let mut c = call(id, name, json!({"cmd": command}), false);
+        c.canonical = "Bash".into();
+        c.params = Some(json!({"command": command}));
+        c
+    }
+
+    /// Each agent's way of loading a skill is read: a skill call (a plugin's qualified
+    /// name counts as the suite's skill), a `Read` of its `SKILL.md`, a shell command that
+    /// prints it (Codex).
+    #[test]
+    fn the_first_skill_evidence_decides_on_every_agent() {
+        let triggered = |calls: Vec<ToolCall>, stop| {
+            let t = transcript(calls, None);
+            let r = route(&case(Some("pdf"), stop), &t, 4);
+            assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+            assert_eq!(r.line, 4);
+            r.routing.unwrap().triggered
+        };
+        let skill = |name: &str| call("1", "Skill", json!({"skill": name}), false);
+        assert_eq!(
+            triggered(vec![skill("pdf")], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        assert_eq!(
+            triggered(vec![skill("docs:pdf")], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        assert_eq!(
+            triggered(vec![skill("zip")], Stop::FirstCall).as_deref(),
+            Some("zip"),
+            "a skill the suite does not list keeps its name"
+        );
+        let read = call(
+            "1",
+            "read_file",
+            json!({"file_path": "/ws/.claude/skills/docx/SKILL.md"}),
+            false,
+        );
+        let mut read = read;
+        read.canonical = "Read".into();
+        assert_eq!(
+            triggered(vec![read], Stop::FirstCall).as_deref(),
+            Some("docx")
+        );
+        let codex = shell(
+            "1",
+            "exec_command",
+            "sed -n '1,200p' .agents/skills/pdf/SKILL.md",
+        );
+        assert_eq!(
+            triggered(vec![codex], Stop::FirstCall).as_deref(),
+            Some("pdf")
+        );
+        // With stop: first_call only the first call counts; with never, the first evidence.
+        let ls = shell("1", "exec_command", "ls");
+        let later = vec![ls, skill("pdf")];
+        assert_eq!(triggered(later.clone(), Stop::FirstCall), None);
+        assert_eq!(triggered(later, Stop::Never).as_deref(), Some("pdf"));
+        assert_eq!(triggered(vec![], Stop::FirstCall), None);
+    }
+
+    /// The detail says what was decided and whether it was right.
+    #[test]
+    fn the_detail_names_misses_and_false_triggers() {
+        let detail = |expect, calls| {
+            route(&case(expect, Stop::FirstCall), &transcript(calls, None), 1)
+                .detail
+                .unwrap_or_default()
+        };
+        let pdf = || vec![call("1", "Skill", json!({"skill": "pdf"}), false)];
+        assert!(detail(Some("pdf"), pdf()).ends_with(": as expected"));
+        assert!(detail(Some("docx"), pdf()).ends_with("a miss, and a false trigger"));
+        assert!(detail(None, pdf()).ends_with("a false trigger"));
+        let d = detail(Some("pdf"), vec![]);
+        assert_eq!(d, "triggered no skill (no tool call): a miss");
+    }
+
+    /// A skill of the suite that the agent did not load makes the run `error`, never a
+    /// miss; so does a transcript that lost calls and shows no skill.
+    #[test]
+    fn a_skill_that_did_not_load_is_an_error_never_a_miss() {
+        let t = transcript(vec![], Some(&["pdf", "other"]));
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Error);
+        assert!(r.routing.is_none());
+        let detail = r.detail.unwrap_or_default();
+        assert!(
+            detail.starts_with("`docx` did not load in this run"),
+            "{detail}"
+        );
+        let t = transcript(vec![], Some(&["pdf", "plugin:docx"]));
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+
+        let mut lost = transcript(vec![], None);
+        let mut log = crate::transcript::WarningLog::default();
+        log.warn_lost(3, "not JSON");
+        lost.absorb_warnings(log, None);
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &lost, 1);
+        assert_eq!(r.status, AssertionStatus::Error, "{:?}", r.detail);
     }
 }

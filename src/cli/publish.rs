@@ -115,10 +115,19 @@ pub(super) async fn publish(
 
 pub(super) fn publish_command(args: &PublishArgs) -> Result<Outcome, CliError> {
     let results = json::read(&args.results)?;
-    let results = super::output::redacted(&Redactor::from_process_env([]), &results)?;
+    let mut results = super::output::redacted(&Redactor::from_process_env([]), &results)?;
     let runtime = super::output::runtime()?;
     runtime.block_on(async {
         let baseline = read_baseline(args.github.baseline.as_deref(), None).await;
+        // Routing the run itself did not compare is compared now.
+        if let Some(Ok(base)) = &baseline
+            && results
+                .routing
+                .as_ref()
+                .is_some_and(|r| r.baseline.is_none())
+        {
+            results.compare_routing(base, args.github.significance);
+        }
         publish(
             &results,
             &args.github,

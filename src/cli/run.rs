@@ -29,7 +29,8 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let specs = load_specs(args)?;
     let runtime = output::runtime()?;
-    let baselines = runtime.block_on(Baselines::read(args))?;
+    let routing = specs.iter().any(|s| s.routing_case.is_some());
+    let baselines = runtime.block_on(Baselines::read(args, routing))?;
     let (specs, shard) = super::shards::select(specs, args, baselines.compare.as_ref());
     let redactor = output::redactor_for(&specs);
 
@@ -92,6 +93,14 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             ..Results::new(tests, started.elapsed().as_millis() as u64)
         };
         results.summary.budget = runner.budget_summary();
+        // Routing fails a run only on a significant fall against the baseline.
+        match &baselines.compare {
+            Some(Ok(base)) => results.compare_routing(base, args.github_args.significance),
+            Some(Err(Some(e))) if !args.github && results.routing.is_some() => {
+                output::err(&format!("no routing comparison with the baseline: {e}\n"));
+            }
+            _ => {}
+        }
         // Which rules of the instruction files the tests cover, when some test says.
         if specs.iter().any(|s| !s.covers.is_empty()) {
             results.coverage = Some(super::coverage::of(&specs, Some(&results)));
@@ -102,6 +111,9 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         }
         if let Some(variants) = terminal::render_variants(&results) {
             out(&format!("\n{variants}"));
+        }
+        if let Some(routing) = terminal::render_routing(&results) {
+            out(&format!("\n{routing}"));
         }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
@@ -221,11 +233,11 @@ struct Baselines {
 impl Baselines {
     /// Reads them, each once: `github:auto` is looked for once, for the shards' balance,
     /// reuse and the comparison; `--baseline` is read only for what uses it (`--shard`,
-    /// `--github`).
+    /// `--github`, the routing figures of a run with `routing` suites).
     ///
     /// # Errors
     /// When the `--reuse` file can not be read.
-    async fn read(args: &RunArgs) -> Result<Self, CliError> {
+    async fn read(args: &RunArgs, routing: bool) -> Result<Self, CliError> {
         let wants_auto = [args.reuse.as_deref(), args.github_args.baseline.as_deref()]
             .into_iter()
             .flatten()
@@ -235,7 +247,8 @@ impl Baselines {
         } else {
             None
         };
-        let compare = if args.github || args.shard.is_some() {
+        let compared = routing && args.github_args.baseline.is_some();
+        let compare = if args.github || args.shard.is_some() || compared {
             super::publish::read_baseline(args.github_args.baseline.as_deref(), auto.as_ref()).await
         } else {
             None

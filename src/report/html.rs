@@ -149,6 +149,8 @@ struct Report {
     variants: Vec<VariantsView>,
     /// The instruction files' coverage, when the results have it.
     coverage: Option<CoverageView>,
+    /// The routing suites' tables ([`crate::report::routing::tables`]).
+    routing: Vec<crate::report::routing::Table>,
 }
 
 /// The coverage table: a caption and a row per rule (askama escapes every cell).
@@ -725,6 +727,11 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         matrix: matrix_view(results),
         variants: variants_views(results),
         coverage: coverage_view(results),
+        routing: results
+            .routing
+            .as_ref()
+            .map(crate::report::routing::tables)
+            .unwrap_or_default(),
     };
     // Names and the header hold text from elsewhere too (the bodies were done above).
     report

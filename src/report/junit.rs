@@ -147,6 +147,35 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
     case
 }
 
+/// A routing suite's case of one skill and agent: a failure when its routing fell against
+/// the baseline, an error when none of its runs could be judged, else a success; its
+/// figures in `system-out`.
+fn routing_case(rc: super::routing::JunitCase) -> TestCase {
+    let status = match (&rc.failure, &rc.error) {
+        (Some(why), _) => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(format!("routing fell against the baseline: {why}"));
+            s.set_type("routing");
+            s.set_description(format!("{why}\n{}", rc.figures));
+            s
+        }
+        (None, Some(why)) => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(why.as_str());
+            s.set_type("routing");
+            s.set_description(why.as_str());
+            s
+        }
+        (None, None) => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(rc.name.as_str(), status);
+    case.set_classname(rc.file.as_str());
+    case.extra.insert("file".into(), rc.file.as_str().into());
+    case.extra.insert("line".into(), "1".into());
+    case.set_system_out(rc.figures.as_str());
+    case
+}
+
 /// The case's status and its message: success, skipped (why), failure (which assertions)
 /// or error (whose fault, in `type`).
 fn case_status(test: &TestResult) -> TestCaseStatus {
@@ -236,6 +265,22 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
             }
         };
         suites[index].1.add_test_case(case(test, several_agents));
+    }
+    // A case per skill and agent of each routing suite, in the suite of its file.
+    for rc in results
+        .routing
+        .as_ref()
+        .map(super::routing::junit_cases)
+        .unwrap_or_default()
+    {
+        let index = match suites.iter().position(|(file, _)| *file == rc.file) {
+            Some(i) => i,
+            None => {
+                suites.push((rc.file.clone(), TestSuite::new(rc.file.as_str())));
+                suites.len() - 1
+            }
+        };
+        suites[index].1.add_test_case(routing_case(rc));
     }
     let sandbox = results.summary.sandbox.as_ref().map(|s| s.phrase());
     let witness = results.summary.witness.as_ref().map(|s| s.phrase());

@@ -188,6 +188,17 @@ pub fn title(results: &Results) -> String {
             "⚠️ aptitude: {} of {} tests could not be judged",
             s.errors, s.total
         )
+    } else if let Some(fell) = results
+        .routing
+        .as_ref()
+        .and_then(|r| r.baseline.as_ref())
+        .map(|b| b.regressions.len())
+        .filter(|n| *n > 0)
+    {
+        format!(
+            "❌ aptitude: routing fell against the baseline ({fell} figure{})",
+            if fell == 1 { "" } else { "s" }
+        )
     } else if let Some(b) = s.budget.as_ref().filter(|b| b.skipped_runs > 0) {
         format!(
             "⚠️ aptitude: the cost ceiling was reached, {} run{} skipped",
@@ -448,6 +459,13 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
         summary.rows.truncate(summary.rows.len() - drop);
         summary.rows_left_out += drop;
         out = summary.render().unwrap_or_default();
+    }
+    if let Some(routing) = &results.routing {
+        let section = crate::report::routing::markdown(routing);
+        if Size::of(&out).plus(Size::of(&section)).within(&half) {
+            out.push('\n');
+            out.push_str(&section);
+        }
     }
     if let Some(matrix) = results.matrix() {
         let table = matrix_table(&matrix);

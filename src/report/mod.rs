@@ -14,6 +14,7 @@ pub mod json;
 pub mod junit;
 pub mod live;
 pub mod markdown;
+pub mod routing;
 pub mod terminal;
 mod trajectory;
 

@@ -552,7 +552,18 @@ pub fn render_results(results: &Results) -> String {
         out.push('\n');
         out.push_str(&variants);
     }
+    if let Some(routing) = render_routing(results) {
+        out.push('\n');
+        out.push_str(&routing);
+    }
     out
+}
+
+/// The routing suites' figures and confusion matrices ([`super::routing::terminal`]), when
+/// the run has any.
+pub fn render_routing(results: &Results) -> Option<String> {
+    let routing = results.routing.as_ref()?;
+    Some(super::routing::terminal(routing))
 }
 
 /// A transcript for humans: one line per tool call, then the answer, usage and outcome

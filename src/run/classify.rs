@@ -78,7 +78,8 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
                 ),
             ));
         }
-        Ending::Exited => {}
+        // Stopped at its first decision: the transcript's outcome says so (below).
+        Ending::Exited | Ending::Decided => {}
     }
     // A model that stopped at its output-token limit gave its answer: a run that failed on
     // it failed for the model's output, which a retry pays for again without changing.
@@ -89,6 +90,7 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
     }
     match outcome {
         Outcome::Completed if p.code == Some(0) => None,
+        Outcome::Decided => None,
         Outcome::Completed => Some((
             ErrorKind::Agent,
             format!("the agent {} after reporting success", p.describe(timeout)),
@@ -132,7 +134,7 @@ fn says_output_limit(outcome: &Outcome) -> bool {
         | Outcome::Error { message }
         | Outcome::Incomplete { message }
         | Outcome::MaxTurns { message } => message,
-        Outcome::Completed | Outcome::Interrupted => return false,
+        Outcome::Completed | Outcome::Interrupted | Outcome::Decided => return false,
     };
     OUTPUT_LIMIT_WORDS.iter().any(|w| message.contains(w))
 }
@@ -203,7 +205,7 @@ pub(super) fn assertion_error_kind(
 /// must not pass on it.
 pub(super) fn outcome_error(outcome: &Outcome) -> Option<String> {
     match outcome {
-        Outcome::Completed => None,
+        Outcome::Completed | Outcome::Decided => None,
         other => Some(other.describe()),
     }
 }

@@ -9,7 +9,7 @@
 //! | `agent`     | the agent and its version, as the CLI reports it (`claude 2.1.3 (Claude Code)`) |
 //! | `model`     | the model passed to the agent (empty: the agent's default) |
 //! | `prompt`    | the prompt, after the variant's `prompt` |
-//! | `run`       | the other fields passed to the agent: `max_turns`, `timeout`, the endpoint it talks to (the test's `base_url`, else `--agent-base-url`), `workspace.git`, `mcp_servers` as written (`${VAR}` not expanded) |
+//! | `run`       | the other fields passed to the agent: `max_turns`, `timeout`, `stop` (a routing suite's), the endpoint it talks to (the test's `base_url`, else `--agent-base-url`), `workspace.git`, `mcp_servers` as written (`${VAR}` not expanded) |
 //! | `workspace` | every file of the workspace copy after the variant's `remove`/`add`: path, kind and content (a link by its target; `.git` only with `workspace.git`) |
 //! | `setup`     | the `setup` commands, in order |
 //! | `env`       | each `env` name with the SHA-256 of its value (after the variant's `env`) |
@@ -122,6 +122,11 @@ pub fn of(
     ];
     if let Some(mocks) = &mocks {
         run.extend(["mcp_mocks", mocks.as_str()]);
+    }
+    // A run stopped at its first decision is not the same run as a whole one; tests that
+    // are never stopped keep the fingerprints of earlier versions.
+    if spec.stop != crate::spec::routing::Stop::Never {
+        run.extend(["stop", spec.stop.word()]);
     }
     put("run", hash_fields(&run));
     put("workspace", tree_digest(workspace, spec.workspace_git)?);

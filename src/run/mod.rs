@@ -142,6 +142,7 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         error: Some(why.to_owned()),
         agent_id: Some(spec.agent.kind),
         variant: spec.result_variant(),
+        routing: spec.routing_case.clone(),
         error_kind: Some(kind),
         ..TestResult::new(
             spec.name.clone(),

@@ -255,6 +255,7 @@ impl<'a> OneRun<'a> {
                 network: &spec.network,
                 replay: ctx.replay.as_ref(),
                 limits: spec.limits.resolved(),
+                stop: spec.stop,
             })
             .await
             // The CLI is missing or could not start.

@@ -498,6 +498,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         aptitude_version,
         run_dir,
         shard: None,
+        routing: crate::verdict::routing::of(&tests),
         tests,
         summary,
         coverage,

@@ -16,6 +16,7 @@ mod load;
 pub mod mcp;
 pub mod node;
 pub mod pattern;
+pub mod routing;
 pub mod rules;
 pub mod schema;
 pub mod suite;
@@ -173,6 +174,14 @@ pub struct TestSpec {
     /// (`registry.npmjs.org`, `*.pypi.org`, `github.com:443`), lowercase; with an
     /// `aptitude.yaml`'s, their union.
     pub network: Vec<String>,
+    /// `routing:`: the file is a routing suite (its `prompt` is empty and it has no
+    /// assertions) until [`TestSpec::per_routing_prompt`] makes it one test per prompt.
+    pub routing: Option<std::sync::Arc<routing::Routing>>,
+    /// The routing suite's prompt this test runs ([`TestSpec::per_routing_prompt`]).
+    pub routing_case: Option<routing::RoutingCase>,
+    /// When the agent run is stopped: at its first tool call, or when it ends
+    /// ([`routing::Stop`]; a routing suite's `stop:`).
+    pub stop: routing::Stop,
 }
 
 /// Whether a test's commands run sandboxed (`sandbox:`, `--sandbox`).
@@ -234,6 +243,9 @@ impl TestSpec {
             network: Vec::new(),
             limits: limits::Limits::default(),
             covers: Vec::new(),
+            routing: None,
+            routing_case: None,
+            stop: routing::Stop::Never,
         }
     }
 
@@ -477,6 +489,9 @@ pub enum AssertionKind {
     /// files written, tests passed), as read by the LLM judge, is backed by the transcript
     /// or the workspace (seed 002: evidence, not the agent's word).
     Claims,
+    /// One prompt of a routing suite (`routing:`, never written as an assertion): which
+    /// skill the run triggered, from the agent's own evidence.
+    Routing(Box<routing::RoutingCase>),
 }
 
 /// `json_file`'s checks of an agent's report file (seed 002's TestReportValid), each
@@ -613,6 +628,7 @@ impl AssertionKind {
             AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
             AssertionKind::Skill(_) => "skill",
             AssertionKind::Claims => "claims",
+            AssertionKind::Routing(_) => "routing",
         }
     }
 }

@@ -80,9 +80,17 @@ fn not_nullable(value: &mut serde_json::Value) {
     }
 }
 
-/// An aptitude test: a prompt, a workspace and assertions about what the agent did.
+/// An aptitude test: a prompt, a workspace and assertions about what the agent did; or a
+/// routing suite: prompts per skill that should and should not trigger it.
 #[derive(JsonSchema)]
 #[schemars(title = "aptitude test file")]
+#[schemars(extend("oneOf" = [
+    {"required": ["prompt", "assertions"], "not": {"required": ["routing"]}},
+    {"required": ["routing"], "not": {"anyOf": [
+        {"required": ["prompt"]}, {"required": ["assertions"]}, {"required": ["variants"]},
+        {"required": ["min_pass"]}, {"required": ["covers"]}
+    ]}}
+]))]
 #[serde(deny_unknown_fields)]
 #[expect(
     dead_code,
@@ -93,8 +101,9 @@ struct TestFile {
     name: NonEmpty,
     /// Free text about the test.
     description: Option<String>,
-    /// What the agent is asked.
-    prompt: NonEmpty,
+    /// What the agent is asked (a routing suite has none: its prompts are under
+    /// `routing:`).
+    prompt: Option<NonEmpty>,
     /// The agent CLI that runs the test (default: claude, or `run --agent`).
     agent: Option<AgentName>,
     /// Several agents: the test runs once on each (instead of `agent`).
@@ -129,9 +138,10 @@ struct TestFile {
     /// `mcp__<name>__<tool>`); nothing else is loaded. `${VAR}` in a value expands from
     /// aptitude's environment and is redacted.
     mcp_servers: Option<BTreeMap<McpServerName, McpServerEntry>>,
-    /// What must hold after the run; at least one.
+    /// What must hold after the run; at least one (a routing suite has none: it asserts
+    /// which skill each prompt triggers).
     #[schemars(length(min = 1))]
-    assertions: Vec<AssertionItem>,
+    assertions: Option<Vec<AssertionItem>>,
     /// Variants of the workspace and settings; the test as written is `default`.
     variants: Option<BTreeMap<String, VariantField>>,
     /// Claude Code plugin directories loaded for the run (`--plugin-dir`), relative to the
@@ -152,6 +162,39 @@ struct TestFile {
     /// and a heading path (`# Testing > Before you commit`), or a `"quoted"` part of a
     /// rule's text. Each must name at least one rule.
     covers: Option<OneOrMany>,
+    /// A routing suite instead of `prompt` and `assertions`: per skill of the workspace
+    /// (`.claude/skills/<name>/SKILL.md`, or where another agent looks), the prompts that
+    /// should trigger it and the near-misses that should not. Every prompt runs `runs`
+    /// times on every agent, with every skill installed; reports give each skill's recall
+    /// and false-trigger rate per agent (docs/routing.md).
+    #[schemars(length(min = 1))]
+    routing: Option<BTreeMap<String, RoutingSkillField>>,
+    /// When each run of a routing suite's prompt stops: `first_call` (the default: at the
+    /// agent's first tool or skill call, its decision; cheaper) or `never` (the agent
+    /// finishes; a skill loaded after another call then counts).
+    stop: Option<StopField>,
+}
+
+/// One skill of `routing:`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct RoutingSkillField {
+    /// Prompts that should trigger this skill (each prompt should trigger at most one).
+    should_trigger: Option<Vec<NonEmpty>>,
+    /// Near-misses: prompts that should not trigger this skill (often another skill's).
+    should_not_trigger: Option<Vec<NonEmpty>>,
+}
+
+/// `first_call` or `never`.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[expect(dead_code, reason = "schema only")]
+enum StopField {
+    /// Stop at the agent's first tool or skill call.
+    FirstCall,
+    /// Let the agent finish.
+    Never,
 }
 
 /// `limits:`.
@@ -1253,6 +1296,24 @@ mod tests {
             assert!(!validator.is_valid(&yaml_as_json(&text)), "{item}");
         }
         assert!(!validator.is_valid(&yaml_as_json("name: t\nprompt: p\nassertions: []\n")));
+        let routing = "name: r\nstop: never\nrouting:\n  pdf: {should_trigger: [a], should_not_trigger: [b]}\n";
+        assert!(super::super::load_str(std::path::Path::new("r.aptitude.yaml"), routing).is_ok());
+        assert!(
+            validator.is_valid(&yaml_as_json(routing)),
+            "a routing suite"
+        );
+        for bad in [
+            "name: r\nprompt: p\nrouting:\n  pdf: {should_trigger: [a]}\n",
+            "name: r\nrouting:\n  pdf: {should_triger: [a]}\n",
+            "name: r\nstop: later\nrouting:\n  pdf: {should_trigger: [a]}\n",
+            "name: r\nvariants: {x: {}}\nrouting:\n  pdf: {should_trigger: [a]}\n",
+        ] {
+            assert!(
+                super::super::load_str(std::path::Path::new("r.aptitude.yaml"), bad).is_err(),
+                "{bad}"
+            );
+            assert!(!validator.is_valid(&yaml_as_json(bad)), "{bad}");
+        }
         assert!(!validator.is_valid(&yaml_as_json("name: t\nassertions:\n  - tool: Read\n")));
     }
 }

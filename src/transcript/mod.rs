@@ -695,6 +695,10 @@ pub enum Outcome {
         /// The agent's message.
         message: String,
     },
+    /// The run was stopped on purpose at the agent's first tool call, its decision (a
+    /// routing suite's `stop: first_call`): the transcript ends there, and that is not an
+    /// error.
+    Decided,
 }
 
 impl Outcome {
@@ -716,6 +720,7 @@ impl Outcome {
             Outcome::Interrupted => "interrupted by the user".into(),
             Outcome::Incomplete { message } => format!("incomplete: {message}"),
             Outcome::Error { message } => format!("agent error: {message}"),
+            Outcome::Decided => "stopped at its first decision (its first tool call)".into(),
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Verdicts: the one results model ([`results`], with each test's [`test_result`]), a repeated test's k-of-n verdict
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
-//! ([`stats`]).
+//! ([`stats`]), the routing figures of routing suites ([`routing`]).
 
 pub mod coverage;
 pub mod repeat;
 pub mod results;
+pub mod routing;
 pub mod stats;
 pub mod test_result;
 pub mod variants;

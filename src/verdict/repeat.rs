@@ -179,6 +179,7 @@ pub fn aggregate_split(
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
         witness: least_witnessed(&runs),
+        routing: first.and_then(|r| r.routing.clone()),
         runs,
     }
 }

@@ -97,6 +97,11 @@ pub struct Results {
     /// `covers:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::verdict::coverage::Coverage>,
+    /// The routing suites' figures per skill and agent, the confusion matrices and the
+    /// comparison with the baseline ([`crate::verdict::routing`]); present when some test
+    /// is a routing suite's prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<crate::verdict::routing::Routing>,
 }
 
 /// Whether this aptitude reads results of `version`.
@@ -143,6 +148,7 @@ impl Results {
                 .ok()
                 .map(|d| d.display().to_string()),
             shard: None,
+            routing: crate::verdict::routing::of(&tests),
             tests,
             summary,
             coverage: None,
@@ -152,10 +158,17 @@ impl Results {
     /// Whether every test passed or was skipped (exit code 0). A run cut short by its
     /// cost or token ceiling never is: its skipped runs were not judged. Read from the tests
     /// themselves (a test or run skipped for the budget) as well as the summary, so results
-    /// whose summary was recomputed (`merge`) can not lose it.
+    /// whose summary was recomputed (`merge`) can not lose it. Nor is a run whose routing
+    /// fell significantly against the baseline (`routing.baseline.regressions`).
     pub fn all_passed(&self) -> bool {
         let for_budget = |t: &TestResult| t.skip_reason == Some(SkipReason::Budget);
-        self.summary.failed == 0
+        let routing_fell = self
+            .routing
+            .as_ref()
+            .and_then(|r| r.baseline.as_ref())
+            .is_some_and(|b| !b.regressions.is_empty());
+        !routing_fell
+            && self.summary.failed == 0
             && self.summary.errors == 0
             && !self
                 .tests
@@ -704,13 +717,15 @@ pub struct Matrix {
 
 impl Results {
     /// The tests × agents table, when the run holds more than one agent or variant
-    /// (`None` otherwise: the plain list says it all).
+    /// (`None` otherwise: the plain list says it all). A routing suite's prompts are not
+    /// in it: their figures per agent are the routing section's.
     pub fn matrix(&self) -> Option<Matrix> {
+        let tests: Vec<&TestResult> = self.tests.iter().filter(|t| t.routing.is_none()).collect();
         let mut agents: Vec<crate::spec::agent_kind::AgentKind> =
-            self.tests.iter().filter_map(|t| t.agent_id).collect();
+            tests.iter().filter_map(|t| t.agent_id).collect();
         agents.sort();
         agents.dedup();
-        let variants = self.tests.iter().any(|t| t.variant.is_some());
+        let variants = tests.iter().any(|t| t.variant.is_some());
         if agents.len() < 2 && !variants {
             return None;
         }
@@ -718,7 +733,7 @@ impl Results {
             agents.push(crate::spec::agent_kind::AgentKind::Claude);
         }
         let mut rows: Vec<MatrixRow> = Vec::new();
-        for t in &self.tests {
+        for t in tests {
             let column = agents
                 .iter()
                 .position(|a| Some(*a) == t.agent_id)

@@ -36,20 +36,30 @@ pub fn wilson_interval(passed: u32, runs: u32) -> Option<Interval> {
     if runs == 0 || passed > runs {
         return None;
     }
-    let n = f64::from(runs);
-    let p = f64::from(passed) / n;
+    wilson_interval_of_rate(f64::from(passed) / f64::from(runs), runs)
+}
+
+/// The 95% Wilson score interval of a rate `p` (0–1) observed over `n` observations — a
+/// proportion, or a mean of per-item rates (a routing figure: the mean of its prompts'
+/// trigger rates, with n the prompts); `None` when `n` is 0 or `p` is outside 0–1. Equals
+/// [`wilson_interval`]`(c, n)` when `p = c/n`.
+pub fn wilson_interval_of_rate(p: f64, n: u32) -> Option<Interval> {
+    if n == 0 || !(0.0..=1.0).contains(&p) {
+        return None;
+    }
+    let n = f64::from(n);
     let z2 = Z_95 * Z_95;
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
     Some(Interval {
-        // At 0/n and n/n the bound is exactly 0 or 1; rounding must not move it.
-        low: if passed == 0 {
+        // At 0 and 1 the bound is exactly 0 or 1; rounding must not move it.
+        low: if p == 0.0 {
             0.0
         } else {
             (centre - half).max(0.0)
         },
-        high: if passed == runs {
+        high: if p == 1.0 {
             1.0
         } else {
             (centre + half).min(1.0)

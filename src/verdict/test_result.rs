@@ -190,6 +190,11 @@ pub struct TestResult {
     /// did not run, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<crate::agent::gateway::witness::Witness>,
+    /// The routing suite's prompt this test ran (`routing:`): the suite, its skills, what
+    /// the prompt should trigger and when each run stopped. Each run's routing assertion
+    /// says what it triggered; `verdict::routing` makes the figures of both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<crate::spec::routing::RoutingCase>,
 }
 
 /// A test's identity across runs, shards and baselines: its test file as results record it
@@ -273,6 +278,7 @@ impl TestResult {
             not_reused: None,
             model_traffic: None,
             witness: None,
+            routing: None,
         }
     }
 

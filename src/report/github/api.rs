@@ -173,7 +173,7 @@ impl Client {
             None => "aptitude".to_owned(),
         };
         let s = &results.summary;
-        let conclusion = if s.failed > 0 || s.errors > 0 {
+        let conclusion = if s.failed > 0 || s.errors > 0 || !results.all_passed() {
             CheckRunConclusion::Failure
         } else if s.passed == 0 {
             CheckRunConclusion::Neutral

@@ -39,6 +39,8 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "network",
     "limits",
     "covers",
+    "routing",
+    "stop",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -111,7 +113,8 @@ pub fn load_files_with(paths: &[PathBuf], options: LoadOptions) -> LoadReport {
                 let spec = *spec;
                 match unreachable_min_pass(&spec, &defaults) {
                     Some(diags) => report.errors.push(diags),
-                    None => report.specs.push(spec),
+                    // A routing suite is one test per prompt from here on.
+                    None => report.specs.extend(spec.per_routing_prompt()),
                 }
             }
             Ok(Loaded::Discovery) => report.configs.push(path.clone()),
@@ -500,9 +503,16 @@ impl Ctx {
         let name = self
             .required(&fields, "name")
             .and_then(|n| self.non_empty_string(n, "name"));
-        let prompt = self
-            .required(&fields, "prompt")
-            .and_then(|n| self.non_empty_string(n, "prompt"));
+        let is_routing = fields.get("routing").is_some();
+        if is_routing {
+            self.not_with_routing(&fields);
+        }
+        let prompt = if is_routing {
+            Some(String::new())
+        } else {
+            self.required(&fields, "prompt")
+                .and_then(|n| self.non_empty_string(n, "prompt"))
+        };
         let description = fields
             .get("description")
             .and_then(|n| self.string(n, "description"));
@@ -535,14 +545,18 @@ impl Ctx {
             .get("mcp_servers")
             .map(|n| self.mcp_servers(n, path))
             .unwrap_or_default();
-        let assertions = self
-            .required(&fields, "assertions")
-            .map(|n| self.assertions(n))
-            .unwrap_or_default();
+        let assertions = if is_routing {
+            Vec::new()
+        } else {
+            self.required(&fields, "assertions")
+                .map(|n| self.assertions(n))
+                .unwrap_or_default()
+        };
         let plugins = fields
             .get("plugins")
             .map(|n| self.plugins(n, path))
             .unwrap_or_default();
+        let routing = self.routing_key(&fields, path, workspace.as_deref(), &plugins);
         let sandbox = fields.get("sandbox").and_then(|n| self.sandbox_setting(n));
         let network = fields
             .get("network")
@@ -591,7 +605,54 @@ impl Ctx {
             network,
             limits,
             covers,
+            stop: crate::spec::routing::Stop::Never,
+            routing_case: None,
+            routing: routing.map(std::sync::Arc::new),
         })
+    }
+
+    /// `routing:` with its `stop:` (a `stop:` without `routing:` is an error).
+    fn routing_key(
+        &mut self,
+        fields: &Fields<'_>,
+        path: &Path,
+        workspace: Option<&Path>,
+        plugins: &[PathBuf],
+    ) -> Option<crate::spec::routing::Routing> {
+        let stop = fields.get("stop").and_then(|n| self.stop(n));
+        let Some(node) = fields.get("routing") else {
+            if fields.get("stop").is_some() {
+                self.push(
+                    Diagnostic::new(fields.key_pos("stop"), "`stop` belongs to routing suites")
+                        .label("without `routing:`")
+                        .hint("a test's agent always runs to its end; `stop:` applies to the prompts of `routing:`"),
+                );
+            }
+            return None;
+        };
+        let dir = super::resolve_workspace(path, workspace);
+        self.routing(
+            node,
+            stop.unwrap_or(crate::spec::routing::Stop::FirstCall),
+            &dir,
+            plugins,
+        )
+    }
+
+    /// The keys a routing suite can not have, each an error saying why.
+    fn not_with_routing(&mut self, fields: &Fields<'_>) {
+        for (key, why) in routing::NOT_WITH_ROUTING {
+            if fields.get(key).is_some() {
+                self.push(
+                    Diagnostic::new(
+                        fields.key_pos(key),
+                        format!("`{key}` does not go with `routing:`"),
+                    )
+                    .label("in a routing suite")
+                    .hint(*why),
+                );
+            }
+        }
     }
 
     /// `workspace:` (a path, or `{path, git}`), checked to exist when the loader checks
@@ -1071,6 +1132,7 @@ mod kinds;
 mod mcp;
 mod plugins;
 mod review;
+mod routing;
 pub(super) mod suite;
 mod tool;
 mod variants;
