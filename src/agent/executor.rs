@@ -640,6 +640,7 @@ impl Agent for CliAgent {
                 routing::Tape {
                     paths: paths.clone(),
                     replay: req.replay.cloned(),
+                    stop: req.stop,
                 },
             )
             .await
@@ -653,9 +654,13 @@ impl Agent for CliAgent {
             None => req.cancel.clone(),
         };
         // `stop: first_call`: the run is stopped at its first tool call, through a token of
-        // its own, so that a stop on purpose is told from an interruption.
+        // its own, so that a stop on purpose is told from an interruption: when its stream
+        // shows the call, or when the gateway held the request the agent made after it.
         let decide =
-            (req.stop == crate::spec::routing::Stop::FirstCall).then(|| cancel.child_token());
+            (req.stop == crate::spec::routing::Stop::FirstCall).then(|| match routed.as_mut() {
+                Some(routed) => routed.decide_token(&cancel),
+                None => cancel.child_token(),
+            });
         let Streamed {
             mut output,
             parser,

@@ -113,6 +113,8 @@ pub struct Tape {
     pub paths: super::gateway::normalize::Normalizer,
     /// The cassette to answer from.
     pub replay: Option<super::gateway::Replaying>,
+    /// When the run ends ([`super::gateway::RunGateway::stop`]).
+    pub stop: crate::spec::routing::Stop,
 }
 
 /// The plan of a run replayed from `cassette` when [`plan`] found none (no key: a replay
@@ -148,6 +150,8 @@ impl Drop for AbortOnDrop {
 pub struct Routed {
     endpoint: Endpoint,
     watch: Option<AbortOnDrop>,
+    /// Cancels the run's decide token when the gateway held a request after the first call.
+    decide_watch: Option<AbortOnDrop>,
     /// The placeholder standing in for the login token, when there is one.
     login: Option<String>,
 }
@@ -173,6 +177,7 @@ impl Routed {
                 credentials: plan.keys.iter().map(|(var, _)| var.clone()).collect(),
                 paths: tape.paths,
                 replay: tape.replay,
+                stop: tape.stop,
             })
             .await?;
         let login = has_login
@@ -181,6 +186,7 @@ impl Routed {
         Ok(Routed {
             endpoint,
             watch: None,
+            decide_watch: None,
             login,
         })
     }
@@ -231,12 +237,26 @@ impl Routed {
         token
     }
 
+    /// A token that stops a run at its first decision: `parent`'s child, also cancelled
+    /// as soon as the gateway held a request made after the first reply that asked for a
+    /// tool call ([`super::gateway::Endpoint::decided`]).
+    pub fn decide_token(&mut self, parent: &CancellationToken) -> CancellationToken {
+        let token = parent.child_token();
+        let (decided, stop) = (self.endpoint.decided(), token.clone());
+        self.decide_watch = Some(AbortOnDrop(tokio::spawn(async move {
+            decided.cancelled().await;
+            stop.cancel();
+        })));
+        token
+    }
+
     /// Ends the endpoint and returns the run's traffic and its wire.
     pub async fn finish(
         self,
         mcp: std::collections::BTreeMap<String, super::gateway::mcp_record::McpTraffic>,
     ) -> (Traffic, super::gateway::wire::Wire) {
         drop(self.watch);
+        drop(self.decide_watch);
         self.endpoint.finish_with_mcp(mcp).await
     }
 

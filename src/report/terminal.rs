@@ -137,12 +137,14 @@ fn render_headline(out: &mut String, test: &TestResult) {
                 k = e.k
             ));
         }
+        // The run marks are aptitude's own colours: painted after the text is made inert.
         let marks: Vec<String> = test.runs.iter().map(|r| test_icon(r.status)).collect();
-        figures.push(format!("runs {}", marks.join("")));
+        figures.push("runs ".to_owned());
         let _ = writeln!(
             out,
-            "  {}",
-            paint(DIM, &inert::terminal(&figures.join(" · ")))
+            "  {}{}",
+            paint(DIM, &inert::terminal(&figures.join(" · "))),
+            marks.join("")
         );
     }
 }
@@ -730,5 +732,26 @@ mod tests {
     #[test]
     fn durations_and_numbers() {
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    /// A repeated test's run marks keep their colours: they are aptitude's, not agent text
+    /// that `inert::terminal` would show as `^[[32m`.
+    #[test]
+    fn run_marks_are_painted_not_escaped() {
+        let run = |status| TestResult::new("t", "t.aptitude.yaml", status);
+        let test = crate::verdict::repeat::aggregate(
+            vec![run(TestStatus::Passed), run(TestStatus::Failed)],
+            1,
+        );
+        let text = render_test(&test);
+        assert!(!text.contains("^["), "{text}");
+        assert!(
+            text.contains(&format!(
+                "{}{}",
+                test_icon(TestStatus::Passed),
+                test_icon(TestStatus::Failed)
+            )),
+            "{text}"
+        );
     }
 }

@@ -32,6 +32,7 @@ mod recorded;
 mod repeats;
 mod reports;
 mod reuse;
+mod routing;
 mod run;
 mod sandbox;
 mod skills;

@@ -142,6 +142,14 @@ pub struct RunGateway {
     pub paths: normalize::Normalizer,
     /// The cassette to answer from (`run --replay`).
     pub replay: Option<Replaying>,
+    /// When the run ends (a routing suite's `stop:`). With [`Stop::FirstCall`], once a
+    /// reply has asked for a tool call (the agent's first decision) every later request
+    /// is held unanswered and [`Endpoint::decided`] fires: nothing after the decision
+    /// reaches the upstream, or, replaying, is looked for in the cassette, however fast
+    /// the agent moves on before it is stopped.
+    ///
+    /// [`Stop::FirstCall`]: crate::spec::routing::Stop::FirstCall
+    pub stop: crate::spec::routing::Stop,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
@@ -214,6 +222,8 @@ impl Gateway {
             secrets,
             credentials: run.credentials,
             stop: CancellationToken::new(),
+            hold_after_call: run.stop == crate::spec::routing::Stop::FirstCall,
+            decided: CancellationToken::new(),
             normalizer: run.paths,
             recorder: self
                 .shared
@@ -280,6 +290,13 @@ impl Endpoint {
     /// Whether the run's exchange is recorded (`run --record-model`).
     pub fn records(&self) -> bool {
         self.shared.record.is_some()
+    }
+
+    /// Fires when a run stopped at its first call ([`RunGateway::stop`]) sent a request
+    /// after a reply that asked for a tool call: its decision is made, the request is held,
+    /// and the run can be stopped.
+    pub fn decided(&self) -> CancellationToken {
+        self.run.decided.clone()
     }
 
     /// The run's traffic so far.

@@ -214,6 +214,11 @@ pub(super) struct RunState {
     pub(super) credentials: Vec<String>,
     /// Fired when a request was refused (the budget, a divergence from the cassette).
     pub(super) stop: CancellationToken,
+    /// Whether requests after the first reply with a tool call are held (`stop:
+    /// first_call`).
+    pub(super) hold_after_call: bool,
+    /// Fired when such a request was held: the run has decided.
+    pub(super) decided: CancellationToken,
     /// The run's paths, for cassettes.
     pub(super) normalizer: Normalizer,
     /// Records the run's exchange (`run --record-model`).
@@ -320,6 +325,13 @@ async fn handle(
     run: Arc<RunState>,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    if run.hold_after_call && !lock(&run.wire).calls.is_empty() {
+        // The agent decided (its first tool call was served) and moved on before it was
+        // stopped: the request waits, unanswered and unrecorded, until the run ends and
+        // its connection with it.
+        run.decided.cancel();
+        std::future::pending::<()>().await;
+    }
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
     if let Some(refused) = out_of_scope(&run, &parts) {

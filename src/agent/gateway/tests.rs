@@ -656,3 +656,87 @@ async fn replies_are_recorded_and_replayed_with_their_status_headers_and_cut() {
     assert_eq!(replayed.replayed, 3);
     assert!(replayed.divergence.is_none(), "{replayed:?}");
 }
+
+/// A reply asking for one `Skill` call, as the Messages API streams it.
+const TOOL_SSE: &str = concat!(
+    "event: message_start\n",
+    "data: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":100,\"output_tokens\":1}}}\n\n",
+    "event: content_block_start\n",
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Skill\",\"input\":{}}}\n\n",
+    "event: content_block_delta\n",
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"skill\\\":\\\"pdf\\\"}\"}}\n\n",
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+    "event: message_delta\n",
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\n",
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+);
+
+/// An upstream whose every reply asks for a tool call; counts its requests.
+async fn tool_upstream(seen: Arc<std::sync::atomic::AtomicUsize>) -> String {
+    let app = axum::Router::new().fallback(move || {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(TOOL_SSE))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// `stop: first_call`: once a reply asked for a tool call, the agent's next request is
+/// held — never forwarded — and the run is told it decided; a run that is not stopped
+/// early goes on as before.
+#[tokio::test]
+async fn a_run_stopped_at_its_first_call_sends_nothing_after_it() {
+    use crate::spec::routing::Stop;
+    for stop in [Stop::FirstCall, Stop::Never] {
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let up = tool_upstream(Arc::clone(&seen)).await;
+        let gateway = Gateway::new(GatewayOptions::default());
+        let endpoint = gateway
+            .start(RunGateway {
+                upstream: up,
+                stop,
+                ..RunGateway::default()
+            })
+            .await
+            .unwrap();
+        let base = endpoint.base_url();
+        let body = r#"{"model":"claude-sonnet-4-5","stream":true,"messages":[]}"#;
+        let (status, _, bytes, _) = got(&base, body).await;
+        assert_eq!((status, bytes), (200, TOOL_SSE.as_bytes().to_vec()));
+        assert!(!endpoint.decided().is_cancelled());
+        let next = tokio::spawn(async move { got(&base, body).await });
+        if stop == Stop::FirstCall {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                endpoint.decided().cancelled(),
+            )
+            .await
+            .expect("the held request marks the run decided");
+            assert!(
+                !next.is_finished(),
+                "the request after the decision is held"
+            );
+            let traffic = endpoint.finish().await;
+            assert_eq!(traffic.requests, 1, "{traffic:?}");
+            assert!(
+                next.await.is_err_and(|e| e.is_panic()),
+                "its connection ends with the run"
+            );
+        } else {
+            next.await.unwrap();
+            let traffic = endpoint.finish().await;
+            assert_eq!(traffic.requests, 2, "{traffic:?}");
+        }
+        let forwarded = seen.load(std::sync::atomic::Ordering::SeqCst);
+        let wanted = if stop == Stop::FirstCall { 1 } else { 2 };
+        assert_eq!(forwarded, wanted, "requests that reached the upstream");
+    }
+}

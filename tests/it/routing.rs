@@ -1,0 +1,353 @@
+//! Routing suites end to end: the real `claude` (pinned in package.json) against the
+//! scripted model, with three skills in the workspace fixture. The model's choice for each
+//! prompt is scripted (a `Skill` call, a `Read` of a `SKILL.md`, a plain answer, an API
+//! outage), and the figures in results JSON are checked against those choices worked out
+//! by hand: recall, false-trigger rate, the confusion matrix, the errored runs that count
+//! in neither, early stop, a skill that did not load, and a replay from cassettes that asks
+//! the model nothing.
+
+use serde_json::{Value, json};
+
+use crate::run::{Suite, aptitude_run};
+use crate::support::model::{ScriptedModel, Turn};
+
+/// A `SKILL.md` with its front matter.
+fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nFollow these steps for {name}.\n")
+}
+
+/// The routing entry of `skill` in suite `suite` of results JSON.
+fn entry<'a>(results: &'a Value, suite: &str, skill: &str) -> &'a Value {
+    results["routing"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no routing entries in {results:#}"))
+        .iter()
+        .find(|e| e["suite"] == suite && e["skill"] == skill)
+        .unwrap_or_else(|| panic!("no entry for {skill} in {suite}: {:#}", results["routing"]))
+}
+
+/// A figure's (value, low, high), checked to be ordered.
+fn figure(entry: &Value, name: &str) -> (f64, f64, f64) {
+    let f = &entry[name];
+    let get = |k: &str| {
+        f[k].as_f64()
+            .unwrap_or_else(|| panic!("{name}.{k} missing: {entry:#}"))
+    };
+    let (value, low, high) = (get("value"), get("low"), get("high"));
+    assert!(low <= value && value <= high, "{name}: {f}");
+    (value, low, high)
+}
+
+#[track_caller]
+fn close(actual: f64, expected: f64) {
+    assert!((actual - expected).abs() < 1e-9, "{actual} != {expected}");
+}
+
+/// The suite `docs`: pdf, docx and csv compete, two runs per prompt. The scripted choices:
+///
+/// | prompt | should trigger | both runs do | counts as |
+/// |---|---|---|---|
+/// | P1 fill invoice.pdf | pdf | `Skill pdf` | pdf, pdf |
+/// | P2 rotate scan.pdf | pdf | `Skill pdf`, then a plain answer | pdf, none |
+/// | P3 summarise notes.docx (near-miss of pdf) | docx | `Read …/docx/SKILL.md` | docx, docx |
+/// | P4 weather (near-miss of docx) | none | `Skill pdf` | pdf, pdf |
+/// | P5 merge the csv files | csv | an API outage | error, error |
+///
+/// By hand, each prompt counted once: pdf recall (1 + ½)/2 = 0.75, false triggers on
+/// P3, P4 (P5 errored): (0 + 1)/2 = 0.5; docx recall 1/1, false triggers 0/3; csv has no
+/// judged should-trigger prompt (no recall), false triggers 0/4. Matrix columns pdf,
+/// docx, csv, (none); row pdf [3, 0, 0, 2], docx [0, 2, 0, 0], (none) [1, 0, 0, 0]; 2
+/// runs of 1 prompt errored.
+const DOCS: &str = r#"name: docs
+runs: 2
+routing:
+  pdf:
+    should_trigger:
+      - "RT-P1: fill in the form in invoice.pdf"
+      - "RT-P2: rotate scan.pdf by 90 degrees"
+    should_not_trigger:
+      - "RT-P3: summarise notes.docx"
+  docx:
+    should_trigger: ["RT-P3: summarise notes.docx"]
+    should_not_trigger: ["RT-P4: what is the weather like today?"]
+  csv:
+    should_trigger: ["RT-P5: merge the csv files in data/"]
+"#;
+
+/// Scripts the model's choices of [`DOCS`] (and of the two small suites beside it).
+fn script(model: &ScriptedModel) {
+    let pdf = || Turn::Tool("Skill", json!({"skill": "pdf"}));
+    let answer = || Turn::Text("Done.".into());
+    model
+        .script("RT-P1", vec![pdf(), answer()])
+        .script(
+            "RT-P2",
+            vec![Turn::Sequence(vec![pdf(), answer()]), answer()],
+        )
+        .script(
+            "RT-P3",
+            vec![
+                Turn::Tool("Read", json!({"file_path": ".claude/skills/docx/SKILL.md"})),
+                answer(),
+            ],
+        )
+        .script("RT-P4", vec![pdf(), answer()])
+        .script("RT-P5", vec![Turn::Http(500, "scripted outage")])
+        .script("RT-FULL", vec![pdf(), answer()])
+        .script("RT-GONE", vec![pdf(), answer()]);
+}
+
+fn fixture(suite: &Suite) {
+    suite
+        .file(
+            "tests/ws/.claude/skills/pdf/SKILL.md",
+            &skill_md("pdf", "Fill, rotate and merge PDF files."),
+        )
+        .file(
+            "tests/ws/.claude/skills/docx/SKILL.md",
+            &skill_md("docx", "Read and write Word documents."),
+        )
+        .file(
+            "tests/ws/.claude/skills/csv/SKILL.md",
+            &skill_md("csv", "Clean and merge CSV files."),
+        )
+        // Where Codex looks, not Claude Code: on Claude it does not load.
+        .file(
+            "tests/ws/.agents/skills/xlsx/SKILL.md",
+            &skill_md("xlsx", "Edit spreadsheets."),
+        )
+        .file("tests/ws/docs.aptitude.yaml", DOCS)
+        .file(
+            "tests/ws/full.aptitude.yaml",
+            "name: full\nstop: never\nrouting:\n  pdf:\n    should_trigger: [\"RT-FULL: fill in the form in a.pdf\"]\n",
+        )
+        .file(
+            "tests/ws/gone.aptitude.yaml",
+            "name: gone\nrouting:\n  pdf:\n    should_trigger: [\"RT-GONE: fill in the form in b.pdf\"]\n  xlsx:\n    should_trigger: [\"RT-GONE2: sum column B of sheet.xlsx\"]\n",
+        );
+}
+
+/// The one routing run on Claude Code: figures, matrix, errors, early stop, a skill that
+/// did not load; then a replay of its cassettes that asks the model nothing and gives the
+/// same figures.
+#[test]
+fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
+    let model = ScriptedModel::start();
+    script(&model);
+    let suite = Suite::new();
+    fixture(&suite);
+    let junit = suite.path().join("junit.xml");
+    let run = aptitude_run(
+        &suite,
+        &model,
+        &[
+            "--no-grade",
+            "--record-model",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    let results = run
+        .results
+        .clone()
+        .unwrap_or_else(|| panic!("no results: {}\n{}", run.stdout, run.stderr));
+    let routing = &results["routing"];
+
+    // Figures, each prompt counted once.
+    let pdf = entry(&results, "docs", "pdf");
+    assert_eq!(pdf["agent"], "claude");
+    let (recall, low, high) = figure(pdf, "recall");
+    close(recall, 0.75);
+    assert!(low > 0.0 && high < 1.0, "n = 2 prompts: a wide interval");
+    let (false_rate, _, _) = figure(pdf, "false_trigger_rate");
+    close(false_rate, 0.5);
+    assert_eq!(pdf["recall"]["prompts"], 2, "{pdf:#}");
+    assert_eq!(pdf["recall"]["runs"], 4, "{pdf:#}");
+    assert_eq!(
+        pdf["false_trigger_rate"]["prompts"], 2,
+        "P5 errored: {pdf:#}"
+    );
+    let docx = entry(&results, "docs", "docx");
+    close(figure(docx, "recall").0, 1.0);
+    close(figure(docx, "false_trigger_rate").0, 0.0);
+    assert_eq!(docx["false_trigger_rate"]["prompts"], 3, "{docx:#}");
+    let csv = entry(&results, "docs", "csv");
+    assert!(
+        csv.get("recall").is_none(),
+        "its one prompt errored: no recall, never 0%: {csv:#}"
+    );
+    assert_eq!(csv["false_trigger_rate"]["prompts"], 4, "{csv:#}");
+    for e in [pdf, docx, csv] {
+        assert_eq!(e["errors"], json!({"runs": 2, "prompts": 1}), "{e:#}");
+    }
+
+    // The confusion matrix, in runs.
+    let matrix = routing["matrices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["suite"] == "docs")
+        .unwrap();
+    assert_eq!(matrix["classes"], json!(["pdf", "docx", "csv", "(none)"]));
+    assert_eq!(matrix["runs"], json!([4, 2, 0, 2]), "{matrix:#}");
+    assert_eq!(matrix["stop"], "first_call");
+    let rows: Vec<(String, Value)> = matrix["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["triggered"].as_str().unwrap().to_owned(),
+                r["counts"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("pdf".to_owned(), json!([3, 0, 0, 2])),
+            ("docx".to_owned(), json!([0, 2, 0, 0])),
+            ("csv".to_owned(), json!([0, 0, 0, 0])),
+            ("(none)".to_owned(), json!([1, 0, 0, 0])),
+        ],
+        "{matrix:#}"
+    );
+    assert_eq!(
+        pdf["matrix"][0],
+        json!({"class": "pdf", "triggered": 3, "runs": 4})
+    );
+
+    // Early stop: each deciding run ended at its first call, after one model request; the
+    // same choice with `stop: never` took the second request a whole run needs.
+    let p1 = crate::run::test(&results, "docs › RT-P1: fill in the form in invoice.pdf");
+    for r in p1["runs"].as_array().unwrap() {
+        assert_eq!(r["transcript"]["outcome"]["status"], "decided", "{r:#}");
+        assert_eq!(r["status"], "passed", "{r:#}");
+    }
+    assert_eq!(model.requests_for("RT-P1").len(), 2, "one request per run");
+    assert!(model.requests_for("RT-P1").iter().all(|r| r.turn == 0));
+    assert_eq!(model.requests_for("RT-FULL").len(), 2, "a whole run");
+    let full = crate::run::test(&results, "full › RT-FULL: fill in the form in a.pdf");
+    assert_eq!(
+        full["transcript"]["outcome"]["status"], "completed",
+        "{full:#}"
+    );
+    close(figure(entry(&results, "full", "pdf"), "recall").0, 1.0);
+
+    // The outage: errors, saying so, counted in no figure.
+    let p5 = crate::run::test(&results, "docs › RT-P5: merge the csv files in data/");
+    assert_eq!(p5["status"], "error", "{p5:#}");
+
+    // A skill Claude Code did not load (xlsx is where Codex looks): every run is an error
+    // naming it, never a miss.
+    for name in [
+        "gone › RT-GONE: fill in the form in b.pdf",
+        "gone › RT-GONE2: sum column B of sheet.xlsx",
+    ] {
+        let t = crate::run::test(&results, name);
+        assert_eq!(t["status"], "error", "{t:#}");
+        let detail = t["assertions"][0]["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.contains("`xlsx` did not load in this run"),
+            "{detail}"
+        );
+    }
+    let gone = entry(&results, "gone", "pdf");
+    assert!(gone.get("recall").is_none() && gone.get("false_trigger_rate").is_none());
+    assert_eq!(gone["errors"], json!({"runs": 2, "prompts": 2}));
+
+    // The terminal says how many runs errored.
+    assert!(
+        run.stdout
+            .contains("2 runs errored (1 prompt): counted in no figure"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1, "errored runs fail the run");
+
+    // JUnit: one case per skill and agent.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    for skill in ["pdf", "docx", "csv"] {
+        assert!(
+            xml.contains(&format!("name=\"routing · docs · {skill} · claude\"")),
+            "{xml}"
+        );
+    }
+
+    // A replay from the cassettes asks the model nothing and gives the same figures. It is
+    // compared with a baseline where pdf never false-triggered on 40 prompts and triggered
+    // on all 30 of its own: its 1 false trigger in 2 prompts is a significant rise (Fisher
+    // p = 2/42), its recall of 1 prompt in 2 a fall that is not (p = 1 - C(31,2)/C(32,2)).
+    let asked = model.requests().len();
+    let recorded = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &recorded).unwrap();
+    let mut base = results.clone();
+    let entries = base["routing"]["entries"].as_array_mut().unwrap();
+    let pdf_base = entries
+        .iter_mut()
+        .find(|e| e["suite"] == "docs" && e["skill"] == "pdf")
+        .unwrap();
+    pdf_base["recall"]["prompts"] = json!(30);
+    pdf_base["recall"]["prompts_triggered"] = json!(30);
+    pdf_base["false_trigger_rate"]["prompts"] = json!(40);
+    pdf_base["false_trigger_rate"]["prompts_triggered"] = json!(0);
+    let baseline = suite.path().join("base.json");
+    std::fs::write(&baseline, base.to_string()).unwrap();
+    let replay = aptitude_run(
+        &suite,
+        &model,
+        &[
+            "--no-grade",
+            "--replay",
+            recorded.to_str().unwrap(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+    );
+    let replayed = replay
+        .results
+        .unwrap_or_else(|| panic!("no results: {}", replay.stderr));
+    assert_eq!(model.requests().len(), asked, "the replay asked the model");
+    for skill in ["pdf", "docx", "csv"] {
+        let (a, b) = (
+            entry(&results, "docs", skill),
+            entry(&replayed, "docs", skill),
+        );
+        assert_eq!(a["recall"], b["recall"], "{skill}");
+        assert_eq!(a["false_trigger_rate"], b["false_trigger_rate"], "{skill}");
+        assert_eq!(a["matrix"], b["matrix"], "{skill}");
+    }
+    let compared = &replayed["routing"]["baseline"];
+    let moves = |kind: &str| -> Vec<(String, String)> {
+        compared[kind]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|c| {
+                        (
+                            c["skill"].as_str().unwrap().to_owned(),
+                            c["figure"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        moves("regressions"),
+        [("pdf".to_owned(), "false_trigger_rate".to_owned())],
+        "{compared:#}"
+    );
+    assert_eq!(
+        moves("changed"),
+        [("pdf".to_owned(), "recall".to_owned())],
+        "{compared:#}"
+    );
+    assert!(
+        replay
+            .stdout
+            .contains("regression against the baseline: pdf on claude"),
+        "{}",
+        replay.stdout
+    );
+}
