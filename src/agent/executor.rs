@@ -358,6 +358,59 @@ impl CliAgent {
         Ok((spec, Some(routed)))
     }
 
+    /// The run's [`Execution`] once its process ended: its transcript finished from the
+    /// stream and the files the agent left in `home` and `workspace`, `decided` when it
+    /// was stopped at its first call, and checked against what crossed the gateway
+    /// (`wire`).
+    fn execution(
+        &self,
+        streamed: Streamed,
+        (spec, home, workspace, servers): (&Spec, &Path, &Path, &crate::spec::McpServers),
+        mcp: super::mcp::McpOutcome,
+        (model_traffic, wire): (
+            Option<super::gateway::Traffic>,
+            Option<super::gateway::wire::Wire>,
+        ),
+        decided: bool,
+    ) -> Execution {
+        let Streamed {
+            output,
+            parser,
+            raw,
+            raw_cut,
+        } = streamed;
+        let (mut transcript, record) = self.cli.finish_run(
+            parser.finish(),
+            &Finished {
+                home,
+                workspace,
+                stdout: &raw,
+                process: &output,
+                mcp_servers: servers,
+            },
+        );
+        let raw = record.unwrap_or(raw);
+        if decided {
+            transcript.outcome = crate::transcript::Outcome::Decided;
+        }
+        name_mcp_calls(&mut transcript, servers);
+        note_cut_output(&mut transcript, output.cut_lines, raw_cut);
+        let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
+        Execution {
+            witness: Some(witness_of(wire.as_ref(), &transcript)),
+            transcript,
+            process: output,
+            raw,
+            sandbox,
+            sandbox_failure,
+            mcp_failures: mcp.failures,
+            mcp_calls: mcp.calls,
+            mcp_calls_dropped: mcp.dropped_calls,
+            mcp_divergences: mcp.divergences,
+            model_traffic,
+        }
+    }
+
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
         AgentError::Start {
             binary: binary.to_owned(),
@@ -661,12 +714,7 @@ impl Agent for CliAgent {
                 Some(routed) => routed.decide_token(&cancel),
                 None => cancel.child_token(),
             });
-        let Streamed {
-            mut output,
-            parser,
-            raw,
-            raw_cut,
-        } = stream(
+        let mut streamed = stream(
             &spec,
             decide.as_ref().unwrap_or(&cancel),
             self.cli.stream_format(),
@@ -676,49 +724,21 @@ impl Agent for CliAgent {
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let decided = decide.is_some_and(|d| d.is_cancelled())
             && !cancel.is_cancelled()
-            && output.ending == process::Ending::Cancelled;
+            && streamed.output.ending == process::Ending::Cancelled;
         if decided {
-            output.ending = process::Ending::Decided;
+            streamed.output.ending = process::Ending::Decided;
         }
         let servers = mcp.servers.clone();
-        let mcp = mcp.finish(&paths);
+        let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {
             Some(routed) => {
-                let (traffic, wire) = routed.finish(mcp.recorded).await;
+                let (traffic, wire) = routed.finish(std::mem::take(&mut mcp.recorded)).await;
                 (Some(traffic), Some(wire))
             }
             None => (None, None),
         };
-        let (mut transcript, record) = self.cli.finish_run(
-            parser.finish(),
-            &Finished {
-                home: home.path(),
-                workspace: req.workspace,
-                stdout: &raw,
-                process: &output,
-                mcp_servers: &servers,
-            },
-        );
-        let raw = record.unwrap_or(raw);
-        if decided {
-            transcript.outcome = crate::transcript::Outcome::Decided;
-        }
-        name_mcp_calls(&mut transcript, &servers);
-        note_cut_output(&mut transcript, output.cut_lines, raw_cut);
-        let (sandbox, sandbox_failure) = Self::sandbox_outcome(&spec, &output);
-        Ok(Execution {
-            witness: Some(witness_of(wire.as_ref(), &transcript)),
-            transcript,
-            process: output,
-            raw,
-            sandbox,
-            sandbox_failure,
-            mcp_failures: mcp.failures,
-            mcp_calls: mcp.calls,
-            mcp_calls_dropped: mcp.dropped_calls,
-            mcp_divergences: mcp.divergences,
-            model_traffic,
-        })
+        let finished = (&spec, home.path(), req.workspace, &servers);
+        Ok(self.execution(streamed, finished, mcp, (model_traffic, wire), decided))
     }
 
     async fn grade(

@@ -106,15 +106,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             results.coverage = Some(super::coverage::of(&specs, Some(&results)));
         }
         let results = live.show_summary(cut, &redactor, &results).await?;
-        if let Some(matrix) = terminal::render_matrix(&results) {
-            out(&format!("\n{matrix}"));
-        }
-        if let Some(variants) = terminal::render_variants(&results) {
-            out(&format!("\n{variants}"));
-        }
-        if let Some(routing) = terminal::render_routing(&results) {
-            out(&format!("\n{routing}"));
-        }
+        show_tables(&results);
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(
@@ -142,6 +134,18 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// The tables under the summary: the agents' matrix, the variants side by side, routing.
+fn show_tables(results: &Results) {
+    let tables = [
+        terminal::render_matrix(results),
+        terminal::render_variants(results),
+        terminal::render_routing(results),
+    ];
+    for table in tables.into_iter().flatten() {
+        out(&format!("\n{table}"));
+    }
 }
 
 /// `--replay RESULTS.json`: the recorded runs whose cassettes answer each run, and their

@@ -716,6 +716,17 @@ pub struct Matrix {
 }
 
 impl Results {
+    /// Compares this run's routing with `baseline`'s ([`super::routing::compare`]) into
+    /// `routing.baseline`, when both have routing suites: a significant fall then fails the
+    /// run ([`Results::all_passed`]).
+    pub fn compare_routing(&mut self, baseline: &Results, significance: f64) {
+        if let (Some(now), Some(base)) = (self.routing.as_mut(), baseline.routing.as_ref()) {
+            now.baseline = Some(super::routing::compare(now, base, significance));
+        }
+    }
+}
+
+impl Results {
     /// The tests × agents table, when the run holds more than one agent or variant
     /// (`None` otherwise: the plain list says it all). A routing suite's prompts are not
     /// in it: their figures per agent are the routing section's.

@@ -41,6 +41,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "covers",
     "routing",
     "stop",
+    "draft",
 ];
 
 /// The key beside any assertion that names the variants it applies to.
@@ -479,7 +480,8 @@ impl Ctx {
         }
     }
 
-    pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
+    /// The top-level keys of a test file, checked against [`TEST_KEYS`].
+    fn test_fields<'a>(&mut self, root: &'a Node) -> Option<Fields<'a>> {
         let Value::Map(entries) = &root.value else {
             self.push(
                 Diagnostic::new(
@@ -499,6 +501,11 @@ impl Ctx {
             },
         };
         self.unknown_keys(&fields, TEST_KEYS, "a test");
+        Some(fields)
+    }
+
+    pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
+        let fields = self.test_fields(root)?;
 
         let name = self
             .required(&fields, "name")
@@ -608,6 +615,10 @@ impl Ctx {
             stop: crate::spec::routing::Stop::Never,
             routing_case: None,
             routing: routing.map(std::sync::Arc::new),
+            draft: fields
+                .get("draft")
+                .and_then(|n| self.bool(n, "draft"))
+                .unwrap_or(false),
         })
     }
 
