@@ -1,39 +1,20 @@
 //! `aptitude init --rules FILE`: one drafted test for each rule of an instruction file that
-//! no test covers, through an agent's one-shot command ([`crate::spec::draft`]).
+//! no test covers; `aptitude init --skills DIR`: one drafted routing suite for the skills of
+//! a directory. Both through an agent's one-shot command ([`crate::spec::draft`]), each
+//! draft validated by the loader, with one more try given the loader's words.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use tokio_util::sync::CancellationToken;
 
 use super::output::out;
 use super::{CliError, InitArgs, Outcome};
+use crate::spec::draft::skills::{self, Placement, Skill, SkillPrompts};
 use crate::spec::draft::{self, DraftError};
 use crate::spec::rules::{self, Rule};
 
 /// How long one drafting call may take.
 const DRAFT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// `to` relative to the directory `from` (both made absolute): `../..`, `fixture`.
-fn relative(from: &Path, to: &Path) -> PathBuf {
-    let (Ok(from), Ok(to)) = (std::path::absolute(from), std::path::absolute(to)) else {
-        return to.to_owned();
-    };
-    let (from, to): (Vec<Component>, Vec<Component>) =
-        (from.components().collect(), to.components().collect());
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..from.len() {
-        out.push("..");
-    }
-    for part in &to[common..] {
-        out.push(part);
-    }
-    if out.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        out
-    }
-}
 
 /// The ids of the rules the tests under `tests` cover (none when there are none).
 fn covered(tests: &Path) -> Vec<String> {
@@ -90,7 +71,7 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         path: drafts.clone(),
         source,
     })?;
-    let workspace_rel = relative(&drafts, workspace).display().to_string();
+    let workspace_rel = draft::relative(&drafts, workspace).display().to_string();
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let agent = setup.agent(args.agent);
     let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
@@ -113,7 +94,7 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         ));
         match drafted {
             Ok(test) => {
-                super::init::write_new(&path, &test).map_err(|source| CliError::Write {
+                super::output::write_new(&path, &test).map_err(|source| CliError::Write {
                     path: path.clone(),
                     source,
                 })?;
@@ -178,4 +159,185 @@ async fn draft_one(
         }
     }
     Err("no valid draft".into())
+}
+
+/// The file `init --skills` drafts, in the tests' `drafts/` directory.
+const ROUTING_DRAFT: &str = "routing.aptitude.yaml";
+
+/// `12,345 tokens, $0.0123` of what drafting used.
+fn usage_phrase(usage: &crate::transcript::Usage) -> String {
+    format!(
+        "{} tokens{}",
+        crate::shared::text::thousands(
+            usage.input_tokens
+                + usage.output_tokens
+                + usage.cache_read_input_tokens
+                + usage.cache_creation_input_tokens
+        ),
+        usage
+            .cost_usd
+            .map_or_else(String::new, |c| format!(", ${c:.4}"))
+    )
+}
+
+/// The skills of `dir` and where the suite finds them, or every problem with them.
+fn read_skills(dir: &Path, root: &Path) -> Result<(Vec<Skill>, Placement), CliError> {
+    let redactor = crate::shared::redact::Redactor::from_process_env([]);
+    let problems = |files: Vec<crate::spec::diagnostic::FileDiagnostics>| CliError::Skills {
+        count: files.iter().map(|f| f.diagnostics.len()).sum(),
+        diagnostics: files
+            .iter()
+            .map(|f| redactor.redact(&crate::spec::diagnostic::render(f, true)))
+            .collect(),
+        dir: dir.display().to_string(),
+    };
+    let skills = skills::skills_in(dir).map_err(problems)?;
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let placement = skills::placement(&absolute(dir), &absolute(root)).map_err(|d| {
+        problems(vec![crate::spec::diagnostic::FileDiagnostics {
+            path: dir.to_owned(),
+            source: String::new(),
+            diagnostics: vec![d],
+        }])
+    })?;
+    Ok((skills, placement))
+}
+
+/// Drafts a routing suite for the skills of `dir` into `tests/drafts/` (see the module
+/// docs); `root` is the repository (`init`'s `DIR`), the workspace of a plugin's skills.
+///
+/// # Errors
+/// Skills that can not be read ([`CliError::Skills`]), a draft that can not be written.
+pub fn draft_skills(
+    args: &InitArgs,
+    dir: &Path,
+    root: &Path,
+    tests: &Path,
+) -> Result<Outcome, CliError> {
+    let (all, placement) = read_skills(dir, root)?;
+    let drafts = tests.join("drafts");
+    std::fs::create_dir_all(&drafts).map_err(|source| CliError::Write {
+        path: drafts.clone(),
+        source,
+    })?;
+    let path = std::fs::canonicalize(&drafts)
+        .unwrap_or_else(|_| drafts.clone())
+        .join(ROUTING_DRAFT);
+    let shown = drafts.join(ROUTING_DRAFT);
+    let shown = shown.strip_prefix(".").unwrap_or(&shown).to_owned();
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    out(&format!(
+        "{}: {} skill{}: {}\n",
+        dir.display(),
+        all.len(),
+        if all.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    ));
+    if std::fs::symlink_metadata(&path).is_ok() {
+        out(&format!("kept     {} (it exists)\n", shown.display()));
+        return Ok(Outcome::Passed);
+    }
+    let redactor = crate::shared::redact::Redactor::from_process_env([]);
+    let setup = args.agents.resolve(|name| std::env::var_os(name));
+    let agent = setup.agent(args.agent);
+    let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
+    let cancel = CancellationToken::new();
+    let mut usage = crate::transcript::Usage::default();
+    let mut drafted = Vec::new();
+    for skill in &all {
+        let prompts = runtime.block_on(draft_skill(
+            agent.as_ref(),
+            args.model.as_deref(),
+            (skill, &all),
+            (&placement, &path),
+            &cancel,
+            &mut usage,
+        ));
+        match prompts {
+            Ok(p) => {
+                let near = p.should_not_trigger.len();
+                out(&format!(
+                    "drafted  {}: {} should trigger, {near} near-miss{}\n",
+                    skill.name,
+                    p.should_trigger.len(),
+                    if near == 1 { "" } else { "es" }
+                ));
+                drafted.push((skill.clone(), p));
+            }
+            Err(why) => out(&format!(
+                "skipped  {}: {}\n",
+                skill.name,
+                crate::shared::inert::terminal(&redactor.redact(&why))
+            )),
+        }
+    }
+    let missing = all.len() - drafted.len();
+    let written = match skills::suite_text(&drafted, &placement, &path) {
+        Ok(text) if !drafted.is_empty() => {
+            super::output::write_new(&path, &text).map_err(|source| CliError::Write {
+                path: shown.clone(),
+                source,
+            })?;
+            let prompts = text.lines().filter(|l| l.starts_with("      - ")).count();
+            out(&format!(
+                "\nwrote    {} ({} skill{}, {prompts} prompts, {} runs each on every agent; draft: true)\n",
+                shown.display(),
+                drafted.len(),
+                if drafted.len() == 1 { "" } else { "s" },
+                skills::RUNS
+            ));
+            true
+        }
+        Ok(_) => false,
+        Err(why) => {
+            out(&format!(
+                "\nnot written: {}\n",
+                crate::shared::inert::terminal(&redactor.redact(&why.to_string()))
+            ));
+            false
+        }
+    };
+    out(&format!("drafting used {}\n", usage_phrase(&usage)));
+    if written {
+        out(&format!(
+            "Review the prompts (remove `draft: true` when done), then:\n  aptitude validate {0}\n  aptitude run {0}\n",
+            shown.display()
+        ));
+    }
+    Ok(if written && missing == 0 {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    })
+}
+
+/// One skill's prompts: the model's reply read and loaded, with one more try when the
+/// first is no list of prompts or does not load (the reason given back).
+async fn draft_skill(
+    agent: &dyn crate::agent::Agent,
+    model: Option<&str>,
+    (skill, all): (&Skill, &[Skill]),
+    (placement, path): (&Placement, &Path),
+    cancel: &CancellationToken,
+    usage: &mut crate::transcript::Usage,
+) -> Result<SkillPrompts, String> {
+    let mut prompt = skills::prompt_for(skill, all);
+    let mut last = String::new();
+    for _ in 0..2 {
+        let reply = agent
+            .grade(&prompt, model, DRAFT_TIMEOUT, cancel)
+            .await
+            .map_err(|e| e.to_string())?;
+        usage.add(&reply.usage);
+        match skills::prompts_from_reply(&reply.text, skill, placement, path) {
+            Ok(prompts) => return Ok(prompts),
+            Err(e) => {
+                last = e.to_string();
+                prompt.push_str(&format!(
+                    "\n\nYour previous answer could not be used ({last}). Answer again, with the YAML block alone.\n"
+                ));
+            }
+        }
+    }
+    Err(last)
 }

@@ -182,6 +182,20 @@ pub enum CliError {
     /// Shard results that can not be merged.
     #[error(transparent)]
     Merge(#[from] crate::run::shard::MergeError),
+    /// `init --skills DIR` with skills that can not be drafted for: each file's
+    /// diagnostics, rendered and redacted, come first.
+    #[error(
+        "{count} problem{} in the skills of {dir}; nothing was drafted",
+        plural(*count)
+    )]
+    Skills {
+        /// Each file's rendered diagnostics (file:line:col, the line, a caret, a hint).
+        diagnostics: Vec<String>,
+        /// How many problems in all.
+        count: usize,
+        /// The skills directory, as given.
+        dir: String,
+    },
     /// `init DIR` where `DIR` is not a directory.
     #[error("{} is not a directory", .0.display())]
     NotADirectory(PathBuf),
@@ -221,7 +235,9 @@ impl CliError {
     /// what the error carries (diagnostics, each problem) and followed by a hint.
     pub fn render(&self) -> String {
         match self {
-            Self::Load { diagnostics, .. } => diagnostics.concat() + &error_line(&self.to_string()),
+            Self::Load { diagnostics, .. } | Self::Skills { diagnostics, .. } => {
+                diagnostics.concat() + &error_line(&self.to_string())
+            }
             Self::DiscoveryConfig { diagnostics, .. } => {
                 diagnostics.clone() + &error_line(&self.to_string())
             }

@@ -56,6 +56,21 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
                 .join(", ")
         ));
     }
+    let mut drafts: Vec<String> = report
+        .specs
+        .iter()
+        .filter(|s| s.draft)
+        .map(|s| display_path(&s.file))
+        .collect();
+    drafts.dedup();
+    if !drafts.is_empty() {
+        summary.push_str(&format!(
+            "; {} draft{} to review (then remove its `draft: true`): {}",
+            drafts.len(),
+            if drafts.len() == 1 { "" } else { "s" },
+            drafts.join(", ")
+        ));
+    }
     out(&(summary + "\n"));
     Ok(Outcome::Passed)
 }

@@ -175,10 +175,17 @@ pub struct InitArgs {
     /// (AGENTS.md, CLAUDE.md, a SKILL.md, …) that no test under `DIR/tests/agents` covers,
     /// through an agent (`--agent`), into `DIR/tests/agents/drafts/`. Each draft is
     /// validated before it is written and marked as a draft, for you to review.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "skills")]
     pub rules: Option<PathBuf>,
-    /// The agent that drafts the tests (`--rules`), as the judge grades: its one-shot
-    /// command (`claude -p`, `codex exec`, …).
+    /// Instead of the first test: draft a routing suite for the skills of this directory
+    /// (`DIR/<name>/SKILL.md`, e.g. `.claude/skills`), through an agent (`--agent`), into
+    /// `DIR/tests/agents/drafts/routing.aptitude.yaml`: per skill, prompts that should
+    /// trigger it and near-misses, written from every skill's description. The suite is
+    /// validated before it is written and marked as a draft, for you to review.
+    #[arg(long, value_name = "SKILLS_DIR")]
+    pub skills: Option<PathBuf>,
+    /// The agent that drafts the tests (`--rules`, `--skills`), as the judge grades: its
+    /// one-shot command (`claude -p`, `codex exec`, …).
     #[arg(long, default_value = "claude", value_name = "AGENT", value_parser = settings::parse_agent)]
     pub agent: crate::agent::AgentKind,
     /// The model the drafting agent uses.

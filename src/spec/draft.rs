@@ -7,13 +7,14 @@
 //! `assertions` that check the agent followed it. Its reply may wrap the YAML in a
 //! fenced block; the first block (or the whole reply) is read.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use super::rules::Rule;
 
-/// The first line of every drafted file.
-pub const DRAFT_MARK: &str =
-    "# DRAFT by `aptitude init --rules`: review the prompt and assertions, then remove this line.";
+pub mod skills;
+
+/// The first line of every drafted test.
+pub const DRAFT_MARK: &str = "# DRAFT by `aptitude init --rules`: review the prompt and assertions, then remove this line and `draft: true`.";
 
 /// Why a reply could not be made into a test.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,6 +58,28 @@ For context, the whole instruction file:
         headings = rule.heading_path(),
         text = rule.text,
     )
+}
+
+/// `to` relative to the directory `from` (both made absolute): `../..`, `fixture`.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let (Ok(from), Ok(to)) = (std::path::absolute(from), std::path::absolute(to)) else {
+        return to.to_owned();
+    };
+    let (from, to): (Vec<Component>, Vec<Component>) =
+        (from.components().collect(), to.components().collect());
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for part in &to[common..] {
+        out.push(part);
+    }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
 }
 
 /// The first ```yaml (or plain ```) fenced block of `reply`, else `reply` itself.
@@ -106,7 +129,7 @@ pub fn test_from_reply(
         serde_saphyr::to_string(assertions).map_err(|e| DraftError::NotATest(e.to_string()))?;
     let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
     let text = format!(
-        "{DRAFT_MARK}\n# Rule {id} of {file}: {rule_text}\nname: {name}\nworkspace: {workspace}\ncovers: {id}\nprompt: {prompt}\nassertions:\n{assertions}",
+        "{DRAFT_MARK}\n# Rule {id} of {file}: {rule_text}\nname: {name}\nworkspace: {workspace}\ndraft: true\ncovers: {id}\nprompt: {prompt}\nassertions:\n{assertions}",
         id = rule.id,
         file = rule.file,
         rule_text = crate::shared::cut::chars(&rule.text.replace('\n', " "), 160).kept,
@@ -157,6 +180,7 @@ mod tests {
         assert!(text.starts_with(DRAFT_MARK), "{text}");
         assert!(text.contains(&format!("covers: {}", rule.id)), "{text}");
         let spec = crate::spec::load_str_checked(&tests.join("rule.aptitude.yaml"), &text).unwrap();
+        assert!(spec.draft, "{text}");
         assert_eq!(spec.covers[0].rules, std::slice::from_ref(&rule.id));
         assert_eq!(spec.assertions.len(), 2);
     }

@@ -182,6 +182,9 @@ pub struct TestSpec {
     /// When the agent run is stopped: at its first tool call, or when it ends
     /// ([`routing::Stop`]; a routing suite's `stop:`).
     pub stop: routing::Stop,
+    /// `draft: true`: the file was drafted by `aptitude init` (a model wrote its prompts)
+    /// and not yet reviewed; it loads and runs as any other, and `validate` names it.
+    pub draft: bool,
 }
 
 /// Whether a test's commands run sandboxed (`sandbox:`, `--sandbox`).
@@ -246,6 +249,7 @@ impl TestSpec {
             routing: None,
             routing_case: None,
             stop: routing::Stop::Never,
+            draft: false,
         }
     }
 

@@ -173,6 +173,10 @@ struct TestFile {
     /// agent's first tool or skill call, its decision; cheaper) or `never` (the agent
     /// finishes; a skill loaded after another call then counts).
     stop: Option<StopField>,
+    /// `true` in a file drafted by `aptitude init --skills` or `--rules` (a model wrote
+    /// it): it loads and runs as any other, and `validate` lists it as a draft until a
+    /// person has reviewed it and removed the key.
+    draft: Option<bool>,
 }
 
 /// One skill of `routing:`.

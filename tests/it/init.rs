@@ -157,3 +157,181 @@ fn init_rules_drafts_a_validated_test_per_uncovered_rule() {
         "the one left: {coverage}"
     );
 }
+
+/// `init --skills DIR` drafts one routing suite for the skills of `.claude/skills`, through
+/// the real `claude -p` against the scripted model: each skill's prompts come from one
+/// drafting call that sees every skill's description; a reply that is no list of prompts
+/// is asked again once with the reason (docx, then fine), and a skill whose second reply
+/// is no better is left out and said so (csv). The suite is validated, marked as a draft,
+/// and `validate` names it.
+#[test]
+fn init_skills_drafts_a_validated_routing_suite() {
+    use crate::support::model::{ScriptedModel, Turn};
+    let repo = tempfile::tempdir().unwrap();
+    let skills = repo.path().join(".claude/skills");
+    for (name, description) in [
+        ("pdf", "Fill in and merge PDF forms."),
+        ("docx", "Write and edit Word documents."),
+        ("csv", "Clean and join CSV files."),
+    ] {
+        std::fs::create_dir_all(skills.join(name)).unwrap();
+        std::fs::write(
+            skills.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nSteps.\n"),
+        )
+        .unwrap();
+    }
+    let text = |s: &str| Box::new(Turn::Text(s.into()));
+    let model = ScriptedModel::start();
+    model.script(
+        "You write routing tests for agent skills",
+        vec![Turn::IfRequestHas(
+            "prompts for the skill `pdf`",
+            text("```yaml\nshould_trigger:\n  - \"Fill in the form in invoice.pdf\"\n  - \"Merge a.pdf and b.pdf\"\nshould_not_trigger:\n  - \"Print this page\"\n```"),
+            Box::new(Turn::IfRequestHas(
+                "prompts for the skill `docx`",
+                Box::new(Turn::IfRequestHas(
+                    "Your previous answer could not be used",
+                    text("should_trigger: [\"Write a cover letter in Word\"]\nshould_not_trigger: [\"Merge a.pdf and b.pdf\"]\n"),
+                    text("I would rather not."),
+                )),
+                text("should_trigger: [\"Join these CSV files\"]\n"),
+            )),
+        )],
+    );
+    let out = Aptitude::new()
+        .current_dir(repo.path())
+        .model(&model)
+        .sandbox_in(repo.path())
+        .args(["init", "--skills", ".claude/skills"])
+        .claude()
+        .output();
+    assert_eq!(out.code, 1, "csv got no prompts:\n{}", out.both());
+    assert!(
+        out.stdout
+            .contains(".claude/skills: 3 skills: csv, docx, pdf"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "skipped  csv: the model's reply is not a test: it has no list `should_not_trigger`"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("drafted  docx: 1 should trigger, 1 near-miss\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "wrote    tests/agents/drafts/routing.aptitude.yaml (2 skills, 5 prompts, 3 runs each"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("drafting used "), "{}", out.stdout);
+    assert!(out.stdout.contains(" tokens"), "{}", out.stdout);
+    let calls = model.requests_for("You write routing tests for agent skills");
+    assert_eq!(calls.len(), 5, "pdf once, docx and csv twice");
+    assert!(
+        calls
+            .iter()
+            .all(|r| r.body.to_string().contains("Clean and join CSV files")),
+        "each call sees every skill's description"
+    );
+    let path = repo
+        .path()
+        .join("tests/agents/drafts/routing.aptitude.yaml");
+    let draft = std::fs::read_to_string(&path).unwrap();
+    assert!(draft.starts_with("# DRAFT"), "{draft}");
+    assert!(draft.contains("\ndraft: true\n"), "{draft}");
+    assert!(!draft.contains("csv:"), "{draft}");
+    let as_json: serde_json::Value = serde_saphyr::from_str(&draft).unwrap();
+    assert_eq!(
+        as_json["routing"]["docx"]["should_not_trigger"],
+        serde_json::json!(["Merge a.pdf and b.pdf"]),
+        "a near-miss of docx that pdf should trigger: {draft}"
+    );
+    let validator = jsonschema::draft7::new(
+        &serde_json::from_str(aptitude::spec::schema::TEST_FILE_SCHEMA).unwrap(),
+    )
+    .unwrap();
+    assert!(validator.is_valid(&as_json), "the draft passes the schema");
+    let validated = stdout(
+        aptitude(repo.path()).args(["validate", "tests/agents/drafts"]),
+        0,
+    );
+    assert!(
+        validated.contains("1 draft to review (then remove its `draft: true`)"),
+        "{validated}"
+    );
+    // Run again: the draft is kept, nothing is asked.
+    let again = Aptitude::new()
+        .current_dir(repo.path())
+        .model(&model)
+        .sandbox_in(repo.path())
+        .args(["init", "--skills", ".claude/skills"])
+        .claude()
+        .output();
+    assert_eq!(again.code, 0, "{}", again.both());
+    assert!(again.stdout.contains("kept     "), "{}", again.stdout);
+    assert_eq!(
+        model
+            .requests_for("You write routing tests for agent skills")
+            .len(),
+        5
+    );
+}
+
+/// `init --skills` on a directory agents do not load skills from, or with a SKILL.md
+/// without a description, says where and why, and drafts nothing.
+#[test]
+fn init_skills_refuses_skills_it_can_not_draft_for() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("my-skills/pdf")).unwrap();
+    std::fs::write(
+        repo.path().join("my-skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: PDFs.\n---\n",
+    )
+    .unwrap();
+    let out = aptitude(repo.path())
+        .args(["init", "--skills", "my-skills"])
+        .output();
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("agents do not load skills from this directory"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(".claude/skills/<name>/SKILL.md"),
+        "{}",
+        out.stderr
+    );
+    std::fs::create_dir_all(repo.path().join(".claude/skills/docx")).unwrap();
+    std::fs::write(
+        repo.path().join(".claude/skills/docx/SKILL.md"),
+        "---\nname: docx\n---\nbody\n",
+    )
+    .unwrap();
+    let out = aptitude(repo.path())
+        .args(["init", "--skills", ".claude/skills"])
+        .output();
+    out.code(2);
+    assert!(
+        out.stderr.contains(".claude/skills/docx/SKILL.md:1:1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the front matter has no `description`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!repo.path().join("tests").exists(), "nothing drafted");
+}
