@@ -101,6 +101,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
         runs: 1,
         records_only: None,
         skills: None,
+        skills_shown: None,
         warnings: Vec::new(),
         warnings_total: 0,
         lost: Default::default(),

@@ -390,6 +390,7 @@ impl CliAgent {
             },
         );
         let raw = record.unwrap_or(raw);
+        transcript.skills_shown = wire.as_ref().and_then(|w| w.skills_shown.clone());
         if decided {
             transcript.outcome = crate::transcript::Outcome::Decided;
         }
@@ -694,6 +695,7 @@ impl Agent for CliAgent {
                     paths: paths.clone(),
                     replay: req.replay.cloned(),
                     stop: req.stop,
+                    watch_skills: req.watch_skills.to_vec(),
                 },
             )
             .await

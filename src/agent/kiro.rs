@@ -279,6 +279,7 @@ fn no_session(why: String, finished: &Finished<'_>) -> Transcript {
         lost: Default::default(),
         records_only: None,
         skills: None,
+        skills_shown: None,
         turns: Vec::new(),
         turns_left_out: 0,
     }

@@ -92,6 +92,10 @@ pub struct ExecuteRequest<'a> {
     /// process then ends [`process::Ending::Decided`] and its transcript
     /// [`crate::transcript::Outcome::Decided`]), or when it ends.
     pub stop: crate::spec::routing::Stop,
+    /// A routing suite's skills to look for in the requests to the model, as (name, what
+    /// a request that showed it holds: [`crate::spec::routing::shown_needle`]); what was
+    /// found is the transcript's `skills_shown`. Empty for other tests.
+    pub watch_skills: &'a [(String, String)],
 }
 
 /// A finished (or stopped) agent run.

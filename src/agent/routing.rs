@@ -115,6 +115,8 @@ pub struct Tape {
     pub replay: Option<super::gateway::Replaying>,
     /// When the run ends ([`super::gateway::RunGateway::stop`]).
     pub stop: crate::spec::routing::Stop,
+    /// Skills to look for in the requests ([`super::gateway::RunGateway::watch_skills`]).
+    pub watch_skills: Vec<(String, String)>,
 }
 
 /// The plan of a run replayed from `cassette` when [`plan`] found none (no key: a replay
@@ -178,6 +180,7 @@ impl Routed {
                 paths: tape.paths,
                 replay: tape.replay,
                 stop: tape.stop,
+                watch_skills: tape.watch_skills,
             })
             .await?;
         let login = has_login

@@ -179,10 +179,12 @@ pub struct RouteDecision {
 /// first skill evidence among its calls — with `stop: first_call`, its first call alone,
 /// whatever the agent managed to do before it was stopped. `pass` once decided (whether
 /// the decision was right is the routing figures' business, not this run's); `error` when
-/// a suite skill did not load in the run (the agent lists what it loaded: Claude Code,
-/// Copilot CLI) — a skill that was not there can not have been chosen, and counting the run
-/// as a miss would blame the description — and when the transcript lost calls and showed no
-/// skill (the lost call may have been the skill's).
+/// a suite skill did not load in the run — a skill that was not there can not have been
+/// chosen, and counting the run as a miss would blame the description —, and when the
+/// transcript lost calls and showed no skill (the lost call may have been the skill's).
+/// Whether a skill loaded is read from the agent's own list where it gives one (Claude
+/// Code, Copilot CLI: [`Transcript::skills`]), else from the gateway's reading of the
+/// requests to the model ([`Transcript::skills_shown`]: no request held its description).
 pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> AssertionResult {
     let description = format!("routing: {}", case.expectation());
     let fail = |detail: String| {
@@ -209,6 +211,22 @@ pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> A
                 "{} did not load in this run, so the run measures nothing ({})",
                 crate::shared::text::and_list(&names),
                 not_loaded(&matcher, loaded)
+            ));
+        }
+    } else if let Some(shown) = &transcript.skills_shown {
+        let hidden: Vec<String> = case
+            .skills
+            .iter()
+            .filter(|s| !shown.contains(s))
+            .map(|s| format!("`{s}`"))
+            .collect();
+        if !hidden.is_empty() {
+            return fail(format!(
+                "{} did not load in this run, so the run measures nothing: no request to the \
+                 model held {} description (is its SKILL.md where this agent looks for skills? \
+                 docs/agents.md says where each agent does)",
+                crate::shared::text::and_list(&hidden),
+                if hidden.len() == 1 { "its" } else { "their" }
             ));
         }
     }
@@ -604,5 +622,24 @@ mod tests {
         lost.absorb_warnings(log, None);
         let r = route(&case(Some("pdf"), Stop::FirstCall), &lost, 1);
         assert_eq!(r.status, AssertionStatus::Error, "{:?}", r.detail);
+    }
+
+    /// On an agent that does not list its skills, a suite skill whose description no
+    /// request to the model held did not load: `error`; all shown, the run is judged.
+    #[test]
+    fn a_skill_the_model_was_never_shown_is_an_error() {
+        let mut t = transcript(vec![], None);
+        t.skills_shown = Some(vec!["pdf".into()]);
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Error);
+        let detail = r.detail.unwrap_or_default();
+        assert!(
+            detail.starts_with("`docx` did not load in this run")
+                && detail.contains("no request to the model held its description"),
+            "{detail}"
+        );
+        t.skills_shown = Some(vec!["docx".into(), "pdf".into()]);
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
     }
 }

@@ -256,6 +256,7 @@ impl<'a> OneRun<'a> {
                 replay: ctx.replay.as_ref(),
                 limits: spec.limits.resolved(),
                 stop: spec.stop,
+                watch_skills: &watch_skills(spec, workspace.path(), &plugins),
             })
             .await
             // The CLI is missing or could not start.
@@ -371,4 +372,27 @@ async fn remove_cut_copy(workspace: &Workspace) {
     if let Some(dir) = made_by_us {
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
     }
+}
+
+/// A routing suite's skills with what a request that showed each to the model holds: the
+/// start of its `SKILL.md` description, read in the run's workspace copy (or plugin
+/// copies). A skill without a usable description is not looked for.
+fn watch_skills(
+    spec: &TestSpec,
+    workspace: &std::path::Path,
+    plugins: &[std::path::PathBuf],
+) -> Vec<(String, String)> {
+    use crate::spec::routing::{find_skill, shown_needle, skill_description};
+    let Some(case) = &spec.routing_case else {
+        return Vec::new();
+    };
+    case.skills
+        .iter()
+        .filter_map(|name| {
+            let path = find_skill(name, workspace, plugins)?;
+            let text = crate::shared::files::read_prefix(&path, 1 << 20).ok()?;
+            let description = skill_description(&String::from_utf8_lossy(&text))?;
+            Some((name.clone(), shown_needle(&description)?))
+        })
+        .collect()
 }

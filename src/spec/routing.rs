@@ -213,10 +213,59 @@ pub fn find_skill(
     in_workspace.chain(in_plugins).find(|p| p.is_file())
 }
 
+/// The `description` of a `SKILL.md`'s front matter (YAML between two `---` lines at its
+/// top, the Agent Skills format), on one line; `None` without one.
+pub fn skill_description(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    let yaml: Vec<&str> = lines.take_while(|l| l.trim_end() != "---").collect();
+    let value: serde_json::Value = serde_saphyr::from_str(&yaml.join("\n")).ok()?;
+    let description = one_line(value.get("description")?.as_str()?);
+    (!description.is_empty()).then_some(description)
+}
+
+/// What a request to the model must hold to have shown it a skill: the start of its
+/// `description` (at most [`NEEDLE_CHARS`] characters, up to the first character an agent
+/// may escape: `<`, `>`, `&`, `"`, `\`), whitespace runs as single spaces; `None` when
+/// fewer than 8 characters remain (too little to tell one skill from another).
+pub fn shown_needle(description: &str) -> Option<String> {
+    let plain: String = one_line(description)
+        .chars()
+        .take_while(|c| !matches!(c, '<' | '>' | '&' | '"' | '\\'))
+        .take(NEEDLE_CHARS)
+        .collect();
+    let plain = plain.trim_end().to_owned();
+    (plain.chars().count() >= 8).then_some(plain)
+}
+
+/// The most characters of a description [`shown_needle`] looks for.
+pub const NEEDLE_CHARS: usize = 40;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_skill_is_told_by_the_start_of_its_description() {
+        let md = "---\nname: pdf\ndescription: >\n  Fill, rotate   and merge PDF files\n  when asked.\n---\nbody\n";
+        let d = skill_description(md).unwrap();
+        assert_eq!(d, "Fill, rotate and merge PDF files when asked.");
+        assert_eq!(
+            shown_needle(&d).as_deref(),
+            Some("Fill, rotate and merge PDF files when as")
+        );
+        assert_eq!(
+            shown_needle("Use it for <pdf> files").as_deref(),
+            Some("Use it for"),
+        );
+        assert_eq!(shown_needle("Tiny <b>"), None);
+        assert_eq!(skill_description("# no front matter\n"), None);
+        assert_eq!(skill_description("---\nname: x\n---\n"), None);
+    }
 
     const SUITE: &str = "name: r\nrouting:\n  pdf:\n    should_trigger: [\"Fill invoice.pdf\", \"Rotate scan.pdf\"]\n    should_not_trigger: [\"Summarise notes.docx\"]\n  docx:\n    should_trigger: [\"Summarise   notes.docx\"]\n    should_not_trigger: [\"hello\"]\n";
 

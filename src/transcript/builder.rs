@@ -279,6 +279,7 @@ impl Builder {
             lost: log.lost,
             records_only: None,
             skills: None,
+            skills_shown: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }

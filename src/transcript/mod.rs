@@ -118,6 +118,12 @@ pub struct Transcript {
     /// `session.skills_loaded`); `None` when the format does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
+    /// For a routing suite's run, the suite's skills whose description some request to the
+    /// model held, as aptitude's gateway read them: the evidence that a skill loaded on
+    /// agents that do not list what they loaded. `None` when nothing was looked for (or no
+    /// request was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills_shown: Option<Vec<String>>,
     /// The model's replies, turn by turn (the assistant's text, the calls each made, its
     /// tokens and time), in formats that record them; empty in the others and in results
     /// written before turns were kept (a report then shows the calls alone).
@@ -230,6 +236,7 @@ impl Transcript {
             lost: Default::default(),
             records_only: None,
             skills: None,
+            skills_shown: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }
@@ -254,6 +261,7 @@ impl Transcript {
             lost: Lost::default(),
             records_only: None,
             skills: None,
+            skills_shown: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }

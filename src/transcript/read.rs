@@ -65,6 +65,7 @@ impl StreamParser {
                 lost: Lost::default(),
                 records_only: None,
                 skills: None,
+                skills_shown: None,
                 turns: Vec::new(),
                 turns_left_out: 0,
             },

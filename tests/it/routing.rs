@@ -351,3 +351,92 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         replay.stdout
     );
 }
+
+/// The same suite form on Gemini CLI, which loads the workspace's `.gemini/skills` and
+/// activates one with `activate_skill {name}`: the call decides, the run stops there, and
+/// the figures follow the scripted choices (pdf's prompt activates pdf; the near-miss
+/// activates docx, a false trigger of docx: 1 of docx's 2 other prompts). Gemini CLI does
+/// not list the skills it loaded: that xlsx (in `.claude/skills`, where it does not look)
+/// did not load is read off the requests to the model, none of which held its description,
+/// and makes the runs of its suite `error`.
+#[test]
+fn a_routing_suite_on_gemini_cli_reads_activate_skill() {
+    let agent = crate::agents::AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "gemini")
+        .expect("gemini is an agent under test");
+    let model = ScriptedModel::start();
+    let activate = |name: &str| Turn::Tool("activate_skill", json!({"name": name}));
+    model
+        .script("RTG-P1", vec![activate("pdf"), Turn::Text("Done.".into())])
+        .script("RTG-P2", vec![activate("docx"), Turn::Text("Done.".into())])
+        .script(
+            "RTG-GONE",
+            vec![activate("pdf"), Turn::Text("Done.".into())],
+        );
+    let suite = Suite::new();
+    suite
+        .file(
+            "tests/ws/.gemini/skills/pdf/SKILL.md",
+            &skill_md("pdf", "Fill, rotate and merge PDF files."),
+        )
+        .file(
+            "tests/ws/.gemini/skills/docx/SKILL.md",
+            &skill_md("docx", "Read and write Word documents."),
+        )
+        .file(
+            "tests/ws/docs.aptitude.yaml",
+            "name: docs\nrouting:\n  pdf:\n    should_trigger: [\"RTG-P1: fill in invoice.pdf\"]\n  docx:\n    should_not_trigger: [\"RTG-P2: print the page\"]\n",
+        )
+        .file(
+            "tests/ws/.claude/skills/xlsx/SKILL.md",
+            &skill_md("xlsx", "Edit spreadsheets and their formulas."),
+        )
+        .file(
+            "tests/ws/gone.aptitude.yaml",
+            "name: gone\nrouting:\n  pdf:\n    should_trigger: [\"RTG-GONE: fill in b.pdf\"]\n  xlsx:\n    should_not_trigger: [\"RTG-GONE: fill in b.pdf\"]\n",
+        );
+    let (code, results, stderr) = crate::agents::run_on(&suite, &model, &agent, &["--no-grade"]);
+    assert_eq!(code, 1, "the gone suite errs: {stderr}\n{results:#}");
+    let gone = crate::run::test(&results, "gone › RTG-GONE: fill in b.pdf");
+    assert_eq!(gone["status"], "error", "{gone:#}");
+    let detail = gone["assertions"][0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.starts_with("`xlsx` did not load in this run")
+            && detail.contains("no request to the model held its description"),
+        "{detail}"
+    );
+    assert_eq!(
+        gone["transcript"]["skills_shown"],
+        json!(["pdf"]),
+        "{gone:#}"
+    );
+    assert!(
+        model
+            .requests_for("RTG-P1")
+            .iter()
+            .all(|r| r.body.to_string().contains("Read and write Word documents")),
+        "the skills really loaded: the model was shown them"
+    );
+    let pdf = entry(&results, "docs", "pdf");
+    assert_eq!(pdf["agent"], "gemini");
+    close(figure(pdf, "recall").0, 1.0);
+    close(figure(pdf, "false_trigger_rate").0, 0.0);
+    let docx = entry(&results, "docs", "docx");
+    assert!(
+        docx.get("recall").is_none(),
+        "docx has no should-trigger prompt"
+    );
+    // Over every prompt not its own: pdf's (not triggered) and the near-miss (triggered).
+    close(figure(docx, "false_trigger_rate").0, 0.5);
+    for t in results["tests"].as_array().unwrap() {
+        assert_eq!(t["transcript"]["outcome"]["status"], "decided", "{t:#}");
+    }
+    let docs = crate::run::test(&results, "docs › RTG-P1: fill in invoice.pdf");
+    assert_eq!(docs["transcript"]["skills_shown"], json!(["pdf", "docx"]));
+    assert!(
+        model.requests().iter().all(|r| r.turn == 0),
+        "no run asked for a second turn"
+    );
+}

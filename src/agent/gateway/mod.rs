@@ -150,6 +150,9 @@ pub struct RunGateway {
     ///
     /// [`Stop::FirstCall`]: crate::spec::routing::Stop::FirstCall
     pub stop: crate::spec::routing::Stop,
+    /// Skills to look for in the model requests, as (name, text a request that showed the
+    /// skill holds): those found are [`wire::Wire::skills_shown`].
+    pub watch_skills: Vec<(String, String)>,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
@@ -223,6 +226,7 @@ impl Gateway {
             credentials: run.credentials,
             stop: CancellationToken::new(),
             hold_after_call: run.stop == crate::spec::routing::Stop::FirstCall,
+            watch_skills: run.watch_skills,
             decided: CancellationToken::new(),
             normalizer: run.paths,
             recorder: self

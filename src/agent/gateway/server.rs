@@ -219,6 +219,8 @@ pub(super) struct RunState {
     pub(super) hold_after_call: bool,
     /// Fired when such a request was held: the run has decided.
     pub(super) decided: CancellationToken,
+    /// Skills looked for in the model requests ([`super::RunGateway::watch_skills`]).
+    pub(super) watch_skills: Vec<(String, String)>,
     /// The run's paths, for cassettes.
     pub(super) normalizer: Normalizer,
     /// Records the run's exchange (`run --record-model`).
@@ -371,7 +373,11 @@ async fn handle(
         // What the agent sent is read for the witness before anything else happens to it.
         Some(call) => {
             let sent = super::wire::read_request(call.protocol, &body);
-            lock(&run.wire).sent(call.index as u32 + 1, sent);
+            let mut wire = lock(&run.wire);
+            wire.sent(call.index as u32 + 1, sent);
+            if !run.watch_skills.is_empty() {
+                wire.look_for_skills(&run.watch_skills, &body);
+            }
         }
         None => lock(&run.log).traffic.other_requests += 1,
     }

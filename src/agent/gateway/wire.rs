@@ -96,6 +96,22 @@ pub struct Wire {
     result_bytes: usize,
     /// Whether a bound was reached (calls or results not kept).
     pub partial: bool,
+    /// Of the skills looked for ([`Wire::look_for_skills`]), those some model request
+    /// showed, in the order found; `None` when none was looked for.
+    pub skills_shown: Option<Vec<String>>,
+}
+
+/// Every string of `value`, each followed by a space.
+fn strings_of(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push(' ');
+        }
+        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings_of(v, out)),
+        _ => {}
+    }
 }
 
 /// A short description of a call for findings: `Bash {"command":"rm -f x"}` (cut).
@@ -105,6 +121,31 @@ pub fn describe(name: &str, input: &Value) -> String {
 }
 
 impl Wire {
+    /// Notes which of `skills` — (name, text a request that showed it holds) — the model
+    /// request `body` (its JSON) showed: a skill is shown when the request's text (every
+    /// string of the body, whitespace runs as single spaces, so that an agent's line
+    /// breaks do not hide it) holds its text. Agents show the skills they loaded in the
+    /// system prompt, a skill tool's description or a first message.
+    pub fn look_for_skills(&mut self, skills: &[(String, String)], body: &[u8]) {
+        if let Some(shown) = &self.skills_shown
+            && skills.iter().all(|(name, _)| shown.contains(name))
+        {
+            return;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            return;
+        };
+        let shown = self.skills_shown.get_or_insert_with(Vec::new);
+        let mut text = String::new();
+        strings_of(&value, &mut text);
+        let text = crate::spec::routing::one_line(&text);
+        for (name, needle) in skills {
+            if !shown.contains(name) && text.contains(needle.as_str()) {
+                shown.push(name.clone());
+            }
+        }
+    }
+
     /// The result the agent sent for call `index` of [`Wire::calls`], if any.
     pub fn result(&self, index: usize) -> Option<&WireResult> {
         self.results.get(&index).map(|(r, _)| r)

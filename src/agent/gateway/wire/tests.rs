@@ -297,3 +297,35 @@ fn defaults_filled_in_are_the_same_call_and_a_changed_value_is_not() {
         &json!({"command": "ls", "timeout": 2})
     ));
 }
+
+/// A skill is shown when some request's text holds the start of its description, however
+/// the agent broke its lines or escaped it in JSON; one never shown stays out.
+#[test]
+fn the_skills_a_request_showed_are_noted() {
+    let skills = vec![
+        (
+            "pdf".to_owned(),
+            "Fill, rotate and merge PDF files".to_owned(),
+        ),
+        (
+            "docx".to_owned(),
+            "Read and write Word documents".to_owned(),
+        ),
+    ];
+    let mut wire = Wire::default();
+    assert_eq!(wire.skills_shown, None);
+    wire.look_for_skills(&skills, b"not json");
+    assert_eq!(wire.skills_shown, None, "nothing read, nothing known");
+    let body = serde_json::json!({
+        "system": "<available_skills><skill><name>pdf</name><description>Fill, rotate\n  and merge PDF files.</description></skill></available_skills>",
+        "messages": [{"role": "user", "content": "hi"}]
+    });
+    wire.look_for_skills(&skills, body.to_string().as_bytes());
+    assert_eq!(wire.skills_shown, Some(vec!["pdf".to_owned()]));
+    let later = serde_json::json!({"tools": [{"description": "Skills: docx: Read and write Word documents."}]});
+    wire.look_for_skills(&skills, later.to_string().as_bytes());
+    assert_eq!(
+        wire.skills_shown,
+        Some(vec!["pdf".to_owned(), "docx".to_owned()])
+    );
+}
