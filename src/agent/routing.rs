@@ -21,6 +21,10 @@ use super::{LoginFile, ModelRoute};
 /// to report the error and exit) before it is stopped.
 pub const BUDGET_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a run whose next request the gateway held (`stop: first_call`) may still
+/// print the call it decided on before it is stopped.
+pub const DECIDE_GRACE: Duration = Duration::from_secs(2);
+
 /// Where a run's traffic goes, and the real keys it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoutePlan {
@@ -241,13 +245,16 @@ impl Routed {
     }
 
     /// A token that stops a run at its first decision: `parent`'s child, also cancelled
-    /// as soon as the gateway held a request made after the first reply that asked for a
-    /// tool call ([`super::gateway::Endpoint::decided`]).
+    /// [`DECIDE_GRACE`] after the gateway held a request made after the first reply that
+    /// asked for a tool call ([`super::gateway::Endpoint::decided`]). The stream showing
+    /// the call cancels it at once; the grace lets an agent that asks again before it
+    /// prints the call print it (it waits on the held request meanwhile).
     pub fn decide_token(&mut self, parent: &CancellationToken) -> CancellationToken {
         let token = parent.child_token();
         let (decided, stop) = (self.endpoint.decided(), token.clone());
         self.decide_watch = Some(AbortOnDrop(tokio::spawn(async move {
             decided.cancelled().await;
+            tokio::time::sleep(DECIDE_GRACE).await;
             stop.cancel();
         })));
         token

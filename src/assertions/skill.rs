@@ -196,6 +196,17 @@ pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> A
             Some(detail),
         )
     };
+    if let Some(only) = &transcript.records_only
+        && !only.tools.iter().any(|t| {
+            crate::spec::tools::same_tool(t, crate::spec::tools::SKILL_TOOL) || t == "Read"
+        })
+    {
+        return fail(format!(
+            "{}: no skill call or file read can be seen, so which skill the run chose can not be \
+             told (the agent has no skills aptitude can read)",
+            only.reason
+        ));
+    }
     if let Some(loaded) = &transcript.skills {
         let missing: Vec<&str> = case
             .skills
@@ -622,6 +633,22 @@ mod tests {
         lost.absorb_warnings(log, None);
         let r = route(&case(Some("pdf"), Stop::FirstCall), &lost, 1);
         assert_eq!(r.status, AssertionStatus::Error, "{:?}", r.detail);
+    }
+
+    /// An agent whose transcript can show no skill call and no read (Aider) gets no
+    /// routing verdict: `error`, never a run that "triggered no skill".
+    #[test]
+    fn an_agent_without_skills_gets_no_routing_verdict() {
+        let mut t = transcript(vec![], None);
+        t.records_only = Some(crate::transcript::RecordsOnly::aider());
+        let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
+        assert_eq!(r.status, AssertionStatus::Error);
+        assert!(r.routing.is_none());
+        assert!(
+            r.detail
+                .unwrap_or_default()
+                .contains("aider records no shell commands"),
+        );
     }
 
     /// On an agent that does not list its skills, a suite skill whose description no

@@ -182,7 +182,8 @@ impl TestSpec {
 
 /// The directories of a workspace (or a plugin, `skills/`) where agents look for skills,
 /// each holding `<name>/SKILL.md`: Claude Code, Copilot CLI and opencode read
-/// `.claude/skills`; Codex `.agents/skills`; the others their own.
+/// `.claude/skills`; Codex, Gemini CLI, Qwen Code, opencode and pi `.agents/skills`; each
+/// also its own (docs/agents.md, "Skills and plugins", has the table).
 pub const SKILL_ROOTS: &[&str] = &[
     ".claude/skills",
     ".agents/skills",
@@ -192,6 +193,7 @@ pub const SKILL_ROOTS: &[&str] = &[
     ".github/skills",
     ".opencode/skill",
     ".opencode/skills",
+    ".pi/skills",
     ".kiro/skills",
 ];
 
