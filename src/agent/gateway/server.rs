@@ -369,18 +369,7 @@ async fn handle(
             model,
         }
     });
-    match &call {
-        // What the agent sent is read for the witness before anything else happens to it.
-        Some(call) => {
-            let sent = super::wire::read_request(call.protocol, &body);
-            let mut wire = lock(&run.wire);
-            wire.sent(call.index as u32 + 1, sent);
-            if !run.watch_skills.is_empty() {
-                wire.look_for_skills(&run.watch_skills, &body);
-            }
-        }
-        None => lock(&run.log).traffic.other_requests += 1,
-    }
+    note_sent(&run, call.as_ref(), &body);
     if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
         let answer = lock(player)
             .answer(parts.method.as_str(), taped_path, request)
@@ -443,6 +432,21 @@ async fn handle(
         _ => None,
     };
     Ok(forward(&shared, &run, parts, body, call, taping).await)
+}
+
+/// What the agent sent, read for the witness (and for the skills it shows the model)
+/// before anything else happens to it; a request that is no model call is counted.
+fn note_sent(run: &RunState, call: Option<&Call>, body: &[u8]) {
+    let Some(call) = call else {
+        lock(&run.log).traffic.other_requests += 1;
+        return;
+    };
+    let sent = super::wire::read_request(call.protocol, body);
+    let mut wire = lock(&run.wire);
+    wire.sent(call.index as u32 + 1, sent);
+    if !run.watch_skills.is_empty() {
+        wire.look_for_skills(&run.watch_skills, body);
+    }
 }
 
 /// The gateway's refusal of a request before its body is read, if it is refused: the run
