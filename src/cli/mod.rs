@@ -178,8 +178,8 @@ pub struct InitArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "skills")]
     pub rules: Option<PathBuf>,
     /// Instead of the first test: draft a routing suite for the skills of this directory
-    /// (`DIR/<name>/SKILL.md`, e.g. `.claude/skills`), through an agent (`--agent`), into
-    /// `DIR/tests/agents/drafts/routing.aptitude.yaml`: per skill, prompts that should
+    /// (one `<name>/SKILL.md` each, e.g. `.claude/skills`), through an agent (`--agent`),
+    /// into `DIR/tests/agents/drafts/routing.aptitude.yaml`: per skill, prompts that should
     /// trigger it and near-misses, written from every skill's description. The suite is
     /// validated before it is written and marked as a draft, for you to review.
     #[arg(long, value_name = "SKILLS_DIR")]

@@ -383,10 +383,20 @@ workspace: {}
                 near.push(p);
             }
         }
+        // A name as the Agent Skills format has them is a plain key; any other is quoted.
+        let plain = skill
+            .name
+            .chars()
+            .enumerate()
+            .all(|(i, c)| c.is_ascii_alphanumeric() || (i > 0 && matches!(c, '-' | '_' | '.')));
         text.push_str(&format!(
             "  # {}\n  {}:\n",
             crate::shared::cut::chars(&skill.description, 100).kept,
-            skill.name
+            if plain {
+                skill.name.clone()
+            } else {
+                quote(&skill.name)
+            }
         ));
         for (key, list) in [
             ("should_trigger", own.iter().collect::<Vec<_>>()),
@@ -579,6 +589,10 @@ mod tests {
         assert!(text.starts_with(SKILLS_DRAFT_MARK), "{text}");
         assert!(text.contains("workspace: \"../../..\"\n"), "{text}");
         assert!(text.contains("draft: true\nruns: 3\n"), "{text}");
+        assert!(
+            text.contains("\n  pdf:\n"),
+            "a plain name is a plain key: {text}"
+        );
         let spec = crate::spec::load_str_checked(&path, &text).unwrap();
         assert!(spec.draft);
         let routing = spec.routing.as_ref().unwrap();
