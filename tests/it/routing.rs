@@ -440,3 +440,63 @@ fn a_routing_suite_on_gemini_cli_reads_activate_skill() {
         "no run asked for a second turn"
     );
 }
+
+/// The agents that load `.agents/skills` and list nothing: Codex (a shell command reading
+/// the `SKILL.md`), pi (its `read`), Qwen Code (`skill`), opencode (`skill {name}`). Each
+/// run's choice is read off its own evidence, and that both skills loaded off the
+/// requests to the model (the gateway found each description in them).
+#[test]
+fn agents_that_read_agents_skills_are_read_each_their_way() {
+    let choices: [(&str, Turn); 4] = [
+        (
+            "codex",
+            Turn::Tool(
+                "exec_command",
+                json!({"cmd": "sed -n '1,200p' .agents/skills/pdf/SKILL.md"}),
+            ),
+        ),
+        (
+            "pi",
+            Turn::Tool("read", json!({"path": ".agents/skills/pdf/SKILL.md"})),
+        ),
+        ("qwen", Turn::Tool("skill", json!({"skill": "pdf"}))),
+        ("opencode", Turn::Tool("skill", json!({"name": "pdf"}))),
+    ];
+    let mut failures = Vec::new();
+    for (name, choice) in choices {
+        let agent = crate::agents::AGENTS
+            .iter()
+            .map(|a| a())
+            .find(|a| a.name == name)
+            .expect("an agent under test");
+        let marker = format!("RTA-{}", name.to_uppercase());
+        let model = ScriptedModel::start();
+        model.script(&marker, vec![choice, Turn::Text("Done.".into())]);
+        let suite = Suite::new();
+        suite
+            .file(
+                "tests/ws/.agents/skills/pdf/SKILL.md",
+                &skill_md("pdf", "Fill, rotate and merge PDF files."),
+            )
+            .file(
+                "tests/ws/.agents/skills/docx/SKILL.md",
+                &skill_md("docx", "Read and write Word documents."),
+            )
+            .file(
+                "tests/ws/docs.aptitude.yaml",
+                &format!("name: docs\nrouting:\n  pdf:\n    should_trigger: [\"{marker}: fill in invoice.pdf\"]\n  docx:\n    should_trigger: [\"Summarise notes.docx ({name})\"]\n"),
+            );
+        let (_, results, stderr) = crate::agents::run_on(&suite, &model, &agent, &["--no-grade"]);
+        let t = crate::run::test(&results, &format!("docs › {marker}: fill in invoice.pdf"));
+        let a = &t["assertions"][0];
+        let got = (
+            t["status"].clone(),
+            a["routing"]["triggered"].clone(),
+            t["transcript"]["skills_shown"].clone(),
+        );
+        if got != (json!("passed"), json!("pdf"), json!(["pdf", "docx"])) {
+            failures.push(format!("{name}: {got:?}\n{}\n{stderr}", a["detail"]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
