@@ -113,9 +113,11 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         ));
         match drafted {
             Ok(test) => {
-                super::init::write_new(&path, &test).map_err(|source| CliError::Write {
-                    path: path.clone(),
-                    source,
+                crate::shared::files::write_new(&path, &test).map_err(|source| {
+                    CliError::Write {
+                        path: path.clone(),
+                        source,
+                    }
                 })?;
                 written += 1;
                 out(&format!("drafted  {} ({})\n", path.display(), rule.id));

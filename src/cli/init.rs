@@ -57,7 +57,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
             out(&format!("kept     {} (it exists)\n", rel.display()));
             continue;
         }
-        write_new(&path, content).map_err(|source| CliError::Write {
+        crate::shared::files::write_new(&path, content).map_err(|source| CliError::Write {
             path: path.clone(),
             source,
         })?;
@@ -78,19 +78,6 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
         "\nNext: edit the prompt and assertions, then\n  aptitude validate {tests}\n  aptitude run {tests}\n"
     ));
     Ok(Outcome::Passed)
-}
-
-/// Creates `path` (and its directories) with `content`, failing if it appeared meanwhile.
-pub(super) fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(content.as_bytes())
 }
 
 /// The first test, about the instruction files `found` (none: the repository's conventions).

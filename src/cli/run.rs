@@ -93,27 +93,17 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             ..Results::new(tests, started.elapsed().as_millis() as u64)
         };
         results.summary.budget = runner.budget_summary();
-        // Routing fails a run only on a significant fall against the baseline.
-        match &baselines.compare {
-            Some(Ok(base)) => results.compare_routing(base, args.github_args.significance),
-            Some(Err(Some(e))) if !args.github && results.routing.is_some() => {
-                output::err(&format!("no routing comparison with the baseline: {e}\n"));
-            }
-            _ => {}
-        }
-        // Which rules of the instruction files the tests cover, when some test says.
-        if specs.iter().any(|s| !s.covers.is_empty()) {
-            results.coverage = Some(super::coverage::of(&specs, Some(&results)));
-        }
+        add_figures(&mut results, &specs, &baselines.compare, args);
         let results = live.show_summary(cut, &redactor, &results).await?;
-        if let Some(matrix) = terminal::render_matrix(&results) {
-            out(&format!("\n{matrix}"));
-        }
-        if let Some(variants) = terminal::render_variants(&results) {
-            out(&format!("\n{variants}"));
-        }
-        if let Some(routing) = terminal::render_routing(&results) {
-            out(&format!("\n{routing}"));
+        for table in [
+            terminal::render_matrix(&results),
+            terminal::render_variants(&results),
+            terminal::render_routing(&results),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            out(&format!("\n{table}"));
         }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
@@ -142,6 +132,28 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// The figures computed over the whole run: routing against the baseline (a significant
+/// fall fails the run) and, when some test says `covers:`, the rules' coverage.
+fn add_figures(
+    results: &mut Results,
+    specs: &[crate::spec::TestSpec],
+    compare: &super::publish::ReadBaseline,
+    args: &RunArgs,
+) {
+    // Routing fails a run only on a significant fall against the baseline.
+    match compare {
+        Some(Ok(base)) => results.compare_routing(base, args.github_args.significance),
+        Some(Err(Some(e))) if !args.github && results.routing.is_some() => {
+            output::err(&format!("no routing comparison with the baseline: {e}\n"));
+        }
+        _ => {}
+    }
+    // Which rules of the instruction files the tests cover, when some test says.
+    if specs.iter().any(|s| !s.covers.is_empty()) {
+        results.coverage = Some(super::coverage::of(specs, Some(results)));
+    }
 }
 
 /// `--replay RESULTS.json`: the recorded runs whose cassettes answer each run, and their

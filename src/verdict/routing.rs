@@ -501,16 +501,5 @@ pub fn compare(now: &Routing, base: &Routing, significance: f64) -> RoutingBasel
     out
 }
 
-impl super::results::Results {
-    /// Compares this run's routing with `baseline`'s ([`compare`]) into
-    /// `routing.baseline`, when both have routing suites: a significant fall then fails the
-    /// run ([`super::results::Results::all_passed`]).
-    pub fn compare_routing(&mut self, baseline: &super::results::Results, significance: f64) {
-        if let (Some(now), Some(base)) = (self.routing.as_mut(), baseline.routing.as_ref()) {
-            now.baseline = Some(compare(now, base, significance));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -479,7 +479,8 @@ impl Ctx {
         }
     }
 
-    pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
+    /// A test file's top-level keys, each checked to be one a test has.
+    fn test_fields<'n>(&mut self, root: &'n Node) -> Option<Fields<'n>> {
         let Value::Map(entries) = &root.value else {
             self.push(
                 Diagnostic::new(
@@ -499,7 +500,11 @@ impl Ctx {
             },
         };
         self.unknown_keys(&fields, TEST_KEYS, "a test");
+        Some(fields)
+    }
 
+    pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
+        let fields = self.test_fields(root)?;
         let name = self
             .required(&fields, "name")
             .and_then(|n| self.non_empty_string(n, "name"));
