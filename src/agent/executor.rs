@@ -76,6 +76,14 @@ pub struct CliAgent {
 }
 
 impl CliAgent {
+    /// Whether the gateway records the exchange. Mocks and replayed servers are answered by
+    /// aptitude through a relay; with the exchange recorded, the other stdio servers are
+    /// tapped. Every stdio server runs under the watch's wrapper, so that one that fails to
+    /// start or crashes is seen on every agent (not only where the agent reports it).
+    fn records(&self) -> bool {
+        self.settings.gateway.as_ref().is_some_and(|g| g.records())
+    }
+
     /// An agent described by `cli`, run with `settings`.
     pub fn new(cli: Arc<dyn AgentCli>, settings: AgentSettings) -> Self {
         CliAgent { cli, settings }
@@ -484,6 +492,48 @@ struct Streamed {
     raw_cut: bool,
 }
 
+/// What a run's recorded exchanges have in place of its own paths: the workspace copy, the
+/// private home and the agent's installation (under both of its names).
+fn normalizer(
+    workspace: &Path,
+    home: &Path,
+    binary: &Path,
+) -> super::gateway::normalize::Normalizer {
+    super::gateway::normalize::Normalizer::new(Some(workspace), Some(home))
+        .with_installation(crate::sandbox::install::package_root(binary).as_deref())
+        .with_installation(crate::sandbox::install::package_root_as_named(binary).as_deref())
+}
+
+/// [`stream`] of a run, stopped at its first tool call when `req.stop` says so
+/// (`stop: first_call`) through `decide`, a token of its own (so that a stop on purpose is
+/// told from an interruption; the gateway may cancel it too): the stream, and whether it
+/// was so stopped (its ending then [`process::Ending::Decided`]).
+///
+/// # Errors
+/// When the program can not be started.
+async fn stream_until(
+    spec: &Spec,
+    cancel: &CancellationToken,
+    format: crate::transcript::Format,
+    req: &ExecuteRequest<'_>,
+    decide: Option<CancellationToken>,
+) -> std::io::Result<(Streamed, bool)> {
+    let mut streamed = stream(
+        spec,
+        decide.as_ref().unwrap_or(cancel),
+        format,
+        (req.on_tool_call, decide.as_ref()),
+    )
+    .await?;
+    let decided = decide.is_some_and(|d| d.is_cancelled())
+        && !cancel.is_cancelled()
+        && streamed.output.ending == process::Ending::Cancelled;
+    if decided {
+        streamed.output.ending = process::Ending::Decided;
+    }
+    Ok((streamed, decided))
+}
+
 /// Runs `spec`, parsing its stdout as `format` line by line as it comes (each new tool call
 /// told to `hook`) and keeping at most [`MAX_RAW_BYTES`] of it; `decide`, when given, is
 /// cancelled at the first tool call (the run's `stop: first_call`).
@@ -636,23 +686,14 @@ impl Agent for CliAgent {
         self.check_supported(&req)?;
         let home = private_home(self.kind())
             .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
-        let paths =
-            super::gateway::normalize::Normalizer::new(Some(req.workspace), Some(home.path()))
-                .with_installation(crate::sandbox::install::package_root(&binary).as_deref())
-                .with_installation(
-                    crate::sandbox::install::package_root_as_named(&binary).as_deref(),
-                );
+        let paths = normalizer(req.workspace, home.path(), &binary);
         let helper = super::mcp::helper_for(self.settings.sandbox.is_on(req.sandbox))
             .map_err(AgentError::Sandbox)?;
-        // Mocks and replayed servers are answered by aptitude through a relay; with the
-        // exchange recorded, the other stdio servers are tapped. Every stdio server runs
-        // under the watch's wrapper, so that one that fails to start or crashes is seen on
-        // every agent (not only where the agent reports it).
         let mcp = super::mcp::McpRun::start(super::mcp::Setup {
             servers: req.mcp_servers,
             mocks: req.mcp_mocks,
             replay: req.replay,
-            record: self.settings.gateway.as_ref().is_some_and(|g| g.records()),
+            record: self.records(),
             helper: &helper,
             paths: &paths,
         })
@@ -708,28 +749,17 @@ impl Agent for CliAgent {
             Some(routed) => routed.run_token(req.cancel),
             None => req.cancel.clone(),
         };
-        // `stop: first_call`: the run is stopped at its first tool call, through a token of
-        // its own, so that a stop on purpose is told from an interruption: when its stream
-        // shows the call, or when the gateway held the request the agent made after it.
+        // `stop: first_call`: stopped when its stream shows the first call, or when the
+        // gateway held the request the agent made after it.
         let decide =
             (req.stop == crate::spec::routing::Stop::FirstCall).then(|| match routed.as_mut() {
                 Some(routed) => routed.decide_token(&cancel),
                 None => cancel.child_token(),
             });
-        let mut streamed = stream(
-            &spec,
-            decide.as_ref().unwrap_or(&cancel),
-            self.cli.stream_format(),
-            (req.on_tool_call, decide.as_ref()),
-        )
-        .await
-        .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        let decided = decide.is_some_and(|d| d.is_cancelled())
-            && !cancel.is_cancelled()
-            && streamed.output.ending == process::Ending::Cancelled;
-        if decided {
-            streamed.output.ending = process::Ending::Decided;
-        }
+        let (streamed, decided) =
+            stream_until(&spec, &cancel, self.cli.stream_format(), &req, decide)
+                .await
+                .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let servers = mcp.servers.clone();
         let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {

@@ -71,7 +71,11 @@ pub(super) fn of(
     specs: &[TestSpec],
     results: Option<&crate::verdict::results::Results>,
 ) -> Coverage {
-    coverage::of(specs, &workspaces(specs), shown, results)
+    let measured = results.map(|r| coverage::Measured {
+        tests: &r.tests,
+        variants: &r.summary.variants,
+    });
+    coverage::of(specs, &workspaces(specs), shown, measured)
 }
 
 fn write(path: &Path, text: &str) -> Option<String> {

@@ -94,9 +94,11 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         ));
         match drafted {
             Ok(test) => {
-                super::output::write_new(&path, &test).map_err(|source| CliError::Write {
-                    path: path.clone(),
-                    source,
+                crate::shared::files::write_new(&path, &test).map_err(|source| {
+                    CliError::Write {
+                        path: path.clone(),
+                        source,
+                    }
                 })?;
                 written += 1;
                 out(&format!("drafted  {} ({})\n", path.display(), rule.id));
@@ -274,7 +276,7 @@ pub fn draft_skills(
     let missing = all.len() - drafted.len();
     let written = match skills::suite_text(&drafted, &placement, &path) {
         Ok(text) if !drafted.is_empty() => {
-            super::output::write_new(&path, &text).map_err(|source| CliError::Write {
+            crate::shared::files::write_new(&path, &text).map_err(|source| CliError::Write {
                 path: shown.clone(),
                 source,
             })?;

@@ -60,7 +60,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
             out(&format!("kept     {} (it exists)\n", rel.display()));
             continue;
         }
-        super::output::write_new(&path, content).map_err(|source| CliError::Write {
+        crate::shared::files::write_new(&path, content).map_err(|source| CliError::Write {
             path: path.clone(),
             source,
         })?;

@@ -337,16 +337,3 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .build()
         .map_err(CliError::Runtime)
 }
-
-/// Creates `path` (and its directories) with `content`, failing if it appeared meanwhile.
-pub(super) fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(content.as_bytes())
-}

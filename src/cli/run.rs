@@ -93,20 +93,18 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             ..Results::new(tests, started.elapsed().as_millis() as u64)
         };
         results.summary.budget = runner.budget_summary();
-        // Routing fails a run only on a significant fall against the baseline.
-        match &baselines.compare {
-            Some(Ok(base)) => results.compare_routing(base, args.github_args.significance),
-            Some(Err(Some(e))) if !args.github && results.routing.is_some() => {
-                output::err(&format!("no routing comparison with the baseline: {e}\n"));
-            }
-            _ => {}
-        }
-        // Which rules of the instruction files the tests cover, when some test says.
-        if specs.iter().any(|s| !s.covers.is_empty()) {
-            results.coverage = Some(super::coverage::of(&specs, Some(&results)));
-        }
+        add_figures(&mut results, &specs, &baselines.compare, args);
         let results = live.show_summary(cut, &redactor, &results).await?;
-        show_tables(&results);
+        for table in [
+            terminal::render_matrix(&results),
+            terminal::render_variants(&results),
+            terminal::render_routing(&results),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            out(&format!("\n{table}"));
+        }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(
@@ -136,15 +134,25 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     code
 }
 
-/// The tables under the summary: the agents' matrix, the variants side by side, routing.
-fn show_tables(results: &Results) {
-    let tables = [
-        terminal::render_matrix(results),
-        terminal::render_variants(results),
-        terminal::render_routing(results),
-    ];
-    for table in tables.into_iter().flatten() {
-        out(&format!("\n{table}"));
+/// The figures computed over the whole run: routing against the baseline (a significant
+/// fall fails the run) and, when some test says `covers:`, the rules' coverage.
+fn add_figures(
+    results: &mut Results,
+    specs: &[crate::spec::TestSpec],
+    compare: &super::publish::ReadBaseline,
+    args: &RunArgs,
+) {
+    // Routing fails a run only on a significant fall against the baseline.
+    match compare {
+        Some(Ok(base)) => results.compare_routing(base, args.github_args.significance),
+        Some(Err(Some(e))) if !args.github && results.routing.is_some() => {
+            output::err(&format!("no routing comparison with the baseline: {e}\n"));
+        }
+        _ => {}
+    }
+    // Which rules of the instruction files the tests cover, when some test says.
+    if specs.iter().any(|s| !s.covers.is_empty()) {
+        results.coverage = Some(super::coverage::of(specs, Some(results)));
     }
 }
 

@@ -374,6 +374,23 @@ pub fn matching_files(
     Ok(found)
 }
 
+/// Creates `path` (and its directories) with `content`, never over a file already there.
+///
+/// # Errors
+/// `AlreadyExists` when `path` exists (also when it appeared meanwhile), and any error of
+/// creating the directories or writing.
+pub fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    file.write_all(content.as_bytes())
+}
+
 /// `path` below `root` with `/` between components (`path` itself when it is not below).
 pub fn relative_slash(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)

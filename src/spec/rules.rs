@@ -103,157 +103,168 @@ struct Open {
 /// content.
 pub fn rules_of(file: &str, text: &str) -> Vec<Rule> {
     let body = without_front_matter(text);
-    let line_of = |offset: usize| -> u32 {
-        text.get(..offset)
-            .map_or(1, |t| t.bytes().filter(|b| *b == b'\n').count() as u32 + 1)
-    };
-    let mut rules: Vec<Rule> = Vec::new();
-    let mut headings: Vec<(u8, String)> = Vec::new();
-    let mut heading: Option<(u8, String)> = None;
-    // The stack of list items open, each with its own text so far.
-    let mut items: Vec<Open> = Vec::new();
-    let mut paragraph: Option<Open> = None;
-    let mut code: Option<Open> = None;
-    let mut cell: Option<Open> = None;
-    let mut row: Vec<String> = Vec::new();
-    let path = |headings: &[(u8, String)]| -> Vec<String> {
-        headings.iter().map(|(_, h)| h.clone()).collect()
-    };
-    let push = |rules: &mut Vec<Rule>, open: Open, headings: &[(u8, String)]| {
-        let text = collapse(&open.text);
-        if text.is_empty() {
-            return;
-        }
-        let headings = path(headings);
-        rules.push(Rule {
-            id: rule_id(&headings, &text),
-            file: file.to_owned(),
-            line: line_of(open.start),
-            end_line: line_of(open.end.saturating_sub(1).max(open.start)),
-            headings,
-            text,
-        });
+    let mut split = Splitter {
+        file,
+        text,
+        ..Splitter::default()
     };
     let parser = Parser::new_ext(
         &body,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
     );
     for (event, range) in parser.into_offset_iter() {
+        split.event(event, range);
+    }
+    split.rules
+}
+
+/// The state of [`rules_of`] while it reads one file's Markdown events.
+#[derive(Default)]
+struct Splitter<'a> {
+    file: &'a str,
+    text: &'a str,
+    rules: Vec<Rule>,
+    /// The headings above the current point: (level, title).
+    headings: Vec<(u8, String)>,
+    heading: Option<(u8, String)>,
+    /// The stack of list items open, each with its own text so far.
+    items: Vec<Open>,
+    paragraph: Option<Open>,
+    code: Option<Open>,
+    cell: Option<Open>,
+    row: Vec<String>,
+}
+
+impl Splitter<'_> {
+    /// The 1-based line of byte `offset`.
+    fn line_of(&self, offset: usize) -> u32 {
+        self.text.get(..offset).map_or(1, |t| {
+            u32::try_from(t.bytes().filter(|b| *b == b'\n').count()).unwrap_or(u32::MAX - 1) + 1
+        })
+    }
+
+    fn path(&self) -> Vec<String> {
+        self.headings.iter().map(|(_, h)| h.clone()).collect()
+    }
+
+    fn push(&mut self, open: Open) {
+        let text = collapse(&open.text);
+        if text.is_empty() {
+            return;
+        }
+        let headings = self.path();
+        self.rules.push(Rule {
+            id: rule_id(&headings, &text),
+            file: self.file.to_owned(),
+            line: self.line_of(open.start),
+            end_line: self.line_of(open.end.saturating_sub(1).max(open.start)),
+            headings,
+            text,
+        });
+    }
+
+    fn event(&mut self, event: Event<'_>, range: std::ops::Range<usize>) {
+        let open = || Open {
+            start: range.start,
+            end: range.end,
+            text: String::new(),
+        };
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some((level as u8, String::new()))
+                self.heading = Some((level as u8, String::new()));
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, title)) = heading.take() {
-                    headings.retain(|(l, _)| *l < level);
-                    headings.push((level, collapse(&title)));
+                if let Some((level, title)) = self.heading.take() {
+                    self.headings.retain(|(l, _)| *l < level);
+                    self.headings.push((level, collapse(&title)));
                 }
             }
-            Event::Start(Tag::Item) => {
-                // The parent item's own text is a rule of its own.
-                if let Some(parent) = items.last_mut() {
-                    let own = std::mem::take(&mut parent.text);
-                    push(
-                        &mut rules,
-                        Open {
-                            start: parent.start,
-                            end: range.start,
-                            text: own,
-                        },
-                        &headings,
-                    );
-                    parent.start = range.start;
-                }
-                items.push(Open {
-                    start: range.start,
-                    end: range.end,
-                    text: String::new(),
-                });
-            }
+            Event::Start(Tag::Item) => self.item_starts(range.start, open()),
             Event::End(TagEnd::Item) => {
-                if let Some(mut item) = items.pop() {
+                if let Some(mut item) = self.items.pop() {
                     item.end = range.end;
-                    push(&mut rules, item, &headings);
+                    self.push(item);
                 }
             }
-            Event::Start(Tag::Paragraph) if items.is_empty() => {
-                paragraph = Some(Open {
-                    start: range.start,
-                    end: range.end,
-                    text: String::new(),
-                });
+            Event::Start(Tag::Paragraph) if self.items.is_empty() => {
+                self.paragraph = Some(open());
             }
-            Event::End(TagEnd::Paragraph) if items.is_empty() => {
-                if let Some(p) = paragraph.take() {
-                    push(&mut rules, p, &headings);
+            Event::End(TagEnd::Paragraph) if self.items.is_empty() => {
+                if let Some(p) = self.paragraph.take() {
+                    self.push(p);
                 }
             }
-            Event::Start(Tag::CodeBlock(_)) if items.is_empty() => {
-                code = Some(Open {
-                    start: range.start,
-                    end: range.end,
-                    text: String::new(),
-                });
-            }
-            Event::End(TagEnd::CodeBlock) if items.is_empty() => {
-                // A fenced block belongs to the rule before it in the same section.
-                if let (Some(block), Some(last)) = (code.take(), rules.last_mut())
-                    && last.headings == path(&headings)
-                {
-                    last.text = collapse(&format!("{} {}", last.text, block.text));
-                    last.id = rule_id(&last.headings, &last.text);
-                    last.end_line = line_of(range.end.saturating_sub(1));
-                }
-            }
-            Event::Start(Tag::TableCell) => {
-                cell = Some(Open::default());
-            }
+            Event::Start(Tag::CodeBlock(_)) if self.items.is_empty() => self.code = Some(open()),
+            Event::End(TagEnd::CodeBlock) if self.items.is_empty() => self.code_ends(range.end),
+            Event::Start(Tag::TableCell) => self.cell = Some(Open::default()),
             Event::End(TagEnd::TableCell) => {
-                if let Some(c) = cell.take() {
-                    row.push(collapse(&c.text));
+                if let Some(c) = self.cell.take() {
+                    self.row.push(collapse(&c.text));
                 }
             }
-            Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => row.clear(),
+            Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => self.row.clear(),
             Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
-                let text = row.join(" | ");
-                row.clear();
-                push(
-                    &mut rules,
-                    Open {
-                        start: range.start,
-                        end: range.end,
-                        text,
-                    },
-                    &headings,
-                );
+                let text = self.row.join(" | ");
+                self.row.clear();
+                self.push(Open { text, ..open() });
             }
-            Event::Text(t) | Event::Code(t) => {
-                let target = if let Some((_, h)) = heading.as_mut() {
-                    h
-                } else if let Some(c) = cell.as_mut() {
-                    &mut c.text
-                } else if let Some(c) = code.as_mut() {
-                    &mut c.text
-                } else if let Some(item) = items.last_mut() {
-                    &mut item.text
-                } else if let Some(p) = paragraph.as_mut() {
-                    &mut p.text
-                } else {
-                    continue;
-                };
-                target.push_str(&t);
-            }
+            Event::Text(t) | Event::Code(t) => self.text_of(&t),
             Event::SoftBreak | Event::HardBreak => {
-                if let Some(item) = items.last_mut() {
+                if let Some(item) = self.items.last_mut() {
                     item.text.push(' ');
-                } else if let Some(p) = paragraph.as_mut() {
+                } else if let Some(p) = self.paragraph.as_mut() {
                     p.text.push(' ');
                 }
             }
             _ => {}
         }
     }
-    rules
+
+    /// A list item starts at `at`: the parent item's own text so far is a rule of its own.
+    fn item_starts(&mut self, at: usize, item: Open) {
+        if let Some(parent) = self.items.last_mut() {
+            let own = Open {
+                start: parent.start,
+                end: at,
+                text: std::mem::take(&mut parent.text),
+            };
+            parent.start = at;
+            self.push(own);
+        }
+        self.items.push(item);
+    }
+
+    /// A fenced block belongs to the rule before it in the same section.
+    fn code_ends(&mut self, end: usize) {
+        let path = self.path();
+        let end_line = self.line_of(end.saturating_sub(1));
+        if let (Some(block), Some(last)) = (self.code.take(), self.rules.last_mut())
+            && last.headings == path
+        {
+            last.text = collapse(&format!("{} {}", last.text, block.text));
+            last.id = rule_id(&last.headings, &last.text);
+            last.end_line = end_line;
+        }
+    }
+
+    /// Text goes to the innermost thing open: a heading, a cell, a code block, an item, a
+    /// paragraph.
+    fn text_of(&mut self, t: &str) {
+        let target = if let Some((_, h)) = self.heading.as_mut() {
+            h
+        } else if let Some(c) = self.cell.as_mut() {
+            &mut c.text
+        } else if let Some(c) = self.code.as_mut() {
+            &mut c.text
+        } else if let Some(item) = self.items.last_mut() {
+            &mut item.text
+        } else if let Some(p) = self.paragraph.as_mut() {
+            &mut p.text
+        } else {
+            return;
+        };
+        target.push_str(t);
+    }
 }
 
 /// `text` with a leading YAML front matter blanked out (its lines kept, so that offsets

@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::results::Results;
 use super::test_result::TestResult;
+use super::variants::VariantComparison;
 use crate::spec::rules::Rule;
 use crate::spec::{DEFAULT_VARIANT, TestSpec};
 
@@ -134,6 +134,16 @@ pub struct Workspace {
     pub rules: Vec<Rule>,
 }
 
+/// What a run measured that coverage reads: its tests' results and its variants side by
+/// side (results JSON's `tests` and `summary.variants`).
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    /// Every test's result.
+    pub tests: &'a [TestResult],
+    /// Each test with variants, its variants' pass rates and their differences.
+    pub variants: &'a [VariantComparison],
+}
+
 /// The coverage of `workspaces`' rules by `specs` (each spec's workspace is found by
 /// [`TestSpec::workspace_dir`] shown the same way as [`Workspace::dir`], through `shown`),
 /// with figures from `results` when given.
@@ -141,7 +151,7 @@ pub fn of(
     specs: &[TestSpec],
     workspaces: &[Workspace],
     shown: impl Fn(&std::path::Path) -> String,
-    results: Option<&Results>,
+    results: Option<Measured<'_>>,
 ) -> Coverage {
     let mut coverage = Coverage::default();
     let mut files: BTreeMap<String, usize> = BTreeMap::new();
@@ -256,7 +266,7 @@ fn status(tests: &[String], effect: Option<&Effect>) -> RuleStatus {
 }
 
 /// The results of `spec` as written (its `default` variant when it has variants).
-fn results_of<'a>(results: &'a Results, spec: &TestSpec) -> impl Iterator<Item = &'a TestResult> {
+fn results_of<'a>(results: Measured<'a>, spec: &TestSpec) -> impl Iterator<Item = &'a TestResult> {
     let file = crate::spec::diagnostic::display_path(&spec.file);
     let name = spec.name.clone();
     results.tests.iter().filter(move |t| {
@@ -279,7 +289,7 @@ fn judged(t: &TestResult) -> (u32, u32) {
     }
 }
 
-fn pass_rate(results: &Results, covering: &[&TestSpec]) -> (Option<f64>, u32) {
+fn pass_rate(results: Measured<'_>, covering: &[&TestSpec]) -> (Option<f64>, u32) {
     let (mut passed, mut runs) = (0, 0);
     for spec in covering {
         for t in results_of(results, spec) {
@@ -295,11 +305,10 @@ fn pass_rate(results: &Results, covering: &[&TestSpec]) -> (Option<f64>, u32) {
 }
 
 /// The effect of `rule`: the first covering test with a variant that removes it and ran.
-fn effect(results: &Results, covering: &[&TestSpec], rule: &Rule) -> Option<Effect> {
+fn effect(results: Measured<'_>, covering: &[&TestSpec], rule: &Rule) -> Option<Effect> {
     for spec in covering {
         let file = crate::spec::diagnostic::display_path(&spec.file);
         for comparison in results
-            .summary
             .variants
             .iter()
             .filter(|c| c.name == spec.name && c.file == file)

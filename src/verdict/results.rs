@@ -121,6 +121,15 @@ fn current_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Err
 }
 
 impl Results {
+    /// Compares this run's routing with `baseline`'s ([`crate::verdict::routing::compare`]) into
+    /// `routing.baseline`, when both have routing suites: a significant fall then fails the
+    /// run ([`Results::all_passed`]).
+    pub fn compare_routing(&mut self, baseline: &Results, significance: f64) {
+        if let (Some(now), Some(base)) = (self.routing.as_mut(), baseline.routing.as_ref()) {
+            now.baseline = Some(crate::verdict::routing::compare(now, base, significance));
+        }
+    }
+
     /// Reads results JSON, checking its schema version first: a file of another version
     /// gets [`ReadError::Version`], not a parse error about some field it changed.
     ///
@@ -716,17 +725,6 @@ pub struct Matrix {
 }
 
 impl Results {
-    /// Compares this run's routing with `baseline`'s ([`super::routing::compare`]) into
-    /// `routing.baseline`, when both have routing suites: a significant fall then fails the
-    /// run ([`Results::all_passed`]).
-    pub fn compare_routing(&mut self, baseline: &Results, significance: f64) {
-        if let (Some(now), Some(base)) = (self.routing.as_mut(), baseline.routing.as_ref()) {
-            now.baseline = Some(super::routing::compare(now, base, significance));
-        }
-    }
-}
-
-impl Results {
     /// The tests × agents table, when the run holds more than one agent or variant
     /// (`None` otherwise: the plain list says it all). A routing suite's prompts are not
     /// in it: their figures per agent are the routing section's.
@@ -790,6 +788,41 @@ mod matrix_tests {
         r.status = status;
         r.agent_id = Some(agent);
         r
+    }
+
+    /// A routing figure that fell significantly against the baseline fails the run, even
+    /// with every test passed; one that moved without significance does not.
+    #[test]
+    fn a_routing_regression_fails_the_run() {
+        use crate::verdict::routing::{Routing, RoutingBaseline, RoutingChange};
+        let change = RoutingChange {
+            suite: "routing".into(),
+            skill: "pdf".into(),
+            agent: AgentKind::Claude,
+            figure: "recall".into(),
+            before: [10, 10],
+            after: [2, 10],
+            p_value: 0.000_357,
+        };
+        let mut results = Results::new(vec![result("a", AgentKind::Claude, TestStatus::Passed)], 1);
+        results.routing = Some(Routing {
+            baseline: Some(RoutingBaseline {
+                significance: 0.05,
+                changed: vec![change.clone()],
+                ..RoutingBaseline::default()
+            }),
+            ..Routing::default()
+        });
+        assert!(results.all_passed(), "a move without significance");
+        results.routing = Some(Routing {
+            baseline: Some(RoutingBaseline {
+                significance: 0.05,
+                regressions: vec![change],
+                ..RoutingBaseline::default()
+            }),
+            ..Routing::default()
+        });
+        assert!(!results.all_passed(), "a routing regression fails the run");
     }
 
     #[test]

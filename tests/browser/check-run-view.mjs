@@ -7,7 +7,7 @@
 // TRAJECTORY_TEST (`tK`) is a test run once whose run view is read: its trajectory (turns,
 // calls, nesting), its files as diffs, its model requests. Then axe-core (npm, pinned)
 // checks the page with both tests' details expanded.
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 
@@ -15,15 +15,7 @@ const require = createRequire(import.meta.url);
 
 const [report, anchor, trajectoryTest] = process.argv.slice(2);
 const url = pathToFileURL(report).href;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-const errors = [];
-page.on("pageerror", (e) => errors.push(String(e)));
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+const { browser, page, errors } = await openPage();
 
 // The anchor opens its test and run, and scrolls to it.
 await page.goto(`${url}#${anchor}`);

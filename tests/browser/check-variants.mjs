@@ -3,22 +3,14 @@
 // tests/it/variants.rs to assert on:
 //   node tests/browser/check-variants.mjs REPORT.html SCREENSHOT.png
 // Then runs axe-core (npm, pinned) on the page with every test and detail expanded.
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 
 const [report, screenshot] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const page = await browser.newPage({ viewport: { width: 1100, height: 620 } });
-const errors = [];
-page.on("pageerror", (e) => errors.push(String(e)));
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+const { browser, page, errors } = await openPage({ width: 1100, height: 620 });
 await page.goto(pathToFileURL(report).href);
 
 // Each table: its caption, column headers, and rows as [row header, ...cells], with

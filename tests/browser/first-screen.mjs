@@ -13,7 +13,7 @@
 //   detailsMs   click on a failing test → its unpacked details in the page
 // axe-core (npm, pinned) then checks the header and the opened test, and the page is looked
 // at with JavaScript off.
-import { chromium } from "playwright-core";
+import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 
@@ -21,15 +21,7 @@ const require = createRequire(import.meta.url);
 
 const [report] = process.argv.slice(2);
 const url = pathToFileURL(report).href;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-const errors = [];
-page.on("pageerror", (e) => errors.push(String(e)));
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+const { browser, page, errors } = await openPage();
 
 const start = Date.now();
 await page.goto(url, { waitUntil: "commit" });

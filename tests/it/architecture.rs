@@ -3,9 +3,8 @@
 //! at most 12 top-level modules, and no function over 120 lines.
 //!
 //! The check reads `src/` as text: every `crate::…`, `super::…` and `self::…` path outside
-//! comments and unit tests (`#[cfg(test)] mod tests { … }`, and `#[cfg(test)] mod tests;`
-//! in its own `tests.rs`), braces of `use` trees expanded one level, is an edge to the
-//! longest module it names.
+//! comments and `#[cfg(test)] mod tests`, braces of `use` trees expanded one level, is an
+//! edge to the longest module it names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -54,10 +53,6 @@ fn modules() -> BTreeMap<Module, PathBuf> {
             Some("mod" | "lib" | "main")
         ) {
             parts.pop();
-        }
-        // A unit test module in its own file is a unit test, as one inside its module is.
-        if parts.last().is_some_and(|p| p == "tests") && parts.len() > 1 {
-            continue;
         }
         found.insert(parts, path.to_owned());
     }

@@ -295,6 +295,9 @@ async fn a_first_run_creates_the_comment_and_the_check_run() {
     assert_eq!(
         gh.assert_valid_for_github().await,
         [
+            // The results have a coverage section: the pull request's files are read for
+            // the instruction lines it adds that no test covers.
+            "pulls/list-files",
             "checks/create",
             "users/get-authenticated",
             "issues/list-comments",

@@ -156,7 +156,12 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
     assert_eq!(t["status"], "passed");
     assert_eq!(
         t["files"],
-        json!([{"path": "counter.txt", "change": "modified", "size": 3}])
+        json!([{
+            "path": "counter.txt",
+            "change": "modified",
+            "size": 3,
+            "diff": "--- a/counter.txt\n+++ b/counter.txt\n@@ -1 +1 @@\n-42\n+43\n"
+        }])
     );
     let call = &t["transcript"]["tool_calls"][0];
     assert_eq!(call["output"], "incremented");

@@ -480,8 +480,8 @@ impl Ctx {
         }
     }
 
-    /// The top-level keys of a test file, checked against [`TEST_KEYS`].
-    fn test_fields<'a>(&mut self, root: &'a Node) -> Option<Fields<'a>> {
+    /// A test file's top-level keys, each checked to be one a test has.
+    fn test_fields<'n>(&mut self, root: &'n Node) -> Option<Fields<'n>> {
         let Value::Map(entries) = &root.value else {
             self.push(
                 Diagnostic::new(
@@ -506,7 +506,6 @@ impl Ctx {
 
     pub(super) fn test(&mut self, path: &Path, root: &Node) -> Option<TestSpec> {
         let fields = self.test_fields(root)?;
-
         let name = self
             .required(&fields, "name")
             .and_then(|n| self.non_empty_string(n, "name"));

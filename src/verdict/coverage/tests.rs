@@ -63,13 +63,22 @@ fn stats(variant: &str, passed: u32, failed: u32, p: Option<f64>) -> VariantStat
     }
 }
 
+/// A run's results as coverage reads them.
+struct Results {
+    tests: Vec<TestResult>,
+    variants: Vec<VariantComparison>,
+}
+
 fn results(dir: &Path, without: (u32, u32), p: f64) -> Results {
     let file = |name: &str| crate::spec::diagnostic::display_path(&dir.join(name));
     let mut lint = TestResult::new("lint", file("lint.aptitude.yaml"), TestStatus::Passed);
     lint.variant = Some(DEFAULT_VARIANT.into());
     let bugfix = TestResult::new("bugfix", file("tests.aptitude.yaml"), TestStatus::Failed);
-    let mut r = Results::new(vec![lint, bugfix], 1);
-    r.summary.variants = vec![VariantComparison {
+    let mut r = Results {
+        tests: vec![lint, bugfix],
+        variants: Vec::new(),
+    };
+    r.variants = vec![VariantComparison {
         name: "lint".into(),
         file: file("lint.aptitude.yaml"),
         agent_id: None,
@@ -122,7 +131,7 @@ fn pass_rates_and_the_effect_of_a_removed_rule_come_from_results() {
         &specs,
         &workspaces,
         shown(dir.path()),
-        Some(&results(dir.path(), (0, 5), 0.008)),
+        Some(measured(&results(dir.path(), (0, 5), 0.008))),
     );
     let lint = &c.rules[0];
     assert_eq!(
@@ -144,7 +153,7 @@ fn pass_rates_and_the_effect_of_a_removed_rule_come_from_results() {
         &specs,
         &workspaces,
         shown(dir.path()),
-        Some(&results(dir.path(), (5, 0), 1.0)),
+        Some(measured(&results(dir.path(), (5, 0), 1.0))),
     );
     assert_eq!(c.rules[0].status, RuleStatus::NoMeasuredEffect);
     // Too few runs to tell: still just covered.
@@ -152,7 +161,14 @@ fn pass_rates_and_the_effect_of_a_removed_rule_come_from_results() {
         &specs,
         &workspaces,
         shown(dir.path()),
-        Some(&results(dir.path(), (2, 0), 1.0)),
+        Some(measured(&results(dir.path(), (2, 0), 1.0))),
     );
     assert_eq!(c.rules[0].status, RuleStatus::Covered);
+}
+
+fn measured(r: &Results) -> Measured<'_> {
+    Measured {
+        tests: &r.tests,
+        variants: &r.variants,
+    }
 }
