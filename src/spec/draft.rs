@@ -142,16 +142,26 @@ pub fn test_from_reply(
             .collect::<Vec<_>>()
             .join("\n"),
     );
-    super::load_str_checked(test_path, &text).map_err(|diags| {
-        DraftError::Invalid(
-            diags
-                .iter()
-                .map(|d| format!("line {}: {}", d.pos.line, d.message))
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
+    validated(test_path, &text)?;
     Ok(text + "\n")
+}
+
+/// Loads `text` as the test file `test_path` would be loaded.
+///
+/// # Errors
+/// [`DraftError::Invalid`] with each of the loader's diagnostics as `line N: message`.
+fn validated(test_path: &Path, text: &str) -> Result<(), DraftError> {
+    super::load_str_checked(test_path, text)
+        .map(drop)
+        .map_err(|diags| {
+            DraftError::Invalid(
+                diags
+                    .iter()
+                    .map(|d| format!("line {}: {}", d.pos.line, d.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })
 }
 
 #[cfg(test)]

@@ -411,15 +411,7 @@ workspace: {}
             }
         }
     }
-    super::super::load_str_checked(test_path, &text).map_err(|diags| {
-        DraftError::Invalid(
-            diags
-                .iter()
-                .map(|d| format!("line {}: {}", d.pos.line, d.message))
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
+    super::validated(test_path, &text)?;
     Ok(text)
 }
 
