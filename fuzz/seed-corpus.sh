@@ -67,6 +67,11 @@ seed transcript_detect "$c"/gemini/*.json "$c"/live/*/*.json "$c"/live/*/*.md
 
 seed spec_loader "$root"/examples/*/*.aptitude.yaml "$data"/*/*.aptitude.yaml
 seed report "$data"/results/*.json
+# Text through shared::inert and shared::cut: instruction files, READMEs and docs (prose
+# with URLs, em dashes, tables, emoji), and the inputs that once crashed them.
+for t in shared_inert shared_cut; do
+  seed "$t" "$root"/README.md "$root"/docs/*.md "$root"/fuzz/corpus-regressions/"$t"/*
+done
 if [ -n "${APTITUDE:-}" ]; then
   mkdir -p "$corpus/report"
   for t in "$root"/examples/*/*.aptitude.yaml "$data"/env/*.aptitude.yaml; do

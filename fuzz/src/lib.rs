@@ -54,6 +54,8 @@ pub const TARGETS: &[Target] = &[
     ("transcript_kiro_session", transcript_kiro_session),
     ("transcript_kiro_kas", transcript_kiro_kas),
     ("report", report),
+    ("shared_inert", shared_inert),
+    ("shared_cut", shared_cut),
 ];
 
 /// A secret the redactor knows, so report inputs that contain it exercise redaction.
@@ -258,4 +260,58 @@ pub fn report(data: &[u8]) {
         };
         let _ = markdown::render(&results, &options);
     }
+}
+
+/// Arbitrary bytes as text (invalid UTF-8 replaced), through every function of
+/// `shared::inert` that renders agent or repository text for an output: the terminal,
+/// the Actions log, GFM, annotations and the HTML report. The text is also cut into
+/// its first and second halves at every character boundary near the middle, so that
+/// multi-byte characters meet each function's byte-wise scans at every offset.
+pub fn shared_inert(data: &[u8]) {
+    use aptitude::shared::inert;
+    let text = String::from_utf8_lossy(data);
+    let mid = text.len() / 2;
+    let mut pieces = vec![text.as_ref()];
+    pieces.extend(
+        (mid.saturating_sub(3)..=mid.saturating_add(3).min(text.len()))
+            .filter(|&at| text.is_char_boundary(at))
+            .flat_map(|at| [&text[..at], &text[at..]]),
+    );
+    for piece in pieces {
+        let _ = inert::normalize_line_breaks(piece);
+        let _ = inert::terminal(piece);
+        let _ = inert::terminal_lines(piece);
+        let _ = inert::terminal_output(piece);
+        let _ = inert::document(piece);
+        let _ = inert::workflow_commands_defused(piece);
+        let _ = inert::workflow_command("error", &[("file", piece), ("title", piece)], piece);
+        let _ = inert::markdown_inline(piece);
+        let _ = inert::markdown_html_inline(piece);
+        let _ = inert::markdown_code_block(piece);
+        let _ = inert::single_line(piece);
+        let _ = inert::plain_text(piece);
+        let _ = inert::repository_path(piece);
+    }
+}
+
+/// Arbitrary bytes as text through every cut of `shared::cut` and `shared::text`, at
+/// limits from 0 to past the text's length (the first byte picks a small limit, so cuts
+/// land on every character boundary and inside multi-byte characters), with a secret
+/// the redactor knows somewhere in the text when the input holds it.
+pub fn shared_cut(data: &[u8]) {
+    use aptitude::shared::{cut, text as shared_text};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let picked = usize::from(first);
+    for max in [0, 1, 2, 3, 4, picked, picked / 2, text.len(), text.len() + 1] {
+        let _ = cut::chars(&text, max);
+        let _ = cut::bytes(&text, max);
+        let _ = shared_text::truncate(&text, max);
+        let _ = shared_text::truncate_lines(&text, max);
+        let _ = shared_text::summarize_input(&serde_json::json!({ "command": text }), max);
+    }
+    let _ = cut::after_cut_start(&text);
+    let _ = redactor().redact(&text);
 }

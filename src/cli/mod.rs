@@ -538,6 +538,25 @@ pub struct TranscriptArgs {
     pub json: bool,
 }
 
+/// Replaces the default panic hook, which prints the panic's message as it is: a message
+/// such as `byte index 4 is not a char boundary; it is inside '—' … of `TEXT`` quotes the
+/// agent's or the repository's text, which could hold a secret, escape sequences or a
+/// workflow command. This one prints it redacted and inert, with where it happened and
+/// that it is aptitude's bug.
+fn inert_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = crate::shared::caught::message(info.payload());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let redactor = crate::shared::redact::Redactor::from_process_env([]);
+        output::err(&redactor.redact(&format!(
+            "aptitude panicked{place}: {message}\nThis is a bug in aptitude; please report it with the command that was run.\n"
+        )));
+    }));
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     // The sandbox's helper runs before anything else: it is aptitude's own binary started
@@ -558,6 +577,7 @@ pub fn main() -> ExitCode {
         let code = crate::agent::mcp::helper::main(&argv[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    inert_panics();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

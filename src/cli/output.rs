@@ -111,9 +111,18 @@ pub fn write_reports(
             name => reports.path(name),
         };
         if let Some(path) = path {
-            match (format.render)(results, &options) {
-                Ok(text) => problems.extend(write_file(path, &text).err().map(|e| e.to_string())),
-                Err(e) => problems.push(e.to_string()),
+            // A renderer's panic (a bug of aptitude's) costs that one report, never the
+            // others: the results JSON is still written.
+            match crate::shared::caught::caught(|| (format.render)(results, &options)) {
+                Ok(Ok(text)) => {
+                    problems.extend(write_file(path, &text).err().map(|e| e.to_string()));
+                }
+                Ok(Err(e)) => problems.push(e.to_string()),
+                Err(_) => problems.push(format!(
+                    "{}: the {} report could not be rendered (a bug in aptitude, printed above)",
+                    path.display(),
+                    format.name
+                )),
             }
         }
     }

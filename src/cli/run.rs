@@ -95,14 +95,17 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         results.summary.budget = runner.budget_summary();
         add_figures(&mut results, &specs, &baselines.compare, args);
         let results = live.show_summary(cut, &redactor, &results).await?;
-        for table in [
-            terminal::render_matrix(&results),
-            terminal::render_variants(&results),
-            terminal::render_routing(&results),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        // A renderer's panic (printed by the hook) must not stop the reports and the
+        // publication below.
+        let tables = crate::shared::caught::caught(|| {
+            [
+                terminal::render_matrix(&results),
+                terminal::render_variants(&results),
+                terminal::render_routing(&results),
+            ]
+        })
+        .unwrap_or_default();
+        for table in tables.into_iter().flatten() {
             out(&format!("\n{table}"));
         }
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);

@@ -342,11 +342,17 @@ fn no_autolink(text: String) -> String {
         if let Some(after) = rest.strip_prefix("://") {
             out.push_str(":\u{2060}//");
             rest = after;
-        } else if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("www.") {
+        } else if let Some(after) = rest
+            .get(..4)
+            .filter(|head| head.eq_ignore_ascii_case("www."))
+            .and_then(|_| rest.get(4..))
+        {
+            // `get`: the four bytes after a multi-byte character need not end on a
+            // character boundary ("docs — they" panicked here).
             out.push_str(&rest[..3]);
             out.push('\u{2060}');
             out.push('.');
-            rest = &rest[4..];
+            rest = after;
         } else if let Some(c) = rest.chars().next() {
             out.push(c);
             rest = &rest[c.len_utf8()..];
@@ -474,6 +480,26 @@ pub fn repository_path(path: &str) -> Result<&str, PathRefused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 44: an honest AGENTS.md rule made `run --markdown` exit 101, since the check
+    /// for `www.` sliced four bytes that ended inside the em dash.
+    #[test]
+    fn markdown_keeps_a_url_followed_by_multibyte_text_whole() {
+        let rule = "Read the docs at https://example.com/docs — they are short.";
+        assert_eq!(
+            markdown_inline(rule),
+            "Read the docs at https:\u{2060}//example.com/docs — they are short."
+        );
+        assert_eq!(
+            markdown_html_inline("www.é—x.com s — www."),
+            "www\u{2060}.é—x.com s — www\u{2060}."
+        );
+        for cut in 0..=rule.len() {
+            if let (Some(head), Some(tail)) = (rule.get(..cut), rule.get(cut..)) {
+                let _ = markdown_inline(&format!("www.{head}é{tail}"));
+            }
+        }
+    }
 
     #[test]
     fn a_terminal_sees_every_control_character_as_text() {

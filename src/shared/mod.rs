@@ -1,7 +1,8 @@
-//! Helpers below every stage: safe file reads, cuts that never show part of a secret,
+//! Helpers below every stage: a panic caught as a value, safe file reads, cuts that never show part of a secret,
 //! text formatting, text from agents made inert for each output, secret redaction and "did
 //! you mean" suggestions. Nothing here names a stage.
 
+pub mod caught;
 pub mod cut;
 pub mod files;
 pub mod inert;

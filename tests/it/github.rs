@@ -1190,3 +1190,50 @@ async fn a_changed_instruction_line_no_test_covers_is_annotated() {
     );
     gh.assert_valid_for_github().await;
 }
+
+/// Issue 44: ordinary text with a URL and a multi-byte character after a word ("docs — they")
+/// made the Markdown renderer panic, so `publish --baseline` exited 101 before anything was
+/// posted and the pull request kept its earlier ✅ comment. The same text in a test's name,
+/// an assertion and its detail now publishes: the comment and the check run are written,
+/// the text shows (inert: no live mention, no autolink), and the exit code is the tests'.
+#[tokio::test]
+async fn ordinary_text_with_a_url_and_an_em_dash_is_published() {
+    const TEXT: &str = "@octocat: read the docs at https://example.com/docs — they are short; www.é—x.com";
+    let mut results: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
+            .unwrap();
+    for t in results["tests"].as_array_mut().unwrap() {
+        t["name"] = json!(format!("rule — {TEXT}"));
+        for a in t["assertions"].as_array_mut().unwrap() {
+            a["description"] = json!(TEXT);
+            a["detail"] = json!(format!("{TEXT}\n{TEXT}"));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
+    let gh = Gh::new(PR_EVENT).await;
+    gh.forbid_user().await;
+    gh.comments(None, json!([]), false).await;
+    gh.accept_writes().await;
+    let baseline = file.to_str().unwrap();
+    let (code, out) = gh
+        .publish_in(&file, &root(), &["--baseline", baseline])
+        .await;
+    assert_eq!(code, 1, "the tests' exit code, not a panic's 101: {out}");
+    assert!(!out.contains("panicked"), "{out}");
+    let body = gh.comment_body().await;
+    assert!(
+        body.contains("docs — they are short"),
+        "the text is shown: {body}"
+    );
+    // The test's row: inline Markdown, where GFM would link a mention or a URL.
+    let row = body
+        .lines()
+        .find(|l| l.contains("| rule — "))
+        .unwrap_or_else(|| panic!("the test's row: {body}"));
+    assert!(row.contains("@\u{2060}octocat"), "no live mention: {row}");
+    assert!(row.contains("https:\u{2060}//example.com"), "no autolink: {row}");
+    assert_eq!(gh.check_writes().await.len(), 1, "the check run is created");
+    gh.assert_valid_for_github().await;
+}

@@ -23,9 +23,10 @@ use serde_json::{Value, json};
 
 use super::error::GithubError;
 use super::{
-    ANNOTATION_MESSAGE_LIMIT, ANNOTATION_TITLE_LIMIT, ANNOTATIONS_PER_REQUEST, CHECK_SUMMARY_LIMIT,
-    GithubEnv, MARGIN_BYTES, PublishOptions,
+    ANNOTATION_MESSAGE_LIMIT, ANNOTATION_TITLE_LIMIT, ANNOTATIONS_PER_REQUEST, GithubEnv,
+    MARGIN_BYTES, PublishOptions, Texts,
 };
+use crate::shared::caught::caught;
 use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 
 /// Octocrab pointed at the environment's API with its token.
@@ -166,6 +167,7 @@ impl Client {
         results: &Results,
         env: &GithubEnv,
         options: &PublishOptions,
+        texts: &Texts,
     ) -> Result<(u64, Option<String>), GithubError> {
         let sha = env.head_sha().ok_or(GithubError::NoSha)?;
         let name = match &options.key {
@@ -173,22 +175,31 @@ impl Client {
             None => "aptitude".to_owned(),
         };
         let s = &results.summary;
-        let conclusion = if s.failed > 0 || s.errors > 0 || !results.all_passed() {
+        let conclusion = if texts.broken || s.failed > 0 || s.errors > 0 || !results.all_passed() {
             CheckRunConclusion::Failure
         } else if s.passed == 0 {
             CheckRunConclusion::Neutral
         } else {
             CheckRunConclusion::Success
         };
-        let title = crate::report::markdown::plain_title(results);
-        let summary = super::body(results, env, options, CHECK_SUMMARY_LIMIT - MARGIN_BYTES);
-        let mut annotations = annotations(results, env);
+        let title = texts.check_title.clone();
+        let summary = texts.check_summary.clone();
+        // Annotations quote agent and repository text: a renderer's panic leaves them out
+        // (the summary then says the report is broken), never the check run.
+        let mut annotations = if texts.broken {
+            Vec::new()
+        } else {
+            caught(|| annotations(results, env)).unwrap_or_default()
+        };
         // The instruction lines this pull request adds that no test covers.
         if results.coverage.is_some()
+            && !texts.broken
             && let Some(pr) = env.pull_request()
         {
             match self.added_lines(pr.number).await {
-                Ok(added) => annotations.extend(coverage_annotations(results, env, &added)),
+                Ok(added) => annotations.extend(
+                    caught(|| coverage_annotations(results, env, &added)).unwrap_or_default(),
+                ),
                 Err(e) => tracing::debug!(error = %e, "no coverage annotations"),
             }
         }

@@ -165,12 +165,109 @@ pub fn body(
     format!("{}{footer}", markdown::render(results, &md_options))
 }
 
+/// The texts of one publication, rendered before the first request, so that a bug in a
+/// renderer can not stop publishing half-way: the job summary, the comment (its marker
+/// first), and the check run's title, summary and conclusion.
+pub(crate) struct Texts {
+    /// The job summary's Markdown.
+    pub(crate) summary: String,
+    /// The sticky comment's body, its marker on the first line.
+    pub(crate) comment: String,
+    /// The check run's `output.title`.
+    pub(crate) check_title: String,
+    /// The check run's `output.summary`.
+    pub(crate) check_summary: String,
+    /// Whether the report could not be rendered: the check run then fails.
+    pub(crate) broken: bool,
+}
+
+impl Texts {
+    /// Every text of a publication; a panic while rendering them gives [`Texts::broken`]
+    /// and its message, so that the pull request never keeps an earlier ✅.
+    pub(crate) fn of(
+        results: &Results,
+        env: &GithubEnv,
+        options: &PublishOptions,
+    ) -> (Texts, Option<String>) {
+        Texts::rendered_by(results, env, options, body)
+    }
+
+    /// [`Texts::of`] with the Markdown body rendered by `render` (what [`body`] takes).
+    fn rendered_by(
+        results: &Results,
+        env: &GithubEnv,
+        options: &PublishOptions,
+        render: impl Fn(&Results, &GithubEnv, &PublishOptions, usize) -> String,
+    ) -> (Texts, Option<String>) {
+        let mark = marker(options.key.as_deref());
+        let rendered = crate::shared::caught::caught(|| Texts {
+            summary: render(results, env, options, summary::SUMMARY_BYTES - MARGIN_BYTES),
+            comment: format!(
+                "{mark}\n{}",
+                render(
+                    results,
+                    env,
+                    options,
+                    COMMENT_LIMIT - MARGIN_BYTES - mark.len() - 1
+                )
+            ),
+            check_title: markdown::plain_title(results),
+            check_summary: render(results, env, options, CHECK_SUMMARY_LIMIT - MARGIN_BYTES),
+            broken: false,
+        });
+        match rendered {
+            Ok(texts) => (texts, None),
+            Err(panic) => (Texts::broken(results, &mark), Some(panic)),
+        }
+    }
+
+    /// What is published when the report could not be rendered: aptitude's own words and
+    /// the summary's counts, nothing the agent or the repository wrote (the text that
+    /// broke the renderer may be theirs), and a failing check run.
+    fn broken(results: &Results, mark: &str) -> Texts {
+        let s = &results.summary;
+        let text = format!(
+            "## ⚠️ aptitude could not render this run's report\n\n\
+             A bug in aptitude stopped it while writing the report, so the verdicts are not \
+             shown here, and the check run fails. This replaces any earlier report, which no \
+             longer holds. Counts: {} passed, {} failed, {} errors, {} skipped. The results \
+             JSON and the workflow run's log have every verdict; please report the bug with \
+             that log.\n",
+            s.passed, s.failed, s.errors, s.skipped
+        );
+        Texts {
+            summary: text.clone(),
+            comment: format!("{mark}\n{text}"),
+            check_title: "aptitude could not render its report".to_owned(),
+            check_summary: text,
+            broken: true,
+        }
+    }
+}
+
 /// Publishes results: job summary and step outputs always; comment and check run when the
-/// token can write.
+/// token can write. Everything is rendered first ([`Texts::of`]): a renderer that panics
+/// still gets an error comment and a failing check run posted, never nothing.
 pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOptions) -> Published {
+    let (texts, panic) = Texts::of(results, env, options);
+    publish_texts(results, env, options, &texts, panic.is_some()).await
+}
+
+/// [`publish`] of texts already rendered; `broken`: rendering them panicked.
+async fn publish_texts(
+    results: &Results,
+    env: &GithubEnv,
+    options: &PublishOptions,
+    texts: &Texts,
+    broken: bool,
+) -> Published {
     let mut out = Published::default();
-    let summary_body = body(results, env, options, summary::SUMMARY_BYTES - MARGIN_BYTES);
-    if let Err(e) = write_step_summary(env, &summary_body) {
+    if broken {
+        out.warnings.push(
+            "the report could not be rendered (a bug in aptitude, printed above); an error comment and a failing check run are published in its place".to_owned(),
+        );
+    }
+    if let Err(e) = write_step_summary(env, &texts.summary) {
         out.warnings.push(e.to_string());
     }
     if let Err(e) = write_outputs(env, results, options) {
@@ -196,7 +293,7 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
     // token is an app's.
     let mut app = None;
     if options.check_run {
-        match client.check_run(results, env, options).await {
+        match client.check_run(results, env, options, texts).await {
             Ok((id, slug)) => {
                 out.check_run_id = Some(id);
                 app = slug;
@@ -211,17 +308,8 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
         && let Some(pr) = env.pull_request()
     {
         let mark = marker(options.key.as_deref());
-        let text = format!(
-            "{mark}\n{}",
-            body(
-                results,
-                env,
-                options,
-                COMMENT_LIMIT - MARGIN_BYTES - mark.len() - 1
-            )
-        );
         match client
-            .upsert_comment(pr.number, &mark, &text, app.as_deref())
+            .upsert_comment(pr.number, &mark, &texts.comment, app.as_deref())
             .await
         {
             Ok(id) => out.comment_id = Some(id),
@@ -236,6 +324,71 @@ pub async fn publish(results: &Results, env: &GithubEnv, options: &PublishOption
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 44: a renderer that panics still gets an error comment and a failing check
+    /// run posted (the pull request never keeps an earlier ✅), with aptitude's words and
+    /// counts only, none of the text that broke it.
+    #[tokio::test]
+    async fn a_panic_while_rendering_still_posts_an_error_comment_and_a_failing_check_run() {
+        use wiremock::matchers::{method, path};
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/repos/o/r/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/user"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"login": "bot"})))
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1})))
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let env = GithubEnv {
+            api_url: server.uri(),
+            repository: "o/r".into(),
+            event: Some(serde_json::json!({"pull_request": {"number": 7, "head": {"sha": "head", "repo": {"full_name": "o/r", "fork": false}}}})),
+            sha: Some("merge".into()),
+            step_summary: Some(dir.path().join("summary.md")),
+            output: Some(dir.path().join("output")),
+            server_url: "https://github.com".into(),
+            run_id: Some("42".into()),
+            token: Some("ghs_test_token".into()),
+            actor: None,
+            workspace: None,
+            event_name: Some("pull_request".into()),
+        };
+        let mut results = Results::new(Vec::new(), 1);
+        results.summary.passed = 3;
+        let options = PublishOptions::default();
+        let (texts, panic) = Texts::rendered_by(&results, &env, &options, |_, _, _, _| {
+            panic!("byte index 4 is not a char boundary; of `@octocat secret text`")
+        });
+        assert!(panic.is_some_and(|p| p.contains("char boundary")));
+        let published = publish_texts(&results, &env, &options, &texts, true).await;
+        assert!(published.comment_id.is_some() && published.check_run_id.is_some());
+        assert!(published.warnings.iter().any(|w| w.contains("could not be rendered")));
+        let posts: Vec<serde_json::Value> = server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.method.as_str() == "POST")
+            .filter_map(|r| serde_json::from_slice(&r.body).ok())
+            .collect();
+        let check = posts.iter().find(|b| b.get("head_sha").is_some()).unwrap();
+        assert_eq!(check["conclusion"], "failure", "{check}");
+        let comment = posts.iter().find_map(|b| b["body"].as_str()).unwrap();
+        assert!(comment.starts_with("<!-- aptitude:sticky-comment -->\n"));
+        assert!(comment.contains("could not render") && comment.contains("3 passed"));
+        assert!(!comment.contains("octocat"), "{comment}");
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(summary.contains("could not render"), "{summary}");
+    }
 
     #[test]
     fn a_key_can_not_end_the_marker() {
