@@ -305,7 +305,17 @@ pub fn shared_cut(data: &[u8]) {
     };
     let text = String::from_utf8_lossy(rest);
     let picked = usize::from(first);
-    for max in [0, 1, 2, 3, 4, picked, picked / 2, text.len(), text.len() + 1] {
+    for max in [
+        0,
+        1,
+        2,
+        3,
+        4,
+        picked,
+        picked / 2,
+        text.len(),
+        text.len() + 1,
+    ] {
         let _ = cut::chars(&text, max);
         let _ = cut::bytes(&text, max);
         let _ = shared_text::truncate(&text, max);

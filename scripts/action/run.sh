@@ -85,8 +85,21 @@ fi
 # The event travels with the reports, for the fork-safe `workflow_run` publisher.
 [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && cp "$GITHUB_EVENT_PATH" "$out/event.json"
 
+# The delegated cgroup setup-sandbox.sh made: this shell into `launch/` (sudo), aptitude
+# alone into `run/`, so that it can hand memory and pids to each run's cgroup. A move that
+# fails leaves aptitude where it was (its watch holds the limits).
+launch=()
+if [ -n "${APTITUDE_CGROUP:-}" ] && [ -d "$APTITUDE_CGROUP/launch" ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo -n"
+  if echo "$$" | $sudo_cmd tee "$APTITUDE_CGROUP/launch/cgroup.procs" >/dev/null 2>&1; then
+    # shellcheck disable=SC2016 # $$ and $@ are the inner shell's.
+    launch=(sh -c 'echo "$$" > "$0/run/cgroup.procs" 2>/dev/null; exec "$@"' "$APTITUDE_CGROUP")
+  fi
+fi
+
 read -r -a paths <<< "${TESTS:-.}"
-aptitude "${args[@]}" -- "${paths[@]}"
+"${launch[@]}" aptitude "${args[@]}" -- "${paths[@]}"
 code=$?
 
 # 0 passed, 1 a test failed or errored, 2 invalid input, 130 interrupted.

@@ -32,3 +32,32 @@ if ! said="$(env -i PATH=/usr/bin:/bin bwrap --unshare-user --disable-userns --c
   exit 1
 fi
 echo "aptitude: sandbox ready ($(bwrap --version))"
+
+# A delegated cgroup v2 for the job's runs, where the runner has one hierarchy (GitHub's
+# Ubuntu runners) and sudo: the run's memory.max then counts what the watch can not see
+# (shared memory, memfds, tmpfs) and pids.max counts threads and stops a fork storm at the
+# limit (docs/security.md, "Bounded runs"). The job's shell moves into `launch/` in
+# run.sh (with sudo: a move between the runner's cgroup and this one needs root), and
+# aptitude alone into `run/` (a move inside a delegated cgroup needs none), where it makes
+# a cgroup of each run. Anything missing here leaves the limits to aptitude's watch.
+if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] &&
+  { [ -z "$sudo_cmd" ] || sudo -n true 2>/dev/null; }; then
+  cg="/sys/fs/cgroup/aptitude-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-0}-$$"
+  delegated=""
+  if $sudo_cmd mkdir -p "$cg/launch" "$cg/run" 2>/dev/null; then
+    # The root's controllers are on already where systemd runs; asking again is harmless.
+    echo "+memory +pids" | $sudo_cmd tee /sys/fs/cgroup/cgroup.subtree_control >/dev/null 2>&1 || true
+    if echo "+memory +pids" | $sudo_cmd tee "$cg/cgroup.subtree_control" >/dev/null 2>&1 &&
+      $sudo_cmd chown -R "$(id -u):$(id -g)" "$cg" 2>/dev/null; then
+      delegated=1
+    else
+      $sudo_cmd rmdir "$cg/launch" "$cg/run" "$cg" 2>/dev/null || true
+    fi
+  fi
+  if [ -n "$delegated" ]; then
+    echo "APTITUDE_CGROUP=$cg" >> "${GITHUB_ENV:-/dev/null}"
+    echo "aptitude: run limits held by a delegated cgroup v2 ($cg: memory.max, pids.max)"
+  else
+    echo "aptitude: no delegated cgroup v2 here; run limits are held by aptitude's watch"
+  fi
+fi

@@ -1,11 +1,11 @@
 //! Enforcing a run's `limits:` (memory, processes, disk) where the jail can not hold them
 //! itself, and saying how they were enforced.
 //!
-//! | limit | cgroup v2 (a delegated cgroup: a systemd user session, the GitHub runner) | otherwise |
+//! | limit | cgroup v2 (a delegated cgroup: a systemd user session, the GitHub runner through the action) | otherwise |
 //! |---|---|---|
-//! | memory | `memory.max` of the run's cgroup | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together |
-//! | processes | `pids.max` | this watch: the run's live processes |
-//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by |
+//! | memory | `memory.max` of the run's cgroup (it counts shared memory, memfds and tmpfs too) | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together, plus what they hold outside it ([`Held`]: memfds and removed `/dev/shm` files held open, and the sandbox's own `/dev/shm`) |
+//! | processes | `pids.max` (threads count: it counts tasks) | this watch: the run's live tasks, processes and their threads |
+//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by, plus the files its processes removed but hold open |
 //!
 //! The watch looks every [`WATCH_EVERY`] (the disk every second, or less often when walking
 //! the run's directories takes longer than 50 ms: at most 5% of the time): a run is stopped at
@@ -72,25 +72,30 @@ impl Watch {
     /// Looks at the run's live processes `pids` (and, when due, its directories): the limit crossed, in words, if one is.
     pub fn look(&mut self, pids: &[i32]) -> Option<String> {
         let limits = self.watched.limits;
-        if pids.len() > limits.processes as usize {
+        // Threads are tasks as a fork is (cgroup's pids.max counts them too): 1,500
+        // threads under a limit of 40 processes are over it.
+        let tasks: usize = pids.iter().map(|pid| tasks_of(*pid)).sum();
+        if tasks > limits.processes as usize {
             return Some(format!(
-                "processes: {} alive, over the limit of {}",
-                pids.len(),
+                "processes: {tasks} tasks (processes and their threads) alive, over the limit of {}",
                 limits.processes
             ));
         }
+        let held = Held::by(pids);
         let resident: u64 = pids.iter().map(|pid| self.resident(*pid)).sum();
-        if resident > limits.memory {
+        let memory = resident.saturating_add(held.memory);
+        if memory > limits.memory {
             return Some(format!(
-                "memory: {} resident, over the limit of {}",
+                "memory: {} resident and {} held in shared memory, over the limit of {}",
                 size(resident),
+                size(held.memory),
                 size(limits.memory)
             ));
         }
         let due = Duration::from_secs(1).max(self.disk_cost * 20);
-        if self.disk_at.elapsed() >= due {
+        if self.disk_at.elapsed() >= due || held.disk > 0 {
             let started = std::time::Instant::now();
-            let crossed = self.disk();
+            let crossed = self.disk_with(held.disk);
             self.disk_cost = started.elapsed();
             self.disk_at = std::time::Instant::now();
             return crossed;
@@ -98,19 +103,33 @@ impl Watch {
         None
     }
 
-    /// The disk check alone (also made once the run ended).
+    /// The disk check alone (also made once the run ended, when no process holds a file).
     pub fn disk(&self) -> Option<String> {
+        self.disk_with(0)
+    }
+
+    /// The disk check, with `held` bytes of removed files the run's processes hold open.
+    fn disk_with(&self, held: u64) -> Option<String> {
         let limit = self.watched.limits.disk;
         match disk_use(&self.watched.dirs) {
             None => Some(format!(
                 "disk: over {MAX_ENTRIES} files and directories written"
             )),
-            Some((bytes, _)) if bytes.saturating_sub(self.baseline) > limit => Some(format!(
-                "disk: {} written, over the limit of {}",
-                size(bytes.saturating_sub(self.baseline)),
-                size(limit)
-            )),
-            Some(_) => None,
+            Some((bytes, _)) => {
+                let written = bytes.saturating_sub(self.baseline).saturating_add(held);
+                (written > limit).then(|| {
+                    let removed = if held > 0 {
+                        format!(" ({} of it removed but held open)", size(held))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "disk: {}{removed} written, over the limit of {}",
+                        size(written),
+                        size(limit)
+                    )
+                })
+            }
         }
     }
 
@@ -121,6 +140,103 @@ impl Watch {
             .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
             .map_or(0, |pages| pages.saturating_mul(self.page))
     }
+}
+
+/// How many tasks `pid` has (itself and its threads: the entries of `/proc/<pid>/task`);
+/// 1 when that can not be read (it may have just ended), 0 when it is gone.
+fn tasks_of(pid: i32) -> usize {
+    match std::fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(tasks) => tasks.count().max(1),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(_) => 1,
+    }
+}
+
+/// What a run's processes hold beyond the walk of its directories and their resident
+/// pages, read from `/proc` (bytes).
+///
+/// - Files they removed but hold open (`/proc/<pid>/fd/*` → `… (deleted)`), each counted
+///   once: in memory when it lives there (a memfd, `/memfd:…`; a file of `/dev/shm`; a
+///   SysV segment, `/SYSV…`), else on disk.
+/// - The sandbox's own `/dev` (bubblewrap's `--dev`, a tmpfs of its own with `/dev/shm`
+///   in it): what is used there, read through `/proc/<pid>/root` of one process in each
+///   mount namespace other than aptitude's.
+///
+/// A memfd that is also mapped and touched counts twice (in its resident pages too): the
+/// watch errs towards stopping a run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    /// Bytes held in memory outside the processes' resident pages.
+    pub memory: u64,
+    /// Bytes of removed files held open on disk.
+    pub disk: u64,
+}
+
+impl Held {
+    /// What `pids` hold.
+    pub fn by(pids: &[i32]) -> Held {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        let mut held = Held::default();
+        let mut files = std::collections::HashSet::new();
+        let mut namespaces = std::collections::HashSet::new();
+        let own_namespace = std::fs::metadata("/proc/self/ns/mnt").map(|m| m.ino()).ok();
+        for pid in pids {
+            if let Ok(ns) = std::fs::metadata(format!("/proc/{pid}/ns/mnt"))
+                && Some(ns.ino()) != own_namespace
+                && namespaces.insert(ns.ino())
+            {
+                held.memory = held
+                    .memory
+                    .saturating_add(tmpfs_used(&format!("/proc/{pid}/root/dev/shm")));
+            }
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+                continue;
+            };
+            for fd in fds.flatten() {
+                let Ok(target) = std::fs::read_link(fd.path()) else {
+                    continue;
+                };
+                let target = target.as_os_str().as_bytes();
+                if !target.ends_with(b" (deleted)") {
+                    continue;
+                }
+                let Ok(meta) = std::fs::metadata(fd.path()) else {
+                    continue;
+                };
+                if !meta.is_file() || !files.insert((meta.dev(), meta.ino())) {
+                    continue;
+                }
+                let bytes = meta.blocks().saturating_mul(512);
+                let in_memory = [b"/memfd:".as_slice(), b"/dev/shm/", b"/SYSV"]
+                    .iter()
+                    .any(|p| target.starts_with(p));
+                if in_memory {
+                    // A removed `/dev/shm` file of the sandbox's own `/dev` is already in
+                    // its tmpfs's use.
+                    if !target.starts_with(b"/dev/shm/") {
+                        held.memory = held.memory.saturating_add(bytes);
+                    }
+                } else {
+                    held.disk = held.disk.saturating_add(bytes);
+                }
+            }
+        }
+        held
+    }
+}
+
+/// Bytes used on the file system holding `path` (its blocks less its free blocks); 0
+/// when it can not be read or is not a tmpfs (a host's disk is the walk's to measure).
+fn tmpfs_used(path: &str) -> u64 {
+    let Ok(fs) = nix::sys::statfs::statfs(path) else {
+        return 0;
+    };
+    if fs.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
+        return 0;
+    }
+    let used = fs.blocks().saturating_sub(fs.blocks_free());
+    used.saturating_mul(u64::try_from(fs.block_size()).unwrap_or(0))
 }
 
 /// Bytes allocated under `dirs` (a sparse file counts what it holds), and entries seen;
@@ -162,25 +278,94 @@ mod tests {
         }
     }
 
+    /// Issue 44: threads are tasks (1,500 threads went through a limit of 40 processes);
+    /// a memfd or a removed file held open counts (1.2 GB went through limits of 1 GiB of
+    /// memory and 16 MiB of disk).
+    #[test]
+    fn threads_memfds_and_removed_files_held_open_count() {
+        use std::io::Write as _;
+        let me = std::process::id() as i32;
+        let stop = std::sync::Arc::new(std::sync::Barrier::new(9));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    stop.wait();
+                })
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let mut watch = Watch::new(Watched {
+            limits: limits(1 << 40, 8, 1_000_000),
+            dirs: vec![dir.path().to_owned()],
+        });
+        let why = watch.look(&[me]).unwrap();
+        assert!(why.starts_with("processes: "), "{why}");
+        assert!(why.contains("tasks (processes and their threads)"), "{why}");
+        stop.wait();
+        for t in threads {
+            t.join().unwrap();
+        }
+
+        let memfd =
+            nix::sys::memfd::memfd_create("aptitude-test", nix::sys::memfd::MFdFlags::empty())
+                .unwrap();
+        let mut memfd = std::fs::File::from(memfd);
+        memfd.write_all(&vec![1u8; 3_000_000]).unwrap();
+        let removed_path = dir.path().join("removed");
+        let mut removed = std::fs::File::create(&removed_path).unwrap();
+        removed.write_all(&vec![1u8; 2_000_000]).unwrap();
+        removed.sync_all().unwrap();
+        std::fs::remove_file(&removed_path).unwrap();
+        let held = Held::by(&[me]);
+        assert!(held.memory >= 3_000_000, "{held:?}");
+        assert!(held.disk >= 2_000_000, "{held:?}");
+        let mut watch = Watch::new(Watched {
+            limits: limits(1 << 40, 1 << 20, 1_000_000),
+            dirs: vec![dir.path().to_owned()],
+        });
+        let why = watch.look(&[me]).unwrap();
+        assert!(why.starts_with("disk: "), "{why}");
+        assert!(why.contains("removed but held open"), "{why}");
+        drop(removed);
+        assert_eq!(
+            watch.disk(),
+            None,
+            "a file closed after its removal is gone"
+        );
+        let mut watch = Watch::new(Watched {
+            limits: limits(1, 1 << 20, 1 << 40),
+            dirs: Vec::new(),
+        });
+        let why = watch.look(&[me]).unwrap();
+        assert!(why.starts_with("memory: "), "{why}");
+        assert!(why.contains("held in shared memory"), "{why}");
+        drop(memfd);
+    }
+
     #[test]
     fn each_limit_is_named_when_crossed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("before"), vec![1u8; 100_000]).unwrap();
+        let me = std::process::id() as i32;
+        // The test process has a thread per test running: its tasks, with room for more.
+        let tasks = tasks_of(me) as u32;
         let mut watch = Watch::new(Watched {
-            limits: limits(1 << 40, 3, 1_000_000),
+            limits: limits(1 << 40, 4 * tasks + 64, 1_000_000),
             dirs: vec![dir.path().to_owned()],
         });
-        let me = std::process::id() as i32;
         assert_eq!(
             watch.look(&[me]),
             None,
             "what was there before counts for nothing"
         );
-        let why = watch.look(&[me, me, me, me]).unwrap();
-        assert!(
-            why.starts_with("processes: 4 alive, over the limit of 3"),
-            "{why}"
-        );
+        let mut few = Watch::new(Watched {
+            limits: limits(1 << 40, 3, 1 << 40),
+            dirs: Vec::new(),
+        });
+        let why = few.look(&[me, me, me, me]).unwrap();
+        assert!(why.starts_with("processes: "), "{why}");
+        assert!(why.ends_with("alive, over the limit of 3"), "{why}");
         // 2 MB written (a sparse file counts only what it holds).
         std::fs::write(dir.path().join("big"), vec![1u8; 2_000_000]).unwrap();
         let sparse = std::fs::File::create(dir.path().join("sparse")).unwrap();

@@ -1198,7 +1198,8 @@ async fn a_changed_instruction_line_no_test_covers_is_annotated() {
 /// the text shows (inert: no live mention, no autolink), and the exit code is the tests'.
 #[tokio::test]
 async fn ordinary_text_with_a_url_and_an_em_dash_is_published() {
-    const TEXT: &str = "@octocat: read the docs at https://example.com/docs — they are short; www.é—x.com";
+    const TEXT: &str =
+        "@octocat: read the docs at https://example.com/docs — they are short; www.é—x.com";
     let mut results: Value =
         serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
             .unwrap();
@@ -1233,7 +1234,10 @@ async fn ordinary_text_with_a_url_and_an_em_dash_is_published() {
         .find(|l| l.contains("| rule — "))
         .unwrap_or_else(|| panic!("the test's row: {body}"));
     assert!(row.contains("@\u{2060}octocat"), "no live mention: {row}");
-    assert!(row.contains("https:\u{2060}//example.com"), "no autolink: {row}");
+    assert!(
+        row.contains("https:\u{2060}//example.com"),
+        "no autolink: {row}"
+    );
     assert_eq!(gh.check_writes().await.len(), 1, "the check run is created");
     gh.assert_valid_for_github().await;
 }

@@ -176,6 +176,43 @@ fn run_claude_scenarios() -> Run {
         "timeout: 60s\nlimits:\n  memory: 1GiB\nassertions:\n  - tool: Bash\n",
     );
 
+    // Issue 44: what the watch did not count. 300 threads under a limit of 40 processes;
+    // 1.3 GB in the sandbox's /dev/shm, and 1.3 GB in a memfd, under 1 GiB of memory (Claude
+    // Code itself needs that much under RLIMIT_DATA); a
+    // 90 MB file removed while held open under 50 MB of disk.
+    let held = [
+        (
+            "threads",
+            "python3 -c 'import threading, time; [threading.Thread(target=time.sleep, args=(8,)).start() for _ in range(300)]'; echo done",
+            "processes: 40",
+        ),
+        (
+            "shm",
+            "head -c 1300000000 /dev/zero > /dev/shm/big; sleep 8; echo done",
+            "memory: 1GiB",
+        ),
+        (
+            "memfd",
+            "python3 -c 'import os, time; fd = os.memfd_create(\"x\"); [os.write(fd, bytes(2**20)) for _ in range(1300)]; time.sleep(8)'; echo done",
+            "memory: 1GiB",
+        ),
+        (
+            "unlinked",
+            "python3 -c 'import os, time; f = open(\"big\", \"wb\"); os.remove(\"big\"); [f.write(bytes(2**20)) for _ in range(90)]; f.flush(); time.sleep(8)'; echo done",
+            "disk: 50MB",
+        ),
+    ];
+    for (name, command, limit) in held {
+        model.script(
+            &format!("witness-{name}"),
+            vec![bash(command), Turn::Text("done".into())],
+        );
+        scenario(
+            name,
+            &format!("timeout: 60s\nlimits:\n  {limit}\nassertions:\n  - tool: Bash\n"),
+        );
+    }
+
     let out = Aptitude::new()
         .sandbox_in(suite.path())
         .model(&model)
@@ -306,6 +343,10 @@ fn runs_over_their_limits_are_stopped_naming_the_limit() {
         ("processes", "processes:"),
         ("disk", "disk:"),
         ("memory", "memory:"),
+        ("threads", "processes:"),
+        ("shm", "memory:"),
+        ("memfd", "memory:"),
+        ("unlinked", "disk:"),
     ] {
         let t = scenario_result(run, name);
         assert_eq!(t["status"], "error", "{name}: {t:#}");

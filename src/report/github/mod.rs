@@ -340,7 +340,9 @@ mod tests {
             .await;
         Mock::given(method("GET"))
             .and(path("/user"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"login": "bot"})))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(serde_json::json!({"login": "bot"})),
+            )
             .mount(&server)
             .await;
         Mock::given(method("POST"))
@@ -351,7 +353,9 @@ mod tests {
         let env = GithubEnv {
             api_url: server.uri(),
             repository: "o/r".into(),
-            event: Some(serde_json::json!({"pull_request": {"number": 7, "head": {"sha": "head", "repo": {"full_name": "o/r", "fork": false}}}})),
+            event: Some(
+                serde_json::json!({"pull_request": {"number": 7, "head": {"sha": "head", "repo": {"full_name": "o/r", "fork": false}}}}),
+            ),
             sha: Some("merge".into()),
             step_summary: Some(dir.path().join("summary.md")),
             output: Some(dir.path().join("output")),
@@ -371,7 +375,12 @@ mod tests {
         assert!(panic.is_some_and(|p| p.contains("char boundary")));
         let published = publish_texts(&results, &env, &options, &texts, true).await;
         assert!(published.comment_id.is_some() && published.check_run_id.is_some());
-        assert!(published.warnings.iter().any(|w| w.contains("could not be rendered")));
+        assert!(
+            published
+                .warnings
+                .iter()
+                .any(|w| w.contains("could not be rendered"))
+        );
         let posts: Vec<serde_json::Value> = server
             .received_requests()
             .await
