@@ -324,7 +324,9 @@ pub fn render_summary(summary: &Summary) -> String {
     if summary.usage.cost_usd.is_some() && summary.tests_without_cost > 0 {
         usage.push_str(&format!(
             " (no cost reported for {} of {} tests)",
-            summary.tests_without_cost, summary.total
+            summary.tests_without_cost,
+            // Routing prompts count apart, and their costs in the same totals.
+            summary.total + summary.routing.as_ref().map_or(0, |r| r.prompts)
         ));
     }
     let mut extra = String::new();

@@ -273,7 +273,8 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Usage summed over tests.
     pub usage: Usage,
-    /// Tests whose agent reported no cost (their cost is missing from `usage.cost_usd`).
+    /// Tests (routing prompts too) with no cost: neither their agent reported one nor the
+    /// model gateway metered it (their cost is missing from `usage.cost_usd`).
     #[serde(default)]
     pub tests_without_cost: u32,
     /// Run counts, when a test was run more than once.

@@ -403,8 +403,12 @@ pub fn prompt_line(case: &RoutingCase, runs: &[TestResult]) -> Option<String> {
             _ => errors += 1,
         }
     }
-    // The most chosen first; ties in the order the runs chose them.
-    chosen.sort_by(|a, b| b.1.cmp(&a.1));
+    // The most chosen first; ties by name, `none` last (runs finish in any order).
+    chosen.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| (a.0 == "none").cmp(&(b.0 == "none")))
+            .then_with(|| a.0.cmp(&b.0))
+    });
     let total = judged + errors + skipped;
     let mut parts: Vec<String> = Vec::new();
     for (i, (name, k)) in chosen.iter().enumerate() {

@@ -224,6 +224,22 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         assert_eq!(r["transcript"]["outcome"]["status"], "decided", "{r:#}");
         assert_eq!(r["status"], "passed", "{r:#}");
     }
+    // A run stopped at its first decision never gets the agent's summing up: its cost is
+    // what the gateway metered, and it counts in the totals.
+    for r in p1["runs"].as_array().unwrap() {
+        let metered = &r["model_traffic"]["cost_usd"];
+        assert!(metered.as_f64().is_some_and(|c| c > 0.0), "{r:#}");
+        assert_eq!(&r["usage"]["cost_usd"], metered, "{r:#}");
+        assert_eq!(
+            r["usage"]["input_tokens"], r["model_traffic"]["input_tokens"],
+            "{r:#}"
+        );
+    }
+    assert!(
+        !run.stdout.contains("no cost reported"),
+        "every routing run was metered: {}",
+        run.stdout
+    );
     assert_eq!(model.requests_for("RT-P1").len(), 2, "one request per run");
     assert!(model.requests_for("RT-P1").iter().all(|r| r.turn == 0));
     assert_eq!(model.requests_for("RT-FULL").len(), 2, "a whole run");
