@@ -280,16 +280,13 @@ pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> A
     } else {
         AssertionStatus::Fail
     };
-    let description = format!("{description}: chose {}", chosen(decision.triggered.as_deref()));
+    let description = format!(
+        "{description}: chose {}",
+        chosen(decision.triggered.as_deref())
+    );
     AssertionResult {
         routing: Some(decision),
-        ..AssertionResult::new(
-            "routing",
-            description,
-            status,
-            line,
-            Some(detail),
-        )
+        ..AssertionResult::new("routing", description, status, line, Some(detail))
     }
 }
 
@@ -649,7 +646,12 @@ mod tests {
         );
         let t = transcript(vec![], Some(&["pdf", "plugin:docx"]));
         let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
-        assert_eq!(r.status, AssertionStatus::Fail, "judged, a miss: {:?}", r.detail);
+        assert_eq!(
+            r.status,
+            AssertionStatus::Fail,
+            "judged, a miss: {:?}",
+            r.detail
+        );
 
         let mut lost = transcript(vec![], None);
         let mut log = crate::transcript::WarningLog::default();
@@ -691,7 +693,12 @@ mod tests {
         );
         t.skills_shown = Some(vec!["docx".into(), "pdf".into()]);
         let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
-        assert_eq!(r.status, AssertionStatus::Fail, "judged, a miss: {:?}", r.detail);
+        assert_eq!(
+            r.status,
+            AssertionStatus::Fail,
+            "judged, a miss: {:?}",
+            r.detail
+        );
     }
 
     /// A run's routing line says what it chose and holds only when that was expected: a
@@ -705,15 +712,24 @@ mod tests {
         let skill = |name: &str| vec![call("1", "Skill", json!({"skill": name}), false)];
         assert_eq!(
             line(Some("pdf"), skill("pdf")),
-            (AssertionStatus::Pass, "should trigger pdf: chose pdf".into())
+            (
+                AssertionStatus::Pass,
+                "should trigger pdf: chose pdf".into()
+            )
         );
         assert_eq!(
             line(Some("pdf"), vec![]),
-            (AssertionStatus::Fail, "should trigger pdf: chose none".into())
+            (
+                AssertionStatus::Fail,
+                "should trigger pdf: chose none".into()
+            )
         );
         assert_eq!(
             line(Some("pdf"), skill("docx")),
-            (AssertionStatus::Fail, "should trigger pdf: chose docx".into())
+            (
+                AssertionStatus::Fail,
+                "should trigger pdf: chose docx".into()
+            )
         );
         assert_eq!(
             line(None, skill("pdf")),

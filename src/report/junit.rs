@@ -105,8 +105,10 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
     if test.routing.is_some()
         && let Some(a) = test.assertions.iter().find(|a| a.kind == "routing")
     {
-        case.properties
-            .push(quick_junit::Property::new("routing", a.description.as_str()));
+        case.properties.push(quick_junit::Property::new(
+            "routing",
+            a.description.as_str(),
+        ));
     }
     if let Some(r) = &test.reused {
         case.properties

@@ -146,11 +146,7 @@ pub fn aggregate_split(
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
         usage,
         error,
-        assertions: routing_line(
-            representative_assertions(&runs, &numbers),
-            &runs,
-            status,
-        ),
+        assertions: routing_line(representative_assertions(&runs, &numbers), &runs, status),
         transcript: None,
         agent: runs.iter().find_map(|r| r.agent.clone()),
         agent_id: first.and_then(|r| r.agent_id),
@@ -259,9 +255,7 @@ fn routing_line(
         return assertions;
     };
     for a in assertions.iter_mut().filter(|a| a.kind == "routing") {
-        if let Some(line) = crate::verdict::routing::prompt_line(case, runs) {
-            a.description = line;
-        }
+        a.description = crate::verdict::routing::prompt_line(case, runs);
         a.status = match status {
             TestStatus::Passed => AssertionStatus::Pass,
             TestStatus::Failed => AssertionStatus::Fail,

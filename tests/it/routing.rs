@@ -264,7 +264,10 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
     };
     assert_eq!(
         line("docs › RT-P1: fill in the form in invoice.pdf"),
-        ("passed".into(), "should trigger pdf: chose pdf in 2 of 2 runs".into())
+        (
+            "passed".into(),
+            "should trigger pdf: chose pdf in 2 of 2 runs".into()
+        )
     );
     assert_eq!(
         line("docs › RT-P2: rotate scan.pdf by 90 degrees"),
@@ -287,7 +290,8 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         run.stdout
     );
     assert!(
-        !run.stdout.contains("✓ should trigger no skill (near-miss for docx)"),
+        !run.stdout
+            .contains("✓ should trigger no skill (near-miss for docx)"),
         "{}",
         run.stdout
     );
