@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use claims::TEST_RUNNERS;
-pub use skill::RouteDecision;
+pub use skill::{RouteDecision, as_expected as routed_as_expected, chosen as routing_choice};
 pub use workspace::VerifyRun;
 
 use crate::assertions::judge::ReviewVerdict;

@@ -177,8 +177,10 @@ pub struct RouteDecision {
 
 /// The routing of one run of a routing suite's prompt: which skill it triggered, from the
 /// first skill evidence among its calls — with `stop: first_call`, its first call alone,
-/// whatever the agent managed to do before it was stopped. `pass` once decided (whether
-/// the decision was right is the routing figures' business, not this run's); `error` when
+/// whatever the agent managed to do before it was stopped. `pass` when it chose what the
+/// prompt expects, `fail` when it chose otherwise (a miss, a false trigger); the suite's
+/// verdict is the routing figures' business, not this run's (a routing prompt's status
+/// counts apart from ordinary tests' and fails no run by itself); `error` when
 /// a suite skill did not load in the run — a skill that was not there can not have been
 /// chosen, and counting the run as a miss would blame the description —, and when the
 /// transcript lost calls and showed no skill (the lost call may have been the skill's).
@@ -186,7 +188,7 @@ pub struct RouteDecision {
 /// Code, Copilot CLI: [`Transcript::skills`]), else from the gateway's reading of the
 /// requests to the model ([`Transcript::skills_shown`]: no request held its description).
 pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> AssertionResult {
-    let description = format!("routing: {}", case.expectation());
+    let description = case.expectation();
     let fail = |detail: String| {
         AssertionResult::new(
             "routing",
@@ -273,16 +275,35 @@ pub(super) fn route(case: &RoutingCase, transcript: &Transcript, line: u32) -> A
         }
     };
     let detail = route_detail(case, &decision, considered.first());
+    let status = if as_expected(case, decision.triggered.as_deref()) {
+        AssertionStatus::Pass
+    } else {
+        AssertionStatus::Fail
+    };
+    let description = format!(
+        "{description}: chose {}",
+        chosen(decision.triggered.as_deref())
+    );
     AssertionResult {
         routing: Some(decision),
-        ..AssertionResult::new(
-            "routing",
-            description,
-            AssertionStatus::Pass,
-            line,
-            Some(detail),
-        )
+        ..AssertionResult::new("routing", description, status, line, Some(detail))
     }
+}
+
+/// Whether a run that triggered `triggered` chose what `case` expects: its skill, or no
+/// skill of the suite (a skill the suite does not list is no trigger of its skills).
+pub fn as_expected(case: &RoutingCase, triggered: Option<&str>) -> bool {
+    match (&case.expect, triggered) {
+        (Some(want), Some(got)) => want == got,
+        (Some(_), None) => false,
+        (None, Some(got)) => !case.skills.iter().any(|s| s == got),
+        (None, None) => true,
+    }
+}
+
+/// What a run chose, as a routing line says it: the skill, or `none`.
+pub fn chosen(triggered: Option<&str>) -> &str {
+    triggered.unwrap_or("none")
 }
 
 /// `triggered pdf (#1 Skill skill="pdf"): as expected`, `triggered no skill (first call:
@@ -547,7 +568,7 @@ mod tests {
         let triggered = |calls: Vec<ToolCall>, stop| {
             let t = transcript(calls, None);
             let r = route(&case(Some("pdf"), stop), &t, 4);
-            assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+            assert_ne!(r.status, AssertionStatus::Error, "{:?}", r.detail);
             assert_eq!(r.line, 4);
             r.routing.unwrap().triggered
         };
@@ -625,7 +646,12 @@ mod tests {
         );
         let t = transcript(vec![], Some(&["pdf", "plugin:docx"]));
         let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
-        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+        assert_eq!(
+            r.status,
+            AssertionStatus::Fail,
+            "judged, a miss: {:?}",
+            r.detail
+        );
 
         let mut lost = transcript(vec![], None);
         let mut log = crate::transcript::WarningLog::default();
@@ -667,6 +693,57 @@ mod tests {
         );
         t.skills_shown = Some(vec!["docx".into(), "pdf".into()]);
         let r = route(&case(Some("pdf"), Stop::FirstCall), &t, 1);
-        assert_eq!(r.status, AssertionStatus::Pass, "{:?}", r.detail);
+        assert_eq!(
+            r.status,
+            AssertionStatus::Fail,
+            "judged, a miss: {:?}",
+            r.detail
+        );
+    }
+
+    /// A run's routing line says what it chose and holds only when that was expected: a
+    /// miss and a false trigger are `fail`, never a `✓`.
+    #[test]
+    fn a_routing_run_passes_only_when_it_chose_as_expected() {
+        let line = |expect, calls| {
+            let r = route(&case(expect, Stop::FirstCall), &transcript(calls, None), 1);
+            (r.status, r.description)
+        };
+        let skill = |name: &str| vec![call("1", "Skill", json!({"skill": name}), false)];
+        assert_eq!(
+            line(Some("pdf"), skill("pdf")),
+            (
+                AssertionStatus::Pass,
+                "should trigger pdf: chose pdf".into()
+            )
+        );
+        assert_eq!(
+            line(Some("pdf"), vec![]),
+            (
+                AssertionStatus::Fail,
+                "should trigger pdf: chose none".into()
+            )
+        );
+        assert_eq!(
+            line(Some("pdf"), skill("docx")),
+            (
+                AssertionStatus::Fail,
+                "should trigger pdf: chose docx".into()
+            )
+        );
+        assert_eq!(
+            line(None, skill("pdf")),
+            (
+                AssertionStatus::Fail,
+                "should trigger no skill: chose pdf".into()
+            ),
+            "a false trigger"
+        );
+        assert_eq!(line(None, vec![]).0, AssertionStatus::Pass);
+        assert_eq!(
+            line(None, skill("zip")).0,
+            AssertionStatus::Pass,
+            "a skill the suite does not list triggers none of its skills"
+        );
     }
 }

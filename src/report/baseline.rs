@@ -83,7 +83,9 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
     let before: BTreeMap<_, &TestResult> = baseline.tests.iter().map(|t| (t.key(), t)).collect();
     let now: BTreeMap<_, &TestResult> = current.tests.iter().map(|t| (t.key(), t)).collect();
     let mut c = Comparison::default();
-    for t in &current.tests {
+    // A routing prompt's choice is compared as its skill's figures are
+    // (`verdict::routing::compare`), never as a test that regressed on its own.
+    for t in current.tests.iter().filter(|t| t.routing.is_none()) {
         match before.get(&t.key()) {
             None => c.added.push(t.name.clone()),
             Some(old) => {

@@ -25,8 +25,19 @@
 //!                                         "head": {…}},
 //!             "calls": {"base", "head", "common"},
 //!             "flipped": [{"line", "kind", "description", "base", "head"}],
-//!             "summary", "anchor"}]}
+//!             "summary", "anchor"}],
+//!  "routing": [{"suite", "skill", "agent", "figure": "recall|false_trigger_rate",
+//!               "change": "regressed|fixed|changed", "before": [k, n], "after": [k, n],
+//!               "p_value", "prompts": [{"name", "expect", "base", "head"}]}]}
 //! ```
+//!
+//! A routing suite's figures are compared as `run --baseline` compares them
+//! ([`crate::verdict::routing::compare`]: prompts triggered of prompts, a one-sided Fisher
+//! exact test): `routing` lists each figure that moved, with the prompts whose choice of that
+//! skill changed and what each side chose. A routing prompt is not listed as a test of its
+//! own (unless `--test` names it): its skill's figure is what regresses.
+//! `summary.routing_regressed` counts the figures that fell significantly; the exit code
+//! is 1 then, as for a regressed test.
 //!
 //! `index` is the number of calls both runs made alike before they part (0-based position
 //! in trajectory order); `call.number` is the call's 1-based number in its transcript, as
@@ -128,6 +139,9 @@ pub struct DiffReport {
     pub summary: DiffSummary,
     /// Each test compared, in the head's order.
     pub tests: Vec<TestDiff>,
+    /// The routing figures that moved, regressions first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<RoutingDiff>,
 }
 
 /// Counts of a [`DiffReport`].
@@ -141,6 +155,51 @@ pub struct DiffSummary {
     pub regressed: u32,
     /// Listed as fixed.
     pub fixed: u32,
+    /// Routing figures that fell significantly.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub routing_regressed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A routing figure of one skill on one agent that moved between the two files.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RoutingDiff {
+    /// The suite's `name:`.
+    pub suite: String,
+    /// The skill.
+    pub skill: String,
+    /// The agent.
+    pub agent: crate::spec::agent_kind::AgentKind,
+    /// `recall` or `false_trigger_rate`.
+    pub figure: String,
+    /// `regressed` (a recall that fell or a false-trigger rate that rose, significantly),
+    /// `fixed` (the other way), or `changed` (not significantly).
+    pub change: Change,
+    /// The base's (prompts triggered, prompts).
+    pub before: [u32; 2],
+    /// The head's (prompts triggered, prompts).
+    pub after: [u32; 2],
+    /// The one-sided Fisher exact p-value of the move.
+    pub p_value: f64,
+    /// The prompts of the suite on that agent whose runs chose the skill in another share
+    /// of their runs, in the head's order.
+    pub prompts: Vec<PromptChoice>,
+}
+
+/// What one routing prompt's runs chose, on each side.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PromptChoice {
+    /// The prompt's test name (`docs › Tag the release`).
+    pub name: String,
+    /// What it should trigger (`should trigger release`).
+    pub expect: String,
+    /// What the base's runs chose (`chose release in 3 of 3 runs`).
+    pub base: String,
+    /// What the head's runs chose (`chose none in 3 of 3 runs`).
+    pub head: String,
 }
 
 /// How a test changed from base to head.
@@ -522,6 +581,10 @@ pub fn diff(
         if options.test.as_deref().is_some_and(|n| !named(ht, n)) {
             continue;
         }
+        // A routing prompt's change is its skill's figures' (below), unless asked for.
+        if ht.routing.is_some() && options.test.is_none() {
+            continue;
+        }
         let Some(bt) = before.get(&ht.key()).copied() else {
             continue;
         };
@@ -558,13 +621,101 @@ pub fn diff(
             anchor(index, ht, hn),
         ));
     }
+    let routing = if options.test.is_none() {
+        routing_diff(base, head, options.significance)
+    } else {
+        Vec::new()
+    };
+    summary.routing_regressed = routing
+        .iter()
+        .filter(|r| r.change == Change::Regressed)
+        .count() as u32;
     Ok(DiffReport {
         version: DIFF_VERSION,
         base: base_label.clone(),
         head: head_label.clone(),
         summary,
         tests,
+        routing,
     })
+}
+
+/// The routing figures that moved from `base` to `head`, as `run --baseline` compares them,
+/// each with the prompts whose choice of its skill changed.
+fn routing_diff(base: &Results, head: &Results, significance: f64) -> Vec<RoutingDiff> {
+    let (Some(b), Some(h)) = (&base.routing, &head.routing) else {
+        return Vec::new();
+    };
+    let compared = crate::verdict::routing::compare(h, b, significance);
+    let before: std::collections::HashMap<_, &TestResult> = base
+        .tests
+        .iter()
+        .filter(|t| t.routing.is_some())
+        .map(|t| (t.key(), t))
+        .collect();
+    let runs = |t: &TestResult| -> Vec<TestResult> {
+        if t.runs.is_empty() {
+            vec![t.clone()]
+        } else {
+            t.runs.clone()
+        }
+    };
+    // The share of a prompt's judged runs that chose `skill`, as (runs, judged).
+    let share = |runs: &[TestResult], skill: &str| {
+        let (chosen, _, _) = crate::verdict::routing::choices(runs);
+        let judged: u32 = chosen.iter().map(|(_, k)| k).sum();
+        let k = chosen
+            .iter()
+            .find(|(n, _)| n == skill)
+            .map_or(0, |(_, k)| *k);
+        (k, judged)
+    };
+    let moves = [
+        (&compared.regressions, Change::Regressed),
+        (&compared.improvements, Change::Fixed),
+        (&compared.changed, Change::Changed),
+    ];
+    let mut out = Vec::new();
+    for (changes, change) in moves {
+        for c in changes {
+            let mut prompts = Vec::new();
+            for ht in &head.tests {
+                let Some(case) = &ht.routing else { continue };
+                let agent = ht
+                    .agent_id
+                    .unwrap_or(crate::spec::agent_kind::AgentKind::Claude);
+                if case.suite != c.suite || agent != c.agent {
+                    continue;
+                }
+                let Some(bt) = before.get(&ht.key()) else {
+                    continue;
+                };
+                let (hr, br) = (runs(ht), runs(bt));
+                let ((k1, n1), (k0, n0)) = (share(&hr, &c.skill), share(&br, &c.skill));
+                if u64::from(k1) * u64::from(n0) == u64::from(k0) * u64::from(n1) {
+                    continue;
+                }
+                prompts.push(PromptChoice {
+                    name: ht.name.clone(),
+                    expect: case.expectation(),
+                    base: crate::verdict::routing::choices_phrase(&br),
+                    head: crate::verdict::routing::choices_phrase(&hr),
+                });
+            }
+            out.push(RoutingDiff {
+                suite: c.suite.clone(),
+                skill: c.skill.clone(),
+                agent: c.agent,
+                figure: c.figure.clone(),
+                change,
+                before: c.before,
+                after: c.after,
+                p_value: c.p_value,
+                prompts,
+            });
+        }
+    }
+    out
 }
 
 /// Compares runs of the repeated tests of one results file: for each test that has a
@@ -624,14 +775,36 @@ pub fn diff_runs(results: &Results, options: &DiffOptions) -> Result<DiffReport,
         head: label.clone(),
         summary,
         tests,
+        routing: Vec::new(),
     })
 }
 
 impl DiffReport {
-    /// Whether a test regressed (the exit code is 1 then).
+    /// Whether a test or a routing figure regressed (the exit code is 1 then).
     pub fn any_regressed(&self) -> bool {
-        self.summary.regressed > 0
+        self.summary.regressed > 0 || self.summary.routing_regressed > 0
     }
+}
+
+/// `pdf on claude: recall 3/3 → 0/3 prompts (p = 0.050, regressed)`.
+fn routing_phrase(r: &RoutingDiff) -> String {
+    let figure = if r.figure == "recall" {
+        "recall"
+    } else {
+        "false triggers"
+    };
+    format!(
+        "{} on {} ({}): {figure} {}/{} → {}/{} prompts (p = {:.3}, {})",
+        r.skill,
+        r.agent,
+        r.suite,
+        r.before[0],
+        r.before[1],
+        r.after[0],
+        r.after[1],
+        r.p_value,
+        r.change.word()
+    )
 }
 
 fn status_word(s: Option<AssertionStatus>) -> &'static str {
@@ -680,8 +853,18 @@ fn headline(r: &DiffReport) -> String {
     } else {
         format!("{} → {}", r.base, r.head)
     };
+    let routing = if r.routing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · routing: {} figure{} moved ({} regressed)",
+            r.routing.len(),
+            if r.routing.len() == 1 { "" } else { "s" },
+            s.routing_regressed
+        )
+    };
     format!(
-        "aptitude diff {what}: {} of {} test{} listed ({} regressed, {} fixed)",
+        "aptitude diff {what}: {} of {} test{} listed ({} regressed, {} fixed){routing}",
         s.changed,
         s.compared,
         if s.compared == 1 { "" } else { "s" },
@@ -754,6 +937,26 @@ pub fn to_terminal(r: &DiffReport) -> String {
             ));
         }
     }
+    for r in &r.routing {
+        let icon = match r.change {
+            Change::Regressed => "✗",
+            Change::Fixed => "✓",
+            _ => "~",
+        };
+        out.push_str(&format!(
+            "\n{icon} routing: {}\n",
+            inert::terminal(&routing_phrase(r))
+        ));
+        for p in &r.prompts {
+            out.push_str(&format!(
+                "  {}  {}\n    base: {}\n    head: {}\n",
+                inert::terminal(&p.name),
+                inert::terminal(&p.expect),
+                inert::terminal(&p.base),
+                inert::terminal(&p.head)
+            ));
+        }
+    }
     out
 }
 
@@ -803,6 +1006,29 @@ pub fn to_markdown(r: &DiffReport) -> String {
                     status_word(f.head),
                     f.line,
                     inert::markdown_inline(&f.description)
+                ));
+            }
+        }
+    }
+    for r in &r.routing {
+        let icon = match r.change {
+            Change::Regressed => "🔴",
+            Change::Fixed => "🟢",
+            _ => "🟡",
+        };
+        out.push_str(&format!(
+            "\n### {icon} routing: {}\n",
+            inert::markdown_inline(&routing_phrase(r))
+        ));
+        if !r.prompts.is_empty() {
+            out.push_str("\n| prompt | expected | base | head |\n|---|---|---|---|\n");
+            for p in &r.prompts {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    inert::markdown_inline(&p.name),
+                    inert::markdown_inline(&p.expect),
+                    inert::markdown_inline(&p.base),
+                    inert::markdown_inline(&p.head)
                 ));
             }
         }

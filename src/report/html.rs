@@ -498,6 +498,8 @@ fn test_view(index: usize, t: &TestResult) -> Result<TestView, askama::Error> {
         a.open = a.class == "fail" || a.class == "error";
         if let Some(r) = &t.repeat
             && let Some(tally) = r.assertions.get(i)
+            // A routing prompt's line already says in how many runs it chose what.
+            && t.assertions.get(i).is_none_or(|a| a.kind != "routing")
         {
             let flaky = if tally.flaky { " · flaky" } else { "" };
             a.tally = Some(format!("{}{flaky}", tally.phrase(r.runs)));
@@ -661,7 +663,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         seen.dedup();
         seen
     };
-    let stats = vec![
+    let mut stats = vec![
         Stat {
             label: "tests",
             value: s.total.to_string(),
@@ -698,6 +700,17 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             id: "total-usage",
         },
     ];
+    // Routing prompts count apart from the tests above.
+    if let Some(r) = &s.routing {
+        stats.insert(
+            5,
+            Stat {
+                label: "routing prompts as expected",
+                value: format!("{}/{}", r.as_expected, r.prompts),
+                id: "count-routing",
+            },
+        );
+    }
     let (rows, lazy) = rows(&results.tests)?;
     let report = Report {
         title: crate::report::markdown::plain_title(results),

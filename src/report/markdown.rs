@@ -133,6 +133,9 @@ pub fn status_line(results: &Results) -> String {
             ));
         }
     }
+    if let Some(r) = &s.routing {
+        extra.push_str(&format!(" · **{}**", r.phrase()));
+    }
     if s.reused > 0 {
         extra.push_str(&format!(" · ↺ {} reused (the agent did not run)", s.reused));
     }
@@ -179,7 +182,17 @@ pub fn plain_title(results: &Results) -> String {
 /// The headline: `✅ aptitude: 3 tests passed`, `❌ aptitude: 2 of 3 tests failed`.
 pub fn title(results: &Results) -> String {
     let s = &results.summary;
-    if s.total == 0 {
+    let routing = s.routing.as_ref();
+    // Routing prompts count apart: `4 of 6 routing prompts as expected`.
+    let routed = routing.map(|r| {
+        format!(
+            "{} of {} routing prompt{} as expected",
+            r.as_expected,
+            r.prompts,
+            if r.prompts == 1 { "" } else { "s" }
+        )
+    });
+    if s.total == 0 && routing.is_none() {
         "⏭️ aptitude: no tests ran".into()
     } else if s.failed > 0 {
         format!("❌ aptitude: {} of {} tests failed", s.failed, s.total)
@@ -187,6 +200,11 @@ pub fn title(results: &Results) -> String {
         format!(
             "⚠️ aptitude: {} of {} tests could not be judged",
             s.errors, s.total
+        )
+    } else if let Some(r) = routing.filter(|r| r.errors > 0) {
+        format!(
+            "⚠️ aptitude: {} of {} routing prompts could not be judged",
+            r.errors, r.prompts
         )
     } else if let Some(fell) = results
         .routing
@@ -205,11 +223,16 @@ pub fn title(results: &Results) -> String {
             b.skipped_runs,
             if b.skipped_runs == 1 { "" } else { "s" }
         )
+    } else if s.total == 0
+        && let Some(routed) = routed
+    {
+        format!("✅ aptitude: {routed}")
     } else if s.passed == 0 {
         format!("⏭️ aptitude: all {} tests skipped", s.total)
     } else {
+        let routed = routed.map(|r| format!("; {r}")).unwrap_or_default();
         format!(
-            "✅ aptitude: {} test{} passed",
+            "✅ aptitude: {} test{} passed{routed}",
             s.passed,
             if s.passed == 1 { "" } else { "s" }
         )
@@ -230,9 +253,15 @@ fn row(t: &TestResult) -> Row {
             markdown_inline(&t.qualified_name(false))
         },
         file: markdown_inline(&t.file),
-        assertions: match &t.repeat {
-            Some(r) => markdown_inline(&r.headline()),
-            None => format!("{passed}/{}", t.assertions.len()),
+        assertions: match (&t.routing, &t.repeat) {
+            // A routing prompt's line: what it chose, in how many runs.
+            (Some(_), _) => t
+                .assertions
+                .iter()
+                .find(|a| a.kind == "routing")
+                .map_or_else(String::new, |a| markdown_inline(&a.description)),
+            (None, Some(r)) => markdown_inline(&r.headline()),
+            (None, None) => format!("{passed}/{}", t.assertions.len()),
         },
         time: format_duration(t.duration_ms),
         cost: t

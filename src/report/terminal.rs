@@ -77,6 +77,10 @@ pub fn render_test(test: &TestResult) -> String {
     render_problems(&mut out, test);
     for (i, a) in test.assertions.iter().enumerate() {
         let tally = test.repeat.as_ref().and_then(|r| {
+            // A routing prompt's line already says in how many runs it chose what.
+            if a.kind == "routing" {
+                return None;
+            }
             let t = r.assertions.get(i)?;
             let phrase = inert::terminal(&t.phrase(r.runs));
             Some(if t.flaky {
@@ -320,7 +324,9 @@ pub fn render_summary(summary: &Summary) -> String {
     if summary.usage.cost_usd.is_some() && summary.tests_without_cost > 0 {
         usage.push_str(&format!(
             " (no cost reported for {} of {} tests)",
-            summary.tests_without_cost, summary.total
+            summary.tests_without_cost,
+            // Routing prompts count apart, and their costs in the same totals.
+            summary.total + summary.routing.as_ref().map_or(0, |r| r.prompts)
         ));
     }
     let mut extra = String::new();
@@ -384,11 +390,32 @@ pub fn render_summary(summary: &Summary) -> String {
             }
         })
         .unwrap_or_default();
+    // Routing prompts count apart: what they chose, and the figures that fell.
+    let routing = summary.routing.as_ref().map(|r| {
+        let phrase = r.phrase();
+        if r.regressions > 0 || r.errors > 0 {
+            paint(RED.bold(), &phrase)
+        } else {
+            phrase
+        }
+    });
+    let head = match routing {
+        Some(routing) if summary.total == 0 => routing,
+        Some(routing) => format!(
+            "{} {tests}: {} · assertions: {} · {routing}",
+            summary.total,
+            parts.join(", "),
+            assertion_parts.join(", ")
+        ),
+        None => format!(
+            "{} {tests}: {} · assertions: {}",
+            summary.total,
+            parts.join(", "),
+            assertion_parts.join(", ")
+        ),
+    };
     format!(
-        "{} {tests}: {} · assertions: {} · {} · {usage}{extra}\n{sandbox}{witness}",
-        summary.total,
-        parts.join(", "),
-        assertion_parts.join(", "),
+        "{head} · {} · {usage}{extra}\n{sandbox}{witness}",
         format_duration(summary.duration_ms),
     )
 }

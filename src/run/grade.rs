@@ -72,14 +72,43 @@ pub async fn grade_reviews(
 /// The agent's usage plus the grading calls'.
 pub(super) fn total_usage(
     transcript: &Transcript,
+    traffic: Option<&crate::agent::gateway::Traffic>,
     reviews: &BTreeMap<usize, ReviewVerdict>,
 ) -> crate::transcript::Usage {
-    let mut usage = transcript.usage.clone();
+    let mut usage = run_usage(transcript, traffic);
     for v in reviews.values() {
         if let Some(u) = &v.usage {
             usage.add(u);
         }
     }
+    usage
+}
+
+/// What the agent's run used: the agent's own figures when it reported a cost; else what
+/// the model gateway metered, tokens and cost together (an estimate at list prices), so
+/// that a run the agent never summed up — one stopped at its first decision
+/// (`stop: first_call`), an agent that reports no cost — still counts in the totals.
+/// The gateway's figures are taken only when it metered every request it forwarded
+/// (`unmetered` 0) and priced them: a partial meter would understate the run as a cost.
+pub(super) fn run_usage(
+    transcript: &Transcript,
+    traffic: Option<&crate::agent::gateway::Traffic>,
+) -> crate::transcript::Usage {
+    let mut usage = transcript.usage.clone();
+    if usage.cost_usd.is_some() {
+        return usage;
+    }
+    let Some(t) = traffic.filter(|t| t.requests > 0 && t.unmetered == 0) else {
+        return usage;
+    };
+    let Some(cost) = t.cost_usd else {
+        return usage;
+    };
+    usage.input_tokens = t.input_tokens;
+    usage.output_tokens = t.output_tokens;
+    usage.cache_read_input_tokens = t.cache_read_input_tokens;
+    usage.cache_creation_input_tokens = t.cache_creation_input_tokens;
+    usage.cost_usd = Some(cost);
     usage
 }
 
@@ -160,5 +189,43 @@ pub async fn evaluate_transcript(
             "analyzed from a transcript file: what the agent wrote about itself, not what its model saw",
         )),
         ..not_run(spec, ErrorKind::Setup, "")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::gateway::Traffic;
+    use crate::transcript::Usage;
+
+    fn metered(unmetered: u32) -> Traffic {
+        Traffic {
+            requests: 1,
+            input_tokens: 1_200,
+            output_tokens: 40,
+            cache_read_input_tokens: 3,
+            unmetered,
+            cost_usd: Some(0.0042),
+            ..Traffic::default()
+        }
+    }
+
+    /// A run stopped at its first decision (the agent summed up nothing) costs what the
+    /// gateway metered; an agent's own cost is kept; a partial meter is no cost.
+    #[test]
+    fn a_run_without_the_agents_cost_costs_what_the_gateway_metered() {
+        let mut t = Transcript::completed(Vec::new(), "done");
+        t.usage = Usage {
+            input_tokens: 10,
+            ..Usage::default()
+        };
+        let u = run_usage(&t, Some(&metered(0)));
+        assert_eq!(u.cost_usd, Some(0.0042));
+        assert_eq!((u.input_tokens, u.output_tokens), (1_200, 40));
+        assert_eq!(u.cache_read_input_tokens, 3);
+        assert_eq!(run_usage(&t, Some(&metered(1))).cost_usd, None);
+        assert_eq!(run_usage(&t, None), t.usage);
+        t.usage.cost_usd = Some(0.01);
+        assert_eq!(run_usage(&t, Some(&metered(0))), t.usage, "the agent's own");
     }
 }

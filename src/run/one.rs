@@ -74,7 +74,11 @@ pub(super) async fn run_one(
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
     let reviews =
         grade_unless_failed(spec, ctx.judge, &transcript, error.is_some(), ctx.cancel).await;
-    run.result.usage = Some(total_usage(&transcript, &reviews));
+    run.result.usage = Some(total_usage(
+        &transcript,
+        run.result.model_traffic.as_ref(),
+        &reviews,
+    ));
     let mut post = PostRun::default();
     let cut = run
         .post_run(

@@ -639,7 +639,8 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
     /// Tokens read from the prompt cache.
     pub cache_read_input_tokens: u64,
-    /// Cost in USD, when the agent reports it.
+    /// Cost in USD, when the agent reports it (a test result's usage falls back on the
+    /// model gateway's metered estimate when the agent reports none).
     pub cost_usd: Option<f64>,
     /// Model turns (requests), when known.
     pub turns: Option<u32>,

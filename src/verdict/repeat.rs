@@ -146,7 +146,7 @@ pub fn aggregate_split(
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
         usage,
         error,
-        assertions: representative_assertions(&runs, &numbers),
+        assertions: routing_line(representative_assertions(&runs, &numbers), &runs, status),
         transcript: None,
         agent: runs.iter().find_map(|r| r.agent.clone()),
         agent_id: first.and_then(|r| r.agent_id),
@@ -241,6 +241,29 @@ fn representative_assertions(runs: &[TestResult], numbers: &[u32]) -> Vec<Assert
                 .unwrap_or_else(|| a.clone())
         })
         .collect()
+}
+
+/// A routing prompt's one assertion says what its runs chose, in how many of them, and
+/// holds as the prompt does (more than half its runs chose as expected); other tests'
+/// assertions are kept as they are.
+fn routing_line(
+    mut assertions: Vec<AssertionResult>,
+    runs: &[TestResult],
+    status: TestStatus,
+) -> Vec<AssertionResult> {
+    let Some(case) = runs.first().and_then(|r| r.routing.as_ref()) else {
+        return assertions;
+    };
+    for a in assertions.iter_mut().filter(|a| a.kind == "routing") {
+        a.description = crate::verdict::routing::prompt_line(case, runs);
+        a.status = match status {
+            TestStatus::Passed => AssertionStatus::Pass,
+            TestStatus::Failed => AssertionStatus::Fail,
+            TestStatus::Error => AssertionStatus::Error,
+            TestStatus::Skipped => AssertionStatus::Skip,
+        };
+    }
+    assertions
 }
 
 /// Per assertion (by position; every run of a test has the same assertions).

@@ -126,7 +126,11 @@ impl Results {
     /// run ([`Results::all_passed`]).
     pub fn compare_routing(&mut self, baseline: &Results, significance: f64) {
         if let (Some(now), Some(base)) = (self.routing.as_mut(), baseline.routing.as_ref()) {
-            now.baseline = Some(crate::verdict::routing::compare(now, base, significance));
+            let compared = crate::verdict::routing::compare(now, base, significance);
+            if let Some(r) = self.summary.routing.as_mut() {
+                r.regressions = compared.regressions.len() as u32;
+            }
+            now.baseline = Some(compared);
         }
     }
 
@@ -176,7 +180,11 @@ impl Results {
             .as_ref()
             .and_then(|r| r.baseline.as_ref())
             .is_some_and(|b| !b.regressions.is_empty());
+        // A routing prompt that chose otherwise fails nothing by itself (the figures and
+        // the baseline decide); one that could not be judged is never a pass.
+        let routing_errors = self.summary.routing.as_ref().is_some_and(|r| r.errors > 0);
         !routing_fell
+            && !routing_errors
             && self.summary.failed == 0
             && self.summary.errors == 0
             && !self
@@ -265,12 +273,19 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Usage summed over tests.
     pub usage: Usage,
-    /// Tests whose agent reported no cost (their cost is missing from `usage.cost_usd`).
+    /// Tests (routing prompts too) with no cost: neither their agent reported one nor the
+    /// model gateway metered it (their cost is missing from `usage.cost_usd`).
     #[serde(default)]
     pub tests_without_cost: u32,
     /// Run counts, when a test was run more than once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<RunCounts>,
+    /// Routing suites' prompts, counted apart from the ordinary tests above (`total`,
+    /// `passed`, … and `assertions` leave them out): a prompt that chose otherwise than
+    /// expected fails no run by itself, the figures and the baseline decide
+    /// ([`Results::all_passed`]). Absent without routing suites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingPrompts>,
     /// The cost or token ceiling, when one was set (`--max-cost`, `--max-tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSummary>,
@@ -501,6 +516,55 @@ pub struct RunCounts {
     pub flaky_tests: u32,
 }
 
+/// Routing suites' prompts (each on each agent), by what their runs chose.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RoutingPrompts {
+    /// Prompts, each on each agent.
+    pub prompts: u32,
+    /// Prompts where more than half the judged runs chose as expected.
+    pub as_expected: u32,
+    /// Prompts that chose otherwise (a miss or a false trigger).
+    pub unexpected: u32,
+    /// Prompts that could not be judged (their runs errored): these fail the run.
+    pub errors: u32,
+    /// Prompts not run.
+    pub skipped: u32,
+    /// Figures that fell significantly against the baseline (`--baseline`): these fail
+    /// the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub regressions: u32,
+}
+
+impl RoutingPrompts {
+    /// `routing: 6 prompts, 4 as expected, 2 not · 1 regression against the baseline`.
+    pub fn phrase(&self) -> String {
+        let mut parts = vec![format!(
+            "{} prompt{}",
+            self.prompts,
+            if self.prompts == 1 { "" } else { "s" }
+        )];
+        parts.push(format!("{} as expected", self.as_expected));
+        if self.unexpected > 0 {
+            parts.push(format!("{} not", self.unexpected));
+        }
+        if self.errors > 0 {
+            parts.push(format!("{} error", self.errors));
+        }
+        if self.skipped > 0 {
+            parts.push(format!("{} skipped", self.skipped));
+        }
+        let mut phrase = format!("routing: {}", parts.join(", "));
+        if self.regressions > 0 {
+            phrase.push_str(&format!(
+                " · {} routing regression{} against the baseline",
+                self.regressions,
+                if self.regressions == 1 { "" } else { "s" }
+            ));
+        }
+        phrase
+    }
+}
+
 /// Spend against the run's ceiling.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct BudgetSummary {
@@ -554,10 +618,27 @@ impl Summary {
             ..Summary::default()
         };
         for t in tests {
-            s.total += 1;
             if t.reused.is_some() {
                 s.reused += 1;
             }
+            if let Some(u) = &t.usage {
+                s.usage.add(u);
+            }
+            if t.usage.as_ref().is_none_or(|u| u.cost_usd.is_none()) {
+                s.tests_without_cost += 1;
+            }
+            if t.routing.is_some() {
+                let r = s.routing.get_or_insert_with(RoutingPrompts::default);
+                r.prompts += 1;
+                match t.status {
+                    TestStatus::Passed => r.as_expected += 1,
+                    TestStatus::Failed => r.unexpected += 1,
+                    TestStatus::Error => r.errors += 1,
+                    TestStatus::Skipped => r.skipped += 1,
+                }
+                continue;
+            }
+            s.total += 1;
             match t.status {
                 TestStatus::Passed => s.passed += 1,
                 TestStatus::Failed => s.failed += 1,
@@ -573,16 +654,11 @@ impl Summary {
                     AssertionStatus::Skip => s.assertions.skip += 1,
                 }
             }
-            if let Some(u) = &t.usage {
-                s.usage.add(u);
-            }
-            if t.usage.as_ref().is_none_or(|u| u.cost_usd.is_none()) {
-                s.tests_without_cost += 1;
-            }
         }
-        if tests.iter().any(|t| !t.runs.is_empty()) {
+        let ordinary = || tests.iter().filter(|t| t.routing.is_none());
+        if ordinary().any(|t| !t.runs.is_empty()) {
             let mut runs = RunCounts::default();
-            for t in tests {
+            for t in ordinary() {
                 let each: Vec<&TestResult> = if t.runs.is_empty() {
                     vec![t]
                 } else {

@@ -224,6 +224,22 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         assert_eq!(r["transcript"]["outcome"]["status"], "decided", "{r:#}");
         assert_eq!(r["status"], "passed", "{r:#}");
     }
+    // A run stopped at its first decision never gets the agent's summing up: its cost is
+    // what the gateway metered, and it counts in the totals.
+    for r in p1["runs"].as_array().unwrap() {
+        let metered = &r["model_traffic"]["cost_usd"];
+        assert!(metered.as_f64().is_some_and(|c| c > 0.0), "{r:#}");
+        assert_eq!(&r["usage"]["cost_usd"], metered, "{r:#}");
+        assert_eq!(
+            r["usage"]["input_tokens"], r["model_traffic"]["input_tokens"],
+            "{r:#}"
+        );
+    }
+    assert!(
+        !run.stdout.contains("no cost reported"),
+        "every routing run was metered: {}",
+        run.stdout
+    );
     assert_eq!(model.requests_for("RT-P1").len(), 2, "one request per run");
     assert!(model.requests_for("RT-P1").iter().all(|r| r.turn == 0));
     assert_eq!(model.requests_for("RT-FULL").len(), 2, "a whole run");
@@ -233,6 +249,67 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         "{full:#}"
     );
     close(figure(entry(&results, "full", "pdf"), "recall").0, 1.0);
+
+    // Each prompt's line says what its runs chose and holds only as expected (more than
+    // half its runs): a false trigger and a half-miss are `✗`, never `✓`.
+    let line = |name: &str| {
+        let t = crate::run::test(&results, name);
+        (
+            t["status"].as_str().unwrap_or("").to_owned(),
+            t["assertions"][0]["description"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+        )
+    };
+    assert_eq!(
+        line("docs › RT-P1: fill in the form in invoice.pdf"),
+        (
+            "passed".into(),
+            "should trigger pdf: chose pdf in 2 of 2 runs".into()
+        )
+    );
+    assert_eq!(
+        line("docs › RT-P2: rotate scan.pdf by 90 degrees"),
+        (
+            "failed".into(),
+            "should trigger pdf: chose pdf in 1 of 2 runs, none in 1".into()
+        )
+    );
+    assert_eq!(
+        line("docs › RT-P4: what is the weather like today?"),
+        (
+            "failed".into(),
+            "should trigger no skill (near-miss for docx): chose pdf in 2 of 2 runs".into()
+        )
+    );
+    assert!(
+        run.stdout
+            .contains("✗ should trigger no skill (near-miss for docx): chose pdf in 2 of 2 runs"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout
+            .contains("✓ should trigger no skill (near-miss for docx)"),
+        "{}",
+        run.stdout
+    );
+    // The headline counts the prompts apart from ordinary tests (P1, P3 and full's one
+    // prompt as expected; P2 and P4 not; P5 and gone's two errored).
+    assert_eq!(
+        results["summary"]["routing"],
+        json!({"prompts": 8, "as_expected": 3, "unexpected": 2, "errors": 3, "skipped": 0}),
+        "{:#}",
+        results["summary"]
+    );
+    assert_eq!(results["summary"]["total"], 0, "no ordinary test");
+    assert!(
+        run.stdout
+            .contains("routing: 8 prompts, 3 as expected, 2 not, 3 error"),
+        "{}",
+        run.stdout
+    );
 
     // The outage: errors, saying so, counted in no figure.
     let p5 = crate::run::test(&results, "docs › RT-P5: merge the csv files in data/");
@@ -347,6 +424,14 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
         replay
             .stdout
             .contains("regression against the baseline: pdf on claude"),
+        "{}",
+        replay.stdout
+    );
+    assert_eq!(replayed["summary"]["routing"]["regressions"], 1);
+    assert!(
+        replay
+            .stdout
+            .contains("1 routing regression against the baseline"),
         "{}",
         replay.stdout
     );

@@ -84,7 +84,8 @@ fn a_regressed_test_names_where_its_runs_part_and_what_flipped() {
             compared: 2,
             changed: 1,
             regressed: 1,
-            fixed: 0
+            fixed: 0,
+            routing_regressed: 0,
         }
     );
     assert!(r.any_regressed());
@@ -263,4 +264,110 @@ fn pass_rates_are_compared_as_the_baseline_does() {
         "a passing base run, a failing head run"
     );
     assert_eq!((t.head.passed, t.head.judged), (Some(1), Some(10)));
+}
+
+/// A routing prompt's test with `n` runs, each choosing `chose` (`None`: no skill).
+fn routing_prompt(
+    text: &str,
+    prompt: u32,
+    expect: Option<&str>,
+    chose: &[Option<&str>],
+) -> TestResult {
+    let case = crate::spec::routing::RoutingCase {
+        suite: "docs".into(),
+        skills: vec!["release".into(), "pdf".into()],
+        prompt,
+        expect: expect.map(str::to_owned),
+        near_miss_for: Vec::new(),
+        stop: crate::spec::routing::Stop::FirstCall,
+    };
+    let runs: Vec<TestResult> = chose
+        .iter()
+        .map(|c| {
+            let ok = crate::assertions::routed_as_expected(&case, *c);
+            let status = if ok {
+                AssertionStatus::Pass
+            } else {
+                AssertionStatus::Fail
+            };
+            let a = AssertionResult {
+                routing: Some(crate::assertions::RouteDecision {
+                    triggered: c.map(str::to_owned),
+                    evidence: None,
+                }),
+                ..AssertionResult::new("routing", case.expectation(), status, 3, None)
+            };
+            TestResult {
+                status: TestResult::status_of(None, std::slice::from_ref(&a)),
+                assertions: vec![a],
+                routing: Some(case.clone()),
+                ..TestResult::new(
+                    format!("docs › {text}"),
+                    "r.aptitude.yaml",
+                    TestStatus::Passed,
+                )
+            }
+        })
+        .collect();
+    let n = runs.len() as u32;
+    crate::verdict::repeat::aggregate(runs, n / 2 + 1)
+}
+
+/// `diff` sees the routing regression `--baseline` reports: the skill, the agent, the
+/// figure before → after, and the prompts whose choice changed; the prompts are no tests
+/// of their own, and the exit code says it regressed.
+#[test]
+fn a_routing_regression_is_listed_with_the_prompts_whose_choice_changed() {
+    let suite = |chose: Option<&str>| {
+        Results::new(
+            (1..=5)
+                .map(|i| {
+                    routing_prompt(&format!("tag release {i}"), i, Some("release"), &[chose; 3])
+                })
+                .chain([routing_prompt(
+                    "rotate a.pdf",
+                    6,
+                    Some("pdf"),
+                    &[Some("pdf"); 3],
+                )])
+                .collect(),
+            1,
+        )
+    };
+    let (base, head) = (suite(Some("release")), suite(None));
+    let r = diff(&base, &head, &options()).unwrap();
+    assert!(r.tests.is_empty(), "prompts are not tests: {:?}", r.tests);
+    assert!(r.any_regressed());
+    assert_eq!(r.summary.routing_regressed, 1);
+    let fell = &r.routing[0];
+    assert_eq!(
+        (fell.skill.as_str(), fell.figure.as_str(), fell.change),
+        ("release", "recall", Change::Regressed)
+    );
+    assert_eq!((fell.before, fell.after), ([5, 5], [0, 5]));
+    assert_eq!(fell.prompts.len(), 5, "the pdf prompt chose as before");
+    let p = &fell.prompts[0];
+    assert_eq!(p.name, "docs › tag release 1");
+    assert_eq!(p.expect, "should trigger release");
+    assert_eq!(p.base, "chose release in 3 of 3 runs");
+    assert_eq!(p.head, "chose none in 3 of 3 runs");
+    let text = to_terminal(&r);
+    assert!(
+        text.contains(
+            "✗ routing: release on claude (docs): recall 5/5 → 0/5 prompts (p = 0.004, regressed)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("head: chose none in 3 of 3 runs"), "{text}");
+    let md = to_markdown(&r);
+    assert!(md.contains("| docs › tag release 1 | should trigger release | chose release in 3 of 3 runs | chose none in 3 of 3 runs |"), "{md}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        json["routing"][0]["prompts"][0]["head"],
+        "chose none in 3 of 3 runs"
+    );
+    assert_eq!(json["summary"]["routing_regressed"], 1);
+    // Unchanged: nothing listed, nothing regressed.
+    let same = diff(&base, &base, &options()).unwrap();
+    assert!(same.routing.is_empty() && !same.any_regressed());
 }
