@@ -85,6 +85,10 @@ pub struct Traffic {
     /// rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_basis: Option<String>,
+    /// The models not in the price table, priced at their provider's dearest rates (an
+    /// upper bound): the reports name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priced_at_dearest: Vec<String>,
     /// The models asked for, in the order first asked, and the models that ran steps of a
     /// reply (an advisor, a fallback model).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -343,6 +347,9 @@ impl RunLog {
                         && !self.at_dearest.iter().any(|(seen, _)| seen == m)
                     {
                         self.at_dearest.push((m.clone(), provider));
+                        self.traffic
+                            .priced_at_dearest
+                            .push(crate::shared::cut::chars(m, 100).kept.to_owned());
                     }
                 }
             }
@@ -584,6 +591,7 @@ mod tests {
             "{:?}",
             log.traffic.cost_basis
         );
+        assert_eq!(log.traffic.priced_at_dearest, ["claude-3-sonnet-unlisted"]);
         assert!(log.traffic.cost_usd.unwrap() > want);
     }
 
