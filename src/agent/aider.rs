@@ -60,6 +60,10 @@ impl AgentCli for Aider {
             default_upstream: None,
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Chat]
+            },
         })
     }
 

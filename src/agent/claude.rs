@@ -202,6 +202,10 @@ impl AgentCli for Claude {
                 others: &["/claudeAiOauth/refreshToken"],
                 expires_ms: Some("/claudeAiOauth/expiresAt"),
             }),
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Anthropic]
+            },
         })
     }
 

@@ -164,6 +164,10 @@ impl AgentCli for Codex {
             default_upstream: Some("https://api.openai.com/v1"),
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Responses]
+            },
         })
     }
 

@@ -151,6 +151,12 @@ impl AgentCli for Copilot {
             default_upstream: None,
             login_passes_through: false,
             login: None,
+            // Chat Completions by default; `COPILOT_PROVIDER_WIRE_API=responses` and
+            // `COPILOT_PROVIDER_TYPE=anthropic` (a test's `env:`) switch it.
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Chat, P::Responses, P::Anthropic]
+            },
         })
     }
 

@@ -336,8 +336,13 @@ impl CliAgent {
         let login = route
             .login
             .and_then(|file| routing::login_token(home, &file, now_ms).map(|t| (file, t)));
-        let routed =
-            Routed::start(gateway, &plan, login.as_ref().map(|(_, t)| t.clone()), tape).await?;
+        let routed = Routed::start(
+            gateway,
+            (&plan, route.protocols),
+            login.as_ref().map(|(_, t)| t.clone()),
+            tape,
+        )
+        .await?;
         let url = routed.base_url();
         let invocation = invocation_for(Some(&url), home)?;
         if let (Some((file, _)), Some(placeholder)) = (login, routed.login_placeholder()) {

@@ -143,6 +143,10 @@ impl AgentCli for Gemini {
             default_upstream: Some("https://generativelanguage.googleapis.com"),
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Gemini]
+            },
         })
     }
 

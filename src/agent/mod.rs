@@ -348,6 +348,9 @@ pub struct ModelRoute {
     /// The login file the agent reads in its private home, whose tokens are swapped for
     /// placeholders (the gateway puts the real access token back on the wire).
     pub login: Option<LoginFile>,
+    /// The wire protocols the agent speaks to that base URL: the gateway refuses the
+    /// endpoints of any other ([`gateway::scope::admit`]).
+    pub protocols: &'static [gateway::protocol::Protocol],
 }
 
 /// A login file an agent reads from its private home (copied there from the user's own

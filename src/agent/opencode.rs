@@ -134,6 +134,10 @@ impl AgentCli for Opencode {
             default_upstream: None,
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Chat]
+            },
         })
     }
 

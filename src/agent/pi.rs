@@ -111,6 +111,10 @@ impl AgentCli for Pi {
             default_upstream: None,
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Chat]
+            },
         })
     }
 

@@ -114,6 +114,10 @@ impl AgentCli for Qwen {
             default_upstream: Some("https://api.openai.com/v1"),
             login_passes_through: false,
             login: None,
+            protocols: {
+                use super::gateway::protocol::Protocol as P;
+                &[P::Chat]
+            },
         })
     }
 

@@ -169,7 +169,7 @@ impl Routed {
     /// When the endpoint can not start (a bad upstream URL, no port).
     pub async fn start(
         gateway: &Gateway,
-        plan: &RoutePlan,
+        (plan, protocols): (&RoutePlan, &[super::gateway::protocol::Protocol]),
         login: Option<String>,
         tape: Tape,
     ) -> Result<Routed, GatewayError> {
@@ -185,6 +185,7 @@ impl Routed {
                 replay: tape.replay,
                 stop: tape.stop,
                 watch_skills: tape.watch_skills,
+                protocols: protocols.to_vec(),
             })
             .await?;
         let login = has_login
@@ -286,6 +287,7 @@ mod tests {
         default_upstream: Some("https://api.anthropic.com"),
         login_passes_through: true,
         login: None,
+        protocols: &[],
     };
     const CODEX: ModelRoute = ModelRoute {
         base_url_env: None,
@@ -293,6 +295,7 @@ mod tests {
         default_upstream: Some("https://api.openai.com/v1"),
         login_passes_through: false,
         login: None,
+        protocols: &[],
     };
     const COPILOT: ModelRoute = ModelRoute {
         base_url_env: Some("COPILOT_PROVIDER_BASE_URL"),
@@ -300,6 +303,7 @@ mod tests {
         default_upstream: None,
         login_passes_through: false,
         login: None,
+        protocols: &[],
     };
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -171,6 +171,25 @@ fn render_problems(out: &mut String, test: &TestResult) {
             )
         );
     }
+    let dearest = test
+        .model_traffic
+        .as_ref()
+        .map_or(&[][..], |t| t.priced_at_dearest.as_slice());
+    if !dearest.is_empty() {
+        let names: Vec<String> = dearest.iter().map(|m| format!("`{m}`")).collect();
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(YELLOW, "⚠"),
+            paint(
+                YELLOW,
+                &inert::terminal(&format!(
+                    "cost estimated at the provider's dearest rates for {}: not in aptitude's price table (scripts/refresh-prices)",
+                    names.join(", ")
+                ))
+            )
+        );
+    }
     if let Some(error) = &test.error {
         let error = match test.error_kind {
             Some(kind) => format!("[{}] {error}", kind.word()),
@@ -780,5 +799,23 @@ mod tests {
             )),
             "{text}"
         );
+    }
+
+    /// A run whose cost counts a model not in the price table names it: its cost is an
+    /// upper bound at the provider's dearest rates, not the model's price.
+    #[test]
+    fn a_model_priced_at_the_dearest_rates_is_named() {
+        let mut test = TestResult::new("t", "t.aptitude.yaml", TestStatus::Passed);
+        test.model_traffic = Some(crate::agent::gateway::Traffic {
+            priced_at_dearest: vec!["claude-nimbus-9".into()],
+            ..crate::agent::gateway::Traffic::default()
+        });
+        let text = render_test(&test);
+        assert!(
+            text.contains("dearest rates for `claude-nimbus-9`: not in aptitude's price table"),
+            "{text}"
+        );
+        test.model_traffic = Some(crate::agent::gateway::Traffic::default());
+        assert!(!render_test(&test).contains("dearest"));
     }
 }

@@ -424,6 +424,15 @@ fn requests(run: &TestResult) -> (Vec<RequestView>, Option<String>) {
         note.push(format!("{} retried", traffic.retries));
     }
     note.push(format!("{} tokens", thousands(traffic.total_tokens())));
+    if let Some(cost) = traffic.cost_usd {
+        note.push(format!("est. ${cost:.4}"));
+    }
+    if !traffic.priced_at_dearest.is_empty() {
+        note.push(format!(
+            "priced at the dearest rates (not in the price table): {}",
+            traffic.priced_at_dearest.join(", ")
+        ));
+    }
     if (shown.len() as u64) < u64::from(traffic.requests) && !shown.is_empty() {
         note.push(format!("the first {} listed", shown.len()));
     }

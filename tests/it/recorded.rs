@@ -384,7 +384,7 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                 assert!(
                     traffic["cost_basis"]
                         .as_str()
-                        .is_some_and(|b| b.starts_with("estimated at list prices")),
+                        .is_some_and(|b| b.starts_with("estimated at LiteLLM ")),
                     "{what}: {traffic:#}"
                 );
                 measured.push(format!("{what}: ${metered:.6} / ${list:.6} = {ratio:.6}"));

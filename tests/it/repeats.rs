@@ -164,7 +164,7 @@ fn the_cost_ceiling_stops_the_run_and_skips_the_runs_not_started() {
     assert!(
         first["model_traffic"]["cost_basis"]
             .as_str()
-            .is_some_and(|b| b.starts_with("estimated at list prices")),
+            .is_some_and(|b| b.starts_with("estimated at LiteLLM ")),
         "{first:#}"
     );
     for skipped in &t["runs"].as_array().unwrap()[1..] {

@@ -16,10 +16,27 @@
 //!
 //! A whole (non-streamed) JSON reply is read the same way, once.
 //!
+//! **Steps.** One Anthropic reply can hold several billed inferences, each listed in
+//! `usage.iterations` with its own tokens: the sampling steps of a server-side tool loop
+//! (`message`), a context compaction (`compaction`, whose tokens the top-level figures leave
+//! out), the advisor tool's inference on its own model (`advisor_message`), and a fallback
+//! model that served the reply (`fallback_message`). Each is kept as a [`Step`] with its
+//! model, so that each is priced at its own model's rates and long-context tier; the reply's
+//! tokens are their sum. A step of a type not known here is counted the same way; a
+//! top-level figure larger than its steps' sum is kept as one more step of the reply's model
+//! — never an under-count.
+//!
+//! **Reasoning tokens outside the output.** OpenAI counts reasoning inside
+//! `completion_tokens` / `output_tokens`; xAI, through the same OpenAI-compatible shapes,
+//! reports them beside it (`completion_tokens_details.reasoning_tokens`, in `total_tokens`
+//! but not in `completion_tokens`). The output is therefore the larger of the output figure
+//! and `total_tokens` less the prompt.
+//!
 //! Besides tokens: Anthropic's 1-hour cache writes (`usage.cache_creation.
 //! ephemeral_1h_input_tokens`, a part of `cache_creation_input_tokens` billed at twice the
-//! input rate) and server-side web searches (`usage.server_tool_use.web_search_requests`);
-//! and whether the model stopped at its output-token limit, which every protocol reports
+//! input rate); server-side tools (Anthropic `usage.server_tool_use`: web searches, billed per
+//! search, web fetches and code executions, counted; OpenAI Responses `web_search_call`
+//! output items, billed per call; Gemini's grounding `webSearchQueries`); and whether the model stopped at its output-token limit, which every protocol reports
 //! as a complete reply (Anthropic `stop_reason: "max_tokens"`, Responses
 //! `response.incomplete` with `incomplete_details.reason: "max_output_tokens"`, Chat
 //! `finish_reason: "length"`, Gemini `finishReason: "MAX_TOKENS"`).
@@ -91,14 +108,35 @@ pub struct Metered {
     /// Whether the reply was an error (an error event or error body).
     pub error: bool,
     /// Server-side web searches the reply reports (Anthropic's
-    /// `usage.server_tool_use.web_search_requests`), billed per search.
+    /// `usage.server_tool_use.web_search_requests`, OpenAI's `web_search_call` items,
+    /// Gemini's grounding queries), billed per search.
     pub web_searches: u64,
+    /// Server-side web fetches (Anthropic `server_tool_use.web_fetch_requests`): billed
+    /// as their tokens only, counted.
+    pub web_fetches: u64,
+    /// Server-side code executions (Anthropic `server_tool_use.code_execution_requests`):
+    /// billed by container time, which no usage field reports; counted.
+    pub code_executions: u64,
+    /// The billed inferences of an Anthropic reply with `usage.iterations` (see the module
+    /// docs); empty when the reply is one inference of the model asked for.
+    pub steps: Vec<Step>,
     /// Whether the model stopped because it reached its output-token limit: Anthropic's
     /// `stop_reason: "max_tokens"`, a Responses API `response.incomplete` for
     /// `max_output_tokens`, a Chat Completions `finish_reason: "length"`, Gemini's
     /// `finishReason: "MAX_TOKENS"`. Such a reply is complete: the model answered, and
     /// stopped where the request told it to.
     pub output_limit: bool,
+}
+
+/// One billed inference inside a reply (Anthropic `usage.iterations[]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Step {
+    /// Its `type`: `message`, `compaction`, `advisor_message`, `fallback_message`, ….
+    pub kind: String,
+    /// The model that ran it, when the step names one (a compaction runs on the reply's).
+    pub model: Option<String>,
+    /// Its tokens.
+    pub tokens: Tokens,
 }
 
 /// Meters one reply fed in pieces.
@@ -177,6 +215,7 @@ impl ReplyMeter {
                 }
             }
         }
+        settle_steps(&mut self.metered);
         self.metered
     }
 }
@@ -213,6 +252,7 @@ fn read_event(protocol: Protocol, event: &super::sse::Event, m: &mut Metered) {
         Protocol::Gemini => {
             data.contains("usageMetadata")
                 || data.contains("finishReason")
+                || data.contains("webSearchQueries")
                 || data.contains("\"error\"")
         }
     };
@@ -230,10 +270,90 @@ fn read_event(protocol: Protocol, event: &super::sse::Event, m: &mut Metered) {
     }
 }
 
+/// The tokens of an Anthropic `usage` object or `iterations[]` entry (absent fields 0).
+fn anthropic_tokens(usage: &Value) -> Tokens {
+    let n = |path: &[&str]| u64_at(usage, path).unwrap_or(0);
+    Tokens {
+        input: n(&["input_tokens"]),
+        output: n(&["output_tokens"]),
+        cache_read: n(&["cache_read_input_tokens"]),
+        cache_creation: n(&["cache_creation_input_tokens"]),
+        cache_creation_1h: n(&["cache_creation", "ephemeral_1h_input_tokens"]),
+    }
+}
+
+/// The steps of a reply whose usage lists `iterations` (the latest list wins: `message_delta`
+/// carries the cumulative usage).
+fn anthropic_iterations(usage: &Value, m: &mut Metered) {
+    let Some(items) = usage.get("iterations").and_then(Value::as_array) else {
+        return;
+    };
+    m.steps = items
+        .iter()
+        .filter(|it| it.is_object())
+        .map(|it| Step {
+            kind: it
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("message")
+                .to_owned(),
+            model: it.get("model").and_then(Value::as_str).map(str::to_owned),
+            tokens: anthropic_tokens(it),
+        })
+        .collect();
+}
+
+/// Once the reply ended: its tokens are its steps' sum, a top-level figure larger than its
+/// executing steps' (`message`, `fallback_message`, unknown kinds) kept as one more step.
+fn settle_steps(m: &mut Metered) {
+    if m.steps.is_empty() {
+        return;
+    }
+    let top = m.tokens.unwrap_or_default();
+    let mut executing = Tokens::default();
+    for step in m
+        .steps
+        .iter()
+        .filter(|s| !matches!(s.kind.as_str(), "compaction" | "advisor_message"))
+    {
+        executing.add(&step.tokens);
+    }
+    let rest = Tokens {
+        input: top.input.saturating_sub(executing.input),
+        output: top.output.saturating_sub(executing.output),
+        cache_read: top.cache_read.saturating_sub(executing.cache_read),
+        cache_creation: top.cache_creation.saturating_sub(executing.cache_creation),
+        cache_creation_1h: top
+            .cache_creation_1h
+            .saturating_sub(executing.cache_creation_1h),
+    };
+    if rest.total() > 0 {
+        m.steps.push(Step {
+            kind: "message".to_owned(),
+            model: None,
+            tokens: rest,
+        });
+    }
+    let mut sum = Tokens::default();
+    for step in &m.steps {
+        sum.add(&step.tokens);
+    }
+    m.tokens = Some(sum);
+}
+
 fn anthropic_usage(usage: &Value, m: &mut Metered) {
     if !usage.is_object() {
         return;
     }
+    anthropic_iterations(usage, m);
+    set(
+        &mut m.web_fetches,
+        u64_at(usage, &["server_tool_use", "web_fetch_requests"]),
+    );
+    set(
+        &mut m.code_executions,
+        u64_at(usage, &["server_tool_use", "code_execution_requests"]),
+    );
     let t = m.tokens.get_or_insert_with(Tokens::default);
     set(&mut t.input, u64_at(usage, &["input_tokens"]));
     set(&mut t.output, u64_at(usage, &["output_tokens"]));
@@ -278,16 +398,21 @@ fn anthropic_event(name: &str, v: &Value, m: &mut Metered) {
     }
 }
 
-/// A Responses API `usage` object (also Codex's): `input_tokens` counts the cached ones.
+/// A Responses API or Chat Completions `usage` object: `input` counts the cached tokens;
+/// reasoning tokens outside `output` (xAI) are found from `total_tokens`.
 fn openai_usage(usage: &Value, m: &mut Metered, input: &str, output: &str, details: &str) {
     if !usage.is_object() {
         return;
     }
     let cached = u64_at(usage, &[details, "cached_tokens"]).unwrap_or(0);
+    let prompt = u64_at(usage, &[input]).unwrap_or(0);
     let t = m.tokens.get_or_insert_with(Tokens::default);
-    t.input = u64_at(usage, &[input]).unwrap_or(0).saturating_sub(cached);
+    t.input = prompt.saturating_sub(cached);
     t.cache_read = cached;
     set(&mut t.output, u64_at(usage, &[output]));
+    if let Some(total) = u64_at(usage, &["total_tokens"]) {
+        t.output = t.output.max(total.saturating_sub(prompt));
+    }
 }
 
 fn responses_event(name: &str, v: &Value, m: &mut Metered) {
@@ -322,6 +447,13 @@ fn response_object(response: &Value, completed: bool, m: &mut Metered) {
         "output_tokens",
         "input_tokens_details",
     );
+    // Each web search the model ran is billed per call.
+    if let Some(output) = response.get("output").and_then(Value::as_array) {
+        m.web_searches = output
+            .iter()
+            .filter(|item| item["type"] == "web_search_call")
+            .count() as u64;
+    }
     m.completed |= completed;
 }
 
@@ -376,6 +508,16 @@ fn gemini_chunk(v: &Value, m: &mut Metered) {
             .any(|c| c.get("finishReason").is_some_and(|f| !f.is_null()))
     });
     m.completed |= finished;
+    // Grounding with Google Search is billed per search query the model ran.
+    let queries: usize = v["candidates"].as_array().map_or(0, |cs| {
+        cs.iter()
+            .filter_map(|c| c["groundingMetadata"]["webSearchQueries"].as_array())
+            .map(Vec::len)
+            .sum()
+    });
+    if queries > 0 {
+        m.web_searches = queries as u64;
+    }
     if v["candidates"]
         .as_array()
         .is_some_and(|cs| cs.iter().any(|c| c["finishReason"] == "MAX_TOKENS"))
@@ -653,5 +795,120 @@ mod tests {
             &anthropic.replace("max_tokens", "end_turn"),
         );
         assert!(done.completed && !done.output_limit);
+    }
+
+    /// A reply with `usage.iterations` (compaction, two sampling steps, an advisor step on
+    /// another model) is metered step by step: the compaction's tokens, which the top-level
+    /// figures leave out, and the advisor's are counted; each step keeps its model.
+    #[test]
+    fn every_billed_step_of_a_reply_is_metered_with_its_model() {
+        let usage = r#"{"input_tokens":12000,"output_tokens":2500,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":2,"code_execution_requests":1},"iterations":[{"type":"compaction","input_tokens":35000,"output_tokens":1000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},{"type":"message","model":"claude-sonnet-4-6","input_tokens":5000,"output_tokens":1000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},{"type":"advisor_message","model":"claude-opus-4-8","input_tokens":30000,"output_tokens":1800,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},{"type":"message","model":"claude-sonnet-4-6","input_tokens":7000,"output_tokens":1500,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}]}"#;
+        let body = format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"model\":\"claude-sonnet-4-6\",\"usage\":{{\"input_tokens\":5000,\"output_tokens\":1}}}}}}\n\nevent: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"end_turn\"}},\"usage\":{usage}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        );
+        let m = meter(Protocol::Anthropic, true, &body);
+        let kinds: Vec<(&str, Option<&str>, u64, u64)> = m
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.kind.as_str(),
+                    s.model.as_deref(),
+                    s.tokens.input,
+                    s.tokens.output,
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("compaction", None, 35000, 1000),
+                ("message", Some("claude-sonnet-4-6"), 5000, 1000),
+                ("advisor_message", Some("claude-opus-4-8"), 30000, 1800),
+                ("message", Some("claude-sonnet-4-6"), 7000, 1500),
+            ]
+        );
+        assert_eq!(
+            m.tokens.map(|t| (t.input, t.output)),
+            Some((35000 + 12000 + 30000, 1000 + 2500 + 1800))
+        );
+        assert_eq!((m.web_fetches, m.code_executions), (2, 1));
+        // A whole reply is read alike.
+        let whole = meter(
+            Protocol::Anthropic,
+            false,
+            &format!(r#"{{"type":"message","model":"claude-sonnet-4-6","usage":{usage}}}"#),
+        );
+        assert_eq!(whole.steps, m.steps);
+        assert_eq!(whole.tokens, m.tokens);
+        // Top-level figures above the executing steps' sum are kept, never dropped.
+        let short = usage.replace(
+            r#"{"type":"message","model":"claude-sonnet-4-6","input_tokens":7000,"output_tokens":1500,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}"#,
+            r#"{"type":"fallback_message","model":"claude-haiku-4-5","input_tokens":7000,"output_tokens":500}"#,
+        );
+        let fallback = meter(
+            Protocol::Anthropic,
+            false,
+            &format!(r#"{{"type":"message","model":"claude-sonnet-4-6","usage":{short}}}"#),
+        );
+        let last = fallback.steps.last().unwrap();
+        assert_eq!(
+            (
+                last.kind.as_str(),
+                last.model.as_deref(),
+                last.tokens.output
+            ),
+            ("message", None, 1000)
+        );
+        assert_eq!(
+            fallback.tokens.map(|t| t.output),
+            Some(1000 + 1000 + 1800 + 500 + 1000)
+        );
+    }
+
+    /// xAI through an OpenAI-compatible endpoint reports reasoning tokens beside
+    /// `completion_tokens`, inside `total_tokens`: 27 completion + 486 reasoning = 513
+    /// billed output tokens. OpenAI counts them inside: no double count.
+    #[test]
+    fn reasoning_tokens_outside_the_output_are_metered() {
+        let xai = concat!(
+            "data: {\"model\":\"grok-4\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"4\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"model\":\"grok-4\",\"choices\":[],\"usage\":{\"prompt_tokens\":700,\"completion_tokens\":27,\"total_tokens\":1213,\"prompt_tokens_details\":{\"cached_tokens\":640},\"completion_tokens_details\":{\"reasoning_tokens\":486}}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let m = meter(Protocol::Chat, true, xai);
+        assert_eq!(
+            m.tokens.map(|t| (t.input, t.cache_read, t.output)),
+            Some((60, 640, 513))
+        );
+        let openai = xai
+            .replace("\"completion_tokens\":27", "\"completion_tokens\":513")
+            .replace("grok-4", "gpt-5.5");
+        assert_eq!(
+            meter(Protocol::Chat, true, &openai)
+                .tokens
+                .map(|t| t.output),
+            Some(513)
+        );
+        let responses = r#"{"model":"grok-4","status":"completed","usage":{"input_tokens":700,"output_tokens":27,"total_tokens":1213,"output_tokens_details":{"reasoning_tokens":486}}}"#;
+        assert_eq!(
+            meter(Protocol::Responses, false, responses)
+                .tokens
+                .map(|t| t.output),
+            Some(513)
+        );
+    }
+
+    /// OpenAI bills each `web_search_call` a Responses reply ran; Gemini each grounding
+    /// search query.
+    #[test]
+    fn server_side_web_searches_are_counted_on_every_protocol() {
+        let responses = concat!(
+            "event: response.completed\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"model\":\"gpt-5.5\",\"status\":\"completed\",\"output\":[{\"type\":\"web_search_call\",\"id\":\"ws_1\",\"status\":\"completed\",\"action\":{\"type\":\"search\",\"query\":\"rust\"}},{\"type\":\"web_search_call\",\"id\":\"ws_2\",\"status\":\"completed\"},{\"type\":\"message\",\"content\":[]}],\"usage\":{\"input_tokens\":10,\"output_tokens\":5,\"total_tokens\":15}}}\n\n",
+        );
+        assert_eq!(meter(Protocol::Responses, true, responses).web_searches, 2);
+        let gemini = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\",\"groundingMetadata\":{\"webSearchQueries\":[\"a\",\"b\",\"c\"]}}],\"usageMetadata\":{\"promptTokenCount\":10,\"candidatesTokenCount\":5}}\r\n\r\n";
+        assert_eq!(meter(Protocol::Gemini, true, gemini).web_searches, 3);
     }
 }

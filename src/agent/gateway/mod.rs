@@ -153,6 +153,10 @@ pub struct RunGateway {
     /// Skills to look for in the model requests, as (name, text a request that showed the
     /// skill holds): those found are [`wire::Wire::skills_shown`].
     pub watch_skills: Vec<(String, String)>,
+    /// The protocols the run's agent speaks ([`crate::agent::ModelRoute::protocols`]): a
+    /// request for an endpoint of another is refused ([`scope::admit`]). Empty: every
+    /// protocol.
+    pub protocols: Vec<protocol::Protocol>,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
@@ -227,6 +231,7 @@ impl Gateway {
             stop: CancellationToken::new(),
             hold_after_call: run.stop == crate::spec::routing::Stop::FirstCall,
             watch_skills: run.watch_skills,
+            speaks: run.protocols,
             decided: CancellationToken::new(),
             normalizer: run.paths,
             recorder: self

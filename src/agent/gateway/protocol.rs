@@ -27,6 +27,16 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// `Anthropic Messages`, `OpenAI Responses`, `OpenAI Chat Completions`, `Gemini`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Anthropic => "Anthropic Messages",
+            Protocol::Responses => "OpenAI Responses",
+            Protocol::Chat => "OpenAI Chat Completions",
+            Protocol::Gemini => "Gemini",
+        }
+    }
+
     /// The protocol of a model request at `path` (without the query), or `None` for a path
     /// that is no model call (token counts, model lists): those are passed through.
     pub fn of_path(path: &str) -> Option<Protocol> {

@@ -7,15 +7,23 @@
 //!
 //! | protocol | method and path (after the upstream's base path) |
 //! |---|---|
-//! | Anthropic Messages | `POST /v1/messages`, `POST /v1/messages/count_tokens` |
+//! | Anthropic Messages | `POST /v1/messages`, `POST /v1/messages/count_tokens`, `GET /v1/models` |
 //! | OpenAI Responses | `POST /responses`, `POST /v1/responses`, `GET /models`, `GET /v1/models` |
 //! | OpenAI Chat Completions | `POST /chat/completions`, `POST /v1/chat/completions`, `GET /models`, `GET /v1/models` |
 //! | Gemini | `POST /v1beta/models/MODEL:generateContent`, `:streamGenerateContent`, `:countTokens` (also under `/v1/`) |
 //!
-//! A model list (`GET …/models`) is there because Codex CLI and the OpenAI-compatible
-//! clients ask for it at start; it spends nothing. Everything else — the Files, Batches,
-//! Admin and fine-tuning APIs, any other method, a path with `..`, `//`, `%` escapes or a
-//! fragment — is refused with `403` and counted ([`super::Traffic::refused`]).
+//! Only the rows of the protocols the run's agent speaks are open to it
+//! ([`super::RunGateway::protocols`]: Claude Code speaks Anthropic Messages, Codex the
+//! Responses API, Gemini CLI Gemini's, the OpenAI-compatible agents Chat Completions);
+//! a request for another protocol's endpoint is refused, so that a run can not spend on a
+//! protocol its agent never sends (and that its meter may not read).
+//!
+//! A model list (`GET …/models`) is there because the clients ask for it at start and it
+//! spends nothing: Codex CLI and the OpenAI-compatible clients, and Claude Code, which asks
+//! a base URL that is not Anthropic's for `GET /v1/models?limit=1000` ("gateway
+//! discovery"; it carries on without it). Everything else — a single model's page, the
+//! Files, Batches, Admin and fine-tuning APIs, any other method, a path with `..`, `//`, `%`
+//! escapes or a fragment — is refused with `403` and counted ([`super::Traffic::refused`]).
 //!
 //! The placeholder becomes the real credential only in a credential header
 //! ([`CREDENTIAL_HEADERS`]); a placeholder anywhere else in the request line or the
@@ -26,6 +34,8 @@
 
 use hyper::Method;
 use hyper::header::HeaderName;
+
+use super::protocol::Protocol;
 
 /// The headers the real credential may be put in (as sent by the pinned clients:
 /// Claude Code's `x-api-key` or `authorization: Bearer`, the OpenAI SDKs' `authorization:
@@ -55,6 +65,20 @@ pub enum Refused {
         /// Its path, without the query, cut to 200 characters.
         path: String,
     },
+    /// An endpoint of a protocol the run's agent does not speak.
+    #[error(
+        "aptitude's model gateway refused `{method} {path}`: it is an endpoint of {protocol}, which this run's agent does not speak (it speaks {speaks})"
+    )]
+    NotSpoken {
+        /// The request's method.
+        method: String,
+        /// Its path, without the query, cut to 200 characters.
+        path: String,
+        /// The endpoint's protocol (`OpenAI Chat Completions`).
+        protocol: String,
+        /// The protocols the agent speaks, joined (`Anthropic Messages`).
+        speaks: String,
+    },
     /// The placeholder credential outside a credential header.
     #[error(
         "aptitude's model gateway refused `{method} {path}`: the placeholder credential appears in {place}, where the real key is never put"
@@ -70,11 +94,18 @@ pub enum Refused {
 }
 
 /// Whether `method path` is an endpoint the gateway forwards, `base` being the upstream's
-/// base path (`""`, `/v1`, `/api/v1`).
+/// base path (`""`, `/v1`, `/api/v1`), to a run whose agent speaks `speaks` (empty: every
+/// protocol).
 ///
 /// # Errors
-/// [`Refused::NotInference`] for anything not in the module table.
-pub fn admit(method: &Method, base: &str, path: &str) -> Result<Admission, Refused> {
+/// [`Refused::NotInference`] for anything not in the module table, [`Refused::NotSpoken`]
+/// for an endpoint of none of `speaks`.
+pub fn admit(
+    method: &Method,
+    base: &str,
+    path: &str,
+    speaks: &[Protocol],
+) -> Result<Admission, Refused> {
     let refused = || Refused::NotInference {
         method: method.to_string(),
         path: crate::shared::cut::chars(path, 200).kept.to_owned(),
@@ -83,19 +114,35 @@ pub fn admit(method: &Method, base: &str, path: &str) -> Result<Admission, Refus
         return Err(refused());
     }
     let rest = path.strip_prefix(base).ok_or_else(refused)?;
+    let (admission, of) = endpoint(method, rest).ok_or_else(refused)?;
+    if speaks.is_empty() || of.iter().any(|p| speaks.contains(p)) {
+        return Ok(admission);
+    }
+    let names = |ps: &[Protocol]| ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(" or ");
+    Err(Refused::NotSpoken {
+        method: method.to_string(),
+        path: crate::shared::cut::chars(path, 200).kept.to_owned(),
+        protocol: names(of),
+        speaks: names(speaks),
+    })
+}
+
+/// The endpoint `method rest` of the module table, and the protocols it belongs to.
+fn endpoint(method: &Method, rest: &str) -> Option<(Admission, &'static [Protocol])> {
+    use Protocol::{Anthropic, Chat, Gemini, Responses};
     let post = *method == Method::POST;
     let get = *method == Method::GET;
-    use super::protocol::Protocol;
     match rest {
-        "/v1/messages" if post => Ok(Admission::Model(Protocol::Anthropic)),
-        "/v1/messages/count_tokens" if post => Ok(Admission::Auxiliary),
-        "/responses" | "/v1/responses" if post => Ok(Admission::Model(Protocol::Responses)),
+        "/v1/messages" if post => Some((Admission::Model(Anthropic), &[Anthropic])),
+        "/v1/messages/count_tokens" if post => Some((Admission::Auxiliary, &[Anthropic])),
+        "/responses" | "/v1/responses" if post => Some((Admission::Model(Responses), &[Responses])),
         "/chat/completions" | "/v1/chat/completions" if post => {
-            Ok(Admission::Model(Protocol::Chat))
+            Some((Admission::Model(Chat), &[Chat]))
         }
-        "/models" | "/v1/models" if get => Ok(Admission::Auxiliary),
-        _ if post => gemini(rest).ok_or_else(refused),
-        _ => Err(refused()),
+        "/v1/models" if get => Some((Admission::Auxiliary, &[Anthropic, Responses, Chat])),
+        "/models" if get => Some((Admission::Auxiliary, &[Responses, Chat])),
+        _ if post => gemini(rest).map(|a| (a, &[Gemini][..])),
+        _ => None,
     }
 }
 
@@ -114,9 +161,7 @@ fn gemini(rest: &str) -> Option<Admission> {
         return None;
     }
     match method {
-        "generateContent" | "streamGenerateContent" => {
-            Some(Admission::Model(super::protocol::Protocol::Gemini))
-        }
+        "generateContent" | "streamGenerateContent" => Some(Admission::Model(Protocol::Gemini)),
         "countTokens" => Some(Admission::Auxiliary),
         _ => None,
     }
@@ -241,7 +286,6 @@ impl Scrubber {
 
 #[cfg(test)]
 mod tests {
-    use super::super::protocol::Protocol;
     use super::*;
 
     #[test]
@@ -287,7 +331,7 @@ mod tests {
         ];
         for (method, base, path, want) in ok {
             assert_eq!(
-                admit(&method, base, path),
+                admit(&method, base, path, &[]),
                 Ok(want),
                 "{method} {base} {path}"
             );
@@ -318,15 +362,60 @@ mod tests {
             ),
             (Method::POST, "/v1", "/v2/responses"),
             (Method::PUT, "/v1", "/v1/responses"),
+            (Method::GET, "", "/v1/models/claude-sonnet-4-5"),
         ] {
             assert!(
                 matches!(
-                    admit(&method, base, path),
+                    admit(&method, base, path, &[]),
                     Err(Refused::NotInference { .. })
                 ),
                 "{method} {base} {path} must be refused"
             );
         }
+    }
+
+    /// Each run gets the endpoints of the protocols its agent speaks, exactly as the module
+    /// table says: Claude Code its Messages, token count and model list (its gateway
+    /// discovery); never Chat Completions, Responses or Gemini — 40 Chat Completions
+    /// streams sent to a Claude run's gateway were forwarded unmetered.
+    #[test]
+    fn a_run_gets_only_the_endpoints_of_the_protocols_its_agent_speaks() {
+        let claude = [Protocol::Anthropic];
+        for (method, path) in [
+            (Method::POST, "/v1/messages"),
+            (Method::POST, "/v1/messages/count_tokens"),
+            (Method::GET, "/v1/models"),
+        ] {
+            assert!(admit(&method, "", path, &claude).is_ok(), "{method} {path}");
+        }
+        for (method, path) in [
+            (Method::POST, "/v1/chat/completions"),
+            (Method::POST, "/chat/completions"),
+            (Method::POST, "/v1/responses"),
+            (Method::GET, "/models"),
+            (
+                Method::POST,
+                "/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+            ),
+        ] {
+            let refused = admit(&method, "", path, &claude);
+            assert!(
+                matches!(refused, Err(Refused::NotSpoken { .. })),
+                "{method} {path}: {refused:?}"
+            );
+        }
+        let refused = admit(&Method::POST, "", "/v1/chat/completions", &claude)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            refused,
+            "aptitude's model gateway refused `POST /v1/chat/completions`: it is an endpoint of OpenAI Chat Completions, which this run's agent does not speak (it speaks Anthropic Messages)"
+        );
+        let gemini = [Protocol::Gemini];
+        assert!(admit(&Method::GET, "", "/v1/models", &gemini).is_err());
+        let codex = [Protocol::Responses];
+        assert!(admit(&Method::GET, "/v1", "/v1/models", &codex).is_ok());
+        assert!(admit(&Method::POST, "/v1", "/v1/chat/completions", &codex).is_err());
     }
 
     #[test]

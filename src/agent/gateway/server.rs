@@ -221,6 +221,8 @@ pub(super) struct RunState {
     pub(super) decided: CancellationToken,
     /// Skills looked for in the model requests ([`super::RunGateway::watch_skills`]).
     pub(super) watch_skills: Vec<(String, String)>,
+    /// The protocols the run's agent speaks (empty: every one).
+    pub(super) speaks: Vec<Protocol>,
     /// The run's paths, for cassettes.
     pub(super) normalizer: Normalizer,
     /// Records the run's exchange (`run --record-model`).
@@ -339,7 +341,7 @@ async fn handle(
     if let Some(refused) = out_of_scope(&run, &parts) {
         return Ok(refused);
     }
-    let protocol = match scope::admit(&parts.method, &run.upstream.path, &path) {
+    let protocol = match scope::admit(&parts.method, &run.upstream.path, &path, &run.speaks) {
         Ok(Admission::Model(protocol)) => Some(protocol),
         Ok(Admission::Auxiliary) => None,
         Err(_) => None,
@@ -461,7 +463,7 @@ fn out_of_scope(run: &RunState, parts: &hyper::http::request::Parts) -> Option<R
         lock(&run.log).refused(&parts.method, path, why);
         return Some(local_error(protocol, 400, "invalid_request_error", why));
     }
-    let why = match scope::admit(&parts.method, &run.upstream.path, path) {
+    let why = match scope::admit(&parts.method, &run.upstream.path, path, &run.speaks) {
         Err(refused) => refused.to_string(),
         Ok(_) => {
             let placeholders: Vec<&str> = run.secrets.iter().map(|(p, _)| p.as_str()).collect();

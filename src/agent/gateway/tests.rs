@@ -740,3 +740,52 @@ async fn a_run_stopped_at_its_first_call_sends_nothing_after_it() {
         assert_eq!(forwarded, wanted, "requests that reached the upstream");
     }
 }
+
+/// A Claude Code run's gateway lends exactly the Anthropic rows of the scope table: its
+/// model list (Claude Code's gateway discovery) goes with the real key; 40 Chat Completions
+/// streams, which its meter would not be asked to read, are refused and counted, none
+/// forwarded.
+#[tokio::test]
+async fn a_run_is_lent_only_the_protocols_its_agent_speaks() {
+    const REAL: &str = "sk-ant-api03-REALKEY-scope-0123456789";
+    let seen: Seen = Arc::default();
+    let up = upstream(Arc::clone(&seen), Arc::new(tokio::sync::Notify::new())).await;
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            secrets: vec![REAL.into()],
+            protocols: vec![protocol::Protocol::Anthropic],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let (ph, base) = (endpoint.placeholders()[0].clone(), endpoint.base_url());
+    let list = hyper::Request::get(format!("{base}/v1/models?limit=1000"))
+        .header("x-api-key", ph.clone())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    assert_eq!(client().request(list).await.unwrap().status(), 200);
+    let chat = r#"{"model":"gpt-5.5","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let requests =
+        (0..40).map(|_| client().request(post(format!("{base}/v1/chat/completions"), &ph, chat)));
+    for reply in futures_util::future::join_all(requests).await {
+        let reply = reply.unwrap();
+        assert_eq!(reply.status(), 403);
+        let body = reply.into_body().collect().await.unwrap().to_bytes();
+        let body = String::from_utf8_lossy(&body);
+        assert!(
+            body.contains(
+                "an endpoint of OpenAI Chat Completions, which this run's agent does not speak"
+            ),
+            "{body}"
+        );
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "only the model list went upstream");
+    assert_eq!(seen[0].0, "/v1/models?limit=1000");
+    assert_eq!(seen[0].1["x-api-key"], REAL);
+    let traffic = endpoint.finish().await;
+    assert_eq!((traffic.refused, traffic.requests), (40, 0), "{traffic:?}");
+    assert_eq!(traffic.other_requests, 1);
+}

@@ -48,9 +48,18 @@ pub struct Traffic {
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub cache_creation_1h_input_tokens: u64,
     /// Server-side web searches the model made (Anthropic's
-    /// `usage.server_tool_use.web_search_requests`, $10 per 1,000, in `cost_usd`).
+    /// `usage.server_tool_use.web_search_requests`, OpenAI's `web_search_call` items,
+    /// Gemini's grounding queries), priced per search in `cost_usd`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub web_search_requests: u64,
+    /// Server-side web fetches (Anthropic `server_tool_use.web_fetch_requests`): their
+    /// tokens are in the counts above.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub web_fetch_requests: u64,
+    /// Server-side code executions (Anthropic `server_tool_use.code_execution_requests`),
+    /// billed by container time, which no reply reports: not in `cost_usd`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub code_execution_requests: u64,
     /// Model replies that stopped at the model's output-token limit (Anthropic
     /// `stop_reason: "max_tokens"`, Responses `response.incomplete` for
     /// `max_output_tokens`, Chat `finish_reason: "length"`, Gemini `MAX_TOKENS`): complete
@@ -71,12 +80,17 @@ pub struct Traffic {
     /// request's model is of no known provider (tokens only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    /// How `cost_usd` was estimated: `estimated at list prices checked 2026-11-27`, and
-    /// each model that is not in the price table and was priced at its provider's dearest
+    /// How `cost_usd` was estimated: `estimated at LiteLLM 1.110.2 list prices, taken
+    /// 2026-11-28`, and each model that is not in the price table and was priced at its provider's dearest
     /// rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_basis: Option<String>,
-    /// The models asked for, in the order first asked.
+    /// The models not in the price table, priced at their provider's dearest rates (an
+    /// upper bound): the reports name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priced_at_dearest: Vec<String>,
+    /// The models asked for, in the order first asked, and the models that ran steps of a
+    /// reply (an advisor, a fallback model).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<String>,
     /// Set when the gateway refused a request because it would cross `--max-cost` or
@@ -311,35 +325,49 @@ impl RunLog {
             return (Tokens::default(), None);
         };
         self.traffic.add_tokens(&tokens);
-        self.traffic.web_search_requests = self
-            .traffic
-            .web_search_requests
-            .saturating_add(metered.web_searches);
+        let t = &mut self.traffic;
+        t.web_search_requests = t.web_search_requests.saturating_add(metered.web_searches);
+        t.web_fetch_requests = t.web_fetch_requests.saturating_add(metered.web_fetches);
+        t.code_execution_requests = t
+            .code_execution_requests
+            .saturating_add(metered.code_executions);
+        for step_model in metered.steps.iter().filter_map(|s| s.model.as_deref()) {
+            if !t.models.iter().any(|m| m == step_model) {
+                t.models
+                    .push(crate::shared::cut::chars(step_model, 100).kept.to_owned());
+            }
+        }
         let priced_as = priced_as(metered.model.as_deref(), model);
-        let cost = priced_as.and_then(|m| price::cost_usd(m, &tokens, metered.web_searches));
-        match cost {
-            Some(c) => {
-                self.cost_usd += c.usd;
-                if let (price::Basis::Dearest(provider), Some(m)) = (c.basis, priced_as)
-                    && !self.at_dearest.iter().any(|(seen, _)| seen == m)
-                {
-                    self.at_dearest.push((m.to_owned(), provider));
+        let cost = reply_cost(priced_as, metered);
+        match &cost {
+            Some(costs) => {
+                for (m, c) in costs {
+                    self.cost_usd += c.usd;
+                    if let price::Basis::Dearest(provider) = c.basis
+                        && !self.at_dearest.iter().any(|(seen, _)| seen == m)
+                    {
+                        self.at_dearest.push((m.clone(), provider));
+                        self.traffic
+                            .priced_at_dearest
+                            .push(crate::shared::cut::chars(m, 100).kept.to_owned());
+                    }
                 }
             }
             None => self.unpriced = true,
         }
+        let cost = cost.map(|costs| costs.iter().map(|(_, c)| c.usd).sum::<f64>());
         self.traffic.cost_usd = (!self.unpriced).then_some(self.cost_usd);
         self.traffic.cost_basis = self.traffic.cost_usd.map(|_| self.cost_basis());
         if !failed {
             self.next = Estimate::after(priced_as, &tokens);
         }
-        (tokens, cost.map(|c| c.usd))
+        (tokens, cost)
     }
 
     /// `estimated at list prices checked …`, naming the models priced at their provider's
     /// dearest rates.
     fn cost_basis(&self) -> String {
-        let mut basis = format!("estimated at list prices checked {}", price::PRICES_CHECKED);
+        let mut basis = format!("estimated at {}", price::provenance());
         for (model, provider) in &self.at_dearest {
             basis.push_str(&format!(
                 "; `{}` is not in the price table: priced at {}'s dearest rates",
@@ -349,6 +377,31 @@ impl RunLog {
         }
         basis
     }
+}
+
+/// What a reply cost, by the model each part was priced as: one part priced as `priced_as`
+/// (its tokens and web searches), or — for a reply of several steps — each step at its own
+/// model's rates (a step that names no model or an unpriceable one: at `priced_as`'s), the
+/// searches at `priced_as`'s fee. `None` when some part can not be priced.
+fn reply_cost(priced_as: Option<&str>, metered: &Metered) -> Option<Vec<(String, price::Cost)>> {
+    let reply_model = priced_as?;
+    let tokens = metered.tokens.unwrap_or_default();
+    if metered.steps.is_empty() {
+        let cost = price::cost_usd(reply_model, &tokens, metered.web_searches)?;
+        return Some(vec![(reply_model.to_owned(), cost)]);
+    }
+    let mut costs = Vec::with_capacity(metered.steps.len() + 1);
+    for step in &metered.steps {
+        let model = step
+            .model
+            .as_deref()
+            .filter(|m| price::basis_of(m).is_some())
+            .unwrap_or(reply_model);
+        costs.push((model.to_owned(), price::cost_usd(model, &step.tokens, 0)?));
+    }
+    let searches = price::cost_usd(reply_model, &Tokens::default(), metered.web_searches)?;
+    costs.push((reply_model.to_owned(), searches));
+    Some(costs)
 }
 
 /// The model a reply is priced as: the one the reply names (what served it: a dated
@@ -515,19 +568,19 @@ mod tests {
             cache_creation_1h: 2_000,
         };
         let replied = Metered {
-            model: Some("claude-sonnet-4-20250514".into()),
+            model: Some("claude-sonnet-4-5-20250929".into()),
             web_searches: 1,
             ..ok(t)
         };
-        let a = log.begin(Some("claude-sonnet-4-0"), [1; 32]);
-        let (_, cost) = log.end(a, Some("claude-sonnet-4-0"), 200, &replied);
+        let a = log.begin(Some("claude-sonnet-4-5"), [1; 32]);
+        let (_, cost) = log.end(a, Some("claude-sonnet-4-5"), 200, &replied);
         let want = (1_000.0 * 3.0 + 100.0 * 15.0 + 2_000.0 * 6.0) / 1e6 + 0.01;
         assert!((cost.unwrap() - want).abs() < 1e-12, "{cost:?}");
         assert_eq!(log.traffic.cache_creation_1h_input_tokens, 2_000);
         assert_eq!(log.traffic.web_search_requests, 1);
         assert_eq!(
             log.traffic.cost_basis.as_deref(),
-            Some("estimated at list prices checked 2026-11-27")
+            Some(format!("estimated at {}", price::provenance()).as_str())
         );
         let b = log.begin(Some("claude-3-sonnet-unlisted"), [2; 32]);
         log.end(b, Some("claude-3-sonnet-unlisted"), 200, &ok(t));
@@ -538,6 +591,47 @@ mod tests {
             "{:?}",
             log.traffic.cost_basis
         );
+        assert_eq!(log.traffic.priced_at_dearest, ["claude-3-sonnet-unlisted"]);
         assert!(log.traffic.cost_usd.unwrap() > want);
+    }
+
+    /// Meter = bill for a reply of several billed steps: each step at its own model's
+    /// published rates, worked out by hand — the top-level usage alone (the two sampling
+    /// steps on Claude Sonnet 4.6, $3 / $15 per million) is $0.0735; the compaction on the
+    /// same model and the advisor's step on Claude Opus 4.8 ($5 / $25) make the bill $0.3885.
+    #[test]
+    fn a_reply_of_several_steps_costs_each_step_at_its_models_rates() {
+        let usage = r#"{"input_tokens":12000,"output_tokens":2500,"iterations":[{"type":"compaction","input_tokens":35000,"output_tokens":1000},{"type":"message","model":"claude-sonnet-4-6","input_tokens":5000,"output_tokens":1000},{"type":"advisor_message","model":"claude-opus-4-8","input_tokens":30000,"output_tokens":1800},{"type":"message","model":"claude-sonnet-4-6","input_tokens":7000,"output_tokens":1500}]}"#;
+        let mut meter = super::super::meter::ReplyMeter::new(
+            super::super::protocol::Protocol::Anthropic,
+            false,
+        );
+        meter.push(
+            format!(r#"{{"type":"message","model":"claude-sonnet-4-6","usage":{usage}}}"#)
+                .as_bytes(),
+        );
+        let metered = meter.finish();
+        let mut log = RunLog::new("http://up".into());
+        let a = log.begin(Some("claude-sonnet-4-6"), [1; 32]);
+        let (tokens, cost) = log.end(a, Some("claude-sonnet-4-6"), 200, &metered);
+        let top_level: f64 = (12_000.0 * 3.0 + 2_500.0 * 15.0) / 1e6;
+        let compaction: f64 = (35_000.0 * 3.0 + 1_000.0 * 15.0) / 1e6;
+        let advisor: f64 = (30_000.0 * 5.0 + 1_800.0 * 25.0) / 1e6;
+        let billed = top_level + compaction + advisor;
+        assert!((top_level - 0.0735).abs() < 1e-12 && (billed - 0.3885).abs() < 1e-12);
+        let cost = cost.unwrap();
+        assert!(
+            (cost - billed).abs() < 1e-12,
+            "metered {cost}, billed {billed}"
+        );
+        assert_eq!(tokens.total(), 12_000 + 2_500 + 36_000 + 31_800);
+        assert_eq!(log.traffic.models, ["claude-sonnet-4-6", "claude-opus-4-8"]);
+        // The ledger then refuses what `--max-cost 0.10` does not cover.
+        let mut ledger = super::super::budget::Ledger::new(super::super::budget::Limits {
+            max_cost_usd: Some(0.10),
+            max_tokens: None,
+        });
+        ledger.add(&tokens, Some(cost));
+        assert!(ledger.admit(Estimate::default()).is_err());
     }
 }
