@@ -72,6 +72,10 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         source,
     })?;
     let workspace_rel = draft::relative(&drafts, workspace).display().to_string();
+    let problems = super::settings::missing_credentials([args.agent], &[]);
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let agent = setup.agent(args.agent);
     let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
@@ -240,6 +244,10 @@ pub fn draft_skills(
         return Ok(Outcome::Passed);
     }
     let redactor = crate::shared::redact::Redactor::from_process_env([]);
+    let problems = super::settings::missing_credentials([args.agent], &[]);
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let agent = setup.agent(args.agent);
     let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
