@@ -179,6 +179,10 @@ mod tests {
             [
                 ("ANTHROPIC_API_KEY".to_owned(), true),
                 ("CLAUDE_CODE_OAUTH_TOKEN".to_owned(), false),
+                ("ANTHROPIC_AUTH_TOKEN".to_owned(), false),
+                ("CLAUDE_CODE_USE_BEDROCK".to_owned(), false),
+                ("CLAUDE_CODE_USE_VERTEX".to_owned(), false),
+                ("CLAUDE_CODE_USE_FOUNDRY".to_owned(), false),
                 ("~/.claude/.credentials.json".to_owned(), true),
             ]
         );
