@@ -77,7 +77,10 @@ pub(super) fn unknown_mcp_params(
         return None;
     }
     let list = |items: &mut dyn Iterator<Item = &str>| {
-        items.map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        items
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     Some(format!(
         "the server's `tools/list` gives `{name}` no parameter {} (its parameters: {}), so no call can match; fix the key in the test",
@@ -634,7 +637,11 @@ mod tests {
         assert!(why.contains("`title`, `body`"), "{why}");
         a.params = vec![param("title", "*x*")];
         a.positional = vec![(CallIndex::Last, vec![param("bdy", "*")])];
-        assert!(unknown_mcp_params(&a, Some(&shown)).unwrap().contains("`bdy`"));
+        assert!(
+            unknown_mcp_params(&a, Some(&shown))
+                .unwrap()
+                .contains("`bdy`")
+        );
         a.positional.clear();
         assert_eq!(unknown_mcp_params(&a, Some(&shown)), None);
         a.params = vec![param("titel", "*x*")];

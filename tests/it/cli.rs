@@ -460,7 +460,15 @@ fn an_agent_without_credentials_stops_before_it_starts() {
     );
     let drafting = Aptitude::new()
         .current_dir(dir.path())
-        .args(["init", "--skills", ".agents/skills", "--agent", "codex", "--agent-bin", &codex])
+        .args([
+            "init",
+            "--skills",
+            ".agents/skills",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            &codex,
+        ])
         .output();
     drafting.code(2);
     assert!(
@@ -478,10 +486,21 @@ fn an_agent_without_credentials_stops_before_it_starts() {
     );
     let keyed = Aptitude::new()
         .current_dir(dir.path())
-        .args(["run", "k.aptitude.yaml", "--sandbox", "off", "--no-gateway", "--claude-bin"])
+        .args([
+            "run",
+            "k.aptitude.yaml",
+            "--sandbox",
+            "off",
+            "--no-gateway",
+            "--claude-bin",
+        ])
         .arg(&claude)
         .output();
-    assert!(!keyed.stderr.contains("has no credential"), "{}", keyed.both());
+    assert!(
+        !keyed.stderr.contains("has no credential"),
+        "{}",
+        keyed.both()
+    );
     assert!(started.exists(), "the agent started: {}", keyed.both());
 }
 

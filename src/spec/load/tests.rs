@@ -232,9 +232,16 @@ fn a_parameter_the_tool_does_not_take_is_a_load_error() {
     ))
     .unwrap_err();
     assert_eq!(diags.len(), 1, "{diags:?}");
-    assert_eq!(diags[0].message, "unknown parameter `comand` of tool `Bash`");
+    assert_eq!(
+        diags[0].message,
+        "unknown parameter `comand` of tool `Bash`"
+    );
     assert_eq!(diags[0].hint.as_deref(), Some("did you mean `command`?"));
-    assert_eq!((diags[0].pos.line, diags[0].pos.column), (6, 14), "{diags:?}");
+    assert_eq!(
+        (diags[0].pos.line, diags[0].pos.column),
+        (6, 14),
+        "{diags:?}"
+    );
     // Positional checks, an agent's own spelling and a `skill:` assertion are read alike.
     for yaml in [
         "  - tool: run_shell_command\n    first_call_params: {dir: src}\n",
@@ -242,7 +249,10 @@ fn a_parameter_the_tool_does_not_take_is_a_load_error() {
         "  - skill: deploy\n    params: {argz: prod}\n",
     ] {
         let diags = load(&format!("{HEAD}{yaml}")).unwrap_err();
-        assert!(diags[0].message.starts_with("unknown parameter"), "{yaml}: {diags:?}");
+        assert!(
+            diags[0].message.starts_with("unknown parameter"),
+            "{yaml}: {diags:?}"
+        );
     }
     // Every agent's spelling of a key, dotted keys, MCP tools (checked against the
     // server's own list at run time) and globs load.

@@ -271,18 +271,10 @@ const PARAMS: &[(&str, &[&str])] = &[
             "agent_name",
         ],
     ),
-    (
-        "WebFetch",
-        &["url", "prompt", "format", "timeout"],
-    ),
+    ("WebFetch", &["url", "prompt", "format", "timeout"]),
     (
         "WebSearch",
-        &[
-            "query",
-            "allowed_domains",
-            "blocked_domains",
-            "num_results",
-        ],
+        &["query", "allowed_domains", "blocked_domains", "num_results"],
     ),
     (
         "TodoWrite",

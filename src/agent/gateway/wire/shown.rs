@@ -124,13 +124,20 @@ mod tests {
     fn every_protocols_tool_list_is_read() {
         let schema = json!({"type": "object", "properties": {"title": {}, "body": {}}});
         let params = Some(vec!["body".to_owned(), "title".to_owned()]);
-        let anthropic = shown_by(json!({"tools": [{"name": "mcp__gh__issue", "input_schema": schema}]}));
+        let anthropic =
+            shown_by(json!({"tools": [{"name": "mcp__gh__issue", "input_schema": schema}]}));
         assert_eq!(anthropic["mcp__gh__issue"], params);
-        let chat = shown_by(json!({"tools": [{"type": "function", "function": {"name": "gh-issue", "parameters": schema}}]}));
+        let chat = shown_by(
+            json!({"tools": [{"type": "function", "function": {"name": "gh-issue", "parameters": schema}}]}),
+        );
         assert_eq!(chat["gh-issue"], params);
-        let responses = shown_by(json!({"tools": [{"type": "namespace", "name": "mcp__gh", "tools": [{"name": "issue", "parameters": schema}]}]}));
+        let responses = shown_by(
+            json!({"tools": [{"type": "namespace", "name": "mcp__gh", "tools": [{"name": "issue", "parameters": schema}]}]}),
+        );
         assert_eq!(responses["mcp__gh__issue"], params);
-        let gemini = shown_by(json!({"tools": [{"functionDeclarations": [{"name": "gh__issue", "parametersJsonSchema": schema}]}]}));
+        let gemini = shown_by(
+            json!({"tools": [{"functionDeclarations": [{"name": "gh__issue", "parametersJsonSchema": schema}]}]}),
+        );
         assert_eq!(gemini["gh__issue"], params);
         let open = shown_by(json!({"tools": [{"name": "x", "input_schema": {"type": "object"}}]}));
         assert_eq!(open["x"], None, "no properties: nothing to check");
@@ -139,14 +146,29 @@ mod tests {
     #[test]
     fn each_agents_spelling_names_its_server() {
         let mut shown = ShownTools::new();
-        for name in ["mcp__gh__a", "gh__b", "mcp_gh_c", "gh-d", "gh_e", "gh_tools__f", "Bash"] {
+        for name in [
+            "mcp__gh__a",
+            "gh__b",
+            "mcp_gh_c",
+            "gh-d",
+            "gh_e",
+            "gh_tools__f",
+            "Bash",
+        ] {
             shown.insert(name.to_owned(), Some(vec!["p".to_owned()]));
         }
         let mcp = mcp_params(&shown, &["gh", "gh_tools"]);
         let names: Vec<&str> = mcp.keys().map(String::as_str).collect();
         assert_eq!(
             names,
-            ["mcp__gh__a", "mcp__gh__b", "mcp__gh__c", "mcp__gh__d", "mcp__gh__e", "mcp__gh_tools__f"]
+            [
+                "mcp__gh__a",
+                "mcp__gh__b",
+                "mcp__gh__c",
+                "mcp__gh__d",
+                "mcp__gh__e",
+                "mcp__gh_tools__f"
+            ]
         );
     }
 }
