@@ -102,6 +102,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
         records_only: None,
         skills: None,
         skills_shown: None,
+        mcp_params: None,
         warnings: Vec::new(),
         warnings_total: 0,
         lost: Default::default(),

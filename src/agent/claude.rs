@@ -180,8 +180,18 @@ impl AgentCli for Claude {
             super::Credential::Env("ANTHROPIC_API_KEY"),
             // `claude setup-token`'s long-lived subscription token.
             super::Credential::Env("CLAUDE_CODE_OAUTH_TOKEN"),
+            // A bearer token for a gateway of the user's own.
+            super::Credential::Env("ANTHROPIC_AUTH_TOKEN"),
+            // Claude Code's cloud providers, which sign in with the cloud's own credentials.
+            super::Credential::Env("CLAUDE_CODE_USE_BEDROCK"),
+            super::Credential::Env("CLAUDE_CODE_USE_VERTEX"),
+            super::Credential::Env("CLAUDE_CODE_USE_FOUNDRY"),
             super::Credential::Login(LOGIN),
         ]
+    }
+
+    fn credentials_complete(&self) -> bool {
+        true
     }
 
     /// `ANTHROPIC_BASE_URL`; a logged-in user's OAuth token (`.credentials.json`, copied into

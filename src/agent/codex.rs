@@ -154,6 +154,10 @@ impl AgentCli for Codex {
         ]
     }
 
+    fn credentials_complete(&self) -> bool {
+        true
+    }
+
     /// The provider `aptitude` (`-c model_providers.aptitude`) with the key from
     /// `OPENAI_API_KEY`. A ChatGPT login (`auth.json`) is used only by Codex's own
     /// provider, whose backend the gateway does not speak: such a run goes direct.

@@ -404,6 +404,16 @@ impl CliAgent {
         );
         let raw = record.unwrap_or(raw);
         transcript.skills_shown = wire.as_ref().and_then(|w| w.skills_shown.clone());
+        if let Some(w) = wire
+            .as_ref()
+            .filter(|w| w.requests > 0 && !servers.is_empty())
+        {
+            let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+            transcript.mcp_params = Some(crate::agent::gateway::wire::shown::mcp_params(
+                &w.tools_shown,
+                &names,
+            ));
+        }
         if decided {
             transcript.outcome = crate::transcript::Outcome::Decided;
         }

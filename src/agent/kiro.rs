@@ -280,6 +280,7 @@ fn no_session(why: String, finished: &Finished<'_>) -> Transcript {
         records_only: None,
         skills: None,
         skills_shown: None,
+        mcp_params: None,
         turns: Vec::new(),
         turns_left_out: 0,
     }

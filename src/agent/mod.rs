@@ -451,6 +451,15 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         vec![Credential::Env(self.api_key_env())]
     }
 
+    /// Whether [`AgentCli::credentials`] lists every way the agent can sign in, so that
+    /// none present means it can not work: a run then stops before the agent starts
+    /// ([`missing_credential`]) instead of waiting for a sign-in until the timeout. False
+    /// where the agent has sign-ins aptitude does not look for (its own provider files,
+    /// keychains).
+    fn credentials_complete(&self) -> bool {
+        false
+    }
+
     /// The version aptitude is tested with: the one [`AgentCli::install_hint`] installs
     /// (`…@2.1.328`, `…==0.86.2`); `None` when the hint names none.
     fn pinned_version(&self) -> Option<&'static str> {
@@ -595,6 +604,79 @@ pub enum Credential {
     Env(&'static str),
     /// A login file the agent's own sign-in wrote.
     Login(Login),
+}
+
+impl Credential {
+    /// The source as shown (`ANTHROPIC_API_KEY`, `~/.claude/.credentials.json`), by `env`
+    /// (the process environment, or a test's).
+    pub fn shown(&self, env: &impl Fn(&str) -> Option<std::ffi::OsString>) -> String {
+        match self {
+            Credential::Env(name) => (*name).to_owned(),
+            Credential::Login(login) => {
+                if env(login.dir_env).is_some_and(|d| !d.is_empty()) {
+                    format!("${}/{}", login.dir_env, login.file)
+                } else {
+                    format!("~/{}/{}", login.home_dir, login.file)
+                }
+            }
+        }
+    }
+
+    /// Whether it is present: a variable that is set and not empty, or a login file that
+    /// exists.
+    pub fn present(&self, env: &impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+        match self {
+            Credential::Env(name) => env(name).is_some_and(|v| !v.is_empty()),
+            Credential::Login(login) => login.path(env).is_some_and(|p| p.is_file()),
+        }
+    }
+}
+
+/// Why agent `kind` (its CLI `cli`) would start without a credential, or `None`: each of its
+/// [`AgentCli::credentials`] is absent from `env` (aptitude's environment, with the tests'
+/// `env:` for it) while the list is complete ([`AgentCli::credentials_complete`]). The
+/// message names every variable and file, and how to set one.
+pub fn missing_credential(
+    kind: AgentKind,
+    cli: &dyn AgentCli,
+    env: &impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<String> {
+    let sources = cli.credentials();
+    if !cli.credentials_complete() || sources.iter().any(|c| c.present(env)) {
+        return None;
+    }
+    let vars: Vec<String> = sources
+        .iter()
+        .filter(|c| matches!(c, Credential::Env(_)))
+        .map(|c| c.shown(env))
+        .collect();
+    let files: Vec<String> = sources
+        .iter()
+        .filter(|c| matches!(c, Credential::Login(_)))
+        .map(|c| c.shown(env))
+        .collect();
+    let mut how = format!(
+        "set {} in aptitude's environment (the shell, or a secret of the CI job) or in the test's `env:`",
+        or_list(&vars)
+    );
+    if !files.is_empty() {
+        how.push_str(&format!(
+            ", or sign in with the agent itself so that {} exists",
+            or_list(&files)
+        ));
+    }
+    Some(format!(
+        "agent `{kind}` has no credential, so it would wait for a sign-in until the test's timeout: {how}; `aptitude agents` shows what is found"
+    ))
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 /// A login file: `file` in the directory named by `$dir_env`, else in `~/<home_dir>`

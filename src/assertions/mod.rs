@@ -135,7 +135,15 @@ pub fn evaluate_one(
     let calls = &evidence.transcript.tool_calls;
     let ws = evidence.workspace.as_ref();
     let (status, description, detail) = match &assertion.kind {
-        AssertionKind::Tool(tool) => tool::evaluate(tool, calls),
+        AssertionKind::Tool(tool) => {
+            match tool::unknown_mcp_params(tool, evidence.transcript.mcp_params.as_ref()) {
+                Some(why) => {
+                    let (_, description, _) = tool::evaluate(tool, calls);
+                    (AssertionStatus::Error, description, Some(why))
+                }
+                None => tool::evaluate(tool, calls),
+            }
+        }
         AssertionKind::Skill(skill) => skill::evaluate(skill, evidence.transcript),
         AssertionKind::ExitCode { code, scope } => commands::exit_code(calls, *scope, *code),
         AssertionKind::OutputContains { text, scope } => {

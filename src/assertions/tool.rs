@@ -48,6 +48,47 @@ pub(super) fn evaluate(a: &ToolAssertion, calls: &[ToolCall]) -> Verdict {
     )
 }
 
+/// Why an assertion on an MCP tool can not be decided: a `params:` key (or a positional
+/// one) that the tool's input schema, as the run's requests offered it to the model
+/// ([`crate::transcript::Transcript::mcp_params`]: the server's `tools/list`), does not list.
+/// Such a key could never match a call, so `called: false` on it would pass forever: the
+/// assertion is `error`. `None` when the tool is no exact MCP name, its schema was not
+/// seen, or every key is in it.
+pub(super) fn unknown_mcp_params(
+    a: &ToolAssertion,
+    mcp_params: Option<&std::collections::BTreeMap<String, Vec<String>>>,
+) -> Option<String> {
+    let NameMatcher::Exact(name) = &a.tool else {
+        return None;
+    };
+    let known = mcp_params?
+        .iter()
+        .find(|(tool, _)| tool.eq_ignore_ascii_case(name))
+        .map(|(_, params)| params)?;
+    let mut unknown: Vec<&str> = a
+        .params
+        .iter()
+        .chain(a.positional.iter().flat_map(|(_, p)| p))
+        .map(|p| crate::spec::tools::params::top_key(&p.key))
+        .filter(|k| !known.iter().any(|p| p == k))
+        .collect();
+    unknown.dedup();
+    if unknown.is_empty() {
+        return None;
+    }
+    let list = |items: &mut dyn Iterator<Item = &str>| {
+        items
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "the server's `tools/list` gives `{name}` no parameter {} (its parameters: {}), so no call can match; fix the key in the test",
+        list(&mut unknown.iter().copied()),
+        list(&mut known.iter().map(String::as_str)),
+    ))
+}
+
 /// The calls of a tool assertion's subject, and those of them that match its parameters
 /// by each reading (see [`crate::spec::pattern`]): `matching` by the author's reading,
 /// `guarded` by any reading (a superset: what a guardrail counts).
@@ -577,6 +618,36 @@ mod tests {
                 json!({"command": "python3 scripts/check_status.py --all"}),
             ),
         ]
+    }
+
+    /// A key the MCP tool's schema (as offered to the model) lacks makes the assertion
+    /// undecidable; keys it has, tools whose schema was not seen, and runs without a gateway
+    /// are left to the ordinary verdict.
+    #[test]
+    fn an_mcp_key_the_schema_lacks_is_reported() {
+        let shown = std::collections::BTreeMap::from([(
+            "mcp__gh__create_issue".to_owned(),
+            vec!["title".to_owned(), "body".to_owned()],
+        )]);
+        let mut a = tool("mcp__gh__create_issue");
+        a.called = false;
+        a.params = vec![param("titel", "*x*")];
+        let why = unknown_mcp_params(&a, Some(&shown)).unwrap();
+        assert!(why.contains("no parameter `titel`"), "{why}");
+        assert!(why.contains("`title`, `body`"), "{why}");
+        a.params = vec![param("title", "*x*")];
+        a.positional = vec![(CallIndex::Last, vec![param("bdy", "*")])];
+        assert!(
+            unknown_mcp_params(&a, Some(&shown))
+                .unwrap()
+                .contains("`bdy`")
+        );
+        a.positional.clear();
+        assert_eq!(unknown_mcp_params(&a, Some(&shown)), None);
+        a.params = vec![param("titel", "*x*")];
+        assert_eq!(unknown_mcp_params(&a, None), None, "no gateway: not seen");
+        let other = tool("mcp__gh__close_issue");
+        assert_eq!(unknown_mcp_params(&other, Some(&shown)), None);
     }
 
     #[test]

@@ -57,21 +57,10 @@ pub(super) fn agents(args: &AgentsArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::Passed)
 }
 
-/// A credential source as shown, and whether it is present: a variable that is set and
-/// not empty, or a login file that exists.
+/// A credential source as shown, and whether it is present
+/// ([`Credential::shown`], [`Credential::present`]).
 fn credential(source: &Credential, env: &impl Fn(&str) -> Option<OsString>) -> (String, bool) {
-    match source {
-        Credential::Env(name) => ((*name).to_owned(), env(name).is_some_and(|v| !v.is_empty())),
-        Credential::Login(login) => {
-            let shown = if env(login.dir_env).is_some_and(|d| !d.is_empty()) {
-                format!("${}/{}", login.dir_env, login.file)
-            } else {
-                format!("~/{}/{}", login.home_dir, login.file)
-            };
-            let present = login.path(env).is_some_and(|p| p.is_file());
-            (shown, present)
-        }
-    }
+    (source.shown(env), source.present(env))
 }
 
 /// The table, then a line per agent on where it is or how to install it.
@@ -190,6 +179,10 @@ mod tests {
             [
                 ("ANTHROPIC_API_KEY".to_owned(), true),
                 ("CLAUDE_CODE_OAUTH_TOKEN".to_owned(), false),
+                ("ANTHROPIC_AUTH_TOKEN".to_owned(), false),
+                ("CLAUDE_CODE_USE_BEDROCK".to_owned(), false),
+                ("CLAUDE_CODE_USE_VERTEX".to_owned(), false),
+                ("CLAUDE_CODE_USE_FOUNDRY".to_owned(), false),
                 ("~/.claude/.credentials.json".to_owned(), true),
             ]
         );

@@ -72,6 +72,10 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         source,
     })?;
     let workspace_rel = draft::relative(&drafts, workspace).display().to_string();
+    let problems = super::settings::missing_credentials([args.agent], &[]);
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let agent = setup.agent(args.agent);
     let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
@@ -103,13 +107,17 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
                 written += 1;
                 out(&format!("drafted  {} ({})\n", path.display(), rule.id));
             }
-            Err(why) => {
+            Err((why, reply)) => {
                 failed += 1;
                 out(&format!(
-                    "skipped  {} {}: {}\n",
+                    "not drafted  {} {}: {}\n{}",
                     rule.id,
                     crate::shared::inert::terminal(&crate::shared::cut::chars(&rule.text, 60).kept),
-                    crate::shared::inert::terminal(&why)
+                    crate::shared::inert::terminal(&why),
+                    reply_line(
+                        reply.as_deref(),
+                        &crate::shared::redact::Redactor::from_process_env([])
+                    )
                 ));
             }
         }
@@ -142,13 +150,13 @@ async fn draft_one(
     (workspace_rel, path): (&str, &Path),
     cancel: &CancellationToken,
     usage: &mut crate::transcript::Usage,
-) -> Result<String, String> {
+) -> Result<String, (String, Option<String>)> {
     let mut prompt = draft::prompt_for(rule, name, text);
     for attempt in 0..2 {
         let reply = agent
             .grade(&prompt, model, DRAFT_TIMEOUT, cancel)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (e.to_string(), None))?;
         usage.add(&reply.usage);
         match draft::test_from_reply(&reply.text, rule, workspace_rel, path) {
             Ok(test) => return Ok(test),
@@ -157,10 +165,32 @@ async fn draft_one(
                     "\n\nYour previous answer did not load ({why}). Answer again with a valid test.\n"
                 ));
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err((e.to_string(), Some(reply.text))),
         }
     }
-    Err("no valid draft".into())
+    Err(("no valid draft".into(), None))
+}
+
+/// How much of a model's reply that is not a draft is shown, in characters.
+const REPLY_EXCERPT: usize = 200;
+
+/// The line under a `not drafted` one that shows the start of the model's reply (inert,
+/// redacted, on one line), so that what the model said can be read; empty without one.
+fn reply_line(reply: Option<&str>, redactor: &crate::shared::redact::Redactor) -> String {
+    let Some(reply) = reply else {
+        return String::new();
+    };
+    let flat = reply.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut = crate::shared::cut::chars(&flat, REPLY_EXCERPT);
+    let more = if cut.kept.len() < flat.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!(
+        "             the reply: {}{more}\n",
+        crate::shared::inert::terminal(&redactor.redact(&cut.kept))
+    )
 }
 
 /// The file `init --skills` drafts, in the tests' `drafts/` directory.
@@ -193,7 +223,25 @@ fn read_skills(dir: &Path, root: &Path) -> Result<(Vec<Skill>, Placement), CliEr
             .collect(),
         dir: dir.display().to_string(),
     };
-    let skills = skills::skills_in(dir).map_err(problems)?;
+    let read = skills::skills_in(dir).map_err(problems)?;
+    // A skill that can not be read is left out; the others are still drafted.
+    for file in &read.problems {
+        super::output::err(&redactor.redact(&crate::spec::diagnostic::render(file, true)));
+    }
+    if !read.problems.is_empty() {
+        let left: Vec<String> = read
+            .problems
+            .iter()
+            .map(|f| crate::spec::diagnostic::display_path(&f.path))
+            .collect();
+        super::output::err(&super::error::warning_line(&format!(
+            "{} of {} skills not drafted (above): {}",
+            left.len(),
+            left.len() + read.skills.len(),
+            left.join(", ")
+        )));
+    }
+    let skills = read.skills;
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
     let placement = skills::placement(&absolute(dir), &absolute(root)).map_err(|d| {
         problems(vec![crate::spec::diagnostic::FileDiagnostics {
@@ -240,6 +288,10 @@ pub fn draft_skills(
         return Ok(Outcome::Passed);
     }
     let redactor = crate::shared::redact::Redactor::from_process_env([]);
+    let problems = super::settings::missing_credentials([args.agent], &[]);
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
     let setup = args.agents.resolve(|name| std::env::var_os(name));
     let agent = setup.agent(args.agent);
     let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
@@ -266,10 +318,11 @@ pub fn draft_skills(
                 ));
                 drafted.push((skill.clone(), p));
             }
-            Err(why) => out(&format!(
-                "skipped  {}: {}\n",
+            Err((why, reply)) => out(&format!(
+                "not drafted  {}: {}\n{}",
                 skill.name,
-                crate::shared::inert::terminal(&redactor.redact(&why))
+                crate::shared::inert::terminal(&redactor.redact(&why)),
+                reply_line(reply.as_deref(), &redactor)
             )),
         }
     }
@@ -322,22 +375,23 @@ async fn draft_skill(
     (placement, path): (&Placement, &Path),
     cancel: &CancellationToken,
     usage: &mut crate::transcript::Usage,
-) -> Result<SkillPrompts, String> {
+) -> Result<SkillPrompts, (String, Option<String>)> {
     let mut prompt = skills::prompt_for(skill, all);
-    let mut last = String::new();
+    let mut last = (String::new(), None);
     for _ in 0..2 {
         let reply = agent
             .grade(&prompt, model, DRAFT_TIMEOUT, cancel)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (e.to_string(), None))?;
         usage.add(&reply.usage);
         match skills::prompts_from_reply(&reply.text, skill, placement, path) {
             Ok(prompts) => return Ok(prompts),
             Err(e) => {
-                last = e.to_string();
+                let why = e.to_string();
                 prompt.push_str(&format!(
-                    "\n\nYour previous answer could not be used ({last}). Answer again, with the YAML block alone.\n"
+                    "\n\nYour previous answer could not be used ({why}). Answer again, with the YAML block alone.\n"
                 ));
+                last = (why, Some(reply.text));
             }
         }
     }

@@ -29,6 +29,10 @@ pub(super) fn log(args: &LogArgs) -> Result<Outcome, CliError> {
         keep_workspace: args.keep_workspace,
         ..SinglePrompt::new(&args.prompt, dir, args.agent)
     };
+    let problems = super::settings::missing_credentials([args.agent], &[prompt.spec()]);
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
     let redactor = output::redactor_for(&[prompt.spec()]);
     let runtime = output::runtime()?;
     let cancel = CancellationToken::new();

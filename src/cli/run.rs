@@ -50,6 +50,13 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let code = runtime.block_on(async {
         let versions = check_agents(&agents, &setup, &specs).await?;
+        // A replay's answers come from its cassette: no agent signs in to a provider.
+        if replay.is_none() {
+            let problems = super::settings::missing_credentials(needed.iter().copied(), &specs);
+            if !problems.is_empty() {
+                return Err(CliError::NothingRun { problems });
+            }
+        }
         let runner_agents: BTreeMap<_, _> = agents
             .iter()
             .filter_map(|(kind, agent)| {

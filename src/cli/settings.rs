@@ -168,6 +168,35 @@ pub fn needed_agents(specs: &[TestSpec], grading: bool) -> BTreeSet<AgentKind> {
     kinds
 }
 
+/// Each of `kinds` that would start without a credential
+/// ([`crate::agent::missing_credential`]), as one problem each: read from aptitude's
+/// environment and the `env:` of the tests that run on that agent. Checked before any agent
+/// starts (a run, grading, drafting), so that an agent that can not sign in stops the run
+/// at once, naming the variable, instead of waiting until its timeout.
+pub fn missing_credentials(
+    kinds: impl IntoIterator<Item = AgentKind>,
+    specs: &[TestSpec],
+) -> Vec<String> {
+    kinds
+        .into_iter()
+        .filter_map(|kind| {
+            let env = |name: &str| {
+                std::env::var_os(name)
+                    .filter(|v| !v.is_empty())
+                    .or_else(|| {
+                        specs
+                            .iter()
+                            .filter(|s| s.agent.kind == kind)
+                            .find_map(|s| s.env.get(name).filter(|v| !v.is_empty()))
+                            .map(OsString::from)
+                    })
+            };
+            let cli = registry::cli(kind, &AgentOptions::default());
+            crate::agent::missing_credential(kind, cli.as_ref(), &env)
+        })
+        .collect()
+}
+
 /// Whether an agent's reported version (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`)
 /// is `pin`: one of its words, with or without a leading `v`.
 pub fn version_matches(reported: &str, pin: &str) -> bool {

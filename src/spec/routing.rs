@@ -216,7 +216,8 @@ pub fn find_skill(
 }
 
 /// The `description` of a `SKILL.md`'s front matter (YAML between two `---` lines at its
-/// top, the Agent Skills format), on one line; `None` without one.
+/// top, the Agent Skills format, read as [`front_matter`] reads it), on one line; `None`
+/// without one.
 pub fn skill_description(text: &str) -> Option<String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
@@ -224,9 +225,68 @@ pub fn skill_description(text: &str) -> Option<String> {
         return None;
     }
     let yaml: Vec<&str> = lines.take_while(|l| l.trim_end() != "---").collect();
-    let value: serde_json::Value = serde_saphyr::from_str(&yaml.join("\n")).ok()?;
+    let value = front_matter(&yaml.join("\n")).ok()?;
     let description = one_line(value.get("description")?.as_str()?);
     (!description.is_empty()).then_some(description)
+}
+
+/// A skill's front matter (the YAML between its `---` lines) as the agent CLIs read it.
+///
+/// Strict YAML first. When that fails, the CLIs' leniency: Claude Code 2.1 (its front
+/// matter parser retries after quoting values that YAML can not take plain) loads a skill
+/// whose `description: Implement an issue end-to-end: branch, test, PR` holds `: ` in a
+/// plain scalar. So does this: each top-level `key: value` line whose value is a plain
+/// scalar (not quoted, not a block scalar `|`/`>`, not a flow `[`/`{`, no anchor, alias or
+/// tag), with the indented lines that continue it folded in, is read as that text quoted,
+/// and the YAML parsed again.
+///
+/// # Errors
+/// The strict parse's error (its position within `yaml`), when the lenient reading fails too.
+pub fn front_matter(yaml: &str) -> Result<serde_json::Value, super::node::SyntaxError> {
+    let strict = match super::node::parse(yaml) {
+        Ok(node) => return Ok(node.value.to_json()),
+        Err(e) => e,
+    };
+    super::node::parse(&quote_plain_values(yaml))
+        .map(|node| node.value.to_json())
+        .map_err(|_| strict)
+}
+
+/// `yaml` with every top-level plain scalar value quoted ([`front_matter`]).
+fn quote_plain_values(yaml: &str) -> String {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let top = !line.starts_with([' ', '\t', '#', '-']);
+        let Some((key, value)) = line.split_once(':').filter(|_| top) else {
+            out.push(line.to_owned());
+            continue;
+        };
+        let value = value.trim();
+        let plain = !value.is_empty()
+            && !value.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!', '#'])
+            && key
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !plain {
+            out.push(line.to_owned());
+            continue;
+        }
+        let mut text = value.to_owned();
+        while let Some(next) = lines.get(i).filter(|l| l.starts_with([' ', '\t'])) {
+            if !next.trim().is_empty() {
+                text.push(' ');
+                text.push_str(next.trim());
+            }
+            i += 1;
+        }
+        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+        out.push(format!("{key}: \"{escaped}\""));
+    }
+    out.join("\n")
 }
 
 /// What a request to the model must hold to have shown it a skill: the start of its
@@ -250,6 +310,25 @@ pub const NEEDLE_CHARS: usize = 40;
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// Claude Code loads a skill whose plain `description` holds `: `; so does aptitude, as
+    /// it reads every other front matter (quoted, block and folded values unchanged).
+    #[test]
+    fn a_plain_description_holding_a_colon_is_read_as_the_clis_read_it() {
+        let md = "---\nname: implement\ndescription: Implement a GitHub Issue end-to-end: branch, code, PR. Use \"/implement 12\"\n  when asked to: fix #12\nallowed-tools: [Bash]\n---\nbody\n";
+        assert_eq!(
+            skill_description(md).as_deref(),
+            Some(
+                "Implement a GitHub Issue end-to-end: branch, code, PR. Use \"/implement 12\" when asked to: fix #12"
+            )
+        );
+        let value = front_matter("name: a\ndescription: |\n  Keep: this\ntags: [x, z]\n").unwrap();
+        assert_eq!(value["description"], "Keep: this\n");
+        assert_eq!(value["tags"], serde_json::json!(["x", "z"]));
+        // What no leniency makes YAML keeps the strict parser's error and position.
+        let err = front_matter("name: a\ndescription: [unclosed\n").unwrap_err();
+        assert!(err.pos.is_some_and(|p| p.line >= 2), "{err:?}");
+    }
 
     #[test]
     fn a_skill_is_told_by_the_start_of_its_description() {

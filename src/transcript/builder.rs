@@ -280,6 +280,7 @@ impl Builder {
             records_only: None,
             skills: None,
             skills_shown: None,
+            mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }

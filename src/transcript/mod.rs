@@ -124,6 +124,13 @@ pub struct Transcript {
     /// request was read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills_shown: Option<Vec<String>>,
+    /// The parameter names of the run's MCP tools (`mcp__<server>__<tool>` → the names of
+    /// its input schema's `properties`), as the requests to the model offered them
+    /// (the servers' `tools/list`, passed on by the agent; read by aptitude's gateway).
+    /// `None` when no request was read; a tool absent from the map was not offered with a
+    /// schema that lists its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_params: Option<std::collections::BTreeMap<String, Vec<String>>>,
     /// The model's replies, turn by turn (the assistant's text, the calls each made, its
     /// tokens and time), in formats that record them; empty in the others and in results
     /// written before turns were kept (a report then shows the calls alone).
@@ -237,6 +244,7 @@ impl Transcript {
             records_only: None,
             skills: None,
             skills_shown: None,
+            mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }
@@ -262,6 +270,7 @@ impl Transcript {
             records_only: None,
             skills: None,
             skills_shown: None,
+            mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
         }

@@ -66,6 +66,7 @@ impl StreamParser {
                 records_only: None,
                 skills: None,
                 skills_shown: None,
+                mcp_params: None,
                 turns: Vec::new(),
                 turns_left_out: 0,
             },

@@ -367,6 +367,7 @@ fn engine_diagnostics_are_opt_in_on_stderr_and_redacted() {
         Aptitude::new()
             .current_dir(dir.path())
             .env("MY_API_KEY", secret)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
             .envs(env.iter().copied())
             .args(["run", "t.aptitude.yaml", "--claude-bin"])
             .arg(&bin)
@@ -395,6 +396,112 @@ fn engine_diagnostics_are_opt_in_on_stderr_and_redacted() {
         assert!(loud.stderr.contains("[REDACTED]"), "{}", loud.stderr);
         assert!(!loud.stderr.contains(secret), "{}", loud.stderr);
     }
+}
+
+/// An agent without a credential would wait for a sign-in until the test's timeout (10
+/// minutes by default): `run`, `log`, `init --skills` and grading stop before any agent
+/// starts, exit 2 (a configuration error, not the agent's), naming the variables and how to
+/// set one. A test's `env:` holding the key, or a replay, needs none.
+#[test]
+fn an_agent_without_credentials_stops_before_it_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t.aptitude.yaml",
+        "name: T\nprompt: p\nassertions:\n  - tool: Bash\n",
+    );
+    // An agent that leaves a mark when it is started for anything but `--version`.
+    let started = dir.path().join("started");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for agent in ["claude", "codex"] {
+        let path = bin.join(agent);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in --version) echo 2.1.328; exit 0;; esac\ntouch {}\nsleep 600\n",
+                started.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let claude = bin.join("claude");
+    let codex = format!("codex={}", bin.join("codex").display());
+    let runs = [
+        Aptitude::new()
+            .current_dir(dir.path())
+            .args(["run", "t.aptitude.yaml", "--claude-bin"])
+            .arg(&claude)
+            .output(),
+        Aptitude::new()
+            .current_dir(dir.path())
+            .args(["log", "hello", "--claude-bin"])
+            .arg(&claude)
+            .output(),
+    ];
+    for out in &runs {
+        out.code(2);
+        for text in [
+            "agent `claude` has no credential",
+            "ANTHROPIC_API_KEY",
+            "in aptitude's environment",
+            "~/.claude/.credentials.json",
+        ] {
+            assert!(out.stderr.contains(text), "{text}\n{}", out.both());
+        }
+    }
+    std::fs::create_dir_all(dir.path().join(".agents/skills/greet")).unwrap();
+    write(
+        dir.path(),
+        ".agents/skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets the user by name\n---\nSay hello.\n",
+    );
+    let drafting = Aptitude::new()
+        .current_dir(dir.path())
+        .args([
+            "init",
+            "--skills",
+            ".agents/skills",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            &codex,
+        ])
+        .output();
+    drafting.code(2);
+    assert!(
+        drafting.stderr.contains("agent `codex` has no credential")
+            && drafting.stderr.contains("OPENAI_API_KEY"),
+        "{}",
+        drafting.both()
+    );
+    assert!(!started.exists(), "no agent was started");
+    // The key in the test's `env:` is enough to get past the check (the agent starts).
+    write(
+        dir.path(),
+        "k.aptitude.yaml",
+        "name: K\nprompt: p\ntimeout: 2s\nenv: {ANTHROPIC_API_KEY: sk-ant-test}\nassertions:\n  - tool: Bash\n",
+    );
+    let keyed = Aptitude::new()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "k.aptitude.yaml",
+            "--sandbox",
+            "off",
+            "--no-gateway",
+            "--claude-bin",
+        ])
+        .arg(&claude)
+        .output();
+    assert!(
+        !keyed.stderr.contains("has no credential"),
+        "{}",
+        keyed.both()
+    );
+    assert!(started.exists(), "the agent started: {}", keyed.both());
 }
 
 fn write(dir: &Path, name: &str, text: &str) {

@@ -305,6 +305,7 @@ fn a_failed_test_shows_as_failed_on_a_terminal_whatever_the_agent_printed() {
         .inherit_path()
         .current_dir(h.suite.path())
         .env("TERM", "xterm-256color")
+        .env("ANTHROPIC_API_KEY", "sk-ant-stand-in")
         .args(["-q", "-e", "-c", &command, "/dev/null"])
         .limit(LIMIT)
         .output();
@@ -512,6 +513,8 @@ fn run_in(dir: &Path, stub: &Path) -> Output {
         .inherit_path()
         .current_dir(dir)
         .env("GITHUB_ACTIONS", "true")
+        // A key, as a user has one (the stand-in never uses it).
+        .env("ANTHROPIC_API_KEY", "sk-ant-stand-in")
         // The stand-in writes its stream without a model: through the gateway its
         // invented calls are (rightly) tampering; direct, they are unwitnessed claims.
         .args(["run", "tests", "--no-grade", "--no-gateway", "--agent-bin"])

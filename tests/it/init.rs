@@ -162,17 +162,29 @@ fn init_rules_drafts_a_validated_test_per_uncovered_rule() {
 /// the real `claude -p` against the scripted model: each skill's prompts come from one
 /// drafting call that sees every skill's description; a reply that is no list of prompts
 /// is asked again once with the reason (docx, then fine), and a skill whose second reply
-/// is no better is left out and said so (csv). The suite is validated, marked as a draft,
-/// and `validate` names it.
+/// is no better is left out, "not drafted", with the start of the reply (csv). A skill
+/// whose plain `description` holds `: ` is read as Claude Code reads it (implement); a
+/// SKILL.md that is no skill is reported at its line and the others are still drafted
+/// (broken). The suite is validated, marked as a draft, and `validate` names it.
 #[test]
 fn init_skills_drafts_a_validated_routing_suite() {
     use crate::support::model::{ScriptedModel, Turn};
     let repo = tempfile::tempdir().unwrap();
     let skills = repo.path().join(".claude/skills");
+    std::fs::create_dir_all(skills.join("broken")).unwrap();
+    std::fs::write(
+        skills.join("broken/SKILL.md"),
+        "---\nname: broken\ndescription: [unclosed\n---\n",
+    )
+    .unwrap();
     for (name, description) in [
         ("pdf", "Fill in and merge PDF forms."),
         ("docx", "Write and edit Word documents."),
         ("csv", "Clean and join CSV files."),
+        (
+            "implement",
+            "Implement a GitHub Issue end-to-end: branch, code, tests, PR.",
+        ),
     ] {
         std::fs::create_dir_all(skills.join(name)).unwrap();
         std::fs::write(
@@ -186,6 +198,9 @@ fn init_skills_drafts_a_validated_routing_suite() {
     model.script(
         "You write routing tests for agent skills",
         vec![Turn::IfRequestHas(
+            "prompts for the skill `implement`",
+            text("should_trigger: [\"Implement issue 12 end to end\"]\nshould_not_trigger: [\"Review the open PR\"]\n"),
+            Box::new(Turn::IfRequestHas(
             "prompts for the skill `pdf`",
             text("```yaml\nshould_trigger:\n  - \"Fill in the form in invoice.pdf\"\n  - \"Merge a.pdf and b.pdf\"\nshould_not_trigger:\n  - \"Print this page\"\n```"),
             Box::new(Turn::IfRequestHas(
@@ -197,6 +212,7 @@ fn init_skills_drafts_a_validated_routing_suite() {
                 )),
                 text("should_trigger: [\"Join these CSV files\"]\n"),
             )),
+        )),
         )],
     );
     let out = Aptitude::new()
@@ -209,13 +225,20 @@ fn init_skills_drafts_a_validated_routing_suite() {
     assert_eq!(out.code, 1, "csv got no prompts:\n{}", out.both());
     assert!(
         out.stdout
-            .contains(".claude/skills: 3 skills: csv, docx, pdf"),
+            .contains(".claude/skills: 4 skills: csv, docx, implement, pdf"),
         "{}",
         out.stdout
     );
+    for text in [
+        ".claude/skills/broken/SKILL.md:3:",
+        "the front matter is not YAML: unclosed bracket",
+        "1 of 5 skills not drafted (above): .claude/skills/broken/SKILL.md",
+    ] {
+        assert!(out.stderr.contains(text), "{text}\n{}", out.stderr);
+    }
     assert!(
         out.stdout.contains(
-            "skipped  csv: the model's reply is not a test: it has no list `should_not_trigger`"
+            "not drafted  csv: the model's reply is not a test: it has no list `should_not_trigger`\n             the reply: should_trigger: [\"Join these CSV files\"]\n"
         ),
         "{}",
         out.stdout
@@ -228,7 +251,7 @@ fn init_skills_drafts_a_validated_routing_suite() {
     );
     assert!(
         out.stdout.contains(
-            "wrote    tests/agents/drafts/routing.aptitude.yaml (2 skills, 5 prompts, 3 runs each"
+            "wrote    tests/agents/drafts/routing.aptitude.yaml (3 skills, 7 prompts, 3 runs each"
         ),
         "{}",
         out.stdout
@@ -236,7 +259,7 @@ fn init_skills_drafts_a_validated_routing_suite() {
     assert!(out.stdout.contains("drafting used "), "{}", out.stdout);
     assert!(out.stdout.contains(" tokens"), "{}", out.stdout);
     let calls = model.requests_for("You write routing tests for agent skills");
-    assert_eq!(calls.len(), 5, "pdf once, docx and csv twice");
+    assert_eq!(calls.len(), 6, "pdf and implement once, docx and csv twice");
     assert!(
         calls
             .iter()
@@ -283,7 +306,7 @@ fn init_skills_drafts_a_validated_routing_suite() {
         model
             .requests_for("You write routing tests for agent skills")
             .len(),
-        5
+        6
     );
 }
 

@@ -442,6 +442,56 @@ fn a_mock_mcp_server_answers_on_every_agent_and_checks_what_it_received() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The agents that offer every MCP tool's schema to the model in each request. Claude Code
+/// 2.1 and Qwen Code 0.24 defer MCP tools (the model sees their names and loads a schema
+/// with a tool search first), so their schemas cross the gateway only once loaded.
+const MCP_SCHEMA_UP_FRONT: &[&str] = &["codex", "gemini", "copilot", "opencode"];
+
+/// A guardrail on a real MCP server's tool with a key its `tools/list` schema lacks
+/// (`mesage` for `message`) could never match a call, so it would pass forever: it is
+/// `error`, read from the schemas the requests offered the model, while the same guardrail
+/// spelt right fails on the call the agent made. (A `mock:` server's schema is known at
+/// load: there the key is a load error, `spec::load`'s tests.)
+#[test]
+fn an_mcp_parameter_the_servers_schema_lacks_is_an_error() {
+    let server = server_everything();
+    let mut failures = Vec::new();
+    for agent in AGENTS.iter().map(|a| a()) {
+        if !MCP_SCHEMA_UP_FRONT.contains(&agent.name) {
+            continue;
+        }
+        let marker = format!("MCP-MESAGE-{}", agent.name.to_uppercase());
+        let model = model_calling(
+            &marker,
+            mcp_tool(agent.name, "everything", "echo"),
+            json!({"message": "hello-mcp"}),
+        );
+        let suite = Suite::new();
+        suite.file("tests/ws/keep.txt", "fixture\n").file(
+            "tests/ws/mcp.aptitude.yaml",
+            &format!(
+                "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    called: false\n    params: {{mesage: \"*hello*\"}}\n  - tool: mcp__everything__echo\n    called: false\n    params: {{message: \"*hello*\"}}\n"
+            ),
+        );
+        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let test = &results["tests"][0];
+        let statuses: Vec<&str> = test["assertions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| a["status"].as_str().unwrap_or(""))
+            .collect();
+        let detail = test["assertions"][0]["detail"].as_str().unwrap_or("");
+        if statuses != ["error", "fail"] || !detail.contains("no parameter `mesage`") {
+            failures.push(format!(
+                "{}: {statuses:?} {detail}\nmcp_params: {}\n{stderr}",
+                agent.name, test["transcript"]["mcp_params"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 /// An input the mock's `expect:` does not accept fails the test, on the `expect:` line,
 /// saying what the mock received; the agent still got the scripted reply.
 #[test]

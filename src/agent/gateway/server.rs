@@ -449,6 +449,7 @@ fn note_sent(run: &RunState, call: Option<&Call>, body: &[u8]) {
     if !run.watch_skills.is_empty() {
         wire.look_for_skills(&run.watch_skills, body);
     }
+    super::wire::shown::note_tools(&mut wire.tools_shown, body);
 }
 
 /// The gateway's refusal of a request before its body is read, if it is refused: the run

@@ -99,6 +99,9 @@ pub struct Wire {
     /// Of the skills looked for ([`Wire::look_for_skills`]), those some model request
     /// showed, in the order found; `None` when none was looked for.
     pub skills_shown: Option<Vec<String>>,
+    /// The tools the model requests offered, with their parameter names
+    /// ([`shown::note_tools`]).
+    pub tools_shown: shown::ShownTools,
 }
 
 /// Every string of `value`, each followed by a space.
@@ -890,6 +893,8 @@ impl ReplyCalls {
         }
     }
 }
+
+pub mod shown;
 
 #[cfg(test)]
 mod tests;

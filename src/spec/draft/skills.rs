@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::super::diagnostic::{Diagnostic, FileDiagnostics};
 use super::super::node::Pos;
-use super::super::routing::{SKILL_ROOTS, one_line};
+use super::super::routing::{SKILL_ROOTS, front_matter, one_line};
 use super::DraftError;
 
 /// How many should-trigger prompts are asked for per skill.
@@ -67,13 +67,25 @@ pub struct Placement {
     pub plugin: Option<PathBuf>,
 }
 
-/// The skills of `dir` (`dir/<name>/SKILL.md`), sorted by name.
+/// The skills of a directory that could be read, and the problems of the others.
+#[derive(Debug, Clone)]
+pub struct SkillsRead {
+    /// The skills read, sorted by name.
+    pub skills: Vec<Skill>,
+    /// One entry per `SKILL.md` that could not be read as a skill (left out of the draft):
+    /// without front matter, with front matter that is not YAML (after the agents'
+    /// leniency, [`front_matter`]), without a `description`, or whose `name` is not its
+    /// directory's.
+    pub problems: Vec<FileDiagnostics>,
+}
+
+/// The skills of `dir` (`dir/<name>/SKILL.md`), sorted by name, and the problems of those
+/// that could not be read: one broken skill leaves the others to be drafted.
 ///
 /// # Errors
-/// Every problem at once, per file: `dir` unreadable or holding no skill, a `SKILL.md`
-/// without front matter, with front matter that is not YAML, without a `description`, or
-/// whose `name` is not its directory's.
-pub fn skills_in(dir: &Path) -> Result<Vec<Skill>, Vec<FileDiagnostics>> {
+/// `dir` unreadable, holding no skill, or holding none that could be read (every problem
+/// at once, per file).
+pub fn skills_in(dir: &Path) -> Result<SkillsRead, Vec<FileDiagnostics>> {
     let whole = |message: String, hint: &str| {
         vec![FileDiagnostics {
             path: dir.to_owned(),
@@ -137,10 +149,10 @@ pub fn skills_in(dir: &Path) -> Result<Vec<Skill>, Vec<FileDiagnostics>> {
             }),
         }
     }
-    if problems.is_empty() {
-        Ok(skills)
-    } else {
+    if skills.is_empty() {
         Err(problems)
+    } else {
+        Ok(SkillsRead { skills, problems })
     }
 }
 
@@ -169,10 +181,15 @@ fn skill_of(name: &str, source: &str) -> Result<String, Diagnostic> {
             .hint(FORMAT));
     };
     let yaml = lines[1..=end].join("\n");
-    let value: serde_json::Value = serde_saphyr::from_str(&yaml).map_err(|e| {
-        Diagnostic::new(at(2, 1), "the front matter is not YAML")
-            .label(crate::shared::cut::chars(&e.to_string(), 120).kept)
-            .hint(FORMAT)
+    let value = front_matter(&yaml).map_err(|e| {
+        // The parser's position is within the front matter, which starts on line 2.
+        let pos = e.pos.map_or(at(2, 1), |p| Pos {
+            line: p.line.saturating_add(1),
+            ..p
+        });
+        Diagnostic::new(pos, format!("the front matter is not YAML: {}", e.message))
+            .label("the YAML parser stopped here")
+            .hint("agents read this front matter as YAML too: quote a value that holds `: ` or ` #` (`description: \"…\"`), or write it as a block (`description: >` and the text on the lines below, indented)")
     })?;
     let line_of = |key: &str| {
         lines[1..=end]
@@ -449,7 +466,7 @@ mod tests {
     #[test]
     fn skills_are_read_from_their_front_matter_in_name_order() {
         let (_dir, skills, _) = repo();
-        let found = skills_in(&skills).unwrap();
+        let found = skills_in(&skills).unwrap().skills;
         let names: Vec<(&str, &str)> = found
             .iter()
             .map(|s| (s.name.as_str(), s.description.as_str()))
@@ -463,7 +480,8 @@ mod tests {
         );
     }
 
-    /// Every broken SKILL.md is a diagnostic at its line, all at once.
+    /// Every broken SKILL.md is a diagnostic at its line, all at once; the skills that
+    /// could be read are still read.
     #[test]
     fn a_skill_without_front_matter_or_description_is_a_diagnostic() {
         let dir = tempfile::tempdir().unwrap();
@@ -475,7 +493,23 @@ mod tests {
         );
         write(&dir.path().join("d/SKILL.md"), "---\nname: d\n");
         write(&dir.path().join("e/SKILL.md"), &md("e", "fine"));
-        let problems = skills_in(dir.path()).unwrap_err();
+        write(
+            &dir.path().join("f/SKILL.md"),
+            "---\nname: f\ndescription: [unclosed\n---\n",
+        );
+        // Read as Claude Code reads it: a plain value holding `: `.
+        write(
+            &dir.path().join("g/SKILL.md"),
+            "---\nname: g\ndescription: Implement an issue end-to-end: branch, test, PR\n---\n",
+        );
+        let read = skills_in(dir.path()).unwrap();
+        let names: Vec<&str> = read.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["e", "g"]);
+        assert_eq!(
+            read.skills[1].description,
+            "Implement an issue end-to-end: branch, test, PR"
+        );
+        let problems = read.problems;
         let got: Vec<(String, u32, String)> = problems
             .iter()
             .map(|f| {
@@ -507,6 +541,11 @@ mod tests {
                     "the skill's name `see` is not its directory's `c`".into()
                 ),
                 ("d".into(), 1, "the front matter is not closed".into()),
+                (
+                    "f".into(),
+                    3,
+                    "the front matter is not YAML: unclosed bracket '['".into()
+                ),
             ]
         );
         let empty = tempfile::tempdir().unwrap();
@@ -550,7 +589,7 @@ mod tests {
     #[test]
     fn replies_become_a_validated_draft_suite() {
         let (_dir, skills, path) = repo();
-        let all = skills_in(&skills).unwrap();
+        let all = skills_in(&skills).unwrap().skills;
         let place = placement(&skills, Path::new("/")).unwrap();
         let prompt = prompt_for(&all[1], &all);
         assert!(
@@ -613,7 +652,7 @@ mod tests {
     #[test]
     fn a_reply_without_two_lists_or_that_does_not_load_is_refused() {
         let (_dir, skills, path) = repo();
-        let all = skills_in(&skills).unwrap();
+        let all = skills_in(&skills).unwrap().skills;
         let place = placement(&skills, Path::new("/")).unwrap();
         for reply in [
             "I can not help with that.",

@@ -374,6 +374,8 @@ struct Ctx {
     /// The review threshold of suite defaults (`judge.threshold`), for reviews that set
     /// none.
     default_threshold: Option<u8>,
+    /// The test's `mock:` MCP servers, for checking assertions on their tools at load.
+    mocks: crate::spec::McpMocks,
 }
 
 impl Ctx {
@@ -551,6 +553,7 @@ impl Ctx {
             .get("mcp_servers")
             .map(|n| self.mcp_servers(n, path))
             .unwrap_or_default();
+        self.mocks = mcp_mocks.clone();
         let assertions = if is_routing {
             Vec::new()
         } else {

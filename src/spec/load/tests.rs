@@ -213,7 +213,7 @@ fn mapping_params_must_be_matchers() {
     );
     assert_eq!(diags[0].hint.as_deref(), Some("did you mean `regex`?"));
     let spec = load(&format!(
-        "{HEAD}  - tool: Write\n    params:\n      content: {{equals: {{a: 1}}}}\n      mode: 420\n"
+        "{HEAD}  - tool: Bash\n    params:\n      command: {{equals: {{a: 1}}}}\n      timeout: 420\n"
     ))
     .unwrap();
     let AssertionKind::Tool(tool) = &spec.assertions[0].kind else {
@@ -221,6 +221,68 @@ fn mapping_params_must_be_matchers() {
     };
     assert!(matches!(tool.params[0].matcher, ValueMatcher::Equals(_)));
     assert!(matches!(tool.params[1].matcher, ValueMatcher::Equals(_)));
+}
+
+/// A misspelt parameter could never match a call: `called: false` on it would pass
+/// forever, so it is a load error at the key, with the tool's closest parameter.
+#[test]
+fn a_parameter_the_tool_does_not_take_is_a_load_error() {
+    let diags = load(&format!(
+        "{HEAD}  - tool: Bash\n    called: false\n    params: {{comand: \"rm -rf\"}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(
+        diags[0].message,
+        "unknown parameter `comand` of tool `Bash`"
+    );
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `command`?"));
+    assert_eq!(
+        (diags[0].pos.line, diags[0].pos.column),
+        (6, 14),
+        "{diags:?}"
+    );
+    // Positional checks, an agent's own spelling and a `skill:` assertion are read alike.
+    for yaml in [
+        "  - tool: run_shell_command\n    first_call_params: {dir: src}\n",
+        "  - tool: Read\n    nth_call_params: {2: {file: a.txt}}\n",
+        "  - skill: deploy\n    params: {argz: prod}\n",
+    ] {
+        let diags = load(&format!("{HEAD}{yaml}")).unwrap_err();
+        assert!(
+            diags[0].message.starts_with("unknown parameter"),
+            "{yaml}: {diags:?}"
+        );
+    }
+    // Every agent's spelling of a key, dotted keys, MCP tools (checked against the
+    // server's own list at run time) and globs load.
+    // A `mock:` server's tool: its input schema's properties, and its tool names.
+    let mock = "mcp_servers:\n  tickets:\n    mock:\n      tools:\n        create_ticket:\n          input_schema: {type: object, properties: {title: {type: string}}}\n          replies: [ok]\n";
+    let diags = load(&format!(
+        "name: t\nprompt: p\n{mock}assertions:\n  - tool: mcp__tickets__create_ticket\n    called: false\n    params: {{titel: x}}\n  - tool: mcp__tickets__create_tiket\n"
+    ))
+    .unwrap_err();
+    let messages: Vec<(&str, Option<&str>)> = diags
+        .iter()
+        .map(|d| (d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            (
+                "unknown parameter `titel` of tool `mcp__tickets__create_ticket`",
+                Some("did you mean `title`?")
+            ),
+            (
+                "the mock server `tickets` has no tool `create_tiket`",
+                Some("did you mean `mcp__tickets__create_ticket`?")
+            ),
+        ]
+    );
+    load(&format!(
+        "{HEAD}  - tool: Bash\n    params: {{cmd: ls, workdir: src}}\n  - tool: Edit\n    params: {{\"edits.0.old_string\": x, filePath: a}}\n  - tool: mcp__github__create_issue\n    params: {{titel: x}}\n  - tool: \"Web*\"\n    params: {{anything: x}}\n  - skill: deploy\n    params: {{args: prod}}\n"
+    ))
+    .unwrap();
 }
 
 #[test]

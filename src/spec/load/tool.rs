@@ -82,6 +82,11 @@ impl Ctx {
     pub(super) fn tool(&mut self, fields: &Fields<'_>) -> Option<ToolAssertion> {
         let tool_node = fields.get("tool")?;
         let tool = self.tool_name(tool_node, "tool");
+        if tool.is_some()
+            && let Value::Str(name) = &tool_node.value
+        {
+            self.param_names(fields, tool_node, name.trim());
+        }
         self.tool_fields(fields, tool)
     }
 
@@ -98,6 +103,7 @@ impl Ctx {
             }
         });
         let tool = NameMatcher::new(crate::spec::tools::SKILL_TOOL).ok();
+        self.param_names(fields, node, crate::spec::tools::SKILL_TOOL);
         let tool = self.tool_fields(fields, tool);
         Some(SkillAssertion {
             skill: skill?,
@@ -350,6 +356,89 @@ impl Ctx {
             Err(err) => {
                 self.push(Diagnostic::new(node.pos, err.message).label("invalid pattern"));
                 None
+            }
+        }
+    }
+
+    /// The parameter names of the tool `tool` (as written), or `None` when they are not
+    /// known at load: a built-in tool's ([`crate::spec::tools::params::known_params`]), or
+    /// a `mock:` server's tool's (its `input_schema`'s `properties`). Reports an MCP tool
+    /// that a mock without `from:` does not have (no call could ever match it).
+    fn tool_params(&mut self, node: &Node, tool: &str) -> Option<Vec<String>> {
+        let Some(rest) = tool.strip_prefix("mcp__") else {
+            return crate::spec::tools::params::known_params(tool)
+                .map(|p| p.into_iter().map(str::to_owned).collect());
+        };
+        let (server, name) = rest.split_once("__")?;
+        let mock = self.mocks.get(server)?;
+        match mock.tools.get(name) {
+            Some(t) => t
+                .input_schema
+                .get("properties")
+                .and_then(serde_json::Value::as_object)
+                .map(|p| p.keys().cloned().collect()),
+            None if mock.from.is_none() && !name.contains('*') => {
+                let hint = did_you_mean(name, mock.tools.keys().map(String::as_str))
+                    .map(|s| format!("did you mean `mcp__{server}__{s}`?"))
+                    .unwrap_or_else(|| {
+                        let names: Vec<&str> = mock.tools.keys().map(String::as_str).collect();
+                        format!("the mock's tools: {}", list(&names))
+                    });
+                self.push(
+                    Diagnostic::new(
+                        node.pos,
+                        format!("the mock server `{server}` has no tool `{name}`"),
+                    )
+                    .label("not one of the mock's tools")
+                    .hint(hint),
+                );
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Reports every key of `params:` and the positional `*_call_params:` that the tool
+    /// `tool` (as written) does not take ([`Ctx::tool_params`]): a misspelt key could never
+    /// match a call, so `called: false` on it would always pass.
+    fn param_names(&mut self, fields: &Fields<'_>, node: &Node, tool: &str) {
+        let Some(known) = self.tool_params(node, tool) else {
+            return;
+        };
+        let mut checked: Vec<&Node> = ["params", "first_call_params", "last_call_params"]
+            .iter()
+            .filter_map(|key| fields.get(key))
+            .collect();
+        if let Some(Value::Map(nth)) = fields.get("nth_call_params").map(|n| &n.value) {
+            // Each call number's value is a `params:` mapping; the outer map itself is not.
+            checked.extend(nth.iter().map(|(_, v)| v));
+        }
+        for node in checked {
+            let Value::Map(entries) = &node.value else {
+                continue;
+            };
+            for (key, _) in entries {
+                let top = crate::spec::tools::params::top_key(&key.name);
+                if known.iter().any(|k| k == top) {
+                    continue;
+                }
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                let hint = match did_you_mean(top, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("`{tool}` takes {}", list(&names)),
+                };
+                self.push(
+                    Diagnostic::new(
+                        key.pos,
+                        format!("unknown parameter `{top}` of tool `{tool}`"),
+                    )
+                    .label(if tool.starts_with("mcp__") {
+                        "not in the mock tool's `input_schema`"
+                    } else {
+                        "no agent's tool takes this parameter"
+                    })
+                    .hint(hint),
+                );
             }
         }
     }

@@ -19,6 +19,7 @@
 use std::borrow::Cow;
 
 pub mod own;
+pub mod params;
 pub mod vocabulary;
 
 pub use vocabulary::{Vocabulary, canonical_name, canonical_params};
