@@ -102,19 +102,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         results.summary.budget = runner.budget_summary();
         add_figures(&mut results, &specs, &baselines.compare, args);
         let results = live.show_summary(cut, &redactor, &results).await?;
-        // A renderer's panic (printed by the hook) must not stop the reports and the
-        // publication below.
-        let tables = crate::shared::caught::caught(|| {
-            [
-                terminal::render_matrix(&results),
-                terminal::render_variants(&results),
-                terminal::render_routing(&results),
-            ]
-        })
-        .unwrap_or_default();
-        for table in tables.into_iter().flatten() {
-            out(&format!("\n{table}"));
-        }
+        print_tables(&results);
         let written = output::write_reports(&results, args.json.as_deref(), &args.reports);
         if args.github {
             super::publish::publish(
@@ -142,6 +130,22 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     // Blocking work cut by a deadline (a read that never returns) must not hold the exit.
     runtime.shutdown_background();
     code
+}
+
+/// The run's tables after its summary (agents, variants, routing). A renderer's panic
+/// (printed by the hook) must not stop the reports and the publication after them.
+fn print_tables(results: &Results) {
+    let tables = crate::shared::caught::caught(|| {
+        [
+            terminal::render_matrix(results),
+            terminal::render_variants(results),
+            terminal::render_routing(results),
+        ]
+    })
+    .unwrap_or_default();
+    for table in tables.into_iter().flatten() {
+        out(&format!("\n{table}"));
+    }
 }
 
 /// The figures computed over the whole run: routing against the baseline (a significant
