@@ -137,7 +137,7 @@ impl CliAgent {
 
     /// The environment an unsandboxed agent gets on top of aptitude's own: the
     /// invocation's defaults (a default the user already set in aptitude's environment,
-    /// which the agent inherits, stays the user's), `--agent-env`, the test's `env:`, and the
+    /// which the agent inherits, stays the user's), the settings' `env`, the test's `env:`, and the
     /// isolation variables last. Also what the gateway reads the run's endpoint and keys
     /// from.
     fn direct_env(

@@ -7,7 +7,7 @@
 //! - **Environment:** [`crate::sandbox::base_env`] (`PATH`, `HOME` = the private home,
 //!   locale), then the agent's defaults, then the variables of aptitude's environment the
 //!   agent documents as its own settings ([`AgentCli::own_env`]: its key, its base URL, its
-//!   options — a value the user set wins over aptitude's default), then `--agent-env`, the
+//!   options — a value the user set wins over aptitude's default), then the settings' `env`, the
 //!   test's `env:`, and the isolation variables (its config dirs) last. Nothing else: not
 //!   `GITHUB_TOKEN`, not another agent's key.
 //! - **Network:** the port of the agent's endpoint (`--agent-base-url`, the test's
@@ -58,7 +58,7 @@ pub struct Parts<'a> {
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
-/// (`--agent-env`) and the test's `env:`.
+/// ([`AgentSettings::env`](super::AgentSettings)) and the test's `env:`.
 pub fn policy(
     parts: &Parts<'_>,
     invocation: &Invocation,

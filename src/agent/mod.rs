@@ -318,7 +318,7 @@ pub struct GradeTask<'a> {
 pub struct Invocation {
     /// Arguments after the program.
     pub args: Vec<OsString>,
-    /// Variables a test's `env:` (and `--agent-env`) may change: quiet defaults, base URL.
+    /// Variables a test's `env:` (and the settings' `env`) may change: quiet defaults, base URL.
     pub defaults: Vec<(String, String)>,
     /// Variables that isolate the run (config dirs under its private home); set last, so
     /// that nothing can point the agent at the user's own configuration.

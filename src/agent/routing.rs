@@ -3,7 +3,7 @@
 //! endpoint and placeholder keys instead of the real ones ([`Routed`]).
 //!
 //! The upstream is what the agent would have used without the gateway: the value its
-//! base-URL variable has in the run's environment (a test's `env:`, `--agent-env`,
+//! base-URL variable has in the run's environment (a test's `env:`, the agent settings' `env`,
 //! aptitude's own environment), else the test's `base_url:` / `--agent-base-url`, else the
 //! provider's default host when the run has a key for it (or the agent sends its own login
 //! there). A run that has none of these (Copilot's GitHub login, opencode's own providers,

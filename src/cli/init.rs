@@ -51,7 +51,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
         ),
         (
             PathBuf::from(".github/workflows/aptitude.yml"),
-            WORKFLOW.to_owned(),
+            WORKFLOW.replace(ACTION_PLACEHOLDER, crate::shared::ACTION),
         ),
     ];
     for (rel, content) in &files {
@@ -125,6 +125,9 @@ assertions:
     )
 }
 
+/// Where [`WORKFLOW`] names the action ([`crate::shared::ACTION`], filled in when written).
+const ACTION_PLACEHOLDER: &str = "{action}";
+
 /// The workflow that runs the scaffolded tests on pull requests (docs/github-action.md has
 /// the complete version with baselines and a matrix).
 const WORKFLOW: &str = r#"# Runs the agent tests in tests/agents on pull requests (made by `aptitude init`).
@@ -143,7 +146,7 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
-      - uses: org/aptitude-action@v1
+      - uses: {action}
         with:
           tests: tests/agents
           anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}

@@ -29,6 +29,9 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<Outcome, CliError> {
         out(&redactor.redact(&explain_discovery(&found, &report.configs)));
         for spec in &report.specs {
             out(&redactor.redact(&explain(spec)));
+            for warning in git_warnings(spec) {
+                output::err(&redactor.redact(&super::error::warning_line(&warning)));
+            }
         }
     }
     let tests = files.len() - report.configs.len();
@@ -167,6 +170,49 @@ fn key_lines(path: &Path) -> BTreeMap<String, u32> {
     lines
 }
 
+/// `--explain`'s warnings about `git` commands a test expects to see succeed: the
+/// workspace copy has no `.git` unless the test asks for it (`workspace: {path, git:
+/// true}`), so `git log` fails there with "not a git repository" — and `ran:` holds for a
+/// command that ran, whatever its outcome. One warning per `ran:`, `run_count:` and
+/// `command_succeeded:` on `git`, at its line.
+fn git_warnings(spec: &spec::TestSpec) -> Vec<String> {
+    if spec.workspace_git {
+        return Vec::new();
+    }
+    let Ok(git) = regex::Regex::new(r"(^|[^A-Za-z0-9_.-])git([^A-Za-z0-9_-]|$)") else {
+        return Vec::new();
+    };
+    let path = spec
+        .workspace
+        .as_deref()
+        .map_or_else(|| ".".to_owned(), |p| p.display().to_string());
+    spec.assertions
+        .iter()
+        .filter_map(|a| {
+            let (pattern, outcome) = match &a.kind {
+                spec::AssertionKind::Ran { pattern, .. }
+                | spec::AssertionKind::RunCount { pattern, .. } => (
+                    pattern.as_str(),
+                    "and it holds for a command that ran, whatever its outcome",
+                ),
+                spec::AssertionKind::CommandSucceeded { pattern, .. } => {
+                    (pattern.as_str(), "so the command fails there")
+                }
+                _ => return None,
+            };
+            let pattern = pattern.strip_prefix("(?i)").unwrap_or(pattern);
+            git.is_match(pattern).then(|| {
+                format!(
+                    "{}:{}: `{}: {pattern}` checks a git command, but the workspace copy has no `.git` (git says \"not a git repository\"), {outcome}: write `workspace: {{path: {path}, git: true}}` to copy `.git` too",
+                    display_path(&spec.file),
+                    a.line,
+                    a.kind.key(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Where a setting comes from, for `--explain`.
 fn origin_text(origin: &Origin) -> String {
     format!("{}:{}", display_path(&origin.file), origin.line)
@@ -215,7 +261,12 @@ fn explain(spec: &spec::TestSpec) -> String {
     rows.push((
         "timeout",
         spec.timeout.map_or_else(
-            || "none (or `run --timeout`)".to_owned(),
+            || {
+                format!(
+                    "{} (or `run --timeout`)",
+                    humantime::format_duration(crate::run::DEFAULT_TIMEOUT)
+                )
+            },
             |t| humantime::format_duration(t).to_string(),
         ),
         from("timeout", suite.timeout.as_ref().map(|s| &s.origin)),

@@ -370,6 +370,7 @@ fn run_config(args: &RunArgs, reuse: Option<Arc<crate::run::reuse::Reuse>>) -> R
         keep_workspaces: args.keep_workspaces,
         default_timeout: args.timeout.unwrap_or(crate::run::DEFAULT_TIMEOUT),
         record: args.record,
+        named: args.paths.clone(),
         runs: args.runs,
         retry_infra: args.retry_infra,
         retry_backoff: crate::run::DEFAULT_RETRY_BACKOFF,

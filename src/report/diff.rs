@@ -548,13 +548,28 @@ fn named(t: &TestResult, name: &str) -> bool {
     t.name == name || t.qualified_name(false) == name || t.qualified_name(true) == name
 }
 
+/// The error of a `--test` that names no test, with the closest test name: a near spelling
+/// (`safly` for `safely`, any case), else the one test whose name holds the text given
+/// (`Push` for `Push to GitHub safely`).
 fn no_such_test(results: &Results, name: &str, file: &str) -> DiffError {
-    let names: Vec<&str> = results.tests.iter().map(|t| t.name.as_str()).collect();
+    let mut names: Vec<&str> = results.tests.iter().map(|t| t.name.as_str()).collect();
+    names.dedup();
+    let lower = name.to_lowercase();
+    let holding: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !lower.is_empty() && n.to_lowercase().contains(&lower))
+        .collect();
+    let suggestion = crate::shared::suggest::did_you_mean(name, names.iter().copied())
+        .or(match holding.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        })
+        .map(str::to_owned);
     DiffError::NoSuchTest {
         name: name.to_owned(),
         file: file.to_owned(),
-        suggestion: crate::shared::suggest::did_you_mean(name, names.iter().copied())
-            .map(str::to_owned),
+        suggestion,
     }
 }
 

@@ -71,6 +71,10 @@ pub struct RunConfig {
     /// Write each agent's raw transcript beside its test file (`--record`); a repeated
     /// test records its first run.
     pub record: bool,
+    /// The paths named on the command line: a transcript that already exists beside a
+    /// test (a bundled example's, a fixture) is replaced by `--record` only when the test
+    /// file or its own directory is one of them ([`record::may_replace`]).
+    pub named: Vec<std::path::PathBuf>,
     /// Runs of tests that set no `runs:` (`--runs`, at least 1).
     pub runs: u32,
     /// How many times a run that ended in an infra error is tried again (`--retry-infra`).
@@ -106,6 +110,7 @@ impl Default for RunConfig {
             keep_workspaces: false,
             default_timeout: DEFAULT_TIMEOUT,
             record: false,
+            named: Vec::new(),
             runs: 1,
             retry_infra: 0,
             retry_backoff: DEFAULT_RETRY_BACKOFF,

@@ -341,6 +341,13 @@ impl<'a> OneRun<'a> {
             self.result.recorded = Some("not recorded: interrupted".into());
             return None;
         }
+        if !super::record::may_replace(&path, &self.spec.file, &self.ctx.config.named) {
+            self.result.recorded = Some(format!(
+                "not recorded: {} exists, and --record replaces a transcript only for a test named on the command line (the test file or its directory)",
+                display_path(&path)
+            ));
+            return None;
+        }
         let text: String = raw
             .iter()
             .map(|l| self.ctx.redactor.redact(l) + "\n")

@@ -4,6 +4,50 @@
 
 use crate::spec::diagnostic::display_path;
 
+/// The transcripts this process recorded: another run of the same test (on another
+/// agent, a later repeat) may replace them without the test being named.
+static RECORDED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether `--record` may write the transcript `path` of the test file `test`: when no
+/// transcript is there, when this process wrote it, or when the test was asked for by
+/// name — `test` itself, or its own directory, is one of the paths `named` on the command
+/// line. A transcript found beside a test reached only by discovery (a bundled example's,
+/// recorded elsewhere and kept as a fixture) is never overwritten.
+pub fn may_replace(
+    path: &std::path::Path,
+    test: &std::path::Path,
+    named: &[std::path::PathBuf],
+) -> bool {
+    if !path.exists() {
+        return true;
+    }
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    let Some(path) = canonical(path) else {
+        return false;
+    };
+    if RECORDED.lock().map(|r| r.contains(&path)).unwrap_or(false) {
+        return true;
+    }
+    let test = canonical(test);
+    let dir = test
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_owned);
+    named
+        .iter()
+        .filter_map(|p| canonical(p))
+        .any(|p| Some(&p) == test.as_ref() || Some(&p) == dir.as_ref())
+}
+
+/// Notes that this process wrote the transcript `path` ([`may_replace`]).
+fn note_recorded(path: &std::path::Path) {
+    if let (Ok(path), Ok(mut recorded)) = (std::fs::canonicalize(path), RECORDED.lock())
+        && !recorded.contains(&path)
+    {
+        recorded.push(path);
+    }
+}
+
 /// A transcript this run recorded: where, and the file's identity right after.
 pub(super) type Written = (std::path::PathBuf, FileIdentity);
 
@@ -35,6 +79,7 @@ pub(super) fn record_atomically(
     let replaced = file_identity(path).is_some_and(|now| Some(now) != before);
     match crate::shared::files::write_output(path, text.as_bytes()) {
         Ok(()) => {
+            note_recorded(path);
             let identity = file_identity(path);
             let said = if replaced {
                 format!(

@@ -1,6 +1,7 @@
 //! Helpers below every stage: a panic caught as a value, safe file reads, cuts that never show part of a secret,
 //! text formatting, text from agents made inert for each output, secret redaction and "did
-//! you mean" suggestions. Nothing here names a stage.
+//! you mean" suggestions, and where aptitude is published ([`REPOSITORY`], [`ACTION`]).
+//! Nothing here names a stage.
 
 pub mod caught;
 pub mod cut;
@@ -9,6 +10,16 @@ pub mod inert;
 pub mod redact;
 pub mod suggest;
 pub mod text;
+
+/// The GitHub repository aptitude is published from (`owner/name`): its releases, its
+/// checksums and its GitHub Action (`action.yml` at the root). Named here alone;
+/// `Cargo.toml`'s `repository`, the action's installer (`scripts/action/install-aptitude.sh`)
+/// and every `uses:` in README.md and docs/ are checked against it (`tests/it/docs.rs`).
+pub const REPOSITORY: &str = "aptitude-dev/aptitude";
+
+/// A workflow step's `uses:` for aptitude's GitHub Action, at its major version tag
+/// ([`REPOSITORY`]`@v1`): what `aptitude init`'s workflow and the docs write.
+pub const ACTION: &str = "aptitude-dev/aptitude@v1";
 
 /// `bytes` random bytes as lowercase hex (`2 × bytes` characters), from `/dev/urandom`;
 /// where that can not be read, from the standard library's randomly seeded hasher and the
@@ -32,4 +43,13 @@ pub fn random_hex(bytes: usize) -> String {
         }
     }
     random.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod project_tests {
+    /// The action is the repository's, at a major version tag.
+    #[test]
+    fn the_action_is_the_repositorys() {
+        assert_eq!(super::ACTION, format!("{}@v1", super::REPOSITORY));
+    }
 }

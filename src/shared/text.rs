@@ -98,9 +98,40 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// A p-value as shown (`0.031`, `< 0.001`), never on the other side of 0.05 — the
+/// significance level reports compare against (strictly below is significant,
+/// docs/routing.md) — than the value itself: `0.0498` is shown `0.0498`, not `0.050`, so
+/// that a regression is never shown with a p that reads as not significant, and
+/// `0.0501` as `0.0501`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        return "< 0.001".to_owned();
+    }
+    for decimals in 3..=6 {
+        let shown = format!("{p:.decimals$}");
+        let read: f64 = shown.parse().unwrap_or(p);
+        if (read < 0.05) == (p < 0.05) {
+            return shown;
+        }
+    }
+    format!("{p}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A p-value is never shown on the other side of 0.05 than it is.
+    #[test]
+    fn a_p_value_never_reads_across_the_significance_level() {
+        assert_eq!(p_value(0.0498), "0.0498");
+        assert_eq!(p_value(0.04999), "0.04999");
+        assert_eq!(p_value(0.0501), "0.050");
+        assert_eq!(p_value(0.05), "0.050");
+        assert_eq!(p_value(0.031), "0.031");
+        assert_eq!(p_value(0.0004), "< 0.001");
+        assert_eq!(p_value(1.0), "1.000");
+    }
 
     #[test]
     fn durations_and_numbers() {

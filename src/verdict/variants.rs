@@ -285,10 +285,9 @@ impl VariantStats {
 
 /// `p = 0.333`, `p < 0.001`.
 pub fn p_phrase(p: f64) -> String {
-    if p < 0.001 {
-        "p < 0.001".to_owned()
-    } else {
-        format!("p = {p:.3}")
+    match crate::shared::text::p_value(p) {
+        shown if shown.starts_with('<') => format!("p {shown}"),
+        shown => format!("p = {shown}"),
     }
 }
 

@@ -358,3 +358,35 @@ fn init_skills_refuses_skills_it_can_not_draft_for() {
     );
     assert!(!repo.path().join("tests").exists(), "nothing drafted");
 }
+
+/// A draft's `workspace:` is relative to `drafts/`; an accepted draft moved up to
+/// `tests/agents/` names the repository's parent. `validate` says so at the line and
+/// names the path to write; written so, it loads.
+#[test]
+fn a_draft_moved_up_is_told_which_workspace_to_write() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().join("repo");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("tests/agents")).unwrap();
+    let test = root.join("tests/agents/rule-a1.aptitude.yaml");
+    std::fs::write(
+        &test,
+        "name: moved\nprompt: p\nworkspace: ../../..\nassertions:\n  - ran: cargo\n",
+    )
+    .unwrap();
+    let out = aptitude(&root).args(["validate", "tests"]).output();
+    out.code(2);
+    for text in [
+        "tests/agents/rule-a1.aptitude.yaml:3:12",
+        "the workspace `../../..` is above the repository that holds this test",
+        "write `workspace: ../..` for the repository's root",
+    ] {
+        assert!(out.stderr.contains(text), "{text}\n{}", out.stderr);
+    }
+    std::fs::write(
+        &test,
+        "name: moved\nprompt: p\nworkspace: ../..\nassertions:\n  - ran: cargo\n",
+    )
+    .unwrap();
+    stdout(aptitude(&root).args(["validate", "tests"]), 0);
+}

@@ -15,6 +15,7 @@ mod claims;
 mod cli;
 mod corpus;
 mod diff;
+mod docs;
 mod evidence;
 mod fluent;
 mod fuzz_regressions;

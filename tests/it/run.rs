@@ -215,6 +215,45 @@ fn tool_calls_really_run_in_a_workspace_copy_and_the_fixture_is_untouched() {
     assert_eq!(turns, [0, 1]);
 }
 
+/// `--record` never overwrites a transcript that is already beside a test reached only by
+/// discovery (a bundled example's, a fixture kept from elsewhere): the result says why.
+/// Naming the test's directory asks for it, and the transcript is replaced.
+#[test]
+fn record_keeps_a_transcript_it_was_not_asked_to_replace() {
+    let model = ScriptedModel::start();
+    model.script("record-marker", vec![Turn::Text("Nothing to do.".into())]);
+    let suite = Suite::new();
+    suite
+        .file("tests/example/ex.transcript.jsonl", "{\"kept\":true}\n")
+        .file(
+            "tests/example/ex.aptitude.yaml",
+            "name: example\nprompt: \"record-marker: nothing\"\nassertions:\n  - tool: Read\n    called: false\n",
+        );
+    let transcript = suite.path().join("tests/example/ex.transcript.jsonl");
+    let out = aptitude_run(&suite, &model, &["--record"]);
+    assert_eq!(out.code, 0, "{}", out.out.both());
+    let results = out.results.expect("results");
+    assert_eq!(
+        test(&results, "example")["recorded"],
+        "not recorded: tests/example/ex.transcript.jsonl exists, and --record replaces a transcript only for a test named on the command line (the test file or its directory)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&transcript).unwrap(),
+        "{\"kept\":true}\n"
+    );
+    let named = Aptitude::new()
+        .sandbox_in(suite.path())
+        .current_dir(suite.path())
+        .model(&model)
+        .args(["run", "tests/example", "--record"])
+        .claude()
+        .limit(RUN_LIMIT)
+        .output();
+    named.code(0);
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(text.contains("Nothing to do."), "{text}");
+}
+
 #[test]
 fn parallel_tests_do_not_mix_transcripts() {
     let model = ScriptedModel::start();

@@ -59,6 +59,55 @@ fn validate_explain_shows_each_setting_and_where_it_comes_from() {
     });
 }
 
+/// `--explain` warns at each `ran:`-style check of a `git` command in a test whose
+/// workspace copy has no `.git` (it fails there, "not a git repository", and `ran:` holds
+/// whatever the outcome), naming the `workspace: {path, git: true}` to write; a test with
+/// it gets no warning. The default timeout is shown as what it is, 10 minutes.
+#[test]
+fn validate_explain_warns_of_git_checks_without_git_and_shows_the_default_timeout() {
+    let repo = tempfile::tempdir().unwrap();
+    let tests = repo.path().join("tests");
+    std::fs::create_dir_all(repo.path().join("repo")).unwrap();
+    write(
+        &tests,
+        "t.aptitude.yaml",
+        "name: t\nprompt: p\nworkspace: ../repo\nassertions:\n  - ran: \"git log\"\n  - ran: \"cargo test\"\n  - command_succeeded: \"^git commit\"\n",
+    );
+    write(
+        &tests,
+        "g.aptitude.yaml",
+        "name: g\nprompt: p\nworkspace: {path: ../repo, git: true}\nassertions:\n  - ran: \"git log\"\n",
+    );
+    let out = Aptitude::new()
+        .args(["--color", "never", "validate", "--explain", "tests"])
+        .current_dir(repo.path())
+        .output();
+    out.code(0);
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{}", out.both());
+    assert!(
+        warnings[0].contains("tests/t.aptitude.yaml:5: `ran: git log` checks a git command")
+            && warnings[0].contains("write `workspace: {path: ../repo, git: true}`"),
+        "{}",
+        out.both()
+    );
+    assert!(
+        warnings[1].contains(":7: `command_succeeded: ^git commit`"),
+        "{}",
+        out.both()
+    );
+    assert!(
+        out.stdout
+            .contains("timeout     10m (or `run --timeout`)  [default]"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// A test named directly still gets the defaults of every `aptitude.yaml` above it, the
 /// nearest winning: agents and the judge threshold from the root, model and `TOKEN` from
 /// `tests/`.

@@ -228,6 +228,16 @@ fn runs_of_a_flaky_test_in_one_file() {
         e,
         "base.json has no test named \"flakey\"; did you mean \"flaky\"?"
     );
+    // Part of the one name that holds it, in any case.
+    let part = DiffOptions {
+        test: Some("FLA".into()),
+        ..options()
+    };
+    let e = diff_runs(&results, &part).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "base.json has no test named \"FLA\"; did you mean \"flaky\"?"
+    );
 }
 
 /// A repeated test whose pass rate fell significantly is a regression; a small fall is a

@@ -339,6 +339,47 @@ fn validate(ctx: &mut Ctx, path: &Path, source: &str) -> Result<TestSpec, Vec<Di
     }
 }
 
+/// The diagnostic of a workspace `dir` (`written` in the test file `test`) that lies above
+/// the git repository holding the test: a test moved to another directory (an accepted
+/// draft moved up from `drafts/`) whose `workspace: ../../..` now names the repository's
+/// parent, which would be copied whole. It names the path to write: the repository's root,
+/// relative to the test's directory. `None` when the test is in no repository or the
+/// workspace is inside it (or beside it).
+fn above_repository(test: &Path, dir: &Path, written: &Path, pos: Pos) -> Option<Diagnostic> {
+    let test_dir = std::fs::canonicalize(test.parent()?).ok()?;
+    let root = test_dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())?
+        .to_owned();
+    let dir = std::fs::canonicalize(dir).ok()?;
+    if dir == root || !root.starts_with(&dir) {
+        return None;
+    }
+    let up = test_dir.strip_prefix(&root).ok()?.components().count();
+    let fix = if up == 0 {
+        ".".to_owned()
+    } else {
+        vec![".."; up].join("/")
+    };
+    Some(
+        Diagnostic::new(
+            pos,
+            format!(
+                "the workspace `{}` is above the repository that holds this test",
+                written.display()
+            ),
+        )
+        .label(format!(
+            "resolves to {}, above the repository {}",
+            super::diagnostic::display_path(&dir),
+            super::diagnostic::display_path(&root)
+        ))
+        .hint(format!(
+            "write `workspace: {fix}` for the repository's root: a workspace is relative to the test file's directory, so a test moved to another directory (a draft moved up from `drafts/`) needs its `workspace:` changed too"
+        )),
+    )
+}
+
 /// The mapping entries of one YAML mapping, looked up by key.
 struct Fields<'a> {
     entries: &'a [(Key, Node)],
@@ -692,6 +733,8 @@ impl Ctx {
                         ))
                         .hint("a relative workspace is relative to the test file's directory"),
                 );
+            } else if let Some(diagnostic) = above_repository(path, &dir, w, n.pos) {
+                self.push(diagnostic);
             }
         }
         (workspace, workspace_git)
