@@ -355,3 +355,70 @@ fn the_kept_cassettes_replay() {
         );
     }
 }
+
+/// Claude Code's file tools take absolute paths, which a cassette keeps as
+/// `@@aptitude:workspace@@/…`: a replay serves them back with the replaying run's own
+/// workspace, and the witness compares the agent's stream with that reply as served —
+/// parallel calls (a Read and a Bash in one message), a Write and an Edit included. The
+/// replay passes witnessed, with no request to the model.
+#[test]
+fn a_replay_of_file_tools_on_absolute_paths_is_witnessed_not_tampered() {
+    let model = ScriptedModel::start();
+    let marker = "TAPE-ABSOLUTE";
+    model.script(
+        marker,
+        vec![
+            Turn::Tools(vec![
+                ("Read", serde_json::json!({"file_path": "counter.txt"})),
+                (
+                    "Bash",
+                    serde_json::json!({"command": "wc -c counter.txt", "description": "count"}),
+                ),
+            ]),
+            Turn::Tool(
+                "Write",
+                serde_json::json!({"file_path": "note.txt", "content": "forty-two\n"}),
+            ),
+            Turn::Tool(
+                "Edit",
+                serde_json::json!({"file_path": "note.txt", "old_string": "forty-two", "new_string": "42"}),
+            ),
+            Turn::Text("counter.txt holds 42.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/counter.txt", "42\n").file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: what is in counter.txt?\"\nassertions:\n  - tool: Read\n    params:\n      file_path: \"counter.txt\"\n  - file_contains: {{path: note.txt, text: \"42\"}}\n"
+        ),
+    );
+    let claude = AGENTS[0]();
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &claude, &["--no-grade", "--record-model"]);
+    let test = &recorded["tests"][0];
+    assert_eq!(code, 0, "recording\n{stderr}\n{test:#}");
+    let read = &test["transcript"]["tool_calls"][0];
+    assert!(
+        read["input"]["file_path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with('/') && p.ends_with("/counter.txt")),
+        "the scripted model gives Read an absolute path: {read:#}"
+    );
+    assert_eq!(test["witness"]["status"], "witnessed", "{test:#}");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let asked = model.requests().len();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &claude,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let test = &replayed["tests"][0];
+    assert_eq!(code, 0, "replay\n{stderr}\n{}", test["error"]);
+    assert_eq!(test["status"], "passed", "{test:#}");
+    assert_eq!(test["witness"]["status"], "witnessed", "{:#}", test["witness"]);
+    assert_eq!(test["witness"]["calls"], 4, "{:#}", test["witness"]);
+    assert_eq!(model.requests().len(), asked, "a replay asked the model");
+}

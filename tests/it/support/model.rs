@@ -346,9 +346,51 @@ async fn messages(
         .get("tools")
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
+    let sent = body.to_string();
     let reply = shared.next_turn(uri.to_string(), &headers, &first, turn, has_tools, body);
     let reply = shared.ungate(reply).await;
+    let reply = match working_directory(&sent) {
+        Some(dir) => absolute_paths(reply, &dir),
+        None => reply,
+    };
     respond(reply, turn, &model, stream).await
+}
+
+/// The directory Claude Code names in its environment reminder (`Primary working
+/// directory: /…`, Claude Code 2.1.x), if the request's JSON text names one.
+fn working_directory(sent: &str) -> Option<String> {
+    let (_, rest) = sent.split_once("Primary working directory: ")?;
+    let dir = rest.split(['\n', '\\', '"']).next()?.trim();
+    dir.starts_with('/').then(|| dir.to_owned())
+}
+
+/// `turn` with the relative `file_path` of each Read, Write, Edit or NotebookEdit call
+/// made absolute under `dir`: a real model gives Claude Code's file tools the absolute
+/// paths their schemas ask for (`/tmp/aptitude-ws-…/workspace/counter.txt`), so the
+/// scripted one does too — a replay or a witness that only works for relative paths
+/// fails the tests.
+fn absolute_paths(turn: Turn, dir: &str) -> Turn {
+    let fix = |name: &str, mut input: Value| {
+        if matches!(name, "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit")
+            && let Some(path) = input.get("file_path").and_then(Value::as_str)
+            && !path.starts_with('/')
+        {
+            let absolute = format!("{}/{path}", dir.trim_end_matches('/'));
+            input["file_path"] = Value::String(absolute);
+        }
+        input
+    };
+    match turn {
+        Turn::Tool(name, input) => Turn::Tool(name, fix(name, input)),
+        Turn::ToolId(id, name, input) => Turn::ToolId(id, name, fix(name, input)),
+        Turn::Tools(calls) => Turn::Tools(
+            calls
+                .into_iter()
+                .map(|(name, input)| (name, fix(name, input)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn sse(event: &str, data: &Value) -> String {
