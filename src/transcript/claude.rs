@@ -912,10 +912,18 @@ fn call_objects<'v>(
     match value {
         serde_json::Value::Object(map) => {
             let text = |k: &str| map.get(k).and_then(serde_json::Value::as_str);
-            if let (Some(kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use")), Some(id), Some(name)) =
-                (text("type"), text("id"), text("name"))
+            if let (
+                Some(kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use")),
+                Some(id),
+                Some(name),
+            ) = (text("type"), text("id"), text("name"))
             {
-                out.push((kind, id, name, map.get("input").unwrap_or(&serde_json::Value::Null)));
+                out.push((
+                    kind,
+                    id,
+                    name,
+                    map.get("input").unwrap_or(&serde_json::Value::Null),
+                ));
             }
             map.values().for_each(|v| call_objects(v, out));
         }
@@ -1404,9 +1412,16 @@ mod tests {
                 "echo"
             ]
         );
-        assert!(t.tool_calls.iter().all(|c| c.server_side), "{:#?}", t.tool_calls);
+        assert!(
+            t.tool_calls.iter().all(|c| c.server_side),
+            "{:#?}",
+            t.tool_calls
+        );
         let output = |i: usize| t.tool_calls[i].output.as_deref().unwrap_or("");
-        assert!(output(0).starts_with("[web_fetch_tool_result]\n") && output(0).contains("Example Domain"));
+        assert!(
+            output(0).starts_with("[web_fetch_tool_result]\n")
+                && output(0).contains("Example Domain")
+        );
         assert!(output(1).contains(r#""stdout":"4\n""#), "{}", output(1));
         assert!(output(2).contains("Check the edge case."));
         assert!(output(3).contains("get_weather"));
@@ -1429,7 +1444,11 @@ mod tests {
             Some(r#"{"type":"surprise","value":1}"#)
         );
         assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
-        assert!(t.warnings[0].message.contains("`fancy_new_block`"), "{:?}", t.warnings);
+        assert!(
+            t.warnings[0].message.contains("`fancy_new_block`"),
+            "{:?}",
+            t.warnings
+        );
     }
 
     /// A line whose own fields are of a shape not known is a warning naming its type, and
@@ -1442,7 +1461,11 @@ mod tests {
         assert!(t.lost.is_empty(), "{:?}", t.warnings);
         assert_eq!(t.tool_calls.len(), 1);
         assert_eq!(t.tool_calls[0].input["command"], "rm -rf build");
-        assert!(t.warnings[0].message.contains("`assistant` line"), "{:?}", t.warnings);
+        assert!(
+            t.warnings[0].message.contains("`assistant` line"),
+            "{:?}",
+            t.warnings
+        );
         let t = parse(&[INIT, "{\"type\":\"assistant\", not json"]);
         assert_eq!(t.lost.lines, 1);
     }

@@ -418,7 +418,85 @@ fn a_replay_of_file_tools_on_absolute_paths_is_witnessed_not_tampered() {
     let test = &replayed["tests"][0];
     assert_eq!(code, 0, "replay\n{stderr}\n{}", test["error"]);
     assert_eq!(test["status"], "passed", "{test:#}");
-    assert_eq!(test["witness"]["status"], "witnessed", "{:#}", test["witness"]);
+    assert_eq!(
+        test["witness"]["status"], "witnessed",
+        "{:#}",
+        test["witness"]
+    );
     assert_eq!(test["witness"]["calls"], 4, "{:#}", test["witness"]);
     assert_eq!(model.requests().len(), asked, "a replay asked the model");
+}
+
+/// A tool the model's provider runs itself (a web search: Anthropic's `server_tool_use`
+/// with its `web_search_tool_result`, which Claude Code shows; Responses' `web_search_call`,
+/// which Codex shows as a `web_search` item) is a call the model asked for: the run is
+/// witnessed, the call is one, marked server-side, and its replay agrees.
+#[test]
+fn a_server_side_web_search_is_witnessed_and_replays_on_claude_and_codex() {
+    for agent in AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| ["claude", "codex"].contains(&a.name))
+    {
+        let model = ScriptedModel::start();
+        let marker = format!("TAPE-SEARCH-{}", agent.name.to_uppercase());
+        model.script(
+            &marker,
+            vec![Turn::Server {
+                name: "web_search",
+                input: serde_json::json!({"query": "rust 2024 edition"}),
+                result: "web_search_tool_result",
+                content: serde_json::json!([{"type": "web_search_result", "title": "Rust 2024", "url": "https://doc.rust-lang.org/edition-guide/rust-2024/", "encrypted_content": "EqgfCioIARgBIiQ3YTAw", "page_age": null}]),
+                text: "Rust 2024 is out.".into(),
+            }],
+        );
+        let suite = Suite::new();
+        suite.file(
+            "tests/ws/t.aptitude.yaml",
+            &format!("name: t\nprompt: \"{marker}: search the web for the Rust 2024 edition\"\nassertions:\n  - tool: WebSearch\n"),
+        );
+        let (code, recorded, stderr) =
+            run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+        let test = &recorded["tests"][0];
+        assert_eq!(code, 0, "{}: recording\n{stderr}\n{test:#}", agent.name);
+        assert_eq!(
+            test["witness"]["status"], "witnessed",
+            "{}: {test:#}",
+            agent.name
+        );
+        let calls = test["transcript"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{}: {calls:#?}", agent.name);
+        assert_eq!(calls[0]["server_side"], true, "{}: {calls:#?}", agent.name);
+        assert!(
+            calls[0]["input"].to_string().contains("rust 2024 edition"),
+            "{}: {calls:#?}",
+            agent.name
+        );
+        let kept = suite.path().join("recorded.json");
+        std::fs::copy(suite.results_path(), &kept).unwrap();
+        let asked = model.requests().len();
+        let (code, replayed, stderr) = run_on(
+            &suite,
+            &model,
+            &agent,
+            &["--no-grade", "--replay", kept.to_str().unwrap()],
+        );
+        let test = &replayed["tests"][0];
+        assert_eq!(
+            code, 0,
+            "{}: replay\n{stderr}\n{}",
+            agent.name, test["error"]
+        );
+        assert_eq!(
+            test["witness"]["status"], "witnessed",
+            "{}: {test:#}",
+            agent.name
+        );
+        assert_eq!(
+            model.requests().len(),
+            asked,
+            "{}: a replay asked",
+            agent.name
+        );
+    }
 }
