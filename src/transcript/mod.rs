@@ -52,6 +52,7 @@ mod aider;
 pub mod align;
 mod auggie;
 mod blocked;
+pub(crate) use blocked::refusal_in;
 mod builder;
 mod claude;
 mod codex;

@@ -500,3 +500,64 @@ fn a_server_side_web_search_is_witnessed_and_replays_on_claude_and_codex() {
         );
     }
 }
+
+/// Gemini CLI's shell refuses a command substitution itself (its stream says `success`
+/// with "Blocked: …", its model is told "Command injection detected: …"): the call is
+/// blocked, never ran, and the run is witnessed with the difference noted — not
+/// `tampered` — recorded and replayed alike.
+#[test]
+fn gemini_clis_own_guard_is_blocked_and_noted_not_tampered() {
+    let gemini = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "gemini")
+        .unwrap();
+    let model = ScriptedModel::start();
+    let marker = "TAPE-GUARD-GEMINI";
+    model.script(
+        marker,
+        vec![
+            gemini.shell_call("echo $((6*7))"),
+            Turn::Text("The shell refused it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: compute 6*7 in the shell\"\nassertions:\n  - tool: Bash\n"
+        ),
+    );
+    let check = |results: &Value, what: &str| {
+        let test = &results["tests"][0];
+        assert_eq!(test["status"], "passed", "{what}: {test:#}");
+        assert_eq!(test["witness"]["status"], "witnessed", "{what}: {test:#}");
+        assert_eq!(
+            test["witness"]["notes"].as_array().map(Vec::len),
+            Some(1),
+            "{what}: {:#}",
+            test["witness"]
+        );
+        let call = &test["transcript"]["tool_calls"][0];
+        assert!(
+            call["blocked"]
+                .as_str()
+                .is_some_and(|b| b.contains("command substitution")),
+            "{what}: {call:#}"
+        );
+    };
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &gemini, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "recording\n{stderr}\n{}", recorded["tests"][0]);
+    check(&recorded, "recording");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &gemini,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "replay\n{stderr}\n{replayed:#}");
+    check(&replayed, "replay");
+}
