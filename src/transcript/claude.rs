@@ -733,23 +733,28 @@ impl ClaudeParser {
                         self.last = Last::ToolUse;
                     }
                 }
-                // A server tool's result, in the reply that called it.
-                Some(kind) if kind.ends_with("_tool_result") => {
-                    if let Some(id) = &block.tool_use_id {
-                        self.b.result(id, server_result(kind, block));
-                    } else {
-                        self.b.warn(
-                            line_no,
-                            format!("a `{kind}` block without `tool_use_id`; kept out"),
-                        );
-                    }
-                }
-                Some(kind) if block.unread => self.b.warn(
-                    line_no,
-                    format!("a `{kind}` content block of a shape not known; skipped"),
-                ),
-                _ => {}
+                Some(kind) => self.other_block(line_no, kind, block),
+                None => {}
             }
+        }
+    }
+
+    /// A reply's block that is no text and no call: a server tool's result (in the reply
+    /// that called it), or a block of a shape not known (a warning naming its type).
+    fn other_block(&mut self, line_no: u64, kind: &str, block: &Block<'_>) {
+        if kind.ends_with("_tool_result") {
+            match &block.tool_use_id {
+                Some(id) => self.b.result(id, server_result(kind, block)),
+                None => self.b.warn(
+                    line_no,
+                    format!("a `{kind}` block without `tool_use_id`; kept out"),
+                ),
+            }
+        } else if block.unread {
+            self.b.warn(
+                line_no,
+                format!("a `{kind}` content block of a shape not known; skipped"),
+            );
         }
     }
 

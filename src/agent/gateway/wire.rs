@@ -536,25 +536,23 @@ fn responses_request(items: &[Value]) -> Sent {
             }
             continue;
         }
-        match str_at(item, "type") {
-            Some(
-                "function_call_output"
-                | "custom_tool_call_output"
-                | "local_shell_call_output"
-                | "shell_call_output"
-                | "apply_patch_call_output"
-                | "computer_call_output",
-            ) => {
-                sent.results.push(SentResult {
-                    call: call_id.as_deref().and_then(|id| find_call(&sent.calls, id)),
-                    result: WireResult {
-                        text: content_text(item.get("output").unwrap_or(&Value::Null)),
-                        is_error: None,
-                    },
-                    tail: last.is_none_or(|l| i > l),
-                });
-            }
-            _ => {}
+        if let Some(
+            "function_call_output"
+            | "custom_tool_call_output"
+            | "local_shell_call_output"
+            | "shell_call_output"
+            | "apply_patch_call_output"
+            | "computer_call_output",
+        ) = str_at(item, "type")
+        {
+            sent.results.push(SentResult {
+                call: call_id.as_deref().and_then(|id| find_call(&sent.calls, id)),
+                result: WireResult {
+                    text: content_text(item.get("output").unwrap_or(&Value::Null)),
+                    is_error: None,
+                },
+                tail: last.is_none_or(|l| i > l),
+            });
         }
     }
     sent
