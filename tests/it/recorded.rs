@@ -4,7 +4,8 @@
 //! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
-//! search, tool search), tool calls the agent does not have, a reply the upstream cut (and
+//! search, tool search, web fetch and code execution, whose results are objects), tool
+//! calls the agent does not have, a reply the upstream cut (and
 //! the agent's retry), a gzip reply, a 401 that says not to retry. Each run is recorded
 //! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
 //! For each recording the test checks what the issue measured:
@@ -13,7 +14,9 @@
 //! - **cost**: the metered cost equals the recorded usage at the model's list price
 //!   (written out here by hand from the provider's page), ratio 1;
 //! - **retries**: the agent's retry of a cut reply is counted, recorded and replayed;
-//! - **replays**: the same verdict on every case, and no request upstream.
+//! - **replays**: the same verdict on every case, and no request upstream;
+//! - **the witness and the parsers**: no false `tampered` and no dropped (lost) line,
+//!   recorded or replayed; server tools' calls are marked server-side.
 
 use serde_json::Value;
 
@@ -81,6 +84,34 @@ const CASES: &[Case] = &[
         web_searches: 2,
         // claude-sonnet-4-20250514: $3 in, $15 out; web search $10 per 1,000.
         list_price: Some((22397.0 * 3.0 + 637.0 * 15.0) / 1e6 + 2.0 * 0.01),
+        requests: 1,
+    },
+    Case {
+        name: "web-fetch",
+        agent: "claude",
+        fixture: "anthropic/web_fetch_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // The server tool's call, its result an object (a fetched document).
+        assertions: "  - tool: \"web_fetch*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage: 7244 in, 153 out; web fetch has no fee of its own.
+        tokens: (7244, 153),
+        web_searches: 0,
+        // claude-sonnet-4-20250514: $3 in, $15 out per million.
+        list_price: Some((7244.0 * 3.0 + 153.0 * 15.0) / 1e6),
+        requests: 1,
+    },
+    Case {
+        name: "code-execution",
+        agent: "claude",
+        fixture: "anthropic/code_execution_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // Thinking with its signature, then the server's bash, its result an object.
+        assertions: "  - tool: \"bash_code_execution*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage: 4714 in, 304 out.
+        tokens: (4714, 304),
+        web_searches: 0,
+        // claude-sonnet-4-6: $3 in, $15 out per million.
+        list_price: Some((4714.0 * 3.0 + 304.0 * 15.0) / 1e6),
         requests: 1,
     },
     Case {
@@ -392,6 +423,16 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             // Retries: a cut reply's retry is the agent's, recorded and replayed alike.
             let retries = u64::from(matches!(case.serve, Serve::CutBeforeThenWhole(_)));
             assert_eq!(traffic["retries"], retries, "{what}: {traffic:#}");
+            // No false `tampered` and no dropped line, recorded or replayed.
+            for (when, t) in [("recorded", recorded), ("replayed", replayed)] {
+                assert_ne!(t["error_kind"], "tampered", "{what} {when}: {}", t["error"]);
+                assert_eq!(
+                    t["transcript"]["lost"]["lines"].as_u64().unwrap_or(0),
+                    0,
+                    "{what} {when}: {:#}",
+                    t["transcript"]["warnings"]
+                );
+            }
             // The replay: the same verdict, every request answered from the cassette.
             let replay_traffic = &replayed["model_traffic"];
             assert_eq!(
@@ -455,6 +496,24 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             "{refused:#}"
         );
         assert_eq!(status("claude", "tool-search").0, "passed");
+        // Server tools whose results are objects: read, marked server-side, witnessed.
+        for name in ["web-fetch", "code-execution"] {
+            let t = test(&run.recorded, name);
+            assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
+            assert_eq!(
+                t["witness"]["status"], "witnessed",
+                "{name}: {:#}",
+                t["witness"]
+            );
+            let calls = t["transcript"]["tool_calls"].as_array().unwrap();
+            assert!(
+                !calls.is_empty()
+                    && calls
+                        .iter()
+                        .all(|c| c["server_side"] == true && c["output"].is_string()),
+                "{name}: {calls:#?}"
+            );
+        }
         assert_eq!(status("claude", "thinking-cut").0, "passed");
         assert_eq!(
             status("claude", "unauthorized"),
