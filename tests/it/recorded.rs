@@ -150,6 +150,23 @@ const CASES: &[Case] = &[
         requests: 2,
     },
     Case {
+        name: "openai-search",
+        agent: "codex",
+        fixture: "openai-responses/web_search_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // Codex shows OpenAI's `web_search_call` as a `web_search` item.
+        assertions: "  - tool: WebSearch\n    called: true\n  - tool: Bash\n    called: false\n",
+        // usage: 9463 in, of which 8320 cached; 582 out (512 of them reasoning).
+        tokens: (9463 - 8320, 582),
+        web_searches: 0,
+        // Not priced here: OpenAI bills the search itself ($10 per 1,000 calls for
+        // gpt-5) on top of the tokens, which the meter does not add yet (issue 38,
+        // the meter's part); the tokens alone come to
+        // (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6 = $0.00828875.
+        list_price: None,
+        requests: 1,
+    },
+    Case {
         name: "chat-gzip",
         agent: "qwen",
         fixture: "openai-chat/run_stream_sync_streams_real_model.yaml",
@@ -480,6 +497,19 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         for case in cases {
             status(agent.name, case.name);
         }
+    }
+    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "codex") {
+        // OpenAI's web search: one call with its real query, server-side, witnessed.
+        let t = test(&run.recorded, "openai-search");
+        assert_eq!(t["status"], "passed", "{}", t["error"]);
+        assert_eq!(t["witness"]["status"], "witnessed", "{:#}", t["witness"]);
+        let calls = t["transcript"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{calls:#?}");
+        assert_eq!(calls[0]["server_side"], true, "{calls:#?}");
+        assert!(
+            calls[0]["input"].to_string().contains("San Francisco"),
+            "{calls:#?}"
+        );
     }
     if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
         // Claude Code refused the call of a tool it does not have before running it (a
