@@ -51,6 +51,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
                 stderr: None,
                 agent: "main".into(),
                 timestamp: None,
+                server_side: false,
             }
         })
         .collect();

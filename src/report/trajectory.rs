@@ -59,6 +59,9 @@ pub(super) struct CallView {
     pub(super) agent: Option<String>,
     /// `MCP github · create_issue` for an MCP server's tool.
     pub(super) mcp: Option<String>,
+    /// Whether the model's provider ran the tool, not the agent (web search, code
+    /// execution, …): shown as `[server-side]`.
+    pub(super) server_side: bool,
     pub(super) summary: String,
     pub(super) input: String,
     pub(super) output: String,
@@ -195,6 +198,7 @@ fn call_view(number: usize, c: &ToolCall) -> CallView {
         name: c.name.clone(),
         agent: (!c.is_main()).then(|| c.agent.clone()),
         mcp,
+        server_side: c.server_side,
         summary: crate::shared::text::summarize_input(&c.input, 120),
         input: cut(&serde_json::to_string_pretty(&c.input).unwrap_or_default()),
         output: cut(c.output.as_deref().unwrap_or("")),
@@ -628,6 +632,23 @@ mod tests {
                 (0, "#4 Bash".to_owned()),
             ]
         );
+    }
+
+    /// A call the model's provider ran (a web search) is marked server-side in the run
+    /// view; the agent's own calls are not.
+    #[test]
+    fn a_server_side_call_is_marked_so() {
+        let search = ToolCall {
+            server_side: true,
+            ..call("ws1", "web_search", "main")
+        };
+        let t = Transcript::completed(vec![search, call("b", "Bash", "main")], "x");
+        let (steps, _) = steps(&t);
+        let marks: Vec<bool> = steps
+            .iter()
+            .filter_map(|s| s.call.as_ref().map(|c| c.server_side))
+            .collect();
+        assert_eq!(marks, [true, false]);
     }
 
     #[test]

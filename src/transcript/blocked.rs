@@ -12,7 +12,7 @@
 //! |---|---|
 //! | Claude Code 2.1.x stream-json | a `system/permission_denied` event {tool_use_id, message}; the result's `tool_result_meta` {non_execution_kind, permission_decision.decision: "reject"}; the final result's `permission_denials` [{tool_use_id}] |
 //! | Qwen Code 0.24 stream-json | the final result's `permission_denials` [{tool_use_id}] |
-//! | Gemini CLI 0.61 stream-json | `tool_result.error.type` `policy_violation` or `tool_not_registered` |
+//! | Gemini CLI 0.61 stream-json | `tool_result.error.type` `policy_violation` or `tool_not_registered`; a `success` result whose output is its guard's display text (`Blocked: command substitution detected in shell command.`: [`gemini_guard`]) |
 //! | Copilot CLI 1.0.102 | `tool.execution_complete` {success: false, error.code: "denied"} |
 //! | Cursor CLI 2026.01.28 | a `rejected` result |
 //! | Codex CLI exec JSON | a `command_execution` item with status `declined` |
@@ -66,6 +66,27 @@ const REFUSALS: &[(&str, &str)] = &[
         "The user rejected permission to use this specific tool call",
     ),
 ];
+
+/// What Gemini CLI shows in its stream when its own guard stops a call in the tool itself
+/// (the tool ends with status `success`, and the model is told otherwise): (the text its
+/// stream shows, why). Source: Gemini CLI 0.61.0's shell tool (`returnDisplay` "Blocked:
+/// command substitution detected in shell command.", while the model gets `llmContent`
+/// "Command injection detected: command substitution syntax ($(), backticks, <() or >())
+/// found in command arguments. … the command was blocked.").
+const GEMINI_GUARDS: &[(&str, &str)] = &[(
+    "Blocked: command substitution detected",
+    "command substitution",
+)];
+
+/// Why Gemini CLI's own guard stopped a call whose stream output is `text`, if it did
+/// (see [`GEMINI_GUARDS`]): `command substitution: Blocked: …` (cut to 200 characters).
+pub(crate) fn gemini_guard(text: &str) -> Option<String> {
+    let text = text.trim();
+    GEMINI_GUARDS
+        .iter()
+        .find(|(shown, _)| text.starts_with(shown))
+        .map(|(_, why)| format!("{why}: {}", crate::shared::text::truncate(text, 200)))
+}
 
 /// Why Claude Code did not run a call whose result is `text`: its words inside
 /// `<tool_use_error>` (first line, cut to 200 characters) when the call was refused before
@@ -177,6 +198,21 @@ mod tests {
 
     /// Gemini CLI 0.61.0 `-o stream-json` without `--yolo`: the shell is not offered
     /// (events_tool_not_registered.jsonl); a policy denial has its own error type.
+    /// Gemini CLI 0.61.0's shell refuses `$(…)` itself: its stream says `success` with
+    /// the guard's display text; the call is blocked, never ran.
+    #[test]
+    fn gemini_command_substitution_guard() {
+        assert_blocked(
+            &[
+                r#"{"type":"init","timestamp":"2026-11-26T00:43:18.123Z","session_id":"g","model":"m"}"#,
+                r#"{"type":"tool_use","timestamp":"2026-11-26T00:43:18.172Z","tool_name":"run_shell_command","tool_id":"r1","parameters":{"command":"echo $((6*7))"}}"#,
+                r#"{"type":"tool_result","timestamp":"2026-11-26T00:43:18.254Z","tool_id":"r1","status":"success","output":"Blocked: command substitution detected in shell command."}"#,
+                r#"{"type":"result","timestamp":"2026-11-26T00:43:18.300Z","status":"success","stats":{"total_tokens":1,"input_tokens":1,"output_tokens":0}}"#,
+            ],
+            "command substitution",
+        );
+    }
+
     #[test]
     fn gemini_tool_not_registered_and_policy_violation() {
         for (error, words) in [

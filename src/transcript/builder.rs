@@ -190,6 +190,7 @@ impl Builder {
             stderr: None,
             agent: agent.unwrap_or(MAIN_AGENT).to_owned(),
             timestamp,
+            server_side: false,
         };
         if let Some(result) = self.early_results.remove(id) {
             apply(&mut call, result, self.exit_from_status);
@@ -229,6 +230,14 @@ impl Builder {
                     .entry(id.to_owned())
                     .or_insert_with(|| why.to_owned());
             }
+        }
+    }
+
+    /// Marks the call `id` as one the model's provider ran itself (see
+    /// [`ToolCall::server_side`]); a call not seen yet is left alone.
+    pub fn server_side(&mut self, id: &str) {
+        if let Some(&i) = self.by_id.get(id) {
+            self.calls[i].server_side = true;
         }
     }
 

@@ -21,7 +21,8 @@ use std::fmt;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::builder::{Builder, Parts, ToolResult};
@@ -217,10 +218,14 @@ impl RawUsage {
     }
 }
 
-/// `content`: a plain string, or a list of blocks.
+/// `content`: a plain string, a list of blocks, or — a server tool's result
+/// (`web_fetch_tool_result`, `bash_code_execution_tool_result`, `advisor_tool_result`,
+/// `tool_search_tool_result`: Anthropic Messages, as Claude Code 2.1.x passes them on) —
+/// one object, kept whole.
 enum Content<'a> {
     Text(Cow<'a, str>),
     Blocks(Vec<Block<'a>>),
+    Object(serde_json::Value),
 }
 
 #[derive(Deserialize)]
@@ -241,6 +246,33 @@ struct Block<'a> {
     content: Option<Content<'a>>,
     #[serde(default)]
     is_error: Option<bool>,
+    /// Set when the block's shape is not the one above (a field of another type): only
+    /// its `type` is known.
+    #[serde(skip)]
+    unread: bool,
+}
+
+impl<'a> Block<'a> {
+    /// A block of a shape aptitude does not know, read leniently: as [`Block`] when it
+    /// can, else its `type` alone, marked `unread` (never an error of the whole line).
+    fn lenient(raw: &'a RawValue) -> Self {
+        serde_json::from_str(raw.get()).unwrap_or_else(|_| {
+            let kind = serde_json::from_str::<serde_json::Value>(raw.get())
+                .ok()
+                .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned));
+            Block {
+                kind: Some(Cow::Owned(kind.unwrap_or_else(|| "unknown".into()))),
+                text: None,
+                id: None,
+                name: None,
+                input: None,
+                tool_use_id: None,
+                content: None,
+                is_error: None,
+                unread: true,
+            }
+        })
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
@@ -265,10 +297,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content<'a>, A::Error> {
                 let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                    blocks.push(Block::lenient(raw));
                 }
                 Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Content<'a>, M::Error> {
+                let value = serde_json::Value::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(Content::Object(value))
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
@@ -281,6 +317,8 @@ impl Content<'_> {
     fn text(&self) -> String {
         match self {
             Content::Text(s) => s.to_string(),
+            // As the witness reads a result's object content off the wire: its JSON.
+            Content::Object(value) => value.to_string(),
             Content::Blocks(blocks) => {
                 let mut out = String::new();
                 for block in blocks {
@@ -513,7 +551,7 @@ impl ClaudeParser {
             "assistant" => {
                 self.ensure_run();
                 let ts = self.timestamp(ts_raw);
-                self.assistant(&line, ts.clone());
+                self.assistant(line_no, &line, ts.clone());
                 if ts.is_some() {
                     self.run_last_ts = ts;
                 }
@@ -521,7 +559,7 @@ impl ClaudeParser {
             "user" => {
                 self.ensure_run();
                 let ts = self.timestamp(ts_raw);
-                self.user(&line);
+                self.user(line_no, &line);
                 self.turns.event(ts.as_deref());
                 if ts.is_some() {
                     self.run_last_ts = ts;
@@ -545,6 +583,31 @@ impl ClaudeParser {
         }
     }
 
+    /// A JSON line of a shape this parser does not know (a field of another type than
+    /// Claude Code wrote so far): a warning naming its type, never a dropped call — the
+    /// tool calls it holds (`tool_use`, `server_tool_use`, `mcp_tool_use` objects with an
+    /// id and a name, at any depth) are kept, so that no absence assertion passes on it.
+    fn unknown_shape(&mut self, line_no: u64, value: &serde_json::Value, err: &serde_json::Error) {
+        let kind = value
+            .get("raw")
+            .unwrap_or(value)
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("untyped");
+        self.b.warn(
+            line_no,
+            format!("a `{kind}` line of a shape not known ({err}); its tool calls kept"),
+        );
+        let mut calls = Vec::new();
+        call_objects(value, &mut calls);
+        for (kind, id, name, input) in calls {
+            self.b.call(id, name, || input.clone(), None, None);
+            if kind != "tool_use" {
+                self.b.server_side(id);
+            }
+        }
+    }
+
     /// Whether a line's agent is the one whose answer and outcome the transcript reports.
     fn is_primary(&mut self, agent: &Option<String>) -> bool {
         self.primary.get_or_insert_with(|| agent.clone()) == agent
@@ -560,7 +623,7 @@ impl ClaudeParser {
         None
     }
 
-    fn assistant(&mut self, line: &Line<'_>, ts: Option<String>) {
+    fn assistant(&mut self, line_no: u64, line: &Line<'_>, ts: Option<String>) {
         let Some(message) = line.message() else {
             return;
         };
@@ -613,6 +676,7 @@ impl ClaudeParser {
                 return;
             }
             Content::Blocks(blocks) => blocks,
+            Content::Object(_) => return,
         };
         for block in blocks {
             match block.kind.as_deref() {
@@ -636,8 +700,14 @@ impl ClaudeParser {
                         self.last = Last::Text;
                     }
                 }
-                Some("tool_use" | "server_tool_use") => {
+                Some(kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use")) => {
                     let (Some(id), Some(name)) = (&block.id, &block.name) else {
+                        if block.unread {
+                            self.b.warn_lost(
+                                line_no,
+                                format!("a `{kind}` block of a shape not known; its call is lost"),
+                            );
+                        }
                         continue;
                     };
                     let input = block.input;
@@ -652,6 +722,9 @@ impl ClaudeParser {
                         agent.as_deref(),
                         ts.clone(),
                     );
+                    if kind != "tool_use" {
+                        self.b.server_side(id);
+                    }
                     if let (Some(turn), Some(index)) = (turn, self.b.index_of(id)) {
                         self.turns.call(turn, index);
                     }
@@ -660,12 +733,32 @@ impl ClaudeParser {
                         self.last = Last::ToolUse;
                     }
                 }
-                _ => {}
+                Some(kind) => self.other_block(line_no, kind, block),
+                None => {}
             }
         }
     }
 
-    fn user(&mut self, line: &Line<'_>) {
+    /// A reply's block that is no text and no call: a server tool's result (in the reply
+    /// that called it), or a block of a shape not known (a warning naming its type).
+    fn other_block(&mut self, line_no: u64, kind: &str, block: &Block<'_>) {
+        if kind.ends_with("_tool_result") {
+            match &block.tool_use_id {
+                Some(id) => self.b.result(id, server_result(kind, block)),
+                None => self.b.warn(
+                    line_no,
+                    format!("a `{kind}` block without `tool_use_id`; kept out"),
+                ),
+            }
+        } else if block.unread {
+            self.b.warn(
+                line_no,
+                format!("a `{kind}` content block of a shape not known; skipped"),
+            );
+        }
+    }
+
+    fn user(&mut self, line_no: u64, line: &Line<'_>) {
         let Some(message) = line.message() else {
             return;
         };
@@ -684,6 +777,7 @@ impl ClaudeParser {
                 return;
             }
             Content::Blocks(blocks) => blocks,
+            Content::Object(_) => return,
         };
         let results = blocks
             .iter()
@@ -694,6 +788,12 @@ impl ClaudeParser {
             match block.kind.as_deref() {
                 Some("tool_result") => {
                     let Some(id) = &block.tool_use_id else {
+                        if block.unread {
+                            self.b.warn(
+                                line_no,
+                                "a `tool_result` block of a shape not known; its result is not read",
+                            );
+                        }
                         continue;
                     };
                     let output = block
@@ -809,6 +909,59 @@ impl ClaudeParser {
     }
 }
 
+/// Every tool-call object inside `value`: (type, id, name, input).
+fn call_objects<'v>(
+    value: &'v serde_json::Value,
+    out: &mut Vec<(&'v str, &'v str, &'v str, &'v serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let text = |k: &str| map.get(k).and_then(serde_json::Value::as_str);
+            if let (
+                Some(kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use")),
+                Some(id),
+                Some(name),
+            ) = (text("type"), text("id"), text("name"))
+            {
+                out.push((
+                    kind,
+                    id,
+                    name,
+                    map.get("input").unwrap_or(&serde_json::Value::Null),
+                ));
+            }
+            map.values().for_each(|v| call_objects(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| call_objects(v, out)),
+        _ => {}
+    }
+}
+
+/// A server tool's result block (`web_search_tool_result`, `web_fetch_tool_result`,
+/// `code_execution_tool_result`, `mcp_tool_result`, …) as an opaque result: its type on
+/// the first line, then its content's text (an object's JSON); an error when the block
+/// says so or its content is a `…_error` object.
+fn server_result(kind: &str, block: &Block<'_>) -> ToolResult {
+    let content = block.content.as_ref();
+    let failed = match content {
+        Some(Content::Object(v)) => v
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|t| t.ends_with("_error")),
+        _ => false,
+    };
+    let text = content.map(Content::text).unwrap_or_default();
+    ToolResult {
+        is_error: block.is_error.unwrap_or(false) || failed,
+        output: if text.is_empty() {
+            format!("[{kind}]")
+        } else {
+            format!("[{kind}]\n{text}")
+        },
+        ..ToolResult::default()
+    }
+}
+
 fn is_interruption(text: &str) -> bool {
     text.starts_with("[Request interrupted by user")
 }
@@ -840,7 +993,10 @@ impl LineParser for ClaudeParser {
                 }
                 None => self.handle(line_no, line, None),
             },
-            Err(err) => self.b.warn_lost(line_no, format!("invalid JSON: {err}")),
+            Err(err) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(value) => self.unknown_shape(line_no, &value, &err),
+                Err(_) => self.b.warn_lost(line_no, format!("invalid JSON: {err}")),
+            },
         }
     }
 
@@ -1224,5 +1380,98 @@ mod tests {
             r#"{"type":"user","sessionId":"s","uuid":"3","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#,
         ]);
         assert_eq!(t.outcome, Outcome::Interrupted);
+    }
+
+    /// Server tools (Anthropic Messages, as Claude Code 2.1.x passes them on): each call is
+    /// kept and marked server-side, and each result — whose content is an object — is kept
+    /// as an opaque result with its type; no line is lost.
+    #[test]
+    fn server_tool_results_with_object_content_are_kept_not_lost() {
+        let reply = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"m","content":[
+            {"type":"server_tool_use","id":"srvtoolu_1","name":"web_fetch","input":{"url":"https://example.com"}},
+            {"type":"web_fetch_tool_result","tool_use_id":"srvtoolu_1","content":{"type":"web_fetch_result","url":"https://example.com","content":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"Example Domain"}},"retrieved_at":"2026-01-01T00:00:00Z"}},
+            {"type":"server_tool_use","id":"srvtoolu_2","name":"bash_code_execution","input":{"command":"echo 4"}},
+            {"type":"bash_code_execution_tool_result","tool_use_id":"srvtoolu_2","content":{"type":"bash_code_execution_result","stdout":"4\n","stderr":"","return_code":0,"content":[]}},
+            {"type":"server_tool_use","id":"srvtoolu_3","name":"advisor","input":{}},
+            {"type":"advisor_tool_result","tool_use_id":"srvtoolu_3","content":{"type":"advisor_result","text":"Check the edge case."}},
+            {"type":"server_tool_use","id":"srvtoolu_4","name":"tool_search_tool_regex","input":{"query":"weather"}},
+            {"type":"tool_search_tool_result","tool_use_id":"srvtoolu_4","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"get_weather"}]}},
+            {"type":"server_tool_use","id":"srvtoolu_5","name":"web_fetch","input":{"url":"https://example.invalid"}},
+            {"type":"web_fetch_tool_result","tool_use_id":"srvtoolu_5","content":{"type":"web_fetch_tool_error","error_code":"url_not_accessible"}},
+            {"type":"mcp_tool_use","id":"mcptoolu_6","name":"echo","server_name":"everything","input":{"message":"hi"}},
+            {"type":"mcp_tool_result","tool_use_id":"mcptoolu_6","is_error":false,"content":[{"type":"text","text":"Echo: hi"}]},
+            {"type":"text","text":"Done."}]}}"#
+            .replace('\n', "");
+        let t = parse(&[INIT, &reply]);
+        assert!(t.lost.is_empty(), "{:?}", t.warnings);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        let names: Vec<&str> = t.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "web_fetch",
+                "bash_code_execution",
+                "advisor",
+                "tool_search_tool_regex",
+                "web_fetch",
+                "echo"
+            ]
+        );
+        assert!(
+            t.tool_calls.iter().all(|c| c.server_side),
+            "{:#?}",
+            t.tool_calls
+        );
+        let output = |i: usize| t.tool_calls[i].output.as_deref().unwrap_or("");
+        assert!(
+            output(0).starts_with("[web_fetch_tool_result]\n")
+                && output(0).contains("Example Domain")
+        );
+        assert!(output(1).contains(r#""stdout":"4\n""#), "{}", output(1));
+        assert!(output(2).contains("Check the edge case."));
+        assert!(output(3).contains("get_weather"));
+        assert!(t.tool_calls[4].is_error && output(4).contains("url_not_accessible"));
+        assert_eq!(output(5), "[mcp_tool_result]\nEcho: hi");
+        assert_eq!(t.final_text.as_deref(), Some("Done."));
+    }
+
+    /// A block of a shape not known (a field of another type) is a warning naming its
+    /// type; the line's other blocks are read and its calls are kept.
+    #[test]
+    fn an_unknown_block_shape_is_a_warning_naming_its_type() {
+        let reply = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"m","content":[{"type":"fancy_new_block","text":{"nested":true}},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}"#;
+        let result = r#"{"type":"user","session_id":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":{"type":"surprise","value":1}}]}}"#;
+        let t = parse(&[INIT, reply, result]);
+        assert!(t.lost.is_empty(), "{:?}", t.warnings);
+        assert_eq!(t.tool_calls.len(), 1);
+        assert_eq!(
+            t.tool_calls[0].output.as_deref(),
+            Some(r#"{"type":"surprise","value":1}"#)
+        );
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+        assert!(
+            t.warnings[0].message.contains("`fancy_new_block`"),
+            "{:?}",
+            t.warnings
+        );
+    }
+
+    /// A line whose own fields are of a shape not known is a warning naming its type, and
+    /// the tool calls it holds are kept: absence assertions can not pass on it, and none
+    /// ends `error` for it. A line that is no JSON at all is still lost.
+    #[test]
+    fn a_line_of_an_unknown_shape_keeps_its_calls() {
+        let odd = r#"{"type":"assistant","session_id":"s1","isSidechain":"sometimes","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"rm -rf build"}}]}}"#;
+        let t = parse(&[INIT, odd]);
+        assert!(t.lost.is_empty(), "{:?}", t.warnings);
+        assert_eq!(t.tool_calls.len(), 1);
+        assert_eq!(t.tool_calls[0].input["command"], "rm -rf build");
+        assert!(
+            t.warnings[0].message.contains("`assistant` line"),
+            "{:?}",
+            t.warnings
+        );
+        let t = parse(&[INIT, "{\"type\":\"assistant\", not json"]);
+        assert_eq!(t.lost.lines, 1);
     }
 }

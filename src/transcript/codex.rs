@@ -91,9 +91,14 @@ impl ExecParser {
                 ),
                 item.get("arguments").cloned().unwrap_or(Value::Null),
             ),
+            // Started with an empty query, completed with the real one: the started item
+            // is the call announced without its input, filled in when it completes.
             "web_search" => (
                 "web_search".to_owned(),
-                serde_json::json!({ "query": item.get("query").cloned().unwrap_or(Value::Null) }),
+                match item.get("query") {
+                    Some(Value::String(q)) if !q.is_empty() => serde_json::json!({ "query": q }),
+                    _ => serde_json::json!({}),
+                },
             ),
             "todo_list" => (
                 "update_plan".to_owned(),
@@ -116,6 +121,10 @@ impl ExecParser {
             _ => return,
         };
         self.b.call(id, &name, || input, None, None);
+        if kind == "web_search" {
+            // OpenAI runs the search, not Codex.
+            self.b.server_side(id);
+        }
         if self.reply.is_none() {
             self.reply = self.replies.reply(None, super::MAIN_AGENT, None, None);
         }
@@ -482,6 +491,34 @@ mod tests {
                 (Some("I will run the tests."), &[1][..]),
                 (Some("One test fails."), &[][..]),
             ]
+        );
+    }
+
+    /// Codex CLI 0.169.0 announces a web search with an empty query and completes it with
+    /// the real one: one call under its id, with the real query, marked server-side.
+    #[test]
+    fn a_web_search_is_one_call_with_its_real_query() {
+        let text = [
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.started","item":{"id":"item_1","type":"web_search","query":""}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"web_search","query":"rust 2024 edition","action":{"type":"search","query":"rust 2024 edition"}}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Found it."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}"#,
+        ]
+        .join("\n");
+        let t = parse_reader(text.as_bytes()).unwrap();
+        assert_eq!(t.tool_calls.len(), 1, "{:#?}", t.tool_calls);
+        let search = &t.tool_calls[0];
+        assert_eq!(
+            search.input,
+            serde_json::json!({"query": "rust 2024 edition"})
+        );
+        assert!(search.server_side);
+        assert!(
+            t.warnings.is_empty() && t.lost.is_empty(),
+            "{:?}",
+            t.warnings
         );
     }
 }

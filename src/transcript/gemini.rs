@@ -129,7 +129,9 @@ impl EventParser for StreamParser {
                     .map(|t| {
                         let message = error.and_then(|e| str_of(e, "message")).unwrap_or("");
                         format!("{t}: {}", crate::shared::text::truncate(message, 200))
-                    });
+                    })
+                    // Its shell's own guard: a `success` whose output says it blocked.
+                    .or_else(|| super::blocked::gemini_guard(&output));
                 self.b.result(
                     id,
                     ToolResult {

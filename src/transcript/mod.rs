@@ -52,6 +52,7 @@ mod aider;
 pub mod align;
 mod auggie;
 mod blocked;
+pub(crate) use blocked::refusal_in;
 mod builder;
 mod claude;
 mod codex;
@@ -556,6 +557,12 @@ pub struct ToolCall {
     /// When the call was made (RFC 3339), when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// Whether the model's provider ran the tool itself, not the agent (Anthropic's
+    /// `server_tool_use` and `mcp_tool_use`: web search, web fetch, code execution, tool
+    /// search, the MCP connector; OpenAI Responses' `web_search_call`): its result came
+    /// from the provider, and the agent's sandbox never ran it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_side: bool,
 }
 
 impl ToolCall {
@@ -577,6 +584,7 @@ impl ToolCall {
             stderr: None,
             agent: MAIN_AGENT.into(),
             timestamp: None,
+            server_side: false,
         }
     }
 

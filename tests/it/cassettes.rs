@@ -355,3 +355,209 @@ fn the_kept_cassettes_replay() {
         );
     }
 }
+
+/// Claude Code's file tools take absolute paths, which a cassette keeps as
+/// `@@aptitude:workspace@@/…`: a replay serves them back with the replaying run's own
+/// workspace, and the witness compares the agent's stream with that reply as served —
+/// parallel calls (a Read and a Bash in one message), a Write and an Edit included. The
+/// replay passes witnessed, with no request to the model.
+#[test]
+fn a_replay_of_file_tools_on_absolute_paths_is_witnessed_not_tampered() {
+    let model = ScriptedModel::start();
+    let marker = "TAPE-ABSOLUTE";
+    model.script(
+        marker,
+        vec![
+            Turn::Tools(vec![
+                ("Read", serde_json::json!({"file_path": "counter.txt"})),
+                (
+                    "Bash",
+                    serde_json::json!({"command": "wc -c counter.txt", "description": "count"}),
+                ),
+            ]),
+            Turn::Tool(
+                "Write",
+                serde_json::json!({"file_path": "note.txt", "content": "forty-two\n"}),
+            ),
+            Turn::Tool(
+                "Edit",
+                serde_json::json!({"file_path": "note.txt", "old_string": "forty-two", "new_string": "42"}),
+            ),
+            Turn::Text("counter.txt holds 42.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/counter.txt", "42\n").file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: what is in counter.txt?\"\nassertions:\n  - tool: Read\n    params:\n      file_path: \"counter.txt\"\n  - file_contains: {{path: note.txt, text: \"42\"}}\n"
+        ),
+    );
+    let claude = AGENTS[0]();
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &claude, &["--no-grade", "--record-model"]);
+    let test = &recorded["tests"][0];
+    assert_eq!(code, 0, "recording\n{stderr}\n{test:#}");
+    let read = &test["transcript"]["tool_calls"][0];
+    assert!(
+        read["input"]["file_path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with('/') && p.ends_with("/counter.txt")),
+        "the scripted model gives Read an absolute path: {read:#}"
+    );
+    assert_eq!(test["witness"]["status"], "witnessed", "{test:#}");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let asked = model.requests().len();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &claude,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let test = &replayed["tests"][0];
+    assert_eq!(code, 0, "replay\n{stderr}\n{}", test["error"]);
+    assert_eq!(test["status"], "passed", "{test:#}");
+    assert_eq!(
+        test["witness"]["status"], "witnessed",
+        "{:#}",
+        test["witness"]
+    );
+    assert_eq!(test["witness"]["calls"], 4, "{:#}", test["witness"]);
+    assert_eq!(model.requests().len(), asked, "a replay asked the model");
+}
+
+/// A tool the model's provider runs itself (a web search: Anthropic's `server_tool_use`
+/// with its `web_search_tool_result`, which Claude Code shows; Responses' `web_search_call`,
+/// which Codex shows as a `web_search` item) is a call the model asked for: the run is
+/// witnessed, the call is one, marked server-side, and its replay agrees.
+#[test]
+fn a_server_side_web_search_is_witnessed_and_replays_on_claude_and_codex() {
+    for agent in AGENTS
+        .iter()
+        .map(|a| a())
+        .filter(|a| ["claude", "codex"].contains(&a.name))
+    {
+        let model = ScriptedModel::start();
+        let marker = format!("TAPE-SEARCH-{}", agent.name.to_uppercase());
+        model.script(
+            &marker,
+            vec![Turn::Server {
+                name: "web_search",
+                input: serde_json::json!({"query": "rust 2024 edition"}),
+                result: "web_search_tool_result",
+                content: serde_json::json!([{"type": "web_search_result", "title": "Rust 2024", "url": "https://doc.rust-lang.org/edition-guide/rust-2024/", "encrypted_content": "EqgfCioIARgBIiQ3YTAw", "page_age": null}]),
+                text: "Rust 2024 is out.".into(),
+            }],
+        );
+        let suite = Suite::new();
+        suite.file(
+            "tests/ws/t.aptitude.yaml",
+            &format!("name: t\nprompt: \"{marker}: search the web for the Rust 2024 edition\"\nassertions:\n  - tool: WebSearch\n"),
+        );
+        let (code, recorded, stderr) =
+            run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+        let test = &recorded["tests"][0];
+        assert_eq!(code, 0, "{}: recording\n{stderr}\n{test:#}", agent.name);
+        assert_eq!(
+            test["witness"]["status"], "witnessed",
+            "{}: {test:#}",
+            agent.name
+        );
+        let calls = test["transcript"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{}: {calls:#?}", agent.name);
+        assert_eq!(calls[0]["server_side"], true, "{}: {calls:#?}", agent.name);
+        assert!(
+            calls[0]["input"].to_string().contains("rust 2024 edition"),
+            "{}: {calls:#?}",
+            agent.name
+        );
+        let kept = suite.path().join("recorded.json");
+        std::fs::copy(suite.results_path(), &kept).unwrap();
+        let asked = model.requests().len();
+        let (code, replayed, stderr) = run_on(
+            &suite,
+            &model,
+            &agent,
+            &["--no-grade", "--replay", kept.to_str().unwrap()],
+        );
+        let test = &replayed["tests"][0];
+        assert_eq!(
+            code, 0,
+            "{}: replay\n{stderr}\n{}",
+            agent.name, test["error"]
+        );
+        assert_eq!(
+            test["witness"]["status"], "witnessed",
+            "{}: {test:#}",
+            agent.name
+        );
+        assert_eq!(
+            model.requests().len(),
+            asked,
+            "{}: a replay asked",
+            agent.name
+        );
+    }
+}
+
+/// Gemini CLI's shell refuses a command substitution itself (its stream says `success`
+/// with "Blocked: …", its model is told "Command injection detected: …"): the call is
+/// blocked, never ran, and the run is witnessed with the difference noted — not
+/// `tampered` — recorded and replayed alike.
+#[test]
+fn gemini_clis_own_guard_is_blocked_and_noted_not_tampered() {
+    let gemini = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "gemini")
+        .unwrap();
+    let model = ScriptedModel::start();
+    let marker = "TAPE-GUARD-GEMINI";
+    model.script(
+        marker,
+        vec![
+            gemini.shell_call("echo $((6*7))"),
+            Turn::Text("The shell refused it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/t.aptitude.yaml",
+        &format!(
+            "name: t\nprompt: \"{marker}: compute 6*7 in the shell\"\nassertions:\n  - tool: Bash\n"
+        ),
+    );
+    let check = |results: &Value, what: &str| {
+        let test = &results["tests"][0];
+        assert_eq!(test["status"], "passed", "{what}: {test:#}");
+        assert_eq!(test["witness"]["status"], "witnessed", "{what}: {test:#}");
+        assert_eq!(
+            test["witness"]["notes"].as_array().map(Vec::len),
+            Some(1),
+            "{what}: {:#}",
+            test["witness"]
+        );
+        let call = &test["transcript"]["tool_calls"][0];
+        assert!(
+            call["blocked"]
+                .as_str()
+                .is_some_and(|b| b.contains("command substitution")),
+            "{what}: {call:#}"
+        );
+    };
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &gemini, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "recording\n{stderr}\n{}", recorded["tests"][0]);
+    check(&recorded, "recording");
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &gemini,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "replay\n{stderr}\n{replayed:#}");
+    check(&replayed, "replay");
+}

@@ -927,3 +927,66 @@ fn one_assertion_gives_one_verdict_across_agents() {
         aptitude::verdict::results::AssertionStatus::Pass
     );
 }
+
+/// No line is dropped for a shape a parser does not know, in any agent's format: each
+/// JSON-lines transcript of the corpus with lines of new shapes appended (an event of a new
+/// type whose content is an object, a server tool's result block) loses no more lines
+/// than it did, and keeps every call it had.
+#[test]
+fn no_format_loses_a_line_of_an_unknown_shape() {
+    let odd = [
+        r#"{"type":"brand_new_event","content":{"type":"surprise","nested":{"x":1}}}"#,
+        r#"{"type":"assistant","message":{"id":"m_new","content":[{"type":"advisor_tool_result","tool_use_id":"srvtoolu_x","content":{"type":"advisor_result","text":"ok"}}]}}"#,
+    ];
+    let mut checked = 0;
+    let mut formats = std::collections::BTreeSet::new();
+    for path in corpus_files() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let json_lines = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v.is_object()));
+        if !first.trim_start().starts_with('{') || text.lines().count() < 2 || !json_lines {
+            continue;
+        }
+        let Ok(before) = aptitude::transcript::parse_reader(text.as_bytes()) else {
+            continue;
+        };
+        let same_family = |line: &str| {
+            // The assistant line is Claude Code's shape: only appended to its family.
+            !line.contains("\"assistant\"")
+                || matches!(
+                    before.format,
+                    aptitude::transcript::Format::ClaudeSession
+                        | aptitude::transcript::Format::ClaudeStreamJson
+                        | aptitude::transcript::Format::QwenStreamJson
+                )
+        };
+        let mut with = text.trim_end().to_owned();
+        for line in odd.iter().filter(|l| same_family(l)) {
+            with.push('\n');
+            with.push_str(line);
+        }
+        let after = aptitude::transcript::parse_reader(with.as_bytes()).unwrap();
+        assert_eq!(
+            after.lost.lines,
+            before.lost.lines,
+            "{}: {:?}",
+            rel(&path),
+            after.warnings
+        );
+        assert!(
+            after.tool_calls.len() >= before.tool_calls.len(),
+            "{}",
+            rel(&path)
+        );
+        checked += 1;
+        formats.insert(before.format.name());
+    }
+    eprintln!("{checked} transcripts checked, formats {formats:?}");
+    assert!(checked >= 10, "only {checked} transcripts checked");
+    assert!(formats.len() >= 4, "{formats:?}");
+}

@@ -4,7 +4,8 @@
 //! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
-//! search, tool search), tool calls the agent does not have, a reply the upstream cut (and
+//! search, tool search, web fetch and code execution, whose results are objects), tool
+//! calls the agent does not have, a reply the upstream cut (and
 //! the agent's retry), a gzip reply, a 401 that says not to retry. Each run is recorded
 //! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
 //! For each recording the test checks what the issue measured:
@@ -13,7 +14,9 @@
 //! - **cost**: the metered cost equals the recorded usage at the model's list price
 //!   (written out here by hand from the provider's page), ratio 1;
 //! - **retries**: the agent's retry of a cut reply is counted, recorded and replayed;
-//! - **replays**: the same verdict on every case, and no request upstream.
+//! - **replays**: the same verdict on every case, and no request upstream;
+//! - **the witness and the parsers**: no false `tampered` and no dropped (lost) line,
+//!   recorded or replayed; server tools' calls are marked server-side.
 
 use serde_json::Value;
 
@@ -84,6 +87,34 @@ const CASES: &[Case] = &[
         requests: 1,
     },
     Case {
+        name: "web-fetch",
+        agent: "claude",
+        fixture: "anthropic/web_fetch_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // The server tool's call, its result an object (a fetched document).
+        assertions: "  - tool: \"web_fetch*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage: 7244 in, 153 out; web fetch has no fee of its own.
+        tokens: (7244, 153),
+        web_searches: 0,
+        // claude-sonnet-4-20250514: $3 in, $15 out per million.
+        list_price: Some((7244.0 * 3.0 + 153.0 * 15.0) / 1e6),
+        requests: 1,
+    },
+    Case {
+        name: "code-execution",
+        agent: "claude",
+        fixture: "anthropic/code_execution_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // Thinking with its signature, then the server's bash, its result an object.
+        assertions: "  - tool: \"bash_code_execution*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage: 4714 in, 304 out.
+        tokens: (4714, 304),
+        web_searches: 0,
+        // claude-sonnet-4-6: $3 in, $15 out per million.
+        list_price: Some((4714.0 * 3.0 + 304.0 * 15.0) / 1e6),
+        requests: 1,
+    },
+    Case {
         name: "thinking-cut",
         agent: "claude",
         fixture: "anthropic/thinking_part_stream.yaml",
@@ -117,6 +148,23 @@ const CASES: &[Case] = &[
         // gpt-4o-2024-08-06: $2.50 in, $10 out.
         list_price: Some(((255.0 + 278.0) * 2.5 + 25.0 * 10.0) / 1e6),
         requests: 2,
+    },
+    Case {
+        name: "openai-search",
+        agent: "codex",
+        fixture: "openai-responses/web_search_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // Codex shows OpenAI's `web_search_call` as a `web_search` item.
+        assertions: "  - tool: WebSearch\n    called: true\n  - tool: Bash\n    called: false\n",
+        // usage: 9463 in, of which 8320 cached; 582 out (512 of them reasoning).
+        tokens: (9463 - 8320, 582),
+        web_searches: 0,
+        // Not priced here: OpenAI bills the search itself ($10 per 1,000 calls for
+        // gpt-5) on top of the tokens, which the meter does not add yet (issue 38,
+        // the meter's part); the tokens alone come to
+        // (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6 = $0.00828875.
+        list_price: None,
+        requests: 1,
     },
     Case {
         name: "chat-gzip",
@@ -392,6 +440,16 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             // Retries: a cut reply's retry is the agent's, recorded and replayed alike.
             let retries = u64::from(matches!(case.serve, Serve::CutBeforeThenWhole(_)));
             assert_eq!(traffic["retries"], retries, "{what}: {traffic:#}");
+            // No false `tampered` and no dropped line, recorded or replayed.
+            for (when, t) in [("recorded", recorded), ("replayed", replayed)] {
+                assert_ne!(t["error_kind"], "tampered", "{what} {when}: {}", t["error"]);
+                assert_eq!(
+                    t["transcript"]["lost"]["lines"].as_u64().unwrap_or(0),
+                    0,
+                    "{what} {when}: {:#}",
+                    t["transcript"]["warnings"]
+                );
+            }
             // The replay: the same verdict, every request answered from the cassette.
             let replay_traffic = &replayed["model_traffic"];
             assert_eq!(
@@ -440,6 +498,19 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             status(agent.name, case.name);
         }
     }
+    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "codex") {
+        // OpenAI's web search: one call with its real query, server-side, witnessed.
+        let t = test(&run.recorded, "openai-search");
+        assert_eq!(t["status"], "passed", "{}", t["error"]);
+        assert_eq!(t["witness"]["status"], "witnessed", "{:#}", t["witness"]);
+        let calls = t["transcript"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{calls:#?}");
+        assert_eq!(calls[0]["server_side"], true, "{calls:#?}");
+        assert!(
+            calls[0]["input"].to_string().contains("San Francisco"),
+            "{calls:#?}"
+        );
+    }
     if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
         // Claude Code refused the call of a tool it does not have before running it (a
         // `<tool_use_error>`): an attempt, never a call that ran.
@@ -455,6 +526,24 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             "{refused:#}"
         );
         assert_eq!(status("claude", "tool-search").0, "passed");
+        // Server tools whose results are objects: read, marked server-side, witnessed.
+        for name in ["web-fetch", "code-execution"] {
+            let t = test(&run.recorded, name);
+            assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
+            assert_eq!(
+                t["witness"]["status"], "witnessed",
+                "{name}: {:#}",
+                t["witness"]
+            );
+            let calls = t["transcript"]["tool_calls"].as_array().unwrap();
+            assert!(
+                !calls.is_empty()
+                    && calls
+                        .iter()
+                        .all(|c| c["server_side"] == true && c["output"].is_string()),
+                "{name}: {calls:#?}"
+            );
+        }
         assert_eq!(status("claude", "thinking-cut").0, "passed");
         assert_eq!(
             status("claude", "unauthorized"),

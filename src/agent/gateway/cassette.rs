@@ -576,9 +576,19 @@ impl Player {
         };
         let same_call = |e: &Exchange| e.method == method && e.path == path;
         let exchanges = &self.cassette.exchanges;
-        let found = (0..exchanges.len()).find(|&i| {
-            !self.used[i] && same_call(&exchanges[i]) && exchanges[i].request == *request
-        });
+        // The same request, else the same up to honest orders (parallel results, tools,
+        // a system prompt's lines: `unordered`).
+        let found = (0..exchanges.len())
+            .find(|&i| {
+                !self.used[i] && same_call(&exchanges[i]) && exchanges[i].request == *request
+            })
+            .or_else(|| {
+                (0..exchanges.len()).find(|&i| {
+                    !self.used[i]
+                        && same_call(&exchanges[i])
+                        && super::unordered::same_request(&exchanges[i].request, request)
+                })
+            });
         if let Some(i) = found {
             self.used[i] = true;
             return Ok(&exchanges[i]);
@@ -820,6 +830,36 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .ends_with("has no recorded counterpart: the recording holds 0 such requests")
+        );
+    }
+
+    /// Parallel tool results sent in another order than recorded (Claude Code sends them
+    /// as its commands finish) are answered from the cassette; a changed result is not.
+    #[test]
+    fn a_replay_matches_parallel_results_in_any_order() {
+        let results = |a: &str, b: &str| {
+            json!({"messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": a, "content": a},
+                {"type": "tool_result", "tool_use_id": b, "content": b}]}]})
+        };
+        let c = std::sync::Arc::new(Cassette {
+            mcp: BTreeMap::new(),
+            upstream: "u".into(),
+            credentials: Vec::new(),
+            exchanges: vec![exchange("/v1/messages", results("t1", "t2"), "next")],
+            dropped: None,
+        });
+        let mut p = Player::new(std::sync::Arc::clone(&c));
+        assert_eq!(
+            p.answer("POST", "/v1/messages", &results("t2", "t1"))
+                .unwrap()
+                .reply,
+            b"next"
+        );
+        let mut p = Player::new(c);
+        assert!(
+            p.answer("POST", "/v1/messages", &results("t2", "t3"))
+                .is_err()
         );
     }
 

@@ -39,6 +39,7 @@ pub(in crate::agent) mod server;
 pub mod sse;
 mod tape;
 pub mod traffic;
+pub mod unordered;
 pub mod wire;
 pub mod witness;
 

@@ -376,14 +376,15 @@ async fn handle(
         let answer = lock(player)
             .answer(parts.method.as_str(), taped_path, request)
             .map(|exchange| {
-                // The cassette is the wire: its reply's calls are what the model asked.
+                // The cassette is the wire: its reply's calls, as served (the run's own
+                // paths put back), are what the model asked.
                 let calls = call.as_ref().map(|c| {
                     let sse = exchange
                         .content_type
                         .as_deref()
                         .is_some_and(|t| t.starts_with("text/event-stream"));
                     let mut reader = ReplyCalls::new(c.protocol, sse);
-                    let mut calls = reader.push(&exchange.reply);
+                    let mut calls = reader.push(&tape::served(exchange, &run.normalizer));
                     calls.extend(reader.finish());
                     calls
                 });

@@ -182,14 +182,22 @@ impl http_body::Body for CutReply {
     }
 }
 
+/// The body of `exchange`'s reply as a replay serves it: the recorded bytes with the
+/// replaying run's own paths and names put back (`@@aptitude:workspace@@/counter.txt` →
+/// `/tmp/aptitude-ws-…/workspace/counter.txt`). The witness reads its calls from these
+/// bytes, the ones the agent got, so that it compares like with like.
+pub(super) fn served(exchange: &Exchange, normalizer: &Normalizer) -> Bytes {
+    match std::str::from_utf8(&exchange.reply) {
+        Ok(text) => Bytes::from(normalizer.restore(text)),
+        Err(_) => Bytes::from(exchange.reply.clone()),
+    }
+}
+
 /// The recorded reply of `exchange`, with the replaying run's own paths: its status and
 /// headers as recorded (a version 1 cassette's: its content type), and its body whole, or —
 /// for a reply that was cut — its recorded part and then a dropped connection.
 pub(super) fn replayed(exchange: &Exchange, normalizer: &Normalizer) -> Response<Body> {
-    let bytes = match std::str::from_utf8(&exchange.reply) {
-        Ok(text) => Bytes::from(normalizer.restore(text)),
-        Err(_) => Bytes::from(exchange.reply.clone()),
-    };
+    let bytes = served(exchange, normalizer);
     let body: Body = if exchange.cut {
         CutReply {
             data: Some(bytes),

@@ -5,7 +5,7 @@
 //! | protocol | a reply's tool calls | a request's history and results |
 //! |---|---|---|
 //! | Anthropic Messages | `content_block_start` `tool_use` {id, name} + `input_json_delta`s (or a whole message's `content[]`); also `server_tool_use` and `mcp_tool_use` (a tool the API runs itself: web search, tool search, an MCP connector), which agents show as calls | `messages[]`: assistant `tool_use` (`server_tool_use`, `mcp_tool_use`) blocks; user `tool_result` {tool_use_id, content, is_error} |
-//! | OpenAI Responses | `response.output_item.done` `function_call` / `custom_tool_call` / `local_shell_call` {call_id} (or `response.completed`'s `output[]`) | `input[]`: those items, and `*_output` {call_id, output} |
+//! | OpenAI Responses | `response.output_item.done` `function_call` / `custom_tool_call` / `local_shell_call` / `shell_call` / `apply_patch_call` / `computer_call` {call_id} (or `response.completed`'s `output[]`); also the tools OpenAI runs itself, by their `id`: `web_search_call`, `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call` | `input[]`: those items, and `*_output` {call_id, output} |
 //! | OpenAI Chat Completions | `delta.tool_calls[]` by index {id, function {name, arguments}} (or a whole `message.tool_calls`) | `messages[]`: assistant `tool_calls`; `tool` {tool_call_id, content} |
 //! | Gemini | `parts[].functionCall` {name, args, id?} | `contents[]`: model `functionCall`s; user `functionResponse` {name, id?, response}, paired by id or else by position |
 //!
@@ -472,46 +472,90 @@ fn namespaced(item: &Value) -> String {
     }
 }
 
+/// A Responses output item that is a tool call, as a [`WireCall`]: the agent's own
+/// (`function_call`, `custom_tool_call`, `local_shell_call`, `shell_call`,
+/// `apply_patch_call`, `computer_call`: by `call_id`, answered by a `…_output` item) and
+/// the ones OpenAI runs itself (`web_search_call` — Codex CLI 0.169.0 offers `web_search`
+/// on every request —, `file_search_call`, `code_interpreter_call`,
+/// `image_generation_call`, `mcp_call`: by their `id`, answered by no item). `None` for
+/// any other item (messages, reasoning, `mcp_list_tools`).
+fn responses_call(item: &Value) -> Option<WireCall> {
+    let call_id = || str_at(item, "call_id").map(str::to_owned);
+    let own_id = || str_at(item, "id").map(str::to_owned);
+    let field = |key: &str| item.get(key).cloned().unwrap_or(Value::Null);
+    let (id, name, input) = match str_at(item, "type")? {
+        "function_call" => (
+            call_id(),
+            namespaced(item),
+            arguments(item.get("arguments")),
+        ),
+        "custom_tool_call" => (
+            call_id(),
+            str_at(item, "name").unwrap_or_default().to_owned(),
+            field("input"),
+        ),
+        "local_shell_call" => (call_id(), "local_shell".to_owned(), field("action")),
+        "shell_call" => (call_id(), "shell".to_owned(), field("action")),
+        "apply_patch_call" => (call_id(), "apply_patch".to_owned(), field("operation")),
+        "computer_call" => (call_id(), "computer".to_owned(), field("action")),
+        "web_search_call" => (own_id(), "web_search".to_owned(), field("action")),
+        "file_search_call" => (own_id(), "file_search".to_owned(), field("queries")),
+        "code_interpreter_call" => (own_id(), "code_interpreter".to_owned(), field("code")),
+        "image_generation_call" => (
+            own_id(),
+            "image_generation".to_owned(),
+            Value::Object(Default::default()),
+        ),
+        "mcp_call" => (
+            own_id(),
+            format!(
+                "mcp__{}__{}",
+                str_at(item, "server_label").unwrap_or("unknown"),
+                str_at(item, "name").unwrap_or_default()
+            ),
+            arguments(item.get("arguments")),
+        ),
+        _ => return None,
+    };
+    Some(WireCall { id, name, input })
+}
+
 fn responses_request(items: &[Value]) -> Sent {
     let mut sent = Sent::default();
     let is_assistant = |item: &Value| {
-        matches!(
-            str_at(item, "type"),
-            Some("function_call" | "custom_tool_call" | "local_shell_call")
-        ) || (str_at(item, "type") == Some("message") && str_at(item, "role") == Some("assistant"))
+        responses_call(item).is_some()
+            || (str_at(item, "type") == Some("message")
+                && str_at(item, "role") == Some("assistant"))
     };
     let last = last_assistant(items, is_assistant);
     for (i, item) in items.iter().enumerate() {
         let call_id = str_at(item, "call_id").map(str::to_owned);
-        match str_at(item, "type") {
-            Some("function_call") => sent.calls.push(WireCall {
-                id: call_id,
-                name: namespaced(item),
-                input: arguments(item.get("arguments")),
-            }),
-            Some("custom_tool_call") => sent.calls.push(WireCall {
-                id: call_id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
-                input: item.get("input").cloned().unwrap_or(Value::Null),
-            }),
-            Some("local_shell_call") => sent.calls.push(WireCall {
-                id: call_id,
-                name: "local_shell".to_owned(),
-                input: item.get("action").cloned().unwrap_or(Value::Null),
-            }),
-            Some(
-                "function_call_output" | "custom_tool_call_output" | "local_shell_call_output",
-            ) => {
-                sent.results.push(SentResult {
-                    call: call_id.as_deref().and_then(|id| find_call(&sent.calls, id)),
-                    result: WireResult {
-                        text: content_text(item.get("output").unwrap_or(&Value::Null)),
-                        is_error: None,
-                    },
-                    tail: last.is_none_or(|l| i > l),
-                });
+        // A tool OpenAI ran itself comes back with no result the agent could have
+        // changed, and agents re-send it their own way (Codex CLI drops its `id` and the
+        // fields of `action` it does not know): the reply that asked for it is its witness.
+        if let Some(call) = responses_call(item) {
+            if call.id.is_some() && str_at(item, "call_id").is_some() {
+                sent.calls.push(call);
             }
-            _ => {}
+            continue;
+        }
+        if let Some(
+            "function_call_output"
+            | "custom_tool_call_output"
+            | "local_shell_call_output"
+            | "shell_call_output"
+            | "apply_patch_call_output"
+            | "computer_call_output",
+        ) = str_at(item, "type")
+        {
+            sent.results.push(SentResult {
+                call: call_id.as_deref().and_then(|id| find_call(&sent.calls, id)),
+                result: WireResult {
+                    text: content_text(item.get("output").unwrap_or(&Value::Null)),
+                    is_error: None,
+                },
+                tail: last.is_none_or(|l| i > l),
+            });
         }
     }
     sent
@@ -784,26 +828,9 @@ impl ReplyCalls {
     }
 
     fn responses_item(&mut self, item: &Value) {
-        let id = str_at(item, "call_id").map(str::to_owned);
-        let call = match str_at(item, "type") {
-            Some("function_call") => WireCall {
-                id,
-                name: namespaced(item),
-                input: arguments(item.get("arguments")),
-            },
-            Some("custom_tool_call") => WireCall {
-                id,
-                name: str_at(item, "name").unwrap_or_default().to_owned(),
-                input: item.get("input").cloned().unwrap_or(Value::Null),
-            },
-            Some("local_shell_call") => WireCall {
-                id,
-                name: "local_shell".to_owned(),
-                input: item.get("action").cloned().unwrap_or(Value::Null),
-            },
-            _ => return,
-        };
-        self.calls.push(call);
+        if let Some(call) = responses_call(item) {
+            self.calls.push(call);
+        }
     }
 
     fn chat_chunk(&mut self, v: &Value) {

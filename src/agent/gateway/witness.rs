@@ -78,6 +78,11 @@ pub struct Witness {
     /// Why the transcript is unwitnessed or partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// What differs between the stream and the wire for an honest reason, each naming the
+    /// call: a call the agent's own guard blocked, whose stream shows the agent's display
+    /// text while the model was told the agent's own words for the refusal (the first 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -97,11 +102,13 @@ impl Witness {
             unrecorded: 0,
             findings: Vec::new(),
             why: Some(why.into()),
+            notes: Vec::new(),
         }
     }
 
-    /// The error a tampered run ends with: `the agent's stream disagrees with what its
-    /// model saw: …` (the first finding, and how many more).
+    /// The error a tampered run ends with: `the agent's own record of the run (its stream)
+    /// disagrees with the model traffic aptitude saw: …` (the first finding, how many
+    /// more, and what to check).
     pub fn tampered(&self) -> Option<String> {
         if self.status != WitnessStatus::Tampered {
             return None;
@@ -112,7 +119,7 @@ impl Witness {
             n => format!(" (and {} more)", n - 1),
         };
         Some(format!(
-            "the agent's stream disagrees with what crossed the model gateway: {first}{more}"
+            "the agent's own record of the run (its stream) disagrees with the model traffic aptitude saw: {first}{more}. aptitude trusts the traffic, so the run is not judged; check what in the run could write to the agent's stream or session files (a tool, a hook, a plugin), or whether this agent version records that call in a way aptitude does not read yet"
         ))
     }
 
@@ -120,11 +127,17 @@ impl Witness {
     pub fn phrase(&self) -> String {
         match self.status {
             WitnessStatus::Witnessed => format!(
-                "witnessed by the model gateway: {} tool call{}, {} result{} checked",
+                "witnessed by the model gateway: {} tool call{}, {} result{} checked{}",
                 self.calls,
                 plural(self.calls),
                 self.results,
-                plural(self.results)
+                plural(self.results),
+                match self.notes.len() {
+                    0 => String::new(),
+                    n => format!(
+                        " ({n} blocked by the agent's own guard, told to the model in its own words)"
+                    ),
+                }
             ),
             WitnessStatus::Partial => format!(
                 "partly witnessed: {}",
@@ -178,6 +191,7 @@ pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
     let vocabulary = transcript.format.vocabulary();
     let mut matched = vec![false; wire.calls.len()];
     let (mut calls, mut results) = (0u32, 0u32);
+    let mut notes = Vec::new();
     let mut seen_ids = std::collections::HashMap::<&str, &ToolCall>::new();
     for call in &transcript.tool_calls {
         if !call.id.is_empty()
@@ -209,6 +223,15 @@ pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
             continue;
         }
         results += 1;
+        if call.blocked.is_some() && disagreement(call, sent).is_some() && reads_as_refusal(sent) {
+            notes.push(format!(
+                "{} was blocked by the agent's own guard: its stream shows {:?}, the model was told {:?}",
+                describe(&call.name, &call.input),
+                crate::shared::cut::chars(call.output.as_deref().unwrap_or("").trim(), 120).kept,
+                crate::shared::cut::chars(sent.text.trim(), 120).kept
+            ));
+            continue;
+        }
         if let Some(why) = disagreement(call, sent) {
             findings.push(format!(
                 "the result of {} in the agent's stream is not the one its model got: {why}",
@@ -231,6 +254,7 @@ pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
         }
     }
     findings.truncate(MAX_FINDINGS);
+    notes.truncate(MAX_FINDINGS);
     let status = if !findings.is_empty() {
         WitnessStatus::Tampered
     } else if wire.partial {
@@ -251,7 +275,28 @@ pub fn check(wire: &Wire, transcript: &Transcript) -> Witness {
                 super::wire::MAX_RESULT_BYTES / (1024 * 1024)
             )
         }),
+        notes,
     }
+}
+
+/// Whether the result the model got says a call was refused before it did anything: the
+/// words agents tell their model when their own guard stops a call ("Command injection
+/// detected: … the command was blocked", "denied by policy", "rejected"). A transcript
+/// that says *blocked* where the model got a command's real output is still tampering.
+fn reads_as_refusal(sent: &super::wire::WireResult) -> bool {
+    let text = sent.text.to_lowercase();
+    crate::transcript::refusal_in(&sent.text).is_some()
+        || [
+            "blocked",
+            "denied",
+            "not allowed",
+            "refused",
+            "rejected",
+            "declined",
+            "injection detected",
+        ]
+        .iter()
+        .any(|w| text.contains(w))
 }
 
 /// The wire call `call` is, if any: by id, else the first unmatched call of the same tool

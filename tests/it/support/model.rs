@@ -36,6 +36,17 @@ pub enum Turn {
     ToolId(&'static str, &'static str, Value),
     /// Several `tool_use` blocks in one message.
     Tools(Vec<(&'static str, Value)>),
+    /// A tool the API runs itself, then a text answer, in one reply (Messages only), as
+    /// Anthropic streams it: a `server_tool_use` block {id `srvtoolu_…`, name, input}, its
+    /// result block (type, e.g. `web_search_tool_result`, and content, whole in its
+    /// `content_block_start`), then the text; `usage.server_tool_use` counts web searches.
+    Server {
+        name: &'static str,
+        input: Value,
+        result: &'static str,
+        content: Value,
+        text: String,
+    },
     /// A text answer (ends the agent's turn).
     Text(String),
     /// An HTTP error with the Anthropic error body.
@@ -346,9 +357,53 @@ async fn messages(
         .get("tools")
         .and_then(Value::as_array)
         .is_some_and(|t| !t.is_empty());
+    let sent = body.to_string();
     let reply = shared.next_turn(uri.to_string(), &headers, &first, turn, has_tools, body);
     let reply = shared.ungate(reply).await;
+    let reply = match working_directory(&sent) {
+        Some(dir) => absolute_paths(reply, &dir),
+        None => reply,
+    };
     respond(reply, turn, &model, stream).await
+}
+
+/// The directory Claude Code names in its environment reminder (`Primary working
+/// directory: /…`, Claude Code 2.1.x), if the request's JSON text names one.
+fn working_directory(sent: &str) -> Option<String> {
+    let (_, rest) = sent.split_once("Primary working directory: ")?;
+    let dir = rest.split(['\n', '\\', '"']).next()?.trim();
+    dir.starts_with('/').then(|| dir.to_owned())
+}
+
+/// `turn` with the relative `file_path` of each Read, Write, Edit or NotebookEdit call
+/// made absolute under `dir`: a real model gives Claude Code's file tools the absolute
+/// paths their schemas ask for (`/tmp/aptitude-ws-…/workspace/counter.txt`), so the
+/// scripted one does too — a replay or a witness that only works for relative paths
+/// fails the tests.
+fn absolute_paths(turn: Turn, dir: &str) -> Turn {
+    let fix = |name: &str, mut input: Value| {
+        if matches!(
+            name,
+            "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit"
+        ) && let Some(path) = input.get("file_path").and_then(Value::as_str)
+            && !path.starts_with('/')
+        {
+            let absolute = format!("{}/{path}", dir.trim_end_matches('/'));
+            input["file_path"] = Value::String(absolute);
+        }
+        input
+    };
+    match turn {
+        Turn::Tool(name, input) => Turn::Tool(name, fix(name, input)),
+        Turn::ToolId(id, name, input) => Turn::ToolId(id, name, fix(name, input)),
+        Turn::Tools(calls) => Turn::Tools(
+            calls
+                .into_iter()
+                .map(|(name, input)| (name, fix(name, input)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn sse(event: &str, data: &Value) -> String {
@@ -385,6 +440,23 @@ fn blocks(turn: &Turn, index: usize) -> (Vec<Value>, &'static str) {
             "tool_use",
         ),
         Turn::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
+        Turn::Server {
+            name,
+            input,
+            result,
+            content,
+            text,
+        } => {
+            let id = format!("srvtoolu_{index:02}_0");
+            (
+                vec![
+                    json!({"type": "server_tool_use", "id": id, "name": name, "input": input}),
+                    json!({"type": result, "tool_use_id": id, "content": content}),
+                    json!({"type": "text", "text": text}),
+                ],
+                "end_turn",
+            )
+        }
         _ => (Vec::new(), "end_turn"),
     }
 }
@@ -440,7 +512,11 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
                 .body(body)
                 .unwrap()
         }
-        ref t @ (Turn::Tool(..) | Turn::Tools(..) | Turn::ToolId(..) | Turn::Text(_)) => {
+        ref t @ (Turn::Tool(..)
+        | Turn::Tools(..)
+        | Turn::ToolId(..)
+        | Turn::Text(_)
+        | Turn::Server { .. }) => {
             let (content, stop) = blocks(t, index);
             if !stream {
                 let message = json!({
@@ -452,33 +528,46 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
             }
             let mut events = message_start(index, model);
             for (i, block) in content.iter().enumerate() {
-                let (start, delta) = if block["type"] == "tool_use" {
-                    (
-                        json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                        json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
-                    )
-                } else {
-                    (
+                let (start, delta) = match block["type"].as_str() {
+                    Some(kind @ ("tool_use" | "server_tool_use")) => (
+                        json!({"type": kind, "id": block["id"], "name": block["name"], "input": {}}),
+                        Some(
+                            json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                        ),
+                    ),
+                    Some("text") => (
                         json!({"type": "text", "text": ""}),
-                        json!({"type": "text_delta", "text": block["text"]}),
-                    )
+                        Some(json!({"type": "text_delta", "text": block["text"]})),
+                    ),
+                    // A server tool's result comes whole in its start event.
+                    _ => (block.clone(), None),
                 };
                 events.push_str(&sse(
                     "content_block_start",
                     &json!({"type": "content_block_start", "index": i, "content_block": start}),
                 ));
-                events.push_str(&sse(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": i, "delta": delta}),
-                ));
+                if let Some(delta) = delta {
+                    events.push_str(&sse(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i, "delta": delta}),
+                    ));
+                }
                 events.push_str(&sse(
                     "content_block_stop",
                     &json!({"type": "content_block_stop", "index": i}),
                 ));
             }
+            let searches = content
+                .iter()
+                .filter(|b| b["type"] == "server_tool_use" && b["name"] == "web_search")
+                .count();
+            let mut usage = json!({"output_tokens": 7});
+            if searches > 0 {
+                usage["server_tool_use"] = json!({"web_search_requests": searches});
+            }
             events.push_str(&sse(
                 "message_delta",
-                &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+                &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": usage}),
             ));
             events.push_str(&sse("message_stop", &json!({"type": "message_stop"})));
             let chunks: Vec<Result<Bytes, Infallible>> = vec![Ok(Bytes::from(events))];

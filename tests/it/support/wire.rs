@@ -289,6 +289,30 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             parsed,
             protocol,
         ),
+        // Responses' web search, as OpenAI streams it (Codex CLI 0.169.0 offers the
+        // `web_search` tool on every request): a `web_search_call` item whose `action`
+        // holds no query when it is added, then the query when it is done.
+        Turn::Server {
+            name: "web_search",
+            input,
+            text,
+            ..
+        } if protocol == Protocol::Responses => {
+            let search = json!({"type": "web_search_call", "id": format!("ws_{:02}_0", parsed.turn),
+                "status": "completed", "action": {"type": "search", "query": input["query"]}});
+            let (whole, events) = responses_items(&[search], &[], Some(&text), parsed);
+            if !parsed.stream {
+                return axum::Json(whole).into_response();
+            }
+            let chunks: Vec<Result<Bytes, Infallible>> = vec![Ok(Bytes::from(events))];
+            event_stream(Body::from_stream(futures_util::stream::iter(chunks)))
+        }
+        Turn::Server { .. } => encode(
+            &[],
+            Some("(scripted model: this server tool is not scripted in this protocol)"),
+            parsed,
+            protocol,
+        ),
     }
 }
 
@@ -346,22 +370,30 @@ fn responses_reply(
     text: Option<&str>,
     parsed: &Parsed,
 ) -> (Value, String) {
-    let mut items: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, input))| {
-            let mut item = json!({"type": "function_call", "id": format!("fc_{:02}_{i}", parsed.turn),
+    responses_items(&[], calls, text, parsed)
+}
+
+/// A Responses reply: the server-side items given (`web_search_call`), then the function
+/// calls, then the text.
+fn responses_items(
+    server: &[Value],
+    calls: &[(&'static str, Value)],
+    text: Option<&str>,
+    parsed: &Parsed,
+) -> (Value, String) {
+    let mut items: Vec<Value> = server.to_vec();
+    items.extend(calls.iter().enumerate().map(|(i, (name, input))| {
+        let mut item = json!({"type": "function_call", "id": format!("fc_{:02}_{i}", parsed.turn),
                    "call_id": call_id(parsed, i), "name": name,
                    "arguments": input.to_string(), "status": "completed"});
-            // `namespace::tool` is a tool of a namespace (Codex offers each MCP server's
-            // tools as a `namespace` tool `mcp__<server>`).
-            if let Some((namespace, tool)) = name.split_once("::") {
-                item["namespace"] = json!(namespace);
-                item["name"] = json!(tool);
-            }
-            item
-        })
-        .collect();
+        // `namespace::tool` is a tool of a namespace (Codex offers each MCP server's
+        // tools as a `namespace` tool `mcp__<server>`).
+        if let Some((namespace, tool)) = name.split_once("::") {
+            item["namespace"] = json!(namespace);
+            item["name"] = json!(tool);
+        }
+        item
+    }));
     if let Some(text) = text {
         items.push(
             json!({"type": "message", "id": format!("msg_{:02}", parsed.turn),
@@ -378,6 +410,8 @@ fn responses_reply(
         added["status"] = json!("in_progress");
         if item["type"] == "message" {
             added["content"] = json!([]);
+        } else if item["type"] == "web_search_call" {
+            added["action"] = json!({"type": "search"});
         } else {
             added["arguments"] = json!("");
         }
@@ -392,6 +426,14 @@ fn responses_reply(
                 &json!({"type": "response.output_text.delta", "item_id": item["id"],
                         "output_index": index, "content_index": 0, "delta": delta}),
             ));
+        } else if item["type"] == "web_search_call" {
+            for stage in ["in_progress", "searching", "completed"] {
+                let kind = format!("response.web_search_call.{stage}");
+                events.push_str(&sse_event(
+                    &kind,
+                    &json!({"type": kind, "item_id": item["id"], "output_index": index}),
+                ));
+            }
         } else {
             events.push_str(&sse_event(
                 "response.function_call_arguments.delta",

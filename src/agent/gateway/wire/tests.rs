@@ -276,6 +276,45 @@ fn anthropic_server_tool_calls_are_calls_the_model_asked_for() {
     assert_eq!(history.calls.len(), 1);
 }
 
+/// Responses' tools OpenAI runs itself are calls the model asked for, by their item id:
+/// a `web_search_call` (Codex CLI 0.169.0 offers `web_search` on every request) is read
+/// when it is done, with the query its `action` holds then (it holds none when the item
+/// is added). Sent back in a later request without its id and with fewer `action` fields
+/// (as Codex does), it is no forged history.
+#[test]
+fn responses_server_side_items_are_calls_the_model_asked_for() {
+    let reply = concat!(
+        "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"web_search_call\",\"id\":\"ws_01\",\"status\":\"in_progress\",\"action\":{\"type\":\"search\"}}}\n\n",
+        "event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\",\"output_index\":0,\"item_id\":\"ws_01\"}\n\n",
+        "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"web_search_call\",\"id\":\"ws_01\",\"status\":\"completed\",\"action\":{\"type\":\"search\",\"query\":\"rust 2024 edition\",\"sources\":[{\"type\":\"url\",\"url\":\"https://doc.rust-lang.org\"}]}}}\n\n",
+        "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"mcp_call\",\"id\":\"mcp_02\",\"server_label\":\"docs\",\"name\":\"lookup\",\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\",\"output\":\"found\"}}\n\n",
+    );
+    let calls = served(Protocol::Responses, true, reply);
+    assert_eq!(
+        calls,
+        [
+            call(
+                Some("ws_01"),
+                "web_search",
+                json!({"type": "search", "query": "rust 2024 edition", "sources": [{"type": "url", "url": "https://doc.rust-lang.org"}]})
+            ),
+            call(Some("mcp_02"), "mcp__docs__lookup", json!({"q": "x"})),
+        ]
+    );
+    let mut wire = Wire::default();
+    wire.served(calls);
+    let body = json!({"input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "search"}]},
+        {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "rust 2024 edition"}},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Found it."}]}
+    ]});
+    wire.sent(
+        2,
+        read_request(Protocol::Responses, body.to_string().as_bytes()),
+    );
+    assert!(wire.findings.is_empty(), "{:?}", wire.findings);
+}
+
 /// An agent that fills in a tool's defaults when it echoes a call is the same call; a
 /// changed value is not.
 #[test]

@@ -71,9 +71,80 @@ fn tampered(wire: &Wire, transcript: &Transcript) -> Vec<String> {
         witness
             .tampered()
             .unwrap()
-            .starts_with("the agent's stream disagrees")
+            .starts_with("the agent's own record of the run (its stream) disagrees")
     );
     witness.findings
+}
+
+/// Gemini CLI 0.61.0's wire and stream of a `$(…)` its shell refused: the model is told
+/// "Command injection detected: …", the stream shows "Blocked: …" with status success.
+fn gemini_guarded(stream_output: &str, told: &str) -> (Wire, Transcript) {
+    let input = json!({"command": "echo $((6*7))"});
+    let mut wire = Wire::default();
+    wire.served(vec![WireCall {
+        id: None,
+        name: "run_shell_command".into(),
+        input: input.clone(),
+    }]);
+    let body = json!({"contents": [
+        {"role": "user", "parts": [{"text": "compute"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": input}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": told}}}]}
+    ]});
+    wire.sent(
+        2,
+        read_request(Protocol::Gemini, body.to_string().as_bytes()),
+    );
+    let lines = [
+        r#"{"type":"init","timestamp":"2026-11-26T00:43:18.123Z","session_id":"g","model":"m"}"#.to_owned(),
+        r#"{"type":"tool_use","timestamp":"2026-11-26T00:43:18.172Z","tool_name":"run_shell_command","tool_id":"run_shell_command-1","parameters":{"command":"echo $((6*7))"}}"#.to_owned(),
+        json!({"type": "tool_result", "timestamp": "2026-11-26T00:43:18.254Z", "tool_id": "run_shell_command-1", "status": "success", "output": stream_output}).to_string(),
+        r#"{"type":"result","timestamp":"2026-11-26T00:43:18.300Z","status":"success","stats":{"total_tokens":1,"input_tokens":1,"output_tokens":0}}"#.to_owned(),
+    ];
+    let transcript = crate::transcript::parse_reader(lines.join("\n").as_bytes()).unwrap();
+    (wire, transcript)
+}
+
+/// An agent's own guard is not tampering: Gemini CLI's shell blocks `$((…))` and tells
+/// its model so in other words than its stream shows; the call is blocked (never ran),
+/// the run witnessed, and the difference noted. A stream that claims a block where the
+/// model got the command's real output is still tampering.
+#[test]
+fn an_agents_own_guard_is_blocked_and_noted_not_tampered() {
+    let told = "Command injection detected: command substitution syntax ($(), backticks, <() or >()) found in command arguments. On PowerShell, @() array subexpressions and $() subexpressions are also blocked. This is a security risk and the command was blocked.";
+    let (wire, transcript) = gemini_guarded(
+        "Blocked: command substitution detected in shell command.",
+        told,
+    );
+    let call = &transcript.tool_calls[0];
+    assert!(
+        matches!(call.execution(), crate::transcript::Execution::Blocked(_)),
+        "{call:#?}"
+    );
+    let witness = check(&wire, &transcript);
+    assert_eq!(witness.status, WitnessStatus::Witnessed, "{witness:#?}");
+    assert_eq!(witness.notes.len(), 1, "{witness:#?}");
+    assert!(
+        witness.notes[0].contains("blocked by the agent's own guard")
+            && witness.notes[0].contains("Command injection detected"),
+        "{:?}",
+        witness.notes
+    );
+    assert!(
+        witness
+            .phrase()
+            .contains("1 blocked by the agent's own guard")
+    );
+
+    let (wire, transcript) = gemini_guarded(
+        "Blocked: command substitution detected in shell command.",
+        "42",
+    );
+    let findings = tampered(&wire, &transcript);
+    assert!(
+        findings[0].contains("is not the one its model got"),
+        "{findings:?}"
+    );
 }
 
 /// A result the agent's tools wrote into its stream (a failing script claiming success):

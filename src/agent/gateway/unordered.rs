@@ -1,0 +1,120 @@
+//! Requests compared by content, whatever the order of what an agent sends in an honest,
+//! varying order: the replay matches a request to its recorded counterpart with it.
+//!
+//! | what | why its order varies | where |
+//! |---|---|---|
+//! | parallel tool results | Claude Code sends them as its commands finish | a run of consecutive results: Anthropic `tool_result` blocks, Responses `*_output` items, Chat `tool` messages, Gemini `functionResponse` parts |
+//! | the tools offered | agents list some from unordered sets | `tools`, Gemini's `functionDeclarations` |
+//! | the system prompt's lines | Gemini CLI lists its skills in a varying order | `system`, `systemInstruction`, `instructions` (their lines) |
+//!
+//! Everything else keeps its order: a conversation whose turns, calls or texts differ is a
+//! real divergence and still stops the replay at the first request that differs.
+
+use serde_json::Value;
+
+/// Whether `recorded` and `now` are the same request up to the orders above.
+pub fn same_request(recorded: &Value, now: &Value) -> bool {
+    recorded == now || canonical(recorded, false) == canonical(now, false)
+}
+
+/// `value` with every order above made canonical; `lines`: inside a system prompt, where a
+/// string's lines are sorted.
+fn canonical(value: &Value, lines: bool) -> Value {
+    match value {
+        Value::String(s) if lines && s.contains('\n') => {
+            let mut sorted: Vec<&str> = s.lines().collect();
+            sorted.sort_unstable();
+            Value::String(sorted.join("\n"))
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let system = lines
+                        || matches!(k.as_str(), "system" | "systemInstruction" | "instructions");
+                    let mut v = canonical(v, system);
+                    if matches!(k.as_str(), "tools" | "functionDeclarations")
+                        && let Value::Array(items) = &mut v
+                    {
+                        items.sort_by_cached_key(Value::to_string);
+                    }
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.iter().map(|v| canonical(v, lines)).collect();
+            sort_result_runs(&mut items);
+            Value::Array(items)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Whether an array element is a tool result (see the module table).
+fn is_result(v: &Value) -> bool {
+    let kind = v.get("type").and_then(Value::as_str);
+    matches!(kind, Some("tool_result"))
+        || kind.is_some_and(|k| k.ends_with("_call_output"))
+        || v.get("role").and_then(Value::as_str) == Some("tool")
+        || v.get("functionResponse").is_some()
+}
+
+/// Sorts each run of two or more consecutive tool results, in place.
+fn sort_result_runs(items: &mut [Value]) {
+    let mut start = 0;
+    while start < items.len() {
+        if !is_result(&items[start]) {
+            start += 1;
+            continue;
+        }
+        let end = (start..items.len())
+            .find(|&i| !is_result(&items[i]))
+            .unwrap_or(items.len());
+        items[start..end].sort_by_cached_key(Value::to_string);
+        start = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Claude Code's parallel results in the order their commands finished, the tools
+    /// and a system prompt's skill lines in another order: the same request.
+    #[test]
+    fn honest_orders_are_the_same_request() {
+        let recorded = json!({"system": [{"type": "text", "text": "Skills:\n- a: one\n- b: two"}],
+            "tools": [{"name": "Bash"}, {"name": "Read"}],
+            "messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "two"}]}]});
+        let now = json!({"system": [{"type": "text", "text": "Skills:\n- b: two\n- a: one"}],
+            "tools": [{"name": "Read"}, {"name": "Bash"}],
+            "messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t2", "content": "two"},
+                {"type": "tool_result", "tool_use_id": "t1", "content": "one"}]}]});
+        assert!(same_request(&recorded, &now));
+        let responses = |a: &str, b: &str| {
+            json!({"input": [{"type": "function_call", "call_id": "c1"}, {"type": "function_call", "call_id": "c2"},
+                {"type": "function_call_output", "call_id": a, "output": a}, {"type": "function_call_output", "call_id": b, "output": b}]})
+        };
+        assert!(same_request(&responses("c1", "c2"), &responses("c2", "c1")));
+    }
+
+    /// A result that differs, turns in another order, or a message's lines in another
+    /// order are real divergences.
+    #[test]
+    fn real_differences_are_not() {
+        let results = |second: &str| {
+            json!({"messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": second}]}]})
+        };
+        assert!(!same_request(&results("two"), &results("three")));
+        let turns = |a: &str, b: &str| json!({"messages": [{"role": "user", "content": a}, {"role": "assistant", "content": b}]});
+        assert!(!same_request(&turns("x", "y"), &turns("y", "x")));
+        let text = |t: &str| json!({"messages": [{"role": "user", "content": t}]});
+        assert!(!same_request(&text("a\nb"), &text("b\na")));
+    }
+}
