@@ -789,3 +789,134 @@ async fn a_run_is_lent_only_the_protocols_its_agent_speaks() {
     assert_eq!((traffic.refused, traffic.requests), (40, 0), "{traffic:?}");
     assert_eq!(traffic.other_requests, 1);
 }
+
+/// An upstream that answers every model call at once with a whole Anthropic stream of
+/// [`SSE`] and [`SSE_END`] (127 tokens), after `delay_ms`, counting the calls.
+async fn counting_upstream(calls: Arc<std::sync::atomic::AtomicUsize>, delay_ms: u64) -> String {
+    let app = axum::Router::new().fallback(move || {
+        let calls = Arc::clone(&calls);
+        async move {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(format!("{SSE}{SSE_END}")))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// 40 requests at once under `--max-tokens 600` (each capped at 100 output tokens, each
+/// reply 127 tokens) spent 4,160 tokens when each was admitted against the same unspent
+/// budget. With worst cases reserved, the spend stays within one reply of the ceiling and
+/// the rest are refused without leaving.
+#[tokio::test]
+async fn requests_at_once_can_not_spend_past_the_ceiling_together() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let up = counting_upstream(Arc::clone(&calls), 30).await;
+    let gateway = Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: None,
+            max_tokens: Some(600),
+        },
+        ..GatewayOptions::default()
+    });
+    let mut endpoints = Vec::new();
+    for _ in 0..4 {
+        endpoints.push(
+            gateway
+                .start(RunGateway {
+                    upstream: up.clone(),
+                    ..RunGateway::default()
+                })
+                .await
+                .unwrap(),
+        );
+    }
+    let body = r#"{"model":"fake-model","max_tokens":100,"stream":true,"messages":[]}"#;
+    let requests = (0..40).map(|i| {
+        let url = format!("{}/v1/messages", endpoints[i % 4].base_url());
+        async move {
+            let reply = client().request(post(url, "k", body)).await.unwrap();
+            let status = reply.status().as_u16();
+            let _ = reply.into_body().collect().await;
+            status
+        }
+    });
+    let statuses = futures_util::future::join_all(requests).await;
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    let (spent, _) = gateway.spent();
+    assert!(spent <= 600 + 127, "spent {spent} of 600 ({ok} answered)");
+    assert_eq!(spent, ok as u64 * 127);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), ok);
+    assert!(
+        ok >= 4 && statuses.iter().all(|s| *s == 200 || *s == 400),
+        "{statuses:?}"
+    );
+}
+
+/// A streamed Chat Completions request that did not ask for its usage is made to, so its
+/// reply is metered; the agent's own request is what the cassette and the witness saw.
+#[tokio::test]
+async fn a_chat_stream_is_made_to_report_its_usage() {
+    let bodies: Arc<Mutex<Vec<String>>> = Arc::default();
+    let app = {
+        let bodies = Arc::clone(&bodies);
+        axum::Router::new().fallback(move |body: Bytes| {
+            let bodies = Arc::clone(&bodies);
+            async move {
+                let body = String::from_utf8_lossy(&body).into_owned();
+                let usage = body.contains(r#""include_usage":true"#);
+                bodies.lock().unwrap().push(body);
+                let mut sse = String::from(
+                    "data: {\"model\":\"gpt-5.5\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+                );
+                if usage {
+                    sse.push_str("data: {\"model\":\"gpt-5.5\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"total_tokens\":15}}\n\n");
+                }
+                sse.push_str("data: [DONE]\n\n");
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from(sse))
+                    .unwrap()
+            }
+        })
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            protocols: vec![protocol::Protocol::Chat],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let reply = client()
+        .request(post(
+            format!("{}/chat/completions", endpoint.base_url()),
+            "k",
+            r#"{"model":"gpt-5.5","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let _ = reply.into_body().collect().await;
+    let traffic = endpoint.finish().await;
+    assert_eq!((traffic.input_tokens, traffic.output_tokens), (12, 3));
+    assert_eq!(traffic.unmetered, 0);
+    // GPT-5.5: $5 in, $30 out per million.
+    let want = (12.0 * 5.0 + 3.0 * 30.0) / 1e6;
+    assert!((traffic.cost_usd.unwrap() - want).abs() < 1e-12);
+    let sent = bodies.lock().unwrap().clone();
+    assert!(
+        sent[0].contains(r#""stream_options":{"include_usage":true}"#),
+        "{sent:?}"
+    );
+}
