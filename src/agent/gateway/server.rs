@@ -676,6 +676,7 @@ async fn forward(
     mut taping: Option<Taping>,
 ) -> Response<Body> {
     let protocol = call.as_ref().map(|c| c.protocol);
+    let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let uri = format!(
         "{}://{}{path_and_query}",
@@ -725,6 +726,25 @@ async fn forward(
         }
     };
     let (mut parts, body) = reply.into_parts();
+    if matches!(encoding::of(&parts.headers), Encoding::Unknown) {
+        // Bytes the gateway can not read could hold the key and can not be metered: the
+        // agent gets an error instead.
+        let why = format!(
+            "aptitude's model gateway refused the upstream's reply: it is in an encoding it can not read (content-encoding `{}`), so it could neither meter it nor take the key out of it",
+            encoding::declared(&parts.headers)
+        );
+        let mut log = lock(&run.log);
+        log.refused(&method, &path, &why);
+        if let Some(call) = &call {
+            log.failed(call.index);
+        }
+        let kind = if protocol == Some(Protocol::Anthropic) {
+            "api_error"
+        } else {
+            "server_error"
+        };
+        return local_error(protocol, 502, kind, &why);
+    }
     let (decoder, undecodable, scrubber) = reply_headers(run, &mut parts.headers);
     let sse = parts
         .headers
@@ -761,6 +781,7 @@ async fn forward(
         run: Arc::clone(run),
         shared: Arc::clone(shared),
         cut: None,
+        echoed: false,
         done: false,
     };
     Response::from_parts(parts, tap.boxed())
@@ -827,6 +848,8 @@ struct Tap {
     /// The upstream cut the reply: its error, held until what came before reached the
     /// agent.
     cut: Option<Cut>,
+    /// The reply held the real key: it was cut ([`Tap::echo_check`]).
+    echoed: bool,
     done: bool,
 }
 
@@ -898,6 +921,20 @@ impl Tap {
         (!data.is_empty()).then(|| Bytes::from(data))
     }
 
+    /// A reply that held the real key (in any form the scrubber knows) is cut once what
+    /// came before (scrubbed) reached the agent: it becomes an error, counted in the run's
+    /// `key_echoes`, and the key never reaches the agent.
+    fn echo_check(&mut self) {
+        let echoed = self.scrubber.as_ref().is_some_and(|s| s.scrubbed > 0);
+        if echoed && !std::mem::replace(&mut self.echoed, true) {
+            lock(&self.run.log).traffic.key_echoes += 1;
+            self.cut = Some(Cut::new(
+                "the upstream's reply held the run's real key; aptitude's model gateway ended it"
+                    .into(),
+            ));
+        }
+    }
+
     /// The reply's last piece: what the decompressor and the scrubber still held.
     fn rest(&mut self) -> Result<Option<Bytes>, std::io::Error> {
         let mut rest = match self.decoder.as_mut() {
@@ -948,7 +985,9 @@ impl http_body::Body for Tap {
                     };
                     match plain {
                         Ok(plain) => {
-                            if let Some(out) = this.pass(&plain) {
+                            let out = this.pass(&plain);
+                            this.echo_check();
+                            if let Some(out) = out {
                                 return Poll::Ready(Some(Ok(Frame::data(out))));
                             }
                         }
@@ -959,8 +998,14 @@ impl http_body::Body for Tap {
                 Poll::Ready(Some(Err(e))) => this.cut = Some(Cut::new(Box::new(e))),
                 Poll::Ready(None) => match this.rest() {
                     Ok(rest) => {
-                        this.end(false);
-                        return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
+                        this.echo_check();
+                        if this.cut.is_none() {
+                            this.end(false);
+                            return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
+                        }
+                        if let Some(rest) = rest {
+                            return Poll::Ready(Some(Ok(Frame::data(rest))));
+                        }
                     }
                     Err(e) => this.cut = Some(Cut::new(Box::new(e))),
                 },

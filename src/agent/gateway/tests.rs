@@ -405,16 +405,28 @@ async fn the_gateway_lends_the_key_only_for_inference() {
         .unwrap();
     assert_eq!(reply.status(), 401);
     assert!(!reply.headers()["x-echo"].to_str().unwrap().contains(REAL));
-    let body = reply.into_body().collect().await.unwrap().to_bytes();
+    // The reply that quoted the key ends as an error once its scrubbed part is sent.
+    let (mut body, mut failed) = (Vec::new(), false);
+    let mut stream = reply.into_body();
+    while let Some(frame) = stream.frame().await {
+        match frame {
+            Ok(frame) => body.extend(frame.into_data().unwrap_or_default()),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
     let body = String::from_utf8_lossy(&body).into_owned();
+    assert!(failed, "{body}");
     assert!(!body.contains(REAL), "{body}");
-    assert!(body.contains("bad key [REDACTED by aptitude]"), "{body}");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].1["x-api-key"], REAL);
     assert_eq!(seen[0].1["anthropic-beta"], "x");
     let traffic = endpoint.finish().await;
     assert_eq!(traffic.refused, 7, "{traffic:?}");
+    assert_eq!(traffic.key_echoes, 1, "{traffic:?}");
     assert!(
         traffic
             .refused_first
@@ -919,4 +931,92 @@ async fn a_chat_stream_is_made_to_report_its_usage() {
         sent[0].contains(r#""stream_options":{"include_usage":true}"#),
         "{sent:?}"
     );
+}
+
+/// An upstream that answers with `body` under `content-encoding` `encoding` (none when
+/// empty), and a gateway run in front of it holding `REAL`.
+async fn echoing(encoding: &'static str, body: Vec<u8>) -> Endpoint {
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move {
+            let mut reply = Response::builder().header("content-type", "application/json");
+            if !encoding.is_empty() {
+                reply = reply.header("content-encoding", encoding);
+            }
+            reply.body(Body::from(body)).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Gateway::new(GatewayOptions::default())
+        .start(RunGateway {
+            upstream: up,
+            secrets: vec![ECHOED.into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap()
+}
+
+const ECHOED: &str = "sk-ant-api03-ECHOKEY-0123456789abcdef";
+
+/// A reply in an encoding the gateway can not read (`br`, two codings) is refused with a
+/// 502 whatever it holds, never passed on unread; `gzip, identity` is read as gzip, and
+/// the key in it taken out.
+#[tokio::test]
+async fn a_reply_the_gateway_can_not_read_never_reaches_the_agent() {
+    let plain = format!(r#"{{"type":"error","error":{{"message":"bad key {ECHOED}"}}}}"#);
+    for encoding in ["br", "gzip, br", "zstd"] {
+        let endpoint = echoing(encoding, plain.clone().into_bytes()).await;
+        let (status, _, bytes, _) = got(&endpoint.base_url(), "{}").await;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        assert_eq!(status, 502, "{encoding}: {text}");
+        assert!(!text.contains(ECHOED), "{encoding}: {text}");
+        assert!(text.contains("an encoding it can not read"), "{text}");
+        let traffic = endpoint.finish().await;
+        assert_eq!((traffic.refused, traffic.failed), (1, 1), "{traffic:?}");
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, plain.as_bytes()).unwrap();
+    let endpoint = echoing("gzip, identity", gz.finish().unwrap()).await;
+    let (status, headers, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    assert_eq!(status, 200);
+    assert!(headers.get("content-encoding").is_none());
+    assert!(
+        !text.contains(ECHOED) && text.contains("[REDACTED by aptitude]"),
+        "{text}"
+    );
+    assert!(failed, "a reply that held the key ends as an error");
+}
+
+/// The key quoted back `\u`-escaped, base64-encoded or reversed is taken out like the
+/// key itself, and the reply ends as an error, counted.
+#[tokio::test]
+async fn the_key_in_any_known_form_never_reaches_the_agent() {
+    use base64::Engine;
+    let escaped: String = ECHOED
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    for form in [
+        escaped,
+        ECHOED.replace('-', "\\u002D"),
+        base64::engine::general_purpose::STANDARD.encode(format!("Bearer {ECHOED}")),
+        ECHOED.chars().rev().collect(),
+    ] {
+        let body = format!(r#"{{"type":"error","error":{{"message":"bad key {form}"}}}}"#);
+        let endpoint = echoing("", body.into_bytes()).await;
+        let (_, _, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        assert!(!text.contains(&form), "{form}: {text}");
+        assert!(failed, "{form}: {text}");
+        assert_eq!(endpoint.finish().await.key_echoes, 1, "{form}");
+    }
+    // A reply without the key is passed on whole.
+    let endpoint = echoing("", br#"{"type":"message","usage":{}}"#.to_vec()).await;
+    let (status, _, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+    assert_eq!((status, failed), (200, false));
+    assert_eq!(bytes, br#"{"type":"message","usage":{}}"#);
 }
