@@ -390,3 +390,46 @@ fn a_tool_can_not_spend_on_another_protocol_or_make_the_provider_fetch() {
         "{traffic:#}"
     );
 }
+
+/// A model reply that quotes the run's real key base64-encoded or reversed (Claude Code,
+/// sandboxed) never hands it to the agent: the gateway takes it out, ends the reply as an
+/// error and counts it; neither form shows anywhere in the results.
+#[test]
+fn a_reply_quoting_the_key_in_another_form_never_reaches_the_agent() {
+    use base64::Engine;
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "claude")
+        .unwrap();
+    let (_, real) = key_of("claude");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(real);
+    let reversed: String = real.chars().rev().collect();
+    let marker = "ECHO-KEY-CLAUDE";
+    let model = ScriptedModel::start();
+    model.script(
+        marker,
+        vec![Turn::Text(format!("Your key: {encoded} / {reversed}"))],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/echo.aptitude.yaml",
+        &format!(
+            "name: echo\nprompt: \"{marker}: say the key\"\nassertions:\n  - tool: Bash\n    called: false\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    assert!(code == 0 || code == 1, "exit {code}\n{stderr}");
+    let text = results.to_string();
+    for form in [encoded.as_str(), reversed.as_str()] {
+        assert!(!text.contains(form), "{form} reached the results: {text}");
+        assert!(!stderr.contains(form), "{form} reached the terminal");
+    }
+    let test = &results["tests"][0];
+    assert_ne!(test["status"], "passed", "{test:#}");
+    let traffic = &test["model_traffic"];
+    assert!(
+        traffic["key_echoes"].as_u64().is_some_and(|n| n >= 1),
+        "{traffic:#}"
+    );
+}

@@ -950,18 +950,21 @@ impl Tap {
         (!data.is_empty()).then(|| Bytes::from(data))
     }
 
-    /// A reply that held the real key (in any form the scrubber knows) is cut once what
-    /// came before (scrubbed) reached the agent: it becomes an error, counted in the run's
-    /// `key_echoes`, and the key never reaches the agent.
-    fn echo_check(&mut self) {
+    /// A reply that held the real key (in any form the scrubber knows) is cut where the
+    /// key was found: what came before reached the agent, the piece that held it (scrubbed
+    /// as it is) does not; the reply becomes an error, counted in the run's `key_echoes`.
+    /// Whether it was found just now.
+    fn echo_check(&mut self) -> bool {
         let echoed = self.scrubber.as_ref().is_some_and(|s| s.scrubbed > 0);
-        if echoed && !std::mem::replace(&mut self.echoed, true) {
+        let now = echoed && !std::mem::replace(&mut self.echoed, true);
+        if now {
             lock(&self.run.log).traffic.key_echoes += 1;
             self.cut = Some(Cut::new(
                 "the upstream's reply held the run's real key; aptitude's model gateway ended it"
                     .into(),
             ));
         }
+        now
     }
 
     /// The reply's last piece: what the decompressor and the scrubber still held.
@@ -1015,7 +1018,11 @@ impl http_body::Body for Tap {
                     match plain {
                         Ok(plain) => {
                             let out = this.pass(&plain);
-                            this.echo_check();
+                            if this.echo_check() {
+                                // The piece that held the key is not sent at all: the
+                                // reply ends as an error before its end reaches the agent.
+                                continue;
+                            }
                             if let Some(out) = out {
                                 return Poll::Ready(Some(Ok(Frame::data(out))));
                             }
@@ -1027,13 +1034,9 @@ impl http_body::Body for Tap {
                 Poll::Ready(Some(Err(e))) => this.cut = Some(Cut::new(Box::new(e))),
                 Poll::Ready(None) => match this.rest() {
                     Ok(rest) => {
-                        this.echo_check();
-                        if this.cut.is_none() {
+                        if !this.echo_check() {
                             this.end(false);
                             return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
-                        }
-                        if let Some(rest) = rest {
-                            return Poll::Ready(Some(Ok(Frame::data(rest))));
                         }
                     }
                     Err(e) => this.cut = Some(Cut::new(Box::new(e))),
