@@ -338,7 +338,7 @@ impl CliAgent {
             .and_then(|file| routing::login_token(home, &file, now_ms).map(|t| (file, t)));
         let routed = Routed::start(
             gateway,
-            (&plan, route.protocols),
+            (&plan, route.protocols, parts.network),
             login.as_ref().map(|(_, t)| t.clone()),
             tape,
         )

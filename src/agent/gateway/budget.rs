@@ -1,14 +1,24 @@
 //! The run's spend ceiling, enforced request by request (`--max-cost`, `--max-tokens`).
 //!
-//! One [`Ledger`] is shared by every run and grading call of an aptitude run: every model
-//! request's tokens (and cost, when its model is priced) are added when its reply ends.
-//! Before a request is forwarded, the ledger admits it only if it can not cross a ceiling
-//! by what it surely costs: a run's next request re-sends at least its previous prompt and
-//! reply, so its prompt is at least that many tokens, costing at least the previous prompt
-//! at the cache-read price plus the previous reply at the input price. The first request
-//! of a run is admitted while the spend is below the ceiling. Requests of runs going on at
-//! once may each be admitted before either is counted, so the ceiling can be crossed by
-//! the replies in flight, never by a request admitted after it was reached.
+//! One [`Ledger`] is shared by every run and grading call of an aptitude run. Each model
+//! request is admitted against it, then settled when its reply ends:
+//! - **Refused** when it can not fit by what it surely costs: a run's next request re-sends
+//!   at least its previous prompt and reply, so its prompt is at least that many tokens,
+//!   costing at least the previous prompt at the cache-read price plus the previous reply at
+//!   the input price ([`Estimate`]). Spend only grows, so such a refusal is final.
+//! - **Admitted with its worst case reserved** ([`Worst`]: its prompt — the larger of that
+//!   lower bound and a quarter of the request's bytes — at the dearest of the model's
+//!   input and cache-write rates, and its output cap — the request's `max_tokens` or the
+//!   protocol's field, else the model's largest output, else [`DEFAULT_OUTPUT_CAP`] — at the
+//!   output rate) when spend, the reservations open and this one fit under the ceilings.
+//! - **Admitted alone** when it does not fit but nothing else is open: the ceiling can then
+//!   be crossed by that one reply, as a run's single request always could.
+//! - Otherwise it **waits** until an open request settles, and is decided again.
+//!
+//! So requests going on at once (parallel runs, an agent's parallel calls) never each see
+//! the same unspent budget: 40 requests at once under `--max-tokens 600` run one by one
+//! once their caps do not fit together, and stop at the ceiling. A reply that ends without
+//! reporting its usage is settled at its reservation, never at nothing.
 
 use super::meter::Tokens;
 use super::price;
@@ -47,12 +57,59 @@ impl Estimate {
     }
 }
 
+/// The output cap assumed for a request that sets none, of a model whose largest output
+/// the price table does not know, in tokens.
+pub const DEFAULT_OUTPUT_CAP: u64 = 128_000;
+
+/// The most a request may cost, reserved while it is in flight.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Worst {
+    /// Tokens: the prompt and the output cap.
+    pub tokens: u64,
+    /// USD, when the model is priced (0 otherwise: such a model is refused under
+    /// `--max-cost`).
+    pub cost_usd: f64,
+}
+
+impl Worst {
+    /// The worst case of a request of `model` whose prompt is about `prompt` tokens and
+    /// whose output is capped at `output_cap` (see the module docs).
+    pub fn of(model: Option<&str>, prompt: u64, output_cap: Option<u64>) -> Worst {
+        let basis = model.and_then(price::basis_of);
+        let output = output_cap
+            .or_else(|| basis.and_then(|b| b.max_output()))
+            .unwrap_or(DEFAULT_OUTPUT_CAP);
+        let cost_usd = basis.map_or(0.0, |b| {
+            let r = b.rates_for(prompt);
+            let prompt_rate = r.input.max(r.cache_write).max(r.cache_write_1h);
+            (prompt as f64 * prompt_rate + output as f64 * r.output) / 1_000_000.0
+        });
+        Worst {
+            tokens: prompt.saturating_add(output),
+            cost_usd,
+        }
+    }
+}
+
+/// What [`Ledger::reserve`] decided for a request that can fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserved {
+    /// Its worst case is reserved: forward it.
+    Go,
+    /// Others are open and it does not fit beside them: ask again when one settles.
+    Wait,
+}
+
 /// Spend against the ceilings, for the whole aptitude run.
 #[derive(Debug, Default)]
 pub struct Ledger {
     limits: Limits,
     tokens: u64,
     cost_usd: f64,
+    /// Requests in flight, and the sum of their worst cases.
+    open: u32,
+    open_tokens: u64,
+    open_usd: f64,
 }
 
 impl Ledger {
@@ -68,6 +125,44 @@ impl Ledger {
     pub fn add(&mut self, tokens: &Tokens, cost_usd: Option<f64>) {
         self.tokens = self.tokens.saturating_add(tokens.total());
         self.cost_usd += cost_usd.unwrap_or(0.0);
+    }
+
+    /// Admits a request whose least cost is `next` and whose worst is `worst` (see the
+    /// module docs): [`Reserved::Go`] with `worst` reserved, or [`Reserved::Wait`].
+    ///
+    /// # Errors
+    /// The [`Refusal`] when even its least cost does not fit ([`Ledger::admit`]).
+    pub fn reserve(&mut self, next: Estimate, worst: Worst) -> Result<Reserved, Refusal> {
+        self.admit(next)?;
+        let fits_tokens = self.limits.max_tokens.is_none_or(|max| {
+            self.tokens
+                .saturating_add(self.open_tokens)
+                .saturating_add(worst.tokens)
+                <= max
+        });
+        let fits_cost = self
+            .limits
+            .max_cost_usd
+            .is_none_or(|max| self.cost_usd + self.open_usd + worst.cost_usd <= max);
+        if !(fits_tokens && fits_cost) && self.open > 0 {
+            return Ok(Reserved::Wait);
+        }
+        self.open += 1;
+        self.open_tokens = self.open_tokens.saturating_add(worst.tokens);
+        self.open_usd += worst.cost_usd;
+        Ok(Reserved::Go)
+    }
+
+    /// Ends the reservation `worst` of a request that spent nothing it reported (it was
+    /// not forwarded, or it failed without usage).
+    pub fn release(&mut self, worst: Worst) {
+        self.open = self.open.saturating_sub(1);
+        self.open_tokens = self.open_tokens.saturating_sub(worst.tokens);
+        self.open_usd = (self.open_usd - worst.cost_usd).max(0.0);
+        if self.open == 0 {
+            // No rounding left over once nothing is open.
+            self.open_usd = 0.0;
+        }
     }
 
     /// Tokens and USD spent so far.
@@ -304,5 +399,72 @@ mod tests {
         );
         let next = Estimate::after(Some("claude-3-opus"), &used);
         assert!(ledger.admit(next).is_err(), "$0.03 spent of $0.01");
+    }
+
+    /// 40 requests at once under `--max-tokens 600`, each capped at 100 output tokens with
+    /// a 4-token prompt: five fit beside each other; the rest wait, and once the ceiling is
+    /// reached every later one is refused — the spend stays within one request's worst
+    /// case of the ceiling (it was 4,160 when each was admitted against the same unspent
+    /// budget).
+    #[test]
+    fn requests_at_once_reserve_their_worst_case() {
+        let mut ledger = Ledger::new(Limits {
+            max_cost_usd: None,
+            max_tokens: Some(600),
+        });
+        let worst = Worst::of(Some("fake-model"), 4, Some(100));
+        assert_eq!(worst.tokens, 104);
+        let mut open = Vec::new();
+        let (mut waited, mut refused) = (0, 0);
+        for _ in 0..40 {
+            match ledger.reserve(Estimate::default(), worst) {
+                Ok(Reserved::Go) => open.push(worst),
+                Ok(Reserved::Wait) => waited += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        assert_eq!((open.len(), waited, refused), (5, 35, 0));
+        // The five settle, each at its worst (104 tokens): 520 spent.
+        for w in open.drain(..) {
+            ledger.release(w);
+            ledger.add(&tokens(4, 100, 0), None);
+        }
+        // The waiting ones come back: one more fits alone (nothing open), then the
+        // ceiling is reached and the rest are refused.
+        assert_eq!(ledger.reserve(Estimate::default(), worst), Ok(Reserved::Go));
+        assert_eq!(
+            ledger.reserve(Estimate::default(), worst),
+            Ok(Reserved::Wait)
+        );
+        ledger.release(worst);
+        ledger.add(&tokens(4, 100, 0), None);
+        assert!(ledger.reserve(Estimate::default(), worst).is_err());
+        assert_eq!(ledger.spent().0, 624, "one request's worst case over 600");
+    }
+
+    /// A request whose cap alone is over the ceiling still runs when nothing else is open
+    /// (Claude Code asks `max_tokens: 32000` of every request); its worst case is priced
+    /// at the model's rates: GPT-5.5's $30 per million output tokens.
+    #[test]
+    fn a_request_over_the_ceiling_alone_runs_alone() {
+        let mut ledger = Ledger::new(Limits {
+            max_cost_usd: Some(0.10),
+            max_tokens: None,
+        });
+        let worst = Worst::of(Some("gpt-5.5"), 1_000, Some(32_000));
+        assert!((worst.cost_usd - (1_000.0 * 5.0 + 32_000.0 * 30.0) / 1e6).abs() < 1e-12);
+        assert_eq!(ledger.reserve(Estimate::default(), worst), Ok(Reserved::Go));
+        assert_eq!(
+            ledger.reserve(Estimate::default(), worst),
+            Ok(Reserved::Wait)
+        );
+        ledger.release(worst);
+        assert_eq!(ledger.reserve(Estimate::default(), worst), Ok(Reserved::Go));
+        // No cap in the request: the model's largest output (128,000 for GPT-5.5).
+        assert_eq!(Worst::of(Some("gpt-5.5"), 0, None).tokens, 128_000);
+        assert_eq!(
+            Worst::of(Some("fake-model"), 0, None).tokens,
+            DEFAULT_OUTPUT_CAP
+        );
     }
 }

@@ -2,9 +2,11 @@
 //! that it reads replies as text; an upstream may answer compressed anyway (a proxy, a CDN).
 //! A `gzip` (`x-gzip`) or `deflate` reply is decompressed as it streams: the agent, the
 //! meter, the witness and the cassette all get the plain bytes, and the reply goes on
-//! without `content-encoding` (identity is always acceptable to a client). A reply in
-//! another encoding (`br`, `zstd`) is passed on as it is: unmetered, and kept in a cassette
-//! byte for byte with its `content-encoding`, so that a replay gives the same bytes.
+//! without `content-encoding` (identity is always acceptable to a client). `identity` in a
+//! list is no coding (`gzip, identity` is gzip). A reply in any other encoding (`br`,
+//! `zstd`, two codings stacked) is **refused**: the gateway could neither meter it nor take
+//! the real key out of it, so the agent gets a provider-shaped 502 instead of bytes the
+//! gateway could not read.
 
 use std::io::Write;
 
@@ -29,26 +31,42 @@ pub(super) enum Decoder {
     Deflate(flate2::write::ZlibDecoder<Vec<u8>>),
 }
 
-/// The encoding a reply's headers declare.
+/// The encoding a reply's headers declare (every `content-encoding` header, each a
+/// comma-separated list of codings in the order they were applied).
 pub(super) fn of(headers: &HeaderMap) -> Encoding {
-    let Some(value) = headers.get(CONTENT_ENCODING) else {
-        return Encoding::Identity;
-    };
-    let name = value
-        .to_str()
-        .unwrap_or("(not text)")
-        .trim()
-        .to_ascii_lowercase();
-    match name.as_str() {
-        "" | "identity" => Encoding::Identity,
-        "gzip" | "x-gzip" => Encoding::Decoded(Box::new(Decoder::Gzip(
+    let mut codings = Vec::new();
+    for value in headers.get_all(CONTENT_ENCODING) {
+        let Ok(text) = value.to_str() else {
+            return Encoding::Unknown;
+        };
+        codings.extend(
+            text.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty() && c != "identity"),
+        );
+    }
+    match codings.as_slice() {
+        [] => Encoding::Identity,
+        [one] if one == "gzip" || one == "x-gzip" => Encoding::Decoded(Box::new(Decoder::Gzip(
             flate2::write::GzDecoder::new(Vec::new()),
         ))),
-        "deflate" => Encoding::Decoded(Box::new(Decoder::Deflate(
+        [one] if one == "deflate" => Encoding::Decoded(Box::new(Decoder::Deflate(
             flate2::write::ZlibDecoder::new(Vec::new()),
         ))),
         _ => Encoding::Unknown,
     }
+}
+
+/// The `content-encoding` a reply declares, as one line for a message.
+pub(super) fn declared(headers: &HeaderMap) -> String {
+    let all: Vec<&str> = headers
+        .get_all(CONTENT_ENCODING)
+        .iter()
+        .map(|v| v.to_str().unwrap_or("(not text)"))
+        .collect();
+    crate::shared::cut::chars(&all.join(", "), 100)
+        .kept
+        .to_owned()
 }
 
 impl Decoder {
@@ -112,10 +130,23 @@ mod tests {
         }
         plain.extend(d.finish().unwrap());
         assert_eq!(String::from_utf8(plain).unwrap(), text);
-        headers.insert(CONTENT_ENCODING, "br".parse().unwrap());
+        for unread in ["br", "zstd", "gzip, br", "gzip, gzip", "compress"] {
+            headers.insert(CONTENT_ENCODING, unread.parse().unwrap());
+            assert!(matches!(of(&headers), Encoding::Unknown), "{unread}");
+        }
+        for plain in ["identity", "", " identity , identity"] {
+            headers.insert(CONTENT_ENCODING, plain.parse().unwrap());
+            assert!(matches!(of(&headers), Encoding::Identity), "{plain:?}");
+        }
+        // `identity` in a list is no coding: `gzip, identity` is gzip.
+        for gzipped in ["gzip, identity", "identity,GZIP"] {
+            headers.insert(CONTENT_ENCODING, gzipped.parse().unwrap());
+            assert!(matches!(of(&headers), Encoding::Decoded(_)), "{gzipped}");
+        }
+        headers.insert(CONTENT_ENCODING, "gzip".parse().unwrap());
+        headers.append(CONTENT_ENCODING, "br".parse().unwrap());
         assert!(matches!(of(&headers), Encoding::Unknown));
-        headers.insert(CONTENT_ENCODING, "identity".parse().unwrap());
-        assert!(matches!(of(&headers), Encoding::Identity));
+        assert_eq!(declared(&headers), "gzip, br");
         // A stream cut inside its compressed data says so.
         let Encoding::Decoded(mut d) = of(&{
             let mut h = HeaderMap::new();

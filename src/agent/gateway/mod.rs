@@ -158,6 +158,9 @@ pub struct RunGateway {
     /// request for an endpoint of another is refused ([`scope::admit`]). Empty: every
     /// protocol.
     pub protocols: Vec<protocol::Protocol>,
+    /// The test's `network:` hosts (as the sandbox's proxy reads them): a request may have
+    /// the provider fetch a URL on these only ([`scope::provider_fetches`]).
+    pub network: Vec<String>,
 }
 
 /// A run's endpoint, listening until dropped (or [`Endpoint::finish`]ed).
@@ -233,6 +236,7 @@ impl Gateway {
             hold_after_call: run.stop == crate::spec::routing::Stop::FirstCall,
             watch_skills: run.watch_skills,
             speaks: run.protocols,
+            network: run.network,
             decided: CancellationToken::new(),
             normalizer: run.paths,
             recorder: self

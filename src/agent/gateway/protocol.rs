@@ -72,6 +72,62 @@ impl Protocol {
         }
     }
 
+    /// The most output tokens a request lets the model write, when it sets a cap: Anthropic
+    /// `max_tokens`, Responses `max_output_tokens`, Chat `max_completion_tokens` or
+    /// `max_tokens`, Gemini `generationConfig.maxOutputTokens`. Only those fields are kept.
+    pub fn output_cap(self, body: &[u8]) -> Option<u64> {
+        #[derive(serde::Deserialize)]
+        struct Caps {
+            max_tokens: Option<u64>,
+            max_output_tokens: Option<u64>,
+            max_completion_tokens: Option<u64>,
+            #[serde(rename = "generationConfig")]
+            generation_config: Option<GenerationConfig>,
+        }
+        #[derive(serde::Deserialize)]
+        struct GenerationConfig {
+            #[serde(rename = "maxOutputTokens")]
+            max_output_tokens: Option<u64>,
+        }
+        let caps: Caps = serde_json::from_slice(body).ok()?;
+        match self {
+            Protocol::Anthropic => caps.max_tokens,
+            Protocol::Responses => caps.max_output_tokens,
+            Protocol::Chat => caps.max_completion_tokens.or(caps.max_tokens),
+            Protocol::Gemini => caps.generation_config?.max_output_tokens,
+        }
+    }
+
+    /// The body to send upstream so that the reply reports its usage, when the request's
+    /// would not: a streamed Chat Completions request without
+    /// `stream_options.include_usage: true` gets it (its reply then ends with one usage
+    /// chunk with no choices, which the OpenAI SDKs read as any chunk). `None`: the body
+    /// goes as it is (every other protocol always reports usage).
+    pub fn meterable(self, body: &[u8]) -> Option<Vec<u8>> {
+        if self != Protocol::Chat {
+            return None;
+        }
+        let mut doc: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+        if doc.get("stream") != Some(&Value::Bool(true))
+            || doc
+                .get("stream_options")
+                .and_then(|o| o.get("include_usage"))
+                == Some(&Value::Bool(true))
+        {
+            return None;
+        }
+        let options = doc
+            .entry("stream_options")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if !options.is_object() {
+            *options = Value::Object(serde_json::Map::new());
+        }
+        if let Some(o) = options.as_object_mut() {
+            o.insert("include_usage".to_owned(), Value::Bool(true));
+        }
+        serde_json::to_vec(&doc).ok()
+    }
+
     /// A reply in this protocol's error shape with HTTP `status`: what the provider would
     /// send, so that the agent reports it as an API error in its own words. A 400 is not
     /// retried by any of the pinned agents' SDKs (they retry 408, 409, 429 and 5xx).
@@ -137,5 +193,66 @@ mod tests {
             Protocol::Chat.model_of("/v1/chat/completions", b"not json"),
             None
         );
+    }
+
+    /// A request's output cap is read where each protocol puts it.
+    #[test]
+    fn each_protocol_s_output_cap_is_read() {
+        for (protocol, body, want) in [
+            (
+                Protocol::Anthropic,
+                r#"{"model":"m","max_tokens":32000}"#,
+                Some(32000),
+            ),
+            (
+                Protocol::Responses,
+                r#"{"max_output_tokens":600}"#,
+                Some(600),
+            ),
+            (Protocol::Responses, r#"{"model":"gpt-5.5"}"#, None),
+            (Protocol::Chat, r#"{"max_tokens":100}"#, Some(100)),
+            (
+                Protocol::Chat,
+                r#"{"max_tokens":100,"max_completion_tokens":50}"#,
+                Some(50),
+            ),
+            (
+                Protocol::Gemini,
+                r#"{"generationConfig":{"maxOutputTokens":8192}}"#,
+                Some(8192),
+            ),
+        ] {
+            assert_eq!(protocol.output_cap(body.as_bytes()), want, "{body}");
+        }
+    }
+
+    /// A streamed Chat Completions request is made to report its usage; one that asks
+    /// already, a whole reply and other protocols go as they are.
+    #[test]
+    fn a_streamed_chat_request_is_made_meterable() {
+        let made = Protocol::Chat
+            .meterable(br#"{"model":"m","stream":true,"messages":[]}"#)
+            .unwrap();
+        let made: Value = serde_json::from_slice(&made).unwrap();
+        assert_eq!(made["stream_options"]["include_usage"], true);
+        assert_eq!(made["messages"], serde_json::json!([]));
+        let odd = Protocol::Chat
+            .meterable(br#"{"stream":true,"stream_options":{"include_usage":false,"x":1}}"#)
+            .unwrap();
+        let odd: Value = serde_json::from_slice(&odd).unwrap();
+        assert_eq!(
+            odd["stream_options"],
+            serde_json::json!({"include_usage": true, "x": 1})
+        );
+        for (protocol, body) in [
+            (
+                Protocol::Chat,
+                r#"{"stream":true,"stream_options":{"include_usage":true}}"#,
+            ),
+            (Protocol::Chat, r#"{"stream":false}"#),
+            (Protocol::Anthropic, r#"{"stream":true}"#),
+        ] {
+            assert_eq!(protocol.meterable(body.as_bytes()), None, "{body}");
+        }
     }
 }

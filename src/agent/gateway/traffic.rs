@@ -35,6 +35,16 @@ pub struct Traffic {
     /// forwards only inference endpoints …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused_first: Option<String>,
+    /// Model requests refused because they would have the provider fetch a URL on a host
+    /// the test's `network:` does not list (`mcp_servers`, an image or document by URL, a
+    /// `web_fetch` tool): also in `refused`, the first in `refused_first`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub provider_fetches_refused: u32,
+    /// Replies that held the run's real key in some form (as it is, `\u`-escaped, base64,
+    /// hex, reversed, in a header or the body): the key was taken out and the reply ended
+    /// as an error, so the agent never saw it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub key_echoes: u32,
     /// Input tokens, not counting cache reads and writes.
     pub input_tokens: u64,
     /// Output tokens (reasoning included).
