@@ -2,10 +2,23 @@
 //! `QWEN.md`, skills' `SKILL.md`, `.cursor/rules`, Copilot's and Kiro's — each with an id
 //! that lasts: what a test's `covers:` names and `aptitude coverage` reports on.
 //!
-//! A file is read as CommonMark (pulldown-cmark): every list item is a rule, and so is
-//! every paragraph outside a list, under the path of headings above it. A fenced code
-//! block belongs to the rule before it in its section; a table row is a rule; a YAML
-//! front matter (`---` … `---`, a skill's name and description) is not.
+//! A file is read as CommonMark (pulldown-cmark), and **a rule is an instruction**: a list
+//! item, or a paragraph outside a list, one of whose sentences is imperative (it starts
+//! with a verb of [`VERBS`]: `Run just test`, `Never push to main`) or directive (it says
+//! must, should, never, always, do not, avoid, prefer, make sure …: [`DIRECTIVES`]), under
+//! the path of headings above it. A table row is a rule only where it instructs (a cell
+//! says one of [`DIRECTIVES`]: a command table's `| just test | Run the tests |` is a
+//! reference, not a rule) and a header row never is. Headings, descriptive prose (`This
+//! repository holds the CLI.`), an `@file` import (Claude Code's `@AGENTS.md`: the
+//! imported file's rules count, [`rules_in`] follows it) and a YAML front matter (`---` …
+//! `---`, a skill's name and description) are not rules. A fenced code block belongs to
+//! the rule just before it in its section.
+//!
+//! **Left out on purpose**, by an HTML comment in the file:
+//! - `<!-- aptitude: ignore -->` leaves out the block after it — a paragraph, a whole list
+//!   or table — or, before a heading, that heading's whole section;
+//! - `<!-- aptitude: ignore-start -->` … `<!-- aptitude: ignore-end -->` everything between;
+//! - `<!-- aptitude: ignore-file -->` anywhere, the whole file.
 //!
 //! A rule's id is `R` and 8 hex digits of the SHA-256 of its heading path and its text,
 //! both with whitespace collapsed and letters lowercased: re-wrapping the text or
@@ -91,6 +104,229 @@ pub fn rule_id(headings: &[String], text: &str) -> String {
     format!("R{hex}")
 }
 
+/// The verbs an imperative sentence of an instruction file starts with (lowercase).
+pub const VERBS: &[&str] = &[
+    "add",
+    "always",
+    "apply",
+    "ask",
+    "assess",
+    "attempt",
+    "avoid",
+    "be",
+    "bump",
+    "call",
+    "check",
+    "cite",
+    "clean",
+    "commit",
+    "compile",
+    "configure",
+    "confirm",
+    "consider",
+    "copy",
+    "create",
+    "declare",
+    "define",
+    "delete",
+    "describe",
+    "determine",
+    "distinguish",
+    "do",
+    "document",
+    "don't",
+    "edit",
+    "ensure",
+    "explain",
+    "export",
+    "follow",
+    "fix",
+    "format",
+    "generate",
+    "group",
+    "handle",
+    "ignore",
+    "implement",
+    "import",
+    "include",
+    "indent",
+    "install",
+    "keep",
+    "leave",
+    "limit",
+    "lint",
+    "list",
+    "load",
+    "log",
+    "look",
+    "make",
+    "mark",
+    "merge",
+    "migrate",
+    "mock",
+    "move",
+    "name",
+    "never",
+    "note",
+    "only",
+    "open",
+    "pass",
+    "pin",
+    "place",
+    "prefer",
+    "prefix",
+    "preserve",
+    "print",
+    "provide",
+    "push",
+    "put",
+    "raise",
+    "read",
+    "rebase",
+    "refactor",
+    "regenerate",
+    "remember",
+    "reread",
+    "remove",
+    "rename",
+    "replace",
+    "reply",
+    "report",
+    "request",
+    "require",
+    "rerun",
+    "re-run",
+    "reset",
+    "resolve",
+    "respect",
+    "return",
+    "reuse",
+    "review",
+    "run",
+    "search",
+    "send",
+    "set",
+    "sign",
+    "skip",
+    "sort",
+    "split",
+    "squash",
+    "stage",
+    "start",
+    "stay",
+    "stick",
+    "stop",
+    "store",
+    "strip",
+    "submit",
+    "tag",
+    "test",
+    "treat",
+    "try",
+    "type",
+    "update",
+    "upgrade",
+    "use",
+    "validate",
+    "verify",
+    "wait",
+    "wrap",
+    "write",
+];
+
+/// Words and phrases that make a sentence an instruction wherever they stand (lowercase,
+/// matched as whole words).
+pub const DIRECTIVES: &[&str] = &[
+    "must",
+    "mustn't",
+    "should",
+    "shouldn't",
+    "never",
+    "always",
+    "do not",
+    "don't",
+    "avoid",
+    "prefer",
+    "make sure",
+    "ensure",
+    "need to",
+    "needs to",
+    "required",
+    "not allowed",
+    "forbidden",
+    "please",
+    "instead of",
+];
+
+/// Whether `text` holds a word or phrase of [`DIRECTIVES`] as whole words.
+fn directive(lower: &str) -> bool {
+    DIRECTIVES.iter().any(|d| {
+        lower.match_indices(d).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + d.len()..].chars().next();
+            let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() && c != '\'');
+            edge(before) && edge(after)
+        })
+    })
+}
+
+/// Whether `text` (a list item or a paragraph, Markdown marks removed) is an instruction:
+/// one of its sentences is imperative or directive (see the module docs).
+pub fn is_instruction(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    if directive(&lower) {
+        return true;
+    }
+    // Sentences and their clauses (`When X, use Y`), and what follows a leading label
+    // (`Testing: run just test`).
+    lower
+        .split(['.', ';', '!', '?', ':', ',', '\n'])
+        .any(|sentence| {
+            let first = sentence
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-'))
+                .find(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()));
+            first.is_some_and(|w| VERBS.contains(&w))
+        })
+}
+
+/// Whether `text` is only `@file` imports (Claude Code's `@AGENTS.md`).
+fn only_imports(text: &str) -> bool {
+    let mut words = text.split_whitespace().peekable();
+    words.peek().is_some() && words.all(|w| w.starts_with('@') && w.len() > 1)
+}
+
+/// The files `text` imports with `@path` (Claude Code's memory imports): words that start
+/// with `@` and name a path (holding `/` or a `.md` ending), outside code spans.
+pub fn imports_of(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        for word in line.split_whitespace() {
+            let Some(path) = word.strip_prefix('@') else {
+                continue;
+            };
+            let path = path.trim_end_matches([',', ';', ')', '.']);
+            let path = path.trim_end_matches('.');
+            if (path.ends_with(".md") || path.contains('/'))
+                && !path.starts_with('~')
+                && !path.contains("://")
+                && !out.iter().any(|p| p == path)
+            {
+                out.push(path.to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// A rule being read.
 #[derive(Debug, Default)]
 struct Open {
@@ -105,7 +341,9 @@ pub fn rules_of(file: &str, text: &str) -> Vec<Rule> {
     let body = without_front_matter(text);
     let mut split = Splitter {
         file,
-        text,
+        lines: std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect(),
         ..Splitter::default()
     };
     let parser = Parser::new_ext(
@@ -113,7 +351,16 @@ pub fn rules_of(file: &str, text: &str) -> Vec<Rule> {
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
     );
     for (event, range) in parser.into_offset_iter() {
+        split.marker(&event);
+        split.depth_of(&event);
         split.event(event, range);
+        // A block left out ends with the top-level block it was (its rules read first).
+        if split.depth == 0 {
+            split.ignoring_block = false;
+        }
+    }
+    if split.ignore_file {
+        return Vec::new();
     }
     split.rules
 }
@@ -122,8 +369,26 @@ pub fn rules_of(file: &str, text: &str) -> Vec<Rule> {
 #[derive(Default)]
 struct Splitter<'a> {
     file: &'a str,
-    text: &'a str,
+    /// The byte offset where each line starts.
+    lines: Vec<usize>,
     rules: Vec<Rule>,
+    /// Whether the block before the current one was kept as a rule (a code block
+    /// belongs only to a rule just before it).
+    last_kept: bool,
+    /// Tags open (Markdown nesting).
+    depth: usize,
+    /// `<!-- aptitude: ignore -->` was read: the next block is left out.
+    ignore_next: bool,
+    /// A block left out is open.
+    ignoring_block: bool,
+    /// The level of a heading whose section is left out.
+    ignoring_section: Option<u8>,
+    /// Between `ignore-start` and `ignore-end`.
+    ignoring_range: bool,
+    /// `ignore-file` was read.
+    ignore_file: bool,
+    /// Table rows are rules only where they instruct; a header row never is.
+    in_table_head: bool,
     /// The headings above the current point: (level, title).
     headings: Vec<(u8, String)>,
     heading: Option<(u8, String)>,
@@ -136,11 +401,66 @@ struct Splitter<'a> {
 }
 
 impl Splitter<'_> {
-    /// The 1-based line of byte `offset`.
+    /// The 1-based line of byte `offset` (a binary search: a file of 100,000 rules must
+    /// not be read once per rule).
     fn line_of(&self, offset: usize) -> u32 {
-        self.text.get(..offset).map_or(1, |t| {
-            u32::try_from(t.bytes().filter(|b| *b == b'\n').count()).unwrap_or(u32::MAX - 1) + 1
-        })
+        let line = self.lines.partition_point(|start| *start <= offset);
+        u32::try_from(line.max(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Reads an `<!-- aptitude: … -->` marker (see the module docs).
+    fn marker(&mut self, event: &Event<'_>) {
+        let (Event::Html(t) | Event::InlineHtml(t)) = event else {
+            return;
+        };
+        let mut rest = t.as_ref();
+        while let Some(at) = rest.find("aptitude:") {
+            rest = &rest[at + "aptitude:".len()..];
+            let word: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            match word.as_str() {
+                "ignore" => self.ignore_next = true,
+                "ignore-start" => self.ignoring_range = true,
+                "ignore-end" => self.ignoring_range = false,
+                "ignore-file" => self.ignore_file = true,
+                _ => {}
+            }
+        }
+    }
+
+    /// Tracks the nesting, and which top-level block or section a marker leaves out.
+    fn depth_of(&mut self, event: &Event<'_>) {
+        match event {
+            Event::Start(tag) => {
+                if self.depth == 0 {
+                    if let Tag::Heading { level, .. } = tag {
+                        let level = *level as u8;
+                        if self.ignoring_section.is_some_and(|l| level <= l) {
+                            self.ignoring_section = None;
+                        }
+                        if self.ignore_next {
+                            self.ignore_next = false;
+                            self.ignoring_section = Some(level);
+                        }
+                    } else if self.ignore_next && !matches!(tag, Tag::HtmlBlock) {
+                        self.ignore_next = false;
+                        self.ignoring_block = true;
+                    }
+                }
+                self.depth += 1;
+            }
+            Event::End(_) => {
+                self.depth = self.depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+
+    fn ignoring(&self) -> bool {
+        self.ignoring_block || self.ignoring_section.is_some() || self.ignoring_range
     }
 
     fn path(&self) -> Vec<String> {
@@ -152,6 +472,11 @@ impl Splitter<'_> {
         if text.is_empty() {
             return;
         }
+        self.last_kept = false;
+        if self.ignoring() || only_imports(&text) || !is_instruction(&text) {
+            return;
+        }
+        self.last_kept = true;
         let headings = self.path();
         self.rules.push(Rule {
             id: rule_id(&headings, &text),
@@ -202,11 +527,24 @@ impl Splitter<'_> {
                     self.row.push(collapse(&c.text));
                 }
             }
-            Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => self.row.clear(),
-            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
+            Event::Start(Tag::TableHead) => {
+                self.row.clear();
+                self.in_table_head = true;
+            }
+            Event::End(TagEnd::TableHead) => {
+                self.row.clear();
+                self.in_table_head = false;
+                self.last_kept = false;
+            }
+            Event::Start(Tag::TableRow) => self.row.clear(),
+            Event::End(TagEnd::TableRow) => {
                 let text = self.row.join(" | ");
                 self.row.clear();
-                self.push(Open { text, ..open() });
+                if directive(&text.to_lowercase()) {
+                    self.push(Open { text, ..open() });
+                } else {
+                    self.last_kept = false;
+                }
             }
             Event::Text(t) | Event::Code(t) => self.text_of(&t),
             Event::SoftBreak | Event::HardBreak => {
@@ -238,7 +576,11 @@ impl Splitter<'_> {
     fn code_ends(&mut self, end: usize) {
         let path = self.path();
         let end_line = self.line_of(end.saturating_sub(1));
-        if let (Some(block), Some(last)) = (self.code.take(), self.rules.last_mut())
+        let block = self.code.take();
+        if self.ignoring() || !self.last_kept {
+            return;
+        }
+        if let (Some(block), Some(last)) = (block, self.rules.last_mut())
             && last.headings == path
         {
             last.text = collapse(&format!("{} {}", last.text, block.text));
@@ -332,18 +674,54 @@ pub fn instruction_files(workspace: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Every rule of the instruction files of `workspace`, file by file.
+/// Every rule of the instruction files of `workspace`, file by file, and of the files
+/// they import with `@path` (relative to the importing file, inside the workspace; each
+/// file once, at most [`MAX_FILES`]).
 pub fn rules_in(workspace: &Path) -> Vec<Rule> {
-    instruction_files(workspace)
-        .iter()
-        .filter_map(|rel| {
-            let bytes =
-                crate::shared::files::read_capped(&workspace.join(rel), MAX_FILE_BYTES).ok()?;
-            let text = String::from_utf8_lossy(&bytes);
-            Some(rules_of(&rel.to_string_lossy().replace('\\', "/"), &text))
-        })
-        .flatten()
-        .collect()
+    let mut files: Vec<PathBuf> = instruction_files(workspace);
+    let mut rules = Vec::new();
+    let mut i = 0;
+    while i < files.len() {
+        let rel = files[i].clone();
+        i += 1;
+        let Ok(bytes) = crate::shared::files::read_capped(&workspace.join(&rel), MAX_FILE_BYTES)
+        else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for import in imports_of(&text) {
+            let joined = rel.parent().unwrap_or(Path::new("")).join(&import);
+            let Some(normal) = normalized(&joined) else {
+                continue;
+            };
+            if files.len() < MAX_FILES && !files.contains(&normal) {
+                let path = workspace.join(&normal);
+                if path.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                    files.push(normal);
+                }
+            }
+        }
+        rules.extend(rules_of(&rel.to_string_lossy().replace('\\', "/"), &text));
+    }
+    rules
+}
+
+/// `a/../b/./c.md` as `b/c.md`; `None` when it leads out of the workspace or is absolute.
+fn normalized(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::Normal(p) => out.push(p),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// What a test's `covers:` entry names: a rule id, a heading path, or a part of a rule's

@@ -2,6 +2,7 @@
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
 //! ([`stats`]), the routing figures of routing suites ([`routing`]).
 
+pub mod choices;
 pub mod coverage;
 pub mod repeat;
 pub mod results;

@@ -255,7 +255,7 @@ fn routing_line(
         return assertions;
     };
     for a in assertions.iter_mut().filter(|a| a.kind == "routing") {
-        a.description = crate::verdict::routing::prompt_line(case, runs);
+        a.description = crate::verdict::choices::prompt_line(case, runs);
         a.status = match status {
             TestStatus::Passed => AssertionStatus::Pass,
             TestStatus::Failed => AssertionStatus::Fail,
