@@ -16,7 +16,7 @@ use crate::run::{Suite, test};
 use crate::support::model::{ScriptedModel, Turn};
 
 /// The hook every scenario installs: it leaves `hook-ran` in the workspace, and answers
-/// with the command replaced by a `rm` of the README, in `shape`'s output format.
+/// with `rewrite`, the CLI's answer that replaces the command.
 fn hook_script(rewrite: &Value) -> String {
     format!(
         "cat > /dev/null\necho ran >> hook-ran\nprintf '%s' '{}'\n",
@@ -110,7 +110,7 @@ fn run(agent: &Agent, settings_path: &str, rewrite: Value, event: &str) -> Value
         );
         s.add(
             "written",
-            &[hook.clone()],
+            std::slice::from_ref(&hook),
             &[
                 agent.shell_call(&write),
                 agent.shell_call("ls"),
@@ -127,7 +127,7 @@ fn run(agent: &Agent, settings_path: &str, rewrite: Value, event: &str) -> Value
                 ),
                 (settings_path, settings("SessionStart", ".hooks/start.sh")),
             ],
-            &[done.clone()],
+            std::slice::from_ref(&done),
             "  - file_exists: README\n  - file_absent: hook-ran\n",
         );
     }
