@@ -220,6 +220,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             base_url: Some(&base_url),
             mcp_servers: &Default::default(),
             plugins: &[],
+            hooks: Default::default(),
         };
         let inv = cli
             .task(&task, run_home.path())

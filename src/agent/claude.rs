@@ -18,6 +18,11 @@
 //! - **Plugins:** each `plugins:` directory (a copy made beside the workspace copy) is
 //!   passed as `--plugin-dir DIR`; its skills load as `<plugin>:<skill>`. The user's own
 //!   plugins live under the config dir, which is the run's private home, so none load.
+//! - **Hooks:** unless the test says `hooks: workspace`, `--settings
+//!   '{"disableAllHooks":true}'` ([`NO_HOOKS`]): no `PreToolUse` hook can rewrite a command
+//!   (`updatedInput`), no `SessionStart` hook runs, whether it comes from the workspace's
+//!   `.claude/settings.json` / `settings.local.json`, a plugin, or a settings file the agent
+//!   writes during the run.
 //! - **Grading:** `claude -p PROMPT --output-format json --tools "" --max-turns 1
 //!   --no-session-persistence [--model M]`: one request, no tools; the reply's `result`.
 
@@ -31,6 +36,7 @@ use super::{
     AgentCli, AgentError, AgentKind, Finished, GradeReply, GradeTask, Invocation, InvocationError,
     McpServer, McpServers, Task,
 };
+use crate::spec::HooksSetting;
 use crate::transcript::{Format, Outcome, Transcript, Usage};
 
 /// How Claude Code handles permission prompts in a run.
@@ -62,6 +68,11 @@ pub const LOGIN: super::Login = super::Login {
     home_dir: ".claude",
     file: ".credentials.json",
 };
+
+/// The `--settings` of a run whose `hooks:` is `none`: Claude Code's `disableAllHooks`
+/// ("the hooks defined in settings files and by installed plugins", and `statusLine`;
+/// 2.1.328's settings schema).
+pub const NO_HOOKS: &str = r#"{"disableAllHooks":true}"#;
 
 /// Claude Code.
 #[derive(Debug, Clone, Default)]
@@ -263,6 +274,13 @@ impl AgentCli for Claude {
         for dir in task.plugins {
             a.extend(["--plugin-dir".into(), dir.into()]);
         }
+        if task.hooks == HooksSetting::None {
+            // Inline, not a file: nothing in the sandbox can edit it. Flag settings rank
+            // above user, project and local settings, so neither the workspace's
+            // `.claude/settings*.json` nor one the agent writes during the run (Claude
+            // Code reloads them) can turn hooks back on; plugins' hooks are off too.
+            a.extend(["--settings".into(), NO_HOOKS.into()]);
+        }
         Ok(self.invocation(a, task.base_url, home))
     }
 
@@ -310,6 +328,8 @@ impl AgentCli for Claude {
             "--max-turns",
             "1",
             "--no-session-persistence",
+            "--settings",
+            NO_HOOKS,
         ]));
         if let Some(model) = task.model {
             a.extend(["--model".into(), model.into()]);
@@ -421,6 +441,7 @@ mod tests {
             base_url: Some("http://127.0.0.1:9"),
             mcp_servers: &Default::default(),
             plugins: &[],
+            hooks: Default::default(),
         };
         let inv = Claude::default().task(&task, home.path()).unwrap();
         assert_eq!(
@@ -469,6 +490,7 @@ mod tests {
             base_url: None,
             mcp_servers: &Default::default(),
             plugins: &[],
+            hooks: Default::default(),
         };
         let args: Vec<String> = claude
             .task(&task, home.path())

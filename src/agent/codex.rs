@@ -239,6 +239,7 @@ mod tests {
             base_url: Some("http://127.0.0.1:9/v1"),
             mcp_servers: &Default::default(),
             plugins: &[],
+            hooks: Default::default(),
         };
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv

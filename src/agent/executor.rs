@@ -722,6 +722,7 @@ impl Agent for CliAgent {
             base_url: req.base_url.or(self.settings.base_url.as_deref()),
             mcp_servers: &mcp.wrapped,
             plugins: req.plugins,
+            hooks: req.hooks,
         };
         let watch_dir = mcp.record_dirs();
         let cache = self.filled_cache(&binary).await;

@@ -9,6 +9,10 @@
 //!   statistics and telemetry, makes one attempt per model request (the default retries
 //!   for ~3.5 min; `--retry-infra` retries visibly) and sets `model.maxSessionTurns` from `max_turns`.
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace copy.
+//! - **Hooks:** unless the test says `hooks: workspace`, a system settings file
+//!   (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, which outranks the workspace's
+//!   `.gemini/settings.json`) sets `hooksConfig.enabled: false`: no `BeforeTool` hook of
+//!   the trusted workspace runs.
 //! - **Base URL:** `GOOGLE_GEMINI_BASE_URL`.
 //! - **MCP servers:** `mcpServers` in that settings file ([`mcp_servers_setting`]); the
 //!   user's own settings are not read.
@@ -26,6 +30,7 @@ use super::{
     AgentCli, AgentKind, Finished, GradeTask, Invocation, InvocationError, McpServer, McpServers,
     Task,
 };
+use crate::spec::HooksSetting;
 use crate::transcript::{Format, Transcript};
 
 /// Gemini CLI.
@@ -73,12 +78,31 @@ fn write_settings(
         ))
 }
 
+/// Gemini CLI's system settings file, which "take precedence over all other settings"
+/// (0.61's `docs/reference/configuration.md`), read from `GEMINI_CLI_SYSTEM_SETTINGS_PATH`.
+const SYSTEM_SETTINGS: &str = "aptitude-system-settings.json";
+
+/// Writes `<home>/aptitude-system-settings.json` turning hooks off (`hooksConfig.enabled`,
+/// "when disabled, no hooks will be executed"; read once at start, so a copy the agent
+/// edits during the run changes nothing), and returns its variable.
+fn no_hooks(home: &Path) -> Result<(String, String), InvocationError> {
+    let path = home.join(SYSTEM_SETTINGS);
+    let settings = serde_json::json!({"hooksConfig": {"enabled": false}});
+    std::fs::write(&path, settings.to_string())
+        .map_err(InvocationError::write("system settings", &path))?;
+    Ok((
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH".to_owned(),
+        path.display().to_string(),
+    ))
+}
+
 fn invocation(
     mut args: Vec<OsString>,
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-) -> Invocation {
+    hooks: HooksSetting,
+) -> Result<Invocation, InvocationError> {
     if let Some(model) = model {
         args.extend(["-m".into(), model.into()]);
     }
@@ -86,11 +110,15 @@ fn invocation(
     if let Some(url) = base_url {
         defaults.push(("GOOGLE_GEMINI_BASE_URL".to_owned(), url.to_owned()));
     }
-    Invocation {
+    let mut isolation = vec![("GEMINI_CLI_HOME".to_owned(), home.display().to_string())];
+    if hooks == HooksSetting::None {
+        isolation.push(no_hooks(home)?);
+    }
+    Ok(Invocation {
         args,
         defaults,
-        isolation: vec![("GEMINI_CLI_HOME".to_owned(), home.display().to_string())],
-    }
+        isolation,
+    })
 }
 
 /// The session logs Gemini CLI wrote under a run's home: `.gemini/tmp/*/chats/*.jsonl`.
@@ -171,7 +199,7 @@ impl AgentCli for Gemini {
             "stream-json".into(),
             "--yolo".into(),
         ];
-        Ok(invocation(args, task.model, task.base_url, home))
+        invocation(args, task.model, task.base_url, home, task.hooks)
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
@@ -184,7 +212,7 @@ impl AgentCli for Gemini {
             "--approval-mode".into(),
             "plan".into(),
         ];
-        Ok(invocation(args, task.model, task.base_url, home))
+        invocation(args, task.model, task.base_url, home, HooksSetting::None)
     }
 
     /// Fills in the exit codes the stream left out, from the session log.

@@ -467,6 +467,7 @@ mod tests {
             base_url: None,
             mcp_servers: &servers,
             plugins: &[],
+            hooks: Default::default(),
         };
         let inv = Kiro.task(&task, home.path()).unwrap();
         let a: Vec<String> = inv

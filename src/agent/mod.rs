@@ -81,6 +81,8 @@ pub struct ExecuteRequest<'a> {
     pub protect: &'a [PathBuf],
     /// The test's `sandbox:` (`--sandbox` wins over it).
     pub sandbox: Option<crate::sandbox::Setting>,
+    /// The test's `hooks:`: whether the agent's own hooks may run.
+    pub hooks: crate::spec::HooksSetting,
     /// The test's `network:` hosts, reachable through the allowlist proxy.
     pub network: &'a [String],
     /// The cassette the gateway answers the run's model requests from (`run --replay`,
@@ -298,6 +300,10 @@ pub struct Task<'a> {
     /// Plugin directories to load (absolute). Only passed to agents whose
     /// [`AgentCli::supports_plugins`] is true.
     pub plugins: &'a [PathBuf],
+    /// `hooks:`: with [`HooksSetting::None`](crate::spec::HooksSetting::None) the adapter
+    /// turns its CLI's hooks off in a way the workspace's settings, and settings written
+    /// during the run, can not turn back on.
+    pub hooks: crate::spec::HooksSetting,
 }
 
 /// A one-shot grading call: one prompt, no tools, a text reply.

@@ -9,6 +9,9 @@
 //! - **Base URL:** `OPENAI_BASE_URL` (Chat Completions); the key is read from
 //!   `OPENAI_API_KEY`.
 //! - **MCP servers:** `mcpServers` in that settings file, as for Gemini CLI.
+//! - **Hooks:** unless the test says `hooks: workspace`, a system settings file
+//!   (`QWEN_CODE_SYSTEM_SETTINGS_PATH`) sets `disableAllHooks: true`, which the workspace's
+//!   `.qwen/settings.json` can not undo.
 //! - **Grading:** `qwen --auth-type openai [-m M] -o stream-json --approval-mode plan
 //!   PROMPT` in an empty directory; the reply is the final message.
 
@@ -17,6 +20,7 @@ use std::path::Path;
 
 use super::args;
 use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServers, Task};
+use crate::spec::HooksSetting;
 use crate::transcript::Format;
 
 /// Qwen Code.
@@ -50,13 +54,27 @@ fn write_settings(
         ))
 }
 
+/// Writes `<home>/aptitude-system-settings.json` with `disableAllHooks: true` (Qwen Code
+/// 0.24's top-level setting; its system settings file, `QWEN_CODE_SYSTEM_SETTINGS_PATH`,
+/// outranks the workspace's `.qwen/settings.json`), and returns its variable.
+fn no_hooks(home: &Path) -> Result<(String, String), InvocationError> {
+    let path = home.join("aptitude-system-settings.json");
+    let settings = serde_json::json!({"disableAllHooks": true});
+    std::fs::write(&path, settings.to_string())
+        .map_err(InvocationError::write("system settings", &path))?;
+    Ok((
+        "QWEN_CODE_SYSTEM_SETTINGS_PATH".to_owned(),
+        path.display().to_string(),
+    ))
+}
+
 fn invocation(
-    mode: &str,
-    prompt: &str,
+    (mode, prompt): (&str, &str),
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-) -> Invocation {
+    hooks: HooksSetting,
+) -> Result<Invocation, InvocationError> {
     let mut a: Vec<OsString> = args(["--auth-type", "openai", "-o", "stream-json"]);
     a.extend(["--approval-mode".into(), mode.into()]);
     if let Some(model) = model {
@@ -67,14 +85,18 @@ fn invocation(
         .map(|url| ("OPENAI_BASE_URL".to_owned(), url.to_owned()))
         .into_iter()
         .collect();
-    Invocation {
+    let mut isolation = vec![(
+        "QWEN_HOME".to_owned(),
+        qwen_home(home).display().to_string(),
+    )];
+    if hooks == HooksSetting::None {
+        isolation.push(no_hooks(home)?);
+    }
+    Ok(Invocation {
         args: a,
         defaults,
-        isolation: vec![(
-            "QWEN_HOME".to_owned(),
-            qwen_home(home).display().to_string(),
-        )],
-    }
+        isolation,
+    })
 }
 
 fn qwen_home(home: &Path) -> std::path::PathBuf {
@@ -135,23 +157,23 @@ impl AgentCli for Qwen {
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), task.max_turns, task.mcp_servers)?;
-        Ok(invocation(
-            "yolo",
-            task.prompt,
+        invocation(
+            ("yolo", task.prompt),
             task.model,
             task.base_url,
             home,
-        ))
+            task.hooks,
+        )
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), Some(1), &McpServers::new())?;
-        Ok(invocation(
-            "plan",
-            task.prompt,
+        invocation(
+            ("plan", task.prompt),
             task.model,
             task.base_url,
             home,
-        ))
+            HooksSetting::None,
+        )
     }
 }

@@ -128,6 +128,11 @@ pub fn of(
     if spec.stop != crate::spec::routing::Stop::Never {
         run.extend(["stop", spec.stop.word()]);
     }
+    // A run whose own hooks ran is not the same run; tests without `hooks: workspace`
+    // keep the fingerprints of earlier versions.
+    if spec.hooks == Some(crate::spec::HooksSetting::Workspace) {
+        run.extend(["hooks", "workspace"]);
+    }
     put("run", hash_fields(&run));
     put("workspace", tree_digest(workspace, spec.workspace_git)?);
     let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();

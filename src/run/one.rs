@@ -256,6 +256,7 @@ impl<'a> OneRun<'a> {
                 plugins: &plugins,
                 protect: std::slice::from_ref(&spec.file),
                 sandbox: spec.sandbox,
+                hooks: spec.hooks.unwrap_or_default(),
                 network: &spec.network,
                 replay: ctx.replay.as_ref(),
                 limits: spec.limits.resolved(),

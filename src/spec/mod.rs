@@ -165,6 +165,9 @@ pub struct TestSpec {
     /// `sandbox: on|off` (or an `aptitude.yaml`'s); `None`: on, unless `--sandbox` says
     /// otherwise (the flag wins).
     pub sandbox: Option<SandboxSetting>,
+    /// `hooks: none|workspace` (or an `aptitude.yaml`'s); `None`: `none`, no hook of the
+    /// workspace, of a plugin or written during the run runs.
+    pub hooks: Option<HooksSetting>,
     /// `covers:`: the rules of the workspace's instruction files the test puts to work.
     pub covers: Vec<Covers>,
     /// `limits:`: what one run may use (memory, processes, disk); unset fields take the
@@ -212,6 +215,46 @@ impl std::str::FromStr for SandboxSetting {
     }
 }
 
+/// Whether the agent's own hooks run (`hooks:`): commands an agent CLI runs by itself
+/// around its tools (Claude Code's and Qwen Code's `hooks` settings, Gemini CLI's
+/// `BeforeTool` hooks, plugins' hooks). A hook can change a command after the model asked
+/// for it, so by default none runs and what ran is what the model asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HooksSetting {
+    /// No hook runs: not the workspace's, not a plugin's, not one the agent writes into a
+    /// settings file during the run (the default).
+    #[default]
+    None,
+    /// The hooks the agent would load from the workspace and the test's plugins run, as
+    /// they would for a user (for tests of the hooks themselves).
+    Workspace,
+}
+
+impl HooksSetting {
+    /// The word of `hooks:`.
+    pub fn word(self) -> &'static str {
+        match self {
+            HooksSetting::None => "none",
+            HooksSetting::Workspace => "workspace",
+        }
+    }
+}
+
+impl std::str::FromStr for HooksSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "none" | "off" | "false" | "no" => Ok(HooksSetting::None),
+            "workspace" => Ok(HooksSetting::Workspace),
+            other => Err(format!(
+                "`{other}` is not a hooks setting: use `none` or `workspace`"
+            )),
+        }
+    }
+}
+
 impl TestSpec {
     /// A test written in code instead of a file (the fluent API's `prompt()`, `aptitude
     /// log`): `prompt` run by `agent` in a copy of `workspace` (a directory, absolute or
@@ -243,6 +286,7 @@ impl TestSpec {
             variant: None,
             shard_runs: None,
             sandbox: None,
+            hooks: None,
             network: Vec::new(),
             limits: limits::Limits::default(),
             covers: Vec::new(),

@@ -150,6 +150,10 @@ struct TestFile {
     /// Whether the test's agent, setup and verify commands run sandboxed: `on` (the
     /// default) or `off` (every report then says so). `run --sandbox` wins.
     sandbox: Option<SandboxField>,
+    /// Whether the agent's own hooks run: `none` (the default: no hook of the workspace's
+    /// settings, of a plugin or written during the run runs) or `workspace` (they run, as
+    /// they would for a user; for tests of the hooks themselves).
+    hooks: Option<HooksField>,
     /// Hosts the sandbox may reach besides the model and the test's MCP servers, through
     /// aptitude's allowlist proxy (`HTTPS_PROXY`): `registry.npmjs.org`, `*.pypi.org` (any
     /// subdomain), `github.com:443`.
@@ -243,6 +247,17 @@ enum SandboxField {
     Bool(bool),
 }
 
+/// `none` or `workspace` (or `false`, which is `none`).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "schema only")]
+enum HooksField {
+    /// `none` or `workspace`.
+    Word(#[schemars(regex(pattern = r"^(none|off|false|no|workspace)$"))] String),
+    /// `false` (none).
+    Bool(bool),
+}
+
 /// A host or a list of hosts.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -295,6 +310,9 @@ struct SuiteFile {
     judge: Option<JudgeDefaults>,
     /// Whether the tests below run sandboxed (`on`, the default, or `off`).
     sandbox: Option<SandboxField>,
+    /// Whether the agent's own hooks run in the tests below (`none`, the default, or
+    /// `workspace`).
+    hooks: Option<HooksField>,
     /// Hosts every test below may reach through the allowlist proxy, added to a test's own.
     network: Option<Hosts>,
     /// Limits of every run below, field by field under a test's own.

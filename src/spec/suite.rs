@@ -73,6 +73,8 @@ pub struct SuiteDefaults {
     pub judge: JudgeDefaults,
     /// `sandbox: on|off` for the tests below.
     pub sandbox: Option<Setting<super::SandboxSetting>>,
+    /// `hooks: none|workspace` for the tests below.
+    pub hooks: Option<Setting<super::HooksSetting>>,
     /// `network:` hosts every test below may reach (added to a test's own).
     pub network: Option<Setting<Vec<String>>>,
     /// `limits:` for the tests below, field by field under a test's own.
@@ -107,6 +109,7 @@ impl SuiteDefaults {
         pick(&mut self.judge.threshold, nearer.judge.threshold);
         pick(&mut self.judge.votes, nearer.judge.votes);
         pick(&mut self.sandbox, nearer.sandbox);
+        pick(&mut self.hooks, nearer.hooks);
         self.limits = match (self.limits, nearer.limits) {
             (Some(far), Some(near)) => Some(Setting {
                 value: near.value.or(far.value),
@@ -145,6 +148,7 @@ impl SuiteDefaults {
         fill(&mut spec.runs, &self.runs);
         fill(&mut spec.min_pass, &self.min_pass);
         fill(&mut spec.sandbox, &self.sandbox);
+        fill(&mut spec.hooks, &self.hooks);
         if let Some(limits) = &self.limits {
             spec.limits = spec.limits.or(limits.value);
         }

@@ -21,6 +21,7 @@ mod fluent;
 mod fuzz_regressions;
 mod gateway;
 mod github;
+mod hooks;
 mod hostile;
 mod hostile_transcripts;
 mod inert;

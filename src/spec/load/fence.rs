@@ -1,10 +1,10 @@
-//! `sandbox:`, `network:` and `limits:`, in a test or an `aptitude.yaml`: whether the
-//! test's runs are sandboxed, the hosts its sandbox may reach beyond the model (for tests
-//! that install packages), and what a run may use.
+//! `sandbox:`, `hooks:`, `network:` and `limits:`, in a test or an `aptitude.yaml`: whether
+//! the test's runs are sandboxed, whether the agent's own hooks run, the hosts its sandbox
+//! may reach beyond the model (for tests that install packages), and what a run may use.
 
-use super::super::SandboxSetting;
 use super::super::diagnostic::Diagnostic;
 use super::super::node::{Node, Value};
+use super::super::{HooksSetting, SandboxSetting};
 use super::Ctx;
 
 impl Ctx {
@@ -24,6 +24,26 @@ impl Ctx {
             },
             _ => {
                 self.type_error(node, "sandbox", "`on` or `off`");
+                None
+            }
+        }
+    }
+
+    /// `hooks: none|workspace` (`false` is `none`).
+    pub(super) fn hooks_setting(&mut self, node: &Node) -> Option<HooksSetting> {
+        match &node.value {
+            Value::Bool(false) => Some(HooksSetting::None),
+            Value::Str(s) => match s.parse() {
+                Ok(setting) => Some(setting),
+                Err(why) => {
+                    self.push(Diagnostic::new(node.pos, why).label("not none or workspace").hint(
+                        "`hooks: workspace` lets the agent's hooks from the workspace and the test's plugins run; by default none runs",
+                    ));
+                    None
+                }
+            },
+            _ => {
+                self.type_error(node, "hooks", "`none` or `workspace`");
                 None
             }
         }

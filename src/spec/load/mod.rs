@@ -36,6 +36,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "plugins",
     "inputs",
     "sandbox",
+    "hooks",
     "network",
     "limits",
     "covers",
@@ -608,6 +609,7 @@ impl Ctx {
             .unwrap_or_default();
         let routing = self.routing_key(&fields, path, workspace.as_deref(), &plugins);
         let sandbox = fields.get("sandbox").and_then(|n| self.sandbox_setting(n));
+        let hooks = fields.get("hooks").and_then(|n| self.hooks_setting(n));
         let network = fields
             .get("network")
             .map(|n| self.network(n))
@@ -652,6 +654,7 @@ impl Ctx {
             variant: None,
             shard_runs: None,
             sandbox,
+            hooks,
             network,
             limits,
             covers,

@@ -33,6 +33,7 @@ pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
     "mcp_servers",
     "judge",
     "sandbox",
+    "hooks",
     "network",
     "limits",
 ];
@@ -174,6 +175,10 @@ impl Ctx {
             .get("sandbox")
             .and_then(|n| self.sandbox_setting(n))
             .map(|v| setter(path, &fields, "sandbox")(v));
+        let hooks = fields
+            .get("hooks")
+            .and_then(|n| self.hooks_setting(n))
+            .map(|v| setter(path, &fields, "hooks")(v));
         let network = fields
             .get("network")
             .map(|n| self.network(n))
@@ -200,6 +205,7 @@ impl Ctx {
             mcp_mocks,
             judge,
             sandbox,
+            hooks,
             network,
             limits,
         }

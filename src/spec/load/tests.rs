@@ -1255,3 +1255,20 @@ fn covers_names_rules_and_a_miss_says_the_closest() {
         diags[1].hint
     );
 }
+
+#[test]
+fn hooks_are_none_unless_the_test_opts_in() {
+    let base = "name: t\nprompt: p\nassertions:\n  - tool: Read\n";
+    assert_eq!(load(base).unwrap().hooks, None);
+    let spec = load(&format!("hooks: workspace\n{base}")).unwrap();
+    assert_eq!(spec.hooks, Some(crate::spec::HooksSetting::Workspace));
+    let spec = load(&format!("hooks: none\n{base}")).unwrap();
+    assert_eq!(spec.hooks, Some(crate::spec::HooksSetting::None));
+    let errs = errors(&format!("hooks: sometimes\n{base}"));
+    assert_reports(
+        &errs,
+        "`sometimes` is not a hooks setting: use `none` or `workspace`",
+    );
+    let errs = errors(&format!("hooks: true\n{base}"));
+    assert_reports(&errs, "`hooks` must be `none` or `workspace`");
+}
