@@ -99,9 +99,9 @@ pub fn compare(current: &Results, baseline: &Results, significance: f64) -> Comp
                     );
                     let what = |p: f64| {
                         format!(
-                            "{} ({p_old}/{n_old} → {p_now}/{n_now} runs, p = {})",
+                            "{} ({p_old}/{n_old} → {p_now}/{n_now} runs, {})",
                             t.name,
-                            crate::shared::text::p_value(p)
+                            crate::shared::text::p_phrase(p)
                         )
                     };
                     if now_x < old_x {

@@ -27,7 +27,7 @@ fn effect_phrase(rule: &RuleCoverage) -> Option<String> {
         e.variant
     );
     if let Some(p) = e.p_value {
-        let _ = write!(text, ", p = {p:.3}");
+        let _ = write!(text, ", {}", crate::shared::text::p_phrase(p));
     }
     Some(text)
 }

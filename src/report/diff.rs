@@ -809,7 +809,7 @@ fn routing_phrase(r: &RoutingDiff) -> String {
         "false triggers"
     };
     format!(
-        "{} on {} ({}): {figure} {}/{} → {}/{} prompts (p = {:.3}, {})",
+        "{} on {} ({}): {figure} {}/{} → {}/{} prompts ({}, {})",
         r.skill,
         r.agent,
         r.suite,
@@ -817,7 +817,7 @@ fn routing_phrase(r: &RoutingDiff) -> String {
         r.before[1],
         r.after[0],
         r.after[1],
-        r.p_value,
+        crate::shared::text::p_phrase(r.p_value),
         r.change.word()
     )
 }

@@ -204,8 +204,10 @@ fn coverage_view(results: &Results) -> Option<CoverageView> {
                             percent(e.with),
                             percent(e.without),
                             e.variant,
-                            e.p_value
-                                .map_or_else(String::new, |p| format!(", p = {p:.3}"))
+                            e.p_value.map_or_else(String::new, |p| format!(
+                                ", {}",
+                                crate::shared::text::p_phrase(p)
+                            ))
                         )
                     }),
                 }

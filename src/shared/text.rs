@@ -98,6 +98,14 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// `p = 0.049`, `p < 0.001`: [`p_value`] with its sign, for a sentence.
+pub fn p_phrase(p: f64) -> String {
+    match p_value(p) {
+        shown if shown.starts_with('<') => format!("p {shown}"),
+        shown => format!("p = {shown}"),
+    }
+}
+
 /// A p-value as shown (`0.031`, `< 0.001`), never on the other side of 0.05 — the
 /// significance level reports compare against (strictly below is significant,
 /// docs/routing.md) — than the value itself: `0.0498` is shown `0.0498`, not `0.050`, so

@@ -423,14 +423,14 @@ impl RoutingChange {
             "false triggers"
         };
         format!(
-            "{} on {}: {figure} {}/{} → {}/{} prompts (p = {:.3})",
+            "{} on {}: {figure} {}/{} → {}/{} prompts ({})",
             self.skill,
             self.agent,
             self.before[0],
             self.before[1],
             self.after[0],
             self.after[1],
-            self.p_value
+            crate::shared::text::p_phrase(self.p_value)
         )
     }
 }

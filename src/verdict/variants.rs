@@ -285,10 +285,7 @@ impl VariantStats {
 
 /// `p = 0.333`, `p < 0.001`.
 pub fn p_phrase(p: f64) -> String {
-    match crate::shared::text::p_value(p) {
-        shown if shown.starts_with('<') => format!("p {shown}"),
-        shown => format!("p = {shown}"),
-    }
+    crate::shared::text::p_phrase(p)
 }
 
 impl AssertionCount {

@@ -158,12 +158,12 @@ const CASES: &[Case] = &[
         assertions: "  - tool: WebSearch\n    called: true\n  - tool: Bash\n    called: false\n",
         // usage: 9463 in, of which 8320 cached; 582 out (512 of them reasoning).
         tokens: (9463 - 8320, 582),
-        web_searches: 0,
-        // Not priced here: OpenAI bills the search itself ($10 per 1,000 calls for
-        // gpt-5) on top of the tokens, which the meter does not add yet (issue 38,
-        // the meter's part); the tokens alone come to
-        // (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6 = $0.00828875.
-        list_price: None,
+        // One `web_search_call` in the reply's output.
+        web_searches: 1,
+        // gpt-5: $1.25 in, $0.125 cached in, $10 out per million, and OpenAI bills the
+        // search itself, $10 per 1,000 calls: (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6
+        // + 0.01 = $0.01828875.
+        list_price: Some((1143.0 * 1.25 + 8320.0 * 0.125 + 582.0 * 10.0) / 1e6 + 0.01),
         requests: 1,
     },
     Case {
