@@ -138,7 +138,7 @@ fn notes(routing: &Routing, m: &ConfusionMatrix) -> Vec<String> {
 }
 
 /// The regressions against the baseline, for the summary lines of every format:
-/// `routing regression: pdf on claude: recall 10/10 → 2/10 prompts (p = 0.000)`.
+/// `routing regression: pdf on claude: recall 10/10 → 2/10 prompts (p < 0.001)`.
 pub fn regressions(routing: &Routing) -> Vec<String> {
     routing.baseline.as_ref().map_or_else(Vec::new, |b| {
         b.regressions
@@ -398,7 +398,7 @@ mod tests {
         assert!(cases[0].error.is_none());
         assert_eq!(
             regressions(&r),
-            ["routing regression: pdf on claude: recall 10/10 → 2/10 prompts (p = 0.000)"]
+            ["routing regression: pdf on claude: recall 10/10 → 2/10 prompts (p < 0.001)"]
         );
     }
 

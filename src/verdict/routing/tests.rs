@@ -258,7 +258,7 @@ fn a_drop_is_a_regression_only_when_significant_over_prompts() {
     close(r.p_value, 0.000_357_227_911_407_477_97);
     assert_eq!(
         r.phrase(),
-        "pdf on claude: recall 10/10 → 2/10 prompts (p = 0.000)"
+        "pdf on claude: recall 10/10 → 2/10 prompts (p < 0.001)"
     );
 
     // The other way round it is an improvement, and the same run against itself no change.
