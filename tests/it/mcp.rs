@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::agents::{AGENTS, run_on};
+use crate::agents::{AGENTS, Agent, run_on};
 use crate::run::Suite;
 use crate::support::mcp_names::tool_name;
 use crate::support::model::{ScriptedModel, Turn};
@@ -72,6 +72,31 @@ fn call_output(test: &Value, canonical: &str) -> String {
         .to_owned()
 }
 
+/// One run of `agent` whose model calls the `everything` server's `echo` with
+/// `{"message": "hello-mcp"}` on `marker`, under `assertions` (YAML list items); the
+/// model, and the run's exit code, results and stderr.
+fn echo_run(
+    agent: &Agent,
+    server: &str,
+    marker: &str,
+    assertions: &str,
+) -> (ScriptedModel, i32, Value, String) {
+    let model = model_calling(
+        marker,
+        mcp_tool(agent.name, "everything", "echo"),
+        json!({"message": "hello-mcp"}),
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/mcp.aptitude.yaml",
+        &format!(
+            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n{assertions}"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, agent, &["--no-grade"]);
+    (model, code, results, stderr)
+}
+
 /// The agents whose MCP wiring is verified here with the real CLI.
 const MCP_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
 
@@ -87,19 +112,12 @@ fn a_real_mcp_server_is_called_on_every_agent() {
             continue;
         }
         let marker = format!("MCP-{}", agent.name.to_uppercase());
-        let model = model_calling(
+        let (model, code, results, stderr) = echo_run(
+            &agent,
+            &server,
             &marker,
-            mcp_tool(agent.name, "everything", "echo"),
-            json!({"message": "hello-mcp"}),
+            "  - tool: mcp__everything__echo\n    params: {message: hello-mcp}\n",
         );
-        let suite = Suite::new();
-        suite.file("tests/ws/keep.txt", "fixture\n").file(
-            "tests/ws/mcp.aptitude.yaml",
-            &format!(
-                "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: hello-mcp}}\n"
-            ),
-        );
-        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         let offered: Vec<Vec<String>> = model
             .requests_for(&marker)
@@ -461,19 +479,12 @@ fn an_mcp_parameter_the_servers_schema_lacks_is_an_error() {
             continue;
         }
         let marker = format!("MCP-MESAGE-{}", agent.name.to_uppercase());
-        let model = model_calling(
+        let (_, _, results, stderr) = echo_run(
+            &agent,
+            &server,
             &marker,
-            mcp_tool(agent.name, "everything", "echo"),
-            json!({"message": "hello-mcp"}),
+            "  - tool: mcp__everything__echo\n    called: false\n    params: {mesage: \"*hello*\"}\n  - tool: mcp__everything__echo\n    called: false\n    params: {message: \"*hello*\"}\n",
         );
-        let suite = Suite::new();
-        suite.file("tests/ws/keep.txt", "fixture\n").file(
-            "tests/ws/mcp.aptitude.yaml",
-            &format!(
-                "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: node\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    called: false\n    params: {{mesage: \"*hello*\"}}\n  - tool: mcp__everything__echo\n    called: false\n    params: {{message: \"*hello*\"}}\n"
-            ),
-        );
-        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
         let test = &results["tests"][0];
         let statuses: Vec<&str> = test["assertions"]
             .as_array()
