@@ -168,8 +168,10 @@ fn covered_list(c: &Coverage, out: &mut String) {
     }
     let _ = write!(
         out,
-        "\n<details><summary>{} covered rule{} and their pass rate</summary>\n\n",
+        "\n<details><summary>{} covered rule{} and {} pass rate{}</summary>\n\n",
         covered.len(),
+        if covered.len() == 1 { "" } else { "s" },
+        if covered.len() == 1 { "its" } else { "their" },
         if covered.len() == 1 { "" } else { "s" }
     );
     for rule in covered.iter().take(MARKDOWN_COVERED_MAX) {
@@ -256,7 +258,7 @@ mod tests {
             .map(|l| rule(l, RuleStatus::Covered, Some(0.5), 2))
             .collect();
         let md = markdown(&coverage(rules));
-        assert!(md.contains("43 covered rules and their pass rate"), "{md}");
+        assert!(md.contains("43 covered rules and their pass rates"), "{md}");
         assert!(md.contains("`r1` 1 test, 50% passed of 2 runs"), "{md}");
         assert!(md.contains("… and 3 more"), "{md}");
         assert!(!md.contains("`r41`"), "{md}");
