@@ -67,6 +67,12 @@ pub struct ReportArgs {
     /// Write JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Send the results as OpenTelemetry traces (OTLP over HTTP, protobuf) to this
+    /// collector's base URL (`/v1/traces` is appended). Without it, the standard
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` variables are
+    /// used; `OTEL_EXPORTER_OTLP_HEADERS` adds headers. A failed export is a warning.
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
     /// Upper bound on the Markdown summary, in characters; every value is honoured (below the
     /// size of the headline and table header the text is cut with `…`).
     #[arg(long, value_name = "N", default_value_t = 65_000)]
@@ -126,10 +132,30 @@ pub fn write_reports(
             }
         }
     }
+    export_otlp(results, reports);
     if problems.is_empty() {
         Ok(())
     } else {
         Err(CliError::Reports { problems })
+    }
+}
+
+/// Sends `results` to the OTLP collector asked for (`--otlp`, or the `OTEL_EXPORTER_OTLP_*`
+/// variables), if any. A failure is printed as a warning and changes nothing else: the
+/// verdict, the exit code and the other reports stand.
+fn export_otlp(results: &Results, reports: &ReportArgs) {
+    let Some(endpoint) = crate::report::otlp::endpoint(reports.otlp.as_deref(), |name| {
+        std::env::var(name).ok()
+    }) else {
+        return;
+    };
+    match crate::report::otlp::export(results, &endpoint) {
+        Ok(sent) => tracing::info!(
+            spans = sent.spans,
+            requests = sent.requests,
+            "OTLP export to {endpoint}"
+        ),
+        Err(e) => err(&warning_line(&e.to_string())),
     }
 }
 

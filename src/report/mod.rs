@@ -3,7 +3,8 @@
 //!
 //! The live terminal reporter ([`live`]) follows run events; the file formats (JSON, HTML,
 //! Markdown, JUnit) render a finished run's results and are listed in [`FILE_FORMATS`]: a new
-//! format is its module, one entry there, and the flag that names its file.
+//! format is its module, one entry there, and the flag that names its file. [`otlp`] sends
+//! the same results as OpenTelemetry traces to a collector.
 
 pub mod baseline;
 pub mod coverage;
@@ -14,6 +15,7 @@ pub mod json;
 pub mod junit;
 pub mod live;
 pub mod markdown;
+pub mod otlp;
 pub mod routing;
 pub mod terminal;
 mod trajectory;

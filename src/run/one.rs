@@ -111,6 +111,8 @@ impl<'a> OneRun<'a> {
     fn new(spec: &'a TestSpec, ctx: &'a TestContext<'a>) -> Self {
         let mut result = not_run(spec, ErrorKind::Setup, "");
         result.agent = Some(ctx.agent_label());
+        result.started_at =
+            Some(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string());
         let record_to = ctx
             .config
             .record

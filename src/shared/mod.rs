@@ -1,11 +1,12 @@
 //! Helpers below every stage: a panic caught as a value, safe file reads, cuts that never show part of a secret,
-//! text formatting, text from agents made inert for each output, secret redaction and "did
+//! aptitude's one HTTP client, text formatting, text from agents made inert for each output, secret redaction and "did
 //! you mean" suggestions, and where aptitude is published ([`REPOSITORY`], [`ACTION`]).
 //! Nothing here names a stage.
 
 pub mod caught;
 pub mod cut;
 pub mod files;
+pub mod http;
 pub mod inert;
 pub mod redact;
 pub mod suggest;

@@ -144,6 +144,7 @@ pub fn aggregate_split(
         prompt: first.and_then(|r| r.prompt.clone()),
         status,
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
+        started_at: runs.iter().filter_map(|r| r.started_at.clone()).min(),
         usage,
         error,
         assertions: routing_line(representative_assertions(&runs, &numbers), &runs, status),

@@ -115,6 +115,10 @@ pub struct TestResult {
     pub status: TestStatus,
     /// Wall time of the test in ms (agent run and checks).
     pub duration_ms: u64,
+    /// When the run started (RFC 3339, UTC, ms): where the OTLP export places its span.
+    /// Absent for a test that never ran, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     /// The agent's usage, when known.
     pub usage: Option<Usage>,
     /// Why the test is `error` when it is not an assertion's fault (agent crashed, timed
@@ -257,6 +261,7 @@ impl TestResult {
             prompt: None,
             status,
             duration_ms: 0,
+            started_at: None,
             usage: None,
             error: None,
             assertions: Vec::new(),

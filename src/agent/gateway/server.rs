@@ -10,7 +10,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -19,9 +19,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
@@ -40,8 +38,6 @@ use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
 /// The largest request body forwarded, in bytes (agents' requests hold the whole
 /// conversation; a few MB at most).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
-
-type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
 pub(in crate::agent) const HOP_BY_HOP: &[&str] = &[
@@ -107,37 +103,7 @@ impl Shared {
     }
 }
 
-/// The one client for `http` and `https` upstreams (one pool, one instantiation in the
-/// binary), made on first use with the system's root certificates; with why they could not
-/// be loaded, when they could not (an `https` upstream then fails, saying so).
-fn client() -> &'static (HttpsClient, Option<String>) {
-    static CLIENT: OnceLock<(HttpsClient, Option<String>)> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        let (builder, no_roots) =
-            match hyper_rustls::HttpsConnectorBuilder::new().with_native_roots() {
-                Ok(builder) => (builder, None),
-                Err(e) => (
-                    hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(
-                        rustls::ClientConfig::builder()
-                            .with_root_certificates(rustls::RootCertStore::empty())
-                            .with_no_client_auth(),
-                    ),
-                    Some(format!("no TLS root certificates could be loaded: {e}")),
-                ),
-            };
-        let mut http = HttpConnector::new();
-        http.set_nodelay(true);
-        http.enforce_http(false);
-        let connector = builder.https_or_http().enable_http1().wrap_connector(http);
-        (
-            Client::builder(TokioExecutor::new()).build(connector),
-            no_roots,
-        )
-    })
-}
-
-/// Sends `request` upstream (`https`: whether it goes over TLS, for the message when no
-/// root certificates could be loaded).
+/// Sends `request` upstream through aptitude's one HTTP client ([`crate::shared::http`]).
 ///
 /// # Errors
 /// The client's error with its sources, as one line.
@@ -145,19 +111,7 @@ pub(in crate::agent) async fn send(
     https: bool,
     request: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, String> {
-    let (client, no_roots) = client();
-    client.request(request).await.map_err(|e| {
-        let mut why = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            why.push_str(&format!(": {s}"));
-            source = s.source();
-        }
-        match (https, no_roots) {
-            (true, Some(roots)) => format!("{why} ({roots})"),
-            _ => why,
-        }
-    })
+    crate::shared::http::send(https, request).await
 }
 
 /// Where a run's requests go.
