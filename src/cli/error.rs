@@ -168,7 +168,7 @@ pub enum CliError {
     #[error("{0}")]
     Serialize(#[source] serde_json::Error),
     /// `report` was given no report to write.
-    #[error("nothing to write: pass --html FILE, --markdown FILE or --junit FILE")]
+    #[error("nothing to write: pass --html FILE, --markdown FILE, --junit FILE or --otlp URL")]
     NothingToWrite,
     /// Report files could not be rendered or written.
     #[error("{}", problems.join("; "))]
@@ -177,7 +177,9 @@ pub enum CliError {
         problems: Vec<String>,
     },
     /// `merge` was given no output to write.
-    #[error("nothing to write: pass --json FILE, --html FILE, --markdown FILE or --junit FILE")]
+    #[error(
+        "nothing to write: pass --json FILE, --html FILE, --markdown FILE, --junit FILE or --otlp URL"
+    )]
     NothingToMerge,
     /// Shard results that can not be merged.
     #[error(transparent)]

@@ -80,9 +80,15 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
-    /// Whether any report file was asked for.
+    /// Whether any report was asked for: a file, or traces to an OTLP collector
+    /// (`--otlp`, or the `OTEL_EXPORTER_OTLP_*` variables).
     pub fn any(&self) -> bool {
-        FILE_FORMATS.iter().any(|f| self.path(f.name).is_some())
+        FILE_FORMATS.iter().any(|f| self.path(f.name).is_some()) || self.otlp_endpoint().is_some()
+    }
+
+    /// Where traces go, if anywhere ([`crate::report::otlp::endpoint`]).
+    pub fn otlp_endpoint(&self) -> Option<String> {
+        crate::report::otlp::endpoint(self.otlp.as_deref(), |name| std::env::var(name).ok())
     }
 
     /// The file asked for the report format called `name` ([`FILE_FORMATS`]).
@@ -144,9 +150,7 @@ pub fn write_reports(
 /// variables), if any. A failure is printed as a warning and changes nothing else: the
 /// verdict, the exit code and the other reports stand.
 fn export_otlp(results: &Results, reports: &ReportArgs) {
-    let Some(endpoint) = crate::report::otlp::endpoint(reports.otlp.as_deref(), |name| {
-        std::env::var(name).ok()
-    }) else {
+    let Some(endpoint) = reports.otlp_endpoint() else {
         return;
     };
     match crate::report::otlp::export(results, &endpoint) {

@@ -192,15 +192,12 @@ async fn send(
             let rest = spans.split_off(spans.len().min(BATCH));
             let batch = std::mem::replace(&mut spans, rest);
             let n = batch.len();
-            exporter
-                .export(batch)
-                .await
-                .map_err(|e| OtlpError::Send {
-                    endpoint: shown.to_owned(),
-                    sent: sent.spans,
-                    total,
-                    why: e.to_string(),
-                })?;
+            exporter.export(batch).await.map_err(|e| OtlpError::Send {
+                endpoint: shown.to_owned(),
+                sent: sent.spans,
+                total,
+                why: e.to_string(),
+            })?;
             sent.spans += n;
             sent.requests += 1;
         }
@@ -274,8 +271,7 @@ pub fn spans(results: &Results) -> Vec<SpanData> {
             run_span(&tracer, test, run, start, start + duration);
         }
     }
-    let spans = std::mem::take(&mut *lock(&sink.0));
-    spans
+    std::mem::take(&mut *lock(&sink.0))
 }
 
 /// A test's runs: each repeat, or the test itself when it ran once.
@@ -323,7 +319,10 @@ fn run_span(
         .with_attributes(attributes)
         .start(tracer);
     let cx = Context::current_with_span(span);
-    let calls = run.transcript.as_ref().map_or(&[][..], |t| &t.tool_calls[..]);
+    let calls = run
+        .transcript
+        .as_ref()
+        .map_or(&[][..], |t| &t.tool_calls[..]);
     for (n, call) in calls.iter().enumerate() {
         let at = call
             .timestamp
@@ -340,19 +339,17 @@ fn run_span(
         tool_span(tracer, &cx, call, at, next);
     }
     for assertion in &run.assertions {
-        cx.span().add_event_with_timestamp(
-            "gen_ai.evaluation.result",
-            end,
-            evaluation(assertion),
-        );
+        cx.span()
+            .add_event_with_timestamp("gen_ai.evaluation.result", end, evaluation(assertion));
     }
     match run.status {
-        TestStatus::Failed | TestStatus::Error => cx.span().set_status(Status::error(cut(
-            run.error.as_deref().unwrap_or(match run.status {
+        TestStatus::Failed | TestStatus::Error => cx.span().set_status(Status::error(cut(run
+            .error
+            .as_deref()
+            .unwrap_or(match run.status {
                 TestStatus::Failed => "an assertion failed",
                 _ => "the run errored",
-            }),
-        ))),
+            })))),
         TestStatus::Passed => cx.span().set_status(Status::Ok),
         TestStatus::Skipped => {}
     }
@@ -492,7 +489,8 @@ fn cut(text: &str) -> String {
 
 /// Locks the sink; a poisoned lock still holds the spans.
 fn lock(sink: &Mutex<Vec<SpanData>>) -> std::sync::MutexGuard<'_, Vec<SpanData>> {
-    sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    sink.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A span processor that keeps every ended span, for [`send`] to export in batches under

@@ -160,16 +160,7 @@ pub fn aggregate_split(
         attempts: Vec::new(),
         repeat: Some(stats),
         fingerprint: runs.iter().find_map(|r| r.fingerprint.clone()),
-        // Unsandboxed when any run was; each run keeps its own proof.
-        sandbox: runs
-            .iter()
-            .find(|r| {
-                r.sandbox
-                    .as_ref()
-                    .is_some_and(crate::sandbox::Record::is_off)
-            })
-            .or_else(|| runs.iter().find(|r| r.sandbox.is_some()))
-            .and_then(|r| r.sandbox.clone()),
+        sandbox: least_sandboxed(&runs),
         // Reused only when every run was.
         reused: runs
             .iter()
@@ -183,6 +174,19 @@ pub fn aggregate_split(
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }
+}
+
+/// The sandbox record of a repeated test: unsandboxed when any run was; each run keeps
+/// its own proof.
+fn least_sandboxed(runs: &[TestResult]) -> Option<crate::sandbox::Record> {
+    runs.iter()
+        .find(|r| {
+            r.sandbox
+                .as_ref()
+                .is_some_and(crate::sandbox::Record::is_off)
+        })
+        .or_else(|| runs.iter().find(|r| r.sandbox.is_some()))
+        .and_then(|r| r.sandbox.clone())
 }
 
 /// Why a repeated test is `error`: how many of its `of` runs errored, and the first one's

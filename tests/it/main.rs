@@ -30,6 +30,7 @@ mod judge;
 mod kiro;
 mod mcp;
 mod merge;
+mod otlp;
 mod recorded;
 mod repeats;
 mod reports;

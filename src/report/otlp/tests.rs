@@ -62,7 +62,11 @@ fn a_failed_run() -> TestResult {
             ..Usage::default()
         }),
         assertions: vec![ran, review],
-        ..TestResult::new("fixes the bug", "tests/bug.aptitude.yaml", TestStatus::Failed)
+        ..TestResult::new(
+            "fixes the bug",
+            "tests/bug.aptitude.yaml",
+            TestStatus::Failed,
+        )
     }
 }
 
@@ -112,10 +116,7 @@ fn a_run_is_an_invoke_agent_span_with_its_tool_calls_as_children() {
     assert_eq!(tools[1].name, "execute_tool Read");
     for tool in &tools {
         assert_eq!(tool.parent_span_id, run.span_context.span_id());
-        assert_eq!(
-            tool.span_context.trace_id(),
-            run.span_context.trace_id()
-        );
+        assert_eq!(tool.span_context.trace_id(), run.span_context.trace_id());
     }
     // The command lasts until the next call: 2 s to 5 s into the run.
     assert_eq!(tools[0].start_time, at("2026-11-28T10:00:02"));
@@ -276,7 +277,14 @@ fn a_refused_connection_is_an_error_naming_what_was_sent() {
     let results = Results::new(vec![a_failed_run()], 8_000);
     let error = export(&results, &format!("http://127.0.0.1:{port}/v1/traces")).unwrap_err();
     assert!(
-        matches!(error, OtlpError::Send { sent: 0, total: 3, .. }),
+        matches!(
+            error,
+            OtlpError::Send {
+                sent: 0,
+                total: 3,
+                ..
+            }
+        ),
         "{error}"
     );
 }
@@ -297,7 +305,11 @@ fn a_collector_that_never_answers_is_cut_at_the_deadline() {
     assert!(
         matches!(
             error,
-            OtlpError::Deadline { sent: 0, total: 3, .. } | OtlpError::Send { sent: 0, .. }
+            OtlpError::Deadline {
+                sent: 0,
+                total: 3,
+                ..
+            } | OtlpError::Send { sent: 0, .. }
         ),
         "{error}"
     );

@@ -324,12 +324,13 @@ impl Output {
     }
 }
 
-/// The filters every CLI snapshot needs: durations, `duration_ms`, aptitude's version,
+/// The filters every CLI snapshot needs: durations, `duration_ms`, `started_at`, aptitude's version,
 /// session ids (UUIDs) and the random part of aptitude's temp dir names.
 fn add_general_filters(s: &mut insta::Settings) {
     s.add_filter(r"\b\d+m \d\ds\b", "[DURATION]");
     s.add_filter(r"\b\d+(\.\d+)?(ms|s)\b", "[DURATION]");
     s.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": "[MS]""#);
+    s.add_filter(r#""started_at": "[^"]+""#, r#""started_at": "[TIME]""#);
     s.add_filter(
         r#""aptitude_version": "[^"]+""#,
         r#""aptitude_version": "[VERSION]""#,
