@@ -2,8 +2,12 @@
 //! `docs/agents.md` and `tests/data/corpus/live/opencode-1.18.33/`).
 //!
 //! - **Run:** `opencode run --format json --pure [-m M] PROMPT` in the workspace copy
-//!   ([`Format::OpencodeJson`]). `--pure` keeps opencode from installing its plugin
-//!   package with npm at run time.
+//!   ([`Format::OpencodeJson`]). `--pure` loads no plugin: neither the workspace's own
+//!   (`.opencode/plugin/*.{js,ts}`, in-process code whose `tool.execute.before` can rewrite
+//!   a tool's arguments) nor one named in a configuration, and keeps opencode from
+//!   installing its plugin package with npm at run time.
+//! - **Hooks:** with `hooks: workspace` the run goes without `--pure`, so the workspace's
+//!   plugins load (verified with opencode 1.18.33, `tests/it/hooks.rs`).
 //! - **Isolation:** `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_CACHE_HOME` and
 //!   `XDG_STATE_HOME` under the run's private home; the configuration is passed whole in
 //!   `OPENCODE_CONFIG_CONTENT`: every permission `allow` (the workspace is a throwaway copy;
@@ -24,6 +28,7 @@ use super::args;
 use super::{
     AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServer, McpServers, Task,
 };
+use crate::spec::HooksSetting;
 use crate::transcript::Format;
 
 /// opencode.
@@ -55,6 +60,7 @@ fn invocation(
     permission: &str,
     home: &Path,
     mcp_servers: &McpServers,
+    hooks: HooksSetting,
 ) -> Result<Invocation, InvocationError> {
     let mut config = serde_json::json!({
         "permission": {"*": permission},
@@ -64,7 +70,10 @@ fn invocation(
     if !mcp_servers.is_empty() {
         config["mcp"] = mcp_config(mcp_servers);
     }
-    let mut a = args(["run", "--format", "json", "--pure"]);
+    let mut a = args(["run", "--format", "json"]);
+    if hooks == HooksSetting::None {
+        a.push("--pure".into());
+    }
     match (base_url, model) {
         (Some(url), Some(model)) => {
             config["model"] = serde_json::json!(format!("aptitude/{model}"));
@@ -161,6 +170,7 @@ impl AgentCli for Opencode {
             "allow",
             home,
             task.mcp_servers,
+            task.hooks,
         )
     }
 
@@ -172,6 +182,7 @@ impl AgentCli for Opencode {
             "deny",
             home,
             &McpServers::new(),
+            HooksSetting::None,
         )
     }
 }
