@@ -20,6 +20,9 @@
 //! - `<!-- aptitude: ignore-start -->` … `<!-- aptitude: ignore-end -->` everything between;
 //! - `<!-- aptitude: ignore-file -->` anywhere, the whole file.
 //!
+//! Or from `aptitude.yaml`, without touching the file: `coverage: {exclude: [FILE,
+//! "FILE#Heading > Path"]}` ([`exclude`]), applied where coverage is counted.
+//!
 //! A rule's id is `R` and 8 hex digits of the SHA-256 of its heading path and its text,
 //! both with whitespace collapsed and letters lowercased: re-wrapping the text or
 //! reordering the sections keeps it, changing the rule's words (or its heading's) makes a
@@ -786,6 +789,8 @@ impl Selector {
         }
     }
 }
+
+pub mod exclude;
 
 #[cfg(test)]
 mod tests;
