@@ -666,7 +666,9 @@ fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
 /// details are gzip + base64 lines in `#details-data` — redacted like the rest — and
 /// Chromium unpacks one when the test is opened, under the same CSP, accessible, the
 /// agent's `<script>` still text. Without JavaScript a notice says why details are missing.
-/// Prints the time to the first screen (a figure, not asserted; for 5,000 tests × 3 runs
+/// The first screen (1280×800) shows the first failing test's name and its failed
+/// assertion's reason, open, above the 120 coverage rows (the layout before, tables first
+/// and reasons folded, put the first test 7,677 px down). Prints the time to the first screen (a figure, not asserted; for 5,000 tests × 3 runs
 /// run the script on the report `cargo bench --bench report_render` writes).
 #[test]
 fn large_html_report_loads_details_on_demand() {
