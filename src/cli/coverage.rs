@@ -33,7 +33,9 @@ pub struct CoverageArgs {
     pub discovery: DiscoveryArgs,
 }
 
-/// The workspaces of `specs`, each once however its path is spelt, with their rules.
+/// The workspaces of `specs`, each once however its path is spelt, with their rules but
+/// those the `aptitude.yaml` files above the tests that use it leave out
+/// (`coverage.exclude`).
 pub(super) fn workspaces(specs: &[TestSpec]) -> Vec<Workspace> {
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -44,10 +46,17 @@ pub(super) fn workspaces(specs: &[TestSpec]) -> Vec<Workspace> {
             continue;
         }
         seen.push(name.clone());
-        out.push(Workspace {
-            dir: name,
-            rules: spec::rules::rules_in(&dir),
+        let exclusions: Vec<&spec::rules::exclude::Exclusion> = specs
+            .iter()
+            .filter(|s| shown(&s.workspace_dir()) == name)
+            .flat_map(|s| &s.coverage_exclude)
+            .collect();
+        let mut rules = spec::rules::rules_in(&dir);
+        rules.retain(|r| {
+            let path = dir.join(&r.file);
+            !exclusions.iter().any(|e| e.leaves_out(&path, r))
         });
+        out.push(Workspace { dir: name, rules });
     }
     out
 }

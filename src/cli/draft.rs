@@ -32,6 +32,16 @@ fn covered(tests: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The `coverage.exclude` entries of the `aptitude.yaml` files a test under `tests` would
+/// get (an `aptitude.yaml` that does not load leaves nothing out: `validate` reports it).
+fn exclusions(tests: &Path) -> Vec<rules::exclude::Exclusion> {
+    crate::spec::suite::suite_files(&tests.join("draft.aptitude.yaml"))
+        .iter()
+        .filter_map(|f| crate::spec::load_suite_file(f).ok())
+        .flat_map(|d| d.coverage_exclude.into_iter().map(|s| s.value))
+        .collect()
+}
+
 /// Drafts the tests (see the module docs).
 ///
 /// # Errors
@@ -50,21 +60,32 @@ pub fn draft_rules(args: &InitArgs, file: &Path, tests: &Path) -> Result<Outcome
         |n| n.to_string_lossy().into_owned(),
     );
     let covered = covered(tests);
-    let uncovered: Vec<Rule> = rules::rules_of(&name, &text)
-        .into_iter()
+    // What `aptitude.yaml` leaves out of coverage gets no draft either.
+    let exclusions = exclusions(tests);
+    let all: Vec<Rule> = rules::rules_of(&name, &text);
+    let counted: Vec<Rule> = all
+        .iter()
+        .filter(|r| !exclusions.iter().any(|e| e.leaves_out(file, r)))
+        .cloned()
+        .collect();
+    let uncovered: Vec<Rule> = counted
+        .iter()
         .filter(|r| !covered.contains(&r.id))
+        .cloned()
         .collect();
     let drafts = tests.join("drafts");
+    let left_out = all.len() - counted.len();
     out(&format!(
-        "{}: {} rules, {} not covered by a test under {}\n",
+        "{}: {} rules, {} not covered by a test under {}{}\n",
         file.display(),
-        uncovered.len()
-            + rules::rules_of(&name, &text)
-                .iter()
-                .filter(|r| covered.contains(&r.id))
-                .count(),
+        counted.len(),
         uncovered.len(),
-        tests.display()
+        tests.display(),
+        if left_out > 0 {
+            format!(" ({left_out} left out by aptitude.yaml's coverage.exclude)")
+        } else {
+            String::new()
+        }
     ));
     // The drafts are loaded where they will be written: the directory must exist.
     std::fs::create_dir_all(&drafts).map_err(|source| CliError::Write {

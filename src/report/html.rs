@@ -11,6 +11,12 @@
 //! side by side — is [`super::trajectory`]'s; tool-call inputs and outputs are collapsed
 //! (`<details>`) and cut at [`OUTPUT_MAX`] characters with a marker.
 //!
+//! The first screen is the first failure: tests come failures first (each keeping its
+//! results index as its id, `t3`), the first failing one open with its failed assertions'
+//! reasons shown (never folded); the sandbox's proof is in the header once, and in a test
+//! only where it differs; routing, the agent matrix, variants and coverage follow the
+//! tests in their own sections.
+//!
 //! Large suites: every test has its summary line in the page, server-rendered. With at most
 //! [`INLINE_MAX_TESTS`] tests the details (assertions, tool calls, runs, answer) are inline
 //! too, so the report reads without JavaScript. Above it, each test's details are rendered
@@ -134,6 +140,9 @@ struct Report {
     subtitle: String,
     /// The run's sandbox, in words, and whether a run was unsandboxed (a warning).
     sandbox: Option<(String, bool)>,
+    /// The checks the suite's sandbox proved (the first proved run's), shown once here
+    /// rather than in every test; empty when no run proved a fence.
+    proof: Vec<SandboxCheck>,
     /// How far the transcripts are witnessed by the model gateway, in words, and whether
     /// some are not (a warning).
     witness: Option<(String, bool)>,
@@ -375,6 +384,9 @@ const SCRIPT: &str = r#"(function () {
       body.textContent = "These details could not be unpacked: " + err;
     });
   }, true);
+  // The first screen shows the first failure and why, as a small report's does.
+  var first = !location.hash && document.querySelector("details.test.failed, details.test.error");
+  if (first) first.open = true;
   go();
 })();"#;
 
@@ -462,7 +474,22 @@ fn run_view(
     })
 }
 
-fn test_view(index: usize, t: &TestResult) -> Result<TestView, askama::Error> {
+/// Whether `sb` proved the same fence as the suite's header says (`suite_mode`, the
+/// sandbox every proved run used): then the test does not repeat it.
+fn same_as_suite(sb: &crate::sandbox::Record, suite_mode: Option<&str>) -> bool {
+    !sb.is_off()
+        && !sb.verified.is_empty()
+        && sb.verified.iter().all(|c| c.held)
+        && suite_mode == Some(sb.mode.as_str())
+}
+
+/// The view of test `index`; its sandbox block only when its proof differs from the
+/// suite's (`suite_mode`, see [`same_as_suite`]).
+fn test_view(
+    index: usize,
+    t: &TestResult,
+    suite_mode: Option<&str>,
+) -> Result<TestView, askama::Error> {
     let (class, icon, status) = status_class(t.status);
     let mut meta = vec![format_duration(t.duration_ms)];
     if let Some(u) = &t.usage {
@@ -527,19 +554,24 @@ fn test_view(index: usize, t: &TestResult) -> Result<TestView, askama::Error> {
             .map(cut),
         workspace: t.workspace.clone(),
         witness: t.witness.as_ref().map(|w| w.phrase()),
-        sandbox: t.sandbox.as_ref().map(|sb| {
-            let mode = if sb.is_off() {
-                "not sandboxed (--sandbox off): the agent saw the host as aptitude does".to_owned()
-            } else {
-                sb.mode.clone()
-            };
-            let checks = sb
-                .verified
-                .iter()
-                .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
-                .collect();
-            (mode, checks)
-        }),
+        sandbox: t
+            .sandbox
+            .as_ref()
+            .filter(|sb| !same_as_suite(sb, suite_mode))
+            .map(|sb| {
+                let mode = if sb.is_off() {
+                    "not sandboxed (--sandbox off): the agent saw the host as aptitude does"
+                        .to_owned()
+                } else {
+                    sb.mode.clone()
+                };
+                let checks = sb
+                    .verified
+                    .iter()
+                    .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
+                    .collect();
+                (mode, checks)
+            }),
         repeat: t.repeat.as_ref().map(|r| {
             let mut parts = vec![r.headline()];
             parts.extend(r.rate_phrase());
@@ -567,8 +599,13 @@ fn packed(html: &str) -> std::io::Result<String> {
 }
 
 /// The summary line of test `index`, with its details inline or appended to `lazy`.
-fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowView, askama::Error> {
-    let view = test_view(index, t)?;
+fn row(
+    index: usize,
+    t: &TestResult,
+    suite_mode: Option<&str>,
+    lazy: Option<&mut String>,
+) -> Result<RowView, askama::Error> {
+    let view = test_view(index, t, suite_mode)?;
     let body = TestBody { t: &view }.render()?;
     let body = crate::shared::inert::document(&body).into_owned();
     let body = match lazy {
@@ -595,12 +632,15 @@ fn row(index: usize, t: &TestResult, lazy: Option<&mut String>) -> Result<RowVie
 /// [`INLINE_MAX_TESTS`] tests (else inline, `None`). Packed details are rendered and
 /// gzipped on every core, in contiguous chunks joined in order: compression is most of
 /// the time a large report takes.
-fn rows(tests: &[TestResult]) -> Result<(Vec<RowView>, Option<String>), askama::Error> {
+fn rows(
+    tests: &[TestResult],
+    suite_mode: Option<&str>,
+) -> Result<(Vec<RowView>, Option<String>), askama::Error> {
     if tests.len() <= INLINE_MAX_TESTS {
         let rows = tests
             .iter()
             .enumerate()
-            .map(|(i, t)| row(i, t, None))
+            .map(|(i, t)| row(i, t, suite_mode, None))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok((rows, None));
     }
@@ -616,7 +656,7 @@ fn rows(tests: &[TestResult]) -> Result<(Vec<RowView>, Option<String>), askama::
                     let rows = part
                         .iter()
                         .enumerate()
-                        .map(|(i, t)| row(c * chunk + i, t, Some(&mut lazy)))
+                        .map(|(i, t)| row(c * chunk + i, t, suite_mode, Some(&mut lazy)))
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok((rows, lazy))
                 })
@@ -641,6 +681,29 @@ fn rows(tests: &[TestResult]) -> Result<(Vec<RowView>, Option<String>), askama::
         lazy.push_str(&l);
     }
     Ok((rows, Some(lazy)))
+}
+
+/// The sandbox proof the header shows once: the checks of the first run that proved the
+/// suite's fence (`suite_mode`); a test whose proof differs shows its own.
+fn suite_proof(tests: &[TestResult], suite_mode: Option<&str>) -> Vec<SandboxCheck> {
+    tests
+        .iter()
+        .flat_map(|t| {
+            if t.runs.is_empty() {
+                std::slice::from_ref(t)
+            } else {
+                t.runs.as_slice()
+            }
+        })
+        .filter_map(|r| r.sandbox.as_ref())
+        .find(|sb| same_as_suite(sb, suite_mode))
+        .map(|sb| {
+            sb.verified
+                .iter()
+                .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The HTML file format (`--html FILE`).
@@ -713,8 +776,20 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             },
         );
     }
-    let (rows, lazy) = rows(&results.tests)?;
+    let suite_mode = s
+        .sandbox
+        .as_ref()
+        .map(|sb| sb.mode.as_str())
+        .filter(|m| !m.is_empty());
+    let (mut rows, lazy) = rows(&results.tests, suite_mode)?;
+    // Failures first, else in the results' order; a row keeps its id (`t3`, the anchor the
+    // PR comment links and the line of its packed details).
+    rows.sort_by_key(|r| match r.class {
+        "failed" | "error" => 0,
+        _ => 1,
+    });
     let report = Report {
+        proof: suite_proof(&results.tests, suite_mode),
         title: crate::report::markdown::plain_title(results),
         sandbox: s
             .sandbox
@@ -765,7 +840,7 @@ mod tests {
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
             script_hash(),
-            "sha256-NHJU9Xpa5Dy+h4U0JqqF91Mt9r/EcyroMdN2tKSKTv4="
+            "sha256-4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw="
         );
     }
 
@@ -780,20 +855,20 @@ mod tests {
         let usage = results.tests[0].usage.as_mut().unwrap();
         usage.turns = Some(1);
         assert!(
-            test_view(0, &results.tests[0])
+            test_view(0, &results.tests[0], None)
                 .unwrap()
                 .meta
                 .contains("1 turn")
         );
         assert!(
-            !test_view(0, &results.tests[0])
+            !test_view(0, &results.tests[0], None)
                 .unwrap()
                 .meta
                 .contains("1 turns")
         );
         results.tests[0].usage.as_mut().unwrap().turns = Some(2);
         assert!(
-            test_view(0, &results.tests[0])
+            test_view(0, &results.tests[0], None)
                 .unwrap()
                 .meta
                 .contains("2 turns")
@@ -816,6 +891,90 @@ mod tests {
             })
             .collect();
         Results::new(tests, 1)
+    }
+
+    /// The first screen: failing tests come first (each keeping its id, the anchor the PR
+    /// comment links), the tables of coverage, routing, agents and variants after every
+    /// test, and a failed assertion's reason in the page, not folded in a `<details>`.
+    #[test]
+    fn failures_come_first_and_their_reasons_are_open() {
+        let mut results = suite(4);
+        results.coverage = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/results/hostile.json"
+            ))
+            .unwrap(),
+        )
+        .map(|r: Results| r.coverage)
+        .unwrap();
+        let html = render(&results).unwrap();
+        let ids: Vec<&str> = html
+            .split(r#"<details class="test "#)
+            .skip(1)
+            .map(|d| {
+                d.split(r#"id=""#)
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        // hostile.json: failed, passed, failed, failed.
+        assert_eq!(ids, ["t0", "t2", "t3", "t1"]);
+        let last_test = html.rfind(r#"<details class="test "#).unwrap();
+        let coverage = html.find(r#"<section id="coverage""#).unwrap();
+        assert!(coverage > last_test, "coverage after the tests");
+        assert!(
+            html.contains(r##"<a href="#coverage">"##),
+            "and linked from the header"
+        );
+        let failing = &html[html.find(r#"id="t0""#).unwrap()..html.find(r#"id="t2""#).unwrap()];
+        assert!(
+            failing.contains(r#"<div class="why" data-failure="1"><pre class="reasoning""#),
+            "{failing}"
+        );
+        assert!(!failing.contains("<summary>why</summary>"), "{failing}");
+        // A passing assertion's evidence is still folded.
+        assert!(html.contains("<summary>evidence</summary>"));
+    }
+
+    /// The sandbox proof is in the header once; a test repeats it only when its own
+    /// differs (a check that did not hold, another sandbox, or none).
+    #[test]
+    fn the_sandbox_proof_is_shown_once_and_where_a_test_differs() {
+        use crate::sandbox::{Check, Record};
+        let proved = |tried: &str, held: bool| Record {
+            mode: "bubblewrap 0.8.0".into(),
+            verified: vec![
+                Check {
+                    tried: "connect to 1.1.1.1:443".into(),
+                    held: true,
+                    detail: "Network is unreachable (os error 101)".into(),
+                },
+                Check {
+                    tried: tried.into(),
+                    held,
+                    detail: "Read-only file system (os error 30)".into(),
+                },
+            ],
+            limits: None,
+        };
+        let mut tests = suite(4).tests;
+        tests[0].sandbox = Some(proved("write to /usr", true));
+        tests[1].sandbox = Some(proved("write to /usr", true));
+        tests[2].sandbox = Some(proved("write to /opt", false));
+        tests[3].sandbox = Some(Record::off());
+        let html = render(&Results::new(tests, 1)).unwrap();
+        assert_eq!(html.matches(r#"id="sandbox-proof""#).count(), 1);
+        assert_eq!(html.matches("write to /usr").count(), 1, "the proof once");
+        assert_eq!(
+            html.matches(r#"<h2 class="section">Sandbox</h2>"#).count(),
+            2,
+            "the test whose check failed and the unsandboxed one"
+        );
+        assert!(html.contains("write to /opt"));
     }
 
     /// The base64 lines of `#details-data`, unpacked.
@@ -851,7 +1010,7 @@ mod tests {
         assert!(!html.contains("<div class=\"body\" data-lazy>"));
         assert!(!html.contains("<noscript>"));
         let body = TestBody {
-            t: &test_view(7, &results.tests[7]).unwrap(),
+            t: &test_view(7, &results.tests[7], None).unwrap(),
         }
         .render()
         .unwrap();
@@ -866,7 +1025,7 @@ mod tests {
         assert_eq!(bodies.len(), results.tests.len(), "one line per test");
         for (i, (t, body)) in results.tests.iter().zip(&bodies).enumerate() {
             let inline = TestBody {
-                t: &test_view(i, t).unwrap(),
+                t: &test_view(i, t, None).unwrap(),
             }
             .render()
             .unwrap();

@@ -144,6 +144,9 @@ pub fn status_line(results: &Results) -> String {
         extra.push_str(&crate::report::terminal::budget_phrase(b));
     }
     if let Some(sandbox) = &s.sandbox {
+        // Emoji stay here, unlike in the HTML report: this Markdown is read on GitHub,
+        // which draws its emoji with a fallback image (`<g-emoji fallback-src>`) where the
+        // reader has no emoji font, and the words after the mark say it all anyway.
         let mark = if sandbox.any_unsandboxed() {
             "⚠️"
         } else {

@@ -185,6 +185,9 @@ pub struct TestSpec {
     /// When the agent run is stopped: at its first tool call, or when it ends
     /// ([`routing::Stop`]; a routing suite's `stop:`).
     pub stop: routing::Stop,
+    /// The `coverage.exclude` entries of the `aptitude.yaml` files above it: parts of the
+    /// instruction files its workspace's coverage leaves out.
+    pub coverage_exclude: Vec<rules::exclude::Exclusion>,
     /// `draft: true`: the file was drafted by `aptitude init` (a model wrote its prompts)
     /// and not yet reviewed; it loads and runs as any other, and `validate` names it.
     pub draft: bool,
@@ -290,6 +293,7 @@ impl TestSpec {
             network: Vec::new(),
             limits: limits::Limits::default(),
             covers: Vec::new(),
+            coverage_exclude: Vec::new(),
             routing: None,
             routing_case: None,
             stop: routing::Stop::Never,

@@ -8,7 +8,10 @@
 //! must, should, never, always, do not, avoid, prefer, make sure …: [`DIRECTIVES`]), under
 //! the path of headings above it. A table row is a rule only where it instructs (a cell
 //! says one of [`DIRECTIVES`]: a command table's `| just test | Run the tests |` is a
-//! reference, not a rule) and a header row never is. Headings, descriptive prose (`This
+//! reference, not a rule) and a header row never is. A code span is no verb (`` `make
+//! style` runs ruff`` describes), a label followed only by commands (`` Lint: `make lint` ``)
+//! is a reference, and a bold line without a full stop (`**Commands (Run Early)**`) a
+//! label. Headings, descriptive prose (`This
 //! repository holds the CLI.`), an `@file` import (Claude Code's `@AGENTS.md`: the
 //! imported file's rules count, [`rules_in`] follows it) and a YAML front matter (`---` …
 //! `---`, a skill's name and description) are not rules. A fenced code block belongs to
@@ -19,6 +22,9 @@
 //!   or table — or, before a heading, that heading's whole section;
 //! - `<!-- aptitude: ignore-start -->` … `<!-- aptitude: ignore-end -->` everything between;
 //! - `<!-- aptitude: ignore-file -->` anywhere, the whole file.
+//!
+//! Or from `aptitude.yaml`, without touching the file: `coverage: {exclude: [FILE,
+//! "FILE#Heading > Path"]}` ([`exclude`]), applied where coverage is counted.
 //!
 //! A rule's id is `R` and 8 hex digits of the SHA-256 of its heading path and its text,
 //! both with whitespace collapsed and letters lowercased: re-wrapping the text or
@@ -116,6 +122,7 @@ pub const VERBS: &[&str] = &[
     "be",
     "bump",
     "call",
+    "change",
     "check",
     "cite",
     "clean",
@@ -170,6 +177,7 @@ pub const VERBS: &[&str] = &[
     "note",
     "only",
     "open",
+    "override",
     "pass",
     "pin",
     "place",
@@ -177,6 +185,7 @@ pub const VERBS: &[&str] = &[
     "prefix",
     "preserve",
     "print",
+    "prioritize",
     "provide",
     "push",
     "put",
@@ -251,15 +260,30 @@ pub const DIRECTIVES: &[&str] = &[
     "ensure",
     "need to",
     "needs to",
-    "required",
+    "is required",
+    "are required",
     "not allowed",
     "forbidden",
     "please",
     "instead of",
 ];
 
-/// Whether `text` holds a word or phrase of [`DIRECTIVES`] as whole words.
+/// What a code span reads as when a text is classified: a word that is no verb, so that a
+/// command (`` `make style` runs ruff``, `` Lint: `make lint` ``) never starts an
+/// imperative sentence.
+const CODE: &str = "`code`";
+
+/// Whether `text` holds a word or phrase of [`DIRECTIVES`] as whole words, or says that
+/// something requires doing (`Adding a doc requires updating the index`, unlike the fact
+/// `Requires Python 3.10`).
 fn directive(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if words
+        .windows(2)
+        .any(|w| matches!(w[0], "require" | "requires") && w[1].ends_with("ing"))
+    {
+        return true;
+    }
     DIRECTIVES.iter().any(|d| {
         lower.match_indices(d).any(|(at, _)| {
             let before = lower[..at].chars().next_back();
@@ -280,7 +304,7 @@ pub fn is_instruction(text: &str) -> bool {
     // Sentences and their clauses (`When X, use Y`), and what follows a leading label
     // (`Testing: run just test`).
     lower
-        .split(['.', ';', '!', '?', ':', ',', '\n'])
+        .split(['.', ';', '!', '?', ':', ',', '(', ')', '\n'])
         .any(|sentence| {
             let first = sentence
                 .split_whitespace()
@@ -288,6 +312,21 @@ pub fn is_instruction(text: &str) -> bool {
                 .find(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()));
             first.is_some_and(|w| VERBS.contains(&w))
         })
+}
+
+/// Whether `plain` (a text with its code spans read as [`CODE`]) is a command reference:
+/// a label, a colon, and only commands after it (`Style/format: \`make style\``,
+/// `Run list: \`pytest -n 8\``), as a command table's row is.
+fn command_reference(plain: &str) -> bool {
+    let Some((label, rest)) = plain.split_once(':') else {
+        return false;
+    };
+    !label.contains(CODE)
+        && rest.contains(CODE)
+        && rest
+            .replace(CODE, " ")
+            .split(|c: char| !c.is_alphanumeric())
+            .all(|w| w.is_empty() || matches!(w, "or" | "and"))
 }
 
 /// Whether `text` is only `@file` imports (Claude Code's `@AGENTS.md`).
@@ -333,6 +372,11 @@ struct Open {
     start: usize,
     end: usize,
     text: String,
+    /// The text with each code span as [`CODE`]: what is classified.
+    plain: String,
+    /// Some of its text is outside `**strong**` (else it is all bold: a label when it
+    /// ends without a full stop, `**Commands (Run Early)**`).
+    unbold: bool,
 }
 
 /// The rules of one file: `file` is its name relative to the workspace, `text` its
@@ -398,6 +442,8 @@ struct Splitter<'a> {
     code: Option<Open>,
     cell: Option<Open>,
     row: Vec<String>,
+    /// `**strong**` spans open.
+    strong: usize,
 }
 
 impl Splitter<'_> {
@@ -473,7 +519,15 @@ impl Splitter<'_> {
             return;
         }
         self.last_kept = false;
-        if self.ignoring() || only_imports(&text) || !is_instruction(&text) {
+        let plain = collapse(&open.plain);
+        // A bold line without a full stop is a heading written as a paragraph.
+        let label = !open.unbold && !text.ends_with(['.', '!', '?']);
+        if self.ignoring()
+            || only_imports(&text)
+            || label
+            || command_reference(&plain)
+            || !is_instruction(&plain)
+        {
             return;
         }
         self.last_kept = true;
@@ -492,7 +546,7 @@ impl Splitter<'_> {
         let open = || Open {
             start: range.start,
             end: range.end,
-            text: String::new(),
+            ..Open::default()
         };
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
@@ -541,17 +595,28 @@ impl Splitter<'_> {
                 let text = self.row.join(" | ");
                 self.row.clear();
                 if directive(&text.to_lowercase()) {
-                    self.push(Open { text, ..open() });
+                    // A row is kept for what it says (above): classified as it reads.
+                    self.push(Open {
+                        plain: text.clone(),
+                        unbold: true,
+                        text,
+                        ..open()
+                    });
                 } else {
                     self.last_kept = false;
                 }
             }
-            Event::Text(t) | Event::Code(t) => self.text_of(&t),
+            Event::Text(t) => self.text_of(&t, false),
+            Event::Code(t) => self.text_of(&t, true),
+            Event::Start(Tag::Strong) => self.strong += 1,
+            Event::End(TagEnd::Strong) => self.strong = self.strong.saturating_sub(1),
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(item) = self.items.last_mut() {
                     item.text.push(' ');
+                    item.plain.push(' ');
                 } else if let Some(p) = self.paragraph.as_mut() {
                     p.text.push(' ');
+                    p.plain.push(' ');
                 }
             }
             _ => {}
@@ -565,6 +630,8 @@ impl Splitter<'_> {
                 start: parent.start,
                 end: at,
                 text: std::mem::take(&mut parent.text),
+                plain: std::mem::take(&mut parent.plain),
+                unbold: std::mem::take(&mut parent.unbold),
             };
             parent.start = at;
             self.push(own);
@@ -590,19 +657,22 @@ impl Splitter<'_> {
     }
 
     /// Text goes to the innermost thing open: a heading, a cell, a code block, an item, a
-    /// paragraph.
-    fn text_of(&mut self, t: &str) {
+    /// paragraph; `code` when it is a code span.
+    fn text_of(&mut self, t: &str, code: bool) {
         let target = if let Some((_, h)) = self.heading.as_mut() {
             h
         } else if let Some(c) = self.cell.as_mut() {
             &mut c.text
         } else if let Some(c) = self.code.as_mut() {
             &mut c.text
-        } else if let Some(item) = self.items.last_mut() {
-            &mut item.text
-        } else if let Some(p) = self.paragraph.as_mut() {
-            &mut p.text
         } else {
+            let strong = self.strong > 0;
+            let Some(open) = self.items.last_mut().or(self.paragraph.as_mut()) else {
+                return;
+            };
+            open.text.push_str(t);
+            open.plain.push_str(if code { CODE } else { t });
+            open.unbold |= !strong && !t.trim().is_empty();
             return;
         };
         target.push_str(t);
@@ -786,6 +856,8 @@ impl Selector {
         }
     }
 }
+
+pub mod exclude;
 
 #[cfg(test)]
 mod tests;

@@ -317,6 +317,22 @@ struct SuiteFile {
     network: Option<Hosts>,
     /// Limits of every run below, field by field under a test's own.
     limits: Option<LimitsField>,
+    /// What `aptitude coverage` counts of the instruction files.
+    coverage: Option<CoverageDefaults>,
+}
+
+/// `coverage:` in `aptitude.yaml`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct CoverageDefaults {
+    /// Files and sections of the instruction files left out of coverage, as
+    /// `<!-- aptitude: ignore-file -->` and `<!-- aptitude: ignore -->` before a heading
+    /// leave them out: `FILE` (a whole file) or `FILE#HEADING PATH` (that heading's
+    /// section, its subsections included: `AGENTS.md#Release process`,
+    /// `AGENTS.md#Testing > Before you commit`), the file relative to this
+    /// `aptitude.yaml`'s directory. A file or heading that is not there is an error.
+    exclude: Option<Vec<NonEmpty>>,
 }
 
 /// `judge:` in `aptitude.yaml`.
@@ -1200,6 +1216,10 @@ mod tests {
         assert_eq!(
             keys(&schema["definitions"]["JudgeDefaults"]),
             sorted(super::super::load::JUDGE_KEYS)
+        );
+        assert_eq!(
+            keys(&schema["definitions"]["CoverageDefaults"]),
+            sorted(super::super::load::COVERAGE_KEYS)
         );
         let validator = jsonschema::draft7::new(&schema).unwrap();
         let good: serde_json::Value = serde_saphyr::from_str(

@@ -79,6 +79,9 @@ pub struct SuiteDefaults {
     pub network: Option<Setting<Vec<String>>>,
     /// `limits:` for the tests below, field by field under a test's own.
     pub limits: Option<Setting<super::limits::Limits>>,
+    /// `coverage: {exclude: [...]}`: files and sections left out of coverage; with a
+    /// farther file's, their union.
+    pub coverage_exclude: Vec<Setting<super::rules::exclude::Exclusion>>,
 }
 
 impl SuiteDefaults {
@@ -110,6 +113,7 @@ impl SuiteDefaults {
         pick(&mut self.judge.votes, nearer.judge.votes);
         pick(&mut self.sandbox, nearer.sandbox);
         pick(&mut self.hooks, nearer.hooks);
+        self.coverage_exclude.extend(nearer.coverage_exclude);
         self.limits = match (self.limits, nearer.limits) {
             (Some(far), Some(near)) => Some(Setting {
                 value: near.value.or(far.value),
@@ -156,6 +160,11 @@ impl SuiteDefaults {
             spec.network.extend(network.value.iter().cloned());
             spec.network.sort();
             spec.network.dedup();
+        }
+        for exclusion in &self.coverage_exclude {
+            if !spec.coverage_exclude.contains(&exclusion.value) {
+                spec.coverage_exclude.push(exclusion.value.clone());
+            }
         }
         for (name, setting) in &self.env {
             spec.env

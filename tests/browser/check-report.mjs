@@ -18,13 +18,16 @@ const counts = {
   total: await text("#count-total"), passed: await text("#count-passed"),
   failed: await text("#count-failed"), error: await text("#count-error"),
 };
-// A failing test is open; its reasoning sits in a collapsed "why" until expanded.
-const why = page.locator("details.test.failed details.detail[data-failure] > summary").first();
-const reasoning = page.locator("details.test.failed details.detail[data-failure] pre.reasoning").first();
-const hiddenBefore = !(await reasoning.isVisible());
-await why.click();
-const visibleAfter = await reasoning.isVisible();
+// A failing test is open, and so is why its assertion failed: no click to read it.
+const reasoning = page.locator("details.test.failed [data-failure] pre.reasoning").first();
+const reasonVisible = await reasoning.isVisible();
 const reasoningText = (await reasoning.textContent()) || "";
+// A passing assertion's evidence is folded until expanded.
+const evidence = page.locator("details.test.failed details.detail > summary").first();
+const evidenceText = page.locator("details.test.failed details.detail pre.reasoning").first();
+const evidenceHiddenBefore = !(await evidenceText.isVisible());
+await evidence.click();
+const evidenceVisibleAfter = await evidenceText.isVisible();
 // The failures-only filter hides passing tests.
 const passedVisibleBefore = await page.locator("details.test.passed").first().isVisible();
 await page.locator("#failures-only").check();
@@ -54,5 +57,5 @@ const noJsPage = await noJs.newPage();
 await noJsPage.goto(pathToFileURL(report).href);
 const filterShownWithoutJs = await noJsPage.locator("#failures-only").isVisible();
 await browser.close();
-console.log(JSON.stringify({ counts, hiddenBefore, visibleAfter, reasoningText, passedVisibleBefore,
+console.log(JSON.stringify({ counts, reasonVisible, evidenceHiddenBefore, evidenceVisibleAfter, reasoningText, passedVisibleBefore,
   passedVisibleAfter, pwned, answerText, errors, filterShown, filterShownWithoutJs, axe }));

@@ -11,6 +11,11 @@
 //               waits for the page's main thread, so it is later than the paint)
 //   domContentLoadedMs, loadMs  the navigation timing entry
 //   detailsMs   click on a failing test → its unpacked details in the page
+// What the first screen shows, at 1280×800 before any scroll or click (asserted):
+//   firstScreen  the first failing test's name and its first failed assertion's reason
+//               (`[data-failure]`): their text and where their tops are (px from the
+//               page's top), with the viewport's height; a report whose tables come
+//               before its tests, or whose reason is folded, puts them out of it
 // axe-core (npm, pinned) then checks the header and the opened test, and the page is looked
 // at with JavaScript off.
 import { openPage } from "./chromium.mjs";
@@ -21,7 +26,7 @@ const require = createRequire(import.meta.url);
 
 const [report] = process.argv.slice(2);
 const url = pathToFileURL(report).href;
-const { browser, page, errors } = await openPage();
+const { browser, page, errors } = await openPage({ width: 1280, height: 800 });
 
 const start = Date.now();
 await page.goto(url, { waitUntil: "commit" });
@@ -42,12 +47,25 @@ const timing = await page.evaluate(async () => {
            domContentLoadedMs: Math.round(nav.domContentLoadedEventEnd),
            loadMs: Math.round(nav.loadEventEnd) };
 });
+// The first screen: the first failure is open (its details unpacked) and says why.
+const firstFailed = page.locator("details.test.failed, details.test.error").first();
+const reason = firstFailed.locator("[data-failure] pre.reasoning").first();
+await reason.waitFor({ state: "visible", timeout: 10000 }).catch(() => {});
+const top = async (l) => (await l.count()) ? (await l.boundingBox())?.y ?? null : null;
+const firstScreen = {
+  viewportHeight: page.viewportSize().height,
+  name: (await firstFailed.locator(":scope > summary .name").textContent()) || "",
+  nameTop: await top(firstFailed.locator(":scope > summary .name")),
+  reason: (await reason.count()) ? ((await reason.textContent()) || "") : "",
+  reasonTop: await top(reason),
+  reasonVisible: (await reason.count()) ? await reason.isVisible() : false,
+};
 const rows = await page.locator("details.test").count();
 const placeholders = await page.locator("details.test > .body[data-lazy]").count();
 const openAtStart = await page.locator("details.test[open]").count();
 
-// Open the first failing test: its details are unpacked into the page.
-const failed = page.locator("details.test.failed").first();
+// Open a failing test not open yet (the first one is): its details are unpacked into the page.
+const failed = page.locator("details.test.failed:not([open])").first();
 const id = await failed.getAttribute("id");
 const clicked = Date.now();
 await failed.locator(":scope > summary").click();
@@ -56,9 +74,7 @@ const detailsMs = Date.now() - clicked;
 const body = page.locator(`#${id} > .body`);
 const sections = await body.locator("h2.section").allTextContents();
 const runs = await body.locator("details.run > summary").allTextContents();
-const why = body.locator("details.detail[data-failure] > summary").first();
-await why.click();
-const reasoning = (await body.locator("details.detail[data-failure] pre.reasoning").first().textContent()) || "";
+const reasoning = (await body.locator("[data-failure] pre.reasoning").first().textContent()) || "";
 const pwned = await page.evaluate(() => window.__pwned === undefined ? null : window.__pwned);
 const answers = await body.locator("pre.answer").allTextContents();
 // The filter still hides passing tests.
@@ -92,5 +108,5 @@ await noJsPage.goto(url);
 const noJsNotice = (await noJsPage.locator("noscript, .notice").first().textContent())?.trim() || "";
 const noJsRows = await noJsPage.locator("details.test").count();
 await browser.close();
-console.log(JSON.stringify({ firstRowMs, ...timing, detailsMs, rows, placeholders, openAtStart, id,
+console.log(JSON.stringify({ firstRowMs, ...timing, firstScreen, detailsMs, rows, placeholders, openAtStart, id,
   sections, runs, reasoning, pwned, answers, passedHidden, errors, axe, noJsNotice, noJsRows }));

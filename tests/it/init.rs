@@ -90,14 +90,20 @@ fn validate_output_for_the_bundled_examples() {
 /// `init --rules FILE` drafts a test for each rule no test covers, through the real
 /// `claude -p` against the scripted model: a good reply becomes a validated draft that
 /// covers its rule (coverage then counts it), a reply that is no test is skipped and said
-/// so, a covered rule gets no draft.
+/// so, a covered rule gets no draft, and neither does one `aptitude.yaml` leaves out of
+/// coverage (`coverage.exclude`).
 #[test]
 fn init_rules_drafts_a_validated_test_per_uncovered_rule() {
     use crate::support::model::{ScriptedModel, Turn};
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(
         repo.path().join("AGENTS.md"),
-        "# Rules\n\n- COVERED-RULE: keep the changelog current.\n- DRAFT-LINT: run the linter before you finish.\n- DRAFT-NONSENSE: be nice.\n",
+        "# Rules\n\n- COVERED-RULE: keep the changelog current.\n- DRAFT-LINT: run the linter before you finish.\n- DRAFT-NONSENSE: be nice.\n\n## Release\n\n- EXCLUDED-RULE: tag the release.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("aptitude.yaml"),
+        "coverage:\n  exclude: [\"AGENTS.md#Release\"]\n",
     )
     .unwrap();
     std::fs::create_dir_all(repo.path().join("tests/agents")).unwrap();
@@ -127,7 +133,9 @@ fn init_rules_drafts_a_validated_test_per_uncovered_rule() {
         .output();
     assert_eq!(out.code, 1, "one rule got no draft:\n{}", out.both());
     assert!(
-        out.stdout.contains("3 rules, 2 not covered"),
+        out.stdout.contains(
+            "3 rules, 2 not covered by a test under ./tests/agents (1 left out by aptitude.yaml's coverage.exclude)"
+        ),
         "{}",
         out.stdout
     );

@@ -182,8 +182,15 @@ fn html_report_in_headless_chromium() {
         seen["counts"],
         serde_json::json!({"total": "4", "passed": "1", "failed": "3", "error": "0"})
     );
-    assert_eq!(seen["hiddenBefore"], true, "reasoning starts collapsed");
-    assert_eq!(seen["visibleAfter"], true, "and shows once expanded");
+    assert_eq!(
+        seen["reasonVisible"], true,
+        "a failed assertion's reason shows without a click"
+    );
+    assert_eq!(
+        (&seen["evidenceHiddenBefore"], &seen["evidenceVisibleAfter"]),
+        (&json!(true), &json!(true)),
+        "a passing assertion's evidence starts collapsed and shows once expanded"
+    );
     assert!(!seen["reasoningText"].as_str().unwrap().is_empty());
     assert_eq!(
         (
@@ -242,7 +249,7 @@ fn assert_csp_allows_exactly_its_script(html: &str) {
         .collect();
     assert_eq!(scripts.len(), 1, "one inline script");
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(scripts[0]));
-    assert_eq!(hash, "NHJU9Xpa5Dy+h4U0JqqF91Mt9r/EcyroMdN2tKSKTv4=");
+    assert_eq!(hash, "4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw=");
     assert!(
         html.contains(&format!("script-src 'sha256-{hash}';")),
         "the CSP does not allow the page's script"
@@ -623,7 +630,8 @@ fn the_real_consumers_reject_the_defects_found_before() {
 }
 
 /// `n` tests, each three runs of one of the hostile results' tests (so the agent's
-/// `<script>` and the secrets come along), as a results file under `dir`.
+/// `<script>` and the secrets come along), the first one passing, with the coverage of
+/// 120 rules (its 3 rules 40 times), as a results file under `dir`.
 fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
     use aptitude::verdict::results::Results;
     let hostile: Results =
@@ -631,17 +639,26 @@ fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
             .unwrap();
     let tests = (0..n)
         .map(|i| {
-            let mut run = hostile.tests[i % hostile.tests.len()].clone();
+            // hostile.json's second test is its passing one.
+            let mut run = hostile.tests[(i + 1) % hostile.tests.len()].clone();
             run.name = format!("{} #{i}", run.name);
             aptitude::verdict::repeat::aggregate(vec![run; 3], 3)
         })
         .collect();
+    let mut results = Results::new(tests, 1_000);
+    let mut coverage = hostile.coverage.clone().unwrap();
+    coverage.rules = (0..40)
+        .flat_map(|i| {
+            coverage.rules.iter().cloned().map(move |mut r| {
+                r.line += i * 3;
+                r.id = format!("R{:08x}", i * 3 + r.line);
+                r
+            })
+        })
+        .collect();
+    results.coverage = Some(coverage);
     let file = dir.join("large.json");
-    std::fs::write(
-        &file,
-        serde_json::to_string(&Results::new(tests, 1_000)).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(&file, serde_json::to_string(&results).unwrap()).unwrap();
     file
 }
 
@@ -649,7 +666,9 @@ fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
 /// details are gzip + base64 lines in `#details-data` — redacted like the rest — and
 /// Chromium unpacks one when the test is opened, under the same CSP, accessible, the
 /// agent's `<script>` still text. Without JavaScript a notice says why details are missing.
-/// Prints the time to the first screen (a figure, not asserted; for 5,000 tests × 3 runs
+/// The first screen (1280×800) shows the first failing test's name and its failed
+/// assertion's reason, open, above the 120 coverage rows (the layout before, tables first
+/// and reasons folded, put the first test 7,677 px down). Prints the time to the first screen (a figure, not asserted; for 5,000 tests × 3 runs
 /// run the script on the report `cargo bench --bench report_render` writes).
 #[test]
 fn large_html_report_loads_details_on_demand() {
@@ -700,9 +719,9 @@ fn large_html_report_loads_details_on_demand() {
     }
     assert!(bodies.iter().any(|b| b.contains("[REDACTED]")));
     assert!(
-        bodies[2].contains("&#60;script&#62;window.__pwned=1"),
+        bodies[1].contains("&#60;script&#62;window.__pwned=1"),
         "{}",
-        bodies[2]
+        bodies[1]
     );
 
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
@@ -720,14 +739,34 @@ fn large_html_report_loads_details_on_demand() {
         seen["loadMs"],
         seen["detailsMs"]
     );
+    // The first screen (1280×800): the first failing test's name and why it failed,
+    // above the 120 coverage rows.
+    let first = &seen["firstScreen"];
+    let height = first["viewportHeight"].as_f64().unwrap();
+    assert!(
+        first["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hostile <b>output</b>"),
+        "the first failure comes first: {first}"
+    );
+    assert_eq!(first["reasonVisible"], true, "its reason is open: {first}");
+    assert!(!first["reason"].as_str().unwrap().is_empty(), "{first}");
+    for at in ["nameTop", "reasonTop"] {
+        let y = first[at].as_f64().unwrap_or(f64::MAX);
+        assert!(
+            y < height - 20.0,
+            "{at} {y} px is below the first screen: {first}"
+        );
+    }
     assert!(
         seen["firstTestPaintMs"].is_u64(),
         "the first test's paint is timed: {seen}"
     );
     assert_eq!(
         (&seen["rows"], &seen["placeholders"], &seen["openAtStart"]),
-        (&json!(TESTS), &json!(TESTS), &json!(0)),
-        "every test a summary line, no details until opened"
+        (&json!(TESTS), &json!(TESTS - 1), &json!(1)),
+        "every test a summary line, no details until opened but the first failure's"
     );
     assert_eq!(
         seen["errors"],

@@ -162,3 +162,77 @@ fn a_broken_suite_file_stops_everything() {
         run.both()
     );
 }
+
+/// `coverage: {exclude: [...]}` in `aptitude.yaml` leaves a whole file and a section out
+/// of `aptitude coverage`, as the inline markers would, without touching the files; an
+/// entry naming a file or section that is not there stops `coverage` with file:line:col,
+/// the line, a caret and a "did you mean".
+#[test]
+fn coverage_leaves_out_what_aptitude_yaml_excludes() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(
+        repo,
+        "AGENTS.md",
+        "# Rules\n\n- Run `cargo test` before you commit.\n\n## Release process\n\n- Tag the release.\n- Push the tag.\n\n## Style\n\n- Keep functions short.\n",
+    );
+    write(
+        repo,
+        "CLAUDE.md",
+        "- Never push to main.\n- Sign your commits.\n",
+    );
+    write(
+        repo,
+        "tests/t.aptitude.yaml",
+        "name: t\nprompt: p\nworkspace: ..\ncovers: \"cargo test\"\nassertions:\n  - exit_code: 0\n",
+    );
+    let coverage = || {
+        Aptitude::new()
+            .args(["coverage", "tests"])
+            .current_dir(repo)
+            .output()
+    };
+    let before = coverage();
+    before.code(0);
+    assert!(
+        before.stdout.contains("rules covered: 1 of 6"),
+        "{}",
+        before.stdout
+    );
+
+    write(
+        repo,
+        "aptitude.yaml",
+        "coverage:\n  exclude:\n    - CLAUDE.md\n    - \"AGENTS.md#Release process\"\n",
+    );
+    let after = coverage();
+    after.code(0);
+    assert!(
+        after.stdout.contains("rules covered: 1 of 2"),
+        "{}",
+        after.stdout
+    );
+    for gone in [
+        "Tag the release",
+        "Push the tag",
+        "Never push to main",
+        "CLAUDE.md",
+    ] {
+        assert!(!after.stdout.contains(gone), "{gone}: {}", after.stdout);
+    }
+    assert!(
+        after.stdout.contains("Keep functions short"),
+        "{}",
+        after.stdout
+    );
+
+    write(
+        repo,
+        "aptitude.yaml",
+        "coverage:\n  exclude:\n    - CLAUDE.md\n    - \"AGENTS.md#Relase process\"\n",
+    );
+    let typo = coverage();
+    typo.code(2);
+    insta::assert_snapshot!("coverage_exclude_errors", typo.stderr);
+}

@@ -98,7 +98,7 @@ fn no_rule(item: &Node, selector: &Selector, rules: &[Rule]) -> Diagnostic {
 
 /// The candidate closest to `wanted` by normalised Levenshtein similarity (at least 0.5),
 /// comparing `wanted` with each candidate's window of the same length.
-fn closest(wanted: &str, candidates: impl Iterator<Item = String>) -> Option<String> {
+pub(super) fn closest(wanted: &str, candidates: impl Iterator<Item = String>) -> Option<String> {
     let wanted = wanted.to_lowercase();
     candidates
         .map(|c| {

@@ -658,6 +658,7 @@ impl Ctx {
             network,
             limits,
             covers,
+            coverage_exclude: Vec::new(),
             stop: crate::spec::routing::Stop::Never,
             routing_case: None,
             routing: routing.map(std::sync::Arc::new),
@@ -1185,6 +1186,7 @@ mod budget;
 mod commands;
 mod covers;
 pub(super) mod discovery;
+mod exclude;
 mod fence;
 mod files;
 mod kinds;
@@ -1196,6 +1198,8 @@ pub(super) mod suite;
 mod tool;
 mod variants;
 
+#[cfg(test)]
+pub(in crate::spec) use exclude::COVERAGE_KEYS;
 #[cfg(test)]
 pub(in crate::spec) use suite::{JUDGE_KEYS, SUITE_KEYS};
 pub(in crate::spec) use tool::CALL_KEYS;

@@ -10,6 +10,7 @@
 //! mcp_servers:
 //!   docs: {command: node, args: [server.js]}
 //! judge: {model: claude-haiku-4-5, threshold: 8, votes: 3}
+//! coverage: {exclude: [docs/CONTRIBUTING.md, "AGENTS.md#Release process"]}
 //! ```
 
 use std::path::Path;
@@ -36,6 +37,7 @@ pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
     "hooks",
     "network",
     "limits",
+    "coverage",
 ];
 
 /// The keys of `judge:`.
@@ -193,7 +195,9 @@ impl Ctx {
             .map(|n| self.limits(n))
             .filter(|l| !l.is_empty())
             .map(|v| setter(path, &fields, "limits")(v));
+        let coverage_exclude = self.suite_coverage(path, &fields);
         SuiteDefaults {
+            coverage_exclude,
             agents,
             model,
             timeout,
@@ -432,6 +436,91 @@ mod tests {
         assert_eq!(
             messages("- claude\n"),
             ["1:1 `aptitude.yaml` must be a mapping of defaults"]
+        );
+    }
+
+    /// `coverage.exclude` names files relative to the `aptitude.yaml` and sections by
+    /// heading path; a file or a heading that is not there is an error at the entry with a
+    /// "did you mean", and so is an unknown key of `coverage:`.
+    #[test]
+    fn coverage_exclusions_name_files_and_sections_that_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(
+            root.join("AGENTS.md"),
+            "# Rules\n\n- Run the tests.\n\n## Release process\n\n- Tag the release.\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("docs/CONTRIBUTING.md"), "- Sign your commits.\n").unwrap();
+        let path = root.join("aptitude.yaml");
+        let d = load_suite_str(
+            &path,
+            "coverage:\n  exclude:\n    - docs/CONTRIBUTING.md\n    - \"AGENTS.md#Rules > Release process\"\n    - AGENTS.md # release PROCESS\n",
+        )
+        .unwrap();
+        let got: Vec<(String, Option<String>, u32)> = d
+            .coverage_exclude
+            .iter()
+            .map(|s| {
+                (
+                    s.value.written.clone(),
+                    s.value.section.clone(),
+                    s.origin.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("docs/CONTRIBUTING.md".to_owned(), None, 3),
+                (
+                    "AGENTS.md#Rules > Release process".to_owned(),
+                    Some("Rules > Release process".to_owned()),
+                    4
+                ),
+                // A YAML comment: the whole file.
+                ("AGENTS.md".to_owned(), None, 5),
+            ]
+        );
+        let errors = load_suite_str(
+            &path,
+            "coverage:\n  exclude:\n    - docs/CONTRIBUTNG.md\n    - \"AGENTS.md#Release proces\"\n    - \"#Rules\"\n  exclud: []\n",
+        )
+        .unwrap_err();
+        let shown: Vec<(String, Option<String>)> = errors
+            .iter()
+            .map(|d| {
+                (
+                    format!("{}:{} {}", d.pos.line, d.pos.column, d.message),
+                    d.hint.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "3:7 `coverage.exclude`: `docs/CONTRIBUTNG.md` is not a file".to_owned(),
+                    Some("did you mean `docs/CONTRIBUTING.md`?".to_owned())
+                ),
+                (
+                    "4:7 `coverage.exclude`: `AGENTS.md` has no section `Release proces`"
+                        .to_owned(),
+                    Some("did you mean `AGENTS.md#Rules > Release process`?".to_owned())
+                ),
+                (
+                    "5:7 `#Rules` names no file".to_owned(),
+                    Some(
+                        "write `FILE` or `FILE#heading path`, e.g. `AGENTS.md#Release process`"
+                            .to_owned()
+                    )
+                ),
+                (
+                    "6:3 unknown key `exclud` in `coverage`".to_owned(),
+                    Some("did you mean `exclude`?".to_owned())
+                ),
+            ]
         );
     }
 

@@ -332,3 +332,52 @@ fn real_agents_files_count_their_instructions() {
     );
     assert_eq!(ruff.len(), 9, "the description is no rule: {ruff:#?}");
 }
+
+/// huggingface/transformers' `AGENTS.md` (tests/data/coverage/SOURCES.tsv), counted by hand
+/// before aptitude read it: 37 instructions. Not rules: its command lists
+/// (`Style/format: \`make style\``, `Run list: \`pytest …\``, `Full suite: \`make test\``),
+/// its repository map and `Makefile Truth` (`\`make style\` runs ruff …`: a command is no
+/// verb), its bold labels (`**Commands (Run Early)**`), `Requires Python 3.10+`, the
+/// linter that "copies required functions", the pointers (`See CONTRIBUTING.md …`) and
+/// the output example. Rules it once missed: `Prioritize …`, `change the source …`,
+/// `Override methods only …`, `(ask maintainers first)`, `requires updating …`.
+#[test]
+fn transformers_agents_md_counts_its_instructions() {
+    let rules = rules_of(
+        "AGENTS.md",
+        include_str!("../../../tests/data/coverage/transformers/AGENTS.md"),
+    );
+    let lines: Vec<u32> = rules.iter().map(|r| r.line).collect();
+    let by_hand: Vec<u32> = [
+        3, 17, 18, 21, 22, 23, 24, 27, 28, 29, 39, 40, 41, 42, 49, 50, 54, 55, 56, 57, 58, 62, 64,
+        66, 83, 84, 93, 94, 98, 99, 100, 101, 102, 105, 106, 107, 108,
+    ]
+    .to_vec();
+    assert_eq!(by_hand.len(), 37);
+    assert_eq!(lines, by_hand, "{rules:#?}");
+}
+
+/// A code span never starts an imperative: `\`make style\` runs ruff` describes, and a
+/// label with only commands after it is a reference; a bold label is no rule, a bold
+/// sentence is.
+#[test]
+fn commands_and_bold_labels_are_not_instructions() {
+    let texts = |md: &str| -> Vec<String> {
+        rules_of("AGENTS.md", md)
+            .into_iter()
+            .map(|r| r.text)
+            .collect()
+    };
+    assert_eq!(
+        texts("- Lint: `make lint`\n- `make test` runs the tests.\n- Run `make test` first.\n"),
+        ["Run make test first."]
+    );
+    assert_eq!(
+        texts("**Run Early**\n\n**Never push to main.**\n"),
+        ["Never push to main."]
+    );
+    assert_eq!(
+        texts("- Install: `uv sync` or `pip install .` if uv is missing\n"),
+        ["Install: uv sync or pip install . if uv is missing"]
+    );
+}
