@@ -4,15 +4,18 @@
 //! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
-//! search, tool search, web fetch and code execution, whose results are objects), tool
-//! calls the agent does not have, a reply the upstream cut (and
-//! the agent's retry), a gzip reply, a 401 that says not to retry. Each run is recorded
+//! search, tool search, web fetch, code execution and the advisor, whose results are
+//! objects), `usage.iterations` (an advisor step on another model, a compaction step), a
+//! whole JSON reply asked for again without streaming, tool calls the agent does not have,
+//! a reply the upstream cut (and the agent's retry), a gzip reply, a 401 that says not to
+//! retry. Each run is recorded
 //! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
 //! For each recording the test checks what the issue measured:
 //! - **bytes**: the cassette holds exactly the recorded bytes the agent got, up to a cut;
 //! - **tokens**: `model_traffic` counts the recorded usage;
 //! - **cost**: the metered cost equals the recorded usage at the model's list price
-//!   (written out here by hand from the provider's page), ratio 1;
+//!   (written out here by hand from the provider's page, each step of a reply at its own
+//!   model's), ratio 1, with no model priced at the dearest;
 //! - **retries**: the agent's retry of a cut reply is counted, recorded and replayed;
 //! - **replays**: the same verdict on every case, and no request upstream;
 //! - **the witness and the parsers**: no false `tampered` and no dropped (lost) line,
@@ -38,6 +41,11 @@ enum Serve {
     /// A 401 with `x-should-retry: false` (written from the API's documented shape: no
     /// public recording of one was found).
     Unauthorized,
+    /// A whole (non-streamed) JSON recording: the agent's streaming request is answered
+    /// with a 404, as by an endpoint that does not stream, so that Claude Code asks again
+    /// without streaming ("Streaming endpoint returned 404, falling back to non-streaming
+    /// mode", 2.1.x) — the request the recording answered — and gets the recording.
+    NotStreamed,
 }
 
 /// One recording served to one agent, and what it must meter.
@@ -58,6 +66,9 @@ struct Case {
     list_price: Option<f64>,
     /// Requests the agent makes.
     requests: u64,
+    /// Models that ran steps of a reply besides the one asked for (an advisor), each of
+    /// which must be listed in `model_traffic.models`.
+    step_models: &'static [&'static str],
 }
 
 const CASES: &[Case] = &[
@@ -73,6 +84,7 @@ const CASES: &[Case] = &[
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((2598.0 * 3.0 + 234.0 * 15.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "web-search",
@@ -85,6 +97,7 @@ const CASES: &[Case] = &[
         // claude-sonnet-4-20250514: $3 in, $15 out; web search $10 per 1,000.
         list_price: Some((22397.0 * 3.0 + 637.0 * 15.0) / 1e6 + 2.0 * 0.01),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "web-fetch",
@@ -99,6 +112,7 @@ const CASES: &[Case] = &[
         // claude-sonnet-4-20250514: $3 in, $15 out per million.
         list_price: Some((7244.0 * 3.0 + 153.0 * 15.0) / 1e6),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "code-execution",
@@ -113,6 +127,47 @@ const CASES: &[Case] = &[
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((4714.0 * 3.0 + 304.0 * 15.0) / 1e6),
         requests: 1,
+        step_models: &[],
+    },
+    Case {
+        name: "advisor",
+        agent: "claude",
+        fixture: "anthropic/advisor_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // The advisor is a server tool: its call and its result (an object) are the
+        // server's.
+        assertions: "  - tool: \"advisor*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage.iterations: claude-sonnet-5 steps of 1128 in, 135 out and
+        // 1283 in, 10 out; an advisor_message step on claude-opus-4-8 of 2543 in, 18 out
+        // (which the top-level 2411 in, 145 out leave out).
+        tokens: (1128 + 2543 + 1283, 135 + 18 + 10),
+        web_searches: 0,
+        // Anthropic's model pages (platform.claude.com/docs/en/models/sonnet-5/overview and
+        // …/opus-4-8/overview): claude-sonnet-5 $2 in, $10 out; claude-opus-4-8 $5 in, $25
+        // out per million. (2411 × 2 + 145 × 10) / 1e6 + (2543 × 5 + 18 × 25) / 1e6
+        // = $0.006272 + $0.013165 = $0.019437; the top-level figures alone, at the reply's
+        // model, would be $0.006272.
+        list_price: Some((2411.0 * 2.0 + 145.0 * 10.0 + 2543.0 * 5.0 + 18.0 * 25.0) / 1e6),
+        requests: 1,
+        step_models: &["claude-opus-4-8"],
+    },
+    Case {
+        name: "compaction",
+        agent: "claude",
+        fixture: "anthropic/compaction_end_to_end.yaml",
+        serve: Serve::NotStreamed,
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage.iterations: a compaction step of 55196 in, 125 out, then the message's 220
+        // in, 8 out (the top-level figures: the message's alone).
+        tokens: (55196 + 220, 125 + 8),
+        web_searches: 0,
+        // claude-sonnet-4-6: $3 in, $15 out per million (Anthropic's pricing page), no
+        // long-context premium: (55416 × 3 + 133 × 15) / 1e6 = $0.168243, where the
+        // top-level figures alone would be $0.00078.
+        list_price: Some((55416.0 * 3.0 + 133.0 * 15.0) / 1e6),
+        // The streaming request (refused), then the non-streaming one.
+        requests: 2,
+        step_models: &[],
     },
     Case {
         name: "thinking-cut",
@@ -125,6 +180,7 @@ const CASES: &[Case] = &[
         web_searches: 0,
         list_price: Some((86.0 * 3.0 + 283.0 * 15.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "unauthorized",
@@ -136,6 +192,7 @@ const CASES: &[Case] = &[
         web_searches: 0,
         list_price: None,
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "responses",
@@ -148,6 +205,7 @@ const CASES: &[Case] = &[
         // gpt-4o-2024-08-06: $2.50 in, $10 out.
         list_price: Some(((255.0 + 278.0) * 2.5 + 25.0 * 10.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "openai-search",
@@ -165,6 +223,7 @@ const CASES: &[Case] = &[
         // + 0.01 = $0.01828875.
         list_price: Some((1143.0 * 1.25 + 8320.0 * 0.125 + 582.0 * 10.0) / 1e6 + 0.01),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "chat-gzip",
@@ -177,6 +236,7 @@ const CASES: &[Case] = &[
         // gpt-4o-mini-2024-07-18: $0.15 in, $0.60 out.
         list_price: Some((131.0 * 0.15 + 24.0 * 0.60) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "gemini-calls",
@@ -189,6 +249,7 @@ const CASES: &[Case] = &[
         // gemini-2.0-flash: $0.10 in, $0.40 out.
         list_price: Some((195.0 * 0.10 + 22.0 * 0.40) / 1e6),
         requests: 3,
+        step_models: &[],
     },
 ];
 
@@ -235,6 +296,26 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             turns.extend((1..recorded.len()).map(whole));
             let mut bytes = vec![(body[..at].to_vec(), true), (body.to_vec(), false)];
             bytes.extend(recorded[1..].iter().map(|i| (i.reply.body.to_vec(), false)));
+            (turns, bytes)
+        }
+        Serve::NotStreamed => {
+            let body =
+                br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
+            let refused = Recorded {
+                status: 404,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: axum::body::Bytes::from_static(body),
+                cut_at: None,
+                gzip: false,
+            };
+            let turns = vec![Turn::Sequence(vec![
+                Turn::Recorded(std::sync::Arc::new(refused)),
+                whole(0),
+            ])];
+            let bytes = vec![
+                (body.to_vec(), false),
+                (recorded[0].reply.body.to_vec(), false),
+            ];
             (turns, bytes)
         }
         Serve::Unauthorized => {
@@ -306,6 +387,15 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
                 case.name,
                 request.path
             );
+        }
+        if matches!(case.serve, Serve::NotStreamed) {
+            // The recording answers the request without streaming, as it was recorded.
+            let streams: Vec<bool> = model
+                .requests_for(&marker(case))
+                .iter()
+                .map(|r| r.body["stream"] == true)
+                .collect();
+            assert_eq!(streams, [true, false], "{}", case.name);
         }
     }
     let after_recording = model.requests().len();
@@ -436,6 +526,19 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                     "{what}: {traffic:#}"
                 );
                 measured.push(format!("{what}: ${metered:.6} / ${list:.6} = {ratio:.6}"));
+                // Every model is in the price table: none priced at the dearest.
+                assert!(
+                    traffic.get("priced_at_dearest").is_none(),
+                    "{what}: {traffic:#}"
+                );
+            }
+            for model in case.step_models {
+                assert!(
+                    traffic["models"]
+                        .as_array()
+                        .is_some_and(|m| m.iter().any(|m| m == model)),
+                    "{what}: {model} ran a step but is not listed: {traffic:#}"
+                );
             }
             // Retries: a cut reply's retry is the agent's, recorded and replayed alike.
             let retries = u64::from(matches!(case.serve, Serve::CutBeforeThenWhole(_)));
@@ -527,7 +630,7 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         );
         assert_eq!(status("claude", "tool-search").0, "passed");
         // Server tools whose results are objects: read, marked server-side, witnessed.
-        for name in ["web-fetch", "code-execution"] {
+        for name in ["web-fetch", "code-execution", "advisor"] {
             let t = test(&run.recorded, name);
             assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
             assert_eq!(
