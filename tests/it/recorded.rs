@@ -41,11 +41,12 @@ enum Serve {
     /// A 401 with `x-should-retry: false` (written from the API's documented shape: no
     /// public recording of one was found).
     Unauthorized,
-    /// A whole (non-streamed) JSON recording: the agent's streaming request is answered
-    /// with a 404, as by an endpoint that does not stream, so that Claude Code asks again
-    /// without streaming ("Streaming endpoint returned 404, falling back to non-streaming
-    /// mode", 2.1.x) — the request the recording answered — and gets the recording.
-    NotStreamed,
+    /// A whole (non-streamed) JSON recording, this interaction of it: the agent's
+    /// streaming request is answered with a 404, as by an endpoint that does not stream,
+    /// so that Claude Code asks again without streaming ("Streaming endpoint returned 404,
+    /// falling back to non-streaming mode", 2.1.x) — the request the recording answered —
+    /// and gets the recording.
+    NotStreamed(usize),
 }
 
 /// One recording served to one agent, and what it must meter.
@@ -60,6 +61,9 @@ struct Case {
     assertions: &'static str,
     /// Input, output tokens the recorded usage adds up to, over the replies served.
     tokens: (u64, u64),
+    /// Cache reads, cache writes and, of those, 1-hour cache writes in the recorded usage
+    /// (checked when given).
+    cache: Option<(u64, u64, u64)>,
     /// Anthropic web searches in the recorded usage.
     web_searches: u64,
     /// The replies' cost at the model's list price, USD (`None`: no usage to price).
@@ -80,6 +84,7 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"get_exchange_rate*\"\n    called: true\n",
         // message_delta usage: 1591 + 1007 in, 175 + 59 out.
         tokens: (2598, 234),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((2598.0 * 3.0 + 234.0 * 15.0) / 1e6),
@@ -93,6 +98,7 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (22397, 637),
+        cache: None,
         web_searches: 2,
         // claude-sonnet-4-20250514: $3 in, $15 out; web search $10 per 1,000.
         list_price: Some((22397.0 * 3.0 + 637.0 * 15.0) / 1e6 + 2.0 * 0.01),
@@ -108,6 +114,7 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"web_fetch*\"\n    called: true\n  - tool: Bash\n    called: false\n",
         // message_delta usage: 7244 in, 153 out; web fetch has no fee of its own.
         tokens: (7244, 153),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-20250514: $3 in, $15 out per million.
         list_price: Some((7244.0 * 3.0 + 153.0 * 15.0) / 1e6),
@@ -123,6 +130,7 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"bash_code_execution*\"\n    called: true\n  - tool: Bash\n    called: false\n",
         // message_delta usage: 4714 in, 304 out.
         tokens: (4714, 304),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((4714.0 * 3.0 + 304.0 * 15.0) / 1e6),
@@ -141,6 +149,7 @@ const CASES: &[Case] = &[
         // 1283 in, 10 out; an advisor_message step on claude-opus-4-8 of 2543 in, 18 out
         // (which the top-level 2411 in, 145 out leave out).
         tokens: (1128 + 2543 + 1283, 135 + 18 + 10),
+        cache: Some((0, 0, 0)),
         web_searches: 0,
         // Anthropic's model pages (platform.claude.com/docs/en/models/sonnet-5/overview and
         // …/opus-4-8/overview): claude-sonnet-5 $2 in, $10 out; claude-opus-4-8 $5 in, $25
@@ -155,17 +164,38 @@ const CASES: &[Case] = &[
         name: "compaction",
         agent: "claude",
         fixture: "anthropic/compaction_end_to_end.yaml",
-        serve: Serve::NotStreamed,
+        serve: Serve::NotStreamed(0),
         assertions: "  - tool: Bash\n    called: false\n",
         // usage.iterations: a compaction step of 55196 in, 125 out, then the message's 220
         // in, 8 out (the top-level figures: the message's alone).
         tokens: (55196 + 220, 125 + 8),
+        cache: Some((0, 0, 0)),
         web_searches: 0,
         // claude-sonnet-4-6: $3 in, $15 out per million (Anthropic's pricing page), no
         // long-context premium: (55416 × 3 + 133 × 15) / 1e6 = $0.168243, where the
         // top-level figures alone would be $0.00078.
         list_price: Some((55416.0 * 3.0 + 133.0 * 15.0) / 1e6),
         // The streaming request (refused), then the non-streaming one.
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
+        name: "cache-write",
+        agent: "claude",
+        fixture: "anthropic/cache_real_api.yaml",
+        // The recording's second reply: the conversation's prefix read from the cache
+        // and its new turn written to the 5-minute cache.
+        serve: Serve::NotStreamed(1),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage: 3 in, 33 out; 1111 read from the cache; 418 written to it, all
+        // `ephemeral_5m_input_tokens`.
+        tokens: (3, 33),
+        cache: Some((1111, 418, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929 (Anthropic's pricing page): $3 in, $15 out, $0.30 a
+        // cache read, $3.75 a 5-minute cache write (1.25 × input) per million:
+        // (3 × 3 + 33 × 15 + 1111 × 0.30 + 418 × 3.75) / 1e6 = $0.0024048.
+        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 3.75) / 1e6),
         requests: 2,
         step_models: &[],
     },
@@ -177,6 +207,7 @@ const CASES: &[Case] = &[
         assertions: "  - tool: Bash\n    called: false\n",
         // The cut reply's message_start (43 in, 1 out), then the whole reply (43, 282).
         tokens: (86, 283),
+        cache: None,
         web_searches: 0,
         list_price: Some((86.0 * 3.0 + 283.0 * 15.0) / 1e6),
         requests: 2,
@@ -189,6 +220,7 @@ const CASES: &[Case] = &[
         serve: Serve::Unauthorized,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (0, 0),
+        cache: None,
         web_searches: 0,
         list_price: None,
         requests: 1,
@@ -201,6 +233,7 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (255 + 278, 16 + 9),
+        cache: None,
         web_searches: 0,
         // gpt-4o-2024-08-06: $2.50 in, $10 out.
         list_price: Some(((255.0 + 278.0) * 2.5 + 25.0 * 10.0) / 1e6),
@@ -217,6 +250,7 @@ const CASES: &[Case] = &[
         // usage: 9463 in, of which 8320 cached; 582 out (512 of them reasoning).
         tokens: (9463 - 8320, 582),
         // One `web_search_call` in the reply's output.
+        cache: None,
         web_searches: 1,
         // gpt-5: $1.25 in, $0.125 cached in, $10 out per million, and OpenAI bills the
         // search itself, $10 per 1,000 calls: (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6
@@ -232,6 +266,7 @@ const CASES: &[Case] = &[
         serve: Serve::Gzip,
         assertions: "  - tool: \"get_capital*\"\n    called: true\n",
         tokens: (53 + 78, 15 + 9),
+        cache: None,
         web_searches: 0,
         // gpt-4o-mini-2024-07-18: $0.15 in, $0.60 out.
         list_price: Some((131.0 * 0.15 + 24.0 * 0.60) / 1e6),
@@ -245,6 +280,7 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: \"get_capital*\"\n    called: true\n",
         tokens: (52 + 64 + 79, 5 + 5 + 12),
+        cache: None,
         web_searches: 0,
         // gemini-2.0-flash: $0.10 in, $0.40 out.
         list_price: Some((195.0 * 0.10 + 22.0 * 0.40) / 1e6),
@@ -298,7 +334,7 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             bytes.extend(recorded[1..].iter().map(|i| (i.reply.body.to_vec(), false)));
             (turns, bytes)
         }
-        Serve::NotStreamed => {
+        Serve::NotStreamed(n) => {
             let body =
                 br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
             let refused = Recorded {
@@ -310,11 +346,11 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             };
             let turns = vec![Turn::Sequence(vec![
                 Turn::Recorded(std::sync::Arc::new(refused)),
-                whole(0),
+                whole(n),
             ])];
             let bytes = vec![
                 (body.to_vec(), false),
-                (recorded[0].reply.body.to_vec(), false),
+                (recorded[n].reply.body.to_vec(), false),
             ];
             (turns, bytes)
         }
@@ -388,7 +424,7 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
                 request.path
             );
         }
-        if matches!(case.serve, Serve::NotStreamed) {
+        if matches!(case.serve, Serve::NotStreamed(_)) {
             // The recording answers the request without streaming, as it was recorded.
             let streams: Vec<bool> = model
                 .requests_for(&marker(case))
@@ -508,6 +544,18 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                 case.tokens,
                 "{what}: {traffic:#}"
             );
+            if let Some(cache) = case.cache {
+                let n = |field: &str| traffic[field].as_u64().unwrap_or(0);
+                assert_eq!(
+                    (
+                        n("cache_read_input_tokens"),
+                        n("cache_creation_input_tokens"),
+                        n("cache_creation_1h_input_tokens")
+                    ),
+                    cache,
+                    "{what}: {traffic:#}"
+                );
+            }
             assert_eq!(
                 traffic["web_search_requests"].as_u64().unwrap_or(0),
                 case.web_searches,
