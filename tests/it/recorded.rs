@@ -5,8 +5,9 @@
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
 //! search, tool search, web fetch, code execution and the advisor, whose results are
-//! objects), `usage.iterations` (an advisor step on another model, a compaction step), a
-//! whole JSON reply asked for again without streaming, tool calls the agent does not have,
+//! objects), `usage.iterations` (an advisor step on another model, a compaction step), cache
+//! reads and 5-minute and 1-hour cache writes, a whole JSON reply asked for again without
+//! streaming, tool calls the agent does not have,
 //! a reply the upstream cut (and the agent's retry), a gzip reply, a 401 that says not to
 //! retry. Each run is recorded
 //! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
@@ -45,13 +46,15 @@ enum Serve {
     /// streaming request is answered with a 404, as by an endpoint that does not stream,
     /// so that Claude Code asks again without streaming ("Streaming endpoint returned 404,
     /// falling back to non-streaming mode", 2.1.x) — the request the recording answered —
-    /// and gets the recording.
-    NotStreamed(usize),
+    /// and gets the recording, with each `(from, to)` of the list changed (each `from`
+    /// must be in it).
+    NotStreamed(usize, &'static [(&'static str, &'static str)]),
 }
 
 /// One recording served to one agent, and what it must meter.
 struct Case {
-    /// The test's name (and its marker, upper-cased).
+    /// The test's name (and its marker, upper-cased). No name begins another: the scripted
+    /// model finds a prompt's script by the marker it holds.
     name: &'static str,
     agent: &'static str,
     /// Under `tests/data/recorded/`.
@@ -164,7 +167,7 @@ const CASES: &[Case] = &[
         name: "compaction",
         agent: "claude",
         fixture: "anthropic/compaction_end_to_end.yaml",
-        serve: Serve::NotStreamed(0),
+        serve: Serve::NotStreamed(0, &[]),
         assertions: "  - tool: Bash\n    called: false\n",
         // usage.iterations: a compaction step of 55196 in, 125 out, then the message's 220
         // in, 8 out (the top-level figures: the message's alone).
@@ -185,7 +188,7 @@ const CASES: &[Case] = &[
         fixture: "anthropic/cache_real_api.yaml",
         // The recording's second reply: the conversation's prefix read from the cache
         // and its new turn written to the 5-minute cache.
-        serve: Serve::NotStreamed(1),
+        serve: Serve::NotStreamed(1, &[]),
         assertions: "  - tool: Bash\n    called: false\n",
         // usage: 3 in, 33 out; 1111 read from the cache; 418 written to it, all
         // `ephemeral_5m_input_tokens`.
@@ -196,6 +199,38 @@ const CASES: &[Case] = &[
         // cache read, $3.75 a 5-minute cache write (1.25 × input) per million:
         // (3 × 3 + 33 × 15 + 1111 × 0.30 + 418 × 3.75) / 1e6 = $0.0024048.
         list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 3.75) / 1e6),
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
+        name: "hour-cache-write",
+        agent: "claude",
+        fixture: "anthropic/cache_real_api.yaml",
+        // The same reply with its 418 cache writes made 1-hour writes, as Claude Code
+        // asks for with a subscription login (`cache_control` `ttl: 1h`): no public
+        // recording of a 1-hour cache write was found (pydantic-ai, vercel/ai, the
+        // code index searched), so this one is the real reply with its TTL split changed.
+        serve: Serve::NotStreamed(
+            1,
+            &[
+                (
+                    r#""ephemeral_1h_input_tokens":0"#,
+                    r#""ephemeral_1h_input_tokens":418"#,
+                ),
+                (
+                    r#""ephemeral_5m_input_tokens":418"#,
+                    r#""ephemeral_5m_input_tokens":0"#,
+                ),
+            ],
+        ),
+        assertions: "  - tool: Bash\n    called: false\n",
+        tokens: (3, 33),
+        cache: Some((1111, 418, 418)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929: a 1-hour cache write is $6 per million (2 × input),
+        // against $3.75 for the 5-minute cache: (3 × 3 + 33 × 15 + 1111 × 0.30
+        // + 418 × 6) / 1e6 = $0.0033453.
+        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 6.0) / 1e6),
         requests: 2,
         step_models: &[],
     },
@@ -334,7 +369,7 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             bytes.extend(recorded[1..].iter().map(|i| (i.reply.body.to_vec(), false)));
             (turns, bytes)
         }
-        Serve::NotStreamed(n) => {
+        Serve::NotStreamed(n, changes) => {
             let body =
                 br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
             let refused = Recorded {
@@ -344,14 +379,20 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
                 cut_at: None,
                 gzip: false,
             };
+            let mut reply = String::from_utf8_lossy(&recorded[n].reply.body).into_owned();
+            for (from, to) in changes {
+                assert!(reply.contains(from), "{}: no {from:?}", case.fixture);
+                reply = reply.replace(from, to);
+            }
+            let reply = Recorded {
+                body: axum::body::Bytes::from(reply),
+                ..(*recorded[n].reply).clone()
+            };
+            let bytes = vec![(body.to_vec(), false), (reply.body.to_vec(), false)];
             let turns = vec![Turn::Sequence(vec![
                 Turn::Recorded(std::sync::Arc::new(refused)),
-                whole(n),
+                Turn::Recorded(std::sync::Arc::new(reply)),
             ])];
-            let bytes = vec![
-                (body.to_vec(), false),
-                (recorded[n].reply.body.to_vec(), false),
-            ];
             (turns, bytes)
         }
         Serve::Unauthorized => {
@@ -424,7 +465,7 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
                 request.path
             );
         }
-        if matches!(case.serve, Serve::NotStreamed(_)) {
+        if matches!(case.serve, Serve::NotStreamed(..)) {
             // The recording answers the request without streaming, as it was recorded.
             let streams: Vec<bool> = model
                 .requests_for(&marker(case))
