@@ -183,6 +183,24 @@ const CASES: &[Case] = &[
         step_models: &[],
     },
     Case {
+        name: "cached-compaction",
+        agent: "claude",
+        fixture: "anthropic/compaction_usage_with_cache.yaml",
+        serve: Serve::NotStreamed(0, &[]),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage.iterations: a compaction step of 100 in, 131 out, 55096 written to the
+        // 5-minute cache; the message's 229 in, 5 out (the top-level figures: the
+        // message's alone, no cache write).
+        tokens: (100 + 229, 131 + 5),
+        cache: Some((0, 55096, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-6 (Anthropic's pricing page): $3 in, $15 out, $3.75 a 5-minute
+        // cache write per million: (329 × 3 + 136 × 15 + 55096 × 3.75) / 1e6 = $0.209637.
+        list_price: Some((329.0 * 3.0 + 136.0 * 15.0 + 55096.0 * 3.75) / 1e6),
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
         name: "cache-write",
         agent: "claude",
         fixture: "anthropic/cache_real_api.yaml",
