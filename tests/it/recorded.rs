@@ -4,15 +4,19 @@
 //! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
-//! search, tool search, web fetch and code execution, whose results are objects), tool
-//! calls the agent does not have, a reply the upstream cut (and
-//! the agent's retry), a gzip reply, a 401 that says not to retry. Each run is recorded
+//! search, tool search, web fetch, code execution and the advisor, whose results are
+//! objects), `usage.iterations` (an advisor step on another model, a compaction step), cache
+//! reads and 5-minute and 1-hour cache writes, a whole JSON reply asked for again without
+//! streaming, tool calls the agent does not have,
+//! a reply the upstream cut (and the agent's retry), a gzip reply, a 401 that says not to
+//! retry. Each run is recorded
 //! (`--record-model`) and then replayed (`--replay`) against a model that answers nothing.
 //! For each recording the test checks what the issue measured:
 //! - **bytes**: the cassette holds exactly the recorded bytes the agent got, up to a cut;
 //! - **tokens**: `model_traffic` counts the recorded usage;
 //! - **cost**: the metered cost equals the recorded usage at the model's list price
-//!   (written out here by hand from the provider's page), ratio 1;
+//!   (written out here by hand from the provider's page, each step of a reply at its own
+//!   model's), ratio 1, with no model priced at the dearest;
 //! - **retries**: the agent's retry of a cut reply is counted, recorded and replayed;
 //! - **replays**: the same verdict on every case, and no request upstream;
 //! - **the witness and the parsers**: no false `tampered` and no dropped (lost) line,
@@ -38,11 +42,19 @@ enum Serve {
     /// A 401 with `x-should-retry: false` (written from the API's documented shape: no
     /// public recording of one was found).
     Unauthorized,
+    /// A whole (non-streamed) JSON recording, this interaction of it: the agent's
+    /// streaming request is answered with a 404, as by an endpoint that does not stream,
+    /// so that Claude Code asks again without streaming ("Streaming endpoint returned 404,
+    /// falling back to non-streaming mode", 2.1.x) — the request the recording answered —
+    /// and gets the recording, with each `(from, to)` of the list changed (each `from`
+    /// must be in it).
+    NotStreamed(usize, &'static [(&'static str, &'static str)]),
 }
 
 /// One recording served to one agent, and what it must meter.
 struct Case {
-    /// The test's name (and its marker, upper-cased).
+    /// The test's name (and its marker, upper-cased). No name begins another: the scripted
+    /// model finds a prompt's script by the marker it holds.
     name: &'static str,
     agent: &'static str,
     /// Under `tests/data/recorded/`.
@@ -52,12 +64,18 @@ struct Case {
     assertions: &'static str,
     /// Input, output tokens the recorded usage adds up to, over the replies served.
     tokens: (u64, u64),
+    /// Cache reads, cache writes and, of those, 1-hour cache writes in the recorded usage
+    /// (checked when given).
+    cache: Option<(u64, u64, u64)>,
     /// Anthropic web searches in the recorded usage.
     web_searches: u64,
     /// The replies' cost at the model's list price, USD (`None`: no usage to price).
     list_price: Option<f64>,
     /// Requests the agent makes.
     requests: u64,
+    /// Models that ran steps of a reply besides the one asked for (an advisor), each of
+    /// which must be listed in `model_traffic.models`.
+    step_models: &'static [&'static str],
 }
 
 const CASES: &[Case] = &[
@@ -69,10 +87,12 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"get_exchange_rate*\"\n    called: true\n",
         // message_delta usage: 1591 + 1007 in, 175 + 59 out.
         tokens: (2598, 234),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((2598.0 * 3.0 + 234.0 * 15.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "web-search",
@@ -81,10 +101,12 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (22397, 637),
+        cache: None,
         web_searches: 2,
         // claude-sonnet-4-20250514: $3 in, $15 out; web search $10 per 1,000.
         list_price: Some((22397.0 * 3.0 + 637.0 * 15.0) / 1e6 + 2.0 * 0.01),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "web-fetch",
@@ -95,10 +117,12 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"web_fetch*\"\n    called: true\n  - tool: Bash\n    called: false\n",
         // message_delta usage: 7244 in, 153 out; web fetch has no fee of its own.
         tokens: (7244, 153),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-20250514: $3 in, $15 out per million.
         list_price: Some((7244.0 * 3.0 + 153.0 * 15.0) / 1e6),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "code-execution",
@@ -109,10 +133,124 @@ const CASES: &[Case] = &[
         assertions: "  - tool: \"bash_code_execution*\"\n    called: true\n  - tool: Bash\n    called: false\n",
         // message_delta usage: 4714 in, 304 out.
         tokens: (4714, 304),
+        cache: None,
         web_searches: 0,
         // claude-sonnet-4-6: $3 in, $15 out per million.
         list_price: Some((4714.0 * 3.0 + 304.0 * 15.0) / 1e6),
         requests: 1,
+        step_models: &[],
+    },
+    Case {
+        name: "advisor",
+        agent: "claude",
+        fixture: "anthropic/advisor_tool_stream.yaml",
+        serve: Serve::AsRecorded,
+        // The advisor is a server tool: its call and its result (an object) are the
+        // server's.
+        assertions: "  - tool: \"advisor*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // message_delta usage.iterations: claude-sonnet-5 steps of 1128 in, 135 out and
+        // 1283 in, 10 out; an advisor_message step on claude-opus-4-8 of 2543 in, 18 out
+        // (which the top-level 2411 in, 145 out leave out).
+        tokens: (1128 + 2543 + 1283, 135 + 18 + 10),
+        cache: Some((0, 0, 0)),
+        web_searches: 0,
+        // Anthropic's model pages (platform.claude.com/docs/en/models/sonnet-5/overview and
+        // …/opus-4-8/overview): claude-sonnet-5 $2 in, $10 out; claude-opus-4-8 $5 in, $25
+        // out per million. (2411 × 2 + 145 × 10) / 1e6 + (2543 × 5 + 18 × 25) / 1e6
+        // = $0.006272 + $0.013165 = $0.019437; the top-level figures alone, at the reply's
+        // model, would be $0.006272.
+        list_price: Some((2411.0 * 2.0 + 145.0 * 10.0 + 2543.0 * 5.0 + 18.0 * 25.0) / 1e6),
+        requests: 1,
+        step_models: &["claude-opus-4-8"],
+    },
+    Case {
+        name: "compaction",
+        agent: "claude",
+        fixture: "anthropic/compaction_end_to_end.yaml",
+        serve: Serve::NotStreamed(0, &[]),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage.iterations: a compaction step of 55196 in, 125 out, then the message's 220
+        // in, 8 out (the top-level figures: the message's alone).
+        tokens: (55196 + 220, 125 + 8),
+        cache: Some((0, 0, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-6: $3 in, $15 out per million (Anthropic's pricing page), no
+        // long-context premium: (55416 × 3 + 133 × 15) / 1e6 = $0.168243, where the
+        // top-level figures alone would be $0.00078.
+        list_price: Some((55416.0 * 3.0 + 133.0 * 15.0) / 1e6),
+        // The streaming request (refused), then the non-streaming one.
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
+        name: "cached-compaction",
+        agent: "claude",
+        fixture: "anthropic/compaction_usage_with_cache.yaml",
+        serve: Serve::NotStreamed(0, &[]),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage.iterations: a compaction step of 100 in, 131 out, 55096 written to the
+        // 5-minute cache; the message's 229 in, 5 out (the top-level figures: the
+        // message's alone, no cache write).
+        tokens: (100 + 229, 131 + 5),
+        cache: Some((0, 55096, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-6 (Anthropic's pricing page): $3 in, $15 out, $3.75 a 5-minute
+        // cache write per million: (329 × 3 + 136 × 15 + 55096 × 3.75) / 1e6 = $0.209637.
+        list_price: Some((329.0 * 3.0 + 136.0 * 15.0 + 55096.0 * 3.75) / 1e6),
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
+        name: "cache-write",
+        agent: "claude",
+        fixture: "anthropic/cache_real_api.yaml",
+        // The recording's second reply: the conversation's prefix read from the cache
+        // and its new turn written to the 5-minute cache.
+        serve: Serve::NotStreamed(1, &[]),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // usage: 3 in, 33 out; 1111 read from the cache; 418 written to it, all
+        // `ephemeral_5m_input_tokens`.
+        tokens: (3, 33),
+        cache: Some((1111, 418, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929 (Anthropic's pricing page): $3 in, $15 out, $0.30 a
+        // cache read, $3.75 a 5-minute cache write (1.25 × input) per million:
+        // (3 × 3 + 33 × 15 + 1111 × 0.30 + 418 × 3.75) / 1e6 = $0.0024048.
+        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 3.75) / 1e6),
+        requests: 2,
+        step_models: &[],
+    },
+    Case {
+        name: "hour-cache-write",
+        agent: "claude",
+        fixture: "anthropic/cache_real_api.yaml",
+        // The same reply with its 418 cache writes made 1-hour writes, as Claude Code
+        // asks for with a subscription login (`cache_control` `ttl: 1h`): no public
+        // recording of a 1-hour cache write was found (pydantic-ai, vercel/ai, the
+        // code index searched), so this one is the real reply with its TTL split changed.
+        serve: Serve::NotStreamed(
+            1,
+            &[
+                (
+                    r#""ephemeral_1h_input_tokens":0"#,
+                    r#""ephemeral_1h_input_tokens":418"#,
+                ),
+                (
+                    r#""ephemeral_5m_input_tokens":418"#,
+                    r#""ephemeral_5m_input_tokens":0"#,
+                ),
+            ],
+        ),
+        assertions: "  - tool: Bash\n    called: false\n",
+        tokens: (3, 33),
+        cache: Some((1111, 418, 418)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929: a 1-hour cache write is $6 per million (2 × input),
+        // against $3.75 for the 5-minute cache: (3 × 3 + 33 × 15 + 1111 × 0.30
+        // + 418 × 6) / 1e6 = $0.0033453.
+        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 6.0) / 1e6),
+        requests: 2,
+        step_models: &[],
     },
     Case {
         name: "thinking-cut",
@@ -122,9 +260,11 @@ const CASES: &[Case] = &[
         assertions: "  - tool: Bash\n    called: false\n",
         // The cut reply's message_start (43 in, 1 out), then the whole reply (43, 282).
         tokens: (86, 283),
+        cache: None,
         web_searches: 0,
         list_price: Some((86.0 * 3.0 + 283.0 * 15.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "unauthorized",
@@ -133,9 +273,11 @@ const CASES: &[Case] = &[
         serve: Serve::Unauthorized,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (0, 0),
+        cache: None,
         web_searches: 0,
         list_price: None,
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "responses",
@@ -144,10 +286,12 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
         tokens: (255 + 278, 16 + 9),
+        cache: None,
         web_searches: 0,
         // gpt-4o-2024-08-06: $2.50 in, $10 out.
         list_price: Some(((255.0 + 278.0) * 2.5 + 25.0 * 10.0) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "openai-search",
@@ -159,12 +303,14 @@ const CASES: &[Case] = &[
         // usage: 9463 in, of which 8320 cached; 582 out (512 of them reasoning).
         tokens: (9463 - 8320, 582),
         // One `web_search_call` in the reply's output.
+        cache: None,
         web_searches: 1,
         // gpt-5: $1.25 in, $0.125 cached in, $10 out per million, and OpenAI bills the
         // search itself, $10 per 1,000 calls: (1143 × 1.25 + 8320 × 0.125 + 582 × 10) / 1e6
         // + 0.01 = $0.01828875.
         list_price: Some((1143.0 * 1.25 + 8320.0 * 0.125 + 582.0 * 10.0) / 1e6 + 0.01),
         requests: 1,
+        step_models: &[],
     },
     Case {
         name: "chat-gzip",
@@ -173,10 +319,12 @@ const CASES: &[Case] = &[
         serve: Serve::Gzip,
         assertions: "  - tool: \"get_capital*\"\n    called: true\n",
         tokens: (53 + 78, 15 + 9),
+        cache: None,
         web_searches: 0,
         // gpt-4o-mini-2024-07-18: $0.15 in, $0.60 out.
         list_price: Some((131.0 * 0.15 + 24.0 * 0.60) / 1e6),
         requests: 2,
+        step_models: &[],
     },
     Case {
         name: "gemini-calls",
@@ -185,10 +333,12 @@ const CASES: &[Case] = &[
         serve: Serve::AsRecorded,
         assertions: "  - tool: \"get_capital*\"\n    called: true\n",
         tokens: (52 + 64 + 79, 5 + 5 + 12),
+        cache: None,
         web_searches: 0,
         // gemini-2.0-flash: $0.10 in, $0.40 out.
         list_price: Some((195.0 * 0.10 + 22.0 * 0.40) / 1e6),
         requests: 3,
+        step_models: &[],
     },
 ];
 
@@ -235,6 +385,32 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             turns.extend((1..recorded.len()).map(whole));
             let mut bytes = vec![(body[..at].to_vec(), true), (body.to_vec(), false)];
             bytes.extend(recorded[1..].iter().map(|i| (i.reply.body.to_vec(), false)));
+            (turns, bytes)
+        }
+        Serve::NotStreamed(n, changes) => {
+            let body =
+                br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
+            let refused = Recorded {
+                status: 404,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: axum::body::Bytes::from_static(body),
+                cut_at: None,
+                gzip: false,
+            };
+            let mut reply = String::from_utf8_lossy(&recorded[n].reply.body).into_owned();
+            for (from, to) in changes {
+                assert!(reply.contains(from), "{}: no {from:?}", case.fixture);
+                reply = reply.replace(from, to);
+            }
+            let reply = Recorded {
+                body: axum::body::Bytes::from(reply),
+                ..(*recorded[n].reply).clone()
+            };
+            let bytes = vec![(body.to_vec(), false), (reply.body.to_vec(), false)];
+            let turns = vec![Turn::Sequence(vec![
+                Turn::Recorded(std::sync::Arc::new(refused)),
+                Turn::Recorded(std::sync::Arc::new(reply)),
+            ])];
             (turns, bytes)
         }
         Serve::Unauthorized => {
@@ -306,6 +482,15 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
                 case.name,
                 request.path
             );
+        }
+        if matches!(case.serve, Serve::NotStreamed(..)) {
+            // The recording answers the request without streaming, as it was recorded.
+            let streams: Vec<bool> = model
+                .requests_for(&marker(case))
+                .iter()
+                .map(|r| r.body["stream"] == true)
+                .collect();
+            assert_eq!(streams, [true, false], "{}", case.name);
         }
     }
     let after_recording = model.requests().len();
@@ -418,6 +603,18 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                 case.tokens,
                 "{what}: {traffic:#}"
             );
+            if let Some(cache) = case.cache {
+                let n = |field: &str| traffic[field].as_u64().unwrap_or(0);
+                assert_eq!(
+                    (
+                        n("cache_read_input_tokens"),
+                        n("cache_creation_input_tokens"),
+                        n("cache_creation_1h_input_tokens")
+                    ),
+                    cache,
+                    "{what}: {traffic:#}"
+                );
+            }
             assert_eq!(
                 traffic["web_search_requests"].as_u64().unwrap_or(0),
                 case.web_searches,
@@ -436,6 +633,19 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                     "{what}: {traffic:#}"
                 );
                 measured.push(format!("{what}: ${metered:.6} / ${list:.6} = {ratio:.6}"));
+                // Every model is in the price table: none priced at the dearest.
+                assert!(
+                    traffic.get("priced_at_dearest").is_none(),
+                    "{what}: {traffic:#}"
+                );
+            }
+            for model in case.step_models {
+                assert!(
+                    traffic["models"]
+                        .as_array()
+                        .is_some_and(|m| m.iter().any(|m| m == model)),
+                    "{what}: {model} ran a step but is not listed: {traffic:#}"
+                );
             }
             // Retries: a cut reply's retry is the agent's, recorded and replayed alike.
             let retries = u64::from(matches!(case.serve, Serve::CutBeforeThenWhole(_)));
@@ -527,7 +737,7 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         );
         assert_eq!(status("claude", "tool-search").0, "passed");
         // Server tools whose results are objects: read, marked server-side, witnessed.
-        for name in ["web-fetch", "code-execution"] {
+        for name in ["web-fetch", "code-execution", "advisor"] {
             let t = test(&run.recorded, name);
             assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
             assert_eq!(
