@@ -88,6 +88,10 @@ pub(super) async fn post_run(
                     calls: &mcp_calls,
                     dropped,
                 }),
+                user: spec.user.as_deref(),
+                // No agent's channel records a conversation yet: conversation
+                // assertions are `error` (issue 41).
+                dialog: None,
             },
         )
     })
