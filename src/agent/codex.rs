@@ -240,6 +240,7 @@ mod tests {
             mcp_servers: &Default::default(),
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv

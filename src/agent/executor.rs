@@ -391,6 +391,7 @@ impl CliAgent {
             parser,
             raw,
             raw_cut,
+            dialog,
         } = streamed;
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
@@ -432,6 +433,7 @@ impl CliAgent {
             mcp_calls_dropped: mcp.dropped_calls,
             mcp_divergences: mcp.divergences,
             model_traffic,
+            dialog,
         }
     }
 
@@ -505,7 +507,18 @@ struct Streamed {
     parser: StreamParser,
     raw: Vec<String>,
     raw_cut: bool,
+    dialog: Option<crate::transcript::dialog::Dialog>,
 }
+
+/// A run's conversation: the agent's channel and the user talking over it, or, for an
+/// agent without a channel, the record that says so.
+type Talk = Result<
+    (
+        Box<dyn super::conversation::AskChannel>,
+        super::conversation::Conversation,
+    ),
+    crate::transcript::dialog::Dialog,
+>;
 
 /// What a run's recorded exchanges have in place of its own paths: the workspace copy, the
 /// private home and the agent's installation (under both of its names).
@@ -531,13 +544,14 @@ async fn stream_until(
     cancel: &CancellationToken,
     format: crate::transcript::Format,
     req: &ExecuteRequest<'_>,
-    decide: Option<CancellationToken>,
+    (decide, talk): (Option<CancellationToken>, Option<Talk>),
 ) -> std::io::Result<(Streamed, bool)> {
     let mut streamed = stream(
         spec,
         decide.as_ref().unwrap_or(cancel),
         format,
         (req.on_tool_call, decide.as_ref()),
+        talk.map(|t| (t, req.prompt)),
     )
     .await?;
     let decided = decide.is_some_and(|d| d.is_cancelled())
@@ -560,12 +574,22 @@ async fn stream(
     cancel: &CancellationToken,
     format: crate::transcript::Format,
     (hook, decide): (Option<super::ToolCallHook<'_>>, Option<&CancellationToken>),
+    talk: Option<(Talk, &str)>,
 ) -> std::io::Result<Streamed> {
     let mut parser = StreamParser::new(format);
     let mut raw = Vec::new();
     let (mut raw_bytes, mut raw_cut) = (0usize, false);
     let mut reported = 0;
-    let output = process::run(spec, cancel, |line| {
+    let (mut live, input, mut dialog) = match talk {
+        None => (None, None, None),
+        Some((Err(no_channel), _)) => (None, None, Some(no_channel)),
+        Some((Ok((mut channel, conversation)), prompt)) => {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let _ = tx.send(channel.opening(prompt));
+            (Some((channel, conversation, Some(tx))), Some(rx), None)
+        }
+    };
+    let output = process::run_fed(spec, cancel, input, |line| {
         raw_bytes = raw_bytes.saturating_add(line.len() + 1);
         if raw_bytes <= MAX_RAW_BYTES {
             raw.push(line.to_owned());
@@ -573,6 +597,15 @@ async fn stream(
             raw_cut = true;
         }
         parser.push_line(line);
+        if let Some((channel, conversation, tx)) = live.as_mut() {
+            let feed = channel.line(line, conversation);
+            if let (Some(bytes), Some(tx)) = (feed.write, tx.as_ref()) {
+                let _ = tx.send(bytes);
+            }
+            if feed.close {
+                *tx = None;
+            }
+        }
         if let Some(hook) = hook {
             for call in &parser.calls()[reported..] {
                 hook(call);
@@ -586,11 +619,15 @@ async fn stream(
         }
     })
     .await?;
+    if let Some((_, conversation, _)) = live {
+        dialog = Some(conversation.finish());
+    }
     Ok(Streamed {
         output,
         parser,
         raw,
         raw_cut,
+        dialog,
     })
 }
 
@@ -714,7 +751,9 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let channel = req.user.and_then(|_| self.cli.ask_channel());
         let task = Task {
+            converse: channel.is_some(),
             prompt: req.prompt,
             workspace: req.workspace,
             model: req.model,
@@ -772,10 +811,27 @@ impl Agent for CliAgent {
                 Some(routed) => routed.decide_token(&cancel),
                 None => cancel.child_token(),
             });
-        let (streamed, decided) =
-            stream_until(&spec, &cancel, self.cli.stream_format(), &req, decide)
-                .await
-                .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let talk = req.user.cloned().map(|user| match channel {
+            Some(channel) => {
+                let record = channel.channel();
+                Ok((
+                    channel,
+                    super::conversation::Conversation::new(user, record),
+                ))
+            }
+            None => Err(super::conversation::Conversation::no_channel(
+                self.cli.no_ask_channel(),
+            )),
+        });
+        let (streamed, decided) = stream_until(
+            &spec,
+            &cancel,
+            self.cli.stream_format(),
+            &req,
+            (decide, talk),
+        )
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
         let servers = mcp.servers.clone();
         let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {

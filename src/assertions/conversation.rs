@@ -42,6 +42,13 @@ pub(super) fn evaluate(
         }
         Some(d) => d,
     };
+    if let (
+        Some(why),
+        ConversationAssertion::UserTurns { .. } | ConversationAssertion::Elicited { .. },
+    ) = (&dialog.incomplete, assertion)
+    {
+        return (AssertionStatus::Error, description, Some(why.clone()));
+    }
     match assertion {
         ConversationAssertion::Asked { about, before } => {
             let Some((i, first)) = dialog
@@ -191,6 +198,7 @@ mod tests {
                     }),
                 })
                 .collect(),
+            incomplete: None,
         }
     }
 
@@ -256,6 +264,7 @@ mod tests {
                 why: "opencode `run` denies its `question` tool".into(),
             },
             exchanges: Vec::new(),
+            incomplete: None,
         };
         let dna = ConversationAssertion::DidNotAsk {
             about: Regex::new("(?i)name").unwrap(),

@@ -69,6 +69,7 @@ pub(super) async fn run_one(
         raw,
         mcp_calls,
         mcp_calls_dropped,
+        dialog,
         ..
     } = execution;
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
@@ -83,7 +84,7 @@ pub(super) async fn run_one(
     let cut = run
         .post_run(
             &workspace,
-            (&transcript, &mcp_calls, mcp_calls_dropped),
+            (&transcript, &mcp_calls, mcp_calls_dropped, dialog.as_ref()),
             &reviews,
             &mut post,
         )
@@ -262,6 +263,7 @@ impl<'a> OneRun<'a> {
                 limits: spec.limits.resolved(),
                 stop: spec.stop,
                 watch_skills: &watch_skills(spec, workspace.path(), &plugins),
+                user: spec.user.as_ref(),
             })
             .await
             // The CLI is missing or could not start.
@@ -279,6 +281,7 @@ impl<'a> OneRun<'a> {
             &crate::transcript::Transcript,
             &[crate::transcript::ToolCall],
             u32,
+            Option<&crate::transcript::dialog::Dialog>,
         ),
         reviews: &std::collections::BTreeMap<usize, crate::assertions::judge::ReviewVerdict>,
         post: &mut PostRun,

@@ -16,6 +16,11 @@ pub struct Dialog {
     pub channel: Channel,
     /// The questions, in the order they were asked, each with its reply.
     pub exchanges: Vec<Exchange>,
+    /// Why the record lacks replies a user would have given (a question meant for a
+    /// simulated user that could not answer): the assertions on replies (`user_turns`,
+    /// `elicited`) are then `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// How the agent's questions reach the user.

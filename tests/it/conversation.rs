@@ -1,10 +1,17 @@
 //! Conversations (issue 41): a test's `user:` answers the agent's questions, and
 //! `asked`, `did_not_ask`, `user_turns`, `elicited` check what it asked. These tests
-//! protect what a user sees before any agent runs: `validate` and `validate --explain`.
+//! protect what a user sees before any agent runs (`validate`, `validate --explain`) and
+//! each agent's channel end to end, through the real CLI and the scripted model.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
+use serde_json::{Value, json};
+
+use crate::agents::{AGENTS, run_on};
+use crate::run::{Suite, test};
 use crate::support::cli::Aptitude;
+use crate::support::model::{ScriptedModel, Turn};
 
 /// The dice test of issue 41, as its README example writes it.
 const DICE: &str = "name: dice
@@ -75,4 +82,161 @@ fn validate_points_at_user_mistakes_with_did_you_mean() {
     ] {
         assert!(err.contains(needle), "{needle} not in:\n{err}");
     }
+}
+
+/// The question the scripted model asks through Claude Code's `AskUserQuestion`, as the
+/// tool's input schema wants it (2.1.328: 1–4 questions, each with 2–4 options).
+fn ask_sides() -> Turn {
+    Turn::Tool(
+        "AskUserQuestion",
+        json!({"questions": [{
+            "question": "How many sides should the die have?",
+            "header": "Sides",
+            "options": [
+                {"label": "6", "description": "A common die"},
+                {"label": "20", "description": "A role-playing die"}
+            ],
+            "multiSelect": false
+        }]}),
+    )
+}
+
+/// One `aptitude run` on Claude Code: `asks` (the model asks, then writes the command),
+/// `guesses` (it writes without asking), `no-reply` (it asks something no script line
+/// answers), each with the dice user. Returns the results and the model.
+fn claude_run() -> &'static (Value, ScriptedModel) {
+    static RUN: OnceLock<(Value, ScriptedModel)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let claude = AGENTS[0]();
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
+        let write = Turn::Tool(
+            "Write",
+            json!({"file_path": "roll.sh", "content": "echo $((RANDOM % 6 + 1))\n"}),
+        );
+        let done = Turn::Text("Done.".into());
+        let ask_name = Turn::Tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": "What should the command be called?",
+                "header": "Name",
+                "options": [
+                    {"label": "roll", "description": "roll"},
+                    {"label": "dice", "description": "dice"}
+                ],
+                "multiSelect": false
+            }]}),
+        );
+        let tests: [(&str, Vec<Turn>, &str); 3] = [
+            (
+                "asks",
+                vec![ask_sides(), write.clone(), done.clone()],
+                "  - asked: {about: sides, before: [Write]}\n  - did_not_ask: {about: name}\n  - user_turns: {max: 1}\n  - elicited: [sides]\n",
+            ),
+            (
+                "guesses",
+                vec![write.clone(), done.clone()],
+                "  - asked: {about: sides}\n  - did_not_ask: {about: sides}\n  - user_turns: {max: 0}\n",
+            ),
+            (
+                "no-reply",
+                vec![ask_name, done.clone()],
+                "  - asked: {about: called}\n  - user_turns: {max: 0}\n",
+            ),
+        ];
+        for (name, turns, assertions) in tests {
+            let marker = format!("talk-claude-{name}");
+            model.script(&marker, turns);
+            suite.file(&format!("tests/{name}/README"), "a fixture\n");
+            suite.file(
+                &format!("tests/{name}.aptitude.yaml"),
+                &format!(
+                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{user}assertions:\n{assertions}"
+                ),
+            );
+        }
+        let (code, results, stderr) =
+            run_on(&suite, &model, &claude, &["--no-grade", "--jobs", "3"]);
+        assert!(results.is_object(), "exit {code}: {stderr}");
+        (results, model)
+    })
+}
+
+/// The statuses of a test's assertions, by kind, in order.
+fn statuses(results: &Value, name: &str) -> Vec<(String, String)> {
+    test(results, name)["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["kind"].as_str().unwrap_or_default().to_owned(),
+                a["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Claude Code asks through `AskUserQuestion`, aptitude answers from the script over the
+/// stream-json control protocol, and the model's next request holds that answer; every
+/// conversation assertion passes.
+#[test]
+fn claude_asks_and_the_next_request_holds_the_scripted_answer() {
+    let (results, model) = claude_run();
+    let t = test(results, "asks");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-claude-asks");
+    assert!(
+        requests[0].body.to_string().contains("\"AskUserQuestion\""),
+        "the ask tool is offered"
+    );
+    let after = requests
+        .iter()
+        .find(|r| {
+            r.body
+                .to_string()
+                .contains("How many sides should the die have?")
+                && r.body.to_string().contains("tool_result")
+        })
+        .expect("a request after the question");
+    assert!(
+        after.body.to_string().contains("Six-sided, 1 to 6."),
+        "{}",
+        after.body
+    );
+    assert!(
+        statuses(results, "asks").iter().all(|(_, s)| s == "pass"),
+        "{t:#}"
+    );
+}
+
+/// A run where the agent writes without asking fails `asked` and `did_not_ask` holds.
+#[test]
+fn claude_that_does_not_ask_fails_asked() {
+    let (results, _) = claude_run();
+    assert_eq!(
+        statuses(results, "guesses"),
+        [
+            ("asked".to_owned(), "fail".to_owned()),
+            ("did_not_ask".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "pass".to_owned()),
+        ]
+    );
+}
+
+/// A question no script line matches (and no `goal:`) gets no reply: it is still asked,
+/// and the user's replies stay 0.
+#[test]
+fn claude_question_without_a_script_line_gets_no_reply() {
+    let (results, model) = claude_run();
+    let t = test(results, "no-reply");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-claude-no-reply");
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body.to_string().contains("The user did not answer.")),
+        "the agent is told"
+    );
 }
