@@ -32,6 +32,18 @@ pub trait AskChannel: Send {
     fn channel(&self) -> Channel;
 }
 
+/// The question at the end of an agent's final text: its last paragraph, when that holds
+/// a `?` (a plain-text question, as Codex and Gemini CLI ask headless); `None` when the
+/// turn ended otherwise.
+pub fn question_in(final_text: &str) -> Option<&str> {
+    let last = final_text
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .last()?;
+    last.contains('?').then_some(last)
+}
+
 /// The user of one run, and the record of what was asked and replied.
 #[derive(Debug)]
 pub struct Conversation {
@@ -97,6 +109,11 @@ impl Conversation {
         text
     }
 
+    /// Whether the user may still reply.
+    pub fn has_replies_left(&self) -> bool {
+        (self.dialog.replies().count() as u32) < self.user.max_turns
+    }
+
     /// The record.
     pub fn finish(self) -> Dialog {
         self.dialog
@@ -139,6 +156,16 @@ mod tests {
             dialog.incomplete.is_none(),
             "a script-only user is complete"
         );
+    }
+
+    #[test]
+    fn a_plain_text_question_is_the_last_paragraph_with_a_question_mark() {
+        assert_eq!(
+            question_in("I looked at the CLI.\n\nHow many sides should the die have?\n"),
+            Some("How many sides should the die have?")
+        );
+        assert_eq!(question_in("Is it done? Yes.\n\nDone."), None);
+        assert_eq!(question_in(""), None);
     }
 
     #[test]

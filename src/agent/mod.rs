@@ -468,6 +468,21 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// For an agent that asks in plain text at the end of a turn: the command of a
+    /// follow-up turn in the same session `session` (the id its stream reported), whose
+    /// prompt (`task.prompt`) is the user's reply. `None`: the agent has no such channel.
+    ///
+    /// # Errors
+    /// As for [`AgentCli::task`].
+    fn follow_up(
+        &self,
+        _task: &Task<'_>,
+        _session: &str,
+        _home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        None
+    }
+
     /// Why the agent's questions reach no user, for a run with a `user:` on an agent
     /// without [`AgentCli::ask_channel`].
     fn no_ask_channel(&self) -> String {

@@ -240,3 +240,83 @@ fn claude_question_without_a_script_line_gets_no_reply() {
         "the agent is told"
     );
 }
+
+/// One `aptitude run` on Codex, which asks in plain text: `asks` (its turn ends in a
+/// question, aptitude replies with `codex exec resume`, the model then finishes) and
+/// `guesses` (it finishes without asking).
+fn codex_run() -> &'static (Value, ScriptedModel) {
+    static RUN: OnceLock<(Value, ScriptedModel)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let codex = AGENTS[1]();
+        assert_eq!(codex.name, "codex");
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
+        let tests: [(&str, Vec<Turn>, &str); 2] = [
+            (
+                "asks",
+                vec![
+                    Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+                    Turn::Text("Done: a six-sided roll command.".into()),
+                ],
+                "  - asked: {about: sides}\n  - user_turns: {min: 1, max: 1}\n  - elicited: [sides]\n",
+            ),
+            (
+                "guesses",
+                vec![Turn::Text("Done.".into())],
+                "  - asked: {about: sides}\n  - user_turns: {max: 0}\n",
+            ),
+        ];
+        for (name, turns, assertions) in tests {
+            let marker = format!("talk-codex-{name}");
+            model.script(&marker, turns);
+            suite.file(&format!("tests/{name}/README"), "a fixture\n");
+            suite.file(
+                &format!("tests/{name}.aptitude.yaml"),
+                &format!(
+                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{user}assertions:\n{assertions}"
+                ),
+            );
+        }
+        let (code, results, stderr) =
+            run_on(&suite, &model, &codex, &["--no-grade", "--jobs", "2"]);
+        assert!(results.is_object(), "exit {code}: {stderr}");
+        (results, model)
+    })
+}
+
+/// Codex's plain-text question is answered by a follow-up turn in the same session
+/// (`codex exec resume`): the model's next request holds the question and the scripted
+/// answer, and the conversation assertions pass.
+#[test]
+fn codex_plain_text_question_is_answered_by_a_follow_up_turn() {
+    let (results, model) = codex_run();
+    let t = test(results, "asks");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-codex-asks");
+    assert_eq!(requests.len(), 2, "the question, then the follow-up turn");
+    let next = requests[1].body.to_string();
+    assert!(
+        next.contains("How many sides should the die have?"),
+        "{next}"
+    );
+    assert!(next.contains("Six-sided, 1 to 6."), "{next}");
+}
+
+/// A Codex run that finishes without a question fails `asked`.
+#[test]
+fn codex_that_does_not_ask_fails_asked() {
+    let (results, model) = codex_run();
+    assert_eq!(
+        statuses(results, "guesses"),
+        [
+            ("asked".to_owned(), "fail".to_owned()),
+            ("user_turns".to_owned(), "pass".to_owned()),
+        ]
+    );
+    assert_eq!(
+        model.requests_for("talk-codex-guesses").len(),
+        1,
+        "no follow-up"
+    );
+}
