@@ -320,3 +320,36 @@ fn codex_that_does_not_ask_fails_asked() {
         "no follow-up"
     );
 }
+
+/// On an agent with no channel yet (Gemini CLI), a test with a `user:` runs as one prompt
+/// and every conversation assertion is `error`, naming the agent — never a pass, even for
+/// `did_not_ask` on a run that asked nothing.
+#[test]
+fn an_agent_without_a_channel_gets_error_never_a_pass() {
+    let gemini = AGENTS[2]();
+    assert_eq!(gemini.name, "gemini");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-gemini-none";
+    model.script(marker, vec![Turn::Text("Done.".into())]);
+    suite.file("tests/none/README", "a fixture\n");
+    suite.file(
+        "tests/none.aptitude.yaml",
+        &format!(
+            "name: none\nprompt: \"{marker}\"\nworkspace: none\nuser:\n  script: [{{when: sides, say: six}}]\nassertions:\n  - did_not_ask: {{about: sides}}\n  - user_turns: {{max: 3}}\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &gemini, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "none");
+    assert_eq!(t["status"], "error", "{t:#}");
+    for a in t["assertions"].as_array().unwrap() {
+        assert_eq!(a["status"], "error", "{a:#}");
+        let detail = a["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("no channel carries the agent's questions")
+                && detail.contains("gemini"),
+            "{detail}"
+        );
+    }
+}
