@@ -60,6 +60,7 @@ impl Conversation {
                 channel,
                 exchanges: Vec::new(),
                 incomplete: None,
+                unwitnessed: None,
             },
         }
     }
@@ -70,6 +71,7 @@ impl Conversation {
             channel: Channel::None { why },
             exchanges: Vec::new(),
             incomplete: None,
+            unwitnessed: None,
         }
     }
 

@@ -391,8 +391,12 @@ impl CliAgent {
             parser,
             raw,
             raw_cut,
-            dialog,
+            mut dialog,
         } = streamed;
+        // What the agent asked rests on what crossed the gateway.
+        if let Some(d) = dialog.as_mut() {
+            super::gateway::witness::dialog::check(wire.as_ref(), d);
+        }
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {

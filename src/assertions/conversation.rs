@@ -42,6 +42,9 @@ pub(super) fn evaluate(
         }
         Some(d) => d,
     };
+    if let Some(why) = &dialog.unwitnessed {
+        return (AssertionStatus::Error, description, Some(why.clone()));
+    }
     if let (
         Some(why),
         ConversationAssertion::UserTurns { .. } | ConversationAssertion::Elicited { .. },
@@ -199,6 +202,7 @@ mod tests {
                 })
                 .collect(),
             incomplete: None,
+            unwitnessed: None,
         }
     }
 
@@ -265,6 +269,7 @@ mod tests {
             },
             exchanges: Vec::new(),
             incomplete: None,
+            unwitnessed: None,
         };
         let dna = ConversationAssertion::DidNotAsk {
             about: Regex::new("(?i)name").unwrap(),
@@ -278,6 +283,20 @@ mod tests {
             let (status, _, detail) = evaluate(a, None, Some(&none), &[]);
             assert_eq!(status, AssertionStatus::Error);
             assert!(detail.unwrap().contains("opencode"));
+        }
+    }
+
+    #[test]
+    fn a_record_the_wire_contradicts_is_an_error_for_every_assertion() {
+        let mut d = dialog(&[("How many sides?", 0, Some("Six."))]);
+        d.unwitnessed = Some("the model asked 2 questions, the record holds 1".into());
+        let dna = ConversationAssertion::DidNotAsk {
+            about: Regex::new("(?i)name").unwrap(),
+        };
+        for a in [&asked("sides", &[]), &dna] {
+            let (status, _, detail) = evaluate(a, None, Some(&d), &[]);
+            assert_eq!(status, AssertionStatus::Error);
+            assert!(detail.unwrap().contains("2 questions"));
         }
     }
 

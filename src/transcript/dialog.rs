@@ -21,6 +21,12 @@ pub struct Dialog {
     /// `elicited`) are then `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Why the record disagrees with what crossed aptitude's model gateway (a question
+    /// the model asked that the record lacks, one it holds that the model never asked, a
+    /// reply that never reached the model), or why nothing could be checked: every
+    /// conversation assertion is then `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwitnessed: Option<String>,
 }
 
 /// How the agent's questions reach the user.
