@@ -159,16 +159,7 @@ pub fn aggregate_split(
         attempts: Vec::new(),
         repeat: Some(stats),
         fingerprint: runs.iter().find_map(|r| r.fingerprint.clone()),
-        // Unsandboxed when any run was; each run keeps its own proof.
-        sandbox: runs
-            .iter()
-            .find(|r| {
-                r.sandbox
-                    .as_ref()
-                    .is_some_and(crate::sandbox::Record::is_off)
-            })
-            .or_else(|| runs.iter().find(|r| r.sandbox.is_some()))
-            .and_then(|r| r.sandbox.clone()),
+        sandbox: least_sandboxed(&runs),
         // Reused only when every run was.
         reused: runs
             .iter()
@@ -179,9 +170,23 @@ pub fn aggregate_split(
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
         witness: least_witnessed(&runs),
+        // Each run keeps its own conversation.
+        dialog: None,
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }
+}
+
+/// A repeated test's sandbox: unsandboxed when any run was; each run keeps its own proof.
+fn least_sandboxed(runs: &[TestResult]) -> Option<crate::sandbox::Record> {
+    runs.iter()
+        .find(|r| {
+            r.sandbox
+                .as_ref()
+                .is_some_and(crate::sandbox::Record::is_off)
+        })
+        .or_else(|| runs.iter().find(|r| r.sandbox.is_some()))
+        .and_then(|r| r.sandbox.clone())
 }
 
 /// Why a repeated test is `error`: how many of its `of` runs errored, and the first one's

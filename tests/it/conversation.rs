@@ -209,6 +209,35 @@ fn claude_asks_and_the_next_request_holds_the_scripted_answer() {
         statuses(results, "asks").iter().all(|(_, s)| s == "pass"),
         "{t:#}"
     );
+    let exchange = &t["dialog"]["exchanges"][0];
+    assert_eq!(exchange["question"], "How many sides should the die have?");
+    assert_eq!(exchange["reply"]["source"]["kind"], "scripted", "{t:#}");
+}
+
+/// The HTML report's run view shows the question and the scripted reply, re-rendered
+/// from the results JSON alone.
+#[test]
+fn the_run_view_shows_the_dialog() {
+    let (results, _) = claude_run();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("results.json");
+    std::fs::write(&json, results.to_string()).unwrap();
+    let html = dir.path().join("report.html");
+    Aptitude::new()
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Question to the user"),
+        "no dialog in the run view"
+    );
+    assert!(page.contains("How many sides should the die have?"));
+    assert!(page.contains("Six-sided, 1 to 6."));
+    assert!(page.contains("[scripted, line "));
 }
 
 /// A run where the agent writes without asking fails `asked` and `did_not_ask` holds.
