@@ -382,3 +382,63 @@ fn an_agent_without_a_channel_gets_error_never_a_pass() {
         );
     }
 }
+
+/// Records `agent`'s run of a test whose agent asks (`turns`), then replays it: the
+/// replay passes with the same dialog and asks the model nothing.
+fn record_and_replay_a_conversation(agent_index: usize, turns: Vec<Turn>) {
+    let agent = AGENTS[agent_index]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = format!("talk-replay-{}", agent.name);
+    model.script(&marker, turns);
+    suite.file("tests/asks/README", "a fixture\n");
+    suite.file(
+        "tests/asks.aptitude.yaml",
+        &format!(
+            "name: asks\nprompt: \"{marker}\"\nworkspace: asks\nuser:\n  script:\n    - {{when: sides, say: \"Six-sided, 1 to 6.\"}}\nassertions:\n  - asked: {{about: sides}}\n  - user_turns: {{min: 1, max: 1}}\n"
+        ),
+    );
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "{}: recording\n{stderr}\n{recorded:#}", agent.name);
+    let asked = model.requests().len();
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let t = test(&replayed, "asks");
+    assert_eq!(code, 0, "{}: replay\n{stderr}\n{t:#}", agent.name);
+    assert_eq!(t["status"], "passed", "{t:#}");
+    assert_eq!(
+        model.requests().len(),
+        asked,
+        "the replay asked the model nothing"
+    );
+    assert_eq!(
+        t["dialog"]["exchanges"],
+        test(&recorded, "asks")["dialog"]["exchanges"],
+        "the same dialog"
+    );
+}
+
+/// A Claude Code conversation replays from its cassette with 0 model requests.
+#[test]
+fn a_claude_conversation_replays_without_the_model() {
+    record_and_replay_a_conversation(0, vec![ask_sides(), Turn::Text("Done.".into())]);
+}
+
+/// A Codex conversation, its follow-up turn included, replays with 0 model requests.
+#[test]
+fn a_codex_conversation_replays_without_the_model() {
+    record_and_replay_a_conversation(
+        1,
+        vec![
+            Turn::Text("How many sides should the die have?".into()),
+            Turn::Text("Done.".into()),
+        ],
+    );
+}
