@@ -226,10 +226,23 @@ impl super::conversation::AskChannel for AskOverStdio {
             }
             Some("control_request") => {
                 let request = event.get("request").cloned().unwrap_or_default();
-                if request.get("subtype").and_then(|s| s.as_str()) == Some("can_use_tool") {
-                    let id = event.get("request_id").cloned().unwrap_or_default();
-                    feed.write = Some(self.permission(&id, &request, talk));
-                }
+                let id = event.get("request_id").cloned().unwrap_or_default();
+                feed.write = Some(match request.get("subtype").and_then(|s| s.as_str()) {
+                    Some("can_use_tool") => self.permission(&id, &request, talk),
+                    // A request aptitude does not serve gets an error at once, so that
+                    // the CLI never waits for an answer until the run's timeout.
+                    other => {
+                        let message = serde_json::json!({
+                            "type": "control_response",
+                            "response": {
+                                "subtype": "error",
+                                "request_id": id,
+                                "error": format!("aptitude does not serve `{}` requests", other.unwrap_or("?")),
+                            },
+                        });
+                        format!("{message}\n").into_bytes()
+                    }
+                });
             }
             Some("result") => feed.close = true,
             _ => {}
@@ -614,6 +627,14 @@ mod tests {
         let r = reply(&channel.line(bash, &mut talk));
         assert_eq!(r["response"]["response"]["behavior"], "allow");
         assert_eq!(r["response"]["response"]["updatedInput"]["command"], "ls");
+        let hook =
+            r#"{"type":"control_request","request_id":"r3","request":{"subtype":"hook_callback"}}"#;
+        let r = reply(&channel.line(hook, &mut talk));
+        assert_eq!(
+            r["response"]["subtype"], "error",
+            "answered at once, never left waiting"
+        );
+        assert_eq!(r["response"]["request_id"], "r3");
         assert!(channel.line(r#"{"type":"result"}"#, &mut talk).close);
         let dialog = talk.finish();
         assert_eq!(dialog.exchanges.len(), 1);
