@@ -359,7 +359,8 @@ fn user_text(user: &spec::user::User) -> String {
     let rest = if user.script_only() {
         "no reply to other questions (no `goal:`)"
     } else {
-        "a simulated user (a model call) for other questions"
+        "no reply yet to other questions (the simulated user of `goal:` is not built: \
+         `user_turns` and `elicited` are then error)"
     };
     let knows = if user.knows.is_empty() {
         String::new()

@@ -162,7 +162,7 @@ struct TestFile {
     /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
     limits: Option<LimitsField>,
     /// Who answers the agent's questions: a `script` of fixed replies tried first, and
-    /// with a `goal` a simulated user (a model call) for the rest. The conversation
+    /// with a `goal` a simulated user for the rest (not built yet). The conversation
     /// assertions (`asked`, `did_not_ask`, `user_turns`, `elicited`) need it
     /// (docs/conversations.md).
     user: Option<UserField>,
@@ -196,9 +196,9 @@ struct TestFile {
 struct UserField {
     /// How the user speaks and what they do not do; shown to the simulated user only.
     persona: Option<NonEmpty>,
-    /// What the user wants; with it, a question no script line matches is answered by a
-    /// simulated user (a model call through the gateway, on its own cost line); without
-    /// it, such a question gets no reply and the conversation ends.
+    /// What the user wants, for a simulated user answering what the script does not (not
+    /// built yet: such a question gets no reply, and `user_turns` and `elicited` are then
+    /// error); without it, such a question gets no reply and the conversation ends.
     goal: Option<NonEmpty>,
     /// Facts revealed only when asked, by name; the judge never sees them. A fact counts
     /// as revealed (`elicited`) when its value is in one of the user's replies.

@@ -24,7 +24,8 @@ pub struct User {
     /// `persona:` — how the user speaks and what they do not do ("terse; never reads
     /// code"); shown to the simulated user only.
     pub persona: Option<String>,
-    /// `goal:` — what the user wants; with it, a question no script line matches is
+    /// `goal:` — what the user wants (the simulated user that would answer with it is not
+    /// built yet: see `agent::conversation`); with it, a question no script line matches is
     /// answered by a simulated user (a model call); without it, such a question gets no
     /// answer and the conversation ends.
     pub goal: Option<String>,

@@ -47,8 +47,9 @@ fn validate_explain_shows_the_user_without_its_facts() {
     out.code(0);
     assert!(
         out.stdout.contains(
-            "user        1 script line, then a simulated user (a model call) for other \
-             questions; at most 4 replies; knows name, sides  [dice.aptitude.yaml:3]"
+            "user        1 script line, then no reply yet to other questions (the simulated \
+             user of `goal:` is not built: `user_turns` and `elicited` are then error); at \
+             most 4 replies; knows name, sides  [dice.aptitude.yaml:3]"
         ),
         "{}",
         out.stdout
