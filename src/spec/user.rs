@@ -24,10 +24,10 @@ pub struct User {
     /// `persona:` — how the user speaks and what they do not do ("terse; never reads
     /// code"); shown to the simulated user only.
     pub persona: Option<String>,
-    /// `goal:` — what the user wants (the simulated user that would answer with it is not
-    /// built yet: see `agent::conversation`); with it, a question no script line matches is
-    /// answered by a simulated user (a model call); without it, such a question gets no
-    /// answer and the conversation ends.
+    /// `goal:` — what the user wants, for a simulated user (a model call) that answers a
+    /// question no script line matches. Not built yet: such a question gets no answer and
+    /// the record is marked incomplete (`agent::conversation`). Without `goal:`, such a
+    /// question gets no answer and the conversation ends.
     pub goal: Option<String>,
     /// `knows:` — facts revealed only when asked, by name (`sides` → `6`). The simulated
     /// user sees them; the judge never does. A fact counts as revealed ([`User::revealed`])
