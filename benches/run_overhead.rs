@@ -221,6 +221,7 @@ fn measure(out: &mut impl Write, bench: &Bench, bin: &Path) -> std::io::Result<(
             mcp_servers: &Default::default(),
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let inv = cli
             .task(&task, run_home.path())

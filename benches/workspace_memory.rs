@@ -83,6 +83,8 @@ fn assertions_case(dir: &Path) -> Result<String, String> {
             calls: &[],
             dropped: 0,
         }),
+        user: None,
+        dialog: None,
     };
     let t = Instant::now();
     let results = aptitude::assertions::evaluate(&spec, &evidence);

@@ -6,6 +6,9 @@
 //!   stdin closed. The events are read from stdout as they come and parsed into the
 //!   transcript; no session file is ever looked up under `~/.claude` (under concurrency the
 //!   newest file there belongs to another test).
+//! - **Conversation:** a test with a `user:` runs `claude -p --input-format stream-json
+//!   --permission-prompt-tool stdio …` with the prompt on stdin, and each `AskUserQuestion`
+//!   call is answered over the control protocol ([`AskOverStdio`]; docs/conversations.md).
 //! - **Isolation:** each run gets its own `CLAUDE_CONFIG_DIR` (its private home, removed after);
 //!   the user's `.credentials.json`, when there is one, is copied in so that a logged-in
 //!   user's subscription keeps working. `IS_SANDBOX=1` is set when running as root, where
@@ -106,6 +109,150 @@ impl Claude {
             args,
             defaults,
             isolation: vec![("CLAUDE_CONFIG_DIR".to_owned(), home.display().to_string())],
+        }
+    }
+}
+
+/// Claude Code's channel for questions (2.1.328, `--input-format stream-json
+/// --permission-prompt-tool stdio`): the prompt is a `user` message on stdin; each
+/// `AskUserQuestion` call arrives on stdout as
+/// `{"type":"control_request","request_id":R,"request":{"subtype":"can_use_tool",
+/// "tool_name":"AskUserQuestion","input":{"questions":[{"question":Q,…}]},"tool_use_id":T}}`
+/// and is answered with `{"type":"control_response","response":{"subtype":"success",
+/// "request_id":R,"response":{"behavior":"allow","updatedInput":{…input,"answers":{Q:A}}}}}`
+/// (the CLI's `AskUserQuestionInput.answers`: question text → answer), or a `deny` with a
+/// message when the user gave no answer. Stdin is closed at the `result` event, which
+/// ends the session.
+#[derive(Debug, Default)]
+pub struct AskOverStdio {
+    /// Other tools' permission requests are allowed (the run bypasses permissions, as
+    /// without the channel); otherwise denied, as `-p` denies them.
+    allow_others: bool,
+    /// The ids of the tool calls seen so far, in order, to place each question among them.
+    calls: Vec<String>,
+}
+
+impl AskOverStdio {
+    /// The control response to `request_id` with `response` (`behavior` and the rest).
+    fn respond(request_id: &serde_json::Value, response: serde_json::Value) -> Vec<u8> {
+        let message = serde_json::json!({
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": response},
+        });
+        format!("{message}\n").into_bytes()
+    }
+
+    /// The reply to one `can_use_tool` request.
+    fn permission(
+        &mut self,
+        request_id: &serde_json::Value,
+        request: &serde_json::Value,
+        talk: &mut super::conversation::Conversation,
+    ) -> Vec<u8> {
+        let input = request.get("input").cloned().unwrap_or_default();
+        if request.get("tool_name").and_then(|n| n.as_str()) != Some("AskUserQuestion") {
+            return Self::respond(
+                request_id,
+                if self.allow_others {
+                    serde_json::json!({"behavior": "allow", "updatedInput": input})
+                } else {
+                    serde_json::json!({"behavior": "deny", "message": "permission denied in a headless run"})
+                },
+            );
+        }
+        let id = request.get("tool_use_id").and_then(|i| i.as_str());
+        let calls_before = id
+            .and_then(|id| self.calls.iter().position(|c| c == id))
+            .unwrap_or(self.calls.len());
+        let questions: Vec<String> = input
+            .get("questions")
+            .and_then(|q| q.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|q| q.get("question").and_then(|t| t.as_str()))
+            .map(str::to_owned)
+            .collect();
+        let mut answers = serde_json::Map::new();
+        for question in &questions {
+            if let Some(reply) = talk.ask(question, calls_before) {
+                answers.insert(question.clone(), reply.into());
+            }
+        }
+        if answers.is_empty() {
+            return Self::respond(
+                request_id,
+                serde_json::json!({"behavior": "deny", "message": "The user did not answer. Go on with your best judgement."}),
+            );
+        }
+        let mut updated = input.as_object().cloned().unwrap_or_default();
+        updated.insert("answers".into(), answers.into());
+        Self::respond(
+            request_id,
+            serde_json::json!({"behavior": "allow", "updatedInput": updated}),
+        )
+    }
+}
+
+impl super::conversation::AskChannel for AskOverStdio {
+    fn opening(&mut self, prompt: &str) -> Vec<u8> {
+        let message = serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
+            "parent_tool_use_id": null,
+            "session_id": "",
+        });
+        format!("{message}\n").into_bytes()
+    }
+
+    fn line(
+        &mut self,
+        line: &str,
+        talk: &mut super::conversation::Conversation,
+    ) -> super::conversation::Feed {
+        let mut feed = super::conversation::Feed::default();
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+            return feed;
+        };
+        match event.get("type").and_then(|t| t.as_str()) {
+            Some("assistant") => {
+                let blocks = event.pointer("/message/content").and_then(|c| c.as_array());
+                for block in blocks.into_iter().flatten() {
+                    if block.get("type").and_then(|t| t.as_str()) == Some("tool_use")
+                        && let Some(id) = block.get("id").and_then(|i| i.as_str())
+                    {
+                        self.calls.push(id.to_owned());
+                    }
+                }
+            }
+            Some("control_request") => {
+                let request = event.get("request").cloned().unwrap_or_default();
+                let id = event.get("request_id").cloned().unwrap_or_default();
+                feed.write = Some(match request.get("subtype").and_then(|s| s.as_str()) {
+                    Some("can_use_tool") => self.permission(&id, &request, talk),
+                    // A request aptitude does not serve gets an error at once, so that
+                    // the CLI never waits for an answer until the run's timeout.
+                    other => {
+                        let message = serde_json::json!({
+                            "type": "control_response",
+                            "response": {
+                                "subtype": "error",
+                                "request_id": id,
+                                "error": format!("aptitude does not serve `{}` requests", other.unwrap_or("?")),
+                            },
+                        });
+                        format!("{message}\n").into_bytes()
+                    }
+                });
+            }
+            Some("result") => feed.close = true,
+            _ => {}
+        }
+        feed
+    }
+
+    fn channel(&self) -> crate::transcript::dialog::Channel {
+        crate::transcript::dialog::Channel::AskTool {
+            tool: "AskUserQuestion".to_owned(),
         }
     }
 }
@@ -246,8 +393,28 @@ impl AgentCli for Claude {
         true
     }
 
+    /// `AskUserQuestion` through the stream-json control protocol ([`AskOverStdio`]).
+    fn ask_channel(&self) -> Option<Box<dyn super::conversation::AskChannel>> {
+        Some(Box::new(AskOverStdio {
+            allow_others: self.permission_mode == PermissionMode::Bypass,
+            ..AskOverStdio::default()
+        }))
+    }
+
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        let mut a: Vec<OsString> = vec!["-p".into(), task.prompt.into()];
+        let mut a: Vec<OsString> = if task.converse {
+            // The prompt comes on stdin, and every question as a `can_use_tool` request:
+            // under `-p` alone `AskUserQuestion` is not offered at all.
+            args([
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--permission-prompt-tool",
+                "stdio",
+            ])
+        } else {
+            vec!["-p".into(), task.prompt.into()]
+        };
         a.extend(args(["--output-format", "stream-json", "--verbose"]));
         match &self.permission_mode {
             PermissionMode::Bypass => a.push("--dangerously-skip-permissions".into()),
@@ -404,8 +571,95 @@ impl AgentCli for Claude {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::conversation::{AskChannel, Conversation};
     use crate::agent::{Agent, AgentSettings, CliAgent};
     use std::sync::Arc;
+
+    fn dice_user() -> Arc<crate::spec::user::User> {
+        Arc::new(crate::spec::user::User {
+            persona: None,
+            goal: None,
+            knows: Default::default(),
+            script: vec![crate::spec::user::ScriptLine {
+                when: regex::Regex::new("(?i)sides").unwrap(),
+                say: "Six.".into(),
+                line: 4,
+            }],
+            max_turns: 4,
+        })
+    }
+
+    fn reply(feed: &crate::agent::conversation::Feed) -> serde_json::Value {
+        let bytes = feed.write.as_ref().expect("a reply");
+        assert!(bytes.ends_with(b"\n"), "one message per line");
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// The control protocol of 2.1.328: the prompt as a `user` message, an
+    /// `AskUserQuestion` permission request answered `allow` with `updatedInput.answers`
+    /// (question → reply) placed after the calls before it, other tools allowed as the
+    /// bypassed run would, and stdin closed at `result`.
+    #[test]
+    fn ask_user_question_is_answered_over_the_control_protocol() {
+        let mut channel = AskOverStdio {
+            allow_others: true,
+            ..AskOverStdio::default()
+        };
+        let mut talk = Conversation::new(dice_user(), channel.channel());
+        let opening: serde_json::Value =
+            serde_json::from_slice(&channel.opening("roll a die")).unwrap();
+        assert_eq!(opening["type"], "user");
+        assert_eq!(opening["message"]["content"][0]["text"], "roll a die");
+        let assistant = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{}},{"type":"tool_use","id":"toolu_2","name":"AskUserQuestion","input":{}}]}}"#;
+        assert!(channel.line(assistant, &mut talk).write.is_none());
+        let ask = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"How many sides?","header":"Sides","options":[],"multiSelect":false}]},"tool_use_id":"toolu_2"}}"#;
+        let r = reply(&channel.line(ask, &mut talk));
+        assert_eq!(r["type"], "control_response");
+        assert_eq!(r["response"]["request_id"], "r1");
+        assert_eq!(r["response"]["response"]["behavior"], "allow");
+        let updated = &r["response"]["response"]["updatedInput"];
+        assert_eq!(updated["answers"]["How many sides?"], "Six.");
+        assert_eq!(
+            updated["questions"][0]["header"], "Sides",
+            "the input is kept"
+        );
+        let bash = r#"{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#;
+        let r = reply(&channel.line(bash, &mut talk));
+        assert_eq!(r["response"]["response"]["behavior"], "allow");
+        assert_eq!(r["response"]["response"]["updatedInput"]["command"], "ls");
+        let hook =
+            r#"{"type":"control_request","request_id":"r3","request":{"subtype":"hook_callback"}}"#;
+        let r = reply(&channel.line(hook, &mut talk));
+        assert_eq!(
+            r["response"]["subtype"], "error",
+            "answered at once, never left waiting"
+        );
+        assert_eq!(r["response"]["request_id"], "r3");
+        assert!(channel.line(r#"{"type":"result"}"#, &mut talk).close);
+        let dialog = talk.finish();
+        assert_eq!(dialog.exchanges.len(), 1);
+        assert_eq!(dialog.exchanges[0].calls_before, 1, "after Read");
+    }
+
+    /// A question no script line answers is denied with a message the model reads, and a
+    /// run that does not bypass permissions denies other tools, as `-p` does.
+    #[test]
+    fn unanswered_questions_and_other_tools_without_bypass_are_denied() {
+        let mut channel = AskOverStdio::default();
+        let mut talk = Conversation::new(dice_user(), channel.channel());
+        let ask = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Which name?"}]}}}"#;
+        let r = reply(&channel.line(ask, &mut talk));
+        assert_eq!(r["response"]["response"]["behavior"], "deny");
+        assert!(
+            r["response"]["response"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("did not answer")
+        );
+        let bash = r#"{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#;
+        let r = reply(&channel.line(bash, &mut talk));
+        assert_eq!(r["response"]["response"]["behavior"], "deny");
+    }
 
     #[test]
     fn missing_binary_has_an_install_hint() {
@@ -442,6 +696,7 @@ mod tests {
             mcp_servers: &Default::default(),
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let inv = Claude::default().task(&task, home.path()).unwrap();
         assert_eq!(
@@ -491,6 +746,7 @@ mod tests {
             mcp_servers: &Default::default(),
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let args: Vec<String> = claude
             .task(&task, home.path())

@@ -13,6 +13,8 @@
 //! - **MCP servers:** `[mcp_servers.<name>]` tables in `$CODEX_HOME/config.toml`
 //!   ([`mcp_config_toml`]); the user's own config is not read.
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
+//! - **Conversation:** Codex asks in plain text at the end of its turn; a test's `user:`
+//!   replies with `codex exec resume --json … SESSION REPLY` (docs/conversations.md).
 //! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only [-m M]
 //!   PROMPT` in an empty directory; the reply is the last agent message.
 
@@ -207,6 +209,31 @@ impl AgentCli for Codex {
         ))
     }
 
+    /// `codex exec resume --json … SESSION REPLY`: the reply as the next turn of the
+    /// session (0.169.0), which its `thread.started` event named.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        let mut a = args([
+            "exec",
+            "resume",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ]);
+        a.push(session.into());
+        Some(Ok(self.invocation(
+            a,
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+        )))
+    }
+
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         Ok(self.invocation(
             args([
@@ -240,6 +267,7 @@ mod tests {
             mcp_servers: &Default::default(),
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv

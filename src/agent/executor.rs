@@ -391,7 +391,12 @@ impl CliAgent {
             parser,
             raw,
             raw_cut,
+            mut dialog,
         } = streamed;
+        // What the agent asked rests on what crossed the gateway.
+        if let Some(d) = dialog.as_mut() {
+            super::gateway::witness::dialog::check(wire.as_ref(), d);
+        }
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
             &Finished {
@@ -432,7 +437,130 @@ impl CliAgent {
             mcp_calls_dropped: mcp.dropped_calls,
             mcp_divergences: mcp.divergences,
             model_traffic,
+            dialog,
         }
+    }
+
+    /// How a run with a `user:` carries the agent's questions: its stdio channel
+    /// ([`AgentCli::ask_channel`]), or (`true`) plain text answered by follow-up turns
+    /// ([`AgentCli::follow_up`]); neither for a run without a user.
+    fn channels(
+        &self,
+        req: &ExecuteRequest<'_>,
+        home: &Path,
+    ) -> (Option<Box<dyn super::conversation::AskChannel>>, bool) {
+        let Some(_) = req.user else {
+            return (None, false);
+        };
+        if let Some(channel) = self.cli.ask_channel() {
+            return (Some(channel), false);
+        }
+        let probe = Task {
+            prompt: req.prompt,
+            workspace: req.workspace,
+            model: req.model,
+            max_turns: req.max_turns,
+            base_url: None,
+            mcp_servers: req.mcp_servers,
+            plugins: req.plugins,
+            hooks: req.hooks,
+            converse: false,
+        };
+        (None, self.cli.follow_up(&probe, "", home).is_some())
+    }
+
+    /// The conversation while the run streams ([`Talk`]): over the stdio channel, or the
+    /// record of an agent with no channel at all; `None` without a user or when the
+    /// questions come in plain text (answered after the stream).
+    fn talk(
+        &self,
+        req: &ExecuteRequest<'_>,
+        channel: Option<Box<dyn super::conversation::AskChannel>>,
+        in_text: bool,
+    ) -> Option<Talk> {
+        let user = req.user.filter(|_| !in_text)?.clone();
+        Some(match channel {
+            Some(channel) => {
+                let record = channel.channel();
+                Ok((
+                    channel,
+                    super::conversation::Conversation::new(user, record),
+                ))
+            }
+            None => Err(super::conversation::Conversation::no_channel(
+                self.cli.no_ask_channel(),
+            )),
+        })
+    }
+
+    /// A plain-text conversation after the run's stream: while the agent's last turn ends
+    /// in a question ([`super::conversation::question_in`]) and the user replies, the reply
+    /// is the prompt of a follow-up turn in the same session ([`AgentCli::follow_up`]),
+    /// whose stream is appended to the run's, within what is left of its timeout.
+    async fn follow_ups(
+        &self,
+        streamed: &mut Streamed,
+        (spec, cancel, user): (
+            &Spec,
+            &CancellationToken,
+            &std::sync::Arc<crate::spec::user::User>,
+        ),
+        (task, home): (&Task<'_>, &Path),
+    ) -> crate::transcript::dialog::Dialog {
+        let mut talk = super::conversation::Conversation::new(
+            user.clone(),
+            crate::transcript::dialog::Channel::PlainText,
+        );
+        let format = self.cli.stream_format();
+        let mut used = streamed.output.duration_ms;
+        while talk.has_replies_left()
+            && streamed.output.ending == process::Ending::Exited
+            && !cancel.is_cancelled()
+        {
+            let mut so_far = StreamParser::new(format);
+            for line in &streamed.raw {
+                so_far.push_line(line);
+            }
+            let so_far = so_far.finish();
+            let question = so_far
+                .final_text
+                .as_deref()
+                .and_then(super::conversation::question_in);
+            let (Some(question), Some(session)) = (question, so_far.session_id.as_deref()) else {
+                break;
+            };
+            let calls = streamed.parser.calls().len();
+            let Some(reply) = talk.ask(question, calls) else {
+                break;
+            };
+            let next = Task {
+                prompt: &reply,
+                ..*task
+            };
+            let Some(Ok(invocation)) = self.cli.follow_up(&next, session, home) else {
+                break;
+            };
+            let next = Spec {
+                args: invocation.args,
+                timeout: spec.timeout.saturating_sub(Duration::from_millis(used)),
+                ..spec.clone()
+            };
+            let (parser, raw) = (&mut streamed.parser, &mut streamed.raw);
+            let Ok(output) = process::run(&next, cancel, |line| {
+                parser.push_line(line);
+                raw.push(line.to_owned());
+            })
+            .await
+            else {
+                break;
+            };
+            used = used.saturating_add(output.duration_ms);
+            streamed.output = process::Output {
+                duration_ms: used,
+                ..output
+            };
+        }
+        talk.finish()
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -505,7 +633,19 @@ struct Streamed {
     parser: StreamParser,
     raw: Vec<String>,
     raw_cut: bool,
+    dialog: Option<crate::transcript::dialog::Dialog>,
 }
+
+/// A run's conversation while its process streams: the agent's stdio channel and the user
+/// talking over it, or the record of an agent without one (a plain-text channel talks
+/// after the stream, [`CliAgent::follow_ups`]; it streams as a run without a user).
+type Talk = Result<
+    (
+        Box<dyn super::conversation::AskChannel>,
+        super::conversation::Conversation,
+    ),
+    crate::transcript::dialog::Dialog,
+>;
 
 /// What a run's recorded exchanges have in place of its own paths: the workspace copy, the
 /// private home and the agent's installation (under both of its names).
@@ -531,13 +671,14 @@ async fn stream_until(
     cancel: &CancellationToken,
     format: crate::transcript::Format,
     req: &ExecuteRequest<'_>,
-    decide: Option<CancellationToken>,
+    (decide, talk): (Option<CancellationToken>, Option<Talk>),
 ) -> std::io::Result<(Streamed, bool)> {
     let mut streamed = stream(
         spec,
         decide.as_ref().unwrap_or(cancel),
         format,
         (req.on_tool_call, decide.as_ref()),
+        talk.map(|t| (t, req.prompt)),
     )
     .await?;
     let decided = decide.is_some_and(|d| d.is_cancelled())
@@ -560,12 +701,22 @@ async fn stream(
     cancel: &CancellationToken,
     format: crate::transcript::Format,
     (hook, decide): (Option<super::ToolCallHook<'_>>, Option<&CancellationToken>),
+    talk: Option<(Talk, &str)>,
 ) -> std::io::Result<Streamed> {
     let mut parser = StreamParser::new(format);
     let mut raw = Vec::new();
     let (mut raw_bytes, mut raw_cut) = (0usize, false);
     let mut reported = 0;
-    let output = process::run(spec, cancel, |line| {
+    let (mut live, input, mut dialog) = match talk {
+        None => (None, None, None),
+        Some((Err(no_channel), _)) => (None, None, Some(no_channel)),
+        Some((Ok((mut channel, conversation)), prompt)) => {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let _ = tx.send(channel.opening(prompt));
+            (Some((channel, conversation, Some(tx))), Some(rx), None)
+        }
+    };
+    let output = process::run_fed(spec, cancel, input, |line| {
         raw_bytes = raw_bytes.saturating_add(line.len() + 1);
         if raw_bytes <= MAX_RAW_BYTES {
             raw.push(line.to_owned());
@@ -573,6 +724,15 @@ async fn stream(
             raw_cut = true;
         }
         parser.push_line(line);
+        if let Some((channel, conversation, tx)) = live.as_mut() {
+            let feed = channel.line(line, conversation);
+            if let (Some(bytes), Some(tx)) = (feed.write, tx.as_ref()) {
+                let _ = tx.send(bytes);
+            }
+            if feed.close {
+                *tx = None;
+            }
+        }
         if let Some(hook) = hook {
             for call in &parser.calls()[reported..] {
                 hook(call);
@@ -586,11 +746,15 @@ async fn stream(
         }
     })
     .await?;
+    if let Some((_, conversation, _)) = live {
+        dialog = Some(conversation.finish());
+    }
     Ok(Streamed {
         output,
         parser,
         raw,
         raw_cut,
+        dialog,
     })
 }
 
@@ -714,7 +878,9 @@ impl Agent for CliAgent {
         })
         .await
         .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let (channel, in_text) = self.channels(&req, home.path());
         let task = Task {
+            converse: channel.is_some(),
             prompt: req.prompt,
             workspace: req.workspace,
             model: req.model,
@@ -772,10 +938,28 @@ impl Agent for CliAgent {
                 Some(routed) => routed.decide_token(&cancel),
                 None => cancel.child_token(),
             });
-        let (streamed, decided) =
-            stream_until(&spec, &cancel, self.cli.stream_format(), &req, decide)
-                .await
-                .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let talk = self.talk(&req, channel, in_text);
+        let (mut streamed, decided) = stream_until(
+            &spec,
+            &cancel,
+            self.cli.stream_format(),
+            &req,
+            (decide, talk),
+        )
+        .await
+        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        if let Some(user) = req.user.filter(|_| in_text) {
+            let base_url = routed.as_ref().map(Routed::base_url);
+            let task = Task {
+                base_url: base_url.as_deref().or(task.base_url),
+                ..task
+            };
+            let talk = (&spec, &cancel, user);
+            streamed.dialog = Some(
+                self.follow_ups(&mut streamed, talk, (&task, home.path()))
+                    .await,
+            );
+        }
         let servers = mcp.servers.clone();
         let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {

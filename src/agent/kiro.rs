@@ -468,6 +468,7 @@ mod tests {
             mcp_servers: &servers,
             plugins: &[],
             hooks: Default::default(),
+            converse: false,
         };
         let inv = Kiro.task(&task, home.path()).unwrap();
         let a: Vec<String> = inv

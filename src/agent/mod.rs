@@ -16,6 +16,7 @@ pub mod cache;
 pub mod claude;
 pub mod codex;
 pub mod contain;
+pub mod conversation;
 pub mod copilot;
 pub mod cursor;
 pub mod executor;
@@ -98,6 +99,9 @@ pub struct ExecuteRequest<'a> {
     /// a request that showed it holds: [`crate::spec::routing::shown_needle`]); what was
     /// found is the transcript's `skills_shown`. Empty for other tests.
     pub watch_skills: &'a [(String, String)],
+    /// The test's `user:`, who answers the agent's questions ([`conversation`]); `None`:
+    /// the run is one prompt.
+    pub user: Option<&'a std::sync::Arc<crate::spec::user::User>>,
 }
 
 /// A finished (or stopped) agent run.
@@ -129,6 +133,9 @@ pub struct Execution {
     /// The run's model traffic as aptitude's gateway metered it; `None` when the run did
     /// not go through the gateway ([`AgentCli::model_route`]).
     pub model_traffic: Option<gateway::Traffic>,
+    /// The run's conversation, for a test with a `user:` ([`conversation`]); `None`
+    /// without one.
+    pub dialog: Option<crate::transcript::dialog::Dialog>,
     /// The transcript checked against what crossed the gateway ([`gateway::witness`]):
     /// `tampered` makes the run `error`; `unwitnessed` for a run that went direct.
     /// `None` where nothing was checked (an agent double in tests).
@@ -304,6 +311,9 @@ pub struct Task<'a> {
     /// turns its CLI's hooks off in a way the workspace's settings, and settings written
     /// during the run, can not turn back on.
     pub hooks: crate::spec::HooksSetting,
+    /// The test has a `user:` and the agent an [`AgentCli::ask_channel`]: the prompt goes
+    /// through the channel ([`conversation::AskChannel::opening`]), not the command line.
+    pub converse: bool,
 }
 
 /// A one-shot grading call: one prompt, no tools, a text reply.
@@ -449,6 +459,37 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// this agent; a test with plugins on an agent without is `error`.
     fn supports_plugins(&self) -> bool {
         false
+    }
+
+    /// The channel that carries the agent's questions to a test's `user:` while it runs
+    /// (docs/conversations.md); `None`: none yet, and the conversation assertions of its
+    /// runs are `error` ([`AgentCli::no_ask_channel`] says why).
+    fn ask_channel(&self) -> Option<Box<dyn conversation::AskChannel>> {
+        None
+    }
+
+    /// For an agent that asks in plain text at the end of a turn: the command of a
+    /// follow-up turn in the same session `session` (the id its stream reported), whose
+    /// prompt (`task.prompt`) is the user's reply. `None`: the agent has no such channel.
+    ///
+    /// # Errors
+    /// As for [`AgentCli::task`].
+    fn follow_up(
+        &self,
+        _task: &Task<'_>,
+        _session: &str,
+        _home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        None
+    }
+
+    /// Why the agent's questions reach no user, for a run with a `user:` on an agent
+    /// without [`AgentCli::ask_channel`].
+    fn no_ask_channel(&self) -> String {
+        format!(
+            "aptitude does not yet answer the questions of {} (docs/conversations.md)",
+            self.kind().name()
+        )
     }
 
     /// Where the agent finds its credentials, for `aptitude agents`: variables and login

@@ -139,12 +139,28 @@ impl Output {
 pub async fn run(
     spec: &Spec,
     cancel: &CancellationToken,
+    on_line: impl FnMut(&str) + Send,
+) -> std::io::Result<Output> {
+    run_fed(spec, cancel, None, on_line).await
+}
+
+/// [`run`], with the command's stdin fed from `input` when given: each message is written
+/// as it comes, and stdin is closed once every sender is dropped (a stream-json agent
+/// ends its session then). Without `input`, stdin is `/dev/null`.
+///
+/// # Errors
+/// When the program can not be started (not found, not executable).
+pub async fn run_fed(
+    spec: &Spec,
+    cancel: &CancellationToken,
+    input: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
     mut on_line: impl FnMut(&str) + Send,
 ) -> std::io::Result<Output> {
     let started = Instant::now();
-    let (mut child, mut guard, stdout) = spawn(spec)?;
+    let (mut child, mut guard, stdout) = spawn(spec, input.is_some())?;
     let pgid = guard.pgid;
     let stderr_task = keep_stderr_tail(child.stderr.take());
+    let _feeding = feed_stdin(child.stdin.take(), input);
     let mut proof = None;
     // A sandboxed command's first line is the sandbox's proof, not its output.
     let mut first = spec.fence.is_some();
@@ -245,7 +261,10 @@ pub async fn run(
 ///
 /// # Errors
 /// When the program can not be started.
-fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard, tokio::net::UnixStream)> {
+fn spawn(
+    spec: &Spec,
+    piped_stdin: bool,
+) -> std::io::Result<(tokio::process::Child, Guard, tokio::net::UnixStream)> {
     let run_id = new_run_id();
     let mut guard = Guard {
         jail: Jail::new(),
@@ -294,7 +313,11 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard, tokio::n
         .current_dir(&spec.cwd)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(RUN_ID_VAR, &run_id)
-        .stdin(Stdio::null())
+        .stdin(if piped_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::from(theirs))
         .stderr(Stdio::piped())
         .process_group(0)
@@ -320,6 +343,33 @@ fn spawn(spec: &Spec) -> std::io::Result<(tokio::process::Child, Guard, tokio::n
         guard.jail.started(pid);
     }
     Ok((child, guard, stdout))
+}
+
+/// A task that writes each message of `input` to `stdin` as it comes and closes stdin when
+/// the senders are gone (or the command stops reading); aborted when dropped, so it never
+/// outlives the run.
+fn feed_stdin(
+    stdin: Option<tokio::process::ChildStdin>,
+    input: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
+) -> Option<AbortOnDrop> {
+    use tokio::io::AsyncWriteExt;
+    let (mut stdin, mut input) = (stdin?, input?);
+    Some(AbortOnDrop(tokio::spawn(async move {
+        while let Some(bytes) = input.recv().await {
+            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+    })))
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A task that reads stderr to its end and keeps its last [`STDERR_TAIL`] bytes, never

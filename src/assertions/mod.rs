@@ -21,6 +21,7 @@
 mod budget;
 mod claims;
 mod commands;
+mod conversation;
 mod json_report;
 pub mod judge;
 pub mod mcp;
@@ -59,6 +60,11 @@ pub struct Evidence<'a> {
     /// The tool calls the test's `mock:` MCP servers received (`aptitude run`); `None`
     /// for a transcript checked alone.
     pub mcp_calls: Option<mcp::MockCalls<'a>>,
+    /// The test's `user:`, for the conversation assertions.
+    pub user: Option<&'a crate::spec::user::User>,
+    /// The run's conversation (the questions asked, the replies given); `None` when the
+    /// run kept none, and conversation assertions are then `error`.
+    pub dialog: Option<&'a crate::transcript::dialog::Dialog>,
 }
 
 /// The workspace copy after the agent ran.
@@ -81,6 +87,8 @@ impl<'a> Evidence<'a> {
             verify: &NO_RUNS,
             reviews: &NO_REVIEWS,
             mcp_calls: None,
+            user: None,
+            dialog: None,
         }
     }
 }
@@ -175,6 +183,9 @@ pub fn evaluate_one(
         AssertionKind::Wrote { paths } => workspace::wrote(ws, calls, paths),
         AssertionKind::Verify(v) => workspace::verify(v, evidence.verify.get(&index)),
         AssertionKind::Budget(b) => budget::evaluate(b, evidence.transcript),
+        AssertionKind::Conversation(c) => {
+            conversation::evaluate(c, evidence.user, evidence.dialog, calls)
+        }
         AssertionKind::Review(r) => return review(r, evidence.reviews.get(&index), assertion.line),
         AssertionKind::Routing(case) => {
             return skill::route(case, evidence.transcript, assertion.line);

@@ -328,6 +328,7 @@ fn explain(spec: &spec::TestSpec) -> String {
         String::new(),
     ));
     rows.push(judge_row(&suite.judge));
+    rows.extend(user_row(spec.user.as_deref(), &from));
     let mut text = format!("{file}: {}\n", spec.name);
     for (key, value, origin) in rows {
         if origin.is_empty() {
@@ -337,6 +338,40 @@ fn explain(spec: &spec::TestSpec) -> String {
         }
     }
     text
+}
+
+/// The `user` row of `--explain` (with where `from` says it is written), when the test
+/// has a `user:`.
+fn user_row(
+    user: Option<&spec::user::User>,
+    from: &dyn Fn(&str, Option<&Origin>) -> String,
+) -> Option<(&'static str, String, String)> {
+    user.map(|u| ("user", user_text(u), from("user", None)))
+}
+
+/// Who answers the agent's questions, how often, and which facts it holds back (their
+/// names, never their values).
+fn user_text(user: &spec::user::User) -> String {
+    let lines = match user.script.len() {
+        1 => "1 script line".to_owned(),
+        n => format!("{n} script lines"),
+    };
+    let rest = if user.script_only() {
+        "no reply to other questions (no `goal:`)"
+    } else {
+        "no reply yet to other questions (the simulated user of `goal:` is not built: \
+         `user_turns` and `elicited` are then error)"
+    };
+    let knows = if user.knows.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = user.knows.keys().map(String::as_str).collect();
+        format!("; knows {}", names.join(", "))
+    };
+    format!(
+        "{lines}, then {rest}; at most {} replies{knows}",
+        user.max_turns
+    )
 }
 
 /// The `judge` row of `--explain`: the suite's judge settings with their origins.

@@ -19,6 +19,7 @@ use askama::Template;
 
 use crate::shared::text::{format_duration, thousands};
 use crate::transcript::align::{CallKey, describe, result_word, trajectory_order};
+use crate::transcript::dialog::{Channel, Dialog, Exchange, ReplySource};
 use crate::transcript::{ToolCall, Transcript, Turn};
 use crate::verdict::results::{TestResult, TestStatus};
 use crate::workspace::{ChangeKind, FileChange};
@@ -87,6 +88,23 @@ pub(super) struct Step {
     pub(super) turn: Option<TurnView>,
     pub(super) call: Option<CallView>,
     pub(super) group: Option<String>,
+    pub(super) user: Option<UserView>,
+}
+
+/// One question of the agent to the test's `user:` and the reply (issue 41).
+pub(super) struct UserView {
+    pub(super) question: String,
+    pub(super) reply: Option<String>,
+    /// `scripted, line 8`, `simulated`, or why there was no reply.
+    pub(super) source: String,
+}
+
+/// Where a question of the dialog is shown: after a call (by number, from 1), after a
+/// turn (by index), or at the end when neither is known.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Anchor {
+    Call(usize),
+    Turn(usize),
 }
 
 /// One line of a unified diff, with its kind (`add`, `del`, `hunk`, `head`, `ctx`).
@@ -164,7 +182,7 @@ pub(super) fn render_detail(
 pub(super) fn run_detail(run: &TestResult) -> RunDetail {
     let (steps, steps_left_out, turns) = match &run.transcript {
         Some(t) => {
-            let (steps, left) = steps(t);
+            let (steps, left) = steps_with(t, run.dialog.as_ref());
             (steps, left, !t.turns.is_empty())
         }
         None => (Vec::new(), 0, false),
@@ -241,6 +259,8 @@ enum Item {
 /// Builds the steps in reading order (see the module docs).
 struct Walk<'a> {
     t: &'a Transcript,
+    /// The dialog's questions by where they are shown, in order.
+    dialog: HashMap<Anchor, Vec<UserView>>,
     by_agent: HashMap<&'a str, Vec<Item>>,
     done: std::collections::HashSet<&'a str>,
     main_turns: usize,
@@ -266,10 +286,25 @@ impl<'a> Walk<'a> {
             turn: None,
             call: Some(call_view(i + 1, c)),
             group: None,
+            user: None,
         });
         // The subagent this call started (Claude Code names it by the call's id).
         if depth < 6 && !c.id.is_empty() && self.by_agent.contains_key(c.id.as_str()) {
             self.agent(&c.id, depth + 1);
+        }
+        self.users(Anchor::Call(i + 1), depth);
+    }
+
+    /// The dialog's questions shown at `anchor`.
+    fn users(&mut self, anchor: Anchor, depth: usize) {
+        for user in self.dialog.remove(&anchor).unwrap_or_default() {
+            self.push(Step {
+                depth,
+                turn: None,
+                call: None,
+                group: None,
+                user: Some(user),
+            });
         }
     }
 
@@ -291,10 +326,12 @@ impl<'a> Walk<'a> {
                         turn: Some(turn_view(number, turn)),
                         call: None,
                         group: None,
+                        user: None,
                     });
                     for &c in &turn.calls {
                         self.call(c as usize, depth);
                     }
+                    self.users(Anchor::Turn(ti), depth);
                 }
                 Item::Call(ci) => self.call(ci, depth),
             }
@@ -302,8 +339,58 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The view of one question and its reply.
+fn user_view(e: &Exchange) -> UserView {
+    UserView {
+        question: cut(&e.question),
+        reply: e.reply.as_ref().map(|r| cut(&r.text)),
+        source: match e.reply.as_ref().map(|r| &r.source) {
+            Some(ReplySource::Scripted { line }) => format!("scripted, line {line}"),
+            Some(ReplySource::Simulated) => "simulated".to_owned(),
+            None => "no reply".to_owned(),
+        },
+    }
+}
+
+/// Where each question of `dialog` is shown among `t`'s steps: an ask tool's after the
+/// call that asked it; a plain-text one after the turn whose text holds it (else after
+/// the calls before it).
+fn anchored(t: &Transcript, dialog: Option<&Dialog>) -> HashMap<Anchor, Vec<UserView>> {
+    let mut by_anchor: HashMap<Anchor, Vec<UserView>> = HashMap::new();
+    let Some(dialog) = dialog else {
+        return by_anchor;
+    };
+    let mut from_turn = 0;
+    for e in &dialog.exchanges {
+        let anchor = match &dialog.channel {
+            Channel::AskTool { .. } => Anchor::Call(e.calls_before + 1),
+            _ => match (from_turn..t.turns.len()).find(|&ti| {
+                t.turns[ti]
+                    .text
+                    .as_deref()
+                    .is_some_and(|text| text.contains(e.question.as_str()))
+            }) {
+                Some(ti) => {
+                    from_turn = ti + 1;
+                    Anchor::Turn(ti)
+                }
+                None => Anchor::Call(e.calls_before),
+            },
+        };
+        by_anchor.entry(anchor).or_default().push(user_view(e));
+    }
+    by_anchor
+}
+
 /// `t`'s steps in reading order, and how many were left out past [`MAX_STEPS`].
+#[cfg(test)]
 fn steps(t: &Transcript) -> (Vec<Step>, usize) {
+    steps_with(t, None)
+}
+
+/// [`steps`] with the run's dialog, each question where it was asked; a question whose
+/// place is not among the steps comes last.
+fn steps_with(t: &Transcript, dialog: Option<&Dialog>) -> (Vec<Step>, usize) {
     let mut by_agent: HashMap<&str, Vec<Item>> = HashMap::new();
     let mut in_turn = vec![false; t.tool_calls.len()];
     let mut order: Vec<&str> = Vec::new();
@@ -332,12 +419,15 @@ fn steps(t: &Transcript) -> (Vec<Step>, usize) {
     }
     let mut walk = Walk {
         t,
+        dialog: anchored(t, dialog),
         by_agent,
         done: Default::default(),
         main_turns: 0,
         steps: Vec::new(),
         left_out: 0,
     };
+    // A question asked before any call comes first.
+    walk.users(Anchor::Call(0), 0);
     walk.agent(crate::transcript::MAIN_AGENT, 0);
     for agent in order {
         if !walk.done.contains(agent) {
@@ -346,9 +436,18 @@ fn steps(t: &Transcript) -> (Vec<Step>, usize) {
                 turn: None,
                 call: None,
                 group: Some(format!("Subagent {agent}")),
+                user: None,
             });
             walk.agent(agent, 1);
         }
+    }
+    let mut rest: Vec<Anchor> = walk.dialog.keys().copied().collect();
+    rest.sort_by_key(|a| match a {
+        Anchor::Call(n) => (0, *n),
+        Anchor::Turn(n) => (1, *n),
+    });
+    for anchor in rest {
+        walk.users(anchor, 0);
     }
     (walk.steps, walk.left_out)
 }
@@ -554,6 +653,94 @@ mod tests {
             agent: agent.into(),
             ..ToolCall::for_test(id, name, json!({"command": id}))
         }
+    }
+
+    fn exchange(question: &str, calls_before: usize, reply: Option<&str>) -> Exchange {
+        Exchange {
+            question: question.into(),
+            calls_before,
+            reply: reply.map(|text| crate::transcript::dialog::Reply {
+                text: text.into(),
+                source: ReplySource::Scripted { line: 8 },
+            }),
+        }
+    }
+
+    fn step_names(steps: &[Step]) -> Vec<String> {
+        steps
+            .iter()
+            .map(|s| match (&s.turn, &s.call, &s.user) {
+                (Some(t), _, _) => t.label.clone(),
+                (_, Some(c), _) => c.name.clone(),
+                (_, _, Some(u)) => format!(
+                    "user: {} [{}]",
+                    u.reply.clone().unwrap_or_default(),
+                    u.source
+                ),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    /// An ask tool's question and its reply come right after the call that asked it,
+    /// marked scripted with its line; a plain-text one after the turn that asked it.
+    #[test]
+    fn the_dialog_is_shown_where_it_happened() {
+        let t = Transcript::completed(
+            vec![
+                call("r", "Read", "main"),
+                call("a", "AskUserQuestion", "main"),
+                call("w", "Write", "main"),
+            ],
+            "done",
+        );
+        let dialog = Dialog {
+            channel: Channel::AskTool {
+                tool: "AskUserQuestion".into(),
+            },
+            exchanges: vec![exchange("How many sides?", 1, Some("Six."))],
+            incomplete: None,
+            unwitnessed: None,
+        };
+        let (steps, _) = steps_with(&t, Some(&dialog));
+        assert_eq!(
+            step_names(&steps),
+            [
+                "Read",
+                "AskUserQuestion",
+                "user: Six. [scripted, line 8]",
+                "Write"
+            ]
+        );
+        let mut t = Transcript::completed(vec![call("r", "Read", "main")], "done");
+        t.turns = vec![
+            Turn {
+                agent: "main".into(),
+                text: Some("Looking.".into()),
+                calls: vec![0],
+                ..Turn::default()
+            },
+            Turn {
+                agent: "main".into(),
+                text: Some("How many sides?".into()),
+                ..Turn::default()
+            },
+            Turn {
+                agent: "main".into(),
+                text: Some("Done.".into()),
+                ..Turn::default()
+            },
+        ];
+        let plain = Dialog {
+            channel: Channel::PlainText,
+            exchanges: vec![exchange("How many sides?", 1, None)],
+            ..dialog
+        };
+        let (steps, _) = steps_with(&t, Some(&plain));
+        assert_eq!(
+            step_names(&steps),
+            ["Turn 1", "Read", "Turn 2", "user:  [no reply]", "Turn 3"]
+        );
     }
 
     /// The main agent's turns in order, each followed by its calls; a subagent's turn and

@@ -133,6 +133,12 @@ pub fn of(
     if spec.hooks == Some(crate::spec::HooksSetting::Workspace) {
         run.extend(["hooks", "workspace"]);
     }
+    // A run whose questions get answers is another run; its replies are part of it.
+    // Tests without `user:` keep the fingerprints of earlier versions.
+    let user = spec.user.as_ref().map(|u| format!("{u:?}"));
+    if let Some(user) = &user {
+        run.extend(["user", user.as_str()]);
+    }
     put("run", hash_fields(&run));
     put("workspace", tree_digest(workspace, spec.workspace_git)?);
     let setup: Vec<&str> = spec.setup.iter().map(String::as_str).collect();
@@ -392,6 +398,17 @@ mod tests {
             ),
             ["run"]
         );
+        // A user who answers is another run, and so is one who answers otherwise.
+        let user = |say: &str| {
+            base.replace(
+                "name: t\n",
+                &format!("name: t\nuser: {{script: [{{when: sides, say: {say}}}]}}\n"),
+            )
+        };
+        assert_eq!(changed(&user("six"), "claude 2.1.3"), ["run"]);
+        let six = of(&spec(&user("six"), dir.path()), "claude 2.1.3", None, &ws).unwrap();
+        let eight = of(&spec(&user("eight"), dir.path()), "claude 2.1.3", None, &ws).unwrap();
+        assert_eq!(eight.changed_parts(&six), ["run"]);
 
         std::fs::write(ws.join("src/a.txt"), "two").unwrap();
         assert_eq!(changed(base, "claude 2.1.3"), ["workspace"]);

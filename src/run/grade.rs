@@ -136,6 +136,7 @@ pub(super) async fn check_transcript(
         spec,
         &Evidence {
             reviews: &reviews,
+            user: spec.user.as_deref(),
             ..Evidence::transcript_only(transcript)
         },
     );

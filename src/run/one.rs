@@ -64,11 +64,13 @@ pub(super) async fn run_one(
     run.result.sandbox = execution.sandbox.clone();
     run.result.model_traffic = execution.model_traffic.clone();
     run.result.witness = execution.witness.clone();
+    run.result.dialog = execution.dialog.clone();
     let Execution {
         transcript,
         raw,
         mcp_calls,
         mcp_calls_dropped,
+        dialog,
         ..
     } = execution;
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
@@ -83,7 +85,7 @@ pub(super) async fn run_one(
     let cut = run
         .post_run(
             &workspace,
-            (&transcript, &mcp_calls, mcp_calls_dropped),
+            (&transcript, &mcp_calls, mcp_calls_dropped, dialog.as_ref()),
             &reviews,
             &mut post,
         )
@@ -264,6 +266,7 @@ impl<'a> OneRun<'a> {
                 limits: spec.limits.resolved(),
                 stop: spec.stop,
                 watch_skills: &watch_skills(spec, workspace.path(), &plugins),
+                user: spec.user.as_ref(),
             })
             .await
             // The CLI is missing or could not start.
@@ -281,6 +284,7 @@ impl<'a> OneRun<'a> {
             &crate::transcript::Transcript,
             &[crate::transcript::ToolCall],
             u32,
+            Option<&crate::transcript::dialog::Dialog>,
         ),
         reviews: &std::collections::BTreeMap<usize, crate::assertions::judge::ReviewVerdict>,
         post: &mut PostRun,

@@ -30,7 +30,12 @@ pub(super) fn current(step: &std::sync::Mutex<String>) -> String {
 pub(super) async fn post_run(
     spec: &TestSpec,
     workspace: &Arc<Workspace>,
-    (transcript, mcp_calls, dropped): (&Transcript, &[crate::transcript::ToolCall], u32),
+    (transcript, mcp_calls, dropped, dialog): (
+        &Transcript,
+        &[crate::transcript::ToolCall],
+        u32,
+        Option<&crate::transcript::dialog::Dialog>,
+    ),
     reviews: &BTreeMap<usize, ReviewVerdict>,
     post: &mut PostRun,
     step: &std::sync::Mutex<String>,
@@ -73,6 +78,7 @@ pub(super) async fn post_run(
         post.files.clone(),
         mcp_calls.to_vec(),
     );
+    let dialog = dialog.cloned();
     post.assertions = tokio::task::spawn_blocking(move || {
         assertions::evaluate(
             &spec,
@@ -88,6 +94,8 @@ pub(super) async fn post_run(
                     calls: &mcp_calls,
                     dropped,
                 }),
+                user: spec.user.as_deref(),
+                dialog: dialog.as_ref(),
             },
         )
     })

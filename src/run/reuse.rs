@@ -335,6 +335,7 @@ pub(super) fn needs_workspace_after(kind: &AssertionKind) -> bool {
         | AssertionKind::Budget(_)
         | AssertionKind::Skill(_)
         | AssertionKind::Routing(_)
+        | AssertionKind::Conversation(_)
         // The files changed travel with the result (`files`), and so do the claims read
         // (`claims`, keyed by `grade_keys`).
         | AssertionKind::Claims => false,

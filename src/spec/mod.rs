@@ -21,6 +21,7 @@ pub mod rules;
 pub mod schema;
 pub mod suite;
 pub mod tools;
+pub mod user;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -182,6 +183,9 @@ pub struct TestSpec {
     pub routing: Option<std::sync::Arc<routing::Routing>>,
     /// The routing suite's prompt this test runs ([`TestSpec::per_routing_prompt`]).
     pub routing_case: Option<routing::RoutingCase>,
+    /// `user:`: who answers the agent's questions ([`user::User`]); `None`: nobody, the
+    /// run is one prompt.
+    pub user: Option<std::sync::Arc<user::User>>,
     /// When the agent run is stopped: at its first tool call, or when it ends
     /// ([`routing::Stop`]; a routing suite's `stop:`).
     pub stop: routing::Stop,
@@ -296,6 +300,7 @@ impl TestSpec {
             coverage_exclude: Vec::new(),
             routing: None,
             routing_case: None,
+            user: None,
             stop: routing::Stop::Never,
             draft: false,
         }
@@ -541,6 +546,9 @@ pub enum AssertionKind {
     /// files written, tests passed), as read by the LLM judge, is backed by the transcript
     /// or the workspace (seed 002: evidence, not the agent's word).
     Claims,
+    /// `asked`, `did_not_ask`, `user_turns`, `elicited` — the questions the agent asked
+    /// the test's `user:` and the replies it got.
+    Conversation(user::ConversationAssertion),
     /// One prompt of a routing suite (`routing:`, never written as an assertion): which
     /// skill the run triggered, from the agent's own evidence.
     Routing(Box<routing::RoutingCase>),
@@ -680,6 +688,7 @@ impl AssertionKind {
             AssertionKind::Budget(Budget::ToolCalls { .. }) => "tool_calls",
             AssertionKind::Skill(_) => "skill",
             AssertionKind::Claims => "claims",
+            AssertionKind::Conversation(c) => c.key(),
             AssertionKind::Routing(_) => "routing",
         }
     }

@@ -88,7 +88,7 @@ fn not_nullable(value: &mut serde_json::Value) {
     {"required": ["prompt", "assertions"], "not": {"required": ["routing"]}},
     {"required": ["routing"], "not": {"anyOf": [
         {"required": ["prompt"]}, {"required": ["assertions"]}, {"required": ["variants"]},
-        {"required": ["min_pass"]}, {"required": ["covers"]}
+        {"required": ["min_pass"]}, {"required": ["covers"]}, {"required": ["user"]}
     ]}}
 ]))]
 #[serde(deny_unknown_fields)]
@@ -161,6 +161,11 @@ struct TestFile {
     /// What one run may use before it is stopped as `error`, kind `limit`; unset fields
     /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
     limits: Option<LimitsField>,
+    /// Who answers the agent's questions: a `script` of fixed replies tried first, and
+    /// with a `goal` a simulated user for the rest (not built yet). The conversation
+    /// assertions (`asked`, `did_not_ask`, `user_turns`, `elicited`) need it
+    /// (docs/conversations.md).
+    user: Option<UserField>,
     /// The rules of the workspace's instruction files (AGENTS.md, CLAUDE.md, SKILL.md, …)
     /// this test puts to work: a rule id (`R1a2b3c4d`, listed by `aptitude coverage`), `#`
     /// and a heading path (`# Testing > Before you commit`), or a `"quoted"` part of a
@@ -181,6 +186,40 @@ struct TestFile {
     /// it): it loads and runs as any other, and `validate` lists it as a draft until a
     /// person has reviewed it and removed the key.
     draft: Option<bool>,
+}
+
+/// `user:` — needs `script`, `goal` or both.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{"required": ["script"]}, {"required": ["goal"]}]))]
+#[expect(dead_code, reason = "schema only")]
+struct UserField {
+    /// How the user speaks and what they do not do; shown to the simulated user only.
+    persona: Option<NonEmpty>,
+    /// What the user wants, for a simulated user answering what the script does not (not
+    /// built yet: such a question gets no reply, and `user_turns` and `elicited` are then
+    /// error); without it, such a question gets no reply and the conversation ends.
+    goal: Option<NonEmpty>,
+    /// Facts revealed only when asked, by name; the judge never sees them. A fact counts
+    /// as revealed (`elicited`) when its value is in one of the user's replies.
+    knows: Option<BTreeMap<String, Scalar>>,
+    /// Fixed replies, tried in order before any model: the first line whose `when`
+    /// matches the question (a regex, ignoring case) gives its `say`.
+    script: Option<Vec<ScriptLineField>>,
+    /// The most replies the user gives (default 4).
+    #[schemars(range(min = 1, max = 20))]
+    max_turns: Option<u32>,
+}
+
+/// One line of `user.script`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct ScriptLineField {
+    /// A regex matched against the agent's question, anywhere, ignoring case.
+    when: NonEmpty,
+    /// The reply, sent as written.
+    say: NonEmpty,
 }
 
 /// One skill of `routing:`.
@@ -710,6 +749,14 @@ enum AssertionItem {
     Skill(SkillItem),
     /// `claims: verified` — each action the final answer claims has evidence.
     Claims(ClaimsItem),
+    /// `asked:` — the agent asked the test's `user:` about something (before some tools).
+    Asked(AskedItem),
+    /// `did_not_ask:` — the agent asked nothing about something.
+    DidNotAsk(DidNotAskItem),
+    /// `user_turns:` — how many replies the test's `user:` gave.
+    UserTurns(UserTurnsItem),
+    /// `elicited:` — which `user.knows` facts the user revealed.
+    Elicited(ElicitedItem),
 }
 
 /// `skill:` and the checks of a tool assertion on its `Skill` calls.
@@ -965,6 +1012,54 @@ kind_item!(
     /// `claims: verified`.
     ClaimsItem { claims: ClaimsCheck }
 );
+kind_item!(
+    /// `asked: {about, before}`.
+    AskedItem { asked: Asked }
+);
+kind_item!(
+    /// `did_not_ask: {about}`.
+    DidNotAskItem { did_not_ask: About }
+);
+kind_item!(
+    /// `user_turns: {min, max}`.
+    UserTurnsItem { user_turns: MinMax }
+);
+kind_item!(
+    /// `elicited: [fact]`.
+    ElicitedItem { elicited: OneOrMany }
+);
+
+/// `asked:`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct Asked {
+    /// A regex matched against each question, anywhere, ignoring case.
+    about: NonEmpty,
+    /// Tools the first matching question must come before (before their first call).
+    before: Option<OneOrMany>,
+}
+
+/// `did_not_ask:`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "schema only")]
+struct About {
+    /// A regex matched against each question, anywhere, ignoring case.
+    about: NonEmpty,
+}
+
+/// Bounds on a count; `min`, `max` or both.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{"required": ["min"]}, {"required": ["max"]}]))]
+#[expect(dead_code, reason = "schema only")]
+struct MinMax {
+    /// At least this many.
+    min: Option<u32>,
+    /// At most this many.
+    max: Option<u32>,
+}
 
 /// The one value of `claims:`.
 #[derive(JsonSchema)]
@@ -1312,6 +1407,35 @@ mod tests {
             "  - stdout: {review: polite, threshold: 8}\n",
             "  - wrote: a.txt\n",
         ];
+        let user = "user: {goal: g, knows: {sides: 6}, script: [{when: sides, say: six}]}\n";
+        let conversation = [
+            "  - asked: {about: sides, before: [Write, Edit]}\n",
+            "  - did_not_ask: {about: name}\n",
+            "  - user_turns: {min: 1}\n",
+            "  - elicited: sides\n",
+        ];
+        for item in conversation {
+            let text = format!("{user}{head}{item}");
+            assert!(
+                super::super::load_str(std::path::Path::new("t.aptitude.yaml"), &text).is_ok(),
+                "{item}"
+            );
+            assert!(validator.is_valid(&yaml_as_json(&text)), "{item}");
+        }
+        for bad in [
+            format!("{user}{head}  - asked: {{about: sides, after: Write}}\n"),
+            format!("{user}{head}  - user_turns: {{}}\n"),
+            format!("user: {{persona: p}}\n{head}  - tool: Read\n"),
+            format!("user: {{goal: g, max_turns: 0}}\n{head}  - tool: Read\n"),
+            format!("user: {{script: [{{when: a}}]}}\n{head}  - tool: Read\n"),
+            "name: r\nuser: {goal: g}\nrouting:\n  pdf: {should_trigger: [a]}\n".to_owned(),
+        ] {
+            assert!(
+                super::super::load_str(std::path::Path::new("t.aptitude.yaml"), &bad).is_err(),
+                "{bad}"
+            );
+            assert!(!validator.is_valid(&yaml_as_json(&bad)), "{bad}");
+        }
         for item in valid {
             let text = format!("{head}{item}");
             assert!(

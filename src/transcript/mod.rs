@@ -59,6 +59,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod detect;
+pub mod dialog;
 pub mod display;
 mod gemini;
 mod json;

@@ -171,6 +171,8 @@ pub fn aggregate_split(
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
         witness: least_witnessed(&runs),
+        // Each run keeps its own conversation.
+        dialog: None,
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }

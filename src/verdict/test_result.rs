@@ -194,6 +194,11 @@ pub struct TestResult {
     /// did not run, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<crate::agent::gateway::witness::Witness>,
+    /// The run's conversation with the test's `user:` (each question, where it came among
+    /// the calls, its reply, scripted or simulated), as the run view shows it. Absent for
+    /// a test without a `user:`, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<crate::transcript::dialog::Dialog>,
     /// The routing suite's prompt this test ran (`routing:`): the suite, its skills, what
     /// the prompt should trigger and when each run stopped. Each run's routing assertion
     /// says what it triggered; `verdict::routing` makes the figures of both.
@@ -283,6 +288,7 @@ impl TestResult {
             not_reused: None,
             model_traffic: None,
             witness: None,
+            dialog: None,
             routing: None,
         }
     }

@@ -13,6 +13,7 @@ mod architecture;
 mod cassettes;
 mod claims;
 mod cli;
+mod conversation;
 mod corpus;
 mod diff;
 mod docs;

@@ -480,5 +480,7 @@ fn disagreement(call: &ToolCall, sent: &super::wire::WireResult) -> Option<Strin
     ))
 }
 
+pub mod dialog;
+
 #[cfg(test)]
 mod tests;

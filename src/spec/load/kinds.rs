@@ -1,7 +1,7 @@
 //! The one table of assertion kinds: each kind's YAML key, whether it takes `scope:`, and
 //! the parser of its value. A new kind is one row here, its parser in its family's file
 //! (`tool.rs`, `commands.rs`, `files.rs`, `budget.rs`, `review.rs` — which holds `claims`
-//! too), its variant in
+//! too —, `user.rs` for the conversation kinds), its variant in
 //! [`AssertionKind`] and its evaluation in `src/assertions/`.
 
 use super::super::node::Node;
@@ -157,6 +157,26 @@ pub(super) const KINDS: &[Kind] = &[
         key: "claims",
         scoped: false,
         parse: |ctx, node, _, _| ctx.claims(node),
+    },
+    Kind {
+        key: "asked",
+        scoped: false,
+        parse: |ctx, node, _, _| ctx.conversation(node, "asked"),
+    },
+    Kind {
+        key: "did_not_ask",
+        scoped: false,
+        parse: |ctx, node, _, _| ctx.conversation(node, "did_not_ask"),
+    },
+    Kind {
+        key: "user_turns",
+        scoped: false,
+        parse: |ctx, node, _, _| ctx.conversation(node, "user_turns"),
+    },
+    Kind {
+        key: "elicited",
+        scoped: false,
+        parse: |ctx, node, _, _| ctx.conversation(node, "elicited"),
     },
 ];
 

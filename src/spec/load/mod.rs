@@ -39,6 +39,7 @@ pub(in crate::spec) const TEST_KEYS: &[&str] = &[
     "hooks",
     "network",
     "limits",
+    "user",
     "covers",
     "routing",
     "stop",
@@ -418,6 +419,9 @@ struct Ctx {
     default_threshold: Option<u8>,
     /// The test's `mock:` MCP servers, for checking assertions on their tools at load.
     mocks: crate::spec::McpMocks,
+    /// The names of the test's `user.knows` facts, for `elicited:`; `None` when the test
+    /// has no `user:` (conversation assertions are then errors).
+    user_facts: Option<Vec<String>>,
 }
 
 impl Ctx {
@@ -596,6 +600,7 @@ impl Ctx {
             .map(|n| self.mcp_servers(n, path))
             .unwrap_or_default();
         self.mocks = mcp_mocks.clone();
+        let user = self.user_key(&fields);
         let assertions = if is_routing {
             Vec::new()
         } else {
@@ -661,11 +666,9 @@ impl Ctx {
             coverage_exclude: Vec::new(),
             stop: crate::spec::routing::Stop::Never,
             routing_case: None,
+            user: user.map(std::sync::Arc::new),
             routing: routing.map(std::sync::Arc::new),
-            draft: fields
-                .get("draft")
-                .and_then(|n| self.bool(n, "draft"))
-                .unwrap_or(false),
+            draft: self.draft_key(&fields),
         })
     }
 
@@ -695,6 +698,24 @@ impl Ctx {
             &dir,
             plugins,
         )
+    }
+
+    /// `draft: true` (default false).
+    fn draft_key(&mut self, fields: &Fields<'_>) -> bool {
+        let draft = fields.get("draft").and_then(|n| self.bool(n, "draft"));
+        draft.unwrap_or(false)
+    }
+
+    /// `user:`, with its facts' names kept for the conversation assertions read after it.
+    fn user_key(&mut self, fields: &Fields<'_>) -> Option<crate::spec::user::User> {
+        let node = fields.get("user")?;
+        let user = self.user(node);
+        self.user_facts = Some(
+            user.as_ref()
+                .map(|u| u.knows.keys().cloned().collect())
+                .unwrap_or_default(),
+        );
+        user
     }
 
     /// The keys a routing suite can not have, each an error saying why.
@@ -1196,6 +1217,7 @@ mod review;
 mod routing;
 pub(super) mod suite;
 mod tool;
+mod user;
 mod variants;
 
 #[cfg(test)]

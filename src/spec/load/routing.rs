@@ -32,6 +32,10 @@ const SKILL_KEYS: &[&str] = &["should_trigger", "should_not_trigger"];
 /// assertion per prompt.
 pub(super) const NOT_WITH_ROUTING: &[(&str, &str)] = &[
     (
+        "user",
+        "a routing suite's run stops at the agent's first decision; test the agent's questions in a test of their own",
+    ),
+    (
         "prompt",
         "a routing suite's prompts are listed under each skill's `should_trigger` and `should_not_trigger`",
     ),

@@ -483,9 +483,14 @@ fn every_assertion_kind_is_in_the_kinds_table() {
         "tool_calls: {max: 3}",
         "skill: greet",
         "claims: verified",
+        "asked: {about: sides}",
+        "did_not_ask: {about: name}",
+        "user_turns: {max: 2}",
+        "elicited: [sides]",
     ];
     let yaml: String = samples.iter().map(|s| format!("  - {s}\n")).collect();
-    let spec = load(&format!("{HEAD}{yaml}")).unwrap();
+    let user = "user: {goal: g, knows: {sides: 6}}\n";
+    let spec = load(&format!("{user}{HEAD}{yaml}")).unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for (assertion, sample) in spec.assertions.iter().zip(samples) {
         // Adding an AssertionKind variant breaks this match until it gets a sample above
@@ -509,7 +514,8 @@ fn every_assertion_kind_is_in_the_kinds_table() {
             | AssertionKind::JsonFile { .. }
             | AssertionKind::Budget(_)
             | AssertionKind::Skill(_)
-            | AssertionKind::Claims => assertion.kind.key(),
+            | AssertionKind::Claims
+            | AssertionKind::Conversation(_) => assertion.kind.key(),
             // Written by a routing suite (`routing:`), never as a list item.
             AssertionKind::Routing(_) => unreachable!("`routing` is no list item"),
         };
@@ -1271,4 +1277,128 @@ fn hooks_are_none_unless_the_test_opts_in() {
     );
     let errs = errors(&format!("hooks: true\n{base}"));
     assert_reports(&errs, "`hooks` must be `none` or `workspace`");
+}
+
+/// The dice test of issue 41, as a user writes it.
+const DICE: &str = "name: dice
+prompt: Add a dice-roller command to the CLI
+user:
+  persona: Terse analyst; never reads code
+  goal: A command that rolls one die and prints the result
+  knows: {sides: 6, name: roll}
+  script:
+    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}
+  max_turns: 3
+assertions:
+  - asked: {about: \"sides|range\", before: [Write, Edit]}
+  - did_not_ask: {about: name}
+  - user_turns: {max: 2}
+  - elicited: [sides]
+";
+
+#[test]
+fn a_user_block_and_the_conversation_assertions_load() {
+    let spec = load(DICE).unwrap();
+    let user = spec.user.as_deref().unwrap();
+    assert_eq!(
+        user.persona.as_deref(),
+        Some("Terse analyst; never reads code")
+    );
+    assert_eq!(user.knows.get("sides").map(String::as_str), Some("6"));
+    assert_eq!(user.max_turns, 3);
+    assert_eq!(user.script.len(), 1);
+    assert_eq!(user.script[0].line, 8);
+    assert_eq!(
+        user.scripted("What RANGE of numbers?")
+            .map(|l| l.say.as_str()),
+        Some("Six-sided, 1 to 6.")
+    );
+    let keys: Vec<&str> = spec.assertions.iter().map(|a| a.kind.key()).collect();
+    assert_eq!(keys, ["asked", "did_not_ask", "user_turns", "elicited"]);
+    let AssertionKind::Conversation(crate::spec::user::ConversationAssertion::Asked {
+        before, ..
+    }) = &spec.assertions[0].kind
+    else {
+        panic!("asked")
+    };
+    assert_eq!(before.len(), 2);
+}
+
+#[test]
+fn a_script_only_user_needs_no_goal_and_defaults_to_four_replies() {
+    let spec = load(&format!(
+        "user:\n  script: [{{when: sides, say: six}}]\n{HEAD}  - user_turns: {{min: 1}}\n"
+    ))
+    .unwrap();
+    let user = spec.user.as_deref().unwrap();
+    assert!(user.script_only());
+    assert_eq!(user.max_turns, crate::spec::user::DEFAULT_USER_TURNS);
+}
+
+#[test]
+fn a_misspelt_user_key_points_at_it_with_did_you_mean() {
+    let diags = load(&DICE.replace("  persona:", "  persna:")).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].message, "unknown key `persna` in `user`");
+    assert_eq!((diags[0].pos.line, diags[0].pos.column), (4, 3));
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `persona`?"));
+}
+
+#[test]
+fn conversation_assertions_without_a_user_are_errors() {
+    let diags = load(&format!(
+        "{HEAD}  - asked: {{about: sides}}\n  - user_turns: {{max: 1}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    assert_eq!(diags[0].message, "`asked` needs a `user:` in the test");
+    assert_eq!(diags[1].message, "`user_turns` needs a `user:` in the test");
+    assert!(diags[0].hint.as_deref().unwrap_or("").contains("script"));
+}
+
+#[test]
+fn elicited_names_a_known_fact_with_did_you_mean() {
+    let diags = load(&DICE.replace("elicited: [sides]", "elicited: [side]")).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].message, "unknown fact `side`");
+    assert_eq!((diags[0].pos.line, diags[0].pos.column), (14, 16));
+    assert_eq!(diags[0].hint.as_deref(), Some("did you mean `sides`?"));
+}
+
+#[test]
+fn bad_user_values_are_each_reported() {
+    let errs = errors(&format!(
+        "user:\n  max_turns: 0\n  script:\n    - {{when: \"(\", say: x}}\n    - {{say: y}}\n    - {{when: a, sya: b}}\n{HEAD}  - asked: {{about: a, before: [Wirte]}}\n  - user_turns: {{min: 3, max: 1}}\n  - did_not_ask: {{}}\n"
+    ));
+    for needle in [
+        "`user.max_turns` must be 1 to 20, found 0",
+        "`when`: invalid regex",
+        "a `script` line needs `when:`",
+        "unknown key `sya` in a `script` line",
+        "a `script` line needs `say:`",
+        "unknown tool `Wirte`",
+        "contradiction: `min: 3` is above `max: 1`",
+        "`did_not_ask` needs `about:`",
+    ] {
+        assert!(
+            errs.iter().any(|e| e.contains(needle)),
+            "{needle} not in {errs:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_user_with_neither_script_nor_goal_is_an_error() {
+    let errs = errors(&format!("user: {{persona: shy}}\n{HEAD}  - tool: Read\n"));
+    assert_eq!(errs, ["`user` needs `script:`, `goal:` or both"]);
+}
+
+#[test]
+fn a_routing_suite_has_no_user() {
+    let errs = errors("name: r\nuser: {goal: g}\nrouting:\n  greet: {should_trigger: [say hi]}\n");
+    assert!(
+        errs.iter()
+            .any(|e| e == "`user` does not go with `routing:`"),
+        "{errs:?}"
+    );
 }

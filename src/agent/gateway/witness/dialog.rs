@@ -1,0 +1,161 @@
+//! The run's conversation checked against what crossed the gateway (issue 41): each
+//! question of an ask tool (Claude Code's `AskUserQuestion`) must be one the model asked
+//! in a reply, each question the model asked must be in the record, and each reply must
+//! have reached the model in the result the agent sent back. A disagreement, or a run
+//! whose traffic was not read, leaves the record unwitnessed and every conversation
+//! assertion `error`: what the agent asked rests on the wire, not on its stream.
+
+use serde_json::Value;
+
+use super::super::wire::Wire;
+use crate::transcript::dialog::{Channel, Dialog};
+
+/// Checks `dialog` against `wire`, setting [`Dialog::unwitnessed`] when they disagree or
+/// nothing can be checked. A plain-text channel's questions are read from the agent's
+/// final answer, whose text the wire does not keep: the record says so in
+/// [`Dialog::unwitnessed`] only when the run did not go through the gateway at all.
+pub fn check(wire: Option<&Wire>, dialog: &mut Dialog) {
+    let Some(wire) = wire else {
+        dialog.unwitnessed = Some(
+            "the run went direct, not through aptitude's model gateway: what the agent asked \
+             can not be witnessed"
+                .to_owned(),
+        );
+        return;
+    };
+    let Channel::AskTool { tool } = &dialog.channel else {
+        return;
+    };
+    if wire.partial || wire.unreadable > 0 {
+        dialog.unwitnessed = Some(format!(
+            "the gateway could not read all of the run's traffic ({} unreadable requests{}): \
+             the questions can not be checked",
+            wire.unreadable,
+            if wire.partial { ", bounds reached" } else { "" }
+        ));
+        return;
+    }
+    dialog.unwitnessed = disagreement(wire, tool, dialog);
+}
+
+/// The questions of every `tool` call on the wire, each with the result sent back for it
+/// (when one was).
+fn asked_on_wire<'w>(wire: &'w Wire, tool: &str) -> Vec<(String, Option<&'w str>)> {
+    let mut asked = Vec::new();
+    for (index, call) in wire
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.name == tool)
+    {
+        let result = wire.result(index).map(|r| r.text.as_str());
+        let questions = call.input.get("questions").and_then(Value::as_array);
+        for q in questions.into_iter().flatten() {
+            if let Some(text) = q.get("question").and_then(Value::as_str) {
+                asked.push((text.to_owned(), result));
+            }
+        }
+    }
+    asked
+}
+
+/// Why the record and the wire disagree, if they do.
+fn disagreement(wire: &Wire, tool: &str, dialog: &Dialog) -> Option<String> {
+    let mut on_wire = asked_on_wire(wire, tool);
+    for exchange in &dialog.exchanges {
+        let Some(at) = on_wire.iter().position(|(q, _)| *q == exchange.question) else {
+            return Some(format!(
+                "the record holds the question “{}”, which no model reply asked with {tool}",
+                crate::shared::text::truncate(&exchange.question, 120)
+            ));
+        };
+        let (_, result) = on_wire.remove(at);
+        if let Some(reply) = &exchange.reply
+            && !result.is_some_and(|r| r.contains(reply.text.as_str()))
+        {
+            return Some(format!(
+                "the reply to “{}” never reached the model in the {tool} result",
+                crate::shared::text::truncate(&exchange.question, 120)
+            ));
+        }
+    }
+    on_wire.first().map(|(q, _)| {
+        format!(
+            "the model asked “{}” with {tool}, which the record lacks",
+            crate::shared::text::truncate(q, 120)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::gateway::wire::WireCall;
+    use crate::transcript::dialog::{Exchange, Reply, ReplySource};
+    use serde_json::json;
+
+    fn ask(id: &str, question: &str) -> WireCall {
+        WireCall {
+            id: Some(id.into()),
+            name: "AskUserQuestion".into(),
+            input: json!({"questions": [{"question": question}]}),
+        }
+    }
+
+    fn record(questions: &[(&str, Option<&str>)]) -> Dialog {
+        Dialog {
+            channel: Channel::AskTool {
+                tool: "AskUserQuestion".into(),
+            },
+            exchanges: questions
+                .iter()
+                .map(|(q, r)| Exchange {
+                    question: (*q).into(),
+                    calls_before: 0,
+                    reply: r.map(|text| Reply {
+                        text: text.into(),
+                        source: ReplySource::Scripted { line: 1 },
+                    }),
+                })
+                .collect(),
+            incomplete: None,
+            unwitnessed: None,
+        }
+    }
+
+    #[test]
+    fn a_question_the_model_asked_that_the_record_lacks_is_unwitnessed() {
+        let mut wire = Wire::default();
+        wire.served(vec![ask("toolu_1", "How many sides?")]);
+        let mut d = record(&[]);
+        check(Some(&wire), &mut d);
+        assert!(d.unwitnessed.unwrap().contains("which the record lacks"));
+    }
+
+    #[test]
+    fn a_recorded_question_no_reply_asked_is_unwitnessed() {
+        let wire = Wire::default();
+        let mut d = record(&[("How many sides?", None)]);
+        check(Some(&wire), &mut d);
+        assert!(d.unwitnessed.unwrap().contains("no model reply asked"));
+    }
+
+    #[test]
+    fn a_reply_that_never_reached_the_model_is_unwitnessed() {
+        let mut wire = Wire::default();
+        wire.served(vec![ask("toolu_1", "How many sides?")]);
+        let mut d = record(&[("How many sides?", Some("Six."))]);
+        check(Some(&wire), &mut d);
+        assert!(d.unwitnessed.unwrap().contains("never reached the model"));
+    }
+
+    #[test]
+    fn a_direct_run_is_unwitnessed_and_an_empty_agreement_is_not() {
+        let mut d = record(&[]);
+        check(None, &mut d);
+        assert!(d.unwitnessed.unwrap().contains("went direct"));
+        let mut d = record(&[]);
+        check(Some(&Wire::default()), &mut d);
+        assert_eq!(d.unwitnessed, None);
+    }
+}

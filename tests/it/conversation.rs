@@ -1,0 +1,445 @@
+//! Conversations (issue 41): a test's `user:` answers the agent's questions, and
+//! `asked`, `did_not_ask`, `user_turns`, `elicited` check what it asked. These tests
+//! protect what a user sees before any agent runs (`validate`, `validate --explain`) and
+//! each agent's channel end to end, through the real CLI and the scripted model.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::agents::{AGENTS, run_on};
+use crate::run::{Suite, test};
+use crate::support::cli::Aptitude;
+use crate::support::model::{ScriptedModel, Turn};
+
+/// The dice test of issue 41, as its README example writes it.
+const DICE: &str = "name: dice
+prompt: Add a dice-roller command to the CLI
+user:
+  persona: Terse analyst; never reads code
+  goal: A command that rolls one die and prints the result
+  knows: {sides: 6, name: roll}
+  script:
+    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}
+  max_turns: 4
+assertions:
+  - asked: {about: \"sides|range\", before: [Write, Edit]}
+  - did_not_ask: {about: name}
+  - user_turns: {max: 2}
+  - elicited: [sides]
+";
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// `validate --explain` shows who answers: the script, what happens past it, the reply
+/// limit and the names (never the values) of the facts the user holds back.
+#[test]
+fn validate_explain_shows_the_user_without_its_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dice.aptitude.yaml", DICE);
+    let out = Aptitude::new()
+        .args(["validate", "--explain", "dice.aptitude.yaml"])
+        .current_dir(dir.path())
+        .output();
+    out.code(0);
+    assert!(
+        out.stdout.contains(
+            "user        1 script line, then no reply yet to other questions (the simulated \
+             user of `goal:` is not built: `user_turns` and `elicited` are then error); at \
+             most 4 replies; knows name, sides  [dice.aptitude.yaml:3]"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("roll"), "a fact's value is not shown");
+}
+
+/// A misspelt key of `user:` and a fact `elicited` names that the user does not know are
+/// errors at their line and column, with the line, a caret and "did you mean".
+#[test]
+fn validate_points_at_user_mistakes_with_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = DICE
+        .replace("  goal:", "  gaol:")
+        .replace("elicited: [sides]", "elicited: [side]");
+    write(dir.path(), "dice.aptitude.yaml", &broken);
+    let out = Aptitude::new()
+        .args(["validate", "dice.aptitude.yaml"])
+        .current_dir(dir.path())
+        .output();
+    out.code(2);
+    let err = &out.stderr;
+    for needle in [
+        "dice.aptitude.yaml:5:3",
+        "unknown key `gaol` in `user`",
+        "did you mean `goal`?",
+        "dice.aptitude.yaml:14:16",
+        "unknown fact `side`",
+        "did you mean `sides`?",
+        "  - elicited: [side]",
+    ] {
+        assert!(err.contains(needle), "{needle} not in:\n{err}");
+    }
+}
+
+/// The question the scripted model asks through Claude Code's `AskUserQuestion`, as the
+/// tool's input schema wants it (2.1.328: 1–4 questions, each with 2–4 options).
+fn ask_sides() -> Turn {
+    Turn::Tool(
+        "AskUserQuestion",
+        json!({"questions": [{
+            "question": "How many sides should the die have?",
+            "header": "Sides",
+            "options": [
+                {"label": "6", "description": "A common die"},
+                {"label": "20", "description": "A role-playing die"}
+            ],
+            "multiSelect": false
+        }]}),
+    )
+}
+
+/// One `aptitude run` on Claude Code: `asks` (the model asks, then writes the command),
+/// `guesses` (it writes without asking), `no-reply` (it asks something no script line
+/// answers), each with the dice user. Returns the results and the model.
+fn claude_run() -> &'static (Value, ScriptedModel) {
+    static RUN: OnceLock<(Value, ScriptedModel)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let claude = AGENTS[0]();
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
+        let write = Turn::Tool(
+            "Write",
+            json!({"file_path": "roll.sh", "content": "echo $((RANDOM % 6 + 1))\n"}),
+        );
+        let done = Turn::Text("Done.".into());
+        let ask_name = Turn::Tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": "What should the command be called?",
+                "header": "Name",
+                "options": [
+                    {"label": "roll", "description": "roll"},
+                    {"label": "dice", "description": "dice"}
+                ],
+                "multiSelect": false
+            }]}),
+        );
+        let tests: [(&str, Vec<Turn>, &str); 3] = [
+            (
+                "asks",
+                vec![ask_sides(), write.clone(), done.clone()],
+                "  - asked: {about: sides, before: [Write]}\n  - did_not_ask: {about: name}\n  - user_turns: {max: 1}\n  - elicited: [sides]\n",
+            ),
+            (
+                "guesses",
+                vec![write.clone(), done.clone()],
+                "  - asked: {about: sides}\n  - did_not_ask: {about: sides}\n  - user_turns: {max: 0}\n",
+            ),
+            (
+                "no-reply",
+                vec![ask_name, done.clone()],
+                "  - asked: {about: called}\n  - user_turns: {max: 0}\n",
+            ),
+        ];
+        for (name, turns, assertions) in tests {
+            let marker = format!("talk-claude-{name}");
+            model.script(&marker, turns);
+            suite.file(&format!("tests/{name}/README"), "a fixture\n");
+            suite.file(
+                &format!("tests/{name}.aptitude.yaml"),
+                &format!(
+                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{user}assertions:\n{assertions}"
+                ),
+            );
+        }
+        let (code, results, stderr) =
+            run_on(&suite, &model, &claude, &["--no-grade", "--jobs", "3"]);
+        assert!(results.is_object(), "exit {code}: {stderr}");
+        (results, model)
+    })
+}
+
+/// The statuses of a test's assertions, by kind, in order.
+fn statuses(results: &Value, name: &str) -> Vec<(String, String)> {
+    test(results, name)["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["kind"].as_str().unwrap_or_default().to_owned(),
+                a["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Claude Code asks through `AskUserQuestion`, aptitude answers from the script over the
+/// stream-json control protocol, and the model's next request holds that answer; every
+/// conversation assertion passes.
+#[test]
+fn claude_asks_and_the_next_request_holds_the_scripted_answer() {
+    let (results, model) = claude_run();
+    let t = test(results, "asks");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-claude-asks");
+    assert!(
+        requests[0].body.to_string().contains("\"AskUserQuestion\""),
+        "the ask tool is offered"
+    );
+    let after = requests
+        .iter()
+        .find(|r| {
+            r.body
+                .to_string()
+                .contains("How many sides should the die have?")
+                && r.body.to_string().contains("tool_result")
+        })
+        .expect("a request after the question");
+    assert!(
+        after.body.to_string().contains("Six-sided, 1 to 6."),
+        "{}",
+        after.body
+    );
+    assert!(
+        statuses(results, "asks").iter().all(|(_, s)| s == "pass"),
+        "{t:#}"
+    );
+    let exchange = &t["dialog"]["exchanges"][0];
+    assert_eq!(exchange["question"], "How many sides should the die have?");
+    assert_eq!(exchange["reply"]["source"]["kind"], "scripted", "{t:#}");
+}
+
+/// The HTML report's run view shows the question and the scripted reply, re-rendered
+/// from the results JSON alone.
+#[test]
+fn the_run_view_shows_the_dialog() {
+    let (results, _) = claude_run();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("results.json");
+    std::fs::write(&json, results.to_string()).unwrap();
+    let html = dir.path().join("report.html");
+    Aptitude::new()
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Question to the user"),
+        "no dialog in the run view"
+    );
+    assert!(page.contains("How many sides should the die have?"));
+    assert!(page.contains("Six-sided, 1 to 6."));
+    assert!(page.contains("[scripted, line "));
+}
+
+/// A run where the agent writes without asking fails `asked` and `did_not_ask` holds.
+#[test]
+fn claude_that_does_not_ask_fails_asked() {
+    let (results, _) = claude_run();
+    assert_eq!(
+        statuses(results, "guesses"),
+        [
+            ("asked".to_owned(), "fail".to_owned()),
+            ("did_not_ask".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "pass".to_owned()),
+        ]
+    );
+}
+
+/// A question no script line matches (and no `goal:`) gets no reply: it is still asked,
+/// and the user's replies stay 0.
+#[test]
+fn claude_question_without_a_script_line_gets_no_reply() {
+    let (results, model) = claude_run();
+    let t = test(results, "no-reply");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-claude-no-reply");
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body.to_string().contains("The user did not answer.")),
+        "the agent is told"
+    );
+}
+
+/// One `aptitude run` on Codex, which asks in plain text: `asks` (its turn ends in a
+/// question, aptitude replies with `codex exec resume`, the model then finishes) and
+/// `guesses` (it finishes without asking).
+fn codex_run() -> &'static (Value, ScriptedModel) {
+    static RUN: OnceLock<(Value, ScriptedModel)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let codex = AGENTS[1]();
+        assert_eq!(codex.name, "codex");
+        let model = ScriptedModel::start();
+        let suite = Suite::new();
+        let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
+        let tests: [(&str, Vec<Turn>, &str); 2] = [
+            (
+                "asks",
+                vec![
+                    Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+                    Turn::Text("Done: a six-sided roll command.".into()),
+                ],
+                "  - asked: {about: sides}\n  - user_turns: {min: 1, max: 1}\n  - elicited: [sides]\n",
+            ),
+            (
+                "guesses",
+                vec![Turn::Text("Done.".into())],
+                "  - asked: {about: sides}\n  - user_turns: {max: 0}\n",
+            ),
+        ];
+        for (name, turns, assertions) in tests {
+            let marker = format!("talk-codex-{name}");
+            model.script(&marker, turns);
+            suite.file(&format!("tests/{name}/README"), "a fixture\n");
+            suite.file(
+                &format!("tests/{name}.aptitude.yaml"),
+                &format!(
+                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{user}assertions:\n{assertions}"
+                ),
+            );
+        }
+        let (code, results, stderr) =
+            run_on(&suite, &model, &codex, &["--no-grade", "--jobs", "2"]);
+        assert!(results.is_object(), "exit {code}: {stderr}");
+        (results, model)
+    })
+}
+
+/// Codex's plain-text question is answered by a follow-up turn in the same session
+/// (`codex exec resume`): the model's next request holds the question and the scripted
+/// answer, and the conversation assertions pass.
+#[test]
+fn codex_plain_text_question_is_answered_by_a_follow_up_turn() {
+    let (results, model) = codex_run();
+    let t = test(results, "asks");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let requests = model.requests_for("talk-codex-asks");
+    assert_eq!(requests.len(), 2, "the question, then the follow-up turn");
+    let next = requests[1].body.to_string();
+    assert!(
+        next.contains("How many sides should the die have?"),
+        "{next}"
+    );
+    assert!(next.contains("Six-sided, 1 to 6."), "{next}");
+}
+
+/// A Codex run that finishes without a question fails `asked`.
+#[test]
+fn codex_that_does_not_ask_fails_asked() {
+    let (results, model) = codex_run();
+    assert_eq!(
+        statuses(results, "guesses"),
+        [
+            ("asked".to_owned(), "fail".to_owned()),
+            ("user_turns".to_owned(), "pass".to_owned()),
+        ]
+    );
+    assert_eq!(
+        model.requests_for("talk-codex-guesses").len(),
+        1,
+        "no follow-up"
+    );
+}
+
+/// On an agent with no channel yet (Gemini CLI), a test with a `user:` runs as one prompt
+/// and every conversation assertion is `error`, naming the agent — never a pass, even for
+/// `did_not_ask` on a run that asked nothing.
+#[test]
+fn an_agent_without_a_channel_gets_error_never_a_pass() {
+    let gemini = AGENTS[2]();
+    assert_eq!(gemini.name, "gemini");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-gemini-none";
+    model.script(marker, vec![Turn::Text("Done.".into())]);
+    suite.file("tests/none/README", "a fixture\n");
+    suite.file(
+        "tests/none.aptitude.yaml",
+        &format!(
+            "name: none\nprompt: \"{marker}\"\nworkspace: none\nuser:\n  script: [{{when: sides, say: six}}]\nassertions:\n  - did_not_ask: {{about: sides}}\n  - user_turns: {{max: 3}}\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &gemini, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "none");
+    assert_eq!(t["status"], "error", "{t:#}");
+    for a in t["assertions"].as_array().unwrap() {
+        assert_eq!(a["status"], "error", "{a:#}");
+        let detail = a["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("no channel carries the agent's questions")
+                && detail.contains("gemini"),
+            "{detail}"
+        );
+    }
+}
+
+/// Records `agent`'s run of a test whose agent asks (`turns`), then replays it: the
+/// replay passes with the same dialog and asks the model nothing.
+fn record_and_replay_a_conversation(agent_index: usize, turns: Vec<Turn>) {
+    let agent = AGENTS[agent_index]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = format!("talk-replay-{}", agent.name);
+    model.script(&marker, turns);
+    suite.file("tests/asks/README", "a fixture\n");
+    suite.file(
+        "tests/asks.aptitude.yaml",
+        &format!(
+            "name: asks\nprompt: \"{marker}\"\nworkspace: asks\nuser:\n  script:\n    - {{when: sides, say: \"Six-sided, 1 to 6.\"}}\nassertions:\n  - asked: {{about: sides}}\n  - user_turns: {{min: 1, max: 1}}\n"
+        ),
+    );
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
+    assert_eq!(code, 0, "{}: recording\n{stderr}\n{recorded:#}", agent.name);
+    let asked = model.requests().len();
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let t = test(&replayed, "asks");
+    assert_eq!(code, 0, "{}: replay\n{stderr}\n{t:#}", agent.name);
+    assert_eq!(t["status"], "passed", "{t:#}");
+    assert_eq!(
+        model.requests().len(),
+        asked,
+        "the replay asked the model nothing"
+    );
+    assert_eq!(
+        t["dialog"]["exchanges"],
+        test(&recorded, "asks")["dialog"]["exchanges"],
+        "the same dialog"
+    );
+}
+
+/// A Claude Code conversation replays from its cassette with 0 model requests.
+#[test]
+fn a_claude_conversation_replays_without_the_model() {
+    record_and_replay_a_conversation(0, vec![ask_sides(), Turn::Text("Done.".into())]);
+}
+
+/// A Codex conversation, its follow-up turn included, replays with 0 model requests.
+#[test]
+fn a_codex_conversation_replays_without_the_model() {
+    record_and_replay_a_conversation(
+        1,
+        vec![
+            Turn::Text("How many sides should the die have?".into()),
+            Turn::Text("Done.".into()),
+        ],
+    );
+}
