@@ -109,6 +109,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
         lost: Default::default(),
         turns,
         turns_left_out: 0,
+        unclaimed_execs: Vec::new(),
     }
 }
 

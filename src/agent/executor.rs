@@ -420,8 +420,16 @@ impl CliAgent {
         name_mcp_calls(&mut transcript, servers);
         note_cut_output(&mut transcript, output.cut_lines, raw_cut);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
+        // The wire checks the stream as the agent wrote it; the kernel's exit codes are put
+        // on it after.
+        let witness = witness_of(wire.as_ref(), &transcript);
+        let execs = spec
+            .fence
+            .as_ref()
+            .map(|f| crate::sandbox::exec::check::check(&f.exec_record(), &mut transcript));
         Execution {
-            witness: Some(witness_of(wire.as_ref(), &transcript)),
+            witness: Some(witness),
+            execs,
             transcript,
             process: output,
             raw,

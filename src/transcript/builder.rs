@@ -292,6 +292,7 @@ impl Builder {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 }

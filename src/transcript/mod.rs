@@ -140,6 +140,12 @@ pub struct Transcript {
     /// Turns past [`turns::MAX_TURNS`], counted but not kept.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub turns_left_out: u64,
+    /// Programs the kernel saw run in the sandbox that no tool call accounts for (a hook, a
+    /// subagent the stream hides, typed stdin, the agent's own helpers), each its argv
+    /// joined with spaces: set from the run's exec record (`sandbox::exec::check`), empty
+    /// without one. `not_ran` fails on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclaimed_execs: Vec<String>,
 }
 
 /// The tools a transcript format can record, when it can not record them all.
@@ -248,6 +254,7 @@ impl Transcript {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 
@@ -274,6 +281,7 @@ impl Transcript {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 

@@ -171,6 +171,17 @@ pub fn aggregate_split(
         // Each run's traffic (and cassette) stays with the run.
         model_traffic: None,
         witness: least_witnessed(&runs),
+        // Each run keeps its own; the test shows the worst: findings, then absence.
+        execs: runs
+            .iter()
+            .filter_map(|r| r.execs.as_ref())
+            .max_by_key(|e| {
+                (
+                    !e.findings.is_empty(),
+                    e.status == crate::sandbox::exec::check::ExecStatus::Absent,
+                )
+            })
+            .cloned(),
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }

@@ -194,6 +194,12 @@ pub struct TestResult {
     /// did not run, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<crate::agent::gateway::witness::Witness>,
+    /// The shell calls checked against the kernel's exec record (what really ran in the
+    /// sandbox, `sandbox::exec`): its status, the kernel's exit codes that overruled the
+    /// transcript's, and what ran that no tool call claims. Absent when the sandbox was
+    /// off, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execs: Option<crate::sandbox::exec::check::ExecReport>,
     /// The routing suite's prompt this test ran (`routing:`): the suite, its skills, what
     /// the prompt should trigger and when each run stopped. Each run's routing assertion
     /// says what it triggered; `verdict::routing` makes the figures of both.
@@ -283,6 +289,7 @@ impl TestResult {
             not_reused: None,
             model_traffic: None,
             witness: None,
+            execs: None,
             routing: None,
         }
     }
