@@ -420,13 +420,13 @@ impl CliAgent {
         name_mcp_calls(&mut transcript, servers);
         note_cut_output(&mut transcript, output.cut_lines, raw_cut);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
-        // The wire checks the stream as the agent wrote it; the kernel's exit codes are put
-        // on it after.
-        let witness = witness_of(wire.as_ref(), &transcript);
+        // The kernel's exit codes first (an exit code an agent read from a command's output
+        // text is noted and replaced), then the stream with them against the wire.
         let execs = spec
             .fence
             .as_ref()
             .map(|f| crate::sandbox::exec::check::check(&f.exec_record(), &mut transcript));
+        let witness = witness_of(wire.as_ref(), &transcript);
         Execution {
             witness: Some(witness),
             execs,

@@ -571,6 +571,11 @@ pub struct ToolCall {
     /// from the provider, and the agent's sandbox never ran it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_side: bool,
+    /// Whether [`ToolCall::exit_code`] is the kernel's: the exit status of the shell the
+    /// sandbox's exec record matched to the call (`sandbox::exec::check`), not a code read
+    /// from text. Then no text (the stream's, the wire's) contradicts it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exit_by_kernel: bool,
 }
 
 impl ToolCall {
@@ -593,6 +598,7 @@ impl ToolCall {
             agent: MAIN_AGENT.into(),
             timestamp: None,
             server_side: false,
+            exit_by_kernel: false,
         }
     }
 

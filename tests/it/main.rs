@@ -17,6 +17,7 @@ mod corpus;
 mod diff;
 mod docs;
 mod evidence;
+mod exec_record;
 mod fluent;
 mod fuzz_regressions;
 mod gateway;

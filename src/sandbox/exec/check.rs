@@ -135,13 +135,20 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         ExecRecord::Recorded(trace) => trace,
         ExecRecord::Absent(why) => return ExecReport::absent(why.clone()),
     };
-    let Some(agent) = trace
+    // The helper waits for the command it starts: the agent is its first child's exec.
+    let agent = trace
         .execs
         .iter()
         .find(|e| e.path == crate::sandbox::INIT_PATH)
-        .map(|e| e.pid)
-    else {
-        return ExecReport::absent("the record does not show the sandbox's helper starting");
+        .and_then(|init| {
+            trace
+                .execs
+                .iter()
+                .find(|e| e.pid != init.pid && trace.descends(e.pid, init.pid))
+        })
+        .map(|e| e.pid);
+    let Some(agent) = agent else {
+        return ExecReport::absent("the record does not show the sandbox's helper starting the agent");
     };
     let mut report = ExecReport {
         execs: trace.execs.len() as u32,
@@ -181,6 +188,7 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         let Some(kernel) = last_exec_of(trace, pid).and_then(Exec::exit_code) else {
             continue;
         };
+        call.exit_by_kernel = true;
         if call.exit_code != Some(kernel) {
             if let Some(claimed) = call.exit_code
                 && report.notes.len() < MAX_FINDINGS
@@ -268,10 +276,28 @@ fn runs_script(exec: &Exec, command: &str) -> bool {
     let Some(script) = exec.argv[flag + 1..].iter().find(|a| !a.starts_with('-')) else {
         return false;
     };
-    let command = command.trim();
-    script.contains(command)
-        || script.contains(&command.replace('\'', r"'\''"))
-        || script.contains(&command.replace('\'', r#"'"'"'"#))
+    let holds = |command: &str| {
+        let command = command.trim();
+        !command.is_empty()
+            && (script.contains(command)
+                || script.contains(&command.replace('\'', r"'\''"))
+                || script.contains(&command.replace('\'', r#"'"'"'"#)))
+    };
+    // An agent may run the script of a `sh -c '…'` call itself (Gemini CLI 0.61 does).
+    holds(command) || inner_script(command).is_some_and(|inner| holds(&inner))
+}
+
+/// The script of a command that is itself `sh -c SCRIPT` / `bash -lc SCRIPT`.
+fn inner_script(command: &str) -> Option<String> {
+    let words = shlex::split(command)?;
+    let base = words.first()?.rsplit('/').next()?.to_owned();
+    if !matches!(base.as_str(), "sh" | "bash" | "dash" | "zsh") {
+        return None;
+    }
+    let flag = words
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
+    words.into_iter().skip(flag + 1).find(|a| !a.starts_with('-'))
 }
 
 #[cfg(test)]

@@ -135,10 +135,11 @@ pub fn parse(text: &str) -> Trace {
     trace
 }
 
-/// `17762 1795855820.124201 rest` → (17762, 1795855820.124201, rest).
+/// `17762 1795855820.124201 rest` → (17762, 1795855820.124201, rest). strace pads a
+/// short pid with spaces (`8643  1795…`).
 fn split_prefix(line: &str) -> Option<(u32, f64, &str)> {
-    let (pid, rest) = line.split_once(' ')?;
-    let (time, rest) = rest.split_once(' ')?;
+    let (pid, rest) = line.trim_start().split_once(' ')?;
+    let (time, rest) = rest.trim_start().split_once(' ')?;
     Some((pid.parse().ok()?, time.parse().ok()?, rest))
 }
 
@@ -318,6 +319,9 @@ mod tests {
             trace.execs[0].argv,
             ["echo", "a\nb\t\"q\"\\", "été", "A", "long…"]
         );
+        // strace pads a short pid.
+        let padded = r#"864  1.5 execve("/bin/true", ["true"], 0x1 /* 1 vars */) = 0"#;
+        assert_eq!(parse(padded).execs[0].pid, 864);
         let more = r#"5 1.0 execveat(AT_FDCWD, "/bin/true", ["true", ...], 0x1 /* 1 vars */, 0) = 0"#;
         assert_eq!(parse(more).execs[0].argv, ["true", "…"]);
     }

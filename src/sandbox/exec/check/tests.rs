@@ -11,17 +11,19 @@ const TRACE: &str = r#"100 1.000000 execve("/usr/bin/bwrap", ["bwrap", "--", "/r
 100 1.001000 clone(child_stack=NULL, flags=CLONE_NEWPID|SIGCHLD) = 101
 101 1.002000 clone(child_stack=NULL, flags=SIGCHLD) = 2 /* 102 in strace's PID NS */
 102 1.003000 execve("/run/aptitude/init", ["/run/aptitude/init", "__sandbox-init", "--", "node"], 0x1 /* 1 vars */) = 0
-102 1.004000 execve("/usr/bin/node", ["node", "/opt/agent/cli.js"], 0x1 /* 1 vars */) = 0
-102 1.010000 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 103 in strace's PID NS */
+102 1.003500 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 107 in strace's PID NS */
+107 1.003600 execve("/opt/agent/bin/agent", ["/opt/agent/bin/agent"], 0x1 /* 1 vars */) = 0
+107 1.004000 execve("/usr/bin/node", ["node", "/opt/agent/cli.js"], 0x1 /* 1 vars */) = 0
+107 1.010000 clone(child_stack=NULL, flags=SIGCHLD) = 4 /* 103 in strace's PID NS */
 103 1.011000 execve("/usr/bin/git", ["git", "status"], 0x1 /* 1 vars */) = 0
 103 1.012000 +++ exited with 0 +++
-102 1.020000 clone(child_stack=NULL, flags=SIGCHLD) = 4 /* 104 in strace's PID NS */
+107 1.020000 clone(child_stack=NULL, flags=SIGCHLD) = 5 /* 104 in strace's PID NS */
 104 1.021000 execve("/bin/bash", ["bash", "-c", "shopt -u promptvars; { ./check.sh; }; __code=$?; exit $__code;"], 0x1 /* 1 vars */) = 0
-104 1.022000 clone(child_stack=NULL, flags=SIGCHLD) = 5 /* 105 in strace's PID NS */
+104 1.022000 clone(child_stack=NULL, flags=SIGCHLD) = 6 /* 105 in strace's PID NS */
 105 1.023000 execve("/bin/sh", ["/bin/sh", "./check.sh"], 0x1 /* 1 vars */) = 0
 105 1.024000 +++ exited with 1 +++
 104 1.025000 +++ exited with 1 +++
-102 1.030000 clone(child_stack=NULL, flags=SIGCHLD) = 6 /* 106 in strace's PID NS */
+107 1.030000 clone(child_stack=NULL, flags=SIGCHLD) = 7 /* 106 in strace's PID NS */
 106 1.031000 execve("/bin/sh", ["/bin/sh", "-c", "rm -rf secrets"], 0x1 /* 1 vars */) = 0
 106 1.032000 execve("/bin/rm", ["rm", "-rf", "secrets"], 0x1 /* 1 vars */) = 0
 106 1.033000 +++ exited with 0 +++
@@ -46,7 +48,7 @@ fn the_kernels_exit_code_overrules_one_read_from_the_output() {
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
     let report = check(&record, &mut t);
     assert_eq!(report.status, ExecStatus::Recorded);
-    assert_eq!((report.execs, report.calls), (8, 1));
+    assert_eq!((report.execs, report.calls), (9, 1));
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert_eq!(t.tool_calls[0].exit_code, Some(1));
     assert!(t.tool_calls[0].is_error);
@@ -124,4 +126,15 @@ fn a_single_quoted_command_is_found_inside_claude_codes_eval() {
     };
     assert!(runs_script(&exec, "echo 'hi there'"));
     assert!(!runs_script(&exec, "echo 'bye'"));
+    // Gemini CLI runs the script of a `sh -c '…'` call in its own shell.
+    let gemini = Exec {
+        argv: vec![
+            "/usr/bin/bash".into(),
+            "-c".into(),
+            "shopt -u promptvars; (\necho after; exit 7\n)\n__code=$?\nexit $__code".into(),
+        ],
+        ..exec
+    };
+    assert!(runs_script(&gemini, "sh -c 'echo after; exit 7'"));
+    assert!(!runs_script(&gemini, "sh -c 'echo before'"));
 }
