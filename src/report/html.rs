@@ -43,7 +43,10 @@ pub const OUTPUT_MAX: usize = super::trajectory::OUTPUT_MAX;
 fn exec_lines(e: &crate::sandbox::exec::check::ExecReport) -> (String, Vec<String>) {
     let mut lines: Vec<String> = e.findings.iter().chain(&e.notes).cloned().collect();
     lines.extend(e.unclaimed.iter().map(|u| {
-        let exit = u.exit_code.map(|c| format!(" → exit {c}")).unwrap_or_default();
+        let exit = u
+            .exit_code
+            .map(|c| format!(" → exit {c}"))
+            .unwrap_or_default();
         let by = u
             .run_by
             .as_deref()

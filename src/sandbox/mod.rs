@@ -262,9 +262,7 @@ fn ready() -> Result<Ready, SandboxError> {
             let version = bwrap::version(&bwrap);
             bwrap::preflight(&bwrap)?;
             let tracer = crate::shared::files::find_on_path("strace")
-                .ok_or_else(|| {
-                    "strace is not installed (`sudo apt-get install strace`)".to_owned()
-                })
+                .ok_or_else(|| "strace is not installed (`sudo apt-get install strace`)".to_owned())
                 .and_then(|strace| exec::strace::probe(&strace).map(|()| strace));
             Ok(Ready {
                 tool: bwrap,

@@ -26,11 +26,7 @@ const HUNT: &str = "t=$(awk '/TracerPid/{print $2}' /proc/self/status)\necho tra
     echo hunted\n";
 
 fn run_agent(name: &str) -> Value {
-    let agent = AGENTS
-        .iter()
-        .map(|a| a())
-        .find(|a| a.name == name)
-        .unwrap();
+    let agent = AGENTS.iter().map(|a| a()).find(|a| a.name == name).unwrap();
     let model = ScriptedModel::start();
     let suite = Suite::new();
     let done = Turn::Text("All checks pass.".into());
@@ -56,7 +52,9 @@ fn run_agent(name: &str) -> Value {
     );
     suite.file("tests/tracer/hunt.sh", HUNT).file(
         "tests/tracer.aptitude.yaml",
-        &format!("name: tracer\nprompt: \"{tracer}\"\nworkspace: tracer\nassertions:\n  - exit_code: 7\n"),
+        &format!(
+            "name: tracer\nprompt: \"{tracer}\"\nworkspace: tracer\nassertions:\n  - exit_code: 7\n"
+        ),
     );
     let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade", "--jobs", "2"]);
     assert!(results.is_object(), "{name}: exit {code}: {stderr}");
@@ -115,6 +113,9 @@ fn a_command_can_not_find_or_kill_the_tracer() {
             .unwrap_or_default();
         assert!(output.contains("tracer=0"), "{name}: {output}");
         assert!(!output.contains("found="), "{name}: {output}");
-        assert_eq!(t["transcript"]["tool_calls"][1]["exit_code"], 7, "{name}: {t:#}");
+        assert_eq!(
+            t["transcript"]["tool_calls"][1]["exit_code"], 7,
+            "{name}: {t:#}"
+        );
     }
 }

@@ -148,7 +148,9 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         })
         .map(|e| e.pid);
     let Some(agent) = agent else {
-        return ExecReport::absent("the record does not show the sandbox's helper starting the agent");
+        return ExecReport::absent(
+            "the record does not show the sandbox's helper starting the agent",
+        );
     };
     let mut report = ExecReport {
         execs: trace.execs.len() as u32,
@@ -297,7 +299,10 @@ fn inner_script(command: &str) -> Option<String> {
     let flag = words
         .iter()
         .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
-    words.into_iter().skip(flag + 1).find(|a| !a.starts_with('-'))
+    words
+        .into_iter()
+        .skip(flag + 1)
+        .find(|a| !a.starts_with('-'))
 }
 
 #[cfg(test)]

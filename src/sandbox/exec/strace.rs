@@ -58,7 +58,16 @@ pub fn arguments(out: &Path) -> Vec<OsString> {
 /// Why not, in words (strace's own message when it gave one).
 pub fn probe(strace: &Path) -> Result<(), String> {
     let out = std::process::Command::new(strace)
-        .args(["-f", "-q", "--seccomp-bpf", "-e", "trace=execve", "-o", "/dev/null", "--"])
+        .args([
+            "-f",
+            "-q",
+            "--seccomp-bpf",
+            "-e",
+            "trace=execve",
+            "-o",
+            "/dev/null",
+            "--",
+        ])
         .arg(crate::shared::files::find_on_path("true").unwrap_or_else(|| "/bin/true".into()))
         .env_clear()
         .stdin(std::process::Stdio::null())
@@ -102,7 +111,10 @@ pub fn parse(text: &str) -> Trace {
         } else {
             rest.to_owned()
         };
-        if let Some(end) = whole.strip_prefix("+++ ").and_then(|r| r.strip_suffix(" +++")) {
+        if let Some(end) = whole
+            .strip_prefix("+++ ")
+            .and_then(|r| r.strip_suffix(" +++"))
+        {
             if let (Some(ended), Some(&i)) = (parse_end(end), last_exec.get(&pid)) {
                 trace.execs[i].ended = Some(ended);
             }
@@ -150,7 +162,11 @@ fn parse_end(text: &str) -> Option<Ended> {
     }
     let signal = text.strip_prefix("killed by ")?;
     Some(Ended::Killed(
-        signal.split_whitespace().next().unwrap_or_default().to_owned(),
+        signal
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
     ))
 }
 
@@ -301,11 +317,17 @@ mod tests {
             ]
         );
         let sh = &trace.execs[2];
-        assert_eq!((sh.pid, sh.parent, sh.exit_code()), (19470, Some(19469), Some(3)));
+        assert_eq!(
+            (sh.pid, sh.parent, sh.exit_code()),
+            (19470, Some(19469), Some(3))
+        );
         assert_eq!(sh.at_ms, 15);
         // The failed exec is not one; the resumed one is, and its kill reads as 137.
         let sleep = &trace.execs[3];
-        assert_eq!((sleep.path.as_str(), sleep.exit_code()), ("/usr/bin/sleep", Some(137)));
+        assert_eq!(
+            (sleep.path.as_str(), sleep.exit_code()),
+            ("/usr/bin/sleep", Some(137))
+        );
         assert!(trace.descends(19472, 19469));
         assert!(trace.descends(19470, 19467));
         assert!(!trace.descends(19470, 19472));
@@ -322,7 +344,8 @@ mod tests {
         // strace pads a short pid.
         let padded = r#"864  1.5 execve("/bin/true", ["true"], 0x1 /* 1 vars */) = 0"#;
         assert_eq!(parse(padded).execs[0].pid, 864);
-        let more = r#"5 1.0 execveat(AT_FDCWD, "/bin/true", ["true", ...], 0x1 /* 1 vars */, 0) = 0"#;
+        let more =
+            r#"5 1.0 execveat(AT_FDCWD, "/bin/true", ["true", ...], 0x1 /* 1 vars */, 0) = 0"#;
         assert_eq!(parse(more).execs[0].argv, ["true", "…"]);
     }
 }

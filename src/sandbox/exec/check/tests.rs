@@ -30,7 +30,10 @@ const TRACE: &str = r#"100 1.000000 execve("/usr/bin/bwrap", ["bwrap", "--", "/r
 "#;
 
 fn shell(id: &str, command: &str, exit: Option<i32>) -> ToolCall {
-    let mut call = ToolCall::new("run_shell_command", serde_json::json!({ "command": command }));
+    let mut call = ToolCall::new(
+        "run_shell_command",
+        serde_json::json!({ "command": command }),
+    );
     call.id = id.to_owned();
     call.canonical = SHELL_TOOL.to_owned();
     call.output = Some("Exit Code: 0".to_owned());
@@ -53,7 +56,11 @@ fn the_kernels_exit_code_overrules_one_read_from_the_output() {
     assert_eq!(t.tool_calls[0].exit_code, Some(1));
     assert!(t.tool_calls[0].is_error);
     assert_eq!(report.notes.len(), 1);
-    assert!(report.notes[0].contains("exit code 0, the kernel saw 1"), "{}", report.notes[0]);
+    assert!(
+        report.notes[0].contains("exit code 0, the kernel saw 1"),
+        "{}",
+        report.notes[0]
+    );
     assert!(report.tampered().is_none());
 }
 
@@ -90,14 +97,25 @@ fn a_claimed_command_no_process_ran_is_a_finding() {
     ]);
     let report = check(&record, &mut t);
     assert_eq!(report.findings.len(), 1);
-    assert!(report.findings[0].contains("`ls -la` ran, and no process"), "{}", report.findings[0]);
-    assert!(report.tampered().is_some_and(|w| w.contains("kernel never saw run")));
+    assert!(
+        report.findings[0].contains("`ls -la` ran, and no process"),
+        "{}",
+        report.findings[0]
+    );
+    assert!(
+        report
+            .tampered()
+            .is_some_and(|w| w.contains("kernel never saw run"))
+    );
 }
 
 #[test]
 fn no_record_is_absent_with_why_never_an_empty_record() {
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
-    let report = check(&ExecRecord::Absent("strace is not installed".into()), &mut t);
+    let report = check(
+        &ExecRecord::Absent("strace is not installed".into()),
+        &mut t,
+    );
     assert_eq!(report.status, ExecStatus::Absent);
     assert_eq!(report.why.as_deref(), Some("strace is not installed"));
     assert!(report.phrase().starts_with("no exec record: strace"));
