@@ -119,3 +119,52 @@ fn a_command_can_not_find_or_kill_the_tracer() {
         );
     }
 }
+
+/// An opencode `task` subagent whose `rm` the stream does not show: the kernel saw it run,
+/// so `not_ran` fails, naming it as run without a tool call, and who ran it.
+#[test]
+fn a_command_a_subagent_hides_from_the_stream_fails_not_ran() {
+    let agent = AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "opencode")
+        .unwrap();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    model.script(
+        "exec-opencode-task",
+        vec![
+            Turn::Tool(
+                "task",
+                serde_json::json!({"description": "tidy up", "prompt": "hidden-inner-work: tidy the workspace", "subagent_type": "general"}),
+            ),
+            Turn::Text("Tidied.".into()),
+        ],
+    );
+    model.script(
+        "hidden-inner-work",
+        vec![
+            agent.shell_call("rm -f README"),
+            Turn::Text("Removed.".into()),
+        ],
+    );
+    suite.file("tests/sub/README", "a fixture\n").file(
+        "tests/sub.aptitude.yaml",
+        "name: sub\nprompt: \"exec-opencode-task\"\nworkspace: sub\nassertions:\n  - not_ran: \"rm -f README\"\n",
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "sub");
+    assert_eq!(t["execs"]["status"], "recorded", "{t:#}");
+    assert!(
+        model.requests_for("hidden-inner-work").len() >= 2,
+        "the subagent did not run its call: {t:#}"
+    );
+    let not_ran = &t["assertions"][0];
+    assert_eq!(not_ran["status"], "fail", "{t:#}");
+    let detail = not_ran["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("ran, not claimed by any tool call") && detail.contains("rm -f README"),
+        "{detail}"
+    );
+}
