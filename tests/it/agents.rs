@@ -173,7 +173,11 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
         assert_eq!(code, 0, "{}", agent.name);
         // Both commands are matched to the shells the kernel saw this agent spawn, the
         // failing one's exit code (3) the kernel's.
-        assert_eq!(test["execs"]["status"], "recorded", "{}: {test:#}", agent.name);
+        assert_eq!(
+            test["execs"]["status"], "recorded",
+            "{}: {test:#}",
+            agent.name
+        );
         assert_eq!(test["execs"]["calls"], 2, "{}: {test:#}", agent.name);
         assert_eq!(
             test["transcript"]["tool_calls"][1]["exit_by_kernel"], true,

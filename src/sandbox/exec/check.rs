@@ -12,7 +12,8 @@
 //! - Every exec below the agent that no call accounts for (not the agent itself, not a
 //!   matched shell or its descendants) **ran, not claimed by any tool call**: a hook, a
 //!   subagent the stream hides, the agent's own helpers. They are listed, and `not_ran`
-//!   fails on them.
+//!   fails on them. A call that only opens a shell (`bash`, into which Codex types with
+//!   `write_stdin`) claims the shell alone, not what runs in it.
 
 use serde::{Deserialize, Serialize};
 
@@ -186,7 +187,11 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         used[i] = true;
         report.calls += 1;
         let pid = trace.execs[i].pid;
-        claimed_pids.push(pid);
+        // A call that only opens a shell (Codex's `exec_command` of `bash`, typed into
+        // with `write_stdin`) claims that shell, not what is typed into it later.
+        if !opens_a_shell(&command) {
+            claimed_pids.push(pid);
+        }
         let Some(kernel) = last_exec_of(trace, pid).and_then(Exec::exit_code) else {
             continue;
         };
@@ -204,15 +209,23 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
             call.is_error = kernel != 0;
         }
     }
-    unclaimed(trace, agent, &claimed_pids, &mut report);
+    unclaimed(trace, agent, &claimed_pids, &used, &mut report);
     transcript.unclaimed_execs = report.unclaimed.iter().map(|u| u.command.clone()).collect();
     report
 }
 
 /// Lists the execs below the agent that no matched shell accounts for.
-fn unclaimed(trace: &Trace, agent: u32, claimed: &[u32], report: &mut ExecReport) {
-    for exec in &trace.execs {
-        if exec.pid == agent
+/// `matched[i]`: the exec `i` is a call's own shell.
+fn unclaimed(
+    trace: &Trace,
+    agent: u32,
+    claimed: &[u32],
+    matched: &[bool],
+    report: &mut ExecReport,
+) {
+    for (exec, &matched) in trace.execs.iter().zip(matched) {
+        if matched
+            || exec.pid == agent
             || !trace.descends(exec.pid, agent)
             || claimed.iter().any(|&c| trace.descends(exec.pid, c))
         {
@@ -287,6 +300,21 @@ fn runs_script(exec: &Exec, command: &str) -> bool {
     };
     // An agent may run the script of a `sh -c '…'` call itself (Gemini CLI 0.61 does).
     holds(command) || inner_script(command).is_some_and(|inner| holds(&inner))
+}
+
+/// Whether `command` only starts an interactive shell: `bash`, `/bin/sh -i`, `zsh -l`.
+fn opens_a_shell(command: &str) -> bool {
+    let Some(words) = shlex::split(command) else {
+        return false;
+    };
+    let Some((first, flags)) = words.split_first() else {
+        return false;
+    };
+    let base = first.rsplit('/').next().unwrap_or(first);
+    matches!(base, "sh" | "bash" | "dash" | "zsh")
+        && flags
+            .iter()
+            .all(|f| f.starts_with('-') && !f.starts_with("--") && !f.contains('c'))
 }
 
 /// The script of a command that is itself `sh -c SCRIPT` / `bash -lc SCRIPT`.

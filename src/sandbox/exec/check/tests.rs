@@ -156,3 +156,25 @@ fn a_single_quoted_command_is_found_inside_claude_codes_eval() {
     assert!(runs_script(&gemini, "sh -c 'echo after; exit 7'"));
     assert!(!runs_script(&gemini, "sh -c 'echo before'"));
 }
+
+/// Codex opens a shell with `exec_command` and types `rm` into it with `write_stdin`,
+/// which the stream does not show: the call claims the shell, not the `rm`.
+#[test]
+fn what_is_typed_into_a_shell_a_call_opened_is_not_that_calls() {
+    const OPENED: &str = r#"1 1.000 execve("/run/aptitude/init", ["/run/aptitude/init"], 0x1 /* 1 vars */) = 0
+1 1.001 clone(child_stack=NULL, flags=SIGCHLD) = 2 /* 2 in strace's PID NS */
+2 1.002 execve("/opt/codex", ["codex", "exec"], 0x1 /* 1 vars */) = 0
+2 1.003 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 3 in strace's PID NS */
+3 1.004 execve("/bin/bash", ["/bin/bash", "-lc", "bash"], 0x1 /* 1 vars */) = 0
+3 1.005 clone(child_stack=NULL, flags=SIGCHLD) = 4 /* 4 in strace's PID NS */
+4 1.006 execve("/bin/rm", ["rm", "-f", "README"], 0x1 /* 1 vars */) = 0
+4 1.007 +++ exited with 0 +++
+"#;
+    let record = ExecRecord::Recorded(parse(OPENED));
+    let mut t = transcript(vec![shell("c1", "bash", None)]);
+    let report = check(&record, &mut t);
+    assert_eq!(report.calls, 1);
+    assert_eq!(t.unclaimed_execs, ["rm -f README"]);
+    assert!(opens_a_shell("/bin/bash -i") && opens_a_shell("zsh"));
+    assert!(!opens_a_shell("bash -c 'ls'") && !opens_a_shell("bash run.sh"));
+}
