@@ -170,8 +170,8 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         };
         let found = (0..trace.execs.len()).find(|&i| {
             !used[i]
-                && trace.descends(trace.execs[i].pid, agent)
                 && runs_script(&trace.execs[i], &command)
+                && trace.descends(trace.execs[i].pid, agent)
         });
         let Some(i) = found else {
             if report.findings.len() < MAX_FINDINGS {
@@ -223,11 +223,12 @@ fn unclaimed(
     matched: &[bool],
     report: &mut ExecReport,
 ) {
+    let claimed: std::collections::HashSet<u32> = claimed.iter().copied().collect();
     for (exec, &matched) in trace.execs.iter().zip(matched) {
         if matched
             || exec.pid == agent
             || !trace.descends(exec.pid, agent)
-            || claimed.iter().any(|&c| trace.descends(exec.pid, c))
+            || under_a_claim(trace, exec.pid, &claimed)
         {
             continue;
         }
@@ -243,6 +244,22 @@ fn unclaimed(
             });
         }
     }
+}
+
+/// Whether `pid` or one of its ancestors is a call's shell: one walk up, whatever the
+/// number of calls.
+fn under_a_claim(trace: &Trace, pid: u32, claimed: &std::collections::HashSet<u32>) -> bool {
+    let mut at = Some(pid);
+    for _ in 0..4096 {
+        let Some(p) = at else {
+            return false;
+        };
+        if claimed.contains(&p) {
+            return true;
+        }
+        at = trace.parents.get(&p).copied();
+    }
+    false
 }
 
 /// The last exec of `pid`: the image whose end is the process's.
