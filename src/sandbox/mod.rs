@@ -18,7 +18,8 @@
 //! runs first as a helper ([`init`]): it binds the forwarded ports, proves the fence holds
 //! (a host canary file and aptitude's environment unreadable, a disallowed address
 //! unreachable, no capabilities), reports that proof on the first stdout line, denies
-//! `ptrace` with seccomp, and only then starts the command.
+//! `ptrace` with seccomp, and only then starts the command. Outside, `strace` records every
+//! program the sandbox runs ([`exec`]): the kernel's account of what ran.
 //!
 //! A sandbox that can not be set up (bubblewrap missing, no user namespaces, an AppArmor
 //! restriction) is a [`SandboxError`] with the reason and the fix: the run is `error`,
@@ -389,8 +390,8 @@ impl Fence {
         })
     }
 
-    /// The program to start (bubblewrap), its arguments, and the environment bubblewrap
-    /// itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
+    /// The program to start (bubblewrap; on Linux with a working tracer, `strace` running
+    /// bubblewrap, see [`exec`]), its arguments, and the environment bubblewrap itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
     /// can read).
     pub fn command(
         &self,
