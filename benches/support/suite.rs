@@ -52,6 +52,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
                 agent: "main".into(),
                 timestamp: None,
                 server_side: false,
+                exit_by_kernel: false,
             }
         })
         .collect();
@@ -109,6 +110,7 @@ pub fn transcript(i: usize, shape: Shape) -> Transcript {
         lost: Default::default(),
         turns,
         turns_left_out: 0,
+        unclaimed_execs: Vec::new(),
     }
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes the sandbox work on the runner, before any agent runs: installs bubblewrap
-# (Debian/Ubuntu's `bubblewrap` package) when it is missing, and, where AppArmor restricts
+# Makes the sandbox work on the runner, before any agent runs: installs bubblewrap and
+# strace (Debian/Ubuntu's `bubblewrap` and `strace` packages; strace records what really
+# ran in the sandbox, docs/security.md) when they are missing, and, where AppArmor restricts
 # unprivileged user namespaces (Ubuntu 24.04 and later: GitHub's ubuntu-24.04 and
 # ubuntu-latest runners), lifts that restriction for the job with the documented `sudo`
 # step (docs/security.md). Then checks that bubblewrap can make a sandbox; when it can not,
@@ -10,10 +11,13 @@ set -euo pipefail
 [ "$(uname -s)" = Linux ] || exit 0 # macOS: Seatbelt, built in.
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-if ! command -v bwrap >/dev/null 2>&1; then
-  echo "aptitude: installing bubblewrap for the sandbox"
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v strace >/dev/null 2>&1 || missing+=(strace)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "aptitude: installing ${missing[*]} for the sandbox"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq bubblewrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 restrict=/proc/sys/kernel/apparmor_restrict_unprivileged_userns
 if [ -r "$restrict" ] && [ "$(cat "$restrict")" = 1 ]; then
@@ -32,6 +36,15 @@ if ! said="$(env -i PATH=/usr/bin:/bin bwrap --unshare-user --disable-userns --c
   exit 1
 fi
 echo "aptitude: sandbox ready ($(bwrap --version))"
+# The exec record: strace must trace bubblewrap and what runs inside it. Where it can not
+# (a ptrace restriction), runs still run, their results saying the record is absent.
+if strace -f -q --seccomp-bpf -e trace=execve -o /dev/null -- env -i PATH=/usr/bin:/bin \
+  bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind /usr /usr "${links[@]}" \
+  --proc /proc --dev /dev true >/dev/null 2>&1; then
+  echo "aptitude: exec record ready ($(strace -V | head -n 1))"
+else
+  echo "::warning title=aptitude::strace can not trace the sandbox on this runner: runs will have no exec record (docs/security.md)"
+fi
 
 # A delegated cgroup v2 for the job's runs, where the runner has one hierarchy (GitHub's
 # Ubuntu runners) and sudo: the run's memory.max then counts what the watch can not see

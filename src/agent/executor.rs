@@ -425,8 +425,16 @@ impl CliAgent {
         name_mcp_calls(&mut transcript, servers);
         note_cut_output(&mut transcript, output.cut_lines, raw_cut);
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
+        // The kernel's exit codes first (an exit code an agent read from a command's output
+        // text is noted and replaced), then the stream with them against the wire.
+        let execs = spec
+            .fence
+            .as_ref()
+            .map(|f| crate::sandbox::exec::check::check(&f.exec_record(), &mut transcript));
+        let witness = witness_of(wire.as_ref(), &transcript);
         Execution {
-            witness: Some(witness_of(wire.as_ref(), &transcript)),
+            witness: Some(witness),
+            execs,
             transcript,
             process: output,
             raw,

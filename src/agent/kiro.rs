@@ -283,6 +283,7 @@ fn no_session(why: String, finished: &Finished<'_>) -> Transcript {
         mcp_params: None,
         turns: Vec::new(),
         turns_left_out: 0,
+        unclaimed_execs: Vec::new(),
     }
 }
 

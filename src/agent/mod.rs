@@ -140,6 +140,10 @@ pub struct Execution {
     /// `tampered` makes the run `error`; `unwitnessed` for a run that went direct.
     /// `None` where nothing was checked (an agent double in tests).
     pub witness: Option<gateway::witness::Witness>,
+    /// The transcript's shell calls checked against the kernel's exec record
+    /// ([`crate::sandbox::exec::check`]): a claimed command no process ran makes the run
+    /// `tampered`. `None` when the sandbox is off.
+    pub execs: Option<crate::sandbox::exec::check::ExecReport>,
 }
 
 /// A grading reply.

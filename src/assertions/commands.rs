@@ -387,6 +387,39 @@ pub(super) fn ran(calls: &[ToolCall], scope: Scope, pattern: &Regex, expect_run:
     (status, description, Some(detail))
 }
 
+/// `not_ran`: no shell call matching was attempted ([`ran`]), and no program the kernel saw
+/// run without a tool call (`unclaimed`, the run's exec record: a hook, a hidden subagent,
+/// typed stdin) matches either, whatever the scope.
+pub(super) fn not_ran(
+    calls: &[ToolCall],
+    unclaimed: &[String],
+    scope: Scope,
+    pattern: &Regex,
+) -> Verdict {
+    let (status, description, detail) = ran(calls, scope, pattern, false);
+    let hidden: Vec<&String> = unclaimed.iter().filter(|c| pattern.is_match(c)).collect();
+    if hidden.is_empty() {
+        return (status, description, detail);
+    }
+    let mut lines: Vec<String> = hidden
+        .iter()
+        .take(MAX_LISTED)
+        .map(|c| format!("  {}", truncate(c, 200)))
+        .collect();
+    if hidden.len() > MAX_LISTED {
+        lines.push(format!("  … and {} more", hidden.len() - MAX_LISTED));
+    }
+    let hidden = format!(
+        "ran, not claimed by any tool call (the kernel's exec record):\n{}",
+        lines.join("\n")
+    );
+    let detail = match detail {
+        Some(d) if status != AssertionStatus::Pass => format!("{d}\n{hidden}"),
+        _ => hidden,
+    };
+    (AssertionStatus::Fail, description, Some(detail))
+}
+
 fn plural_commands(n: usize) -> String {
     if n == 1 {
         "1 command".into()

@@ -162,7 +162,9 @@ pub fn evaluate_one(
             commands::error_contains(calls, *scope, text)
         }
         AssertionKind::Ran { pattern, scope } => commands::ran(calls, *scope, pattern, true),
-        AssertionKind::NotRan { pattern, scope } => commands::ran(calls, *scope, pattern, false),
+        AssertionKind::NotRan { pattern, scope } => {
+            commands::not_ran(calls, &evidence.transcript.unclaimed_execs, *scope, pattern)
+        }
         AssertionKind::RunCount {
             pattern,
             min,

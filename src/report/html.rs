@@ -45,6 +45,27 @@ pub const INLINE_MAX_TESTS: usize = 200;
 pub const OUTPUT_MAX: usize = super::trajectory::OUTPUT_MAX;
 
 /// `text`, cut to [`OUTPUT_MAX`] characters with a marker saying how much was left out.
+/// A run's exec record in words, and its lines (see `RunView::execs`).
+fn exec_lines(e: &crate::sandbox::exec::check::ExecReport) -> (String, Vec<String>) {
+    let mut lines: Vec<String> = e.findings.iter().chain(&e.notes).cloned().collect();
+    lines.extend(e.unclaimed.iter().map(|u| {
+        let exit = u
+            .exit_code
+            .map(|c| format!(" → exit {c}"))
+            .unwrap_or_default();
+        let by = u
+            .run_by
+            .as_deref()
+            .map(|b| format!(" (run by {})", crate::shared::text::truncate(b, 120)))
+            .unwrap_or_default();
+        format!(
+            "ran, not claimed by any tool call: {}{exit}{by}",
+            crate::shared::text::truncate(&u.command, 300)
+        )
+    }));
+    (e.phrase(), lines)
+}
+
 fn cut(text: &str) -> String {
     crate::shared::text::truncate_lines(text, OUTPUT_MAX)
 }
@@ -94,6 +115,10 @@ struct TestView {
     /// The run's transcript against the wire, in words (`witnessed by the model gateway:
     /// …`, `unwitnessed: …`).
     witness: Option<String>,
+    /// What the kernel saw run (`exec record (kernel): …`, `no exec record: …`), and the
+    /// lines under it: findings, the kernel's exit codes that overruled the transcript's,
+    /// and each program that ran not claimed by any tool call.
+    execs: Option<(String, Vec<String>)>,
 }
 
 /// One check of a run's sandbox proof: whether it held, what was tried, what happened.
@@ -554,6 +579,7 @@ fn test_view(
             .map(cut),
         workspace: t.workspace.clone(),
         witness: t.witness.as_ref().map(|w| w.phrase()),
+        execs: t.execs.as_ref().map(exec_lines),
         sandbox: t
             .sandbox
             .as_ref()
@@ -1051,6 +1077,40 @@ mod tests {
         assert!(
             html.contains("id=\"t200\""),
             "every summary line is in the page"
+        );
+    }
+
+    /// The run view says what the kernel saw run: its phrase, the kernel's exit codes that
+    /// overruled the transcript's, and what ran without a tool call, who ran it.
+    #[test]
+    fn the_run_view_shows_what_ran_not_claimed_by_any_tool_call() {
+        use crate::sandbox::exec::check::{ExecReport, ExecStatus, Unclaimed};
+        let mut results = suite(1);
+        results.tests[0].execs = Some(ExecReport {
+            status: ExecStatus::Recorded,
+            execs: 5,
+            calls: 1,
+            notes: vec!["call `c1` (Bash): the transcript says exit code 0, the kernel saw 1; the kernel's is kept".into()],
+            unclaimed: vec![Unclaimed {
+                command: "rm -f README".into(),
+                run_by: Some("sh .hooks/start.sh".into()),
+                exit_code: Some(0),
+                at_ms: 12,
+            }],
+            unclaimed_total: 1,
+            ..ExecReport::absent("")
+        });
+        results.tests[0].execs.as_mut().unwrap().why = None;
+        let body = TestBody {
+            t: &test_view(0, &results.tests[0], None).unwrap(),
+        }
+        .render()
+        .unwrap();
+        assert!(body.contains("exec record (kernel): 5 execs, 1 shell call matched, 1 ran not claimed by any tool call"), "{body}");
+        assert!(body.contains("the kernel saw 1"), "{body}");
+        assert!(
+            body.contains("ran, not claimed by any tool call: rm -f README → exit 0 (run by sh .hooks/start.sh)"),
+            "{body}"
         );
     }
 

@@ -20,6 +20,9 @@ pub(super) fn run_error(execution: &Execution, timeout: Duration) -> Option<(Err
     if let Some(why) = execution.witness.as_ref().and_then(|w| w.tampered()) {
         return Some((ErrorKind::Tampered, why));
     }
+    if let Some(why) = execution.execs.as_ref().and_then(|e| e.tampered()) {
+        return Some((ErrorKind::Tampered, why));
+    }
     // The gateway refused a request for the budget: whatever the agent made of the
     // refusal (an API error, an exit 0), the run was cut short by the ceiling.
     if let Some(traffic) = &execution.model_traffic {

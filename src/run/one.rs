@@ -65,6 +65,7 @@ pub(super) async fn run_one(
     run.result.model_traffic = execution.model_traffic.clone();
     run.result.witness = execution.witness.clone();
     run.result.dialog = execution.dialog.clone();
+    run.result.execs = execution.execs.clone();
     let Execution {
         transcript,
         raw,

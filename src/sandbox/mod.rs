@@ -18,13 +18,15 @@
 //! runs first as a helper ([`init`]): it binds the forwarded ports, proves the fence holds
 //! (a host canary file and aptitude's environment unreadable, a disallowed address
 //! unreachable, no capabilities), reports that proof on the first stdout line, denies
-//! `ptrace` with seccomp, and only then starts the command.
+//! `ptrace` with seccomp, and only then starts the command. Outside, `strace` records every
+//! program the sandbox runs ([`exec`]): the kernel's account of what ran.
 //!
 //! A sandbox that can not be set up (bubblewrap missing, no user namespaces, an AppArmor
 //! restriction) is a [`SandboxError`] with the reason and the fix: the run is `error`,
 //! never an unsandboxed run. `--sandbox off` opts out, and every report says so.
 
 pub mod bwrap;
+pub mod exec;
 pub mod forward;
 pub mod init;
 pub mod install;
@@ -204,6 +206,8 @@ struct Ready {
     /// `0.8.0` (bubblewrap); empty for Seatbelt.
     version: String,
     seatbelt: bool,
+    /// `strace`, checked to trace a child here, or why the run's exec record is absent.
+    tracer: Result<PathBuf, String>,
 }
 
 impl Sandbox {
@@ -239,6 +243,7 @@ impl Sandbox {
                 tool: PathBuf::from(seatbelt::SANDBOX_EXEC),
                 version: String::new(),
                 seatbelt: true,
+                tracer: Err("macOS has no tracer aptitude uses (strace is Linux's)".to_owned()),
             }
         } else {
             return Err(SandboxError::Platform(std::env::consts::OS.to_owned()));
@@ -257,10 +262,14 @@ fn ready() -> Result<Ready, SandboxError> {
                 crate::shared::files::find_on_path("bwrap").ok_or(SandboxError::BwrapMissing)?;
             let version = bwrap::version(&bwrap);
             bwrap::preflight(&bwrap)?;
+            let tracer = crate::shared::files::find_on_path("strace")
+                .ok_or_else(|| "strace is not installed (`sudo apt-get install strace`)".to_owned())
+                .and_then(|strace| exec::strace::probe(&strace).map(|()| strace));
             Ok(Ready {
                 tool: bwrap,
                 version,
                 seatbelt: false,
+                tracer,
             })
         })
         .clone()
@@ -321,6 +330,7 @@ pub struct Fence {
     policy: Policy,
     nonce: String,
     canary: PathBuf,
+    tracer: Result<PathBuf, String>,
     _bridges: forward::Bridges,
     _proxy: Option<proxy::Proxy>,
 }
@@ -369,6 +379,7 @@ impl Fence {
             tool: ready.tool,
             version: ready.version,
             seatbelt: ready.seatbelt,
+            tracer: ready.tracer,
             helper,
             policy,
             nonce: new_nonce(),
@@ -379,8 +390,8 @@ impl Fence {
         })
     }
 
-    /// The program to start (bubblewrap), its arguments, and the environment bubblewrap
-    /// itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
+    /// The program to start (bubblewrap; on Linux with a working tracer, `strace` running
+    /// bubblewrap, see [`exec`]), its arguments, and the environment bubblewrap itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
     /// can read).
     pub fn command(
         &self,
@@ -444,11 +455,47 @@ impl Fence {
         argv.push("--".into());
         argv.push(program.into());
         argv.extend(args.iter().cloned());
-        (
-            self.tool.clone(),
-            argv,
-            vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())],
-        )
+        let env = vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())];
+        match &self.tracer {
+            // The tracer outside, bubblewrap its child: see [`exec`].
+            Ok(strace) => {
+                let mut traced = exec::strace::arguments(&self.trace_path());
+                traced.push(self.tool.clone().into());
+                traced.extend(argv);
+                (strace.clone(), traced, env)
+            }
+            Err(_) => (self.tool.clone(), argv, env),
+        }
+    }
+
+    /// Where the tracer writes: the run's private directory, which the sandbox does not
+    /// mount.
+    fn trace_path(&self) -> PathBuf {
+        self.dir.path().join("exec.trace")
+    }
+
+    /// What the kernel saw the command run ([`exec`]), once it has ended; absent, with
+    /// why, where no tracer ran or its record can not be read.
+    pub fn exec_record(&self) -> exec::ExecRecord {
+        if self.seatbelt {
+            return exec::ExecRecord::Absent(
+                "macOS has no tracer aptitude uses (strace is Linux's)".to_owned(),
+            );
+        }
+        if let Err(why) = &self.tracer {
+            return exec::ExecRecord::Absent(why.clone());
+        }
+        match crate::shared::files::read_capped(&self.trace_path(), exec::MAX_RECORD_BYTES) {
+            Ok(bytes) => {
+                let trace = exec::strace::parse(&String::from_utf8_lossy(&bytes));
+                if trace.execs.is_empty() {
+                    exec::ExecRecord::Absent("the tracer recorded no exec".to_owned())
+                } else {
+                    exec::ExecRecord::Recorded(trace)
+                }
+            }
+            Err(e) => exec::ExecRecord::Absent(format!("the tracer's record: {e}")),
+        }
     }
 
     /// The proof from the helper's first stdout line, when `line` is it.

@@ -191,6 +191,7 @@ impl Builder {
             agent: agent.unwrap_or(MAIN_AGENT).to_owned(),
             timestamp,
             server_side: false,
+            exit_by_kernel: false,
         };
         if let Some(result) = self.early_results.remove(id) {
             apply(&mut call, result, self.exit_from_status);
@@ -292,6 +293,7 @@ impl Builder {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 }

@@ -141,6 +141,12 @@ pub struct Transcript {
     /// Turns past [`turns::MAX_TURNS`], counted but not kept.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub turns_left_out: u64,
+    /// Programs the kernel saw run in the sandbox that no tool call accounts for (a hook, a
+    /// subagent the stream hides, typed stdin, the agent's own helpers), each its argv
+    /// joined with spaces: set from the run's exec record (`sandbox::exec::check`), empty
+    /// without one. `not_ran` fails on them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclaimed_execs: Vec<String>,
 }
 
 /// The tools a transcript format can record, when it can not record them all.
@@ -249,6 +255,7 @@ impl Transcript {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 
@@ -275,6 +282,7 @@ impl Transcript {
             mcp_params: None,
             turns: Vec::new(),
             turns_left_out: 0,
+            unclaimed_execs: Vec::new(),
         }
     }
 
@@ -564,6 +572,11 @@ pub struct ToolCall {
     /// from the provider, and the agent's sandbox never ran it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_side: bool,
+    /// Whether [`ToolCall::exit_code`] is the kernel's: the exit status of the shell the
+    /// sandbox's exec record matched to the call (`sandbox::exec::check`), not a code read
+    /// from text. Then no text (the stream's, the wire's) contradicts it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exit_by_kernel: bool,
 }
 
 impl ToolCall {
@@ -586,6 +599,7 @@ impl ToolCall {
             agent: MAIN_AGENT.into(),
             timestamp: None,
             server_side: false,
+            exit_by_kernel: false,
         }
     }
 

@@ -69,6 +69,7 @@ impl StreamParser {
                 mcp_params: None,
                 turns: Vec::new(),
                 turns_left_out: 0,
+                unclaimed_execs: Vec::new(),
             },
         }
     }

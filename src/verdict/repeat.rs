@@ -56,6 +56,20 @@ fn least_witnessed(runs: &[TestResult]) -> Option<crate::agent::gateway::witness
         .cloned()
 }
 
+/// The exec record a repeated test shows: each run keeps its own; the test shows the
+/// worst, one with findings, else one absent.
+fn worst_execs(runs: &[TestResult]) -> Option<crate::sandbox::exec::check::ExecReport> {
+    runs.iter()
+        .filter_map(|r| r.execs.as_ref())
+        .max_by_key(|e| {
+            (
+                !e.findings.is_empty(),
+                e.status == crate::sandbox::exec::check::ExecStatus::Absent,
+            )
+        })
+        .cloned()
+}
+
 /// One test's result from some of its runs, as [`aggregate`]: `runs` are the runs numbered
 /// `numbers` (1-based, in the same order) of the test's `of` runs. When they are not all of
 /// them (`run --shard` split the runs), the result says which it holds (`repeat.split`) and
@@ -173,6 +187,7 @@ pub fn aggregate_split(
         witness: least_witnessed(&runs),
         // Each run keeps its own conversation.
         dialog: None,
+        execs: worst_execs(&runs),
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }

@@ -199,6 +199,12 @@ pub struct TestResult {
     /// a test without a `user:`, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<crate::transcript::dialog::Dialog>,
+    /// The shell calls checked against the kernel's exec record (what really ran in the
+    /// sandbox, `sandbox::exec`): its status, the kernel's exit codes that overruled the
+    /// transcript's, and what ran that no tool call claims. Absent when the sandbox was
+    /// off, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execs: Option<crate::sandbox::exec::check::ExecReport>,
     /// The routing suite's prompt this test ran (`routing:`): the suite, its skills, what
     /// the prompt should trigger and when each run stopped. Each run's routing assertion
     /// says what it triggered; `verdict::routing` makes the figures of both.
@@ -289,6 +295,7 @@ impl TestResult {
             model_traffic: None,
             witness: None,
             dialog: None,
+            execs: None,
             routing: None,
         }
     }

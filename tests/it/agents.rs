@@ -140,7 +140,8 @@ pub(crate) fn run_on(
 
 /// The same test file on every agent: the shell calls really run in the workspace copy
 /// (the fixture is untouched), the calls are recorded under the canonical name `Bash` with
-/// the canonical key `command`, and a failing command's exit code (3) is captured.
+/// the canonical key `command`, and a failing command's exit code (3) is captured — from
+/// the kernel's exec record, which finds both commands' shells on every agent.
 #[test]
 fn one_test_file_gives_the_same_verdicts_on_every_agent() {
     for agent in AGENTS.iter().map(|a| a()) {
@@ -170,6 +171,19 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
             agent.name
         );
         assert_eq!(code, 0, "{}", agent.name);
+        // Both commands are matched to the shells the kernel saw this agent spawn, the
+        // failing one's exit code (3) the kernel's.
+        assert_eq!(
+            test["execs"]["status"], "recorded",
+            "{}: {test:#}",
+            agent.name
+        );
+        assert_eq!(test["execs"]["calls"], 2, "{}: {test:#}", agent.name);
+        assert_eq!(
+            test["transcript"]["tool_calls"][1]["exit_by_kernel"], true,
+            "{}: {test:#}",
+            agent.name
+        );
         assert_eq!(test["agent_id"], agent.name);
         assert!(
             test["agent"].as_str().unwrap_or("").starts_with(agent.name),

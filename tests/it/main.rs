@@ -18,6 +18,7 @@ mod corpus;
 mod diff;
 mod docs;
 mod evidence;
+mod exec_record;
 mod fluent;
 mod fuzz_regressions;
 mod gateway;

@@ -434,7 +434,10 @@ fn lines(text: &str) -> Vec<String> {
 
 /// Why the transcript's result of `call` is not the one the model got, if it is not.
 fn disagreement(call: &ToolCall, sent: &super::wire::WireResult) -> Option<String> {
-    let wire_exit = crate::transcript::exit_code_in_text(&sent.text);
+    // An exit code the kernel saw is not contradicted by one a command printed (`Exit
+    // Code: 0`), which is all the wire's text can hold.
+    let wire_exit =
+        crate::transcript::exit_code_in_text(&sent.text).filter(|_| !call.exit_by_kernel);
     if let (Some(claimed), Some(real)) = (call.exit_code, wire_exit)
         && claimed != real
     {
@@ -442,15 +445,25 @@ fn disagreement(call: &ToolCall, sent: &super::wire::WireResult) -> Option<Strin
             "the stream says exit code {claimed}, the model was told {real}"
         ));
     }
-    if sent.is_error == Some(true) && call.exit_code == Some(0) {
+    // The kernel's code stands; what the agent told its model of it is the agent's reading,
+    // not a sign that the stream was written to.
+    if !call.exit_by_kernel && sent.is_error == Some(true) && call.exit_code == Some(0) {
         return Some("the stream says it succeeded, the model was told it failed".into());
     }
-    if sent.is_error == Some(true) && !call.is_error && call.blocked.is_none() {
+    if !call.exit_by_kernel
+        && sent.is_error == Some(true)
+        && !call.is_error
+        && call.blocked.is_none()
+    {
         return Some("the stream says it succeeded, the model was told it failed".into());
     }
     let claims_failure = call.exit_code.is_some_and(|c| c != 0)
         || (call.is_error && call.exit_code.is_none() && call.blocked.is_none());
-    if sent.is_error == Some(false) && claims_failure && wire_exit.is_none_or(|c| c == 0) {
+    if sent.is_error == Some(false)
+        && claims_failure
+        && !call.exit_by_kernel
+        && wire_exit.is_none_or(|c| c == 0)
+    {
         return Some("the stream says it failed, the model was told it succeeded".into());
     }
     let output = call.output.as_deref().unwrap_or("");

@@ -1,0 +1,351 @@
+//! The tracer: Debian's `strace` (6.1 and later) started around bubblewrap, and its output
+//! read into a [`Trace`].
+//!
+//! `strace -f -q -ttt --pidns-translation --seccomp-bpf -s 4096 -e signal=none
+//! -e trace=execve,execveat,clone,clone3,fork,vfork -o FILE bwrap …` writes one line per
+//! event, prefixed with the host pid and a Unix time in seconds:
+//!
+//! ```text
+//! 17762 1795855820.124201 execve("/bin/bash", ["/bin/bash", "-c", "ls"], 0x7ff… /* 35 vars */) = 0
+//! 17762 1795855820.125922 clone(child_stack=NULL, flags=…) = 3 /* 17763 in strace's PID NS */
+//! 17764 1795855820.158491 +++ exited with 3 +++
+//! 17766 1795855820.191000 +++ killed by SIGKILL +++
+//! 17770 1795855820.200000 execve("/bin/ls", ["ls"], 0x… /* 3 vars */ <unfinished ...>
+//! 17770 1795855820.200100 <... execve resumed>) = 0
+//! ```
+//!
+//! `--pidns-translation` adds the host pid of a fork's child, which the forking process
+//! sees in the sandbox's namespace. `-q` keeps the exit lines (`-qq` would drop them).
+//! `--seccomp-bpf` stops only at the traced calls, so a run pays for its forks and execs,
+//! not for every system call; it also makes an `execve` fail when the tracer is gone.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{Ended, Exec, Trace};
+
+/// The longest argv string strace prints whole (bytes); longer ones are cut with `...`.
+pub const MAX_STRING: usize = 16384;
+
+/// strace's arguments before the traced program, writing to `out` (a file outside the
+/// sandbox).
+pub fn arguments(out: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = [
+        "-f",
+        "-q",
+        "-ttt",
+        "--pidns-translation",
+        "--seccomp-bpf",
+        "-e",
+        "signal=none",
+        "-e",
+        "trace=execve,execveat,clone,clone3,fork,vfork",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    args.push("-s".into());
+    args.push(MAX_STRING.to_string().into());
+    args.push("-o".into());
+    args.push(out.into());
+    args.push("--".into());
+    args
+}
+
+/// Checks that strace can trace a child here: `strace … /bin/true` must run it.
+///
+/// # Errors
+/// Why not, in words (strace's own message when it gave one).
+pub fn probe(strace: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(strace)
+        .args([
+            "-f",
+            "-q",
+            "--seccomp-bpf",
+            "-e",
+            "trace=execve",
+            "-o",
+            "/dev/null",
+            "--",
+        ])
+        .arg(crate::shared::files::find_on_path("true").unwrap_or_else(|| "/bin/true".into()))
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("strace could not start: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "strace could not trace a child here (ptrace refused?): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Reads strace's output into a trace. Lines it does not know are skipped: the record
+/// is then short of them, which the checks treat as "not seen", never as "seen".
+pub fn parse(text: &str) -> Trace {
+    let mut trace = Trace::default();
+    // An exec or fork split by another process's event: its first half, by pid.
+    let mut pending: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+    let mut first: Option<f64> = None;
+    // pid → index of its last exec, for its end.
+    let mut last_exec: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for line in text.lines() {
+        let Some((pid, time, rest)) = split_prefix(line) else {
+            continue;
+        };
+        let whole = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid, head.to_owned());
+            continue;
+        } else if let Some(tail) = rest.strip_prefix("<... ") {
+            let Some(head) = pending.remove(&pid) else {
+                continue;
+            };
+            // `<... execve resumed>) = 0`: the head, then what follows `resumed>`.
+            match tail.split_once("resumed>") {
+                Some((_, after)) => format!("{head}{after}"),
+                None => continue,
+            }
+        } else {
+            rest.to_owned()
+        };
+        if let Some(end) = whole
+            .strip_prefix("+++ ")
+            .and_then(|r| r.strip_suffix(" +++"))
+        {
+            if let (Some(ended), Some(&i)) = (parse_end(end), last_exec.get(&pid)) {
+                trace.execs[i].ended = Some(ended);
+            }
+            continue;
+        }
+        if whole.starts_with("execve(") || whole.starts_with("execveat(") {
+            if let Some((path, argv)) = parse_exec(&whole) {
+                let start = *first.get_or_insert(time);
+                let at_ms = ((time - start).max(0.0) * 1000.0) as u64;
+                last_exec.insert(pid, trace.execs.len());
+                trace.execs.push(Exec {
+                    pid,
+                    parent: trace.parents.get(&pid).copied(),
+                    path,
+                    argv,
+                    at_ms,
+                    ended: None,
+                });
+            }
+            continue;
+        }
+        if ["clone(", "clone3(", "fork(", "vfork("]
+            .iter()
+            .any(|s| whole.starts_with(s))
+            && let Some(child) = forked_child(&whole)
+        {
+            trace.parents.insert(child, pid);
+        }
+    }
+    trace
+}
+
+/// `17762 1795855820.124201 rest` → (17762, 1795855820.124201, rest). strace pads a
+/// short pid with spaces (`8643  1795…`).
+fn split_prefix(line: &str) -> Option<(u32, f64, &str)> {
+    let (pid, rest) = line.trim_start().split_once(' ')?;
+    let (time, rest) = rest.trim_start().split_once(' ')?;
+    Some((pid.parse().ok()?, time.parse().ok()?, rest))
+}
+
+/// `exited with 3` / `killed by SIGKILL (core dumped)`.
+fn parse_end(text: &str) -> Option<Ended> {
+    if let Some(code) = text.strip_prefix("exited with ") {
+        return code.trim().parse().ok().map(Ended::Exited);
+    }
+    let signal = text.strip_prefix("killed by ")?;
+    Some(Ended::Killed(
+        signal
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    ))
+}
+
+/// The child's host pid of a fork that succeeded: `= 3 /* 17763 in strace's PID NS */`,
+/// or `= 17763` when both namespaces are one.
+fn forked_child(line: &str) -> Option<u32> {
+    let (_, result) = line.rsplit_once(") = ")?;
+    let mut words = result.split_whitespace();
+    let own: u32 = words.next()?.parse().ok()?;
+    match (words.next(), words.next()) {
+        (Some("/*"), Some(host)) => host.parse().ok(),
+        _ => Some(own),
+    }
+}
+
+/// The path and argv of a successful exec line; `None` when it failed (`= -1 ENOENT …`).
+fn parse_exec(line: &str) -> Option<(String, Vec<String>)> {
+    let (_, result) = line.rsplit_once(") = ")?;
+    if result.trim() != "0" {
+        return None;
+    }
+    let open = line.find('(')? + 1;
+    let mut at = &line[open..];
+    if line.starts_with("execveat(") {
+        // `execveat(AT_FDCWD, "path", …`: skip the directory.
+        at = at.split_once(", ")?.1;
+    }
+    let (path, rest) = quoted(at)?;
+    let rest = rest.strip_prefix(", [")?;
+    let mut argv = Vec::new();
+    let mut rest = rest;
+    loop {
+        if rest.starts_with(']') {
+            break;
+        }
+        if let Some(more) = rest.strip_prefix("...") {
+            argv.push("…".to_owned());
+            rest = more;
+            continue;
+        }
+        let (arg, after) = quoted(rest)?;
+        argv.push(arg);
+        rest = after.strip_prefix(", ").unwrap_or(after);
+    }
+    Some((path, argv))
+}
+
+/// One strace string at the start of `text`: its decoded value (a cut one ends with `…`)
+/// and what follows it.
+fn quoted(text: &str) -> Option<(String, &str)> {
+    let body = text.strip_prefix('"')?;
+    let bytes = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let mut rest = &body[i + 1..];
+                let mut value = String::from_utf8_lossy(&out).into_owned();
+                if let Some(more) = rest.strip_prefix("...") {
+                    value.push('…');
+                    rest = more;
+                }
+                return Some((value, rest));
+            }
+            b'\\' => {
+                let (byte, used) = escape(&bytes[i + 1..])?;
+                out.push(byte);
+                i += 1 + used;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
+/// One escape after its backslash: the byte and how many bytes it used.
+fn escape(after: &[u8]) -> Option<(u8, usize)> {
+    let first = *after.first()?;
+    let simple = match first {
+        b'n' => Some(b'\n'),
+        b't' => Some(b'\t'),
+        b'r' => Some(b'\r'),
+        b'v' => Some(0x0b),
+        b'f' => Some(0x0c),
+        b'"' => Some(b'"'),
+        b'\\' => Some(b'\\'),
+        _ => None,
+    };
+    if let Some(byte) = simple {
+        return Some((byte, 1));
+    }
+    if first == b'x' {
+        let hex = std::str::from_utf8(after.get(1..3)?).ok()?;
+        return Some((u8::from_str_radix(hex, 16).ok()?, 3));
+    }
+    // Octal, one to three digits.
+    let digits = after
+        .iter()
+        .take(3)
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .count();
+    if digits == 0 {
+        return None;
+    }
+    let text = std::str::from_utf8(&after[..digits]).ok()?;
+    Some((u8::from_str_radix(text, 8).ok()?, digits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines as strace 6.1 wrote them tracing `bwrap … bash -c 'ls; sh -c "exit 3"'` as an
+    /// unprivileged user on Debian 12.
+    const RECORDED: &str = r#"19467 1795855967.589800 execve("/usr/bin/bwrap", ["bwrap", "--unshare-all", "--", "/bin/bash", "-c", "sh -c \"exit 3\"; (sleep 0.3 &) ; true"], 0x7ffc5ef7f010 /* 37 vars */) = 0
+19467 1795855967.591100 clone(child_stack=NULL, flags=CLONE_NEWNS|CLONE_NEWCGROUP|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|SIGCHLD) = 19468
+19468 1795855967.598606 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f6a3335c490) = 2 /* 19469 in strace's PID NS */
+19469 1795855967.601379 execve("/bin/bash", ["/bin/bash", "-c", "sh -c \"exit 3\"; (sleep 0.3 &) ; true"], 0x7fff8e2627b0 /* 37 vars */) = 0
+19469 1795855967.603163 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f477673fa10) = 3 /* 19470 in strace's PID NS */
+19470 1795855967.605591 execve("/usr/bin/sh", ["sh", "-c", "exit 3"], 0x562f7c177a70 /* 37 vars */) = 0
+19470 1795855967.606621 +++ exited with 3 +++
+19469 1795855967.606650 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f477673fa10) = 4 /* 19471 in strace's PID NS */
+19471 1795855967.615958 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f477673fa10) = 5 /* 19472 in strace's PID NS */
+19471 1795855967.619322 +++ exited with 0 +++
+19472 1795855967.620000 execve("/usr/local/bin/sleep", ["sleep", "0.3"], 0x562f7c17b1c0 /* 37 vars */) = -1 ENOENT (No such file or directory)
+19472 1795855967.620462 execve("/usr/bin/sleep", ["sleep", "0.3"], 0x562f7c17b1c0 /* 37 vars */ <unfinished ...>
+19469 1795855967.620500 +++ exited with 0 +++
+19472 1795855967.621053 <... execve resumed>) = 0
+19472 1795855967.921053 +++ killed by SIGKILL +++
+19467 1795855967.921331 +++ exited with 0 +++
+"#;
+
+    #[test]
+    fn execs_carry_argv_parent_and_how_the_process_ended() {
+        let trace = parse(RECORDED);
+        let lines: Vec<String> = trace.execs.iter().map(Exec::command_line).collect();
+        assert_eq!(
+            lines,
+            [
+                "bwrap --unshare-all -- /bin/bash -c sh -c \"exit 3\"; (sleep 0.3 &) ; true",
+                "/bin/bash -c sh -c \"exit 3\"; (sleep 0.3 &) ; true",
+                "sh -c exit 3",
+                "sleep 0.3",
+            ]
+        );
+        let sh = &trace.execs[2];
+        assert_eq!(
+            (sh.pid, sh.parent, sh.exit_code()),
+            (19470, Some(19469), Some(3))
+        );
+        assert_eq!(sh.at_ms, 15);
+        // The failed exec is not one; the resumed one is, and its kill reads as 137.
+        let sleep = &trace.execs[3];
+        assert_eq!(
+            (sleep.path.as_str(), sleep.exit_code()),
+            ("/usr/bin/sleep", Some(137))
+        );
+        assert!(trace.descends(19472, 19469));
+        assert!(trace.descends(19470, 19467));
+        assert!(!trace.descends(19470, 19472));
+    }
+
+    #[test]
+    fn escapes_and_cut_strings_are_decoded() {
+        let line = r#"5 1.0 execve("/bin/echo", ["echo", "a\nb\t\"q\"\\", "\303\251t\303\251", "\x41", "long"...], 0x1 /* 1 vars */) = 0"#;
+        let trace = parse(line);
+        assert_eq!(
+            trace.execs[0].argv,
+            ["echo", "a\nb\t\"q\"\\", "été", "A", "long…"]
+        );
+        // strace pads a short pid.
+        let padded = r#"864  1.5 execve("/bin/true", ["true"], 0x1 /* 1 vars */) = 0"#;
+        assert_eq!(parse(padded).execs[0].pid, 864);
+        let more =
+            r#"5 1.0 execveat(AT_FDCWD, "/bin/true", ["true", ...], 0x1 /* 1 vars */, 0) = 0"#;
+        assert_eq!(parse(more).execs[0].argv, ["true", "…"]);
+    }
+}
