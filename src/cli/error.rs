@@ -155,6 +155,9 @@ pub enum CliError {
     /// A results file could not be read or written.
     #[error(transparent)]
     Results(#[from] crate::report::json::JsonError),
+    /// A labels file can not be read or written, or holds a line that is not a label.
+    #[error(transparent)]
+    Labels(#[from] crate::verdict::labels::LabelError),
     /// Two results can not be compared as asked (`diff --test`, `--run`).
     #[error(transparent)]
     Diff(#[from] crate::report::diff::DiffError),

@@ -13,6 +13,7 @@ mod draft;
 pub mod error;
 mod init;
 mod inspect;
+mod judge;
 mod log;
 mod output;
 mod prompt_log;
@@ -86,6 +87,8 @@ pub enum Command {
     /// trajectories part, what each did there, which assertions flipped. With one file,
     /// the passing and failing runs of its flaky tests.
     Diff(DiffArgs),
+    /// People's verdicts on the LLM judge's grades: label judged answers pass or fail.
+    Judge(judge::JudgeArgs),
 }
 
 /// `aptitude diff`.
@@ -609,6 +612,7 @@ pub fn main() -> ExitCode {
         Command::Log(args) => prompt_log::log(&args),
         Command::Coverage(args) => coverage::coverage(&args),
         Command::Diff(args) => diff::diff(&args),
+        Command::Judge(args) => judge::judge(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

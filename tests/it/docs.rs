@@ -146,6 +146,8 @@ fn problems_of(words: &[String]) -> Vec<String> {
     let (root_long, root_short) = flags_of(&root_cmd);
     let mut problems = Vec::new();
     let mut sub: Option<clap::Command> = None;
+    // A command with subcommands of its own (`judge label`) is named by its first word.
+    let mut nested = false;
     for word in words {
         // Synopsis brackets (`[--json F]`, `[PATHS]`) are not part of a word.
         let word = word.trim_matches(|c| c == '[' || c == ']');
@@ -170,6 +172,22 @@ fn problems_of(words: &[String]) -> Vec<String> {
                 root_short.contains(&c) || sub.as_ref().is_some_and(|s| flags_of(s).1.contains(&c));
             if !known && c.is_ascii_alphabetic() {
                 problems.push(format!("-{c} is no flag of `aptitude {}`", name_of(&sub)));
+            }
+        } else if !nested
+            && !word.is_empty()
+            && sub.as_ref().is_some_and(clap::Command::has_subcommands)
+        {
+            nested = true;
+            let found = sub.as_ref().and_then(|s| s.find_subcommand(word)).cloned();
+            match found {
+                Some(s) => sub = Some(s),
+                None => {
+                    problems.push(format!(
+                        "`{word}` is no subcommand of `aptitude {}`",
+                        name_of(&sub)
+                    ));
+                    break;
+                }
             }
         } else if sub.is_none() && !word.is_empty() {
             // aptitude's own helpers (`__mcp relay`, run inside the sandbox) and prose
@@ -221,6 +239,15 @@ fn every_documented_command_and_flag_exists() {
     assert_eq!(
         problems_of(&["run".into(), "--agent-env".into(), "K=V".into()]),
         ["--agent-env is no flag of `aptitude run`"]
+    );
+    assert_eq!(
+        problems_of(&[
+            "judge".into(),
+            "label".into(),
+            "--rater".into(),
+            "--nope".into()
+        ]),
+        ["--nope is no flag of `aptitude label`"]
     );
 }
 

@@ -30,6 +30,7 @@ mod inert;
 mod init;
 mod judge;
 mod kiro;
+mod labels;
 mod mcp;
 mod merge;
 mod otlp;

@@ -77,6 +77,8 @@ pub struct Aptitude {
     path_dirs: Vec<PathBuf>,
     /// Whether the test process's `PATH` follows them.
     inherit_path: bool,
+    /// What the command reads on stdin ([`Aptitude::stdin`]); none by default.
+    stdin: Option<Vec<u8>>,
 }
 
 impl Default for Aptitude {
@@ -115,6 +117,7 @@ impl Aptitude {
             limit: DEFAULT_LIMIT,
             path_dirs,
             inherit_path: false,
+            stdin: None,
         };
         this.apply_sandbox();
         this
@@ -217,6 +220,13 @@ impl Aptitude {
         self
     }
 
+    /// Gives the command `input` on stdin (with [`Aptitude::output`]), as a person typing
+    /// answers would.
+    pub fn stdin(&mut self, input: impl Into<Vec<u8>>) -> &mut Self {
+        self.stdin = Some(input.into());
+        self
+    }
+
     /// Fails the test when the command runs longer than `limit`.
     pub fn limit(&mut self, limit: Duration) -> &mut Self {
         self.limit = limit;
@@ -226,13 +236,14 @@ impl Aptitude {
     /// Runs to the end, within the time limit. A builder runs once: the command is taken.
     pub fn output(&mut self) -> Output {
         self.prepare();
-        let out = assert_cmd::Command::from_std(std::mem::replace(
+        let mut cmd = assert_cmd::Command::from_std(std::mem::replace(
             &mut self.cmd,
             std::process::Command::new("true"),
-        ))
-        .timeout(self.limit)
-        .output()
-        .unwrap();
+        ));
+        if let Some(input) = self.stdin.take() {
+            cmd.write_stdin(input);
+        }
+        let out = cmd.timeout(self.limit).output().unwrap();
         Output {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
