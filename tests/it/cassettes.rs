@@ -507,17 +507,35 @@ fn a_server_side_web_search_is_witnessed_and_replays_on_claude_and_codex() {
 /// `tampered` — recorded and replayed alike.
 #[test]
 fn gemini_clis_own_guard_is_blocked_and_noted_not_tampered() {
-    let gemini = AGENTS
+    own_guard_blocks("gemini", "echo $((6*7))", "command substitution", 1);
+}
+
+/// Claude Code's own sleep guard refuses a leading `sleep 30` before the shell runs it
+/// (it tells the model `<tool_use_error>Blocked: sleep 30 followed by: …`, Claude Code
+/// 2.1.328) even under `--dangerously-skip-permissions`: the call is blocked, never ran,
+/// and the model got the very refusal the transcript shows, so the witness has nothing to
+/// note — recorded and replayed alike.
+#[test]
+fn claude_codes_own_sleep_guard_is_blocked_not_tampered() {
+    own_guard_blocks("claude", "sleep 30 && echo done", "Blocked: sleep 30", 0);
+}
+
+/// Runs `agent` (recorded, then replayed) on a script that asks for the shell command
+/// `command`, which the CLI's own guard refuses: the test asserting the call passes, the
+/// call's `blocked` reason contains `words`, the run is `witnessed` (never `tampered`)
+/// with `notes` witness notes, and the replay asks the model nothing new.
+fn own_guard_blocks(agent: &str, command: &str, words: &str, notes: usize) {
+    let cli = AGENTS
         .iter()
         .map(|a| a())
-        .find(|a| a.name == "gemini")
+        .find(|a| a.name == agent)
         .unwrap();
     let model = ScriptedModel::start();
-    let marker = "TAPE-GUARD-GEMINI";
+    let marker = format!("TAPE-GUARD-{}", agent.to_uppercase());
     model.script(
-        marker,
+        &marker,
         vec![
-            gemini.shell_call("echo $((6*7))"),
+            cli.shell_call(command),
             Turn::Text("The shell refused it.".into()),
         ],
     );
@@ -525,39 +543,41 @@ fn gemini_clis_own_guard_is_blocked_and_noted_not_tampered() {
     suite.file(
         "tests/ws/t.aptitude.yaml",
         &format!(
-            "name: t\nprompt: \"{marker}: compute 6*7 in the shell\"\nassertions:\n  - tool: Bash\n"
+            "name: t\nprompt: \"{marker}: run a command in the shell\"\nassertions:\n  - tool: Bash\n"
         ),
     );
     let check = |results: &Value, what: &str| {
         let test = &results["tests"][0];
-        assert_eq!(test["status"], "passed", "{what}: {test:#}");
-        assert_eq!(test["witness"]["status"], "witnessed", "{what}: {test:#}");
+        assert_eq!(test["status"], "passed", "{agent} {what}: {test:#}");
         assert_eq!(
-            test["witness"]["notes"].as_array().map(Vec::len),
-            Some(1),
-            "{what}: {:#}",
+            test["witness"]["status"], "witnessed",
+            "{agent} {what}: {test:#}"
+        );
+        assert_eq!(
+            test["witness"]["notes"].as_array().map_or(0, Vec::len),
+            notes,
+            "{agent} {what}: {:#}",
             test["witness"]
         );
         let call = &test["transcript"]["tool_calls"][0];
         assert!(
-            call["blocked"]
-                .as_str()
-                .is_some_and(|b| b.contains("command substitution")),
-            "{what}: {call:#}"
+            call["blocked"].as_str().is_some_and(|b| b.contains(words)),
+            "{agent} {what}: {call:#}"
         );
     };
-    let (code, recorded, stderr) =
-        run_on(&suite, &model, &gemini, &["--no-grade", "--record-model"]);
+    let (code, recorded, stderr) = run_on(&suite, &model, &cli, &["--no-grade", "--record-model"]);
     assert_eq!(code, 0, "recording\n{stderr}\n{}", recorded["tests"][0]);
     check(&recorded, "recording");
+    let asked = model.requests().len();
     let kept = suite.path().join("recorded.json");
     std::fs::copy(suite.results_path(), &kept).unwrap();
     let (code, replayed, stderr) = run_on(
         &suite,
         &model,
-        &gemini,
+        &cli,
         &["--no-grade", "--replay", kept.to_str().unwrap()],
     );
     assert_eq!(code, 0, "replay\n{stderr}\n{replayed:#}");
     check(&replayed, "replay");
+    assert_eq!(model.requests().len(), asked, "{agent}: a replay asked");
 }
