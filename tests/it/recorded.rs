@@ -550,6 +550,8 @@ fn cassette_replies(suite: &Suite, test: &Value) -> Vec<(Vec<u8>, bool)> {
 #[test]
 fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol() {
     let only = std::env::var("APTITUDE_TEST_AGENTS").unwrap_or_default();
+    let only_cases = std::env::var("APTITUDE_TEST_CASES").unwrap_or_default();
+    let only_cases = only_cases.as_str();
     let agents: Vec<Agent> = AGENTS
         .iter()
         .map(|a| a())
@@ -560,7 +562,12 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         let handles: Vec<_> = agents
             .iter()
             .map(|agent| {
-                let cases: Vec<&Case> = CASES.iter().filter(|c| c.agent == agent.name).collect();
+                // `APTITUDE_TEST_CASES=a,b` runs only those cases (to study one).
+                let cases: Vec<&Case> = CASES
+                    .iter()
+                    .filter(|c| c.agent == agent.name)
+                    .filter(|c| only_cases.is_empty() || only_cases.split(',').any(|n| n == c.name))
+                    .collect();
                 scope.spawn(move || {
                     let run = record_and_replay(agent, &cases);
                     (agent, cases, run)
