@@ -281,7 +281,8 @@ fn a_timeout_leaves_no_process_behind() {
 
 /// Cursor's CLI can not be installed here (not on npm; it talks only to Cursor's backend),
 /// so its adapter's process handling runs against a stand-in `cursor-agent` that checks
-/// the documented flags and replays a real capture (`corpus/cursor-stream-json`). This
+/// the documented flags, runs the capture's two commands (the kernel's exec record must see
+/// what the stream says ran) and replays a real capture (`corpus/cursor-stream-json`). This
 /// verifies aptitude's side only; docs/agents.md says `run` with Cursor is not verified
 /// against the real binary.
 #[test]
@@ -297,6 +298,7 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
              if [ \"$1\" = --version ]; then echo 2026.01.28-stand-in; exit 0; fi\n\
              case \"$*\" in *'-p --output-format stream-json --force --trust --model auto'*) ;; *) echo \"unexpected flags: $*\" >&2; exit 9;; esac\n\
              case \"$*\" in *STAND-IN-HANG*) sleep 317; exit 0;; esac\n\
+             sh -c 'sleep 5' & sh -c 'sleep 3' & wait\n\
              cat <<'APTITUDE-CAPTURE-END'\n{}\nAPTITUDE-CAPTURE-END\n",
             std::fs::read_to_string(&capture).unwrap().trim_end()
         ),

@@ -6,6 +6,7 @@
 //! | parallel tool results | Claude Code sends them as its commands finish | a run of consecutive results: Anthropic `tool_result` blocks, Responses `*_output` items, Chat `tool` messages, Gemini `functionResponse` parts |
 //! | the tools offered | agents list some from unordered sets | `tools`, Gemini's `functionDeclarations` |
 //! | the system prompt's lines | Gemini CLI lists its skills in a varying order | `system`, `systemInstruction`, `instructions` (their lines) |
+//! | a tool's list of skills | Gemini CLI 0.61's `activate_skill` names them in a varying order | a `description`'s `(Available: 'a', 'b')`, a JSON Schema `enum` (a set) |
 //!
 //! Everything else keeps its order: a conversation whose turns, calls or texts differ is a
 //! real divergence and still stops the replay at the first request that differs.
@@ -32,7 +33,12 @@ fn canonical(value: &Value, lines: bool) -> Value {
                     let system = lines
                         || matches!(k.as_str(), "system" | "systemInstruction" | "instructions");
                     let mut v = canonical(v, system);
-                    if matches!(k.as_str(), "tools" | "functionDeclarations")
+                    if k == "description"
+                        && let Value::String(text) = &v
+                    {
+                        v = Value::String(sorted_available(text));
+                    }
+                    if matches!(k.as_str(), "tools" | "functionDeclarations" | "enum")
                         && let Value::Array(items) = &mut v
                     {
                         items.sort_by_cached_key(Value::to_string);
@@ -48,6 +54,24 @@ fn canonical(value: &Value, lines: bool) -> Value {
         }
         other => other.clone(),
     }
+}
+
+/// `text` with the items of its `(Available: 'a', 'b', …)` list sorted (Gemini CLI's
+/// `activate_skill` description names the skills so); other text unchanged.
+fn sorted_available(text: &str) -> String {
+    static LIST: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(list) = LIST
+        .get_or_init(|| regex::Regex::new(r"\(Available: ((?:'[^']*'(?:, )?)+)\)").ok())
+        .as_ref()
+    else {
+        return text.to_owned();
+    };
+    list.replace_all(text, |c: &regex::Captures<'_>| {
+        let mut items: Vec<&str> = c[1].split(", ").collect();
+        items.sort_unstable();
+        format!("(Available: {})", items.join(", "))
+    })
+    .into_owned()
 }
 
 /// Whether an array element is a tool result (see the module table).
@@ -100,6 +124,28 @@ mod tests {
                 {"type": "function_call_output", "call_id": a, "output": a}, {"type": "function_call_output", "call_id": b, "output": b}]})
         };
         assert!(same_request(&responses("c1", "c2"), &responses("c2", "c1")));
+        let skill = |list: &str, names: [&str; 2]| {
+            json!({"tools": [{"functionDeclarations": [{"name": "activate_skill",
+                "description": format!("Activates a skill (Available: {list}). Returns it."),
+                "parametersJsonSchema": {"properties": {"name": {"enum": names}}}}]}]})
+        };
+        assert!(same_request(
+            &skill(
+                "'antigravity-support', 'skill-creator'",
+                ["antigravity-support", "skill-creator"]
+            ),
+            &skill(
+                "'skill-creator', 'antigravity-support'",
+                ["skill-creator", "antigravity-support"]
+            )
+        ));
+        assert!(!same_request(
+            &skill(
+                "'antigravity-support', 'skill-creator'",
+                ["antigravity-support", "skill-creator"]
+            ),
+            &skill("'skill-creator', 'other'", ["skill-creator", "other"])
+        ));
     }
 
     /// A result that differs, turns in another order, or a message's lines in another
