@@ -84,27 +84,11 @@ impl Ctx {
                 None
             }
         };
-        let min = fields.get("min").and_then(|n| self.count(n, "min"));
-        let max = fields.get("max").and_then(|n| self.count(n, "max"));
-        if fields.get("min").is_none() && fields.get("max").is_none() {
-            self.push(
-                Diagnostic::new(fields.pos, "`run_count` needs `min:`, `max:` or both")
-                    .hint("to require at least one run, use `ran:`"),
-            );
-            return None;
-        }
-        if let (Some(lo), Some(hi)) = (min, max)
-            && lo > hi
-        {
-            self.push(
-                Diagnostic::new(
-                    fields.key_pos("max"),
-                    format!("contradiction: `min: {lo}` is above `max: {hi}`"),
-                )
-                .label("below min"),
-            );
-            return None;
-        }
+        let (min, max) = self.count_range(
+            &fields,
+            "run_count",
+            "to require at least one run, use `ran:`",
+        )?;
         Some(AssertionKind::RunCount {
             pattern: pattern?,
             min,

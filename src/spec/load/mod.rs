@@ -506,6 +506,39 @@ impl Ctx {
         }
     }
 
+    /// A `{min, max}` range of counts under `what` (`run_count`, `user_turns`): at least one
+    /// bound, `min` not above `max`; `hint` says how to write one when neither is given.
+    /// `None` after reporting what is wrong.
+    pub(super) fn count_range(
+        &mut self,
+        fields: &Fields<'_>,
+        what: &str,
+        hint: &str,
+    ) -> Option<(Option<u32>, Option<u32>)> {
+        let min = fields.get("min").and_then(|n| self.count(n, "min"));
+        let max = fields.get("max").and_then(|n| self.count(n, "max"));
+        if fields.get("min").is_none() && fields.get("max").is_none() {
+            self.push(
+                Diagnostic::new(fields.pos, format!("`{what}` needs `min:`, `max:` or both"))
+                    .hint(hint),
+            );
+            return None;
+        }
+        if let (Some(lo), Some(hi)) = (min, max)
+            && lo > hi
+        {
+            self.push(
+                Diagnostic::new(
+                    fields.key_pos("max"),
+                    format!("contradiction: `min: {lo}` is above `max: {hi}`"),
+                )
+                .label("below min"),
+            );
+            return None;
+        }
+        Some((min, max))
+    }
+
     pub(super) fn count(&mut self, node: &Node, key: &str) -> Option<u32> {
         match &node.value {
             Value::Int(i) => match u32::try_from(*i) {

@@ -241,27 +241,11 @@ impl Ctx {
     fn user_turns(&mut self, node: &Node) -> Option<ConversationAssertion> {
         let fields = self.map(node, "user_turns")?;
         self.unknown_keys(&fields, &["min", "max"], "`user_turns`");
-        let min = fields.get("min").and_then(|n| self.count(n, "min"));
-        let max = fields.get("max").and_then(|n| self.count(n, "max"));
-        if fields.get("min").is_none() && fields.get("max").is_none() {
-            self.push(
-                Diagnostic::new(fields.pos, "`user_turns` needs `min:`, `max:` or both")
-                    .hint("write e.g. `user_turns: {max: 2}`; it counts the user's replies"),
-            );
-            return None;
-        }
-        if let (Some(lo), Some(hi)) = (min, max)
-            && lo > hi
-        {
-            self.push(
-                Diagnostic::new(
-                    fields.key_pos("max"),
-                    format!("contradiction: `min: {lo}` is above `max: {hi}`"),
-                )
-                .label("below min"),
-            );
-            return None;
-        }
+        let (min, max) = self.count_range(
+            &fields,
+            "user_turns",
+            "write e.g. `user_turns: {max: 2}`; it counts the user's replies",
+        )?;
         Some(ConversationAssertion::UserTurns { min, max })
     }
 
