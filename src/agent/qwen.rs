@@ -29,7 +29,15 @@ pub struct Qwen;
 
 /// Writes `<QWEN_HOME>/settings.json`: no retries of a failed model request (a 500
 /// otherwise takes ~2 min of retries; `--retry-infra` retries visibly), no usage
-/// statistics or telemetry, and the turn limit.
+/// statistics or telemetry, the turn limit, and the shell on a pseudo-terminal
+/// (`tools.shell.enableInteractiveShell`).
+///
+/// Why the pseudo-terminal: in a one-shot prompt Qwen Code 0.24.4 defaults to its
+/// child-process shell, which settles on the child's `exit` event without waiting for its
+/// stdout to close (`childProcessFallback`'s `exitHandler` when output is not streamed).
+/// Node can emit `exit` before the last `data` event, so a fast command's output is lost:
+/// the model is told `Output: (empty)`, and an output assertion sees nothing. Its
+/// node-pty shell waits for the output to drain before it settles.
 fn write_settings(
     qwen_home: &Path,
     max_turns: Option<u32>,
@@ -39,6 +47,7 @@ fn write_settings(
         "model": {"generationConfig": {"maxRetries": 0}},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
+        "tools": {"shell": {"enableInteractiveShell": true}},
     });
     if let Some(turns) = max_turns {
         settings["model"]["maxSessionTurns"] = serde_json::json!(turns);
