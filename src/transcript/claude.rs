@@ -18,7 +18,6 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
@@ -28,6 +27,12 @@ use serde_json::value::RawValue;
 use super::builder::{Builder, Parts, ToolResult};
 use super::turns::{TurnLog, TurnTokens};
 use super::{Format, LineParser, Outcome, Transcript, Usage};
+
+mod blocks;
+mod subagents;
+
+use blocks::{call_objects, error_message, is_interruption, server_result};
+pub(crate) use subagents::merge_subagent_files;
 
 /// One line (event) of either format; only the fields aptitude uses.
 #[derive(Deserialize)]
@@ -909,76 +914,6 @@ impl ClaudeParser {
     }
 }
 
-/// Every tool-call object inside `value`: (type, id, name, input).
-fn call_objects<'v>(
-    value: &'v serde_json::Value,
-    out: &mut Vec<(&'v str, &'v str, &'v str, &'v serde_json::Value)>,
-) {
-    match value {
-        serde_json::Value::Object(map) => {
-            let text = |k: &str| map.get(k).and_then(serde_json::Value::as_str);
-            if let (
-                Some(kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use")),
-                Some(id),
-                Some(name),
-            ) = (text("type"), text("id"), text("name"))
-            {
-                out.push((
-                    kind,
-                    id,
-                    name,
-                    map.get("input").unwrap_or(&serde_json::Value::Null),
-                ));
-            }
-            map.values().for_each(|v| call_objects(v, out));
-        }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| call_objects(v, out)),
-        _ => {}
-    }
-}
-
-/// A server tool's result block (`web_search_tool_result`, `web_fetch_tool_result`,
-/// `code_execution_tool_result`, `mcp_tool_result`, …) as an opaque result: its type on
-/// the first line, then its content's text (an object's JSON); an error when the block
-/// says so or its content is a `…_error` object.
-fn server_result(kind: &str, block: &Block<'_>) -> ToolResult {
-    let content = block.content.as_ref();
-    let failed = match content {
-        Some(Content::Object(v)) => v
-            .get("type")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|t| t.ends_with("_error")),
-        _ => false,
-    };
-    let text = content.map(Content::text).unwrap_or_default();
-    ToolResult {
-        is_error: block.is_error.unwrap_or(false) || failed,
-        output: if text.is_empty() {
-            format!("[{kind}]")
-        } else {
-            format!("[{kind}]\n{text}")
-        },
-        ..ToolResult::default()
-    }
-}
-
-fn is_interruption(text: &str) -> bool {
-    text.starts_with("[Request interrupted by user")
-}
-
-/// The message of an `error` field: a string, or an object with `message`.
-fn error_message(raw: Option<&RawValue>) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(raw?.get()).ok()?;
-    match value {
-        serde_json::Value::String(s) => Some(s),
-        serde_json::Value::Object(map) => map
-            .get("message")
-            .and_then(|m| m.as_str())
-            .map(str::to_owned),
-        _ => None,
-    }
-}
-
 impl LineParser for ClaudeParser {
     fn calls(&self) -> &[super::ToolCall] {
         self.b.calls()
@@ -1023,134 +958,6 @@ impl LineParser for ClaudeParser {
         transcript.turns = turns;
         transcript.turns_left_out = turns_left_out;
         transcript
-    }
-}
-
-/// Adds the calls of a session's subagent files: `<dir>/<session>/subagents/*.jsonl`
-/// (2.1.x) and `<dir>/agent-*.jsonl` siblings with the same `sessionId` (2.0.x). Calls are
-/// then ordered by timestamp, so that order assertions see delegated calls in place.
-///
-/// `session.jsonl` and `./session.jsonl` find the same files (a bare name's directory is
-/// `.`). Only regular files are read (see [`crate::shared::files::open_regular_file`]); any other file named
-/// like a subagent file, or one that can not be read, is a warning.
-pub(crate) fn merge_subagent_files(path: &Path, transcript: &mut Transcript) {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let own_name = path.file_name();
-    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-    if let Some(stem) = path.file_stem()
-        && let Ok(entries) = std::fs::read_dir(dir.join(stem).join("subagents"))
-    {
-        candidates.extend(entries.flatten().map(|e| e.path()));
-    }
-    let is_agent_file = own_name
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("agent-"));
-    if !is_agent_file && let Ok(entries) = std::fs::read_dir(dir) {
-        candidates.extend(entries.flatten().map(|e| e.path()).filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
-                && p.file_name() != own_name
-        }));
-    }
-    candidates.sort();
-    let mut merged = false;
-    let mut skipped = super::WarningLog::default();
-    for candidate in candidates {
-        if candidate.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        let name = candidate
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let file = match crate::shared::files::open_regular_file(&candidate) {
-            Ok(f) => f,
-            Err(e) => {
-                skipped.warn(0, format!("subagent file {name} skipped: {e}"));
-                continue;
-            }
-        };
-        let sub = match super::parse_reader(file) {
-            Ok(sub) => sub,
-            // Not a transcript at all: not this session's subagent.
-            Err(super::ReadError::Unknown(_)) => continue,
-            Err(e) => {
-                skipped.warn(0, format!("subagent file {name} skipped: {e}"));
-                continue;
-            }
-        };
-        if sub.format != Format::ClaudeSession || sub.session_id != transcript.session_id {
-            continue;
-        }
-        // The subagent's turns come along, their calls renumbered into the session's.
-        let mut new_index = Vec::with_capacity(sub.tool_calls.len());
-        for call in sub.tool_calls {
-            if transcript.tool_calls.iter().any(|c| c.id == call.id) {
-                new_index.push(usize::MAX);
-            } else {
-                new_index.push(transcript.tool_calls.len());
-                transcript.tool_calls.push(call);
-                merged = true;
-            }
-        }
-        for mut turn in sub.turns {
-            turn.calls = turn
-                .calls
-                .iter()
-                .filter_map(|&c| new_index.get(c as usize).copied())
-                .filter(|&c| c != usize::MAX)
-                .filter_map(|c| u32::try_from(c).ok())
-                .collect();
-            if transcript.turns.len() < super::turns::MAX_TURNS {
-                transcript.turns.push(turn);
-            } else {
-                transcript.turns_left_out = transcript.turns_left_out.saturating_add(1);
-            }
-        }
-        let log = super::WarningLog {
-            total: sub.warnings_total.max(sub.warnings.len() as u64),
-            kept: sub.warnings,
-            lost: sub.lost,
-        };
-        transcript.absorb_warnings(log, Some(&name));
-        let u = &mut transcript.usage;
-        u.input_tokens = u.input_tokens.saturating_add(sub.usage.input_tokens);
-        u.output_tokens = u.output_tokens.saturating_add(sub.usage.output_tokens);
-        u.cache_creation_input_tokens = u
-            .cache_creation_input_tokens
-            .saturating_add(sub.usage.cache_creation_input_tokens);
-        u.cache_read_input_tokens = u
-            .cache_read_input_tokens
-            .saturating_add(sub.usage.cache_read_input_tokens);
-    }
-    if skipped.total > 0 {
-        transcript.absorb_warnings(skipped, None);
-    }
-    if merged && transcript.tool_calls.iter().all(|c| c.timestamp.is_some()) {
-        // Sorted as a permutation, so that the turns' call indices follow their calls.
-        let mut order: Vec<usize> = (0..transcript.tool_calls.len()).collect();
-        let calls = &transcript.tool_calls;
-        order.sort_by_cached_key(|&i| {
-            calls[i]
-                .timestamp
-                .as_deref()
-                .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-        });
-        let mut slots: Vec<Option<super::ToolCall>> = std::mem::take(&mut transcript.tool_calls)
-            .into_iter()
-            .map(Some)
-            .collect();
-        transcript.tool_calls = order.iter().filter_map(|&i| slots[i].take()).collect();
-        super::turns::renumber(&mut transcript.turns, &order);
-        transcript.turns.sort_by_cached_key(|t| {
-            t.timestamp
-                .as_deref()
-                .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-        });
     }
 }
 

@@ -1,6 +1,6 @@
 //! The house rules of ARCHITECTURE.md, checked on the source: the stages form no circle
 //! (a lower stage never names a higher one), no circle between sibling modules of a folder,
-//! at most 12 top-level modules, and no function over 120 lines.
+//! at most 12 top-level modules, no function over 120 lines and no file over 900 code lines.
 //!
 //! The check reads `src/` as text: every `crate::…`, `super::…` and `self::…` path outside
 //! comments and `#[cfg(test)] mod tests`, braces of `use` trees expanded one level, is an
@@ -27,6 +27,10 @@ const LAYERS: &[&[&str]] = &[
 
 /// The longest function allowed in `src/`, in lines.
 const MAX_FN_LINES: usize = 120;
+
+/// The longest file allowed in `src/`, in code lines: lines that are neither blank nor a
+/// comment, unit tests apart (a `tests.rs` file, or a file's `#[cfg(test)] mod tests`).
+const MAX_FILE_CODE_LINES: usize = 900;
 
 type Module = Vec<String>;
 
@@ -259,6 +263,25 @@ fn no_function_is_over_120_lines() {
     assert!(
         long.is_empty(),
         "functions over {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn no_file_is_over_900_code_lines() {
+    let mut long = Vec::new();
+    for (module, file) in modules() {
+        if module.iter().any(|part| part == "tests") {
+            continue;
+        }
+        let n = code(&file).lines().filter(|l| !l.trim().is_empty()).count();
+        if n > MAX_FILE_CODE_LINES {
+            long.push(format!("{}: {n} code lines", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_CODE_LINES} code lines (split them by what they read or do):\n{}",
         long.join("\n")
     );
 }

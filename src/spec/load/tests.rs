@@ -1,6 +1,7 @@
 //! The loader's tests: every diagnostic a test author can meet, and the kinds table.
 
 use super::super::pattern::ValueMatcher;
+use super::super::{AssertionKind, Scope};
 use super::*;
 
 fn load(src: &str) -> Result<TestSpec, Vec<Diagnostic>> {
