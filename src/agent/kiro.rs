@@ -176,11 +176,22 @@ fn seen(known: &[String], id: &str) -> bool {
         .any(|k| k == id || behind(k, id) || behind(id, k))
 }
 
+/// Why Kiro's home held no session to read.
+#[derive(Debug, thiserror::Error)]
+enum NoSession {
+    /// No session file at all.
+    #[error("kiro-cli left no session in its home (looked in {})", store::PLACES)]
+    None,
+    /// Session files, none readable.
+    #[error("kiro-cli left no session that could be read: {}", .0.join("; "))]
+    Unreadable(Vec<String>),
+}
+
 /// The run's transcript from the sessions Kiro left in its home: the most recent session of
 /// the newest engine that ran in the workspace; the calls of any other session not already
 /// in it are added as another agent's (`kiro:<session id>`), so that nothing Kiro recorded
 /// is left out. Also the session's own lines, for `--record`.
-fn run_transcript(finished: &Finished<'_>) -> Result<(Transcript, Vec<String>), String> {
+fn run_transcript(finished: &Finished<'_>) -> Result<(Transcript, Vec<String>), NoSession> {
     let found = store::sessions_in(finished.home);
     let mut sessions = found.sessions;
     sessions.sort_by_key(|s| {
@@ -193,15 +204,9 @@ fn run_transcript(finished: &Finished<'_>) -> Result<(Transcript, Vec<String>), 
     let mut rest = sessions.into_iter();
     let Some(main) = rest.next() else {
         return Err(if found.unreadable.is_empty() {
-            format!(
-                "kiro-cli left no session in its home (looked in {})",
-                store::PLACES
-            )
+            NoSession::None
         } else {
-            format!(
-                "kiro-cli left no session that could be read: {}",
-                found.unreadable.join("; ")
-            )
+            NoSession::Unreadable(found.unreadable)
         });
     };
     let Session {
@@ -396,7 +401,7 @@ impl AgentCli for Kiro {
                 single_server_mcp_calls(&mut transcript, finished.mcp_servers);
                 (transcript, Some(raw))
             }
-            Err(why) => (no_session(why, finished), None),
+            Err(why) => (no_session(why.to_string(), finished), None),
         }
     }
 }

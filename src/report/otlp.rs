@@ -532,16 +532,12 @@ impl opentelemetry_http::HttpClient for Client {
         let exchange = async {
             let reply = crate::shared::http::send(https, request).await?;
             let (parts, body) = reply.into_parts();
-            let body = Limited::new(body, 1024 * 1024)
-                .collect()
-                .await
-                .map_err(|e| e.to_string())?
-                .to_bytes();
-            Ok::<_, String>(hyper::Response::from_parts(parts, body))
+            let body = Limited::new(body, 1024 * 1024).collect().await?.to_bytes();
+            Ok::<_, opentelemetry_http::HttpError>(hyper::Response::from_parts(parts, body))
         };
         match tokio::time::timeout(self.deadline, exchange).await {
             Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(why)) => Err(why.into()),
+            Ok(Err(why)) => Err(why),
             Err(_) => Err("no answer in time".into()),
         }
     }

@@ -81,8 +81,8 @@ impl Args {
     /// Parses [`Args::to_args`]'s output followed by `--` and the command.
     ///
     /// # Errors
-    /// A message naming the argument that is wrong.
-    pub fn parse(args: &[OsString]) -> Result<(Args, Vec<OsString>), String> {
+    /// [`ArgsError`], naming the argument that is wrong.
+    pub fn parse(args: &[OsString]) -> Result<(Args, Vec<OsString>), ArgsError> {
         let mut parsed = Args::default();
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -90,47 +90,74 @@ impl Args {
             if flag == "--" {
                 let command: Vec<OsString> = it.cloned().collect();
                 if command.is_empty() {
-                    return Err("no command after `--`".into());
+                    return Err(ArgsError::NoCommand);
                 }
                 return Ok((parsed, command));
             }
             let value = it
                 .next()
-                .ok_or_else(|| format!("{flag} needs a value"))?
+                .ok_or_else(|| ArgsError::NoValue(flag.to_string()))?
                 .clone();
             let text = value.to_string_lossy().into_owned();
+            let bad = |expected: &'static str| ArgsError::Bad {
+                flag: flag.to_string(),
+                value: text.clone(),
+                expected,
+            };
             match flag.as_ref() {
                 "--nonce" => parsed.nonce = text,
                 "--forward" => {
-                    let (port, socket) = text
-                        .split_once('=')
-                        .ok_or_else(|| format!("--forward {text}: expected PORT=SOCKET"))?;
-                    let port = port
-                        .parse()
-                        .map_err(|_| format!("--forward {text}: bad port"))?;
+                    let (port, socket) = text.split_once('=').ok_or_else(|| bad("PORT=SOCKET"))?;
+                    let port = port.parse().map_err(|_| bad("a port number"))?;
                     parsed.forwards.push((port, PathBuf::from(socket)));
                 }
                 "--deny-read" => parsed.deny_read.push(PathBuf::from(value)),
                 "--host-pid" => {
-                    parsed.host_pid = text.parse().map_err(|_| format!("--host-pid {text}"))?;
+                    parsed.host_pid = text.parse().map_err(|_| bad("a process id"))?;
                 }
                 "--host-home" => parsed.host_home = Some(text),
                 "--deny-connect" => parsed
                     .deny_connect
-                    .push(text.parse().map_err(|_| format!("--deny-connect {text}"))?),
+                    .push(text.parse().map_err(|_| bad("an address"))?),
                 "--rlimit-data" => {
-                    parsed.rlimit_data =
-                        Some(text.parse().map_err(|_| format!("--rlimit-data {text}"))?);
+                    parsed.rlimit_data = Some(text.parse().map_err(|_| bad("a size in bytes"))?);
                 }
                 "--rlimit-fsize" => {
-                    parsed.rlimit_fsize =
-                        Some(text.parse().map_err(|_| format!("--rlimit-fsize {text}"))?);
+                    parsed.rlimit_fsize = Some(text.parse().map_err(|_| bad("a size in bytes"))?);
                 }
-                other => return Err(format!("unknown argument {other}")),
+                other => return Err(ArgsError::Unknown(other.to_owned())),
             }
         }
-        Err("no `--` before the command".into())
+        Err(ArgsError::NoSeparator)
     }
+}
+
+/// Why the helper's arguments could not be read (aptitude wrote them: a bug, not a user's
+/// mistake).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// `--` ends the arguments.
+    #[error("no command after `--`")]
+    NoCommand,
+    /// No `--` at all.
+    #[error("no `--` before the command")]
+    NoSeparator,
+    /// A flag at the end, without its value.
+    #[error("{0} needs a value")]
+    NoValue(String),
+    /// A value that is not what its flag takes.
+    #[error("{flag} {value}: expected {expected}")]
+    Bad {
+        /// The flag.
+        flag: String,
+        /// Its value.
+        value: String,
+        /// What it takes.
+        expected: &'static str,
+    },
+    /// A flag the helper does not know.
+    #[error("unknown argument {0}")]
+    Unknown(String),
 }
 
 /// Runs the helper; returns the process's exit code.

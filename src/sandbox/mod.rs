@@ -207,7 +207,7 @@ struct Ready {
     version: String,
     seatbelt: bool,
     /// `strace`, checked to trace a child here, or why the run's exec record is absent.
-    tracer: Result<PathBuf, String>,
+    tracer: Result<PathBuf, exec::strace::TracerError>,
 }
 
 impl Sandbox {
@@ -243,7 +243,7 @@ impl Sandbox {
                 tool: PathBuf::from(seatbelt::SANDBOX_EXEC),
                 version: String::new(),
                 seatbelt: true,
-                tracer: Err("macOS has no tracer aptitude uses (strace is Linux's)".to_owned()),
+                tracer: Err(exec::strace::TracerError::Platform),
             }
         } else {
             return Err(SandboxError::Platform(std::env::consts::OS.to_owned()));
@@ -263,7 +263,7 @@ fn ready() -> Result<Ready, SandboxError> {
             let version = bwrap::version(&bwrap);
             bwrap::preflight(&bwrap)?;
             let tracer = crate::shared::files::find_on_path("strace")
-                .ok_or_else(|| "strace is not installed (`sudo apt-get install strace`)".to_owned())
+                .ok_or(exec::strace::TracerError::Missing)
                 .and_then(|strace| exec::strace::probe(&strace).map(|()| strace));
             Ok(Ready {
                 tool: bwrap,
@@ -330,7 +330,7 @@ pub struct Fence {
     policy: Policy,
     nonce: String,
     canary: PathBuf,
-    tracer: Result<PathBuf, String>,
+    tracer: Result<PathBuf, exec::strace::TracerError>,
     _bridges: forward::Bridges,
     _proxy: Option<proxy::Proxy>,
 }
@@ -478,12 +478,10 @@ impl Fence {
     /// why, where no tracer ran or its record can not be read.
     pub fn exec_record(&self) -> exec::ExecRecord {
         if self.seatbelt {
-            return exec::ExecRecord::Absent(
-                "macOS has no tracer aptitude uses (strace is Linux's)".to_owned(),
-            );
+            return exec::ExecRecord::Absent(exec::strace::TracerError::Platform.to_string());
         }
         if let Err(why) = &self.tracer {
-            return exec::ExecRecord::Absent(why.clone());
+            return exec::ExecRecord::Absent(why.to_string());
         }
         match crate::shared::files::read_capped(&self.trace_path(), exec::MAX_RECORD_BYTES) {
             Ok(bytes) => {

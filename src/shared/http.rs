@@ -43,26 +43,37 @@ fn client() -> &'static (HttpsClient, Option<String>) {
     })
 }
 
+/// Why a request got no reply: the client's error with its sources, as one line, and on
+/// TLS why no root certificate could be loaded, when none was.
+#[derive(Debug, thiserror::Error)]
+#[error("{chain}{}", roots.as_ref().map(|r| format!(" ({r})")).unwrap_or_default())]
+pub struct SendError {
+    /// The error and its sources, joined by `: `.
+    chain: String,
+    /// Why no root certificate could be loaded (TLS requests only).
+    roots: Option<String>,
+}
+
 /// Sends `request` upstream (`https`: whether it goes over TLS, for the message when no
 /// root certificates could be loaded).
 ///
 /// # Errors
-/// The client's error with its sources, as one line.
+/// [`SendError`]: the client's error with its sources.
 pub async fn send(
     https: bool,
     request: Request<Full<Bytes>>,
-) -> Result<Response<Incoming>, String> {
+) -> Result<Response<Incoming>, SendError> {
     let (client, no_roots) = client();
     client.request(request).await.map_err(|e| {
-        let mut why = e.to_string();
+        let mut chain = e.to_string();
         let mut source = std::error::Error::source(&e);
         while let Some(s) = source {
-            why.push_str(&format!(": {s}"));
+            chain.push_str(&format!(": {s}"));
             source = s.source();
         }
-        match (https, no_roots) {
-            (true, Some(roots)) => format!("{why} ({roots})"),
-            _ => why,
+        SendError {
+            chain,
+            roots: no_roots.as_ref().filter(|_| https).cloned(),
         }
     })
 }

@@ -105,11 +105,25 @@ pub fn size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-/// Parses a size: `4GiB`, `512 MB`, `1.5G`, `1048576`.
+/// Why a text is not a size ([`parse_size`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// No number at the start.
+    #[error("`{0}` is not a size: it starts with no number")]
+    NoNumber(String),
+    /// A unit other than B, kB, MB, GB, KiB, MiB, GiB (K, M, G).
+    #[error("`{0}` is not a unit of size")]
+    Unit(String),
+    /// Under one byte, or too large to be a limit.
+    #[error("`{0}` is not a size aptitude can limit to")]
+    OutOfRange(String),
+}
+
+/// Parses a size: `4GiB`, `512 MB`, `1.5G`, `1048576`, in bytes.
 ///
 /// # Errors
-/// What is wrong with it, for a diagnostic.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+/// [`SizeError`], for a diagnostic.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -117,7 +131,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     let number: f64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a size: it starts with no number"))?;
+        .map_err(|_| SizeError::NoNumber(text.to_owned()))?;
     let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "kb" => 1000,
@@ -126,11 +140,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "k" | "kib" => 1024,
         "m" | "mib" => 1024 * 1024,
         "g" | "gib" => GIB,
-        other => return Err(format!("`{other}` is not a unit of size")),
+        other => return Err(SizeError::Unit(other.to_owned())),
     };
     let bytes = number * factor as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 / 2.0 {
-        return Err(format!("`{text}` is not a size aptitude can limit to"));
+        return Err(SizeError::OutOfRange(text.to_owned()));
     }
     Ok(bytes as u64)
 }

@@ -197,23 +197,39 @@ fn encode(base: Option<&Value>, request: &Value) -> Value {
     serde_json::json!({ "delta": { "same": same, "append": append, "set": set } })
 }
 
+/// Why a request stored as a change could not be rebuilt.
+#[derive(Debug, thiserror::Error)]
+enum DeltaError {
+    /// The stored request has neither form.
+    #[error("a request is neither `full` nor `delta`")]
+    NoForm,
+    /// A change with nothing before it on its path.
+    #[error("a request stored as a change has no earlier request to its path")]
+    NoBase,
+    /// A `same` entry that is not a key.
+    #[error("a `same` key is not a string")]
+    KeyNotString,
+    /// A `same` key the earlier request lacks.
+    #[error("`{0}` is not in the earlier request")]
+    Missing(String),
+    /// An `append` key whose earlier value is not an array.
+    #[error("`{0}` is not an array of the earlier request")]
+    NotArray(String),
+}
+
 /// The request `stored` describes, on `base`.
-fn decode(base: Option<&Value>, stored: &Value) -> Result<Value, String> {
+fn decode(base: Option<&Value>, stored: &Value) -> Result<Value, DeltaError> {
     if let Some(full) = stored.get("full") {
         return Ok(full.clone());
     }
-    let delta = stored
-        .get("delta")
-        .ok_or("a request is neither `full` nor `delta`")?;
-    let base = base
-        .and_then(Value::as_object)
-        .ok_or("a request stored as a change has no earlier request to its path")?;
+    let delta = stored.get("delta").ok_or(DeltaError::NoForm)?;
+    let base = base.and_then(Value::as_object).ok_or(DeltaError::NoBase)?;
     let mut out = Map::new();
     for key in delta["same"].as_array().into_iter().flatten() {
-        let key = key.as_str().ok_or("a `same` key is not a string")?;
+        let key = key.as_str().ok_or(DeltaError::KeyNotString)?;
         let v = base
             .get(key)
-            .ok_or(format!("`{key}` is not in the earlier request"))?;
+            .ok_or_else(|| DeltaError::Missing(key.to_owned()))?;
         out.insert(key.to_owned(), v.clone());
     }
     for (key, items) in delta["append"].as_object().into_iter().flatten() {
@@ -221,7 +237,7 @@ fn decode(base: Option<&Value>, stored: &Value) -> Result<Value, String> {
             .get(key)
             .and_then(Value::as_array)
             .cloned()
-            .ok_or(format!("`{key}` is not an array of the earlier request"))?;
+            .ok_or_else(|| DeltaError::NotArray(key.clone()))?;
         v.extend(items.as_array().into_iter().flatten().cloned());
         out.insert(key.clone(), Value::Array(v));
     }
@@ -357,7 +373,8 @@ impl Cassette {
             else {
                 return Err(at("it lacks its method, path or reply".into()));
             };
-            let request = decode(last.get(&path), &e["request"]).map_err(at)?;
+            let request =
+                decode(last.get(&path), &e["request"]).map_err(|err| at(err.to_string()))?;
             last.insert(path.clone(), request.clone());
             let headers = e["headers"]
                 .as_array()
@@ -395,7 +412,8 @@ impl Cassette {
                 bytes: d["bytes"].as_u64().unwrap_or(0),
                 why: text(d, "why").unwrap_or_default(),
             });
-        let mcp = super::mcp_record::from_json(file.get("mcp")).map_err(format)?;
+        let mcp =
+            super::mcp_record::from_json(file.get("mcp")).map_err(|e| format(e.to_string()))?;
         Ok(Cassette {
             mcp,
             upstream: text(&file, "upstream").unwrap_or_default(),

@@ -166,12 +166,26 @@ pub(super) fn to_json(servers: &BTreeMap<String, McpTraffic>) -> Value {
     Value::Object(out)
 }
 
+/// A recorded MCP exchange that can not be replayed.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server `{server}`, exchange {exchange}: {why}")]
+pub(super) struct McpRecordError {
+    /// The server's name in the cassette.
+    server: String,
+    /// The exchange, from 1.
+    exchange: usize,
+    /// What it lacks.
+    why: &'static str,
+}
+
 /// The servers of a cassette's `mcp` object (absent in cassettes recorded before MCP
 /// traffic was).
 ///
 /// # Errors
-/// What is wrong with the first exchange that lacks its method or answer.
-pub(super) fn from_json(mcp: Option<&Value>) -> Result<BTreeMap<String, McpTraffic>, String> {
+/// The first exchange that lacks its method or answer.
+pub(super) fn from_json(
+    mcp: Option<&Value>,
+) -> Result<BTreeMap<String, McpTraffic>, McpRecordError> {
     let mut out = BTreeMap::new();
     for (name, server) in mcp.and_then(Value::as_object).into_iter().flatten() {
         let mut traffic = McpTraffic {
@@ -187,7 +201,11 @@ pub(super) fn from_json(mcp: Option<&Value>) -> Result<BTreeMap<String, McpTraff
             .flatten()
             .enumerate()
         {
-            let at = |why: &str| format!("MCP server `{name}`, exchange {}: {why}", i + 1);
+            let at = |why| McpRecordError {
+                server: name.clone(),
+                exchange: i + 1,
+                why,
+            };
             let method = e["method"].as_str().ok_or_else(|| at("it has no method"))?;
             let answer = match (e.get("result"), e.get("error")) {
                 (Some(r), _) => Ok(r.clone()),
@@ -247,7 +265,7 @@ mod tests {
     #[test]
     fn a_recorded_exchange_without_an_answer_is_an_error_naming_it() {
         let bad = json!({"s": {"exchanges": [{"method": "tools/list", "params": null}]}});
-        let err = from_json(Some(&bad)).unwrap_err();
+        let err = from_json(Some(&bad)).unwrap_err().to_string();
         assert!(err.contains("MCP server `s`, exchange 1"), "{err}");
         assert!(from_json(None).unwrap().is_empty());
     }

@@ -190,12 +190,32 @@ fn table() -> Option<&'static Table> {
         .as_ref()
 }
 
-fn parse_table(text: &str) -> Result<Table, String> {
-    let file: TableFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+/// Why the built-in price table could not be read.
+#[derive(Debug, thiserror::Error)]
+enum TableError {
+    /// It is not the table's JSON.
+    #[error("the price table is not valid: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A row names a provider aptitude does not know.
+    #[error("{model}: unknown provider `{provider}`")]
+    Provider {
+        /// The row's model.
+        model: String,
+        /// Its `provider`.
+        provider: String,
+    },
+}
+
+fn parse_table(text: &str) -> Result<Table, TableError> {
+    let file: TableFile = serde_json::from_str(text)?;
     let mut rows = Vec::with_capacity(file.models.len());
     for (model, row) in file.models {
-        let provider = Provider::of_table(&row.provider)
-            .ok_or_else(|| format!("{model}: unknown provider `{}`", row.provider))?;
+        let Some(provider) = Provider::of_table(&row.provider) else {
+            return Err(TableError::Provider {
+                model,
+                provider: row.provider,
+            });
+        };
         rows.push(Price {
             model,
             provider,

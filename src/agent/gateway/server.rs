@@ -98,7 +98,7 @@ impl Shared {
         &self,
         https: bool,
         request: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, String> {
+    ) -> Result<Response<Incoming>, crate::shared::http::SendError> {
         send(https, request).await
     }
 }
@@ -106,11 +106,11 @@ impl Shared {
 /// Sends `request` upstream through aptitude's one HTTP client ([`crate::shared::http`]).
 ///
 /// # Errors
-/// The client's error with its sources, as one line.
+/// [`crate::shared::http::SendError`]: the client's error with its sources.
 pub(in crate::agent) async fn send(
     https: bool,
     request: Request<Full<Bytes>>,
-) -> Result<Response<Incoming>, String> {
+) -> Result<Response<Incoming>, crate::shared::http::SendError> {
     crate::shared::http::send(https, request).await
 }
 

@@ -52,11 +52,29 @@ pub fn arguments(out: &Path) -> Vec<OsString> {
     args
 }
 
+/// Why a run has no exec record: no tracer here.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TracerError {
+    /// macOS: no tracer aptitude uses.
+    #[error("macOS has no tracer aptitude uses (strace is Linux's)")]
+    Platform,
+    /// strace is not on `PATH`.
+    #[error("strace is not installed (`sudo apt-get install strace`)")]
+    Missing,
+    /// strace could not be started (the OS's message).
+    #[error("strace could not start: {0}")]
+    Start(String),
+    /// strace ran but could not trace its child (strace's own message).
+    #[error("strace could not trace a child here (ptrace refused?): {0}")]
+    Refused(String),
+}
+
 /// Checks that strace can trace a child here: `strace … /bin/true` must run it.
 ///
 /// # Errors
-/// Why not, in words (strace's own message when it gave one).
-pub fn probe(strace: &Path) -> Result<(), String> {
+/// [`TracerError::Start`] or [`TracerError::Refused`], with strace's own message when it
+/// gave one.
+pub fn probe(strace: &Path) -> Result<(), TracerError> {
     let out = std::process::Command::new(strace)
         .args([
             "-f",
@@ -72,13 +90,12 @@ pub fn probe(strace: &Path) -> Result<(), String> {
         .env_clear()
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("strace could not start: {e}"))?;
+        .map_err(|e| TracerError::Start(e.to_string()))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "strace could not trace a child here (ptrace refused?): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+        Err(TracerError::Refused(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
         ))
     }
 }

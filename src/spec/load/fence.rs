@@ -70,7 +70,7 @@ impl Ctx {
             match parse_size(&text) {
                 Ok(bytes) => Some(bytes),
                 Err(why) => {
-                    ctx.push(Diagnostic::new(n.pos, why).label("not a size").hint(
+                    ctx.push(Diagnostic::new(n.pos, why.to_string()).label("not a size").hint(
                         "write a number of bytes, or one with a unit: `4GiB`, `512MB`, `2G`",
                     ));
                     None
