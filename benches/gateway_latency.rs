@@ -45,7 +45,7 @@ mod wire;
 )]
 mod recorded;
 
-use aptitude::agent::gateway::{Gateway, GatewayOptions, RunGateway};
+use aptitude::gateway::{Gateway, GatewayOptions, RunGateway};
 use model::{ScriptedModel, Turn};
 
 const WARMUP: usize = 30;

@@ -30,8 +30,8 @@ use suite::{Shape, transcript};
 
 /// Run `i`'s model exchange as a cassette: the fixture's first request, then a turn per
 /// tool call of [`transcript`] (each request adds the reply and the tool's result).
-fn cassette(i: usize, first: &serde_json::Value) -> aptitude::agent::gateway::cassette::Cassette {
-    use aptitude::agent::gateway::cassette::{Cassette, Exchange};
+fn cassette(i: usize, first: &serde_json::Value) -> aptitude::gateway::cassette::Cassette {
+    use aptitude::gateway::cassette::{Cassette, Exchange};
     let t = transcript(i, Shape::Full);
     let mut request = first.clone();
     let mut exchanges = Vec::new();
@@ -67,7 +67,7 @@ fn cassette(i: usize, first: &serde_json::Value) -> aptitude::agent::gateway::ca
 /// Cassettes for the runs of `results`: bytes per run (from a sample), and the results
 /// file and artifact sizes with every run's reference.
 fn cassettes(results: &Results, out: &mut impl Write) -> std::io::Result<()> {
-    use aptitude::agent::gateway::cassette::Cassette;
+    use aptitude::gateway::cassette::Cassette;
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cassettes/claude");
     let recorded = aptitude::report::json::read(&fixture.join("recorded.json"))
         .map_err(std::io::Error::other)?;
@@ -98,7 +98,7 @@ fn cassettes(results: &Results, out: &mut impl Write) -> std::io::Result<()> {
     let mut n = 0;
     for test in &mut with_refs.tests {
         for run in &mut test.runs {
-            run.model_traffic = Some(aptitude::agent::gateway::Traffic {
+            run.model_traffic = Some(aptitude::gateway::Traffic {
                 upstream: "https://api.anthropic.com".into(),
                 requests: 10,
                 cassette: Some(refs[n % refs.len()].clone()),

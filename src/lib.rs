@@ -23,6 +23,7 @@ pub mod agent;
 pub mod assertions;
 pub mod cli;
 pub mod fluent;
+pub mod gateway;
 pub mod report;
 pub mod run;
 pub mod sandbox;

@@ -5,7 +5,7 @@
 //! saw. `Shape::Stopped` runs are a regression's: the agent edits and stops, without the
 //! test run that follows the edit.
 
-use aptitude::agent::gateway::{ModelRequest, Traffic};
+use aptitude::gateway::{ModelRequest, Traffic};
 use aptitude::transcript::{Format, Outcome, ToolCall, Transcript, Turn, TurnTokens, Usage};
 use aptitude::verdict::results::{
     AssertionResult, AssertionStatus, Results, TestResult, TestStatus,

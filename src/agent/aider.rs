@@ -61,7 +61,7 @@ impl AgentCli for Aider {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Chat]
             },
         })

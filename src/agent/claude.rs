@@ -371,7 +371,7 @@ impl AgentCli for Claude {
                 expires_ms: Some("/claudeAiOauth/expiresAt"),
             }),
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Anthropic]
             },
         })

@@ -171,7 +171,7 @@ impl AgentCli for Codex {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Responses]
             },
         })

@@ -154,7 +154,7 @@ impl AgentCli for Copilot {
             // Chat Completions by default; `COPILOT_PROVIDER_WIRE_API=responses` and
             // `COPILOT_PROVIDER_TYPE=anthropic` (a test's `env:`) switch it.
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Chat, P::Responses, P::Anthropic]
             },
         })

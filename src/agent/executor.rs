@@ -9,13 +9,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::gateway::Gateway;
 use super::process::{self, Spec};
 use super::routing::{self, Routed};
 use super::{
     Agent, AgentCli, AgentError, AgentInfo, AgentKind, ExecuteRequest, Execution, Finished,
     GradeReply, GradeTask, Invocation, InvocationError, Task,
 };
+use crate::gateway::Gateway;
 use crate::transcript::StreamParser;
 
 /// How one agent is run, as resolved by the settings stage from flags, environment and
@@ -35,7 +35,7 @@ pub struct AgentSettings {
     pub grace: Duration,
     /// Whether runs and grading calls are sandboxed (`--sandbox`; on by default).
     pub sandbox: crate::sandbox::Sandbox,
-    /// The model gateway runs and grading calls go through ([`super::gateway`]); `None`:
+    /// The model gateway runs and grading calls go through ([`crate::gateway`]); `None`:
     /// the agent talks to its model directly, holding the real key.
     pub gateway: Option<Gateway>,
 }
@@ -62,7 +62,7 @@ enum PrepareError {
     Invocation(#[from] InvocationError),
     /// The run's gateway endpoint could not start.
     #[error(transparent)]
-    Gateway(#[from] super::gateway::GatewayError),
+    Gateway(#[from] crate::gateway::GatewayError),
     /// The sandbox could not be set up: the command must not run.
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
@@ -381,8 +381,8 @@ impl CliAgent {
         (spec, home, workspace, servers): (&Spec, &Path, &Path, &crate::spec::McpServers),
         mcp: super::mcp::McpOutcome,
         (model_traffic, wire): (
-            Option<super::gateway::Traffic>,
-            Option<super::gateway::wire::Wire>,
+            Option<crate::gateway::Traffic>,
+            Option<crate::gateway::wire::Wire>,
         ),
         decided: bool,
     ) -> Execution {
@@ -395,7 +395,7 @@ impl CliAgent {
         } = streamed;
         // What the agent asked rests on what crossed the gateway.
         if let Some(d) = dialog.as_mut() {
-            super::gateway::witness::dialog::check(wire.as_ref(), d);
+            crate::gateway::witness::dialog::check(wire.as_ref(), d);
         }
         let (mut transcript, record) = self.cli.finish_run(
             parser.finish(),
@@ -414,7 +414,7 @@ impl CliAgent {
             .filter(|w| w.requests > 0 && !servers.is_empty())
         {
             let names: Vec<&str> = servers.keys().map(String::as_str).collect();
-            transcript.mcp_params = Some(crate::agent::gateway::wire::shown::mcp_params(
+            transcript.mcp_params = Some(crate::gateway::wire::shown::mcp_params(
                 &w.tools_shown,
                 &names,
             ));
@@ -623,12 +623,12 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
 
 /// The transcript checked against the run's wire; unwitnessed when the run went direct.
 fn witness_of(
-    wire: Option<&super::gateway::wire::Wire>,
+    wire: Option<&crate::gateway::wire::Wire>,
     transcript: &crate::transcript::Transcript,
-) -> super::gateway::witness::Witness {
+) -> crate::gateway::witness::Witness {
     match wire {
-        Some(wire) => super::gateway::witness::check(wire, transcript),
-        None => super::gateway::witness::Witness::unwitnessed(
+        Some(wire) => crate::gateway::witness::check(wire, transcript),
+        None => crate::gateway::witness::Witness::unwitnessed(
             "the run went direct, not through aptitude's model gateway: its transcript is the agent's own claim",
         ),
     }
@@ -661,8 +661,8 @@ fn normalizer(
     workspace: &Path,
     home: &Path,
     binary: &Path,
-) -> super::gateway::normalize::Normalizer {
-    super::gateway::normalize::Normalizer::new(Some(workspace), Some(home))
+) -> crate::gateway::normalize::Normalizer {
+    crate::gateway::normalize::Normalizer::new(Some(workspace), Some(home))
         .with_installation(crate::sandbox::install::package_root(binary).as_deref())
         .with_installation(crate::sandbox::install::package_root_as_named(binary).as_deref())
 }

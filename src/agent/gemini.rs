@@ -172,7 +172,7 @@ impl AgentCli for Gemini {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Gemini]
             },
         })

@@ -21,7 +21,6 @@ pub mod copilot;
 pub mod cursor;
 pub mod executor;
 pub mod fence;
-pub mod gateway;
 pub mod gemini;
 pub mod kiro;
 pub mod limits;
@@ -44,6 +43,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use crate::gateway;
 pub use crate::spec::{McpServer, McpServers};
 use crate::transcript::{Format, StreamParser, Transcript, Usage};
 

@@ -144,7 +144,7 @@ impl AgentCli for Opencode {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Chat]
             },
         })

@@ -112,7 +112,7 @@ impl AgentCli for Pi {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Chat]
             },
         })

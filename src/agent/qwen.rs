@@ -146,7 +146,7 @@ impl AgentCli for Qwen {
             login_passes_through: false,
             login: None,
             protocols: {
-                use super::gateway::protocol::Protocol as P;
+                use crate::gateway::protocol::Protocol as P;
                 &[P::Chat]
             },
         })

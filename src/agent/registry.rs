@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn the_gateway_and_price_tables_are_generated_from_the_code() {
         check_docs_table("gateway-table", &gateway_table());
-        check_docs_table("price-table", &super::super::gateway::price::docs_table());
+        check_docs_table("price-table", &crate::gateway::price::docs_table());
     }
 
     /// `docs/agents.md` holds [`docs_table`] between its markers; `UPDATE_DOCS=1` rewrites it.

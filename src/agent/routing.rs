@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::gateway::{Endpoint, Gateway, GatewayError, RunGateway, Traffic};
 use super::{LoginFile, ModelRoute};
+use crate::gateway::{Endpoint, Gateway, GatewayError, RunGateway, Traffic};
 
 /// How long an agent may go on after the gateway refused a request for the budget (time
 /// to report the error and exit) before it is stopped.
@@ -114,12 +114,12 @@ pub fn swap_login(home: &Path, login: &LoginFile, placeholder: &str) -> std::io:
 #[derive(Debug, Clone, Default)]
 pub struct Tape {
     /// The run's workspace copy and private home.
-    pub paths: super::gateway::normalize::Normalizer,
+    pub paths: crate::gateway::normalize::Normalizer,
     /// The cassette to answer from.
-    pub replay: Option<super::gateway::Replaying>,
-    /// When the run ends ([`super::gateway::RunGateway::stop`]).
+    pub replay: Option<crate::gateway::Replaying>,
+    /// When the run ends ([`crate::gateway::RunGateway::stop`]).
     pub stop: crate::spec::routing::Stop,
-    /// Skills to look for in the requests ([`super::gateway::RunGateway::watch_skills`]).
+    /// Skills to look for in the requests ([`crate::gateway::RunGateway::watch_skills`]).
     pub watch_skills: Vec<(String, String)>,
 }
 
@@ -128,7 +128,7 @@ pub struct Tape {
 /// recorded run had a credential in, so that the agent starts as it did then.
 pub fn replay_plan(
     plan: Option<RoutePlan>,
-    cassette: &super::gateway::cassette::Cassette,
+    cassette: &crate::gateway::cassette::Cassette,
 ) -> RoutePlan {
     let mut plan = plan.unwrap_or_else(|| RoutePlan {
         upstream: cassette.upstream.clone(),
@@ -169,7 +169,7 @@ impl Routed {
     /// When the endpoint can not start (a bad upstream URL, no port).
     pub async fn start(
         gateway: &Gateway,
-        (plan, protocols, network): (&RoutePlan, &[super::gateway::protocol::Protocol], &[String]),
+        (plan, protocols, network): (&RoutePlan, &[crate::gateway::protocol::Protocol], &[String]),
         login: Option<String>,
         tape: Tape,
     ) -> Result<Routed, GatewayError> {
@@ -248,7 +248,7 @@ impl Routed {
 
     /// A token that stops a run at its first decision: `parent`'s child, also cancelled
     /// [`DECIDE_GRACE`] after the gateway held a request made after the first reply that
-    /// asked for a tool call ([`super::gateway::Endpoint::decided`]). The stream showing
+    /// asked for a tool call ([`crate::gateway::Endpoint::decided`]). The stream showing
     /// the call cancels it at once; the grace lets an agent that asks again before it
     /// prints the call print it (it waits on the held request meanwhile).
     pub fn decide_token(&mut self, parent: &CancellationToken) -> CancellationToken {
@@ -265,8 +265,8 @@ impl Routed {
     /// Ends the endpoint and returns the run's traffic and its wire.
     pub async fn finish(
         self,
-        mcp: std::collections::BTreeMap<String, super::gateway::mcp_record::McpTraffic>,
-    ) -> (Traffic, super::gateway::wire::Wire) {
+        mcp: std::collections::BTreeMap<String, crate::gateway::mcp_record::McpTraffic>,
+    ) -> (Traffic, crate::gateway::wire::Wire) {
         drop(self.watch);
         drop(self.decide_watch);
         self.endpoint.finish_with_mcp(mcp).await

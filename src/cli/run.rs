@@ -180,9 +180,9 @@ fn replay(args: &RunArgs) -> Result<Option<Arc<crate::run::replay::Replay>>, Cli
         return Ok(None);
     };
     let miss = if args.replay_miss == "live" {
-        crate::agent::gateway::ReplayMiss::Live
+        crate::gateway::ReplayMiss::Live
     } else {
-        crate::agent::gateway::ReplayMiss::Error
+        crate::gateway::ReplayMiss::Error
     };
     let results = crate::report::json::read(path)?;
     Ok(Some(Arc::new(crate::run::replay::Replay::new(
@@ -192,8 +192,8 @@ fn replay(args: &RunArgs) -> Result<Option<Arc<crate::run::replay::Replay>>, Cli
 
 /// The model gateway the agents go through (none with `--no-gateway`): the ceilings,
 /// where cassettes are recorded (`<results stem>.cassettes/` beside `--json`).
-fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::agent::gateway::Gateway> {
-    use crate::agent::gateway::{Gateway, GatewayOptions, Limits, RecordTo};
+fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::gateway::Gateway> {
+    use crate::gateway::{Gateway, GatewayOptions, Limits, RecordTo};
     if args.no_gateway {
         return None;
     }

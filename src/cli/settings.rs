@@ -121,7 +121,7 @@ impl AgentArgs {
 
 impl AgentSetup {
     /// Sends every agent's runs and grading calls through `gateway` (`None`: direct).
-    pub fn with_gateway(mut self, gateway: Option<crate::agent::gateway::Gateway>) -> Self {
+    pub fn with_gateway(mut self, gateway: Option<crate::gateway::Gateway>) -> Self {
         for settings in self.settings.values_mut() {
             settings.gateway.clone_from(&gateway);
         }

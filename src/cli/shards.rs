@@ -186,7 +186,7 @@ pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::gateway::cassette::Cassette;
+    use crate::gateway::cassette::Cassette;
     use crate::verdict::results::{Results, TestResult, TestStatus};
 
     #[test]
@@ -200,7 +200,7 @@ mod tests {
             )
             .unwrap();
         let mut test = TestResult::new("t", "t.aptitude.yaml", TestStatus::Passed);
-        test.model_traffic = Some(crate::agent::gateway::Traffic {
+        test.model_traffic = Some(crate::gateway::Traffic {
             cassette: Some(reference.clone()),
             ..Default::default()
         });

@@ -125,10 +125,10 @@ fn case(test: &TestResult, with_agent: bool) -> TestCase {
     }
     if let Some(witness) = &test.witness {
         let value = match witness.status {
-            crate::agent::gateway::witness::WitnessStatus::Witnessed => "witnessed",
-            crate::agent::gateway::witness::WitnessStatus::Partial => "partial",
-            crate::agent::gateway::witness::WitnessStatus::Unwitnessed => "unwitnessed",
-            crate::agent::gateway::witness::WitnessStatus::Tampered => "tampered",
+            crate::gateway::witness::WitnessStatus::Witnessed => "witnessed",
+            crate::gateway::witness::WitnessStatus::Partial => "partial",
+            crate::gateway::witness::WitnessStatus::Unwitnessed => "unwitnessed",
+            crate::gateway::witness::WitnessStatus::Tampered => "tampered",
         };
         case.properties
             .push(quick_junit::Property::new("witness", value));

@@ -806,16 +806,16 @@ mod tests {
     #[test]
     fn a_model_priced_at_the_dearest_rates_is_named() {
         let mut test = TestResult::new("t", "t.aptitude.yaml", TestStatus::Passed);
-        test.model_traffic = Some(crate::agent::gateway::Traffic {
+        test.model_traffic = Some(crate::gateway::Traffic {
             priced_at_dearest: vec!["claude-nimbus-9".into()],
-            ..crate::agent::gateway::Traffic::default()
+            ..crate::gateway::Traffic::default()
         });
         let text = render_test(&test);
         assert!(
             text.contains("dearest rates for `claude-nimbus-9`: not in aptitude's price table"),
             "{text}"
         );
-        test.model_traffic = Some(crate::agent::gateway::Traffic::default());
+        test.model_traffic = Some(crate::gateway::Traffic::default());
         assert!(!render_test(&test).contains("dearest"));
     }
 }

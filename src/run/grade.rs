@@ -72,7 +72,7 @@ pub async fn grade_reviews(
 /// The agent's usage plus the grading calls'.
 pub(super) fn total_usage(
     transcript: &Transcript,
-    traffic: Option<&crate::agent::gateway::Traffic>,
+    traffic: Option<&crate::gateway::Traffic>,
     reviews: &BTreeMap<usize, ReviewVerdict>,
 ) -> crate::transcript::Usage {
     let mut usage = run_usage(transcript, traffic);
@@ -92,7 +92,7 @@ pub(super) fn total_usage(
 /// (`unmetered` 0) and priced them: a partial meter would understate the run as a cost.
 pub(super) fn run_usage(
     transcript: &Transcript,
-    traffic: Option<&crate::agent::gateway::Traffic>,
+    traffic: Option<&crate::gateway::Traffic>,
 ) -> crate::transcript::Usage {
     let mut usage = transcript.usage.clone();
     if usage.cost_usd.is_some() {
@@ -186,7 +186,7 @@ pub async fn evaluate_transcript(
         agent_id: None,
         variant: None,
         transcript: Some(transcript),
-        witness: Some(crate::agent::gateway::witness::Witness::unwitnessed(
+        witness: Some(crate::gateway::witness::Witness::unwitnessed(
             "analyzed from a transcript file: what the agent wrote about itself, not what its model saw",
         )),
         ..not_run(spec, ErrorKind::Setup, "")
@@ -196,7 +196,7 @@ pub async fn evaluate_transcript(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::gateway::Traffic;
+    use crate::gateway::Traffic;
     use crate::transcript::Usage;
 
     fn metered(unmetered: u32) -> Traffic {

@@ -91,7 +91,7 @@ pub struct RunConfig {
     pub sandbox: crate::sandbox::Sandbox,
     /// The model gateway the agents go through: its spend (every run's and grading
     /// call's, metered on the wire) counts toward the ceiling too.
-    pub gateway: Option<crate::agent::gateway::Gateway>,
+    pub gateway: Option<crate::gateway::Gateway>,
     /// `--replay`: the recorded runs whose cassettes answer each run's model requests
     /// ([`crate::run::replay`]).
     pub replay: Option<Arc<crate::run::replay::Replay>>,
@@ -175,7 +175,7 @@ pub struct TestContext<'a> {
     pub on_tool_call: Option<crate::agent::ToolCallHook<'a>>,
     /// The cassette the run is replayed from (`run --replay`, a reused run with workspace
     /// assertions); `None`: a live run.
-    pub replay: Option<crate::agent::gateway::Replaying>,
+    pub replay: Option<crate::gateway::Replaying>,
 }
 
 impl TestContext<'_> {

@@ -235,7 +235,7 @@ impl<'a> OneRun<'a> {
         let replayed = ctx
             .replay
             .as_ref()
-            .filter(|r| r.miss == crate::agent::gateway::ReplayMiss::Error)
+            .filter(|r| r.miss == crate::gateway::ReplayMiss::Error)
             .map(|r| &r.cassette.mcp);
         let probed: crate::spec::McpServers = mcp_servers
             .iter()

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::agent::gateway::cassette::{Cassette, CassetteRef};
-use crate::agent::gateway::{ReplayMiss, Replaying};
 use crate::assertions::judge::cache::CachedGrade;
 use crate::assertions::judge::claims::Claim;
+use crate::gateway::cassette::{Cassette, CassetteRef};
+use crate::gateway::{ReplayMiss, Replaying};
 use crate::spec::TestSpec;
 use crate::verdict::results::{Results, TestKey, TestResult};
 
@@ -145,5 +145,5 @@ pub enum NoCassette {
     },
     /// Its cassette can not be read.
     #[error("can not replay: {0}")]
-    Unreadable(#[from] crate::agent::gateway::cassette::CassetteError),
+    Unreadable(#[from] crate::gateway::cassette::CassetteError),
 }

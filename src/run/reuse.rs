@@ -33,10 +33,10 @@ use crate::workspace::Workspace;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::agent::gateway::cassette::{Cassette, CassetteRef};
-use crate::agent::gateway::{ReplayMiss, Replaying};
 use crate::assertions::judge::cache::CachedGrade;
 use crate::assertions::judge::claims::Claim;
+use crate::gateway::cassette::{Cassette, CassetteRef};
+use crate::gateway::{ReplayMiss, Replaying};
 use crate::spec::{AssertionKind, TestSpec};
 use crate::verdict::results::{Results, TestKey, TestResult};
 
@@ -139,7 +139,7 @@ pub enum NotReplayable {
     NoCassettes,
     /// Its cassette can not be read, or is not the one recorded.
     #[error("its recording can not be replayed: {0}")]
-    Cassette(#[from] crate::agent::gateway::cassette::CassetteError),
+    Cassette(#[from] crate::gateway::cassette::CassetteError),
 }
 
 /// Every grade `tests` (and their runs) recorded, by its cache key.

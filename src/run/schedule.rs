@@ -44,8 +44,8 @@ impl Spend {
 
     /// The larger of what the finished runs reported and what the gateway metered (it
     /// sees runs still going and grading calls, and prices agents that report no cost).
-    fn with_gateway(&self, gateway: Option<&crate::agent::gateway::Gateway>) -> Spend {
-        let (tokens, cost_usd) = gateway.map_or((0, 0.0), crate::agent::gateway::Gateway::spent);
+    fn with_gateway(&self, gateway: Option<&crate::gateway::Gateway>) -> Spend {
+        let (tokens, cost_usd) = gateway.map_or((0, 0.0), crate::gateway::Gateway::spent);
         Spend {
             cost_usd: self.cost_usd.max(cost_usd),
             tokens: self.tokens.max(tokens),
@@ -542,7 +542,7 @@ async fn replay_run(
     ctx: &TestContext<'_>,
     reuse: &crate::run::reuse::Reuse,
     recorded: &TestResult,
-    replay: crate::agent::gateway::Replaying,
+    replay: crate::gateway::Replaying,
 ) -> (TestResult, Option<Written>) {
     let replaying = TestContext {
         agent: ctx.agent,

@@ -49,7 +49,7 @@ pub fn aggregate(runs: Vec<TestResult>, min_pass: u32) -> TestResult {
 }
 
 /// The least witnessed of a test's runs speaks for the test; each run keeps its own.
-fn least_witnessed(runs: &[TestResult]) -> Option<crate::agent::gateway::witness::Witness> {
+fn least_witnessed(runs: &[TestResult]) -> Option<crate::gateway::witness::Witness> {
     runs.iter()
         .filter_map(|r| r.witness.as_ref())
         .max_by_key(|w| w.status.rank())

@@ -305,7 +305,7 @@ pub struct Summary {
     pub witness: Option<WitnessSummary>,
 }
 
-/// The runs' transcripts against the wire ([`crate::agent::gateway::witness`]): how many
+/// The runs' transcripts against the wire ([`crate::gateway::witness`]): how many
 /// were witnessed, partly witnessed, unwitnessed (the run went direct, or the transcript
 /// was analyzed from a file) or tampered.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -329,7 +329,7 @@ pub struct WitnessSummary {
 impl WitnessSummary {
     /// Each run of `tests` (each run of a repeated test) whose transcript was checked.
     pub fn of(tests: &[TestResult]) -> Option<WitnessSummary> {
-        use crate::agent::gateway::witness::WitnessStatus;
+        use crate::gateway::witness::WitnessStatus;
         let mut s = WitnessSummary::default();
         let runs = tests.iter().flat_map(|t| {
             if t.runs.is_empty() {

@@ -53,7 +53,7 @@ pub enum ErrorKind {
     Replay,
     /// The agent's stream disagrees with what crossed the model gateway: a call or result
     /// the model never saw, a changed result, one id used for two calls, a forged history
-    /// (`agent::gateway::witness`). Never a pass; never retried.
+    /// (`gateway::witness`). Never a pass; never retried.
     Tampered,
     /// The run hit one of its limits (memory, processes, disk, output): it was stopped.
     Limit,
@@ -187,13 +187,13 @@ pub struct TestResult {
     /// retries, tokens, cost. Absent when the run did not go through the gateway (an
     /// agent that talks only to its own backend, `--no-gateway`) and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_traffic: Option<crate::agent::gateway::Traffic>,
+    pub model_traffic: Option<crate::gateway::Traffic>,
     /// The transcript checked against what crossed the model gateway: `witnessed`,
     /// `tampered` (the run is `error`, kind `tampered`), `partial`, or `unwitnessed` (the
     /// run went direct; a transcript analyzed from a file). Absent for a test whose agent
     /// did not run, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub witness: Option<crate::agent::gateway::witness::Witness>,
+    pub witness: Option<crate::gateway::witness::Witness>,
     /// The run's conversation with the test's `user:` (each question, where it came among
     /// the calls, its reply, scripted or simulated), as the run view shows it. Absent for
     /// a test without a `user:`, and in older results.

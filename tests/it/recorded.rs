@@ -470,7 +470,7 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
     let protocol = |uri: &str| {
         let path = uri.split('?').next().unwrap_or_default();
         let path = path.rsplit_once("://").map_or(path, |(_, rest)| rest);
-        aptitude::agent::gateway::protocol::Protocol::of_path(path)
+        aptitude::gateway::protocol::Protocol::of_path(path)
     };
     for case in cases {
         let want = protocol(&recorded::load(case.fixture)[0].uri);
@@ -526,16 +526,15 @@ fn test<'a>(results: &'a Value, name: &str) -> &'a Value {
 
 /// The model exchanges of a run's cassette, in order: (reply bytes, cut).
 fn cassette_replies(suite: &Suite, test: &Value) -> Vec<(Vec<u8>, bool)> {
-    let reference: aptitude::agent::gateway::cassette::CassetteRef =
+    let reference: aptitude::gateway::cassette::CassetteRef =
         serde_json::from_value(test["model_traffic"]["cassette"].clone())
             .unwrap_or_else(|e| panic!("no cassette ({e}): {:#}", test["model_traffic"]));
-    let cassette =
-        aptitude::agent::gateway::cassette::Cassette::read(suite.path(), &reference).unwrap();
+    let cassette = aptitude::gateway::cassette::Cassette::read(suite.path(), &reference).unwrap();
     cassette
         .exchanges
         .into_iter()
         .filter(|e| {
-            aptitude::agent::gateway::protocol::Protocol::of_path(
+            aptitude::gateway::protocol::Protocol::of_path(
                 e.path.split('?').next().unwrap_or_default(),
             )
             .is_some()
@@ -691,7 +690,7 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             // The transcripts agree but for what differs between runs by construction
             // (the order of a `Did you mean one of` list: the gateway's normalisation).
             let same = |t: &Value| {
-                let n = aptitude::agent::gateway::normalize::Normalizer::default();
+                let n = aptitude::gateway::normalize::Normalizer::default();
                 n.request_json(&comparable(t))
             };
             assert_eq!(same(replayed), same(recorded), "{what}");

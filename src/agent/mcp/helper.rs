@@ -17,7 +17,7 @@
 //!   `< LINE` (server to client), up to [`MAX_TAP_BYTES`]; it exits with the server's
 //!   status (128 + the signal when a signal ended it), so the watch's crash report is
 //!   unchanged. The log is what `run --record-model` keeps of the server
-//!   ([`crate::agent::gateway::mcp_record::from_tap`]).
+//!   ([`crate::gateway::mcp_record::from_tap`]).
 //!
 //! MCP's stdio transport (spec 2025-06-18, "Transports"): JSON-RPC messages, one per line,
 //! UTF-8, no embedded newlines.

@@ -210,7 +210,7 @@ fn answer(state: &Mutex<State>, server: &str, line: &str) -> Option<serde_json::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::gateway::normalize::Normalizer;
+    use crate::gateway::normalize::Normalizer;
     use crate::spec::{MockReply, MockServer, MockTool};
     use tokio::io::AsyncBufReadExt;
 

@@ -8,7 +8,7 @@
 //!   the reply is given back. When the run is recorded (`run --record-model`), the
 //!   JSON-RPC messages of both sides — a `POST`'s body, its reply as `application/json` or
 //!   as the events of a `text/event-stream` — are copied into the run's cassette like a
-//!   stdio server's ([`crate::agent::gateway::mcp_record`]). Replies stream through as they
+//!   stdio server's ([`crate::gateway::mcp_record`]). Replies stream through as they
 //!   come (a server may ask the client something mid-reply); a copy of a `POST`'s reply (at
 //!   most [`MAX_BODY_BYTES`]) is written down with its request once the reply ends. A `GET`
 //!   stream (the server's own messages) is not recorded.
@@ -29,13 +29,13 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
 use super::serve::Served;
-use crate::agent::gateway::mcp_record::{McpTraffic, from_tap};
-use crate::agent::gateway::sse::SseReader;
+use crate::gateway::mcp_record::{McpTraffic, from_tap};
+use crate::gateway::sse::SseReader;
 
 /// The largest request or `POST` reply the front reads, in bytes.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
-type Body = crate::agent::gateway::server::HttpBody;
+type Body = crate::gateway::server::HttpBody;
 
 /// What the front does for one server.
 #[derive(Debug)]
@@ -150,15 +150,10 @@ async fn serve(
     state: Arc<Mutex<State>>,
     shutdown: CancellationToken,
 ) {
-    let handler: crate::agent::gateway::server::Handler =
+    let handler: crate::gateway::server::Handler =
         Arc::new(move |request| Box::pin(handle(Arc::clone(&state), request)));
-    crate::agent::gateway::server::serve_http(
-        listener,
-        handler,
-        super::host::MAX_SESSIONS,
-        shutdown,
-    )
-    .await;
+    crate::gateway::server::serve_http(listener, handler, super::host::MAX_SESSIONS, shutdown)
+        .await;
 }
 
 fn full(status: StatusCode, content_type: Option<&str>, body: impl Into<Bytes>) -> Response<Body> {
@@ -333,7 +328,7 @@ async fn forward(
     let is_post = parts.method == Method::POST;
     let mut request = Request::builder().method(parts.method).uri(url);
     for (k, v) in &parts.headers {
-        if crate::agent::gateway::server::forwarded_request_header(k)
+        if crate::gateway::server::forwarded_request_header(k)
             && !headers.keys().any(|h| h.eq_ignore_ascii_case(k.as_str()))
         {
             request = request.header(k, v);
@@ -354,9 +349,7 @@ async fn forward(
         );
         return full(StatusCode::BAD_GATEWAY, None, why);
     };
-    let reply = match crate::agent::gateway::server::send(url.starts_with("https://"), request)
-        .await
-    {
+    let reply = match crate::gateway::server::send(url.starts_with("https://"), request).await {
         Ok(reply) => reply,
         Err(why) => {
             let why = format!("aptitude's MCP front could not reach MCP server `{name}`: {why}");
@@ -407,7 +400,7 @@ async fn forward(
     };
     *response.status_mut() = parts.status;
     for (k, v) in &parts.headers {
-        let hop = crate::agent::gateway::server::HOP_BY_HOP.contains(&k.as_str());
+        let hop = crate::gateway::server::HOP_BY_HOP.contains(&k.as_str());
         if !hop && k != header::CONTENT_LENGTH {
             response.headers_mut().append(k, v.clone());
         }

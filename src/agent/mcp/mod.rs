@@ -23,10 +23,10 @@ pub mod watch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::agent::gateway::Replaying;
-use crate::agent::gateway::cassette::{Cassette, CassetteError};
-use crate::agent::gateway::mcp_record::McpTraffic;
-use crate::agent::gateway::normalize::Normalizer;
+use crate::gateway::Replaying;
+use crate::gateway::cassette::{Cassette, CassetteError};
+use crate::gateway::mcp_record::McpTraffic;
+use crate::gateway::normalize::Normalizer;
 use crate::spec::{McpMocks, McpServer, McpServers};
 
 use self::host::McpHost;
@@ -209,7 +209,7 @@ pub async fn prepare(setup: Setup<'_>) -> Result<Prepared, McpSetupError> {
     let mut fronted: BTreeMap<String, Front> = BTreeMap::new();
     let replayed = setup
         .replay
-        .filter(|r| r.miss == crate::agent::gateway::ReplayMiss::Error)
+        .filter(|r| r.miss == crate::gateway::ReplayMiss::Error)
         .map(|r| &r.cassette.mcp);
     for (name, server) in &servers {
         let replay = replayed

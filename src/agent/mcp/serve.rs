@@ -11,8 +11,8 @@
 
 use serde_json::{Value, json};
 
-use crate::agent::gateway::mcp_record::{McpExchange, McpTraffic, without_meta};
-use crate::agent::gateway::normalize::{Normalizer, first_difference};
+use crate::gateway::mcp_record::{McpExchange, McpTraffic, without_meta};
+use crate::gateway::normalize::{Normalizer, first_difference};
 use crate::spec::{MockReply, MockServer};
 use crate::transcript::ToolCall;
 
@@ -240,8 +240,7 @@ fn result_text(result: &Value) -> String {
 
 /// A recorded answer with the run's paths restored.
 fn restored(answer: &Result<Value, Value>, paths: &Normalizer) -> Result<Value, Value> {
-    let restore =
-        |v: &Value| crate::agent::gateway::mcp_record::tokenised(v, &|s| paths.restore(s));
+    let restore = |v: &Value| crate::gateway::mcp_record::tokenised(v, &|s| paths.restore(s));
     match answer {
         Ok(v) => Ok(restore(v)),
         Err(v) => Err(restore(v)),

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use std::collections::BTreeMap;
 
-use crate::agent::gateway::mcp_record::{McpTraffic, from_tap};
+use crate::gateway::mcp_record::{McpTraffic, from_tap};
 use crate::spec::{McpServer, McpServers};
 
 /// The servers whose traffic a run records, and the tap's program as the servers see it

@@ -604,7 +604,7 @@ mod tests {
 
     #[test]
     fn the_cassettes_the_results_reference_are_extracted_beside_them() {
-        use crate::agent::gateway::cassette::Cassette;
+        use crate::gateway::cassette::Cassette;
         let cassette = Cassette {
             upstream: "https://api.anthropic.com".into(),
             ..Cassette::default()
@@ -622,7 +622,7 @@ mod tests {
             "t.aptitude.yaml",
             crate::verdict::results::TestStatus::Passed,
         );
-        test.model_traffic = Some(crate::agent::gateway::Traffic {
+        test.model_traffic = Some(crate::gateway::Traffic {
             cassette: Some(reference.clone()),
             ..Default::default()
         });

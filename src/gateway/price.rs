@@ -552,7 +552,7 @@ mod tests {
             .collect();
         assert!(
             missing.is_empty(),
-            "not in src/agent/gateway/prices.json (run scripts/refresh-prices): {missing:?}"
+            "not in src/gateway/prices.json (run scripts/refresh-prices): {missing:?}"
         );
     }
 

@@ -35,7 +35,7 @@ pub mod normalize;
 pub mod price;
 pub mod protocol;
 pub mod scope;
-pub(in crate::agent) mod server;
+pub(crate) mod server;
 pub mod sse;
 mod tape;
 pub mod traffic;

@@ -90,7 +90,7 @@ fn disagreement(wire: &Wire, tool: &str, dialog: &Dialog) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::gateway::wire::WireCall;
+    use crate::gateway::wire::WireCall;
     use crate::transcript::dialog::{Exchange, Reply, ReplySource};
     use serde_json::json;
 

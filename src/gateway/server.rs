@@ -40,7 +40,7 @@ use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
-pub(in crate::agent) const HOP_BY_HOP: &[&str] = &[
+pub(crate) const HOP_BY_HOP: &[&str] = &[
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -55,7 +55,7 @@ pub(in crate::agent) const HOP_BY_HOP: &[&str] = &[
 /// Whether a request header goes upstream as the client sent it: not one of the
 /// connection's, nor `host` and `content-length` (the upstream request's own), nor
 /// `accept-encoding` (set to `identity`, so that replies are read as plain text).
-pub(in crate::agent) fn forwarded_request_header(name: &HeaderName) -> bool {
+pub(crate) fn forwarded_request_header(name: &HeaderName) -> bool {
     !(HOP_BY_HOP.contains(&name.as_str())
         || name == header::HOST
         || name == header::CONTENT_LENGTH
@@ -107,7 +107,7 @@ impl Shared {
 ///
 /// # Errors
 /// [`crate::shared::http::SendError`]: the client's error with its sources.
-pub(in crate::agent) async fn send(
+pub(crate) async fn send(
     https: bool,
     request: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, crate::shared::http::SendError> {
@@ -225,7 +225,7 @@ pub(super) async fn serve(
 
 /// A request handler of one of aptitude's HTTP servers (the gateway's, the MCP front's),
 /// boxed so that they share one instantiation of hyper's connection code, which is large.
-pub(in crate::agent) type Handler = Arc<
+pub(crate) type Handler = Arc<
     dyn Fn(
             Request<Incoming>,
         ) -> std::pin::Pin<
@@ -235,11 +235,11 @@ pub(in crate::agent) type Handler = Arc<
 >;
 
 /// A reply body of aptitude's HTTP servers.
-pub(in crate::agent) type HttpBody = Body;
+pub(crate) type HttpBody = Body;
 
 /// Serves HTTP/1 on `listener` with `handler`, at most `max_connections` at once (others
 /// are closed as they come), until `shutdown`; then ends every connection still open.
-pub(in crate::agent) async fn serve_http(
+pub(crate) async fn serve_http(
     listener: tokio::net::TcpListener,
     handler: Handler,
     max_connections: usize,

@@ -28,7 +28,7 @@ pub struct Traffic {
     pub other_requests: u32,
     /// Requests the gateway refused without forwarding them: not an inference endpoint
     /// (the Files, Batches or Admin APIs), a placeholder credential outside its header,
-    /// or any request after the run was stopped (see `agent::gateway::scope`).
+    /// or any request after the run was stopped (see `gateway::scope`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub refused: u32,
     /// The first refused request and why (`GET /v1/files: aptitude's model gateway
