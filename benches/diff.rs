@@ -5,7 +5,9 @@
 //! files; a child process then does what `aptitude diff BASE HEAD --json --markdown` does —
 //! reads both files, compares them, renders the terminal text, Markdown and JSON — and
 //! reports its time and its peak resident memory (VmHWM), above the process's base. The
-//! same for the runs of one file (`aptitude diff HEAD`). Figures are printed, not asserted.
+//! same for the runs of one file (`aptitude diff HEAD`). Each is also done reading the files
+//! whole, as `aptitude diff` did before it read them test by test ([`diff::read`]), for a
+//! comparison on the same machine. Figures are printed, not asserted.
 
 use std::io::Write;
 use std::path::Path;
@@ -29,14 +31,23 @@ fn options() -> DiffOptions {
 
 /// In the child: `aptitude diff`'s work on `base` (and `head`), then one line: base and
 /// peak RSS in KiB, seconds, and what was found.
-fn child(base: &Path, head: Option<&Path>) -> Result<String, String> {
+fn child(base: &Path, head: Option<&Path>, whole: bool) -> Result<String, String> {
     let before = peak_rss::peak_rss_kib();
     let t = Instant::now();
     let read = |p: &Path| aptitude::report::json::read(p).map_err(|e| e.to_string());
-    let b = read(base)?;
+    // As `aptitude diff` reads them: whole only the tests the comparison explains (or, to
+    // compare, both files whole, as it read them before).
     let report = match head {
-        Some(h) => diff::diff(&b, &read(h)?, &options()),
-        None => diff::diff_runs(&b, &options()),
+        Some(h) if whole => diff::diff(&read(base)?, &read(h)?, &options()),
+        None if whole => diff::diff_runs(&read(base)?, &options()),
+        Some(h) => {
+            let (b, h) = diff::read::pair(base, h, &options()).map_err(|e| e.to_string())?;
+            diff::diff(&b, &h, &options())
+        }
+        None => {
+            let b = diff::read::one(base, &options()).map_err(|e| e.to_string())?;
+            diff::diff_runs(&b, &options())
+        }
     }
     .map_err(|e| e.to_string())?;
     let text = diff::to_terminal(&report);
@@ -56,11 +67,15 @@ fn child(base: &Path, head: Option<&Path>) -> Result<String, String> {
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(pos) = args.iter().position(|a| a == "--child") {
+    if let Some(pos) = args
+        .iter()
+        .position(|a| a == "--child" || a == "--child-whole")
+    {
+        let whole = args[pos] == "--child-whole";
         let base = args.get(pos + 1).map(Path::new);
         let head = args.get(pos + 2).map(Path::new);
         let line = match base {
-            Some(base) => child(base, head).unwrap_or_else(|e| format!("0 0 0 error: {e}")),
+            Some(base) => child(base, head, whole).unwrap_or_else(|e| format!("0 0 0 error: {e}")),
             None => "0 0 0 error: no base".into(),
         };
         writeln!(std::io::stdout(), "{line}")?;
@@ -80,12 +95,18 @@ fn main() -> std::io::Result<()> {
         std::fs::metadata(&head)?.len() as f64 / 1e6
     )?;
     let exe = std::env::current_exe()?;
-    for (what, files) in [
-        ("diff BASE HEAD", vec![&base, &head]),
-        ("diff HEAD (runs of one file)", vec![&head]),
+    for (what, mode, files) in [
+        ("diff BASE HEAD", "--child", vec![&base, &head]),
+        ("diff HEAD (runs of one file)", "--child", vec![&head]),
+        (
+            "both files read whole (before)",
+            "--child-whole",
+            vec![&base, &head],
+        ),
+        ("one file read whole (before)", "--child-whole", vec![&head]),
     ] {
         let run = std::process::Command::new(&exe)
-            .arg("--child")
+            .arg(mode)
             .args(files)
             .output()?;
         let text = String::from_utf8_lossy(&run.stdout).into_owned();

@@ -103,8 +103,12 @@ pub(super) fn coverage(args: &CoverageArgs) -> Result<Outcome, CliError> {
     let found = output::discover_tests(&args.paths, Some(&args.discovery))?;
     let report = spec::load_files(&found.files);
     output::check_load_errors(&redactor, &report, found.files.len())?;
+    // Coverage reads verdicts, never a run's detail: each test is kept without it, so a
+    // big suite's results are read within bounded memory.
     let results = match &args.results {
-        Some(path) => Some(crate::report::json::read(path)?),
+        Some(path) => Some(crate::report::json::read_each(path, &mut |t, _| {
+            Some(t.without_run_detail())
+        })?),
         None => None,
     };
     let c = of(&report.specs, results.as_ref());

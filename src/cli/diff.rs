@@ -6,7 +6,6 @@
 use super::output::out;
 use super::{CliError, DiffArgs, Outcome};
 use crate::report::diff::{self, DiffOptions, RunPick};
-use crate::report::json;
 use crate::shared::redact::Redactor;
 
 /// `--run N` or `--run A,B`.
@@ -21,7 +20,6 @@ pub(super) fn parse_runs(s: &str) -> Result<RunPick, super::error::ArgValueError
 
 pub(super) fn diff(args: &DiffArgs) -> Result<Outcome, CliError> {
     let label = |p: &std::path::Path| p.display().to_string();
-    let base = json::read(&args.base)?;
     let options = DiffOptions {
         test: args.test.clone(),
         runs: args.run,
@@ -31,12 +29,13 @@ pub(super) fn diff(args: &DiffArgs) -> Result<Outcome, CliError> {
             label(args.head.as_deref().unwrap_or(&args.base)),
         ),
     };
+    // Read within bounded memory: whole only the tests the comparison explains.
     let report = match &args.head {
         Some(head) => {
-            let head = json::read(head)?;
+            let (base, head) = diff::read::pair(&args.base, head, &options)?;
             diff::diff(&base, &head, &options)?
         }
-        None => diff::diff_runs(&base, &options)?,
+        None => diff::diff_runs(&diff::read::one(&args.base, &options)?, &options)?,
     };
     // The report quotes agent output: redacted like every output (the inputs were, when
     // written; the report is small, so it is redacted again rather than the inputs).

@@ -1051,5 +1051,7 @@ pub fn to_markdown(r: &DiffReport) -> String {
     out
 }
 
+pub mod read;
+
 #[cfg(test)]
 mod tests;

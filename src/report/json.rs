@@ -89,6 +89,59 @@ pub fn read(path: &Path) -> Result<Results, JsonError> {
     })
 }
 
+/// Reads a results file one test at a time, handing each to `each` as soon as it is read,
+/// with where it is in the file (`each` keeps it, keeps a lighter copy, or drops it): peak memory is one test plus what
+/// `each` keeps ([`crate::verdict::results::stream`]). The version is checked as in
+/// [`read`].
+///
+/// # Errors
+/// When the file can not be read, is not results JSON, or has another version.
+pub fn read_each(
+    path: &Path,
+    each: crate::verdict::results::stream::Each<'_>,
+) -> Result<Results, JsonError> {
+    let file = crate::shared::files::open_regular_file(path).map_err(|source| JsonError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    crate::verdict::results::stream::read_each(file, each).map_err(|e| match e {
+        ReadError::Parse(source) => JsonError::Parse {
+            path: path.to_owned(),
+            source,
+        },
+        ReadError::Version { found } => JsonError::Version {
+            path: path.to_owned(),
+            found,
+        },
+    })
+}
+
+/// Reads the one test at `span` of the results file at `path` (a span that [`read_each`]
+/// gave).
+///
+/// # Errors
+/// When the file can not be read or holds no test there (it changed since).
+pub fn read_test_at(
+    path: &Path,
+    span: crate::verdict::results::stream::Span,
+) -> Result<crate::verdict::results::TestResult, JsonError> {
+    let mut file =
+        crate::shared::files::open_regular_file(path).map_err(|source| JsonError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    crate::verdict::results::stream::read_test_at(&mut file, span).map_err(|e| match e {
+        ReadError::Version { found } => JsonError::Version {
+            path: path.to_owned(),
+            found,
+        },
+        ReadError::Parse(source) => JsonError::Parse {
+            path: path.to_owned(),
+            source,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::test_result::*;
+
+pub mod stream;
 use crate::transcript::Usage;
 
 /// The results schema version.

@@ -300,6 +300,30 @@ impl TestResult {
         }
     }
 
+    /// This result without what only a run's own view shows: the transcript, the changed
+    /// files with their diffs, the witness's lists, the dialog, the exec record and the
+    /// sandbox proof, in it and in each of its runs. What verdicts, counts and totals are
+    /// read from stays: status, assertions, usage, the repeat figures, the model traffic's
+    /// totals. For readers that keep every test of a big suite in memory and need the
+    /// detail of a few ([`crate::verdict::results::stream`]).
+    #[must_use]
+    pub fn without_run_detail(mut self) -> TestResult {
+        self.transcript = None;
+        self.files = Vec::new();
+        self.witness = None;
+        self.dialog = None;
+        self.execs = None;
+        self.sandbox = None;
+        if let Some(traffic) = self.model_traffic.as_mut() {
+            traffic.request_log = Vec::new();
+        }
+        self.runs = std::mem::take(&mut self.runs)
+            .into_iter()
+            .map(TestResult::without_run_detail)
+            .collect();
+        self
+    }
+
     /// The test's identity ([`TestKey`]).
     pub fn key(&self) -> TestKey {
         TestKey {
