@@ -119,6 +119,8 @@ struct TestView {
     /// lines under it: findings, the kernel's exit codes that overruled the transcript's,
     /// and each program that ran not claimed by any tool call.
     execs: Option<(String, Vec<String>)>,
+    /// A test run once: the label controls of its judged answer.
+    labels: Option<super::labels::AnswerLabels>,
 }
 
 /// One check of a run's sandbox proof: whether it held, what was tried, what happened.
@@ -136,6 +138,8 @@ struct RunView {
     /// Its run view, rendered.
     detail: String,
     answer: Option<String>,
+    /// The label controls of its judged answer.
+    labels: Option<super::labels::AnswerLabels>,
 }
 
 /// Everything under one test's summary line (`templates/test_body.html`).
@@ -177,7 +181,10 @@ struct Report {
     /// per test in the order of `rows`.
     lazy: Option<String>,
     inline_max: usize,
-    script: &'static str,
+    /// Some run has a judged answer: the rater bar and the label controls' script.
+    labelling: bool,
+    /// The page's one script: [`SCRIPT`], and [`super::labels::SCRIPT`] when labelling.
+    script: String,
     script_hash: String,
     matrix: Option<MatrixView>,
     variants: Vec<VariantsView>,
@@ -415,12 +422,12 @@ const SCRIPT: &str = r#"(function () {
   go();
 })();"#;
 
-/// The CSP source of [`SCRIPT`]: `sha256-` and the standard base64 of its SHA-256, as the
+/// The CSP source of `script`: `sha256-` and the standard base64 of its SHA-256, as the
 /// `script-src` directive wants it.
-fn script_hash() -> String {
+fn script_hash(script: &str) -> String {
     use base64::Engine as _;
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(SCRIPT.as_bytes());
+    let digest = Sha256::digest(script.as_bytes());
     format!(
         "sha256-{}",
         base64::engine::general_purpose::STANDARD.encode(digest)
@@ -484,13 +491,15 @@ fn run_view(
         ));
     }
     let detail = super::trajectory::run_detail(r);
+    let of = format!("{test} · run {number}");
     Ok(RunView {
+        labels: super::labels::answer_labels(r, &id, 3, &of),
         id,
         class,
         label,
         error: error_text(r),
         assertions: r.assertions.iter().map(assertion).collect(),
-        detail: super::trajectory::render_detail(&detail, &format!("{test} · run {number}"), 3)?,
+        detail: super::trajectory::render_detail(&detail, &of, 3)?,
         answer: r
             .transcript
             .as_ref()
@@ -560,6 +569,11 @@ fn test_view(
         }
     }
     Ok(TestView {
+        labels: t
+            .runs
+            .is_empty()
+            .then(|| super::labels::answer_labels(t, &id, 2, &name))
+            .flatten(),
         side: super::trajectory::side_by_side(&numbered),
         id,
         class,
@@ -814,7 +828,16 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         "failed" | "error" => 0,
         _ => 1,
     });
+    let labelling = super::labels::any_judged(&results.tests);
+    let script = if labelling {
+        format!("{SCRIPT}\n{}", super::labels::SCRIPT)
+    } else {
+        SCRIPT.to_owned()
+    };
     let report = Report {
+        script_hash: script_hash(&script),
+        script,
+        labelling,
         proof: suite_proof(&results.tests, suite_mode),
         title: crate::report::markdown::plain_title(results),
         sandbox: s
@@ -838,8 +861,6 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         rows,
         lazy,
         inline_max: INLINE_MAX_TESTS,
-        script: SCRIPT,
-        script_hash: script_hash(),
         matrix: matrix_view(results),
         variants: variants_views(results),
         coverage: coverage_view(results),
@@ -865,7 +886,7 @@ mod tests {
         // printf %s "$SCRIPT" | openssl dgst -sha256 -binary | base64
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
-            script_hash(),
+            script_hash(SCRIPT),
             "sha256-4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw="
         );
     }
