@@ -29,6 +29,10 @@
 //!
 //! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
 //! scrollable box is focusable with a name, and the filter only shows with JavaScript.
+//!
+//! A page with a judged answer (a graded `stdout` review) carries label controls under each
+//! one and a rater bar with a JSONL download ([`super::labels`]); their script is appended
+//! to the page's one script, so a page without them has exactly [`SCRIPT`].
 
 use askama::Template;
 
@@ -1133,6 +1137,61 @@ mod tests {
             body.contains("ran, not claimed by any tool call: rm -f README → exit 0 (run by sh .hooks/start.sh)"),
             "{body}"
         );
+    }
+
+    /// Label controls go where a review was graded, each run of a repeated test its own
+    /// with radio groups named apart, and hold the whole answer and its SHA-256; a page
+    /// without a judged answer has no rater bar, and its script (so its CSP hash) is the
+    /// pinned one.
+    #[test]
+    fn label_controls_are_on_judged_answers_and_their_script_only_with_them() {
+        let plain = render(&suite(2)).unwrap();
+        assert!(!plain.contains(r#"id="labelbar""#), "no judged answer");
+        assert!(!plain.contains(r#"<section class="verdicts""#));
+        assert!(plain.contains(&format!("<script>{SCRIPT}</script>")));
+
+        let review: crate::verdict::results::AssertionResult =
+            serde_json::from_value(serde_json::json!({"kind": "stdout", "description":
+                "stdout review: \"says \\\"42\\\"\" (score: 3/10, threshold: 7)",
+                "status": "fail", "line": 4, "score": 3, "threshold": 7}))
+            .unwrap();
+        let mut results = suite(2);
+        let long = format!("{}\u{1b}end", "x".repeat(OUTPUT_MAX + 10));
+        for (i, t) in results.tests.iter_mut().enumerate() {
+            t.assertions = vec![review.clone()];
+            t.transcript.as_mut().unwrap().final_text = Some(format!("{long} {i}"));
+        }
+        let once = results.tests[0].clone();
+        results.tests[1].runs = vec![once.clone(), once];
+        let html = render(&results).unwrap();
+        assert_eq!(html.matches(r#"id="labelbar""#).count(), 1);
+        assert_eq!(
+            html.matches(r#"<fieldset class="verdict""#).count(),
+            3,
+            "test 0, and runs 1 and 2 of test 1 (not its own line)"
+        );
+        for name in ["t0-l0", "t1-r1-l0", "t1-r2-l0"] {
+            assert_eq!(
+                html.matches(&format!(r#"name="{name}" value="#)).count(),
+                3,
+                "{name}: not labelled, pass, fail"
+            );
+        }
+        assert!(
+            html.contains(
+                "says &#34;42&#34; <span class=\"score\">judge: 3/10, threshold 7 → fail"
+            )
+        );
+        // The whole answer (the page shows it cut), its escape byte kept as `\u001b`.
+        let whole = super::super::labels::ascii_json(&format!("{long} 0"));
+        let escaped = whole.replace('"', "&#34;");
+        assert!(
+            html.contains(&escaped[5..escaped.len() - 5]),
+            "the whole answer"
+        );
+        let sha = crate::verdict::labels::sha256_hex(&format!("{long} 0"));
+        assert!(html.contains(&sha));
+        assert!(html.contains(super::super::labels::SCRIPT));
     }
 
     #[test]
