@@ -1,19 +1,21 @@
 // Labels a judged HTML report in headless Chromium (Debian's, via playwright-core) the way a
 // person would, and prints what happened as JSON for tests/it/labels.rs to assert on:
-//   node tests/browser/labels.mjs REPORT.html DOWNLOAD_DIR
+//   node tests/browser/labels.mjs REPORT.html DOWNLOAD_DIR LARGE_REPORT.html
 // The report has two judged answers. The first is labelled `pass` by keyboard alone (arrow
 // key in its radio group, Tab to its note, typing), the second `fail` with the mouse; the
 // rater's name is typed; the download button is pressed with Enter and the file saved in
 // DOWNLOAD_DIR. Then: the page reloaded (labels kept in localStorage when the browser
 // allows it), axe-core (npm, pinned) on the page with the controls shown, and the page
-// with JavaScript off (no control that would do nothing).
+// with JavaScript off (no control that would do nothing). LARGE_REPORT has more tests than
+// are inline, so a test's controls come with its details, unpacked when it is opened: test
+// t4 (not open at first) is labelled `fail`, the page reloaded, and t4 opened again.
 import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import path from "node:path";
 
 const require = createRequire(import.meta.url);
-const [report, downloads] = process.argv.slice(2);
+const [report, downloads, large] = process.argv.slice(2);
 const url = pathToFileURL(report).href;
 const { browser, page, errors } = await openPage();
 await page.goto(url);
@@ -95,7 +97,23 @@ const noJsShown = {
   controlsInOpenTest: await noJsPage.locator("details.test[open] fieldset.verdict").count(),
   controlsVisible: await noJsPage.locator("details.test[open] fieldset.verdict").first().isVisible(),
 };
+const big = await browser.newPage();
+await big.goto(pathToFileURL(large).href);
+const packedAtFirst = await big.locator("#t4 > .body[data-lazy]").count();
+const opened = async () => {
+  await big.locator("#t4 > summary").click();
+  await big.locator("#t4 fieldset.verdict").first().waitFor();
+};
+await opened();
+await big.locator("#t4 fieldset.verdict label", { hasText: /^\s*fail\s*$/ }).first().click();
+await big.reload();
+await opened();
+const largeAfterReload = {
+  packedAtFirst,
+  verdict: await big.locator("#t4 fieldset.verdict input[type=radio]:checked").first().getAttribute("value"),
+  count: (await big.locator("#labels-count").textContent()) || "",
+};
 await browser.close();
-console.log(JSON.stringify({ barVisible, controls, controlsVisible, legends, noRaterMessage, raterFocused,
+console.log(JSON.stringify({ largeAfterReload, barVisible, controls, controlsVisible, legends, noRaterMessage, raterFocused,
   focusedAfterArrow, noteFocused, count, file, suggested: download.suggestedFilename(), downloadedMessage,
   pwned, answers, afterReload, axeControlsVisible, axe, noJsShown, errors }));

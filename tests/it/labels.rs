@@ -207,11 +207,34 @@ fn labels_chosen_in_the_html_report_download_as_the_jsonl_judge_reads() {
         .arg(&html)
         .output();
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // A suite too large for its details to be inline: each is unpacked when opened.
+    let mut large = doc.clone();
+    large["tests"] = (0..201)
+        .map(|i| {
+            let mut t = doc["tests"][i % 2].clone();
+            t["name"] = json!(format!("{} #{i}", t["name"].as_str().unwrap()));
+            t
+        })
+        .collect();
+    let large_results = dir.path().join("large.json");
+    std::fs::write(&large_results, large.to_string()).unwrap();
+    let large_html = dir.path().join("large.html");
+    let out = Aptitude::new()
+        .arg("report")
+        .arg(&large_results)
+        .arg("--html")
+        .arg(&large_html)
+        .output();
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let downloads = dir.path().join("downloads");
     std::fs::create_dir_all(&downloads).unwrap();
     let seen = crate::support::node_json(
         "tests/browser/labels.mjs",
-        &[html.as_os_str(), downloads.as_os_str()],
+        &[
+            html.as_os_str(),
+            downloads.as_os_str(),
+            large_html.as_os_str(),
+        ],
         &[("CHROMIUM", &chromium)],
     );
     assert_eq!(
@@ -285,6 +308,12 @@ fn labels_chosen_in_the_html_report_download_as_the_jsonl_judge_reads() {
         seen["noJsShown"],
         json!({"bar": false, "controlsInOpenTest": 1, "controlsVisible": false}),
         "without JavaScript no control that would do nothing"
+    );
+
+    assert_eq!(
+        seen["largeAfterReload"],
+        json!({"packedAtFirst": 1, "verdict": "fail", "count": "1 label"}),
+        "a packed test's controls get their label back once unpacked"
     );
 
     // The download is the JSONL `aptitude judge` reads: the parser checks each hash.
