@@ -29,6 +29,10 @@
 //!
 //! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
 //! scrollable box is focusable with a name, and the filter only shows with JavaScript.
+//!
+//! A page with a judged answer (a graded `stdout` review) carries label controls under each
+//! one and a rater bar with a JSONL download ([`super::labels`]); their script is appended
+//! to the page's one script, so a page without them has exactly [`SCRIPT`].
 
 use askama::Template;
 
@@ -119,6 +123,8 @@ struct TestView {
     /// lines under it: findings, the kernel's exit codes that overruled the transcript's,
     /// and each program that ran not claimed by any tool call.
     execs: Option<(String, Vec<String>)>,
+    /// A test run once: the label controls of its judged answer.
+    labels: Option<super::labels::AnswerLabels>,
 }
 
 /// One check of a run's sandbox proof: whether it held, what was tried, what happened.
@@ -136,6 +142,8 @@ struct RunView {
     /// Its run view, rendered.
     detail: String,
     answer: Option<String>,
+    /// The label controls of its judged answer.
+    labels: Option<super::labels::AnswerLabels>,
 }
 
 /// Everything under one test's summary line (`templates/test_body.html`).
@@ -177,7 +185,10 @@ struct Report {
     /// per test in the order of `rows`.
     lazy: Option<String>,
     inline_max: usize,
-    script: &'static str,
+    /// Some run has a judged answer: the rater bar and the label controls' script.
+    labelling: bool,
+    /// The page's one script: [`SCRIPT`], and [`super::labels::SCRIPT`] when labelling.
+    script: String,
     script_hash: String,
     matrix: Option<MatrixView>,
     variants: Vec<VariantsView>,
@@ -415,12 +426,12 @@ const SCRIPT: &str = r#"(function () {
   go();
 })();"#;
 
-/// The CSP source of [`SCRIPT`]: `sha256-` and the standard base64 of its SHA-256, as the
+/// The CSP source of `script`: `sha256-` and the standard base64 of its SHA-256, as the
 /// `script-src` directive wants it.
-fn script_hash() -> String {
+fn script_hash(script: &str) -> String {
     use base64::Engine as _;
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(SCRIPT.as_bytes());
+    let digest = Sha256::digest(script.as_bytes());
     format!(
         "sha256-{}",
         base64::engine::general_purpose::STANDARD.encode(digest)
@@ -484,13 +495,15 @@ fn run_view(
         ));
     }
     let detail = super::trajectory::run_detail(r);
+    let of = format!("{test} · run {number}");
     Ok(RunView {
+        labels: super::labels::answer_labels(r, &id, 3, &of),
         id,
         class,
         label,
         error: error_text(r),
         assertions: r.assertions.iter().map(assertion).collect(),
-        detail: super::trajectory::render_detail(&detail, &format!("{test} · run {number}"), 3)?,
+        detail: super::trajectory::render_detail(&detail, &of, 3)?,
         answer: r
             .transcript
             .as_ref()
@@ -560,6 +573,11 @@ fn test_view(
         }
     }
     Ok(TestView {
+        labels: t
+            .runs
+            .is_empty()
+            .then(|| super::labels::answer_labels(t, &id, 2, &name))
+            .flatten(),
         side: super::trajectory::side_by_side(&numbered),
         id,
         class,
@@ -814,7 +832,16 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         "failed" | "error" => 0,
         _ => 1,
     });
+    let labelling = super::labels::any_judged(&results.tests);
+    let script = if labelling {
+        format!("{SCRIPT}\n{}", super::labels::SCRIPT)
+    } else {
+        SCRIPT.to_owned()
+    };
     let report = Report {
+        script_hash: script_hash(&script),
+        script,
+        labelling,
         proof: suite_proof(&results.tests, suite_mode),
         title: crate::report::markdown::plain_title(results),
         sandbox: s
@@ -838,8 +865,6 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         rows,
         lazy,
         inline_max: INLINE_MAX_TESTS,
-        script: SCRIPT,
-        script_hash: script_hash(),
         matrix: matrix_view(results),
         variants: variants_views(results),
         coverage: coverage_view(results),
@@ -865,7 +890,7 @@ mod tests {
         // printf %s "$SCRIPT" | openssl dgst -sha256 -binary | base64
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
-            script_hash(),
+            script_hash(SCRIPT),
             "sha256-4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw="
         );
     }
@@ -1112,6 +1137,61 @@ mod tests {
             body.contains("ran, not claimed by any tool call: rm -f README → exit 0 (run by sh .hooks/start.sh)"),
             "{body}"
         );
+    }
+
+    /// Label controls go where a review was graded, each run of a repeated test its own
+    /// with radio groups named apart, and hold the whole answer and its SHA-256; a page
+    /// without a judged answer has no rater bar, and its script (so its CSP hash) is the
+    /// pinned one.
+    #[test]
+    fn label_controls_are_on_judged_answers_and_their_script_only_with_them() {
+        let plain = render(&suite(2)).unwrap();
+        assert!(!plain.contains(r#"id="labelbar""#), "no judged answer");
+        assert!(!plain.contains(r#"<section class="verdicts""#));
+        assert!(plain.contains(&format!("<script>{SCRIPT}</script>")));
+
+        let review: crate::verdict::results::AssertionResult =
+            serde_json::from_value(serde_json::json!({"kind": "stdout", "description":
+                "stdout review: \"says \\\"42\\\"\" (score: 3/10, threshold: 7)",
+                "status": "fail", "line": 4, "score": 3, "threshold": 7}))
+            .unwrap();
+        let mut results = suite(2);
+        let long = format!("{}\u{1b}end", "x".repeat(OUTPUT_MAX + 10));
+        for (i, t) in results.tests.iter_mut().enumerate() {
+            t.assertions = vec![review.clone()];
+            t.transcript.as_mut().unwrap().final_text = Some(format!("{long} {i}"));
+        }
+        let once = results.tests[0].clone();
+        results.tests[1].runs = vec![once.clone(), once];
+        let html = render(&results).unwrap();
+        assert_eq!(html.matches(r#"id="labelbar""#).count(), 1);
+        assert_eq!(
+            html.matches(r#"<fieldset class="verdict""#).count(),
+            3,
+            "test 0, and runs 1 and 2 of test 1 (not its own line)"
+        );
+        for name in ["t0-l0", "t1-r1-l0", "t1-r2-l0"] {
+            assert_eq!(
+                html.matches(&format!(r#"name="{name}" value="#)).count(),
+                3,
+                "{name}: not labelled, pass, fail"
+            );
+        }
+        assert!(
+            html.contains(
+                "says &#34;42&#34; <span class=\"score\">judge: 3/10, threshold 7 → fail"
+            )
+        );
+        // The whole answer (the page shows it cut), its escape byte kept as `\u001b`.
+        let whole = super::super::labels::ascii_json(&format!("{long} 0"));
+        let escaped = whole.replace('"', "&#34;");
+        assert!(
+            html.contains(&escaped[5..escaped.len() - 5]),
+            "the whole answer"
+        );
+        let sha = crate::verdict::labels::sha256_hex(&format!("{long} 0"));
+        assert!(html.contains(&sha));
+        assert!(html.contains(super::super::labels::SCRIPT));
     }
 
     #[test]

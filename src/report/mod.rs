@@ -13,6 +13,7 @@ pub mod github;
 pub mod html;
 pub mod json;
 pub mod junit;
+mod labels;
 pub mod live;
 pub mod markdown;
 pub mod otlp;

@@ -140,6 +140,15 @@ pub fn judged_answers(results: &Results) -> Vec<JudgedAnswer> {
     out
 }
 
+/// The graded reviews of one run (or of a test run once, whose result is its run) with
+/// its final answer, in assertion order: what the HTML report puts label controls on.
+/// Empty without a final answer or a graded review, as in [`judged_answers`].
+pub fn judged_answers_of_run(run: &TestResult) -> Vec<JudgedAnswer> {
+    let mut out = Vec::new();
+    push_answers(run, &mut out);
+    out
+}
+
 fn push_answers(run: &TestResult, out: &mut Vec<JudgedAnswer>) {
     let Some(answer) = run.transcript.as_ref().and_then(|t| t.final_text.clone()) else {
         return;
