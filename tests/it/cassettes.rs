@@ -520,6 +520,21 @@ fn claude_codes_own_sleep_guard_is_blocked_not_tampered() {
     own_guard_blocks("claude", "sleep 30 && echo done", "Blocked: sleep 30", 0);
 }
 
+/// Codex's own `rm -f` check refuses a forced removal before a process starts, even under
+/// `--dangerously-bypass-approvals-and-sandbox` (the model is told "… rejected: rm -f style
+/// commands are not permitted. Use a safer approach", Codex 0.169). Codex's exec events
+/// never show such a call, so it is taken from the model traffic: blocked, never ran, the
+/// run witnessed with one note, not `tampered` — recorded and replayed alike.
+#[test]
+fn codexs_own_rm_f_check_is_blocked_not_tampered() {
+    own_guard_blocks(
+        "codex",
+        "rm -rf build",
+        "rm -f style commands are not permitted",
+        1,
+    );
+}
+
 /// Runs `agent` (recorded, then replayed) on a script that asks for the shell command
 /// `command`, which the CLI's own guard refuses: the test asserting the call passes, the
 /// call's `blocked` reason contains `words`, the run is `witnessed` (never `tampered`)
