@@ -231,33 +231,21 @@ const CASES: &[Case] = &[
     Case {
         name: "hour-cache-write",
         agent: "claude",
-        fixture: "anthropic/cache_real_api.yaml",
-        // The same reply with its 418 cache writes made 1-hour writes, as Claude Code
-        // asks for with a subscription login (`cache_control` `ttl: 1h`): no public
-        // recording of a 1-hour cache write was found (pydantic-ai, vercel/ai, the
-        // code index searched), so this one is the real reply with its TTL split changed.
-        serve: Serve::NotStreamed(
-            1,
-            &[
-                (
-                    r#""ephemeral_1h_input_tokens":0"#,
-                    r#""ephemeral_1h_input_tokens":418"#,
-                ),
-                (
-                    r#""ephemeral_5m_input_tokens":418"#,
-                    r#""ephemeral_5m_input_tokens":0"#,
-                ),
-            ],
-        ),
+        fixture: "anthropic/cache_1h_stream.yaml",
+        // A real 1-hour cache write (`cache_control` `ttl: 1h`, as Claude Code asks for
+        // with a subscription login), streamed.
+        serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
-        tokens: (3, 33),
-        cache: Some((1111, 418, 418)),
+        // message_start usage: 13 in, 3913 written to the cache, all
+        // `ephemeral_1h_input_tokens`; message_delta: 4 out.
+        tokens: (13, 4),
+        cache: Some((0, 3913, 3913)),
         web_searches: 0,
-        // claude-sonnet-4-5-20250929: a 1-hour cache write is $6 per million (2 × input),
-        // against $3.75 for the 5-minute cache: (3 × 3 + 33 × 15 + 1111 × 0.30
-        // + 418 × 6) / 1e6 = $0.0033453.
-        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 6.0) / 1e6),
-        requests: 2,
+        // claude-sonnet-4-6 (Anthropic's pricing page): $3 in, $15 out, $6 a 1-hour cache
+        // write (2 × input) per million, against $3.75 for the 5-minute cache:
+        // (13 × 3 + 4 × 15 + 3913 × 6) / 1e6 = $0.023577.
+        list_price: Some((13.0 * 3.0 + 4.0 * 15.0 + 3913.0 * 6.0) / 1e6),
+        requests: 1,
         step_models: &[],
     },
     Case {
