@@ -431,7 +431,7 @@ impl CliAgent {
             .fence
             .as_ref()
             .map(|f| crate::sandbox::exec::check::check(&f.exec_record(), &mut transcript));
-        let witness = witness_of(wire.as_ref(), &transcript);
+        let witness = witness_of(wire.as_ref(), &mut transcript);
         Execution {
             witness: Some(witness),
             execs,
@@ -622,12 +622,20 @@ pub fn name_mcp_calls(transcript: &mut crate::transcript::Transcript, servers: &
 }
 
 /// The transcript checked against the run's wire; unwitnessed when the run went direct.
+/// Calls the agent's own guard refused before a process started, which its stream does not
+/// show, are first taken from the wire as blocked, and noted
+/// ([`crate::gateway::witness::refused`]).
 fn witness_of(
     wire: Option<&crate::gateway::wire::Wire>,
-    transcript: &crate::transcript::Transcript,
+    transcript: &mut crate::transcript::Transcript,
 ) -> crate::gateway::witness::Witness {
     match wire {
-        Some(wire) => crate::gateway::witness::check(wire, transcript),
+        Some(wire) => {
+            let notes = crate::gateway::witness::refused::recover(wire, transcript);
+            let mut witness = crate::gateway::witness::check(wire, transcript);
+            witness.notes.extend(notes);
+            witness
+        }
         None => crate::gateway::witness::Witness::unwitnessed(
             "the run went direct, not through aptitude's model gateway: its transcript is the agent's own claim",
         ),

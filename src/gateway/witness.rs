@@ -494,6 +494,7 @@ fn disagreement(call: &ToolCall, sent: &super::wire::WireResult) -> Option<Strin
 }
 
 pub mod dialog;
+pub mod refused;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@
 //! | Gemini CLI 0.61 stream-json | `tool_result.error.type` `policy_violation` or `tool_not_registered`; a `success` result whose output is its guard's display text (`Blocked: command substitution detected in shell command.`: [`gemini_guard`]) |
 //! | Copilot CLI 1.0.102 | `tool.execution_complete` {success: false, error.code: "denied"} |
 //! | Cursor CLI 2026.01.28 | a `rejected` result |
-//! | Codex CLI exec JSON | a `command_execution` item with status `declined` |
+//! | Codex CLI exec JSON | a `command_execution` item with status `declined`; a call refused before a process started shows no item at all, and the witness takes it from the model traffic |
 //!
 //! Otherwise the refusal is read from the result's text ([`refusal_in`]), only for a result
 //! that reports an error or a shell call with no exit code, so that a command that ran and

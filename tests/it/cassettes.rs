@@ -520,11 +520,77 @@ fn claude_codes_own_sleep_guard_is_blocked_not_tampered() {
     own_guard_blocks("claude", "sleep 30 && echo done", "Blocked: sleep 30", 0);
 }
 
+/// Codex's own `rm -f` check refuses a forced removal before a process starts, even under
+/// `--dangerously-bypass-approvals-and-sandbox` (the model is told "… rejected: rm -f style
+/// commands are not permitted. Use a safer approach", Codex 0.169). Codex's exec events
+/// never show such a call, so it is taken from the model traffic: blocked, never ran, the
+/// run witnessed with one note, not `tampered` — recorded and replayed alike.
+#[test]
+fn codexs_own_rm_f_check_is_blocked_not_tampered() {
+    own_guard_blocks(
+        "codex",
+        "rm -rf build",
+        "rm -f style commands are not permitted",
+        1,
+    );
+}
+
+/// Gemini CLI's policy engine denies a shell command its workspace settings do not allow
+/// (`tools.allowed: ["run_shell_command(echo)"]` narrows the shell to `echo`, a deny rule
+/// above `--yolo`'s allow-all; Gemini CLI 0.61, whose workspace policy files are off): the
+/// call is blocked ("Tool execution denied by policy."), never ran, and the run is
+/// witnessed, not `tampered` — recorded and replayed alike. (`tools.exclude` takes the
+/// shell away instead: a call of it is `tool_not_registered`, also blocked.)
+#[test]
+fn gemini_clis_policy_deny_is_blocked_not_tampered() {
+    own_guard_blocks_in(
+        "gemini",
+        &[(
+            ".gemini/settings.json",
+            r#"{"tools": {"allowed": ["run_shell_command(echo)"]}}"#,
+        )],
+        "rm -f notes.txt",
+        "denied by policy",
+        0,
+    );
+}
+
+/// Qwen Code has no guard of its own under `--yolo` (0.24.4: `echo $((6*7))` runs and
+/// prints 42, where Gemini CLI refuses it), but a deny rule of the workspace's settings
+/// holds (`permissions.deny: ["Bash(rm *)"]`: the model is told "This \"run_shell_command\"
+/// invocation was denied by permission rules. Matching deny rule: …"): the call is blocked,
+/// never ran, and the run is witnessed, not `tampered` — recorded and replayed alike.
+#[test]
+fn qwen_codes_permission_deny_rule_is_blocked_not_tampered() {
+    own_guard_blocks_in(
+        "qwen",
+        &[(
+            ".qwen/settings.json",
+            r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#,
+        )],
+        "rm -f notes.txt",
+        "denied",
+        0,
+    );
+}
+
 /// Runs `agent` (recorded, then replayed) on a script that asks for the shell command
 /// `command`, which the CLI's own guard refuses: the test asserting the call passes, the
 /// call's `blocked` reason contains `words`, the run is `witnessed` (never `tampered`)
 /// with `notes` witness notes, and the replay asks the model nothing new.
 fn own_guard_blocks(agent: &str, command: &str, words: &str, notes: usize) {
+    own_guard_blocks_in(agent, &[], command, words, notes);
+}
+
+/// [`own_guard_blocks`] in a workspace holding `files` (path, text): the agent's own
+/// configuration that makes its guard refuse the command.
+fn own_guard_blocks_in(
+    agent: &str,
+    files: &[(&str, &str)],
+    command: &str,
+    words: &str,
+    notes: usize,
+) {
     let cli = AGENTS
         .iter()
         .map(|a| a())
@@ -540,10 +606,18 @@ fn own_guard_blocks(agent: &str, command: &str, words: &str, notes: usize) {
         ],
     );
     let suite = Suite::new();
+    for (path, text) in files {
+        suite.file(&format!("tests/ws/fixture/{path}"), text);
+    }
+    let workspace = if files.is_empty() {
+        ""
+    } else {
+        "workspace: fixture\n"
+    };
     suite.file(
         "tests/ws/t.aptitude.yaml",
         &format!(
-            "name: t\nprompt: \"{marker}: run a command in the shell\"\nassertions:\n  - tool: Bash\n"
+            "name: t\nprompt: \"{marker}: run a command in the shell\"\n{workspace}assertions:\n  - tool: Bash\n"
         ),
     );
     let check = |results: &Value, what: &str| {

@@ -4,7 +4,7 @@
 //! (`tests/data/recorded/`, provenance in its `SOURCES.tsv`), served byte for byte by the
 //! scripted model (`support::recorded`) to the pinned Claude Code, Codex CLI, Qwen Code and
 //! Gemini CLI, each in its own protocol: thinking and signature deltas, server tools (web
-//! search, tool search, web fetch, code execution and the advisor, whose results are
+//! search, tool search, web fetch, code execution, the advisor and the MCP connector, whose results are
 //! objects), `usage.iterations` (an advisor step on another model, a compaction step), cache
 //! reads and 5-minute and 1-hour cache writes, a whole JSON reply asked for again without
 //! streaming, tool calls the agent does not have,
@@ -39,6 +39,14 @@ enum Serve {
     Gzip,
     /// The first reply cut before this text, then (the agent's retry) whole.
     CutBeforeThenWhole(&'static str),
+    /// As recorded, to each of the agent's requests: the agent refuses the reply and asks
+    /// again, this many requests in all, each answered (and billed) whole.
+    AskedAgain(u64),
+    /// A streamed recording's events put together into the whole message the API returns
+    /// without streaming (its blocks, each `input_json_delta` parsed into the block's
+    /// input, the `message_delta`'s stop and usage over the `message_start`'s), served as
+    /// [`Serve::NotStreamed`] serves a whole recording: after a 404 to the streaming request.
+    Assembled,
     /// A 401 with `x-should-retry: false` (written from the API's documented shape: no
     /// public recording of one was found).
     Unauthorized,
@@ -223,32 +231,61 @@ const CASES: &[Case] = &[
     Case {
         name: "hour-cache-write",
         agent: "claude",
-        fixture: "anthropic/cache_real_api.yaml",
-        // The same reply with its 418 cache writes made 1-hour writes, as Claude Code
-        // asks for with a subscription login (`cache_control` `ttl: 1h`): no public
-        // recording of a 1-hour cache write was found (pydantic-ai, vercel/ai, the
-        // code index searched), so this one is the real reply with its TTL split changed.
-        serve: Serve::NotStreamed(
-            1,
-            &[
-                (
-                    r#""ephemeral_1h_input_tokens":0"#,
-                    r#""ephemeral_1h_input_tokens":418"#,
-                ),
-                (
-                    r#""ephemeral_5m_input_tokens":418"#,
-                    r#""ephemeral_5m_input_tokens":0"#,
-                ),
-            ],
-        ),
+        fixture: "anthropic/cache_1h_stream.yaml",
+        // A real 1-hour cache write (`cache_control` `ttl: 1h`, as Claude Code asks for
+        // with a subscription login), streamed.
+        serve: Serve::AsRecorded,
         assertions: "  - tool: Bash\n    called: false\n",
-        tokens: (3, 33),
-        cache: Some((1111, 418, 418)),
+        // message_start usage: 13 in, 3913 written to the cache, all
+        // `ephemeral_1h_input_tokens`; message_delta: 4 out.
+        tokens: (13, 4),
+        cache: Some((0, 3913, 3913)),
         web_searches: 0,
-        // claude-sonnet-4-5-20250929: a 1-hour cache write is $6 per million (2 × input),
-        // against $3.75 for the 5-minute cache: (3 × 3 + 33 × 15 + 1111 × 0.30
-        // + 418 × 6) / 1e6 = $0.0033453.
-        list_price: Some((3.0 * 3.0 + 33.0 * 15.0 + 1111.0 * 0.30 + 418.0 * 6.0) / 1e6),
+        // claude-sonnet-4-6 (Anthropic's pricing page): $3 in, $15 out, $6 a 1-hour cache
+        // write (2 × input) per million, against $3.75 for the 5-minute cache:
+        // (13 × 3 + 4 × 15 + 3913 × 6) / 1e6 = $0.023577.
+        list_price: Some((13.0 * 3.0 + 4.0 * 15.0 + 3913.0 * 6.0) / 1e6),
+        requests: 1,
+        step_models: &[],
+    },
+    Case {
+        name: "mcp-connector",
+        agent: "claude",
+        fixture: "anthropic/mcp_servers_stream.yaml",
+        // Claude Code 2.1.328's own stream reader takes `input_json_delta` for `tool_use`
+        // and `server_tool_use` blocks only: on the connector's `mcp_tool_use` it calls the
+        // stream malformed ("content_block_type_mismatch_input_json"), keeps what came
+        // before (the thinking), and asks again ("Your response above was cut off
+        // mid-stream") twice more before it gives up. (Claude Code never sends
+        // `mcp_servers`: its MCP client is its own, so the API never streams it an
+        // `mcp_tool_use`.)
+        serve: Serve::AskedAgain(4),
+        assertions: "  - tool: Bash\n    called: false\n",
+        // Each reply billed whole: message_delta usage 3042 in, 354 out, four times; the
+        // MCP connector has no fee of its own.
+        tokens: (4 * 3042, 4 * 354),
+        cache: Some((0, 0, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929: $3 in, $15 out per million:
+        // 4 × (3042 × 3 + 354 × 15) / 1e6 = 4 × $0.014436 = $0.057744.
+        list_price: Some(4.0 * (3042.0 * 3.0 + 354.0 * 15.0) / 1e6),
+        requests: 4,
+        step_models: &[],
+    },
+    Case {
+        name: "mcp-whole",
+        agent: "claude",
+        fixture: "anthropic/mcp_servers_stream.yaml",
+        // The same reply whole, as the API returns it without streaming: Claude Code takes
+        // the `mcp_tool_use` block and its `mcp_tool_result` as they are, and shows them.
+        serve: Serve::Assembled,
+        assertions: "  - tool: \"*ask_question*\"\n    called: true\n  - tool: Bash\n    called: false\n",
+        // usage: 3042 in, 354 out (the message_delta's, over the message_start's 690, 8).
+        tokens: (3042, 354),
+        cache: Some((0, 0, 0)),
+        web_searches: 0,
+        // claude-sonnet-4-5-20250929: (3042 × 3 + 354 × 15) / 1e6 = $0.014436.
+        list_price: Some((3042.0 * 3.0 + 354.0 * 15.0) / 1e6),
         requests: 2,
         step_models: &[],
     },
@@ -369,6 +406,11 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
                 .collect();
             (turns, bytes)
         }
+        Serve::AskedAgain(times) => {
+            let reply = &recorded[0].reply;
+            let bytes = (0..times).map(|_| (reply.body.to_vec(), false)).collect();
+            (vec![Turn::Recorded(reply.clone())], bytes)
+        }
         Serve::CutBeforeThenWhole(before) => {
             let body = &recorded[0].reply.body;
             let at = String::from_utf8_lossy(body)
@@ -388,15 +430,7 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             (turns, bytes)
         }
         Serve::NotStreamed(n, changes) => {
-            let body =
-                br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
-            let refused = Recorded {
-                status: 404,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body: axum::body::Bytes::from_static(body),
-                cut_at: None,
-                gzip: false,
-            };
+            let (refused, body) = not_found();
             let mut reply = String::from_utf8_lossy(&recorded[n].reply.body).into_owned();
             for (from, to) in changes {
                 assert!(reply.contains(from), "{}: no {from:?}", case.fixture);
@@ -406,6 +440,21 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
                 body: axum::body::Bytes::from(reply),
                 ..(*recorded[n].reply).clone()
             };
+            let bytes = vec![(body.to_vec(), false), (reply.body.to_vec(), false)];
+            let turns = vec![Turn::Sequence(vec![
+                Turn::Recorded(std::sync::Arc::new(refused)),
+                Turn::Recorded(std::sync::Arc::new(reply)),
+            ])];
+            (turns, bytes)
+        }
+        Serve::Assembled => {
+            let whole = assembled(&recorded[0].reply.body);
+            let reply = Recorded {
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: axum::body::Bytes::from(whole),
+                ..(*recorded[0].reply).clone()
+            };
+            let (refused, body) = not_found();
             let bytes = vec![(body.to_vec(), false), (reply.body.to_vec(), false)];
             let turns = vec![Turn::Sequence(vec![
                 Turn::Recorded(std::sync::Arc::new(refused)),
@@ -432,6 +481,74 @@ fn replies(case: &Case) -> (Vec<Turn>, Vec<(Vec<u8>, bool)>) {
             )
         }
     }
+}
+
+/// The 404 an endpoint that does not stream gives a streaming request (Claude Code then
+/// asks again without streaming), and its body.
+fn not_found() -> (Recorded, &'static [u8]) {
+    let body = br#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#;
+    let refused = Recorded {
+        status: 404,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: axum::body::Bytes::from_static(body),
+        cut_at: None,
+        gzip: false,
+    };
+    (refused, body)
+}
+
+/// A Messages API event stream (`event:`/`data:` lines) put together into the whole
+/// message it streamed, as JSON text.
+fn assembled(stream: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stream);
+    let mut message = Value::Null;
+    let mut inputs: Vec<String> = Vec::new();
+    for data in text.lines().filter_map(|l| l.strip_prefix("data:")) {
+        let event: Value = serde_json::from_str(data.trim()).unwrap();
+        let index = event["index"].as_u64().unwrap_or(0) as usize;
+        match event["type"].as_str().unwrap_or("") {
+            "message_start" => message = event["message"].clone(),
+            "content_block_start" => {
+                message["content"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(event["content_block"].clone());
+                inputs.push(String::new());
+            }
+            "content_block_delta" => {
+                let block = &mut message["content"][index];
+                let delta = &event["delta"];
+                match delta["type"].as_str().unwrap_or("") {
+                    "text_delta" => {
+                        let text = block["text"].as_str().unwrap_or("").to_owned();
+                        block["text"] = Value::from(text + delta["text"].as_str().unwrap());
+                    }
+                    "thinking_delta" => {
+                        let text = block["thinking"].as_str().unwrap_or("").to_owned();
+                        block["thinking"] = Value::from(text + delta["thinking"].as_str().unwrap());
+                    }
+                    "signature_delta" => block["signature"] = delta["signature"].clone(),
+                    "input_json_delta" => {
+                        inputs[index].push_str(delta["partial_json"].as_str().unwrap());
+                    }
+                    other => panic!("a delta this test does not put together: {other}"),
+                }
+            }
+            "content_block_stop" if !inputs[index].is_empty() => {
+                message["content"][index]["input"] = serde_json::from_str(&inputs[index]).unwrap();
+            }
+            "message_delta" => {
+                for (key, value) in event["delta"].as_object().unwrap() {
+                    message[key] = value.clone();
+                }
+                for (key, value) in event["usage"].as_object().unwrap() {
+                    message["usage"][key] = value.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    message.to_string()
 }
 
 /// The agent's record-then-replay of its cases: (recorded results, replayed results, the
@@ -483,7 +600,7 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
                 request.path
             );
         }
-        if matches!(case.serve, Serve::NotStreamed(..)) {
+        if matches!(case.serve, Serve::NotStreamed(..) | Serve::Assembled) {
             // The recording answers the request without streaming, as it was recorded.
             let streams: Vec<bool> = model
                 .requests_for(&marker(case))
@@ -697,26 +814,35 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
         }
     }
     // The verdicts the suite expects of the real CLIs.
-    let status = |agent: &str, name: &str| {
-        let run = &runs.iter().find(|(a, _, _)| a.name == agent).unwrap().2;
-        let t = test(&run.recorded, name);
-        eprintln!(
-            "{agent} {name}: {} {} {}",
-            t["status"], t["error_kind"], t["error"]
-        );
-        (
-            t["status"].as_str().unwrap_or("").to_owned(),
-            t["error_kind"].clone(),
-        )
-    };
-    for (agent, cases, _) in &runs {
+    for (agent, cases, run) in &runs {
         for case in cases {
-            status(agent.name, case.name);
+            let t = test(&run.recorded, case.name);
+            eprintln!(
+                "{} {}: {} {} {}",
+                agent.name, case.name, t["status"], t["error_kind"], t["error"]
+            );
         }
     }
     if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "codex") {
+        codex_verdicts(run);
+    }
+    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
+        claude_verdicts(run);
+    }
+    eprintln!("metered cost / list price:\n{}", measured.join("\n"));
+}
+
+/// The case's recorded test, when the case ran (`APTITUDE_TEST_CASES` runs some).
+fn ran<'a>(results: &'a Value, name: &str) -> Option<&'a Value> {
+    results["tests"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == name))
+}
+
+/// The verdicts Codex's cases must have.
+fn codex_verdicts(run: &AgentRun) {
+    if let Some(t) = ran(&run.recorded, "openai-search") {
         // OpenAI's web search: one call with its real query, server-side, witnessed.
-        let t = test(&run.recorded, "openai-search");
         assert_eq!(t["status"], "passed", "{}", t["error"]);
         assert_eq!(t["witness"]["status"], "witnessed", "{:#}", t["witness"]);
         let calls = t["transcript"]["tool_calls"].as_array().unwrap();
@@ -727,10 +853,22 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
             "{calls:#?}"
         );
     }
-    if let Some((_, _, run)) = runs.iter().find(|(a, _, _)| a.name == "claude") {
+}
+
+/// The verdicts Claude Code's cases must have.
+fn claude_verdicts(run: &AgentRun) {
+    let status = |name: &str| {
+        ran(&run.recorded, name).map(|t| {
+            (
+                t["status"].as_str().unwrap_or("").to_owned(),
+                t["error_kind"].clone(),
+            )
+        })
+    };
+    if let Some(t) = ran(&run.recorded, "tool-search") {
         // Claude Code refused the call of a tool it does not have before running it (a
         // `<tool_use_error>`): an attempt, never a call that ran.
-        let calls = &test(&run.recorded, "tool-search")["transcript"]["tool_calls"];
+        let calls = &t["transcript"]["tool_calls"];
         let refused = calls
             .as_array()
             .and_then(|c| c.iter().find(|c| c["name"] == "get_exchange_rate"))
@@ -741,33 +879,71 @@ fn real_recorded_traffic_is_metered_priced_kept_and_replayed_on_every_protocol()
                 .is_some_and(|b| b.contains("No such tool available")),
             "{refused:#}"
         );
-        assert_eq!(status("claude", "tool-search").0, "passed");
-        // Server tools whose results are objects: read, marked server-side, witnessed.
-        for name in ["web-fetch", "code-execution", "advisor"] {
-            let t = test(&run.recorded, name);
-            assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
-            assert_eq!(
-                t["witness"]["status"], "witnessed",
-                "{name}: {:#}",
-                t["witness"]
-            );
-            let calls = t["transcript"]["tool_calls"].as_array().unwrap();
-            assert!(
-                !calls.is_empty()
-                    && calls
-                        .iter()
-                        .all(|c| c["server_side"] == true && c["output"].is_string()),
-                "{name}: {calls:#?}"
-            );
-        }
-        assert_eq!(status("claude", "thinking-cut").0, "passed");
+        assert_eq!(t["status"], "passed", "{}", t["error"]);
+    }
+    // Server tools whose results are objects, and the MCP connector's call and result:
+    // read, marked server-side, witnessed.
+    for name in ["web-fetch", "code-execution", "advisor", "mcp-whole"] {
+        let Some(t) = ran(&run.recorded, name) else {
+            continue;
+        };
+        assert_eq!(t["status"], "passed", "{name}: {}", t["error"]);
         assert_eq!(
-            status("claude", "unauthorized"),
+            t["witness"]["status"], "witnessed",
+            "{name}: {:#}",
+            t["witness"]
+        );
+        let calls = t["transcript"]["tool_calls"].as_array().unwrap();
+        assert!(
+            !calls.is_empty()
+                && calls
+                    .iter()
+                    .all(|c| c["server_side"] == true && c["output"].is_string()),
+            "{name}: {calls:#?}"
+        );
+    }
+    if let Some(t) = ran(&run.recorded, "mcp-whole") {
+        let call = &t["transcript"]["tool_calls"][0];
+        assert_eq!(call["name"], "ask_question", "{call:#}");
+        assert_eq!(
+            call["input"]["repoName"], "pydantic/pydantic-ai",
+            "{call:#}"
+        );
+        assert!(
+            call["output"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("[mcp_tool_result]\nThis repository")),
+            "{call:#}"
+        );
+    }
+    if let Some(t) = ran(&run.recorded, "mcp-connector") {
+        // Claude Code's own refusal of the streamed `mcp_tool_use`: an error of the
+        // model's reply as Claude Code read it, witnessed, never `tampered`; no call ran.
+        assert_eq!(t["status"], "error", "{t:#}");
+        assert!(
+            t["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("response stream was malformed")),
+            "{}",
+            t["error"]
+        );
+        assert_eq!(t["witness"]["status"], "witnessed", "{:#}", t["witness"]);
+        assert_eq!(
+            t["transcript"]["tool_calls"],
+            serde_json::json!([]),
+            "{t:#}"
+        );
+    }
+    if let Some(status) = status("thinking-cut") {
+        assert_eq!(status.0, "passed");
+    }
+    if let Some(status) = status("unauthorized") {
+        assert_eq!(
+            status,
             ("error".to_owned(), Value::from("setup")),
             "a 401 is the setup's fault"
         );
     }
-    eprintln!("metered cost / list price:\n{}", measured.join("\n"));
 }
 
 /// Every recording kept is listed in `SOURCES.tsv` with where it came from (repository,

@@ -4,7 +4,8 @@
 //! APIs, each with its provenance in `SOURCES.tsv` (repository, path, commit, licence).
 //! They are vcrpy's YAML as pydantic-ai writes it: `interactions: [{request: {method, uri,
 //! parsed_body}, response: {status: {code}, headers: {name: [values]}, body: {string}
-//! | parsed_body}}]`. A streamed reply's `body.string` is the bytes the API sent; a JSON
+//! | parsed_body}}]` (pydantic-ai's later `version: 1` cassettes: `status: N`, `body: {type:
+//! text, content}`). A streamed reply's `body.string` is the bytes the API sent; a JSON
 //! reply is kept parsed (`parsed_body`) and served as its compact JSON.
 //!
 //! [`Recorded`] is one reply as a scripted turn ([`super::model::Turn::Recorded`]): its
@@ -58,7 +59,12 @@ pub fn load(rel: &str) -> Vec<Interaction> {
         .iter()
         .map(|i| {
             let response = &i["response"];
-            let body = match response["body"]["string"].as_str() {
+            // vcrpy's `body.string`; pydantic-ai's later cassettes (`version: 1`) write a
+            // text body as `body: {type: text, content}`.
+            let text = response["body"]["string"]
+                .as_str()
+                .or_else(|| response["body"]["content"].as_str());
+            let body = match text {
                 Some(s) => Bytes::from(s.to_owned()),
                 None => Bytes::from(response["parsed_body"].to_string()),
             };
@@ -85,7 +91,10 @@ pub fn load(rel: &str) -> Vec<Interaction> {
             Interaction {
                 uri: i["request"]["uri"].as_str().unwrap_or_default().to_owned(),
                 reply: Arc::new(Recorded {
-                    status: response["status"]["code"].as_u64().unwrap_or(200) as u16,
+                    status: response["status"]["code"]
+                        .as_u64()
+                        .or_else(|| response["status"].as_u64())
+                        .unwrap_or(200) as u16,
                     headers,
                     body,
                     cut_at: None,
