@@ -139,6 +139,15 @@ pub fn parse(text: &str) -> Trace {
         }
         if whole.starts_with("execve(") || whole.starts_with("execveat(") {
             if let Some((path, argv)) = parse_exec(&whole) {
+                // The tool fence's hand-off: a wrapped shell becoming the real one, same
+                // process, same argv. The record keeps the shell as the agent ran it.
+                if path.starts_with(crate::sandbox::toolfence::SHELL_DIR)
+                    && last_exec
+                        .get(&pid)
+                        .is_some_and(|&i| trace.execs[i].argv == argv)
+                {
+                    continue;
+                }
                 let start = *first.get_or_insert(time);
                 let at_ms = ((time - start).max(0.0) * 1000.0) as u64;
                 last_exec.insert(pid, trace.execs.len());
