@@ -360,6 +360,31 @@ mod tests {
     }
 
     #[test]
+    fn the_tool_fences_hand_off_to_the_real_shell_is_one_exec() {
+        // A wrapped `bash` becomes the real one (same pid, same argv): one exec, as the
+        // agent ran it, which ends as the real shell ends. The same real shell with other
+        // argv is a new exec.
+        let text = r#"7 1.0 execve("/usr/bin/bash", ["bash", "-c", "ls"], 0x1 /* 1 vars */) = 0
+7 1.1 execve("/run/aptitude/shell/bash", ["bash", "-c", "ls"], 0x1 /* 1 vars */) = 0
+7 1.2 +++ exited with 2 +++
+8 1.3 execve("/run/aptitude/shell/bash", ["bash", "-c", "rm x"], 0x1 /* 1 vars */) = 0
+"#;
+        let trace = parse(text);
+        let seen: Vec<(&str, Option<i32>)> = trace
+            .execs
+            .iter()
+            .map(|e| (e.path.as_str(), e.exit_code()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/usr/bin/bash", Some(2)),
+                ("/run/aptitude/shell/bash", None)
+            ]
+        );
+    }
+
+    #[test]
     fn escapes_and_cut_strings_are_decoded() {
         let line = r#"5 1.0 execve("/bin/echo", ["echo", "a\nb\t\"q\"\\", "\303\251t\303\251", "\x41", "long"...], 0x1 /* 1 vars */) = 0"#;
         let trace = parse(line);
