@@ -565,6 +565,18 @@ pub fn main() -> ExitCode {
     // The sandbox's helper runs before anything else: it is aptitude's own binary started
     // inside a sandbox, not a command a user types.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Inside a sandbox, aptitude's binary also stands in for each shell (the tool fence).
+    if let Some(real) = crate::sandbox::toolfence::wrapped_shell() {
+        let code = crate::sandbox::toolfence::main(&real, &argv);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    if argv
+        .get(1)
+        .is_some_and(|a| a == crate::sandbox::toolfence::PROBE_COMMAND)
+    {
+        let code = crate::sandbox::toolfence::probe_main();
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     if argv
         .get(1)
         .is_some_and(|a| a == crate::sandbox::INIT_COMMAND)

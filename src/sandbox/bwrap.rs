@@ -124,6 +124,11 @@ pub fn arguments(layout: &Layout<'_>) -> Vec<OsString> {
     }
     push(&[&"--ro-bind", &layout.run_dir.join("sock"), &SOCKET_DIR]);
     push(&[&"--ro-bind", &layout.helper, &INIT_PATH]);
+    // The tool fence: each shell is aptitude's binary, which nests a Landlock domain
+    // before running the real one (after `/usr`, which these mount over).
+    for (source, target) in super::toolfence::binds(layout.helper) {
+        push(&[&"--ro-bind", &source, &target]);
+    }
     push(&[&"--proc", &"/proc", &"--dev", &"/dev"]);
     // Last: a mount after it could not create its mount point.
     push(&[&"--remount-ro", &"/"]);

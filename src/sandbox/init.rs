@@ -6,7 +6,9 @@
 //!    the agent's first request finds the port open).
 //! 2. It proves the fence holds: each host file it is given can not be read (the host
 //!    canary, the test file), aptitude's environment is in no process it can see, each
-//!    address it is given can not be reached, it holds no capability, `/usr` is read-only.
+//!    address it is given can not be reached, it holds no capability, a tool process
+//!    started through the sandbox's shell can not open its memory
+//!    ([`super::toolfence`]), `/usr` is read-only.
 //! 3. It writes the proof as the first line of stdout, `NONCE {json}` ([`super::Proof`]);
 //!    aptitude takes that line out of the command's output. A check that did not hold
 //!    ends here with exit code 125: the command never starts.
@@ -265,6 +267,16 @@ fn prove(args: &Args) -> Vec<Check> {
     }
     if cfg!(target_os = "linux") {
         checks.push(capability_check());
+        // A tool process, started through the shell the agent will use, can not open this
+        // process's memory (the tool fence, [`super::toolfence`]).
+        let shell = std::env::var_os("SHELL")
+            .map(PathBuf::from)
+            .filter(|s| s.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+        checks.push(super::toolfence::probe(
+            &shell,
+            std::path::Path::new(super::INIT_PATH),
+        ));
     }
     let probe = PathBuf::from("/usr/.aptitude-sandbox-probe");
     let (held, detail) = match std::fs::write(&probe, b"x") {

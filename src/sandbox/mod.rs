@@ -32,6 +32,7 @@ pub mod init;
 pub mod install;
 pub mod proxy;
 pub mod seatbelt;
+pub mod toolfence;
 
 use std::ffi::OsString;
 use std::net::SocketAddr;

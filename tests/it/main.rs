@@ -32,6 +32,7 @@ mod judge;
 mod kiro;
 mod labels;
 mod mcp;
+mod memfence;
 mod merge;
 mod otlp;
 mod recorded;

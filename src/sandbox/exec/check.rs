@@ -136,7 +136,15 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         ExecRecord::Recorded(trace) => trace,
         ExecRecord::Absent(why) => return ExecReport::absent(why.clone()),
     };
-    // The helper waits for the command it starts: the agent is its first child's exec.
+    // The helper waits for the command it starts: the agent is its first child's exec,
+    // after the fence proof's memory probe (a child that becomes the helper's probe).
+    let probe = |pid: u32| {
+        trace.execs.iter().any(|e| {
+            e.pid == pid
+                && e.argv.get(1).map(String::as_str)
+                    == Some(crate::sandbox::toolfence::PROBE_COMMAND)
+        })
+    };
     let agent = trace
         .execs
         .iter()
@@ -145,7 +153,7 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
             trace
                 .execs
                 .iter()
-                .find(|e| e.pid != init.pid && trace.descends(e.pid, init.pid))
+                .find(|e| e.pid != init.pid && trace.descends(e.pid, init.pid) && !probe(e.pid))
         })
         .map(|e| e.pid);
     let Some(agent) = agent else {

@@ -139,6 +139,15 @@ pub fn parse(text: &str) -> Trace {
         }
         if whole.starts_with("execve(") || whole.starts_with("execveat(") {
             if let Some((path, argv)) = parse_exec(&whole) {
+                // The tool fence's hand-off: a wrapped shell becoming the real one, same
+                // process, same argv. The record keeps the shell as the agent ran it.
+                if path.starts_with(crate::sandbox::toolfence::SHELL_DIR)
+                    && last_exec
+                        .get(&pid)
+                        .is_some_and(|&i| trace.execs[i].argv == argv)
+                {
+                    continue;
+                }
                 let start = *first.get_or_insert(time);
                 let at_ms = ((time - start).max(0.0) * 1000.0) as u64;
                 last_exec.insert(pid, trace.execs.len());
@@ -348,6 +357,31 @@ mod tests {
         assert!(trace.descends(19472, 19469));
         assert!(trace.descends(19470, 19467));
         assert!(!trace.descends(19470, 19472));
+    }
+
+    #[test]
+    fn the_tool_fences_hand_off_to_the_real_shell_is_one_exec() {
+        // A wrapped `bash` becomes the real one (same pid, same argv): one exec, as the
+        // agent ran it, which ends as the real shell ends. The same real shell with other
+        // argv is a new exec.
+        let text = r#"7 1.0 execve("/usr/bin/bash", ["bash", "-c", "ls"], 0x1 /* 1 vars */) = 0
+7 1.1 execve("/run/aptitude/shell/bash", ["bash", "-c", "ls"], 0x1 /* 1 vars */) = 0
+7 1.2 +++ exited with 2 +++
+8 1.3 execve("/run/aptitude/shell/bash", ["bash", "-c", "rm x"], 0x1 /* 1 vars */) = 0
+"#;
+        let trace = parse(text);
+        let seen: Vec<(&str, Option<i32>)> = trace
+            .execs
+            .iter()
+            .map(|e| (e.path.as_str(), e.exit_code()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/usr/bin/bash", Some(2)),
+                ("/run/aptitude/shell/bash", None)
+            ]
+        );
     }
 
     #[test]

@@ -178,3 +178,42 @@ fn what_is_typed_into_a_shell_a_call_opened_is_not_that_calls() {
     assert!(opens_a_shell("/bin/bash -i") && opens_a_shell("zsh"));
     assert!(!opens_a_shell("bash -c 'ls'") && !opens_a_shell("bash run.sh"));
 }
+
+/// The fence proof's memory probe, the helper's first child, is not the agent: the agent
+/// is the child after it, and the probe's execs are nobody's unclaimed commands.
+#[test]
+fn the_proofs_memory_probe_is_not_taken_for_the_agent() {
+    let probe = r#"102 1.003100 clone(child_stack=NULL, flags=SIGCHLD) = 9 /* 120 in strace's PID NS */
+120 1.003200 execve("/usr/bin/bash", ["/bin/bash", "-c", "exec /run/aptitude/init __sandbox-memprobe"], 0x1 /* 1 vars */) = 0
+120 1.003250 execve("/run/aptitude/shell/bash", ["/bin/bash", "-c", "exec /run/aptitude/init __sandbox-memprobe"], 0x1 /* 1 vars */) = 0
+120 1.003300 execve("/run/aptitude/init", ["/run/aptitude/init", "__sandbox-memprobe"], 0x1 /* 1 vars */) = 0
+120 1.003400 +++ exited with 0 +++
+"#;
+    // The probe's lines go right after the helper's exec.
+    let (head, tail) = TRACE
+        .split_once("102 1.003500")
+        .expect("the helper forks the agent");
+    let with_probe = format!("{head}{probe}102 1.003500{tail}");
+    let record = ExecRecord::Recorded(parse(&with_probe));
+    let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
+    let report = check(&record, &mut t);
+    assert_eq!(report.status, ExecStatus::Recorded);
+    assert_eq!(report.calls, 1, "{report:?}");
+    assert_eq!(t.tool_calls[0].exit_code, Some(1));
+    assert!(
+        report
+            .unclaimed
+            .iter()
+            .all(|u| !u.command.contains("memprobe")),
+        "{:?}",
+        report.unclaimed
+    );
+    assert!(
+        report
+            .unclaimed
+            .iter()
+            .any(|u| u.command.contains("rm -rf")),
+        "{:?}",
+        report.unclaimed
+    );
+}
