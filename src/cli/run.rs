@@ -50,6 +50,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let code = runtime.block_on(async {
         let versions = check_agents(&agents, &setup, &specs).await?;
+        // Each review's judge is looked up in the certificates now that its version is
+        // known: under `gate: certified` an uncertified judge's verdict is advisory.
+        let mut specs = specs.clone();
+        super::certify::set_standings(&mut specs, &versions, None, args.judge.judge_votes)?;
         // A replay's answers come from its cassette: no agent signs in to a provider.
         if replay.is_none() {
             let problems = super::settings::missing_credentials(needed.iter().copied(), &specs);

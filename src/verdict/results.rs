@@ -756,6 +756,37 @@ mod tests {
     }
 
     #[test]
+    fn an_advisory_review_never_fails_its_test_nor_passes_it_alone() {
+        use crate::spec::judge_gate::{CertificateStatus, JudgeGate, JudgeStanding};
+        use AssertionStatus::*;
+        let review = |status, gate, cert| AssertionResult {
+            judge: Some(JudgeStanding::new(gate, cert, None)),
+            ..a(status)
+        };
+        let advisory_fail = review(Fail, JudgeGate::Certified, CertificateStatus::Uncertified);
+        let advisory_error = review(Error, JudgeGate::Certified, CertificateStatus::Decertified);
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), advisory_fail.clone(), advisory_error]),
+            TestStatus::Passed
+        );
+        assert_eq!(
+            TestResult::status_of(None, std::slice::from_ref(&advisory_fail)),
+            TestStatus::Skipped,
+            "nothing gated: not a pass"
+        );
+        // Certified under `certified`, or any under `always`: it gates as today.
+        for (gate, cert) in [
+            (JudgeGate::Certified, CertificateStatus::Certified),
+            (JudgeGate::Always, CertificateStatus::Uncertified),
+        ] {
+            assert_eq!(
+                TestResult::status_of(None, &[a(Pass), review(Fail, gate, cert)]),
+                TestStatus::Failed
+            );
+        }
+    }
+
+    #[test]
     fn summary_counts() {
         let t = |status| TestResult {
             duration_ms: 1,
