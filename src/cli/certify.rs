@@ -137,16 +137,12 @@ async fn versions(
     Ok(out)
 }
 
-/// Runs `aptitude judge certify`.
-pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
-    let started = Instant::now();
-    let specs = load(&args.paths)?;
-    let dir = labels_dir(args.labels.as_deref(), &specs);
-    let bound = min_lower_bound(&specs);
-    let all = labels::read_dir(&dir)?;
+/// Each label with the review of `specs` it is an answer to (by test name and criteria),
+/// and how many name no current review.
+fn match_labels<'a>(all: &'a [Label], specs: &'a [TestSpec]) -> (Vec<Case<'a>>, usize) {
     let mut cases = Vec::new();
     let mut stale = 0usize;
-    for label in &all {
+    for label in all {
         let found = specs.iter().find_map(|s| {
             (s.name == label.test)
                 .then(|| reviews(s).find(|r| r.review == label.review))
@@ -162,6 +158,17 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
             None => stale += 1,
         }
     }
+    (cases, stale)
+}
+
+/// Runs `aptitude judge certify`.
+pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
+    let started = Instant::now();
+    let specs = load(&args.paths)?;
+    let dir = labels_dir(args.labels.as_deref(), &specs);
+    let bound = min_lower_bound(&specs);
+    let all = labels::read_dir(&dir)?;
+    let (cases, stale) = match_labels(&all, &specs);
     if cases.is_empty() {
         out(&format!(
             "nothing to certify: {} holds no label of a review in {}\n",
@@ -207,10 +214,57 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         });
         Ok::<_, CliError>((versions, futures_util::future::join_all(grades).await))
     })?;
+    let Tally {
+        certificates,
+        calls,
+        cached,
+    } = tally(&cases, &graded, &versions, bound, default_votes);
+    let path = certificate::write(&dir, &certificates)?;
+    let (_, usd) = gateway.spent();
+    let mut text = String::new();
+    for c in &certificates {
+        text.push_str(&show(c));
+    }
+    text.push_str(&format!(
+        "{} labels graded ({} grading calls, {cached} answered from the cache), {stale} naming no current review; {:.1} s, ${usd:.4} metered\ncertificates written to {}\n",
+        cases.len(),
+        calls,
+        started.elapsed().as_secs_f64(),
+        path.display()
+    ));
+    out(&text);
+    if let Some(json) = &args.json {
+        let first = certificates.first();
+        let doc =
+            serde_json::json!({"judge": {"certificate": first, "certificates": certificates}});
+        let body = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        std::fs::write(json, body + "\n").map_err(|source| CliError::Write {
+            path: json.clone(),
+            source,
+        })?;
+    }
+    Ok(Outcome::of(certificates.iter().all(|c| c.certified)))
+}
+
+/// What the grades of the labelled answers came to.
+struct Tally {
+    certificates: Vec<Certificate>,
+    calls: usize,
+    cached: usize,
+}
+
+/// The certificate of each judge profile from the grades of its labelled answers.
+fn tally(
+    cases: &[Case<'_>],
+    graded: &[crate::assertions::judge::ReviewVerdict],
+    versions: &BTreeMap<AgentKind, String>,
+    bound: f64,
+    default_votes: u32,
+) -> Tally {
     let mut by_profile: BTreeMap<Profile, (Confusion, u32, Vec<ReviewPrint>)> = BTreeMap::new();
     let mut calls = 0usize;
     let mut cached = 0usize;
-    for (case, verdict) in cases.iter().zip(&graded) {
+    for (case, verdict) in cases.iter().zip(graded) {
         calls += verdict.votes.len().max(1);
         cached += usize::from(verdict.cached);
         let entry = by_profile
@@ -243,31 +297,11 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
             Certificate::new(fingerprint, confusion, errors, bound, date.clone())
         })
         .collect();
-    let path = certificate::write(&dir, &certificates)?;
-    let (_, usd) = gateway.spent();
-    let mut text = String::new();
-    for c in &certificates {
-        text.push_str(&show(c));
-    }
-    text.push_str(&format!(
-        "{} labels graded ({} grading calls, {cached} answered from the cache), {stale} naming no current review; {:.1} s, ${usd:.4} metered\ncertificates written to {}\n",
-        cases.len(),
+    Tally {
+        certificates,
         calls,
-        started.elapsed().as_secs_f64(),
-        path.display()
-    ));
-    out(&text);
-    if let Some(json) = &args.json {
-        let first = certificates.first();
-        let doc =
-            serde_json::json!({"judge": {"certificate": first, "certificates": certificates}});
-        let body = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        std::fs::write(json, body + "\n").map_err(|source| CliError::Write {
-            path: json.clone(),
-            source,
-        })?;
+        cached,
     }
-    Ok(Outcome::of(certificates.iter().all(|c| c.certified)))
 }
 
 fn rate(name: &str, r: Option<Rate>) -> String {
