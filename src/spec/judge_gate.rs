@@ -90,7 +90,7 @@ impl CertificateStatus {
 
 /// A review's judge's standing for one run: its gate, its certificate status, and whether
 /// its verdict is therefore advisory (shown, never failing the test).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeStanding {
     /// The review's gate.
     pub gate: JudgeGate,
@@ -101,6 +101,21 @@ pub struct JudgeStanding {
     /// Why, in words: what no certificate covers, or which fingerprint parts changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// A certified judge's profile (`claude 2.1.328 (Claude Code), model default`) and its
+    /// certificate's TPR and TNR (0–1), for the pass rate corrected for its errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<CertifiedRates>,
+}
+
+/// The rates of a judge's granted certificate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CertifiedRates {
+    /// The judge profile, in words.
+    pub profile: String,
+    /// True-positive rate, 0–1.
+    pub tpr: f64,
+    /// True-negative rate, 0–1.
+    pub tnr: f64,
 }
 
 impl JudgeStanding {
@@ -117,6 +132,7 @@ impl JudgeStanding {
             certificate,
             advisory,
             why,
+            rates: None,
         }
     }
 }

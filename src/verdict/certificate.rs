@@ -348,7 +348,25 @@ pub fn standing(
     min_lower_bound: f64,
 ) -> JudgeStanding {
     let (status, why) = status(certificates, judge, min_lower_bound);
-    JudgeStanding::new(gate, status, why)
+    let mut standing = JudgeStanding::new(gate, status, why);
+    if status == CertificateStatus::Certified {
+        let cert = certificates.certificates.iter().find(|c| {
+            c.fingerprint.agent == judge.agent && c.fingerprint.model.as_deref() == judge.model
+        });
+        standing.rates = cert.and_then(|c| {
+            Some(crate::spec::judge_gate::CertifiedRates {
+                profile: format!(
+                    "{} {}, model {}",
+                    c.fingerprint.agent,
+                    c.fingerprint.agent_version,
+                    c.fingerprint.model.as_deref().unwrap_or("default")
+                ),
+                tpr: c.tpr?.value,
+                tnr: c.tnr?.value,
+            })
+        });
+    }
+    standing
 }
 
 #[cfg(test)]
