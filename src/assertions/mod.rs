@@ -309,10 +309,19 @@ fn review(
         ),
         None => format!("stdout review: {:?} (threshold: {})", r.review, r.threshold),
     };
+    // Every report renders the description, so the judge's standing shows in each.
+    let description = match &r.standing {
+        Some(standing) => format!("{description} {}", standing_mark(standing)),
+        None => description,
+    };
     let detail = match (&v.problem, &v.reasoning) {
         (Some(problem), _) => Some(problem.clone()),
         (None, Some(reasoning)) if !reasoning.is_empty() => Some(reasoning.clone()),
         (None, _) => Some("(the judge gave no reasoning)".into()),
+    };
+    let detail = match r.standing.as_ref().and_then(|s| s.why.as_ref()) {
+        Some(why) => detail.map(|d| format!("{d}\njudge {why}")),
+        None => detail,
     };
     AssertionResult {
         score: v.score,
@@ -322,8 +331,19 @@ fn review(
         grading_usage: v.usage.clone(),
         votes: v.votes.clone(),
         grade_keys: v.keys.clone(),
+        judge: r.standing.clone(),
         ..AssertionResult::new("stdout", description, v.status, line, detail)
     }
+}
+
+/// `[judge uncertified]`, `[judge certified]`, `[judge decertified, advisory]`: how a
+/// review's standing reads after its description.
+pub fn standing_mark(standing: &crate::spec::judge_gate::JudgeStanding) -> String {
+    format!(
+        "[judge {}{}]",
+        standing.certificate.name(),
+        if standing.advisory { ", advisory" } else { "" }
+    )
 }
 
 /// `at least 1 time`, `at most 3 times`, `1–3 times`.
@@ -439,6 +459,18 @@ pub struct AssertionResult {
     /// that showed it; absent when the run could not be decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<RouteDecision>,
+    /// LLM-judged reviews: the judge's gate and certificate status (issue #40); an
+    /// `advisory` one is shown but does not count towards the test's status. Absent
+    /// where no standing was looked up (`analyze`, the fluent API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::spec::judge_gate::JudgeStanding>,
+}
+
+impl AssertionResult {
+    /// Whether this result is shown only: an advisory judge's review.
+    pub fn advisory(&self) -> bool {
+        self.judge.as_ref().is_some_and(|j| j.advisory)
+    }
 }
 
 impl AssertionResult {
@@ -465,6 +497,7 @@ impl AssertionResult {
             grade_keys: Vec::new(),
             claims: None,
             routing: None,
+            judge: None,
         }
     }
 }
@@ -492,5 +525,52 @@ mod tests {
             assert_eq!(r.status, AssertionStatus::Skip, "{}", r.kind);
             assert!(r.detail.is_some(), "a skip says why: {}", r.kind);
         }
+    }
+
+    #[test]
+    fn a_reviews_judge_standing_is_marked_in_its_description_with_why() {
+        use crate::spec::judge_gate::{CertificateStatus, JudgeGate, JudgeStanding};
+        let r = crate::spec::ReviewAssertion {
+            review: "says 43".into(),
+            threshold: 7,
+            model: None,
+            agent: None,
+            votes: None,
+            gate: Some(JudgeGate::Certified),
+            standing: Some(JudgeStanding::new(
+                JudgeGate::Certified,
+                CertificateStatus::Decertified,
+                Some("changed since certified: rubric text".into()),
+            )),
+        };
+        let verdict = ReviewVerdict::skipped("x");
+        let verdict = ReviewVerdict {
+            status: AssertionStatus::Fail,
+            score: Some(3),
+            reasoning: Some("wrong number".into()),
+            problem: None,
+            ..verdict
+        };
+        let result = review(&r, Some(&verdict), 4);
+        assert!(result.advisory());
+        assert_eq!(
+            result.description,
+            "stdout review: \"says 43\" (score: 3/10, threshold: 7) [judge decertified, advisory]"
+        );
+        assert_eq!(
+            result.detail.as_deref(),
+            Some("wrong number\njudge changed since certified: rubric text")
+        );
+        let always = crate::spec::ReviewAssertion {
+            standing: Some(JudgeStanding::new(
+                JudgeGate::Always,
+                CertificateStatus::Uncertified,
+                None,
+            )),
+            ..r
+        };
+        let result = review(&always, Some(&verdict), 4);
+        assert!(!result.advisory());
+        assert!(result.description.ends_with("[judge uncertified]"));
     }
 }

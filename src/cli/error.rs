@@ -158,6 +158,9 @@ pub enum CliError {
     /// A labels file can not be read or written, or holds a line that is not a label.
     #[error(transparent)]
     Labels(#[from] crate::verdict::labels::LabelError),
+    /// The judges' certificates file could not be read or written.
+    #[error(transparent)]
+    Certificates(#[from] crate::verdict::certificate::CertificateError),
     /// Two results can not be compared as asked (`diff --test`, `--run`).
     #[error(transparent)]
     Diff(#[from] crate::report::diff::DiffError),

@@ -26,6 +26,12 @@ pub enum JudgeCommand {
     /// Label the judged answers of a results file pass or fail, one by one, reading your
     /// answers from stdin; each label is appended to LABELS/labels.jsonl as you go.
     Label(LabelArgs),
+    /// Grade every labelled answer again through the configured judge and write each
+    /// judge profile's certificate (TPR, TNR, kappa, confusion, certified) beside the
+    /// labels. Exit 1 when a judge is not certified.
+    Certify(super::certify::CertifyArgs),
+    /// Print whether each review's judge is certified, uncertified or decertified.
+    Status(super::certify::StatusArgs),
 }
 
 /// `aptitude judge label`.
@@ -49,6 +55,8 @@ pub struct LabelArgs {
 pub fn judge(args: &JudgeArgs) -> Result<Outcome, CliError> {
     match &args.command {
         JudgeCommand::Label(args) => label(args, &mut std::io::stdin().lock()),
+        JudgeCommand::Certify(args) => super::certify::certify(args),
+        JudgeCommand::Status(args) => super::certify::status(args),
     }
 }
 

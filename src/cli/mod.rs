@@ -7,6 +7,7 @@
 
 mod agents;
 mod analyze;
+mod certify;
 mod coverage;
 mod diff;
 mod draft;

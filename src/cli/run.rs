@@ -50,6 +50,10 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
 
     let code = runtime.block_on(async {
         let versions = check_agents(&agents, &setup, &specs).await?;
+        // Each review's judge is looked up in the certificates now that its version is
+        // known: under `gate: certified` an uncertified judge's verdict is advisory.
+        let mut specs = specs.clone();
+        super::certify::set_standings(&mut specs, &versions, None, args.judge.judge_votes)?;
         // A replay's answers come from its cassette: no agent signs in to a provider.
         if replay.is_none() {
             let problems = super::settings::missing_credentials(needed.iter().copied(), &specs);
@@ -145,6 +149,26 @@ fn print_tables(results: &Results) {
     .unwrap_or_default();
     for table in tables.into_iter().flatten() {
         out(&format!("\n{table}"));
+    }
+    let rate = |r: Option<crate::verdict::agreement::Rate>| {
+        r.map_or("—".to_owned(), |r| {
+            format!(
+                "{:.1}% [{:.1}%, {:.1}%]",
+                r.value * 100.0,
+                r.low * 100.0,
+                r.high * 100.0
+            )
+        })
+    };
+    for j in &results.judged {
+        out(&output::inert(&format!(
+            "\njudged pass rate ({}, certified): {} of {} raw {}, corrected for the judge's errors {}\n",
+            j.judge,
+            j.passed,
+            j.graded,
+            rate(j.raw),
+            rate(j.corrected)
+        )));
     }
 }
 

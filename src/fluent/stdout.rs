@@ -206,6 +206,8 @@ impl StdoutAssertion<'_> {
                 model: self.model.clone(),
                 agent: None,
                 votes: self.votes,
+                gate: None,
+                standing: None,
             }),
             variants: None,
         }];

@@ -499,6 +499,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         run_dir,
         shard: None,
         routing: crate::verdict::routing::of(&tests),
+        judged: crate::verdict::results::judged_pass_rates(&tests),
         tests,
         summary,
         coverage,

@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod draft;
 pub mod json_path;
+pub mod judge_gate;
 pub mod limits;
 mod load;
 pub mod mcp;
@@ -192,6 +193,9 @@ pub struct TestSpec {
     /// The `coverage.exclude` entries of the `aptitude.yaml` files above it: parts of the
     /// instruction files its workspace's coverage leaves out.
     pub coverage_exclude: Vec<rules::exclude::Exclusion>,
+    /// `judge: {labels, min_lower_bound}` of the `aptitude.yaml` files above it: where its
+    /// reviews' judges find their labels and certificates, and the bound they must reach.
+    pub judge_trust: judge_gate::JudgeTrust,
     /// `draft: true`: the file was drafted by `aptitude init` (a model wrote its prompts)
     /// and not yet reviewed; it loads and runs as any other, and `validate` names it.
     pub draft: bool,
@@ -298,6 +302,7 @@ impl TestSpec {
             limits: limits::Limits::default(),
             covers: Vec::new(),
             coverage_exclude: Vec::new(),
+            judge_trust: judge_gate::JudgeTrust::default(),
             routing: None,
             routing_case: None,
             user: None,
@@ -771,6 +776,13 @@ pub struct ReviewAssertion {
     /// `votes: n`: independent grading calls whose median score decides (1–25); `None`
     /// uses the run's `--judge-votes` (default 1).
     pub votes: Option<u32>,
+    /// `gate:` (or `judge.gate` of `aptitude.yaml`): when the verdict counts; `None` is
+    /// [`judge_gate::JudgeGate::Always`].
+    pub gate: Option<judge_gate::JudgeGate>,
+    /// The judge's standing for this run, set by the front end once it knows the grading
+    /// agent's version and has read the certificates; `None` before (it then gates, as
+    /// `always`, and reports say nothing of a certificate).
+    pub standing: Option<judge_gate::JudgeStanding>,
 }
 
 /// The most runs one test may ask for (`runs:`, `--runs`).

@@ -389,6 +389,29 @@ struct JudgeDefaults {
     /// Grading calls whose median score decides.
     #[schemars(range(min = 1, max = 25))]
     votes: Option<u32>,
+    /// The labels directory (people's verdicts and the judge's certificates), relative to
+    /// this file; default `.aptitude/labels`.
+    labels: Option<NonEmpty>,
+    /// When a review's verdict counts: `always` (default; an uncertified judge is said
+    /// so), `certified` (only with a valid certificate, else advisory) or `advisory`.
+    gate: Option<Gate>,
+    /// The lowest Wilson 95% lower bound of both the TPR and the TNR for a certificate;
+    /// default 0.80.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    min_lower_bound: Option<f64>,
+}
+
+/// When an LLM judge's verdict counts towards its test's status.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "schema only")]
+enum Gate {
+    /// Always, certified or not (the default).
+    Always,
+    /// Only when the judge holds a valid certificate; otherwise advisory.
+    Certified,
+    /// Never: the score is shown.
+    Advisory,
 }
 
 /// A non-empty string.
@@ -854,6 +877,8 @@ struct Review {
     /// `--judge-votes`).
     #[schemars(range(min = 1, max = 25))]
     votes: Option<u32>,
+    /// When the verdict counts (default `judge.gate` of `aptitude.yaml`, else `always`).
+    gate: Option<Gate>,
 }
 
 /// Declares a list item made of one kind key (with a value of the given type) and, for

@@ -46,6 +46,13 @@ pub struct JudgeDefaults {
     pub threshold: Option<Setting<u8>>,
     /// `judge.votes`: grading calls per review (1–[`super::MAX_VOTES`]).
     pub votes: Option<Setting<u32>>,
+    /// `judge.labels`: the labels directory, resolved against this file's directory.
+    pub labels: Option<Setting<PathBuf>>,
+    /// `judge.gate`: when a review's verdict counts.
+    pub gate: Option<Setting<super::judge_gate::JudgeGate>>,
+    /// `judge.min_lower_bound`: the bound a certificate's rates must reach (0–1,
+    /// exclusive of 0).
+    pub min_lower_bound: Option<Setting<f64>>,
 }
 
 /// The defaults one `aptitude.yaml` gives, or several merged (nearest wins).
@@ -111,6 +118,12 @@ impl SuiteDefaults {
         pick(&mut self.judge.agent, nearer.judge.agent);
         pick(&mut self.judge.threshold, nearer.judge.threshold);
         pick(&mut self.judge.votes, nearer.judge.votes);
+        pick(&mut self.judge.labels, nearer.judge.labels);
+        pick(&mut self.judge.gate, nearer.judge.gate);
+        pick(
+            &mut self.judge.min_lower_bound,
+            nearer.judge.min_lower_bound,
+        );
         pick(&mut self.sandbox, nearer.sandbox);
         pick(&mut self.hooks, nearer.hooks);
         self.coverage_exclude.extend(nearer.coverage_exclude);
@@ -191,7 +204,14 @@ impl SuiteDefaults {
                 fill(&mut review.model, &self.judge.model);
                 fill(&mut review.agent, &self.judge.agent);
                 fill(&mut review.votes, &self.judge.votes);
+                fill(&mut review.gate, &self.judge.gate);
             }
+        }
+        if let Some(labels) = &self.judge.labels {
+            spec.judge_trust.labels = Some(labels.value.clone());
+        }
+        if let Some(bound) = &self.judge.min_lower_bound {
+            spec.judge_trust.min_lower_bound = Some(bound.value);
         }
     }
 }

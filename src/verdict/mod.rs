@@ -1,8 +1,9 @@
 //! Verdicts: the one results model ([`results`], with each test's [`test_result`]), a repeated test's k-of-n verdict
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
-//! ([`stats`]), how far an LLM judge agrees with people ([`agreement`]) and the labels it is measured against ([`labels`]), the routing figures of routing suites ([`routing`]).
+//! ([`stats`]), how far an LLM judge agrees with people ([`agreement`]) the labels it is measured against ([`labels`]) and its certificate ([`certificate`]), the routing figures of routing suites ([`routing`]).
 
 pub mod agreement;
+pub mod certificate;
 pub mod choices;
 pub mod coverage;
 pub mod labels;

@@ -104,6 +104,10 @@ pub struct Results {
     /// is a routing suite's prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<crate::verdict::routing::Routing>,
+    /// The judged pass rate of each certified judge's reviews, raw and corrected for the
+    /// judge's errors (Rogan–Gladen, issue #40); empty where no review's judge is certified.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<JudgedPassRate>,
 }
 
 /// Whether this aptitude reads results of `version`.
@@ -113,6 +117,58 @@ fn readable(version: u64) -> bool {
 
 /// A readable version, read as [`RESULTS_VERSION`] (older versions hold a subset of its
 /// fields), or an error naming the version found.
+/// One certified judge's reviews in a run: how many it passed, and the pass rate corrected
+/// for its certificate's TPR and TNR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedPassRate {
+    /// The judge profile, in words.
+    pub judge: String,
+    /// Reviews it passed.
+    pub passed: u32,
+    /// Reviews it graded (passed or failed).
+    pub graded: u32,
+    /// The raw pass rate with its Wilson 95 % interval.
+    pub raw: Option<crate::verdict::agreement::Rate>,
+    /// The Rogan–Gladen corrected rate, its interval the correction of the raw bounds;
+    /// `None` for a judge no better than chance.
+    pub corrected: Option<crate::verdict::agreement::Rate>,
+}
+
+/// The [`JudgedPassRate`] of each certified judge over every run's reviews in `tests`.
+pub fn judged_pass_rates(tests: &[TestResult]) -> Vec<JudgedPassRate> {
+    use crate::assertions::AssertionStatus;
+    let mut by: std::collections::BTreeMap<String, (u32, u32, f64, f64)> = Default::default();
+    let runs = tests.iter().flat_map(|t| {
+        if t.runs.is_empty() {
+            std::slice::from_ref(t)
+        } else {
+            &t.runs[..]
+        }
+    });
+    for a in runs.flat_map(|r| &r.assertions) {
+        let Some(rates) = a.judge.as_ref().and_then(|j| j.rates.as_ref()) else {
+            continue;
+        };
+        let e = by
+            .entry(rates.profile.clone())
+            .or_insert((0, 0, rates.tpr, rates.tnr));
+        match a.status {
+            AssertionStatus::Pass => (e.0 += 1, e.1 += 1),
+            AssertionStatus::Fail => ((), e.1 += 1),
+            _ => ((), ()),
+        };
+    }
+    by.into_iter()
+        .map(|(judge, (passed, graded, tpr, tnr))| JudgedPassRate {
+            judge,
+            passed,
+            graded,
+            raw: crate::verdict::agreement::Rate::of(passed, graded),
+            corrected: crate::verdict::agreement::rogan_gladen_rate(passed, graded, tpr, tnr),
+        })
+        .collect()
+}
+
 fn current_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     let found = u64::deserialize(d)?;
     if readable(found) {
@@ -164,6 +220,7 @@ impl Results {
                 .map(|d| d.display().to_string()),
             shard: None,
             routing: crate::verdict::routing::of(&tests),
+            judged: judged_pass_rates(&tests),
             tests,
             summary,
             coverage: None,
@@ -755,6 +812,69 @@ mod tests {
             TestResult::status_of(Some("agent crashed"), &[a(Pass)]),
             TestStatus::Error
         );
+    }
+
+    #[test]
+    fn an_advisory_review_never_fails_its_test_nor_passes_it_alone() {
+        use crate::spec::judge_gate::{CertificateStatus, JudgeGate, JudgeStanding};
+        use AssertionStatus::*;
+        let review = |status, gate, cert| AssertionResult {
+            judge: Some(JudgeStanding::new(gate, cert, None)),
+            ..a(status)
+        };
+        let advisory_fail = review(Fail, JudgeGate::Certified, CertificateStatus::Uncertified);
+        let advisory_error = review(Error, JudgeGate::Certified, CertificateStatus::Decertified);
+        assert_eq!(
+            TestResult::status_of(None, &[a(Pass), advisory_fail.clone(), advisory_error]),
+            TestStatus::Passed
+        );
+        assert_eq!(
+            TestResult::status_of(None, std::slice::from_ref(&advisory_fail)),
+            TestStatus::Skipped,
+            "nothing gated: not a pass"
+        );
+        // Certified under `certified`, or any under `always`: it gates as today.
+        for (gate, cert) in [
+            (JudgeGate::Certified, CertificateStatus::Certified),
+            (JudgeGate::Always, CertificateStatus::Uncertified),
+        ] {
+            assert_eq!(
+                TestResult::status_of(None, &[a(Pass), review(Fail, gate, cert)]),
+                TestStatus::Failed
+            );
+        }
+    }
+
+    #[test]
+    fn a_certified_judges_pass_rate_is_corrected_and_others_are_left_out() {
+        use crate::spec::judge_gate::{
+            CertificateStatus, CertifiedRates, JudgeGate, JudgeStanding,
+        };
+        use AssertionStatus::*;
+        let review = |status, rates: Option<CertifiedRates>| AssertionResult {
+            judge: Some(JudgeStanding {
+                rates,
+                ..JudgeStanding::new(JudgeGate::Always, CertificateStatus::Certified, None)
+            }),
+            ..a(status)
+        };
+        let certified = CertifiedRates {
+            profile: "codex 1, model default".into(),
+            tpr: 0.9,
+            tnr: 0.8,
+        };
+        let mut test = TestResult::new("t", "f", TestStatus::Passed);
+        // 6 of 10 passed by a judge with TPR 0.9, TNR 0.8: (0.6 + 0.8 − 1) / 0.7 = 0.5714.
+        test.assertions = (0..10)
+            .map(|i| review(if i < 6 { Pass } else { Fail }, Some(certified.clone())))
+            .chain([review(Pass, None), review(Error, Some(certified.clone()))])
+            .collect();
+        let rates = judged_pass_rates(&[test]);
+        assert_eq!(rates.len(), 1);
+        assert_eq!((rates[0].passed, rates[0].graded), (6, 10));
+        let corrected = rates[0].corrected.unwrap();
+        assert!((corrected.value - 0.4 / 0.7).abs() < 1e-9, "{corrected:?}");
+        assert!(corrected.low < corrected.value && corrected.value < corrected.high);
     }
 
     #[test]

@@ -369,8 +369,15 @@ impl TestResult {
 
     /// The test status: `error` when the test itself errored; else `failed` if any
     /// assertion failed; else `error` if any errored or was invalid; else `skipped` if
-    /// every assertion was skipped; else `passed`.
+    /// every assertion was skipped; else `passed`. An advisory judge's review
+    /// ([`AssertionResult::advisory`]) does not count: a test of advisory reviews alone is
+    /// `skipped`, never `passed` on a verdict that does not gate.
     pub fn status_of(error: Option<&str>, assertions: &[AssertionResult]) -> TestStatus {
+        let gating: Vec<&AssertionResult> = assertions.iter().filter(|a| !a.advisory()).collect();
+        if error.is_none() && gating.is_empty() && !assertions.is_empty() {
+            return TestStatus::Skipped;
+        }
+        let assertions = gating;
         let any = |s: AssertionStatus| assertions.iter().any(|a| a.status == s);
         if error.is_some() {
             TestStatus::Error

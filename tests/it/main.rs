@@ -11,6 +11,7 @@ mod action;
 mod agents;
 mod architecture;
 mod cassettes;
+mod certify;
 mod claims;
 mod cli;
 mod conversation;

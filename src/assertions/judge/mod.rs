@@ -673,6 +673,8 @@ mod tests {
             model: None,
             agent: None,
             votes: None,
+            gate: None,
+            standing: None,
         }
     }
 

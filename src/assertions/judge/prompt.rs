@@ -58,6 +58,23 @@ Respond with ONLY a JSON object, no other text:
     )
 }
 
+/// The template's version: the first 16 hex digits of the SHA-256 of the prompt made of
+/// fixed inputs, so that any edit to the template's wording changes it (a judge certified
+/// on one template is not certified on another).
+pub fn template_version() -> String {
+    use sha2::Digest;
+    let text = canonical(&Inputs {
+        criteria: "CRITERIA",
+        task: "TASK",
+        answer: Some("ANSWER"),
+    });
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The prompt with a fixed boundary: the same inputs always give the same text. It keys
 /// the cache; it is never sent.
 pub fn canonical(inputs: &Inputs<'_>) -> String {

@@ -696,6 +696,7 @@ impl Ctx {
             limits,
             covers,
             coverage_exclude: Vec::new(),
+            judge_trust: super::judge_gate::JudgeTrust::default(),
             stop: crate::spec::routing::Stop::Never,
             routing_case: None,
             user: user.map(std::sync::Arc::new),

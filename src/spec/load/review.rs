@@ -3,9 +3,11 @@
 //! reads from the final answer.
 
 use super::super::diagnostic::Diagnostic;
+use super::super::judge_gate::{GATE_NAMES, JudgeGate};
 use super::super::node::{Node, Value};
 use super::super::{AssertionKind, DEFAULT_THRESHOLD, MAX_VOTES, ReviewAssertion};
 use super::Ctx;
+use crate::shared::suggest::did_you_mean;
 
 /// The `stdout:` keys of the original aptitude 0.3.x (`exists`, `contains`,
 /// `not_contains`, `matches`, `not_matches`), removed by design (seed 000): a final answer
@@ -109,7 +111,7 @@ impl Ctx {
         }
         self.unknown_keys(
             &fields,
-            &["review", "threshold", "model", "agent", "votes"],
+            &["review", "threshold", "model", "agent", "votes", "gate"],
             "`stdout`",
         );
         let review = match fields.get("review") {
@@ -175,12 +177,40 @@ impl Ctx {
                 }
             },
         };
+        let gate = match fields.get("gate") {
+            None => None,
+            Some(n) => Some(self.gate(n, "gate")?),
+        };
         Some(ReviewAssertion {
+            gate,
+            standing: None,
             review: review?,
             threshold: threshold?,
             model,
             agent,
             votes,
         })
+    }
+
+    /// A `gate:` word (`always`, `certified`, `advisory`); anything else is an error at
+    /// its position with the closest word.
+    pub(super) fn gate(&mut self, node: &Node, key: &str) -> Option<JudgeGate> {
+        let word = self.non_empty_string(node, key)?;
+        if let Some(gate) = JudgeGate::parse(&word) {
+            return Some(gate);
+        }
+        let hint = did_you_mean(&word, GATE_NAMES.iter().copied())
+            .map(|s| format!("did you mean `{s}`?"))
+            .unwrap_or_else(|| {
+                "write `always` (the judge gates, uncertified or not), `certified` (it gates \
+                 only with a valid certificate) or `advisory` (it never gates)"
+                    .to_owned()
+            });
+        self.push(
+            Diagnostic::new(node.pos, format!("unknown `{key}` value `{word}`"))
+                .label("unknown gate")
+                .hint(hint),
+        );
+        None
     }
 }

@@ -41,7 +41,15 @@ pub(in crate::spec) const SUITE_KEYS: &[&str] = &[
 ];
 
 /// The keys of `judge:`.
-pub(in crate::spec) const JUDGE_KEYS: &[&str] = &["model", "agent", "threshold", "votes"];
+pub(in crate::spec) const JUDGE_KEYS: &[&str] = &[
+    "model",
+    "agent",
+    "threshold",
+    "votes",
+    "labels",
+    "gate",
+    "min_lower_bound",
+];
 
 /// Test keys that belong to one test and can not be suite defaults.
 const TEST_ONLY_KEYS: &[&str] = &[
@@ -374,12 +382,58 @@ impl Ctx {
             .get("votes")
             .and_then(|n| self.at_least_one(n, "judge.votes", MAX_VOTES))
             .map(|v| setter(path, &fields, "votes")(v));
+        let labels = fields
+            .get("labels")
+            .and_then(|n| self.non_empty_string(n, "judge.labels"))
+            .map(|dir| {
+                // Relative to this file, as `coverage.exclude` is: the suite moves with it.
+                let base = path.parent().unwrap_or(Path::new(""));
+                setter(path, &fields, "labels")(base.join(dir))
+            });
+        let gate = fields
+            .get("gate")
+            .and_then(|n| self.gate(n, "judge.gate"))
+            .map(|v| setter(path, &fields, "gate")(v));
+        let min_lower_bound = fields
+            .get("min_lower_bound")
+            .and_then(|n| self.lower_bound(n))
+            .map(|v| setter(path, &fields, "min_lower_bound")(v));
         JudgeDefaults {
             model,
             agent,
             threshold,
             votes,
+            labels,
+            gate,
+            min_lower_bound,
         }
+    }
+}
+
+impl Ctx {
+    /// `judge.min_lower_bound`: a number above 0 and at most 1.
+    fn lower_bound(&mut self, node: &Node) -> Option<f64> {
+        let value = match node.value {
+            Value::Float(f) => f,
+            // Any whole number but 1 is out of range; a huge one stays out of it.
+            Value::Int(i) => i32::try_from(i).map_or(f64::INFINITY, f64::from),
+            _ => {
+                self.type_error(node, "judge.min_lower_bound", "a number between 0 and 1");
+                return None;
+            }
+        };
+        if !(value > 0.0 && value <= 1.0) {
+            self.push(
+                Diagnostic::new(
+                    node.pos,
+                    format!("`judge.min_lower_bound` must be above 0 and at most 1, found {value}"),
+                )
+                .label("out of range")
+                .hint("the lowest Wilson 95% lower bound of the TPR and TNR; 0.80 is the default"),
+            );
+            return None;
+        }
+        Some(value)
     }
 }
 
@@ -519,6 +573,56 @@ mod tests {
                 (
                     "6:3 unknown key `exclud` in `coverage`".to_owned(),
                     Some("did you mean `exclude`?".to_owned())
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_judge_gate_labels_and_bound_are_read_and_checked_at_their_position() {
+        let d = load_suite_str(
+            Path::new("suite/aptitude.yaml"),
+            "judge: {gate: certified, labels: people, min_lower_bound: 0.9}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            d.judge.gate.unwrap().value,
+            crate::spec::judge_gate::JudgeGate::Certified
+        );
+        assert_eq!(d.judge.labels.unwrap().value, Path::new("suite/people"));
+        assert_eq!(d.judge.min_lower_bound.unwrap().value, 0.9);
+        let errors = load_suite_str(
+            Path::new("aptitude.yaml"),
+            "judge:\n  gate: certifed\n  min_lower_bound: 1.5\n  label: x\n",
+        )
+        .unwrap_err();
+        let shown: Vec<(String, Option<String>)> = errors
+            .iter()
+            .map(|d| {
+                (
+                    format!("{}:{} {}", d.pos.line, d.pos.column, d.message),
+                    d.hint.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "2:9 unknown `judge.gate` value `certifed`".to_owned(),
+                    Some("did you mean `certified`?".to_owned())
+                ),
+                (
+                    "3:20 `judge.min_lower_bound` must be above 0 and at most 1, found 1.5"
+                        .to_owned(),
+                    Some(
+                        "the lowest Wilson 95% lower bound of the TPR and TNR; 0.80 is the default"
+                            .to_owned()
+                    )
+                ),
+                (
+                    "4:3 unknown key `label` in `judge`".to_owned(),
+                    Some("did you mean `labels`?".to_owned())
                 ),
             ]
         );

@@ -533,6 +533,27 @@ fn every_assertion_kind_is_in_the_kinds_table() {
 }
 
 #[test]
+fn a_review_gate_is_one_of_three_words() {
+    let spec = load(&format!(
+        "{HEAD}  - stdout: {{review: polite, gate: advisory}}\n"
+    ))
+    .unwrap();
+    let AssertionKind::Review(r) = &spec.assertions[0].kind else {
+        panic!("a review")
+    };
+    assert_eq!(r.gate, Some(crate::spec::judge_gate::JudgeGate::Advisory));
+    let spec = load(&format!("{HEAD}  - stdout: {{review: polite}}\n")).unwrap();
+    let AssertionKind::Review(r) = &spec.assertions[0].kind else {
+        panic!("a review")
+    };
+    assert_eq!(r.gate, None, "no gate written: the suite's, else `always`");
+    let errs = errors(&format!(
+        "{HEAD}  - stdout: {{review: polite, gate: advisroy}}\n"
+    ));
+    assert_eq!(errs, ["unknown `gate` value `advisroy`"]);
+}
+
+#[test]
 fn review_votes_are_bounded() {
     let spec = load(&format!("{HEAD}  - stdout: {{review: polite, votes: 3}}\n")).unwrap();
     let AssertionKind::Review(r) = &spec.assertions[0].kind else {
