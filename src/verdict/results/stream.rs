@@ -82,6 +82,7 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
     let mut summary = None;
     let mut coverage = None;
     let mut routing = None;
+    let mut judged = Vec::new();
     let mut value = Vec::new();
     scan.expect(b'{')?;
     if scan.peek()? == Some(b'}') {
@@ -111,6 +112,7 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
                 "summary" => summary = Some(field(&value)?),
                 "coverage" => coverage = field(&value)?,
                 "routing" => routing = field(&value)?,
+                "judged" => judged = field(&value)?,
                 _ => {}
             }
         }
@@ -135,6 +137,7 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
         summary: summary.ok_or_else(|| missing("summary"))?,
         coverage,
         routing,
+        judged,
     })
 }
 
@@ -355,6 +358,13 @@ mod tests {
             summary: base.summary,
             coverage: Some(crate::verdict::coverage::Coverage::default()),
             routing: Some(crate::verdict::routing::Routing::default()),
+            judged: vec![crate::verdict::results::JudgedPassRate {
+                judge: "claude (fake-model)".into(),
+                passed: 3,
+                graded: 4,
+                raw: crate::verdict::agreement::Rate::of(3, 4),
+                corrected: None,
+            }],
         }
     }
 
