@@ -392,6 +392,7 @@ impl CliAgent {
             raw,
             raw_cut,
             mut dialog,
+            ..
         } = streamed;
         // What the agent asked rests on what crossed the gateway.
         if let Some(d) = dialog.as_mut() {
@@ -490,10 +491,7 @@ impl CliAgent {
         Some(match channel {
             Some(channel) => {
                 let record = channel.channel();
-                Ok((
-                    channel,
-                    super::conversation::Conversation::new(user, record),
-                ))
+                Ok((channel, conversation_of(req, user, record)))
             }
             None => Err(super::conversation::Conversation::no_channel(
                 self.cli.no_ask_channel(),
@@ -507,6 +505,7 @@ impl CliAgent {
     /// whose stream is appended to the run's, within what is left of its timeout.
     async fn follow_ups(
         &self,
+        req: &ExecuteRequest<'_>,
         streamed: &mut Streamed,
         (spec, cancel, user): (
             &Spec,
@@ -515,7 +514,8 @@ impl CliAgent {
         ),
         (task, home): (&Task<'_>, &Path),
     ) -> crate::transcript::dialog::Dialog {
-        let mut talk = super::conversation::Conversation::new(
+        let mut talk = conversation_of(
+            req,
             user.clone(),
             crate::transcript::dialog::Channel::PlainText,
         );
@@ -538,7 +538,11 @@ impl CliAgent {
                 break;
             };
             let calls = streamed.parser.calls().len();
-            let Some(reply) = talk.ask(question, calls) else {
+            let left = spec.timeout.saturating_sub(Duration::from_millis(used));
+            let Some(reply) = self
+                .answer(&mut talk, (question, calls), (task.model, left, cancel))
+                .await
+            else {
                 break;
             };
             let next = Task {
@@ -568,7 +572,69 @@ impl CliAgent {
                 ..output
             };
         }
-        talk.finish()
+        let (dialog, replies) = talk.finish_with_replies();
+        streamed.user_replies = replies;
+        dialog
+    }
+
+    /// The user's reply to `question` (asked after `calls` tool calls), recorded: the
+    /// script; else the simulated user — the cassette's reply in a replay, or a one-shot
+    /// call of this agent's CLI with no tools in an empty directory ([`Self::simulate`]),
+    /// within `left` of the test's time; `None` when nobody replies.
+    async fn answer(
+        &self,
+        talk: &mut super::conversation::Conversation,
+        (question, calls): (&str, usize),
+        (model, left, cancel): (Option<&str>, Duration, &CancellationToken),
+    ) -> Option<String> {
+        use super::conversation::Next;
+        match talk.next(question) {
+            Next::Scripted(reply) => talk.record(question, calls, Some(reply)),
+            Next::Nothing => talk.record(question, calls, None),
+            Next::Simulate { prompt } => {
+                let outcome = match talk.replayed(question) {
+                    Some(replayed) => replayed.map(|r| (r, None)),
+                    None => {
+                        let timeout = left.min(super::conversation::SIMULATED_USER_TIMEOUT);
+                        self.simulate(&prompt, model, timeout, cancel)
+                            .await
+                            .map(|(text, usage)| (text, Some(usage)))
+                    }
+                };
+                talk.simulated(question, calls, outcome)
+            }
+        }
+    }
+
+    /// One model call of the simulated user: `prompt` through this agent's grading call
+    /// ([`Agent::grade`]: tools-less, in an empty scratch directory, through its own
+    /// gateway endpoint, so the spend ledger counts it). Its usage is the CLI's report, or,
+    /// when that has no cost, what the gateway metered (tokens and list-price cost), when
+    /// it metered every request.
+    ///
+    /// # Errors
+    /// Why the call gave no reply (it failed, timed out, or was refused).
+    async fn simulate(
+        &self,
+        prompt: &str,
+        model: Option<&str>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<(String, crate::transcript::Usage), String> {
+        let (reply, traffic) = self
+            .grade_metered(prompt, model, timeout, cancel)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut usage = reply.usage;
+        let metered = traffic.filter(|t| t.requests > 0 && t.unmetered == 0);
+        if let (None, Some(t)) = (usage.cost_usd, metered) {
+            usage.input_tokens = t.input_tokens;
+            usage.output_tokens = t.output_tokens;
+            usage.cache_read_input_tokens = t.cache_read_input_tokens;
+            usage.cache_creation_input_tokens = t.cache_creation_input_tokens;
+            usage.cost_usd = t.cost_usd;
+        }
+        Ok((reply.text, usage))
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -642,6 +708,8 @@ struct Streamed {
     raw: Vec<String>,
     raw_cut: bool,
     dialog: Option<crate::transcript::dialog::Dialog>,
+    /// The simulated user's replies, for the run's cassette.
+    user_replies: Vec<crate::gateway::cassette::UserReply>,
 }
 
 /// A run's conversation while its process streams: the agent's stdio channel and the user
@@ -654,6 +722,20 @@ type Talk = Result<
     ),
     crate::transcript::dialog::Dialog,
 >;
+
+/// The conversation of `req`'s run with `user` over `channel`: in a replay, the simulated
+/// user answers from the cassette's replies.
+fn conversation_of(
+    req: &ExecuteRequest<'_>,
+    user: std::sync::Arc<crate::spec::user::User>,
+    channel: crate::transcript::dialog::Channel,
+) -> super::conversation::Conversation {
+    let talk = super::conversation::Conversation::new(user, channel);
+    match req.replay {
+        Some(replaying) => talk.replaying(replaying.cassette.user.clone()),
+        None => talk,
+    }
+}
 
 /// What a run's recorded exchanges have in place of its own paths: the workspace copy, the
 /// private home and the agent's installation (under both of its names).
@@ -754,8 +836,10 @@ async fn stream(
         }
     })
     .await?;
+    let mut user_replies = Vec::new();
     if let Some((_, conversation, _)) = live {
-        dialog = Some(conversation.finish());
+        let (record, replies) = conversation.finish_with_replies();
+        (dialog, user_replies) = (Some(record), replies);
     }
     Ok(Streamed {
         output,
@@ -763,6 +847,7 @@ async fn stream(
         raw,
         raw_cut,
         dialog,
+        user_replies,
     })
 }
 
@@ -964,7 +1049,7 @@ impl Agent for CliAgent {
             };
             let talk = (&spec, &cancel, user);
             streamed.dialog = Some(
-                self.follow_ups(&mut streamed, talk, (&task, home.path()))
+                self.follow_ups(&req, &mut streamed, talk, (&task, home.path()))
                     .await,
             );
         }
@@ -972,7 +1057,8 @@ impl Agent for CliAgent {
         let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {
             Some(routed) => {
-                let (traffic, wire) = routed.finish(std::mem::take(&mut mcp.recorded)).await;
+                let user = std::mem::take(&mut streamed.user_replies);
+                let (traffic, wire) = routed.finish(std::mem::take(&mut mcp.recorded), user).await;
                 (Some(traffic), Some(wire))
             }
             None => (None, None),
@@ -988,6 +1074,23 @@ impl Agent for CliAgent {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<GradeReply, AgentError> {
+        Ok(self.grade_metered(prompt, model, timeout, cancel).await?.0)
+    }
+}
+
+impl CliAgent {
+    /// [`Agent::grade`], and what the call's gateway endpoint metered (`None` when it
+    /// went direct).
+    ///
+    /// # Errors
+    /// As [`Agent::grade`].
+    async fn grade_metered(
+        &self,
+        prompt: &str,
+        model: Option<&str>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<(GradeReply, Option<crate::gateway::Traffic>), AgentError> {
         let binary = self.binary()?;
         let home =
             private_home(self.kind()).map_err(|e| AgentError::Grade(no_home(self.kind(), &e)))?;
@@ -1040,13 +1143,14 @@ impl Agent for CliAgent {
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
-        if let Some(routed) = routed {
-            let _ = routed.finish(Default::default()).await;
-        }
+        let traffic = match routed {
+            Some(routed) => Some(routed.finish(Default::default(), Vec::new()).await.0),
+            None => None,
+        };
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));
         }
-        self.cli.grade_reply(&stdout, &out, timeout)
+        Ok((self.cli.grade_reply(&stdout, &out, timeout)?, traffic))
     }
 }
 

@@ -162,7 +162,7 @@ struct TestFile {
     /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
     limits: Option<LimitsField>,
     /// Who answers the agent's questions: a `script` of fixed replies tried first, and
-    /// with a `goal` a simulated user for the rest (not built yet). The conversation
+    /// with a `goal` a simulated user (a tools-less model call) for the rest. The conversation
     /// assertions (`asked`, `did_not_ask`, `user_turns`, `elicited`) need it
     /// (docs/conversations.md).
     user: Option<UserField>,

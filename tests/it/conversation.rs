@@ -47,9 +47,10 @@ fn validate_explain_shows_the_user_without_its_facts() {
     out.code(0);
     assert!(
         out.stdout.contains(
-            "user        1 script line, then no reply yet to other questions (the simulated \
-             user of `goal:` is not built: `user_turns` and `elicited` are then error); at \
-             most 4 replies; knows name, sides  [dice.aptitude.yaml:3]"
+            "user        1 script line, then the simulated user (`goal:`, a model call) for \
+             other questions (on Codex's plain-text channel and in replays; elsewhere no \
+             reply, and `user_turns` and `elicited` are then error); at most 4 replies; \
+             knows name, sides  [dice.aptitude.yaml:3]"
         ),
         "{}",
         out.stdout
@@ -441,5 +442,100 @@ fn a_codex_conversation_replays_without_the_model() {
             Turn::Text("How many sides should the die have?".into()),
             Turn::Text("Done.".into()),
         ],
+    );
+}
+
+/// The simulated user (issue 41, item 1) on Codex: a question no script line answers goes
+/// to a tools-less model call of the agent's CLI through aptitude's gateway, seeing the
+/// persona, goal and facts but not the assertions; its answer is the prompt of the
+/// follow-up turn; its cost is on its own line; a replay answers it from the cassette
+/// with 0 model requests.
+#[test]
+fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
+    let codex = AGENTS[1]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-codex-simulated";
+    model.script(
+        marker,
+        vec![
+            Turn::Text("I can add it.\n\nWhat should the command be called?".into()),
+            Turn::Text("Done: the roll command.".into()),
+        ],
+    );
+    // The simulated user's call is its own conversation, found by its goal's marker.
+    model.script("simuser-goal", vec![Turn::Text("Call it roll.".into())]);
+    suite.file("tests/sim/README", "a fixture\n");
+    suite.file(
+        "tests/sim.aptitude.yaml",
+        &format!(
+            "name: sim\nprompt: \"{marker}\"\nworkspace: sim\nuser:\n  persona: Terse analyst\n  goal: \"simuser-goal: a command that rolls one die\"\n  knows: {{name: roll}}\n  script:\n    - {{when: sides, say: Six.}}\nassertions:\n  - asked: {{about: called}}\n  - user_turns: {{min: 1, max: 1}}\n  - elicited: [name]\n"
+        ),
+    );
+    let (code, recorded, stderr) =
+        run_on(&suite, &model, &codex, &["--no-grade", "--record-model"]);
+    let t = test(&recorded, "sim");
+    assert_eq!(code, 0, "{stderr}\n{t:#}");
+    assert_eq!(t["status"], "passed", "{t:#}");
+    let agent = model.requests_for(marker);
+    assert_eq!(agent.len(), 2, "the question, then the follow-up turn");
+    assert!(
+        agent[1].body.to_string().contains("Call it roll."),
+        "the simulated user's answer reaches the agent's next request"
+    );
+    let simulated = model.requests_for("simuser-goal");
+    assert_eq!(simulated.len(), 1, "one simulated-user call");
+    let prompt = simulated[0].body.to_string();
+    assert!(
+        prompt.contains("Terse analyst")
+            && prompt.contains("- name: roll")
+            && prompt.contains("What should the command be called?"),
+        "it sees the persona, the facts and the question: {prompt}"
+    );
+    assert!(
+        !prompt.contains("elicited") && !prompt.contains("user_turns"),
+        "it never sees the assertions"
+    );
+    let dialog = &t["dialog"];
+    assert_eq!(
+        dialog["exchanges"][0]["reply"]["source"]["kind"],
+        "simulated"
+    );
+    assert_eq!(dialog["exchanges"][0]["reply"]["text"], "Call it roll.");
+    let cost = &dialog["simulated_usage"];
+    assert!(
+        cost["input_tokens"].as_u64().unwrap_or(0) > 0,
+        "its own cost line: {dialog:#}"
+    );
+    let agent_tokens = t["model_traffic"]["input_tokens"].as_u64().unwrap_or(0);
+    assert!(
+        t["usage"]["input_tokens"].as_u64().unwrap_or(0) >= agent_tokens,
+        "{t:#}"
+    );
+
+    let asked = model.requests().len();
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    let (code, replayed, stderr) = run_on(
+        &suite,
+        &model,
+        &codex,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    );
+    let r = test(&replayed, "sim");
+    assert_eq!(code, 0, "replay\n{stderr}\n{r:#}");
+    assert_eq!(r["status"], "passed", "{r:#}");
+    assert_eq!(
+        model.requests().len(),
+        asked,
+        "the replay asked the model nothing, the simulated user included"
+    );
+    assert_eq!(
+        r["dialog"]["exchanges"], dialog["exchanges"],
+        "the same dialog"
+    );
+    assert!(
+        r["dialog"].get("simulated_usage").is_none(),
+        "a replay spends nothing on the simulated user"
     );
 }
