@@ -359,7 +359,7 @@ fn user_text(user: &spec::user::User) -> String {
     let rest = if user.script_only() {
         "no reply to other questions (no `goal:`)"
     } else {
-        "the simulated user (`goal:`, a model call) for other questions (on Codex's \
+        "the simulated user (`goal:`, a model call) for other questions (on the \
          plain-text channel and in replays; elsewhere no reply, and `user_turns` and \
          `elicited` are then error)"
     };

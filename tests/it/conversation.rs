@@ -48,7 +48,7 @@ fn validate_explain_shows_the_user_without_its_facts() {
     assert!(
         out.stdout.contains(
             "user        1 script line, then the simulated user (`goal:`, a model call) for \
-             other questions (on Codex's plain-text channel and in replays; elsewhere no \
+             other questions (on the plain-text channel and in replays; elsewhere no \
              reply, and `user_turns` and `elicited` are then error); at most 4 replies; \
              knows name, sides  [dice.aptitude.yaml:3]"
         ),
@@ -352,16 +352,16 @@ fn codex_that_does_not_ask_fails_asked() {
     );
 }
 
-/// On an agent with no channel yet (Gemini CLI), a test with a `user:` runs as one prompt
+/// On an agent with no channel yet (opencode), a test with a `user:` runs as one prompt
 /// and every conversation assertion is `error`, naming the agent — never a pass, even for
 /// `did_not_ask` on a run that asked nothing.
 #[test]
 fn an_agent_without_a_channel_gets_error_never_a_pass() {
-    let gemini = AGENTS[2]();
-    assert_eq!(gemini.name, "gemini");
+    let opencode = AGENTS[4]();
+    assert_eq!(opencode.name, "opencode");
     let model = ScriptedModel::start();
     let suite = Suite::new();
-    let marker = "talk-gemini-none";
+    let marker = "talk-opencode-none";
     model.script(marker, vec![Turn::Text("Done.".into())]);
     suite.file("tests/none/README", "a fixture\n");
     suite.file(
@@ -370,7 +370,7 @@ fn an_agent_without_a_channel_gets_error_never_a_pass() {
             "name: none\nprompt: \"{marker}\"\nworkspace: none\nuser:\n  script: [{{when: sides, say: six}}]\nassertions:\n  - did_not_ask: {{about: sides}}\n  - user_turns: {{max: 3}}\n"
         ),
     );
-    let (code, results, stderr) = run_on(&suite, &model, &gemini, &["--no-grade"]);
+    let (code, results, stderr) = run_on(&suite, &model, &opencode, &["--no-grade"]);
     assert!(results.is_object(), "exit {code}: {stderr}");
     let t = test(&results, "none");
     assert_eq!(t["status"], "error", "{t:#}");
@@ -379,7 +379,7 @@ fn an_agent_without_a_channel_gets_error_never_a_pass() {
         let detail = a["detail"].as_str().unwrap_or_default();
         assert!(
             detail.contains("no channel carries the agent's questions")
-                && detail.contains("gemini"),
+                && detail.contains("opencode"),
             "{detail}"
         );
     }
@@ -403,6 +403,13 @@ fn record_and_replay_a_conversation(agent_index: usize, turns: Vec<Turn>) {
     let (code, recorded, stderr) =
         run_on(&suite, &model, &agent, &["--no-grade", "--record-model"]);
     assert_eq!(code, 0, "{}: recording\n{stderr}\n{recorded:#}", agent.name);
+    let turns = model.requests_for(&marker);
+    let last = turns.last().map(|r| r.body.to_string()).unwrap_or_default();
+    assert!(
+        turns.len() >= 2 && last.contains("Six-sided, 1 to 6."),
+        "{}: the model's next request holds the answer: {last}",
+        agent.name
+    );
     let asked = model.requests().len();
     let kept = suite.path().join("recorded.json");
     std::fs::copy(suite.results_path(), &kept).unwrap();
@@ -537,5 +544,22 @@ fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
     assert!(
         r["dialog"].get("simulated_usage").is_none(),
         "a replay spends nothing on the simulated user"
+    );
+}
+
+/// Gemini CLI asks in plain text (headless, it removes `ask_user`): the scripted answer is
+/// the prompt of a follow-up turn in the same session (`gemini --resume SESSION`), the
+/// model's next request holds the question and the answer, and the conversation replays
+/// with 0 model requests.
+#[test]
+fn gemini_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
+    let gemini = AGENTS[2]();
+    assert_eq!(gemini.name, "gemini");
+    record_and_replay_a_conversation(
+        2,
+        vec![
+            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+            Turn::Text("Done: a six-sided roll command.".into()),
+        ],
     );
 }
