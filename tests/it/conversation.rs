@@ -563,3 +563,46 @@ fn gemini_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
         ],
     );
 }
+
+/// A repeated test gives the rate of asking with its interval: 4 runs of Codex, 2 of which
+/// ask (the scripted model's first turn alternates), tally `asked` as 2 of 4 judged runs,
+/// pass rate 0.5 with its Wilson 95% interval, and the assertion flaky.
+#[test]
+fn repeats_give_the_rate_of_asking_with_its_interval() {
+    let codex = AGENTS[1]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-codex-repeats";
+    let ask = || Turn::Text("How many sides should the die have?".into());
+    let done = || Turn::Text("Done.".into());
+    model.script(
+        marker,
+        vec![Turn::Sequence(vec![ask(), done(), ask(), done()]), done()],
+    );
+    suite.file("tests/rep/README", "a fixture\n");
+    suite.file(
+        "tests/rep.aptitude.yaml",
+        &format!(
+            "name: rep\nprompt: \"{marker}\"\nworkspace: rep\nruns: 4\nmin_pass: 1\nuser:\n  script:\n    - {{when: sides, say: Six.}}\nassertions:\n  - asked: {{about: sides}}\n"
+        ),
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &codex, &["--no-grade", "--jobs", "2"]);
+    let t = test(&results, "rep");
+    assert_eq!(code, 0, "{stderr}\n{t:#}");
+    let asked = &t["repeat"]["assertions"][0];
+    assert_eq!(asked["kind"], "asked", "{asked:#}");
+    assert_eq!(
+        (asked["passed"].as_u64(), asked["failed"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(asked["pass_rate"], 0.5);
+    let (low, high) = (
+        asked["wilson_low"].as_f64().unwrap(),
+        asked["wilson_high"].as_f64().unwrap(),
+    );
+    assert!(
+        (low - 0.150).abs() < 0.001 && (high - 0.850).abs() < 0.001,
+        "{asked:#}"
+    );
+    assert_eq!(asked["flaky"], true);
+}
