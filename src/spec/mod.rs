@@ -771,6 +771,9 @@ pub struct ReviewAssertion {
     /// `votes: n`: independent grading calls whose median score decides (1–25); `None`
     /// uses the run's `--judge-votes` (default 1).
     pub votes: Option<u32>,
+    /// `include_dialog: true`: the judge also sees the run's conversation with its
+    /// `user:` (each question and reply), the user's words framed as untrusted data.
+    pub include_dialog: bool,
 }
 
 /// The most runs one test may ask for (`runs:`, `--runs`).

@@ -825,7 +825,7 @@ struct ToolItem {
     variants: Option<VariantNames>,
 }
 
-/// `stdout: {review, threshold, model, agent}`.
+/// `stdout: {review, threshold, model, agent, votes, include_dialog}`.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[expect(dead_code, reason = "schema only")]
@@ -854,6 +854,9 @@ struct Review {
     /// `--judge-votes`).
     #[schemars(range(min = 1, max = 25))]
     votes: Option<u32>,
+    /// The judge also sees the run's conversation with its `user:` (each question and
+    /// reply), the user's words framed as untrusted; needs a `user:` (default false).
+    include_dialog: Option<bool>,
 }
 
 /// Declares a list item made of one kind key (with a value of the given type) and, for
