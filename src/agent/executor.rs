@@ -610,7 +610,7 @@ impl CliAgent {
     /// ([`Agent::grade`]: tools-less, in an empty scratch directory, through its own
     /// gateway endpoint, so the spend ledger counts it). Its usage is the CLI's report, or,
     /// when that has no cost, what the gateway metered (tokens and list-price cost), when
-    /// it metered every request.
+    /// it metered every request; its `duration_ms` the call's wall time.
     ///
     /// # Errors
     /// Why the call gave no reply (it failed, timed out, or was refused).
@@ -621,6 +621,7 @@ impl CliAgent {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<(String, crate::transcript::Usage), String> {
+        let started = std::time::Instant::now();
         let (reply, traffic) = self
             .grade_metered(prompt, model, timeout, cancel)
             .await
@@ -634,6 +635,8 @@ impl CliAgent {
             usage.cache_creation_input_tokens = t.cache_creation_input_tokens;
             usage.cost_usd = t.cost_usd;
         }
+        // The wall time the call added to the run, whatever the CLI reported.
+        usage.duration_ms = Some(started.elapsed().as_millis() as u64);
         Ok((reply.text, usage))
     }
 

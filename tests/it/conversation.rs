@@ -452,17 +452,16 @@ fn a_codex_conversation_replays_without_the_model() {
     );
 }
 
-/// The simulated user (issue 41, item 1) on Codex: a question no script line answers goes
+/// The simulated user (issue 41, item 1) on `agent`: a question no script line answers goes
 /// to a tools-less model call of the agent's CLI through aptitude's gateway, seeing the
 /// persona, goal and facts but not the assertions; its answer is the prompt of the
 /// follow-up turn; its cost is on its own line; a replay answers it from the cassette
 /// with 0 model requests.
-#[test]
-fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
-    let codex = AGENTS[1]();
+fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usize) {
+    let codex = AGENTS[agent_index]();
     let model = ScriptedModel::start();
     let suite = Suite::new();
-    let marker = "talk-codex-simulated";
+    let marker = "talk-simulated";
     model.script(
         marker,
         vec![
@@ -514,6 +513,15 @@ fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
         cost["input_tokens"].as_u64().unwrap_or(0) > 0,
         "its own cost line: {dialog:#}"
     );
+    // The closing note's figure: what one simulated-user turn adds.
+    eprintln!(
+        "{}: one simulated-user turn: {} ms, {} input + {} output tokens, cost {}",
+        codex.name,
+        cost["duration_ms"],
+        cost["input_tokens"],
+        cost["output_tokens"],
+        cost["cost_usd"]
+    );
     let agent_tokens = t["model_traffic"]["input_tokens"].as_u64().unwrap_or(0);
     assert!(
         t["usage"]["input_tokens"].as_u64().unwrap_or(0) >= agent_tokens,
@@ -545,6 +553,18 @@ fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
         r["dialog"].get("simulated_usage").is_none(),
         "a replay spends nothing on the simulated user"
     );
+}
+
+/// The simulated user on Codex (`codex exec` as its one-shot call).
+#[test]
+fn codex_simulated_user_answers_what_the_script_does_not_and_replays() {
+    simulated_user_answers_what_the_script_does_not_and_replays(1);
+}
+
+/// The simulated user on Gemini CLI (`gemini -p … --approval-mode plan`).
+#[test]
+fn gemini_simulated_user_answers_what_the_script_does_not_and_replays() {
+    simulated_user_answers_what_the_script_does_not_and_replays(2);
 }
 
 /// Gemini CLI asks in plain text (headless, it removes `ask_user`): the scripted answer is
