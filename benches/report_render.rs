@@ -61,6 +61,7 @@ fn cassette(i: usize, first: &serde_json::Value) -> aptitude::gateway::cassette:
         exchanges,
         dropped: None,
         mcp: Default::default(),
+        user: Vec::new(),
     }
 }
 

@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use crate::spec::user::User;
+use crate::gateway::cassette::UserReply;
+use crate::spec::user::{STOP_TOKEN, User};
+use crate::transcript::Usage;
 use crate::transcript::dialog::{Channel, Dialog, Exchange, Reply, ReplySource};
 
 /// What a channel writes back after one line of the agent's stdout.
@@ -44,11 +46,34 @@ pub fn question_in(final_text: &str) -> Option<&str> {
     last.contains('?').then_some(last)
 }
 
+/// How long one model call of the simulated user may take (within what is left of the
+/// test's `timeout`).
+pub const SIMULATED_USER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// What answers a question, before any reply is recorded ([`Conversation::next`]).
+#[derive(Debug)]
+pub enum Next {
+    /// A `script:` line.
+    Scripted(Reply),
+    /// The simulated user: a model call with this prompt ([`User::simulator_prompt`]), or,
+    /// in a replay, the cassette's reply ([`Conversation::replayed`]).
+    Simulate {
+        /// The simulated user's prompt.
+        prompt: String,
+    },
+    /// Nobody: the user has no replies left, or no line matches and there is no `goal:`.
+    Nothing,
+}
+
 /// The user of one run, and the record of what was asked and replied.
 #[derive(Debug)]
 pub struct Conversation {
     user: Arc<User>,
     dialog: Dialog,
+    /// In a replay, the simulated user's replies the cassette holds, not yet given.
+    recorded: Option<Vec<UserReply>>,
+    /// The simulated user's replies given in this run, for the run's cassette.
+    kept: Vec<UserReply>,
 }
 
 impl Conversation {
@@ -61,8 +86,19 @@ impl Conversation {
                 exchanges: Vec::new(),
                 incomplete: None,
                 unwitnessed: None,
+                simulated_usage: None,
+                goal_met: false,
             },
+            recorded: None,
+            kept: Vec::new(),
         }
+    }
+
+    /// The conversation of a replayed run: the simulated user answers from `recorded`
+    /// (the cassette's replies), never from the model.
+    pub fn replaying(mut self, recorded: Vec<UserReply>) -> Self {
+        self.recorded = Some(recorded);
+        self
     }
 
     /// The record of a run whose agent has no channel for its questions (`why`).
@@ -72,36 +108,58 @@ impl Conversation {
             exchanges: Vec::new(),
             incomplete: None,
             unwitnessed: None,
+            simulated_usage: None,
+            goal_met: false,
         }
     }
 
-    /// The reply to `question`, asked after `calls_before` tool calls, recorded: the first
-    /// script line that matches, while the user has replies left; `None` otherwise (the
-    /// agent is then told that the user gave no answer).
-    pub fn ask(&mut self, question: &str, calls_before: usize) -> Option<String> {
-        let replies = self.dialog.replies().count() as u32;
-        let reply = if replies >= self.user.max_turns {
-            None
-        } else {
-            match self.user.scripted(question) {
-                Some(line) => Some(Reply {
-                    text: line.say.clone(),
-                    source: ReplySource::Scripted { line: line.line },
-                }),
-                None => {
-                    if self.user.goal.is_some() && self.dialog.incomplete.is_none() {
-                        // A question for the simulated user, which is not built yet: the
-                        // replies it would have given are missing from the record.
-                        self.dialog.incomplete = Some(
-                            "a question no script line matched was left unanswered: the \
-                             simulated user (`goal:`) does not answer yet"
-                                .to_owned(),
-                        );
-                    }
-                    None
-                }
+    /// What answers `question`: the first script line that matches, while the user has
+    /// replies left; else the simulated user when the test has a `goal:`; else nobody.
+    pub fn next(&self, question: &str) -> Next {
+        if !self.has_replies_left() {
+            return Next::Nothing;
+        }
+        if let Some(line) = self.user.scripted(question) {
+            return Next::Scripted(Reply {
+                text: line.say.clone(),
+                source: ReplySource::Scripted { line: line.line },
+            });
+        }
+        if self.user.goal.is_none() {
+            return Next::Nothing;
+        }
+        let before: Vec<(&str, &str)> = self
+            .dialog
+            .exchanges
+            .iter()
+            .filter_map(|e| Some((e.question.as_str(), e.reply.as_ref()?.text.as_str())))
+            .collect();
+        Next::Simulate {
+            prompt: self.user.simulator_prompt(&before, question),
+        }
+    }
+
+    /// In a replay, the cassette's reply of the simulated user to `question` (the first
+    /// not yet given that was a reply to the same question), or why there is none; `None`
+    /// when the run is not a replay (the model is asked).
+    pub fn replayed(&mut self, question: &str) -> Option<Result<String, String>> {
+        let recorded = self.recorded.as_mut()?;
+        Some(match recorded.iter().position(|r| r.question == question) {
+            Some(i) => Ok(recorded.remove(i).reply),
+            None => {
+                Err("the cassette holds no reply of the simulated user to this question".to_owned())
             }
-        };
+        })
+    }
+
+    /// Records `question`, asked after `calls_before` tool calls, with `reply` (`None`:
+    /// the agent is told that the user gave no answer), and returns the reply's text.
+    pub fn record(
+        &mut self,
+        question: &str,
+        calls_before: usize,
+        reply: Option<Reply>,
+    ) -> Option<String> {
         let text = reply.as_ref().map(|r| r.text.clone());
         self.dialog.exchanges.push(Exchange {
             question: question.to_owned(),
@@ -111,14 +169,86 @@ impl Conversation {
         text
     }
 
-    /// Whether the user may still reply.
+    /// Records the simulated user's answer to `question`: the model's reply and what its
+    /// call used, or why there is none (the record is then incomplete, and the assertions
+    /// on replies `error`). A reply holding [`STOP_TOKEN`] ends the conversation (the goal
+    /// is met); what it says besides the token is still sent. Returns the text to send.
+    pub fn simulated(
+        &mut self,
+        question: &str,
+        calls_before: usize,
+        outcome: Result<(String, Option<Usage>), String>,
+    ) -> Option<String> {
+        let reply = match outcome {
+            Ok((raw, usage)) => {
+                if let Some(usage) = usage {
+                    self.dialog
+                        .simulated_usage
+                        .get_or_insert_with(Usage::default)
+                        .add(&usage);
+                }
+                self.kept.push(UserReply {
+                    question: question.to_owned(),
+                    reply: raw.clone(),
+                });
+                let said = raw.replace(STOP_TOKEN, "").trim().to_owned();
+                if raw.contains(STOP_TOKEN) {
+                    self.dialog.goal_met = true;
+                } else if said.is_empty() {
+                    self.incomplete("the simulated user's reply was empty".to_owned());
+                }
+                (!said.is_empty()).then_some(Reply {
+                    text: said,
+                    source: ReplySource::Simulated,
+                })
+            }
+            Err(why) => {
+                self.incomplete(format!("the simulated user could not answer: {why}"));
+                None
+            }
+        };
+        self.record(question, calls_before, reply)
+    }
+
+    fn incomplete(&mut self, why: String) {
+        self.dialog.incomplete.get_or_insert(why);
+    }
+
+    /// The reply to `question`, asked after `calls_before` tool calls, recorded, where no
+    /// model call can be awaited (Claude Code's stdio channel answers inside its stdout
+    /// reader): the script, or the cassette's reply in a replay; a question for the live
+    /// simulated user is left unanswered and the record marked incomplete.
+    pub fn ask(&mut self, question: &str, calls_before: usize) -> Option<String> {
+        match self.next(question) {
+            Next::Scripted(reply) => self.record(question, calls_before, Some(reply)),
+            Next::Nothing => self.record(question, calls_before, None),
+            Next::Simulate { .. } => match self.replayed(question) {
+                Some(outcome) => self.simulated(question, calls_before, outcome.map(|r| (r, None))),
+                None => {
+                    self.incomplete(
+                        "a question no script line matched was left unanswered: the \
+                         simulated user (`goal:`) does not answer on this channel yet"
+                            .to_owned(),
+                    );
+                    self.record(question, calls_before, None)
+                }
+            },
+        }
+    }
+
+    /// Whether the user may still reply: replies left and the goal not met.
     pub fn has_replies_left(&self) -> bool {
-        (self.dialog.replies().count() as u32) < self.user.max_turns
+        (self.dialog.replies().count() as u32) < self.user.max_turns && !self.dialog.goal_met
     }
 
     /// The record.
     pub fn finish(self) -> Dialog {
         self.dialog
+    }
+
+    /// The record, and the simulated user's replies for the run's cassette.
+    pub fn finish_with_replies(self) -> (Dialog, Vec<UserReply>) {
+        (self.dialog, self.kept)
     }
 }
 
@@ -171,9 +301,68 @@ mod tests {
     }
 
     #[test]
-    fn a_question_for_the_simulated_user_marks_the_record_incomplete() {
+    fn a_question_for_the_simulated_user_on_a_sync_channel_marks_the_record_incomplete() {
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
         assert_eq!(talk.ask("Which name?", 0), None);
         assert!(talk.finish().incomplete.is_some());
+    }
+
+    #[test]
+    fn the_simulated_user_answers_what_the_script_does_not_and_its_cost_is_kept() {
+        let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
+        let Next::Simulate { prompt } = talk.next("Which name?") else {
+            panic!("the simulated user answers");
+        };
+        assert!(prompt.contains("a die") && prompt.contains("Which name?"));
+        let usage = Usage {
+            output_tokens: 5,
+            cost_usd: Some(0.01),
+            ..Usage::default()
+        };
+        let sent = talk.simulated("Which name?", 1, Ok(("Call it roll.".into(), Some(usage))));
+        assert_eq!(sent.as_deref(), Some("Call it roll."));
+        assert!(matches!(talk.next("How many sides?"), Next::Scripted(_)));
+        let (dialog, kept) = talk.finish_with_replies();
+        assert_eq!(
+            dialog.exchanges[0].reply.as_ref().map(|r| &r.source),
+            Some(&ReplySource::Simulated)
+        );
+        assert_eq!(dialog.simulated_usage.and_then(|u| u.cost_usd), Some(0.01));
+        assert_eq!(kept[0].reply, "Call it roll.");
+        assert!(dialog.incomplete.is_none());
+    }
+
+    #[test]
+    fn the_stop_token_ends_the_conversation_and_a_failed_call_is_incomplete() {
+        let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
+        let sent = talk.simulated("Anything else?", 0, Ok((STOP_TOKEN.to_owned(), None)));
+        assert_eq!(sent, None, "the token alone is no reply");
+        assert!(!talk.has_replies_left(), "the goal is met");
+        let dialog = talk.finish();
+        assert!(dialog.goal_met && dialog.incomplete.is_none());
+
+        let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
+        assert_eq!(talk.simulated("Which?", 0, Err("timed out".into())), None);
+        let why = talk.finish().incomplete.unwrap();
+        assert!(why.contains("timed out"), "{why}");
+    }
+
+    #[test]
+    fn a_replay_answers_from_the_cassette_and_never_from_the_model() {
+        let recorded = vec![UserReply {
+            question: "Which name?".into(),
+            reply: "roll".into(),
+        }];
+        let mut talk =
+            Conversation::new(user(Some("a die"), 4), Channel::PlainText).replaying(recorded);
+        assert_eq!(talk.ask("Which name?", 0).as_deref(), Some("roll"));
+        assert_eq!(talk.ask("Which colour?", 0), None, "not in the cassette");
+        let dialog = talk.finish();
+        assert!(
+            dialog
+                .incomplete
+                .unwrap()
+                .contains("cassette holds no reply")
+        );
     }
 }

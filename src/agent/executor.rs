@@ -2,6 +2,8 @@
 //! streaming stdout into the transcript parser, live tool-call events, timeouts and the
 //! kill sweep. What differs between agents comes from their [`AgentCli`].
 
+mod talk;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -392,6 +394,7 @@ impl CliAgent {
             raw,
             raw_cut,
             mut dialog,
+            ..
         } = streamed;
         // What the agent asked rests on what crossed the gateway.
         if let Some(d) = dialog.as_mut() {
@@ -490,85 +493,12 @@ impl CliAgent {
         Some(match channel {
             Some(channel) => {
                 let record = channel.channel();
-                Ok((
-                    channel,
-                    super::conversation::Conversation::new(user, record),
-                ))
+                Ok((channel, talk::conversation_of(req, user, record)))
             }
             None => Err(super::conversation::Conversation::no_channel(
                 self.cli.no_ask_channel(),
             )),
         })
-    }
-
-    /// A plain-text conversation after the run's stream: while the agent's last turn ends
-    /// in a question ([`super::conversation::question_in`]) and the user replies, the reply
-    /// is the prompt of a follow-up turn in the same session ([`AgentCli::follow_up`]),
-    /// whose stream is appended to the run's, within what is left of its timeout.
-    async fn follow_ups(
-        &self,
-        streamed: &mut Streamed,
-        (spec, cancel, user): (
-            &Spec,
-            &CancellationToken,
-            &std::sync::Arc<crate::spec::user::User>,
-        ),
-        (task, home): (&Task<'_>, &Path),
-    ) -> crate::transcript::dialog::Dialog {
-        let mut talk = super::conversation::Conversation::new(
-            user.clone(),
-            crate::transcript::dialog::Channel::PlainText,
-        );
-        let format = self.cli.stream_format();
-        let mut used = streamed.output.duration_ms;
-        while talk.has_replies_left()
-            && streamed.output.ending == process::Ending::Exited
-            && !cancel.is_cancelled()
-        {
-            let mut so_far = StreamParser::new(format);
-            for line in &streamed.raw {
-                so_far.push_line(line);
-            }
-            let so_far = so_far.finish();
-            let question = so_far
-                .final_text
-                .as_deref()
-                .and_then(super::conversation::question_in);
-            let (Some(question), Some(session)) = (question, so_far.session_id.as_deref()) else {
-                break;
-            };
-            let calls = streamed.parser.calls().len();
-            let Some(reply) = talk.ask(question, calls) else {
-                break;
-            };
-            let next = Task {
-                prompt: &reply,
-                ..*task
-            };
-            let Some(Ok(invocation)) = self.cli.follow_up(&next, session, home) else {
-                break;
-            };
-            let next = Spec {
-                args: invocation.args,
-                timeout: spec.timeout.saturating_sub(Duration::from_millis(used)),
-                ..spec.clone()
-            };
-            let (parser, raw) = (&mut streamed.parser, &mut streamed.raw);
-            let Ok(output) = process::run(&next, cancel, |line| {
-                parser.push_line(line);
-                raw.push(line.to_owned());
-            })
-            .await
-            else {
-                break;
-            };
-            used = used.saturating_add(output.duration_ms);
-            streamed.output = process::Output {
-                duration_ms: used,
-                ..output
-            };
-        }
-        talk.finish()
     }
 
     fn start_error(&self, binary: &Path, message: String) -> AgentError {
@@ -650,6 +580,8 @@ struct Streamed {
     raw: Vec<String>,
     raw_cut: bool,
     dialog: Option<crate::transcript::dialog::Dialog>,
+    /// The simulated user's replies, for the run's cassette.
+    user_replies: Vec<crate::gateway::cassette::UserReply>,
 }
 
 /// A run's conversation while its process streams: the agent's stdio channel and the user
@@ -762,8 +694,10 @@ async fn stream(
         }
     })
     .await?;
+    let mut user_replies = Vec::new();
     if let Some((_, conversation, _)) = live {
-        dialog = Some(conversation.finish());
+        let (record, replies) = conversation.finish_with_replies();
+        (dialog, user_replies) = (Some(record), replies);
     }
     Ok(Streamed {
         output,
@@ -771,6 +705,7 @@ async fn stream(
         raw,
         raw_cut,
         dialog,
+        user_replies,
     })
 }
 
@@ -972,7 +907,7 @@ impl Agent for CliAgent {
             };
             let talk = (&spec, &cancel, user);
             streamed.dialog = Some(
-                self.follow_ups(&mut streamed, talk, (&task, home.path()))
+                self.follow_ups(&req, &mut streamed, talk, (&task, home.path()))
                     .await,
             );
         }
@@ -980,7 +915,8 @@ impl Agent for CliAgent {
         let mut mcp = mcp.finish(&paths);
         let (model_traffic, wire) = match routed {
             Some(routed) => {
-                let (traffic, wire) = routed.finish(std::mem::take(&mut mcp.recorded)).await;
+                let user = std::mem::take(&mut streamed.user_replies);
+                let (traffic, wire) = routed.finish(std::mem::take(&mut mcp.recorded), user).await;
                 (Some(traffic), Some(wire))
             }
             None => (None, None),
@@ -996,6 +932,23 @@ impl Agent for CliAgent {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<GradeReply, AgentError> {
+        Ok(self.grade_metered(prompt, model, timeout, cancel).await?.0)
+    }
+}
+
+impl CliAgent {
+    /// [`Agent::grade`], and what the call's gateway endpoint metered (`None` when it
+    /// went direct).
+    ///
+    /// # Errors
+    /// As [`Agent::grade`].
+    async fn grade_metered(
+        &self,
+        prompt: &str,
+        model: Option<&str>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<(GradeReply, Option<crate::gateway::Traffic>), AgentError> {
         let binary = self.binary()?;
         let home =
             private_home(self.kind()).map_err(|e| AgentError::Grade(no_home(self.kind(), &e)))?;
@@ -1048,13 +1001,14 @@ impl Agent for CliAgent {
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
-        if let Some(routed) = routed {
-            let _ = routed.finish(Default::default()).await;
-        }
+        let traffic = match routed {
+            Some(routed) => Some(routed.finish(Default::default(), Vec::new()).await.0),
+            None => None,
+        };
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));
         }
-        self.cli.grade_reply(&stdout, &out, timeout)
+        Ok((self.cli.grade_reply(&stdout, &out, timeout)?, traffic))
     }
 }
 

@@ -20,6 +20,9 @@
 //!   events, whose output holds no exit code. After the run, the session log Gemini CLI
 //!   wrote under the private home (`.gemini/tmp/<project>/chats/session-*.jsonl`, whose
 //!   tool responses end `Exit Code: N`) gives each call its exit code, matched by call id.
+//! - **Conversation:** headless, Gemini CLI removes its `ask_user` tool and asks in plain
+//!   text at the end of its turn; a test's `user:` replies with a follow-up turn in the same
+//!   session (`--resume SESSION`, [`AgentCli::follow_up`]).
 //! - **Grading:** `gemini -p PROMPT [-m M] --output-format stream-json --approval-mode plan`
 //!   in an empty directory (read-only tools); the reply is the final message.
 
@@ -200,6 +203,35 @@ impl AgentCli for Gemini {
             "--yolo".into(),
         ];
         invocation(args, task.model, task.base_url, home, task.hooks)
+    }
+
+    /// `gemini -p REPLY --resume SESSION … --output-format stream-json --yolo`: the reply
+    /// as the next turn of the session its `init` event named (0.61.0 takes a session's
+    /// UUID, an index or `latest`; sessions are per project, and the follow-up runs in the
+    /// same workspace copy and private home). Headless Gemini CLI removes its `ask_user`
+    /// tool and asks in plain text, so this is its conversation channel.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        let args = vec![
+            "-p".into(),
+            task.prompt.into(),
+            "--resume".into(),
+            session.into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--yolo".into(),
+        ];
+        Some(invocation(
+            args,
+            task.model,
+            task.base_url,
+            home,
+            task.hooks,
+        ))
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {

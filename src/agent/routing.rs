@@ -262,14 +262,16 @@ impl Routed {
         token
     }
 
-    /// Ends the endpoint and returns the run's traffic and its wire.
+    /// Ends the endpoint and returns the run's traffic and its wire; a recorded cassette
+    /// also holds `mcp` and `user` ([`crate::gateway::Endpoint::finish_with`]).
     pub async fn finish(
         self,
         mcp: std::collections::BTreeMap<String, crate::gateway::mcp_record::McpTraffic>,
+        user: Vec<crate::gateway::cassette::UserReply>,
     ) -> (Traffic, crate::gateway::wire::Wire) {
         drop(self.watch);
         drop(self.decide_watch);
-        self.endpoint.finish_with_mcp(mcp).await
+        self.endpoint.finish_with(mcp, user).await
     }
 
     /// Whether the run's exchange is recorded (`run --record-model`).

@@ -203,6 +203,8 @@ mod tests {
                 .collect(),
             incomplete: None,
             unwitnessed: None,
+            simulated_usage: None,
+            goal_met: false,
         }
     }
 
@@ -270,6 +272,8 @@ mod tests {
             exchanges: Vec::new(),
             incomplete: None,
             unwitnessed: None,
+            simulated_usage: None,
+            goal_met: false,
         };
         let dna = ConversationAssertion::DidNotAsk {
             about: Regex::new("(?i)name").unwrap(),

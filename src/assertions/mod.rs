@@ -542,6 +542,7 @@ mod tests {
                 CertificateStatus::Decertified,
                 Some("changed since certified: rubric text".into()),
             )),
+            include_dialog: false,
         };
         let verdict = ReviewVerdict::skipped("x");
         let verdict = ReviewVerdict {

@@ -208,7 +208,8 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
                 c.review,
                 (c.spec.agent.kind, c.spec.model.as_deref()),
                 &c.spec.prompt,
-                Some(&c.label.answer),
+                // A label holds the answer, not the run's dialog: certified without it.
+                (Some(c.label.answer.as_str()), None),
                 &cancel,
             )
         });

@@ -359,8 +359,9 @@ fn user_text(user: &spec::user::User) -> String {
     let rest = if user.script_only() {
         "no reply to other questions (no `goal:`)"
     } else {
-        "no reply yet to other questions (the simulated user of `goal:` is not built: \
-         `user_turns` and `elicited` are then error)"
+        "the simulated user (`goal:`, a model call) for other questions (on the \
+         plain-text channel and in replays; elsewhere no reply, and `user_turns` and \
+         `elicited` are then error)"
     };
     let knows = if user.knows.is_empty() {
         String::new()

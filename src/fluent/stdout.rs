@@ -163,8 +163,13 @@ impl StdoutAssertion<'_> {
             config.cache = None;
         }
         let judge = Judge::new(config, [grader]);
-        let reviews =
-            crate::run::grade_reviews(&spec, &judge, &self.output, &CancellationToken::new()).await;
+        let reviews = crate::run::grade_reviews(
+            &spec,
+            &judge,
+            (&self.output, None),
+            &CancellationToken::new(),
+        )
+        .await;
         assertions::evaluate_one(
             0,
             &spec.assertions[0],
@@ -208,6 +213,7 @@ impl StdoutAssertion<'_> {
                 votes: self.votes,
                 gate: None,
                 standing: None,
+                include_dialog: false,
             }),
             variants: None,
         }];

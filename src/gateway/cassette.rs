@@ -21,6 +21,10 @@
 //! a request is the previous one's fields (`same`), its arrays extended (`append`), and
 //! its other fields (`set`). A cassette over [`MAX_CASSETTE_BYTES`] keeps its first
 //! exchanges and says how many were dropped.
+//!
+//! Beside the model's exchanges a cassette may hold the traffic of the run's stdio MCP
+//! servers (`mcp`) and the replies of the test's simulated user (`user`: `[{question,
+//! reply}, …]`, in order), so that a replay needs neither.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -78,6 +82,19 @@ pub struct Cassette {
     /// The traffic of the run's stdio MCP servers, by server name
     /// ([`super::mcp_record`]); empty in cassettes recorded before it was kept.
     pub mcp: BTreeMap<String, super::mcp_record::McpTraffic>,
+    /// The replies of the test's simulated user (`user.goal`), in the order they were
+    /// given, so that a replay answers the agent's questions without the model; empty
+    /// when the run had none, and in cassettes recorded before they were kept.
+    pub user: Vec<UserReply>,
+}
+
+/// One reply of a test's simulated user as its model gave it (the stop token included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserReply {
+    /// The agent's question.
+    pub question: String,
+    /// The model's reply.
+    pub reply: String,
 }
 
 /// One request and its reply.
@@ -305,6 +322,14 @@ impl Cassette {
         if !self.mcp.is_empty() {
             file["mcp"] = redacted_json(&super::mcp_record::to_json(&self.mcp), redactor);
         }
+        if !self.user.is_empty() {
+            let replies: Vec<Value> = self
+                .user
+                .iter()
+                .map(|r| serde_json::json!({"question": r.question, "reply": r.reply}))
+                .collect();
+            file["user"] = redacted_json(&Value::Array(replies), redactor);
+        }
         if let Some(dropped) = &self.dropped {
             file["dropped"] = serde_json::json!({
                 "exchanges": dropped.exchanges, "bytes": dropped.bytes, "why": dropped.why,
@@ -414,8 +439,18 @@ impl Cassette {
             });
         let mcp =
             super::mcp_record::from_json(file.get("mcp")).map_err(|e| format(e.to_string()))?;
+        let user = file["user"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| UserReply {
+                question: text(r, "question").unwrap_or_default(),
+                reply: text(r, "reply").unwrap_or_default(),
+            })
+            .collect();
         Ok(Cassette {
             mcp,
+            user,
             upstream: text(&file, "upstream").unwrap_or_default(),
             credentials: file["credentials"]
                 .as_array()
@@ -546,6 +581,7 @@ impl Recorder {
             exchanges: self.slots.into_iter().flatten().collect(),
             dropped: self.dropped,
             mcp: BTreeMap::new(),
+            user: Vec::new(),
         }
     }
 }
@@ -734,6 +770,10 @@ mod tests {
                 },
             )]
             .into(),
+            user: vec![UserReply {
+                question: "How many sides?".into(),
+                reply: "Six, key sk-ant-api03-abcdefghijklmnop".into(),
+            }],
         };
         let redactor = crate::shared::redact::Redactor::new([]);
         let bytes = cassette.to_bytes(&redactor).unwrap();
@@ -759,6 +799,14 @@ mod tests {
             docs.answer.as_ref().unwrap()["content"][0]["text"],
             "token [REDACTED]",
             "the MCP traffic is redacted too"
+        );
+        assert_eq!(
+            read.user,
+            [UserReply {
+                question: "How many sides?".into(),
+                reply: "Six, key [REDACTED]".into(),
+            }],
+            "the simulated user's replies are kept, redacted"
         );
         // Written by content: the same cassette is one file.
         let dir = tempfile::tempdir().unwrap();
@@ -809,6 +857,7 @@ mod tests {
     fn a_replay_answers_in_order_and_names_where_a_request_diverged() {
         let c = std::sync::Arc::new(Cassette {
             mcp: BTreeMap::new(),
+            user: Vec::new(),
             upstream: "u".into(),
             credentials: Vec::new(),
             exchanges: vec![
@@ -862,6 +911,7 @@ mod tests {
         };
         let c = std::sync::Arc::new(Cassette {
             mcp: BTreeMap::new(),
+            user: Vec::new(),
             upstream: "u".into(),
             credentials: Vec::new(),
             exchanges: vec![exchange("/v1/messages", results("t1", "t2"), "next")],

@@ -321,15 +321,17 @@ impl Endpoint {
     /// Stops listening, ends the requests still open (a reply still streaming counts as
     /// cut) and returns the run's traffic.
     pub async fn finish(self) -> Traffic {
-        self.finish_with_mcp(BTreeMap::new()).await.0
+        self.finish_with(BTreeMap::new(), Vec::new()).await.0
     }
 
     /// [`Endpoint::finish`], the run's cassette (when it is recorded) also holding `mcp`,
-    /// the traffic of its stdio MCP servers by server name; and the run's wire, what the
-    /// transcript is checked against ([`witness::check`]).
-    pub async fn finish_with_mcp(
+    /// the traffic of its stdio MCP servers by server name, and `user`, the replies of the
+    /// test's simulated user; and the run's wire, what the transcript is checked against
+    /// ([`witness::check`]).
+    pub async fn finish_with(
         mut self,
         mcp: BTreeMap<String, mcp_record::McpTraffic>,
+        user: Vec<cassette::UserReply>,
     ) -> (Traffic, wire::Wire) {
         self.shutdown.cancel();
         let _ = (&mut self.server).await;
@@ -340,10 +342,14 @@ impl Endpoint {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        (self.finish_traffic(mcp).await, wire)
+        (self.finish_traffic(mcp, user).await, wire)
     }
 
-    async fn finish_traffic(&self, mcp: BTreeMap<String, mcp_record::McpTraffic>) -> Traffic {
+    async fn finish_traffic(
+        &self,
+        mcp: BTreeMap<String, mcp_record::McpTraffic>,
+        user: Vec<cassette::UserReply>,
+    ) -> Traffic {
         let mut traffic = self.run.traffic();
         let (Some(to), Some(recorder)) = (&self.shared.record, &self.run.recorder) else {
             return traffic;
@@ -355,6 +361,7 @@ impl Endpoint {
         );
         let mut cassette = recorded.finish(traffic.upstream.clone(), self.run.credentials.clone());
         cassette.mcp = mcp;
+        cassette.user = user;
         let (to, redactor) = (to.clone(), self.shared.redactor.clone());
         let written =
             tokio::task::spawn_blocking(move || cassette.write(&to.dir, &to.prefix, &redactor))

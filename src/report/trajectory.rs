@@ -539,7 +539,27 @@ fn requests(run: &TestResult) -> (Vec<RequestView>, Option<String>) {
     if (shown.len() as u64) < u64::from(traffic.requests) && !shown.is_empty() {
         note.push(format!("the first {} listed", shown.len()));
     }
+    if let Some(line) = simulated_user_cost(run) {
+        note.push(line);
+    }
     (shown, Some(note.join(" · ")))
+}
+
+/// The simulated user's own cost line (its model calls are not the agent's requests
+/// listed above): "simulated user: 1,234 tokens, est. $0.0012".
+pub(super) fn simulated_user_cost(run: &TestResult) -> Option<String> {
+    let u = run.dialog.as_ref()?.simulated_usage.as_ref()?;
+    let tokens = u.input_tokens
+        + u.output_tokens
+        + u.cache_read_input_tokens
+        + u.cache_creation_input_tokens;
+    Some(match u.cost_usd {
+        Some(cost) => format!(
+            "simulated user: {} tokens, est. ${cost:.4}",
+            thousands(tokens)
+        ),
+        None => format!("simulated user: {} tokens, cost unknown", thousands(tokens)),
+    })
 }
 
 /// A repeated test's runs side by side, call by call: a column per run (at most
@@ -701,6 +721,8 @@ mod tests {
             exchanges: vec![exchange("How many sides?", 1, Some("Six."))],
             incomplete: None,
             unwitnessed: None,
+            simulated_usage: None,
+            goal_met: false,
         };
         let (steps, _) = steps_with(&t, Some(&dialog));
         assert_eq!(

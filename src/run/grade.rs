@@ -12,6 +12,7 @@ use crate::assertions::judge::{Judge, ReviewVerdict};
 use crate::assertions::{self, Evidence};
 use crate::spec::{AssertionKind, TestSpec};
 use crate::transcript::Transcript;
+use crate::transcript::dialog::Dialog;
 use crate::verdict::results::{TestResult, TestStatus};
 
 /// Grades a test's reviews, unless its run `failed`: such a run has no answer worth paying
@@ -19,12 +20,12 @@ use crate::verdict::results::{TestResult, TestStatus};
 pub(super) async fn grade_unless_failed(
     spec: &TestSpec,
     judge: &Judge,
-    transcript: &Transcript,
+    (transcript, dialog): (&Transcript, Option<&Dialog>),
     failed: bool,
     cancel: &CancellationToken,
 ) -> BTreeMap<usize, ReviewVerdict> {
     if !failed {
-        return grade_reviews(spec, judge, transcript, cancel).await;
+        return grade_reviews(spec, judge, (transcript, dialog), cancel).await;
     }
     spec.assertions
         .iter()
@@ -40,11 +41,12 @@ pub(super) async fn grade_unless_failed(
 }
 
 /// Grades a test's `stdout` reviews and reads the answer's claims for each
-/// `claims: verified`, concurrently (under the judge's global limit), by assertion index.
+/// `claims: verified`, concurrently (under the judge's global limit), by assertion index;
+/// a review with `include_dialog: true` also sees `dialog`, the run's conversation.
 pub async fn grade_reviews(
     spec: &TestSpec,
     judge: &Judge,
-    transcript: &Transcript,
+    (transcript, dialog): (&Transcript, Option<&Dialog>),
     cancel: &CancellationToken,
 ) -> BTreeMap<usize, ReviewVerdict> {
     use futures_util::future::Either;
@@ -54,7 +56,7 @@ pub async fn grade_reviews(
     let calls = spec.assertions.iter().enumerate().filter_map(|(i, a)| {
         let call = match &a.kind {
             AssertionKind::Review(r) => {
-                Either::Left(judge.review(r, test, &spec.prompt, answer, cancel))
+                Either::Left(judge.review(r, test, &spec.prompt, (answer, dialog), cancel))
             }
             AssertionKind::Claims => {
                 Either::Right(judge.claims(test, &spec.prompt, answer, cancel))
@@ -126,12 +128,13 @@ pub(super) struct Checked {
 /// the session did not complete: what `aptitude analyze` and a reused run share.
 pub(super) async fn check_transcript(
     spec: &TestSpec,
-    transcript: &Transcript,
+    (transcript, dialog): (&Transcript, Option<&Dialog>),
     judge: &Judge,
     cancel: &CancellationToken,
 ) -> Checked {
     let error = outcome_error(&transcript.outcome);
-    let reviews = grade_unless_failed(spec, judge, transcript, error.is_some(), cancel).await;
+    let reviews =
+        grade_unless_failed(spec, judge, (transcript, dialog), error.is_some(), cancel).await;
     let assertions = assertions::evaluate(
         spec,
         &Evidence {
@@ -171,7 +174,7 @@ pub async fn evaluate_transcript(
     cancel: &CancellationToken,
     started: Instant,
 ) -> TestResult {
-    let checked = check_transcript(spec, &transcript, judge, cancel).await;
+    let checked = check_transcript(spec, (&transcript, None), judge, cancel).await;
     let mut usage = transcript.usage.clone();
     usage.add(&checked.grading);
     TestResult {

@@ -75,13 +75,20 @@ pub(super) async fn run_one(
         ..
     } = execution;
     // Grading needs only the transcript, and bounds itself (per-call timeouts, `cancel`).
-    let reviews =
-        grade_unless_failed(spec, ctx.judge, &transcript, error.is_some(), ctx.cancel).await;
-    run.result.usage = Some(total_usage(
-        &transcript,
-        run.result.model_traffic.as_ref(),
-        &reviews,
-    ));
+    let reviews = grade_unless_failed(
+        spec,
+        ctx.judge,
+        (&transcript, dialog.as_ref()),
+        error.is_some(),
+        ctx.cancel,
+    )
+    .await;
+    let mut usage = total_usage(&transcript, run.result.model_traffic.as_ref(), &reviews);
+    // The simulated user's calls count in the test's spend; the dialog keeps them apart.
+    if let Some(simulated) = dialog.as_ref().and_then(|d| d.simulated_usage.as_ref()) {
+        usage.add(simulated);
+    }
+    run.result.usage = Some(usage);
     let mut post = PostRun::default();
     let cut = run
         .post_run(

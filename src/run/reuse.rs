@@ -417,7 +417,8 @@ pub(super) async fn reuse_run(
             "the baseline recorded no transcript",
         );
     };
-    let checked = check_transcript(spec, &transcript, ctx.judge, ctx.cancel).await;
+    let dialog = recorded.dialog.as_ref();
+    let checked = check_transcript(spec, (&transcript, dialog), ctx.judge, ctx.cancel).await;
     // Nothing spent unless a review was graded now.
     let mut grading = crate::transcript::Usage {
         cost_usd: Some(0.0),

@@ -783,6 +783,9 @@ pub struct ReviewAssertion {
     /// agent's version and has read the certificates; `None` before (it then gates, as
     /// `always`, and reports say nothing of a certificate).
     pub standing: Option<judge_gate::JudgeStanding>,
+    /// `include_dialog: true`: the judge also sees the run's conversation with its
+    /// `user:` (each question and reply), the user's words framed as untrusted data.
+    pub include_dialog: bool,
 }
 
 /// The most runs one test may ask for (`runs:`, `--runs`).

@@ -162,7 +162,7 @@ struct TestFile {
     /// take the suite's, then the defaults (4 GiB memory, 512 processes, 2 GiB disk).
     limits: Option<LimitsField>,
     /// Who answers the agent's questions: a `script` of fixed replies tried first, and
-    /// with a `goal` a simulated user for the rest (not built yet). The conversation
+    /// with a `goal` a simulated user (a tools-less model call) for the rest. The conversation
     /// assertions (`asked`, `did_not_ask`, `user_turns`, `elicited`) need it
     /// (docs/conversations.md).
     user: Option<UserField>,
@@ -848,7 +848,7 @@ struct ToolItem {
     variants: Option<VariantNames>,
 }
 
-/// `stdout: {review, threshold, model, agent}`.
+/// `stdout: {review, threshold, model, agent, votes, include_dialog}`.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[expect(dead_code, reason = "schema only")]
@@ -879,6 +879,9 @@ struct Review {
     votes: Option<u32>,
     /// When the verdict counts (default `judge.gate` of `aptitude.yaml`, else `always`).
     gate: Option<Gate>,
+    /// The judge also sees the run's conversation with its `user:` (each question and
+    /// reply), the user's words framed as untrusted; needs a `user:` (default false).
+    include_dialog: Option<bool>,
 }
 
 /// Declares a list item made of one kind key (with a value of the given type) and, for

@@ -24,10 +24,9 @@ pub struct User {
     /// `persona:` — how the user speaks and what they do not do ("terse; never reads
     /// code"); shown to the simulated user only.
     pub persona: Option<String>,
-    /// `goal:` — what the user wants, for a simulated user (a model call) that answers a
-    /// question no script line matches. Not built yet: such a question gets no answer and
-    /// the record is marked incomplete (`agent::conversation`). Without `goal:`, such a
-    /// question gets no answer and the conversation ends.
+    /// `goal:` — what the user wants, for a simulated user (a model call, see
+    /// [`User::simulator_prompt`]) that answers a question no script line matches.
+    /// Without `goal:`, such a question gets no answer and the conversation ends.
     pub goal: Option<String>,
     /// `knows:` — facts revealed only when asked, by name (`sides` → `6`). The simulated
     /// user sees them; the judge never does. A fact counts as revealed ([`User::revealed`])
@@ -39,6 +38,10 @@ pub struct User {
     /// a question past it gets no answer and the conversation ends.
     pub max_turns: u32,
 }
+
+/// What the simulated user says, alone or at the end of a reply, when the goal is met:
+/// the conversation then ends (τ²-bench's user simulator ends a dialog the same way).
+pub const STOP_TOKEN: &str = "###STOP###";
 
 /// One line of `script:`: `{when: REGEX, say: TEXT}`.
 #[derive(Debug, Clone)]
@@ -60,6 +63,42 @@ impl User {
     /// Whether every reply comes from the script: with no `goal:` no model is ever called.
     pub fn script_only(&self) -> bool {
         self.goal.is_none()
+    }
+
+    /// The prompt of the simulated user's model call for `question`, after the exchanges
+    /// `before` (question, reply) of the same run: the persona, the goal and the `knows:`
+    /// facts, never the test's assertions, the workspace or the agent's tool calls. The
+    /// model is told to answer as the user in plain text, to reveal a fact only when the
+    /// question asks for it, and to answer [`STOP_TOKEN`] when the goal is met.
+    pub fn simulator_prompt(&self, before: &[(&str, &str)], question: &str) -> String {
+        let mut p = String::from(
+            "You play the user of an AI coding agent. The agent is working on your request and \
+             has asked you a question. Reply as that user would, in one or two plain sentences, \
+             without code and without tools. Reveal one of your facts only when the question \
+             asks for it; if you do not know the answer, say so. If the question shows that \
+             your goal is met and nothing more is needed, reply with ",
+        );
+        p.push_str(STOP_TOKEN);
+        p.push_str(" alone.\n\n");
+        if let Some(persona) = &self.persona {
+            p.push_str(&format!("Who you are: {persona}\n"));
+        }
+        if let Some(goal) = &self.goal {
+            p.push_str(&format!("Your goal: {goal}\n"));
+        }
+        if !self.knows.is_empty() {
+            p.push_str("Facts you know (reveal only when asked):\n");
+            for (name, value) in &self.knows {
+                p.push_str(&format!("- {name}: {value}\n"));
+            }
+        }
+        for (q, r) in before {
+            p.push_str(&format!("\nThe agent asked: {q}\nYou replied: {r}\n"));
+        }
+        p.push_str(&format!(
+            "\nThe agent now asks:\n<question>\n{question}\n</question>\n\nYour reply:"
+        ));
+        p
     }
 
     /// The names of the `knows:` facts whose value one of `replies` holds (ignoring case),
@@ -157,6 +196,25 @@ mod tests {
         );
         assert!(u.scripted("Which file?").is_none());
         assert!(u.script_only());
+    }
+
+    #[test]
+    fn the_simulator_sees_persona_goal_and_facts_and_the_stop_token() {
+        let mut u = user();
+        u.persona = Some("Terse analyst".into());
+        u.goal = Some("A die roller".into());
+        let p = u.simulator_prompt(&[("Which file?", "main.rs")], "How many sides?");
+        for part in [
+            "Terse analyst",
+            "A die roller",
+            "- sides: 6",
+            "- name: Roll",
+            "The agent asked: Which file?\nYou replied: main.rs",
+            "<question>\nHow many sides?\n</question>",
+            STOP_TOKEN,
+        ] {
+            assert!(p.contains(part), "{part} in {p}");
+        }
     }
 
     #[test]

@@ -27,6 +27,14 @@ pub struct Dialog {
     /// conversation assertion is then `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unwitnessed: Option<String>,
+    /// What the simulated user's model calls used (tokens, cost in USD), summed: the
+    /// run's simulated-user cost line, apart from the agent's. Absent when no such call
+    /// was made (a scripted reply, a replay answered from the cassette).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_usage: Option<super::Usage>,
+    /// The simulated user said its goal was met (`###STOP###`): the conversation ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub goal_met: bool,
 }
 
 /// How the agent's questions reach the user.

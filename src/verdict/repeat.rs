@@ -306,6 +306,9 @@ fn tally(runs: &[TestResult]) -> Vec<AssertionTally> {
                 failed: 0,
                 other: 0,
                 flaky: false,
+                pass_rate: None,
+                wilson_low: None,
+                wilson_high: None,
                 scores: Vec::new(),
                 judge_spread: None,
             };
@@ -322,6 +325,13 @@ fn tally(runs: &[TestResult]) -> Vec<AssertionTally> {
                 }
             }
             t.flaky = t.passed > 0 && t.failed > 0;
+            let judged = t.passed + t.failed;
+            if judged > 0 {
+                t.pass_rate = Some(f64::from(t.passed) / f64::from(judged));
+            }
+            if let Some(i) = super::stats::wilson_interval(t.passed, judged) {
+                (t.wilson_low, t.wilson_high) = (Some(i.low), Some(i.high));
+            }
             t
         })
         .collect()

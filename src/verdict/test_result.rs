@@ -494,7 +494,7 @@ pub struct PassK {
 }
 
 /// How one assertion fared across the runs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AssertionTally {
     /// 1-based line in the test file.
     pub line: u32,
@@ -510,6 +510,16 @@ pub struct AssertionTally {
     pub other: u32,
     /// Held in some runs and not in others: the flaky assertion.
     pub flaky: bool,
+    /// Passed ÷ judged (passed + failed) runs, 0–1 — for `asked`, how often the agent
+    /// asked; absent when no run was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    /// Lower end of the pass rate's Wilson 95% interval, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wilson_low: Option<f64>,
+    /// Upper end of the pass rate's Wilson 95% interval, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wilson_high: Option<f64>,
     /// `stdout` reviews: the score of each graded run, in run order (the run-to-run
     /// spread is their min–max).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

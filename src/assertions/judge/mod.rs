@@ -286,17 +286,32 @@ impl Judge {
     /// Grades one review of `answer` to `task`. The review's `agent` grades, else
     /// `test.0` (the test's agent); with the review's `model`, else, when the test's own
     /// agent grades, `test.1` (the test's model: behind a gateway it may be the only one).
+    /// With `include_dialog: true` the judge also sees `dialog`, the run's conversation;
+    /// a run that kept none makes the review `error`, never graded without it.
     pub async fn review(
         &self,
         review: &ReviewAssertion,
         test: (AgentKind, Option<&str>),
         task: &str,
-        answer: Option<&str>,
+        (answer, dialog): (Option<&str>, Option<&crate::transcript::dialog::Dialog>),
         cancel: &CancellationToken,
     ) -> ReviewVerdict {
         if !self.config.enabled {
             return ReviewVerdict::skipped("not graded: grading is turned off (--no-grade)");
         }
+        let dialog = match (review.include_dialog, dialog) {
+            (false, _) => None,
+            (true, Some(d)) => Some(prompt::dialog_text(d)),
+            (true, None) => {
+                return ReviewVerdict::problem(
+                    AssertionStatus::Error,
+                    "the grading could not be done: the review includes the dialog \
+                     (`include_dialog: true`), but the run kept no conversation with a `user:`"
+                        .to_owned(),
+                    None,
+                );
+            }
+        };
         let (test_agent, test_model) = test;
         let agent = review.agent.unwrap_or(test_agent);
         let agent_name = agent.name();
@@ -313,6 +328,7 @@ impl Judge {
             criteria: &review.review,
             task,
             answer,
+            dialog: dialog.as_deref(),
         };
         let model = review
             .model
@@ -675,6 +691,7 @@ mod tests {
             votes: None,
             gate: None,
             standing: None,
+            include_dialog: false,
         }
     }
 
@@ -683,7 +700,7 @@ mod tests {
             &review(threshold),
             (AgentKind::Claude, None),
             "task",
-            Some(answer),
+            (Some(answer), None),
             &CancellationToken::new(),
         )
         .await
@@ -776,6 +793,27 @@ mod tests {
         assert_eq!(grade(&j, 7, "a").await.status, AssertionStatus::Skip);
     }
 
+    #[tokio::test]
+    async fn a_review_of_the_dialog_without_one_is_an_error_not_a_grade() {
+        let (j, canned) = judge(vec![Ok(r#"{"score": 9, "reasoning": "ok"}"#)], None);
+        let review = ReviewAssertion {
+            include_dialog: true,
+            ..review(7)
+        };
+        let v = j
+            .review(
+                &review,
+                (AgentKind::Claude, None),
+                "task",
+                (Some("a"), None),
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(v.status, AssertionStatus::Error);
+        assert!(v.problem.unwrap().contains("include_dialog"));
+        assert_eq!(*canned.calls.lock().unwrap(), 0, "no grading call");
+    }
+
     async fn grade_votes(j: &Judge, votes: u32, threshold: u8) -> ReviewVerdict {
         let review = ReviewAssertion {
             votes: Some(votes),
@@ -785,7 +823,7 @@ mod tests {
             &review,
             (AgentKind::Claude, None),
             "task",
-            Some("a"),
+            (Some("a"), None),
             &CancellationToken::new(),
         )
         .await

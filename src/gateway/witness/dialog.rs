@@ -120,6 +120,8 @@ mod tests {
                 .collect(),
             incomplete: None,
             unwitnessed: None,
+            simulated_usage: None,
+            goal_met: false,
         }
     }
 

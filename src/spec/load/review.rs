@@ -111,7 +111,15 @@ impl Ctx {
         }
         self.unknown_keys(
             &fields,
-            &["review", "threshold", "model", "agent", "votes", "gate"],
+            &[
+                "review",
+                "threshold",
+                "model",
+                "agent",
+                "votes",
+                "gate",
+                "include_dialog",
+            ],
             "`stdout`",
         );
         let review = match fields.get("review") {
@@ -181,6 +189,27 @@ impl Ctx {
             None => None,
             Some(n) => Some(self.gate(n, "gate")?),
         };
+        let include_dialog = match fields.get("include_dialog") {
+            None => false,
+            Some(n) => match &n.value {
+                Value::Bool(true) if self.user_facts.is_none() => {
+                    self.push(
+                        Diagnostic::new(n.pos, "`include_dialog` needs a `user:` in the test")
+                            .label("there is no dialog to include")
+                            .hint(
+                                "add `user:` with a `script:` or a `goal:` (docs/conversations.md), \
+                                 or remove `include_dialog`",
+                            ),
+                    );
+                    return None;
+                }
+                Value::Bool(b) => *b,
+                _ => {
+                    self.type_error(n, "include_dialog", "`true` or `false`");
+                    return None;
+                }
+            },
+        };
         Some(ReviewAssertion {
             gate,
             standing: None,
@@ -189,6 +218,7 @@ impl Ctx {
             model,
             agent,
             votes,
+            include_dialog,
         })
     }
 

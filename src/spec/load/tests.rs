@@ -1379,6 +1379,25 @@ fn conversation_assertions_without_a_user_are_errors() {
 }
 
 #[test]
+fn include_dialog_needs_a_user_and_a_boolean() {
+    let spec = load(&format!(
+        "{DICE}  - stdout: {{review: asks first, include_dialog: true}}\n"
+    ))
+    .unwrap();
+    let Some(AssertionKind::Review(r)) = spec.assertions.last().map(|a| &a.kind) else {
+        panic!("a review");
+    };
+    assert!(r.include_dialog);
+    let diags =
+        load("name: t\nprompt: p\nassertions:\n  - stdout: {review: asks, include_dialog: true}\n")
+            .unwrap_err();
+    assert_eq!(
+        diags[0].message,
+        "`include_dialog` needs a `user:` in the test"
+    );
+}
+
+#[test]
 fn elicited_names_a_known_fact_with_did_you_mean() {
     let diags = load(&DICE.replace("elicited: [sides]", "elicited: [side]")).unwrap_err();
     assert_eq!(diags.len(), 1, "{diags:?}");
