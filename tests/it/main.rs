@@ -47,5 +47,6 @@ mod support;
 mod upstream;
 mod upstream_habits;
 mod variants;
+mod versions;
 mod wire;
 mod witness;
