@@ -127,16 +127,16 @@ pub enum Source {
 pub fn source_of(install_hint: &'static str) -> Option<Source> {
     let words: Vec<&'static str> = install_hint.split_whitespace().collect();
     let last = *words.last()?;
-    match words.first()? {
-        &"npm" if words.contains(&"install") => {
+    match *words.first()? {
+        "npm" if words.contains(&"install") => {
             // `@scope/name@1.2.3`: the version's `@` is the last one after the first byte.
-            let name = match last[1..].rfind('@') {
+            let name = match last.get(1..).and_then(|rest| rest.rfind('@')) {
                 Some(at) => &last[..at + 1],
                 None => last,
             };
             Some(Source::Npm(name))
         }
-        &"pip" if words.contains(&"install") => {
+        "pip" if words.contains(&"install") => {
             Some(Source::Pip(last.split("==").next().unwrap_or(last)))
         }
         _ => None,
