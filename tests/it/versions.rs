@@ -89,3 +89,72 @@ async fn a_release_the_registry_does_not_have_is_an_error_that_says_how_to_list_
         "{e}"
     );
 }
+
+/// The matrix end to end: one test on two releases of pi (the pinned one and an older
+/// one), each installed from npm into aptitude's cache (once: a second run finds them),
+/// run through the scripted model; each release is its own result with its exact version.
+#[test]
+fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
+    use crate::run::Suite;
+    use crate::support::cli::Aptitude;
+    use crate::support::model::{ScriptedModel, Turn};
+
+    let pi = (crate::agents::AGENTS[5])();
+    assert_eq!(pi.name, "pi");
+    let model = ScriptedModel::start();
+    model.script(
+        "RELEASES-PI",
+        vec![
+            pi.shell_call("echo release-ok > made.txt"),
+            Turn::Text("Made it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/releases.aptitude.yaml",
+        "name: releases\nprompt: \"RELEASES-PI: make the file\"\nassertions:\n  - tool: Bash\n  - file_contains: {path: made.txt, text: release-ok}\n",
+    );
+    // Shared between test runs, so that only the first one installs.
+    let cache = std::env::temp_dir().join("aptitude-tests-agent-cache");
+    let started = Instant::now();
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
+        .env("APTITUDE_AGENT_CACHE", &cache)
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        // npm reaches its registry through this machine's TLS settings (a proxy's CA).
+        .envs(std::env::var_os("NODE_EXTRA_CA_CERTS").map(|v| ("NODE_EXTRA_CA_CERTS", v)))
+        .current_dir(suite.path())
+        .args(["run", "tests", "--no-grade", "--model", "fake-model"])
+        .args(["--agent", &format!("pi@pinned,pi@{OLD_PI}")])
+        .arg("--agent-base-url")
+        .arg(format!("pi={}/v1", model.base_url()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .limit(std::time::Duration::from_secs(600))
+        .output();
+    eprintln!("pi@pinned and pi@{OLD_PI}: run in {:?}", started.elapsed());
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+    let tests = results["tests"].as_array().unwrap();
+    let pinned = aptitude::agent::registry::cli(AgentKind::Pi, &Default::default())
+        .pinned_version()
+        .unwrap();
+    let versions: Vec<&str> = tests
+        .iter()
+        .map(|t| t["agent_version"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(versions, [pinned, OLD_PI], "{}", out.stderr);
+    for test in tests {
+        assert_eq!(test["status"], "passed", "{}\n{test:#}", out.stderr);
+        assert_eq!(test["agent_id"], "pi");
+    }
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        cache
+            .join("pi")
+            .join(OLD_PI)
+            .join("aptitude-install.json")
+            .is_file()
+    );
+}
