@@ -30,6 +30,8 @@ wanted=()
 IFS=',' read -ra listed <<< "${AGENT:-claude}"
 for name in "${listed[@]}"; do
   name="${name// /}"
+  # NAME@VERSION: aptitude installs that release into its own cache when the tests run.
+  [[ "$name" == *@* ]] && continue
   [ -n "$name" ] && wanted+=("$name")
 done
 # Agents named in test files: `agent: NAME`, `- NAME` / `- {agent: NAME` under `agents:`.

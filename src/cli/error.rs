@@ -68,6 +68,9 @@ pub enum ArgValueError {
     /// Not an agent's name.
     #[error(transparent)]
     Agent(#[from] crate::spec::agent_kind::UnknownAgent),
+    /// Not a version after `NAME@`.
+    #[error(transparent)]
+    Version(#[from] crate::spec::agent_version::VersionSpecError),
     /// Not `N` or `A,B` (runs from 1).
     #[error("write a run number, or two as A,B (runs are numbered from 1)")]
     Runs,

@@ -360,9 +360,10 @@ pub struct RunArgs {
     #[arg(long, short = 'w', visible_alias = "workdir", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// The agents for tests that name none, comma-separated (default: claude); each test
-    /// runs once per agent.
-    #[arg(long, short = 'a', value_name = "AGENT,...", value_delimiter = ',', value_parser = settings::parse_agent)]
-    pub agent: Vec<crate::agent::AgentKind>,
+    /// runs once per agent. `NAME@VERSION` (`claude@latest,claude@2.1.300`, `pi@pinned`)
+    /// installs each release into aptitude's cache and runs the test once per release.
+    #[arg(long, short = 'a', value_name = "AGENT[@VERSION],...", value_delimiter = ',', value_parser = settings::parse_agent_choice)]
+    pub agent: Vec<crate::spec::AgentTarget>,
     /// The model for tests that name none, passed to the agent.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,

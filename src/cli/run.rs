@@ -31,7 +31,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     let runtime = output::runtime()?;
     let routing = specs.iter().any(|s| s.routing_case.is_some());
     let baselines = runtime.block_on(Baselines::read(args, routing))?;
-    let (specs, shard) = super::shards::select(specs, args, baselines.compare.as_ref());
+    let (mut specs, shard) = super::shards::select(specs, args, baselines.compare.as_ref());
     let redactor = output::redactor_for(&specs);
 
     // Everything that can be checked before an agent starts is checked now.
@@ -49,6 +49,7 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
         .collect();
 
     let code = runtime.block_on(async {
+        let releases = install_releases(&mut specs, &setup).await?;
         let versions = check_agents(&agents, &setup, &specs).await?;
         // Each review's judge is looked up in the certificates now that its version is
         // known: under `gate: certified` an uncertified judge's verdict is advisory.
@@ -92,7 +93,8 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
             },
             judge,
             redactor.clone(),
-        );
+        )
+        .with_releases(releases);
         let Ran {
             tests,
             cut,
@@ -259,11 +261,12 @@ fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
     let files = output::discover_tests(&args.paths, Some(&args.discovery))?.files;
     let report = spec::load_files(&files);
     output::check_load_errors(&bootstrap, &report, files.len())?;
+    let choices = super::settings::merge_agent_choices(&args.agent);
     Ok(report
         .specs
         .iter()
         .flat_map(|s| s.per_variant(&args.variant))
-        .flat_map(|s| s.per_agent(&args.agent, args.model.as_deref().filter(|m| !m.is_empty())))
+        .flat_map(|s| s.per_agent(&choices, args.model.as_deref().filter(|m| !m.is_empty())))
         .map(|mut s| {
             if let Some(dir) = &workspace {
                 s.workspace = Some(dir.clone());
@@ -385,6 +388,75 @@ async fn check_agents(
         return Err(CliError::NothingRun { problems });
     }
     Ok(versions)
+}
+
+/// Installs every release the tests run on (`versions:`, `--agent NAME@VERSION`) into
+/// aptitude's agent cache, each (agent, version) once, `latest` resolved once and printed;
+/// each test then names its exact version. Returns each release's agent and the version it
+/// reports.
+///
+/// # Errors
+/// [`CliError::NothingRun`] with every release that could not be resolved, installed or
+/// started.
+async fn install_releases(
+    specs: &mut [spec::TestSpec],
+    setup: &super::settings::AgentSetup,
+) -> Result<crate::run::Releases, CliError> {
+    use crate::agent::install::{Installer, VersionSpec};
+    let asked: std::collections::BTreeSet<_> = specs
+        .iter()
+        .filter_map(|s| Some((s.agent.kind, s.agent.release()?.clone())))
+        .collect();
+    let mut releases = crate::run::Releases::new();
+    if asked.is_empty() {
+        return Ok(releases);
+    }
+    let installer = Installer::from_env().map_err(|e| CliError::NothingRun {
+        problems: vec![e.to_string()],
+    })?;
+    let mut exact = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (kind, spec_version) in asked {
+        let version = match installer.resolve(kind, &spec_version).await {
+            Ok(version) => version,
+            Err(e) => {
+                problems.push(format!("{kind}@{spec_version}: {e}"));
+                continue;
+            }
+        };
+        if spec_version != VersionSpec::Exact(version.clone()) {
+            output::err(&format!("{kind}@{spec_version} is {version}"));
+        }
+        exact.insert((kind, spec_version), version.clone());
+        if releases.contains_key(&(kind, version.clone())) {
+            continue;
+        }
+        let installed = match installer.install(kind, &version).await {
+            Ok(installed) => installed,
+            Err(e) => {
+                problems.push(format!("{kind}@{version}: {e}"));
+                continue;
+            }
+        };
+        let agent = setup.agent_at(kind, installed.binary.clone(), &version);
+        match agent.check().await {
+            Ok(info) => {
+                releases.insert((kind, version), (agent, info.version));
+            }
+            Err(e) => problems.push(format!("{kind}@{version}: {e}")),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(CliError::NothingRun { problems });
+    }
+    for spec in specs.iter_mut() {
+        if let Some(v) = spec.agent.release().cloned()
+            && let Some(version) = exact.get(&(spec.agent.kind, v))
+        {
+            spec.agent.versions = vec![VersionSpec::Exact(version.clone())];
+        }
+    }
+    Ok(releases)
 }
 
 /// The runner's settings from the command line.

@@ -66,6 +66,42 @@ pub fn parse_agent(s: &str) -> Result<AgentKind, ArgValueError> {
     Ok(s.trim().parse::<AgentKind>()?)
 }
 
+/// Parses one `run --agent` value: a name, or `NAME@VERSION` with a version as a test's
+/// `versions:` takes it (`pinned`, `latest`, `2.1.300`).
+///
+/// # Errors
+/// [`ArgValueError::Agent`] for a name that is no agent's, [`ArgValueError::Version`] for
+/// a version that is not one.
+pub fn parse_agent_choice(s: &str) -> Result<crate::spec::AgentTarget, ArgValueError> {
+    let (name, version) = match s.trim().split_once('@') {
+        Some((name, version)) => (name, Some(version.parse()?)),
+        None => (s.trim(), None),
+    };
+    Ok(crate::spec::AgentTarget {
+        versions: version.into_iter().collect(),
+        ..crate::spec::AgentTarget::new(name.parse::<AgentKind>()?)
+    })
+}
+
+/// `--agent` values with one entry per agent, in first-named order: `claude@latest,
+/// claude@2.1.300` is Claude Code on both releases.
+pub fn merge_agent_choices(choices: &[crate::spec::AgentTarget]) -> Vec<crate::spec::AgentTarget> {
+    let mut out: Vec<crate::spec::AgentTarget> = Vec::new();
+    for choice in choices {
+        match out.iter_mut().find(|t| t.kind == choice.kind) {
+            Some(target) => {
+                for v in &choice.versions {
+                    if !target.versions.contains(v) {
+                        target.versions.push(v.clone());
+                    }
+                }
+            }
+            None => out.push(choice.clone()),
+        }
+    }
+    out
+}
+
 /// The agents of a run, resolved from flags and environment.
 #[derive(Debug, Clone)]
 pub struct AgentSetup {
@@ -134,6 +170,15 @@ impl AgentSetup {
         registry::agent(kind, settings, &self.options)
     }
 
+    /// The agent `kind` run from `binary` (a release installed in aptitude's cache), its
+    /// other settings as resolved.
+    pub fn agent_at(&self, kind: AgentKind, binary: PathBuf, version: &str) -> Arc<dyn Agent> {
+        let mut settings = self.settings.get(&kind).cloned().unwrap_or_default();
+        settings.binary_source = Some(format!("{kind}@{version} in aptitude's agent cache"));
+        settings.binary = Some(binary);
+        registry::agent(kind, settings, &self.options)
+    }
+
     /// The version `kind` is pinned to by `--agent-version`, if any.
     pub fn pin(&self, kind: AgentKind) -> Option<&str> {
         self.pins.get(&kind).map(String::as_str)
@@ -156,7 +201,10 @@ pub fn workspace_override(dir: &Path) -> Result<PathBuf, WorkspaceError> {
 pub fn needed_agents(specs: &[TestSpec], grading: bool) -> BTreeSet<AgentKind> {
     let mut kinds = BTreeSet::new();
     for spec in specs {
-        kinds.insert(spec.agent.kind);
+        // A test on a chosen release runs the installed copy, not the agent found as usual.
+        if spec.agent.release().is_none() {
+            kinds.insert(spec.agent.kind);
+        }
         if grading {
             for a in &spec.assertions {
                 if let AssertionKind::Review(r) = &a.kind {

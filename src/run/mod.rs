@@ -46,7 +46,7 @@ use crate::spec::diagnostic::display_path;
 use crate::verdict::results::{ErrorKind, TestResult};
 
 pub use grade::{evaluate_transcript, grade_reviews};
-pub use schedule::Runner;
+pub use schedule::{Releases, Runner};
 pub use shell::StepError;
 
 /// The default per-test timeout (a test's `timeout:` overrides it).
@@ -146,6 +146,7 @@ pub fn not_run(spec: &TestSpec, kind: ErrorKind, why: &str) -> TestResult {
         prompt: Some(spec.prompt.clone()),
         error: Some(why.to_owned()),
         agent_id: Some(spec.agent.kind),
+        agent_version: spec.agent_version(),
         variant: spec.result_variant(),
         routing: spec.routing_case.clone(),
         error_kind: Some(kind),

@@ -54,9 +54,14 @@ impl Spend {
     }
 }
 
+/// The agents of chosen releases, by agent and exact version, each with the version it
+/// reports.
+pub type Releases = BTreeMap<(crate::agent::AgentKind, String), (Arc<dyn Agent>, String)>;
+
 /// Runs tests with agents chosen by each test's `agent:` name.
 pub struct Runner {
     agents: BTreeMap<crate::agent::AgentKind, (Arc<dyn Agent>, String)>,
+    releases: Releases,
     config: RunConfig,
     judge: Arc<Judge>,
     redactor: crate::shared::redact::Redactor,
@@ -82,6 +87,25 @@ pub(super) struct Slots {
 pub(super) type Board = Arc<std::sync::Mutex<Vec<Slots>>>;
 
 impl Runner {
+    /// Runs the tests on a chosen release (`versions:`, `--agent NAME@VERSION`, exact
+    /// once resolved) with `releases`' agents instead of the agent found as usual.
+    pub fn with_releases(mut self, releases: Releases) -> Self {
+        self.releases = releases;
+        self
+    }
+
+    /// The agent and its reported version a test runs on: its release's, when it names one.
+    fn agent_of(&self, spec: &crate::spec::TestSpec) -> Option<(Arc<dyn Agent>, String)> {
+        match spec.agent.release() {
+            Some(crate::spec::agent_version::VersionSpec::Exact(v)) => {
+                self.releases.get(&(spec.agent.kind, v.clone())).cloned()
+            }
+            // Not resolved: no agent, and the run says so rather than using another one.
+            Some(_) => None,
+            None => self.agents.get(&spec.agent.kind).cloned(),
+        }
+    }
+
     /// A runner; `agents` maps agents to their adapters and reported versions; `judge`
     /// grades `stdout` reviews.
     pub fn new(
@@ -92,6 +116,7 @@ impl Runner {
     ) -> Self {
         Runner {
             agents,
+            releases: Releases::new(),
             config,
             judge,
             redactor,
@@ -182,7 +207,7 @@ impl Runner {
                     index,
                     run,
                     runs,
-                    agent: self.agents.get(&spec.agent.kind).cloned(),
+                    agent: self.agent_of(spec),
                     config: RunConfig {
                         record: self.config.record && run == 1,
                         ..self.config.clone()

@@ -132,8 +132,9 @@ pub use crate::verdict::results::TestKey;
 /// Sharding's view of a test's identity.
 impl TestKey {
     /// A hash of the identity that is the same on every platform and in every aptitude
-    /// version: the first 8 bytes of SHA-256 over `file`, `name`, the agent's name and
-    /// (when there is one) the variant, each followed by a NUL byte.
+    /// version: the first 8 bytes of SHA-256 over `file`, `name`, the agent's name,
+    /// (when there is one) the variant and (when there is one) `@` and the agent's release,
+    /// each followed by a NUL byte.
     pub fn stable_hash(&self) -> u64 {
         self.hash_with(None)
     }
@@ -142,9 +143,11 @@ impl TestKey {
     fn hash_with(&self, extra: Option<&str>) -> u64 {
         let mut h = Sha256::new();
         let parts = [self.file.as_str(), self.name.as_str(), self.agent.name()];
+        let release = self.agent_version.as_deref().map(|v| format!("@{v}"));
         for part in parts
             .into_iter()
             .chain(self.variant.as_deref())
+            .chain(release.as_deref())
             .chain(extra)
         {
             h.update(part.as_bytes());
@@ -754,6 +757,7 @@ mod tests {
             name: format!("test {i}"),
             agent: AgentKind::ALL[i % AgentKind::ALL.len()],
             variant: None,
+            agent_version: None,
         }
     }
 
@@ -813,6 +817,7 @@ mod tests {
             name: "Reads files with the Read tool".into(),
             agent: AgentKind::Claude,
             variant: None,
+            agent_version: None,
         };
         assert_eq!(k.stable_hash(), 0x0152_c4fe_18f4_a00b);
         let other_agent = TestKey {
@@ -820,6 +825,11 @@ mod tests {
             ..k.clone()
         };
         assert_ne!(k.stable_hash(), other_agent.stable_hash());
+        let other_release = TestKey {
+            agent_version: Some("2.1.300".into()),
+            ..k.clone()
+        };
+        assert_ne!(k.stable_hash(), other_release.stable_hash());
     }
 
     /// The property the matrix relies on: for any N and any suite, with or without a

@@ -7,6 +7,7 @@
 //! test that loads means what it says. The syntax is documented in `docs/yaml-api.md`.
 
 pub mod agent_kind;
+pub mod agent_version;
 pub mod diagnostic;
 pub mod discover;
 pub mod draft;
@@ -54,6 +55,11 @@ pub struct AgentTarget {
     /// `version:`: the agent CLI version this test needs (a pin; a mismatch stops the run
     /// before any agent starts).
     pub version: Option<String>,
+    /// `versions:`: the releases the test runs on, each installed into aptitude's cache
+    /// (`agent::install`) and each its own result; empty: the agent found as usual
+    /// (`--agent-bin`, `APTITUDE_<NAME>_BIN`, `PATH`). After [`TestSpec::per_agent`], at
+    /// most one, and after the run resolved it, exact.
+    pub versions: Vec<agent_version::VersionSpec>,
 }
 
 impl AgentTarget {
@@ -64,7 +70,13 @@ impl AgentTarget {
             model: None,
             base_url: None,
             version: None,
+            versions: Vec::new(),
         }
+    }
+
+    /// The one release this (split) target runs on, if it names one.
+    pub fn release(&self) -> Option<&agent_version::VersionSpec> {
+        self.versions.first()
     }
 }
 
@@ -358,24 +370,47 @@ impl TestSpec {
         out
     }
 
+    /// The exact release this (split) test runs on, once resolved: `None` for the agent
+    /// found as usual, and for `pinned`/`latest` not yet resolved.
+    pub fn agent_version(&self) -> Option<String> {
+        match self.agent.release()? {
+            agent_version::VersionSpec::Exact(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether the file names its agents (`run --agent` only changes tests that do not).
     pub fn agent_explicit(&self) -> bool {
         !self.agents.is_empty()
     }
 
-    /// One test per agent it runs on: the agents the file names, else `default` (from
-    /// `--agent`), else Claude Code. Each copy's [`TestSpec::agent`] is its agent, and its
-    /// `model` is the agent's own `model:`, else the test's, else `default_model`.
-    pub fn per_agent(&self, default: &[AgentKind], default_model: Option<&str>) -> Vec<TestSpec> {
+    /// One test per agent and release it runs on: the agents the file names, else `default`
+    /// (from `--agent`), else Claude Code; a target with `versions:` is one test per
+    /// version, each with that one version. Each copy's [`TestSpec::agent`] is its agent,
+    /// and its `model` is the agent's own `model:`, else the test's, else `default_model`.
+    pub fn per_agent(&self, default: &[AgentTarget], default_model: Option<&str>) -> Vec<TestSpec> {
         let targets: Vec<AgentTarget> = if !self.agents.is_empty() {
             self.agents.clone()
         } else if !default.is_empty() {
-            default.iter().copied().map(AgentTarget::new).collect()
+            default.to_vec()
         } else {
             vec![AgentTarget::new(AgentKind::Claude)]
         };
         targets
             .into_iter()
+            .flat_map(|target| {
+                if target.versions.len() <= 1 {
+                    return vec![target];
+                }
+                target
+                    .versions
+                    .iter()
+                    .map(|v| AgentTarget {
+                        versions: vec![v.clone()],
+                        ..target.clone()
+                    })
+                    .collect()
+            })
             .map(|target| {
                 let mut spec = self.clone();
                 spec.model = target

@@ -491,7 +491,7 @@ enum AgentEntry {
     Full(AgentEntryMap),
 }
 
-/// `{agent, model, base_url, version}`.
+/// `{agent, model, base_url, version, versions}`.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[expect(dead_code, reason = "schema only")]
@@ -507,7 +507,19 @@ struct AgentEntryMap {
     /// The version the agent CLI must report; a mismatch stops the run before any agent
     /// starts.
     version: Option<NonEmpty>,
+    /// The releases to run on, each installed into aptitude's cache and each its own
+    /// result: `pinned`, `latest` (resolved once per run) or an exact version.
+    #[schemars(length(min = 1))]
+    versions: Option<Vec<AgentRelease>>,
 }
+
+/// `pinned`, `latest` or one exact release (`2.1.300`, `1.0.0-beta.3`).
+#[derive(JsonSchema)]
+#[serde(transparent)]
+#[expect(dead_code, reason = "schema only")]
+struct AgentRelease(
+    #[schemars(regex(pattern = r"^(pinned|latest|[0-9]+(\.[0-9]+)+[A-Za-z0-9.+-]*)$"))] String,
+);
 
 /// An MCP server's name: letters, digits, `-` and single `_`.
 #[derive(JsonSchema)]

@@ -165,6 +165,7 @@ pub fn aggregate_split(
         transcript: None,
         agent: runs.iter().find_map(|r| r.agent.clone()),
         agent_id: first.and_then(|r| r.agent_id),
+        agent_version: first.and_then(|r| r.agent_version.clone()),
         variant: first.and_then(|r| r.variant.clone()),
         files: Vec::new(),
         workspace: None,

@@ -136,6 +136,12 @@ pub struct TestResult {
     /// per agent. Absent in results written before agents could be chosen per test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<crate::spec::agent_kind::AgentKind>,
+    /// The exact release the test ran on (`0.72.1`, never `latest`), for a test on a chosen
+    /// release (`versions:`, `--agent NAME@VERSION`): each (test, agent, version) is its
+    /// own result. Absent for a test on the agent found as usual (its version is in
+    /// [`TestResult::agent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
     /// The variant that ran (`default` is the test as written), for tests that declare
     /// `variants:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -224,6 +230,8 @@ pub struct TestKey {
     pub agent: crate::spec::agent_kind::AgentKind,
     /// The variant, for tests that declare variants (`default` is the test as written).
     pub variant: Option<String>,
+    /// The exact release, for tests on a chosen one ([`TestResult::agent_version`]).
+    pub agent_version: Option<String>,
 }
 
 impl TestKey {
@@ -235,6 +243,7 @@ impl TestKey {
             name: spec.name.clone(),
             agent: spec.agent.kind,
             variant: spec.result_variant(),
+            agent_version: spec.agent_version(),
         }
     }
 }
@@ -279,6 +288,7 @@ impl TestResult {
             transcript: None,
             agent: None,
             agent_id: None,
+            agent_version: None,
             variant: None,
             files: Vec::new(),
             workspace: None,
@@ -333,6 +343,7 @@ impl TestResult {
                 .agent_id
                 .unwrap_or(crate::spec::agent_kind::AgentKind::Claude),
             variant: self.variant.clone(),
+            agent_version: self.agent_version.clone(),
         }
     }
 

@@ -7,15 +7,17 @@
 //! agents:
 //!   - claude
 //!   - {agent: codex, model: gpt-5-codex, base_url: "http://127.0.0.1:8080/v1", version: 0.169.0}
+//!   - {agent: pi, versions: [pinned, latest, "0.72.1"]}   # one result per release
 //! ```
 
+use super::super::agent_version::VersionSpec;
 use super::super::diagnostic::Diagnostic;
 use super::super::node::{Node, Value};
 use super::super::{AgentKind, AgentTarget};
 use super::{Ctx, Fields};
 
 /// The keys of an `agents:` entry written as a mapping.
-const TARGET_KEYS: &[&str] = &["agent", "model", "base_url", "version"];
+const TARGET_KEYS: &[&str] = &["agent", "model", "base_url", "version", "versions"];
 
 impl Ctx {
     /// The agents a test names; empty when it names none.
@@ -104,11 +106,73 @@ impl Ctx {
             }
             _ => self.non_empty_string(n, "version"),
         });
+        let versions = fields
+            .get("versions")
+            .map(|n| self.versions(n))
+            .unwrap_or_default();
+        if let (Some(_), Some(n)) = (fields.get("version"), fields.get("versions")) {
+            self.push(
+                Diagnostic::new(n.pos, "an `agents` entry names `version` and `versions`")
+                    .label("second version")
+                    .hint("`version:` checks the installed agent; `versions:` installs each release named: keep one"),
+            );
+        }
         Some(AgentTarget {
             kind: kind?,
             model,
             base_url,
             version,
+            versions,
         })
+    }
+
+    /// `versions: [pinned, latest, "2.1.300"]`: each release once.
+    fn versions(&mut self, node: &Node) -> Vec<VersionSpec> {
+        let Value::Seq(items) = &node.value else {
+            self.type_error(
+                node,
+                "versions",
+                "a list of versions: pinned, latest or \"2.1.300\"",
+            );
+            return Vec::new();
+        };
+        if items.is_empty() {
+            self.push(
+                Diagnostic::new(node.pos, "`versions` is empty")
+                    .label("no version")
+                    .hint("name at least one, e.g. `versions: [pinned, latest]`, or remove it"),
+            );
+        }
+        let mut out: Vec<VersionSpec> = Vec::new();
+        for item in items {
+            let text = match &item.value {
+                Value::Int(_) | Value::Float(_) => {
+                    self.type_error(item, "versions", "a string (quote it: \"1.0\")");
+                    continue;
+                }
+                _ => match self.non_empty_string(item, "versions") {
+                    Some(text) => text,
+                    None => continue,
+                },
+            };
+            match text.parse::<VersionSpec>() {
+                Ok(v) if out.contains(&v) => self.push(
+                    Diagnostic::new(item.pos, format!("version `{v}` is listed twice"))
+                        .label("listed before")
+                        .hint("each version runs once; give it one entry"),
+                ),
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    let suggestion =
+                        crate::shared::suggest::did_you_mean(&text, ["pinned", "latest"]);
+                    let mut d = Diagnostic::new(item.pos, e.to_string()).label("not a version");
+                    if let Some(s) = suggestion {
+                        d = d.hint(format!("did you mean `{s}`?"));
+                    }
+                    self.push(d);
+                }
+            }
+        }
+        out
     }
 }

@@ -3,6 +3,7 @@
 use super::super::pattern::ValueMatcher;
 use super::super::{AssertionKind, Scope};
 use super::*;
+use crate::spec::AgentTarget;
 
 fn load(src: &str) -> Result<TestSpec, Vec<Diagnostic>> {
     load_str(Path::new("t.aptitude.yaml"), src)
@@ -630,7 +631,10 @@ fn agents_lists_split_a_test_per_agent() {
         "name: t\nprompt: p\nmodel: m0\nagents:\n  - claude\n  - {agent: codex, model: gpt-x, base_url: \"http://127.0.0.1:1/v1\", version: \"0.169.0\"}\nassertions:\n  - tool: Bash\n",
     )
     .unwrap();
-    let split = spec.per_agent(&[crate::spec::AgentKind::Gemini], Some("cli-model"));
+    let split = spec.per_agent(
+        &[AgentTarget::new(crate::spec::AgentKind::Gemini)],
+        Some("cli-model"),
+    );
     let got: Vec<_> = split
         .iter()
         .map(|s| (s.agent.kind.name(), s.model.as_deref().unwrap_or("")))
@@ -648,7 +652,10 @@ fn agents_lists_split_a_test_per_agent() {
     )
     .unwrap();
     let split = plain.per_agent(
-        &[crate::spec::AgentKind::Gemini, crate::spec::AgentKind::Qwen],
+        &[
+            AgentTarget::new(crate::spec::AgentKind::Gemini),
+            AgentTarget::new(crate::spec::AgentKind::Qwen),
+        ],
         Some("cli-model"),
     );
     let got: Vec<_> = split
@@ -1441,5 +1448,61 @@ fn a_routing_suite_has_no_user() {
         errs.iter()
             .any(|e| e == "`user` does not go with `routing:`"),
         "{errs:?}"
+    );
+}
+
+#[test]
+fn agent_versions_split_a_test_per_release() {
+    use crate::spec::agent_version::VersionSpec;
+    let spec = load(
+        "name: t\nprompt: p\nagents:\n  - claude\n  - {agent: pi, versions: [pinned, latest, \"0.72.1\"]}\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    let split = spec.per_agent(&[], None);
+    let got: Vec<_> = split
+        .iter()
+        .map(|s| (s.agent.kind.name(), s.agent.release().cloned()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("claude", None),
+            ("pi", Some(VersionSpec::Pinned)),
+            ("pi", Some(VersionSpec::Latest)),
+            ("pi", Some(VersionSpec::Exact("0.72.1".to_owned()))),
+        ]
+    );
+    // Only a resolved release is a result's version: `latest` is never one.
+    assert_eq!(split[2].agent_version(), None);
+    assert_eq!(split[3].agent_version().as_deref(), Some("0.72.1"));
+}
+
+#[test]
+fn agent_versions_that_are_not_one_release_are_errors_at_their_line() {
+    let diags = load(
+        "name: t\nprompt: p\nagents:\n  - {agent: pi, versions: [pined, \"^0.72\", 1.5, latest, latest]}\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap_err();
+    let pined = diags
+        .iter()
+        .find(|d| d.message.contains("`pined`"))
+        .unwrap();
+    assert_eq!(pined.hint.as_deref(), Some("did you mean `pinned`?"));
+    assert_eq!((pined.pos.line, pined.pos.column), (4, 28));
+    let messages: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+    assert_reports(&messages, "`^0.72` is not a version");
+    assert_reports(&messages, "quote it");
+    assert_reports(&messages, "version `latest` is listed twice");
+    assert_reports(
+        &errors(
+            "name: t\nprompt: p\nagents:\n  - {agent: pi, version: \"1.0.0\", versions: [latest]}\nassertions:\n  - tool: Bash\n",
+        ),
+        "names `version` and `versions`",
+    );
+    assert_reports(
+        &errors(
+            "name: t\nprompt: p\nagents:\n  - {agent: pi, version: \"1.0.0\", verisons: [latest]}\nassertions:\n  - tool: Bash\n",
+        ),
+        "verisons",
     );
 }
