@@ -1,11 +1,13 @@
 //! Verdicts: the one results model ([`results`], with each test's [`test_result`]), a repeated test's k-of-n verdict
 //! ([`repeat`]), variants side by side ([`variants`]) and the statistics behind them
-//! ([`stats`]), how far an LLM judge agrees with people ([`agreement`]) and the labels it is measured against ([`labels`]), the routing figures of routing suites ([`routing`]).
+//! ([`stats`]), how far an LLM judge agrees with people ([`agreement`]) and the labels it is measured against ([`labels`]), the routing figures of routing suites ([`routing`]), the release search of `aptitude bisect` ([`bisect`]) over an agent's ordered releases ([`releases`]).
 
 pub mod agreement;
+pub mod bisect;
 pub mod choices;
 pub mod coverage;
 pub mod labels;
+pub mod releases;
 pub mod repeat;
 pub mod results;
 pub mod routing;
