@@ -213,6 +213,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// `aptitude bisect` could not start or go on.
+    #[error(transparent)]
+    Bisect(#[from] super::bisect::BisectError),
     /// A signal stopped the run; the results cover the tests that finished.
     #[error("interrupted: running agents were stopped; results cover the tests that finished")]
     Interrupted {

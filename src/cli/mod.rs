@@ -7,6 +7,7 @@
 
 mod agents;
 mod analyze;
+pub mod bisect;
 mod coverage;
 mod diff;
 mod draft;
@@ -89,6 +90,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// People's verdicts on the LLM judge's grades: label judged answers pass or fail.
     Judge(judge::JudgeArgs),
+    /// Find the first release of an agent CLI between a good and a bad one where the
+    /// suite's pass rate falls, judged from repeated runs per release.
+    Bisect(bisect::BisectArgs),
 }
 
 /// `aptitude diff`.
@@ -613,6 +617,7 @@ pub fn main() -> ExitCode {
         Command::Coverage(args) => coverage::coverage(&args),
         Command::Diff(args) => diff::diff(&args),
         Command::Judge(args) => judge::judge(&args),
+        Command::Bisect(args) => bisect::bisect(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

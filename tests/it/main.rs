@@ -10,6 +10,7 @@ mod act;
 mod action;
 mod agents;
 mod architecture;
+mod bisect;
 mod cassettes;
 mod claims;
 mod cli;
