@@ -104,8 +104,8 @@ pub(super) fn bisect(args: &BisectArgs) -> Result<Outcome, CliError> {
     let package = npm_package(args.agent)?;
     let listing = npm(&["view", &package, "versions", "--json"])?;
     let published = releases::parse_npm_versions(&listing).map_err(BisectError::from)?;
-    let ordered = releases::releases_between(&published, &args.good, &args.bad)
-        .map_err(BisectError::from)?;
+    let ordered =
+        releases::releases_between(&published, &args.good, &args.bad).map_err(BisectError::from)?;
     let settings = Settings {
         max_cost_usd: args.max_cost,
         ..Settings::new(args.runs)
@@ -148,7 +148,8 @@ pub(super) fn bisect(args: &BisectArgs) -> Result<Outcome, CliError> {
 
 /// What is left of `--max-cost` for the next probe's run.
 fn remaining(search: &Search, args: &BisectArgs) -> Option<f64> {
-    args.max_cost.map(|ceiling| (ceiling - search.spent().1).max(0.0))
+    args.max_cost
+        .map(|ceiling| (ceiling - search.spent().1).max(0.0))
 }
 
 /// The npm package of `kind`, read from its install hint (`npm install -g PKG@VERSION`).
@@ -197,7 +198,13 @@ fn install(kind: AgentKind, package: &str, version: &str) -> Result<PathBuf, Bis
         let prefix = root.display().to_string();
         let spec = format!("{package}@{version}");
         npm(&[
-            "install", "--prefix", &prefix, "--no-save", "--no-audit", "--no-fund", &spec,
+            "install",
+            "--prefix",
+            &prefix,
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            &spec,
         ])?;
     }
     Ok(binary)
@@ -256,7 +263,10 @@ fn tally(results: &crate::verdict::results::Results) -> Tally {
     let summary = &results.summary;
     let (passed, runs) = match &summary.runs {
         Some(counts) => (counts.passed, counts.total.saturating_sub(counts.skipped)),
-        None => (summary.passed, summary.total.saturating_sub(summary.skipped)),
+        None => (
+            summary.passed,
+            summary.total.saturating_sub(summary.skipped),
+        ),
     };
     Tally {
         passed,

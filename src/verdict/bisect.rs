@@ -313,9 +313,9 @@ impl Search {
 
     /// The runs made and their cost in USD, over every release.
     pub fn spent(&self) -> (u32, f64) {
-        self.tallies
-            .iter()
-            .fold((0, 0.0), |(runs, cost), t| (runs + t.runs, cost + t.cost_usd))
+        self.tallies.iter().fold((0, 0.0), |(runs, cost), t| {
+            (runs + t.runs, cost + t.cost_usd)
+        })
     }
 
     /// The report of the search so far: every release tried, in release order.

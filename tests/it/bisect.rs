@@ -125,17 +125,22 @@ fn bisect_refuses_endpoints_out_of_order_with_exit_code_2() {
     fake_npm(dir.path());
     let out = crate::support::cli::Aptitude::new()
         .path_dir(dir.path())
-        .args(["bisect", "--agent", "claude", "--good", "1.0.3", "--bad", "1.0.0"])
+        .args([
+            "bisect", "--agent", "claude", "--good", "1.0.3", "--bad", "1.0.0",
+        ])
         .output();
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stderr.contains("--good 1.0.3 must be older than --bad 1.0.0"),
+        out.stderr
+            .contains("--good 1.0.3 must be older than --bad 1.0.0"),
         "{}",
         out.stderr
     );
     let out = crate::support::cli::Aptitude::new()
         .path_dir(dir.path())
-        .args(["bisect", "--agent", "claude", "--good", "1.0.0", "--bad", "9.0.0"])
+        .args([
+            "bisect", "--agent", "claude", "--good", "1.0.0", "--bad", "9.0.0",
+        ])
         .output();
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
     assert!(

@@ -47,7 +47,10 @@ fn one_failed_run_never_makes_a_release_bad() {
         runs: 1,
         cost_usd: 0.0,
     };
-    assert_eq!(judge(one_failure, good, bad, ALPHA), Judgement::Inconclusive);
+    assert_eq!(
+        judge(one_failure, good, bad, ALPHA),
+        Judgement::Inconclusive
+    );
     let one_pass = Tally {
         passed: 1,
         runs: 1,
@@ -67,7 +70,10 @@ fn a_release_is_good_only_when_it_is_told_apart_from_the_bad_one() {
     assert_eq!(judge(tally(9, 10), good, bad, ALPHA), Judgement::Good);
     assert_eq!(judge(tally(3, 10), good, bad, ALPHA), Judgement::Bad);
     // 3 of 4 is not worse than 10 of 10, nor better than 2 of 10 at p < 0.05.
-    assert_eq!(judge(tally(3, 4), good, bad, ALPHA), Judgement::Inconclusive);
+    assert_eq!(
+        judge(tally(3, 4), good, bad, ALPHA),
+        Judgement::Inconclusive
+    );
 }
 
 /// Exact values from the hypergeometric sums (Python's `math.comb`): with 10 of 10 on the
@@ -105,10 +111,12 @@ fn finds_a_planted_first_bad_release_in_fewer_runs_than_a_linear_scan() {
     // The endpoints, then 1.0.8 (good), 1.0.12 (bad), 1.0.10 (good), 1.0.11 (bad): 6 probes.
     assert_eq!(report.runs, 60);
     assert!((report.cost_usd - 0.5 * f64::from(report.runs)).abs() < 1e-9);
-    assert!(report
-        .tried
-        .iter()
-        .all(|t| t.interval.is_some() && t.rate.is_some()));
+    assert!(
+        report
+            .tried
+            .iter()
+            .all(|t| t.interval.is_some() && t.rate.is_some())
+    );
 }
 
 #[test]
