@@ -153,7 +153,7 @@ fn remaining(search: &Search, args: &BisectArgs) -> Option<f64> {
 }
 
 /// The npm package of `kind`, read from its install hint (`npm install -g PKG@VERSION`).
-fn npm_package(kind: AgentKind) -> Result<String, BisectError> {
+pub(super) fn npm_package(kind: AgentKind) -> Result<String, BisectError> {
     let hint = registry::cli(kind, &AgentOptions::default()).install_hint();
     hint.strip_prefix("npm install -g ")
         .and_then(|spec| spec.rsplit_once('@'))
@@ -186,7 +186,11 @@ fn npm(args: &[&str]) -> Result<String, BisectError> {
 
 /// Installs `package@version` into aptitude's cache (once) and returns the agent's binary
 /// there. Nothing outside the cache is touched: npm writes under `--prefix`.
-fn install(kind: AgentKind, package: &str, version: &str) -> Result<PathBuf, BisectError> {
+pub(super) fn install(
+    kind: AgentKind,
+    package: &str,
+    version: &str,
+) -> Result<PathBuf, BisectError> {
     let root = crate::shared::files::cache_root()
         .ok_or(BisectError::NoCache)?
         .join("versions")

@@ -216,6 +216,9 @@ pub enum CliError {
     /// `aptitude bisect` could not start or go on.
     #[error(transparent)]
     Bisect(#[from] super::bisect::BisectError),
+    /// `aptitude drift` could not read a release's tools.
+    #[error(transparent)]
+    Drift(#[from] super::drift::DriftError),
     /// A signal stopped the run; the results cover the tests that finished.
     #[error("interrupted: running agents were stopped; results cover the tests that finished")]
     Interrupted {

@@ -11,6 +11,7 @@ pub mod bisect;
 mod coverage;
 mod diff;
 mod draft;
+pub mod drift;
 pub mod error;
 mod init;
 mod inspect;
@@ -93,6 +94,9 @@ pub enum Command {
     /// Find the first release of an agent CLI between a good and a bad one where the
     /// suite's pass rate falls, judged from repeated runs per release.
     Bisect(bisect::BisectArgs),
+    /// What changed in an agent's tools between two releases, read from the request each
+    /// sends its model (a stub that costs nothing), with the tests it affects.
+    Drift(drift::DriftArgs),
 }
 
 /// `aptitude diff`.
@@ -618,6 +622,7 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff::diff(&args),
         Command::Judge(args) => judge::judge(&args),
         Command::Bisect(args) => bisect::bisect(&args),
+        Command::Drift(args) => drift::drift(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

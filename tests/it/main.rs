@@ -18,6 +18,7 @@ mod conversation;
 mod corpus;
 mod diff;
 mod docs;
+mod drift;
 mod evidence;
 mod exec_record;
 mod fluent;
