@@ -22,6 +22,7 @@ pub mod cursor;
 pub mod executor;
 pub mod fence;
 pub mod gemini;
+pub mod install;
 pub mod kiro;
 pub mod limits;
 pub mod mcp;

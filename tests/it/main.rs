@@ -49,5 +49,6 @@ mod support;
 mod upstream;
 mod upstream_habits;
 mod variants;
+mod versions;
 mod wire;
 mod witness;
