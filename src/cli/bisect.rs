@@ -2,8 +2,8 @@
 //! first made the suite's pass rate fall.
 //!
 //! The releases come from the npm registry (`npm view PKG versions --json`); each release
-//! tried is installed into aptitude's cache (`$APTITUDE_CACHE_DIR/versions/NAME/VERSION`,
-//! never the user's own install) and the suite is run on it through the ordinary `run`
+//! tried is installed into aptitude's cache by [`crate::agent::install`] (verified, never
+//! the user's own install) and the suite is run on it through the ordinary `run`
 //! path with that binary (`--agent-bin NAME=PATH`), `--runs` times. The search and its
 //! statistics are [`crate::verdict::bisect`]'s; this file installs, runs, prints.
 //! Exit codes: 1 when the bad release is worse (a first bad release or a range of them),
@@ -83,9 +83,9 @@ pub enum BisectError {
         /// Its error or stderr.
         detail: String,
     },
-    /// No cache directory ($APTITUDE_CACHE_DIR, $XDG_CACHE_HOME, $HOME all unset).
-    #[error("no cache directory: set APTITUDE_CACHE_DIR")]
-    NoCache,
+    /// A release could not be installed.
+    #[error(transparent)]
+    Install(#[from] crate::agent::install::InstallError),
     /// A probe's results file could not be read.
     #[error("the results of the run on {version} can not be read: {source}")]
     Results {
@@ -130,7 +130,7 @@ pub(super) fn bisect(args: &BisectArgs) -> Result<Outcome, CliError> {
             Step::Done(outcome) => break outcome,
             Step::Probe { index, runs } => {
                 let version = search.releases()[index].clone();
-                let tally = probe(args, &package, &version, runs, remaining(&search, args))?;
+                let tally = probe(args, &version, runs, remaining(&search, args))?;
                 search.record(index, tally);
             }
         }
@@ -152,14 +152,13 @@ fn remaining(search: &Search, args: &BisectArgs) -> Option<f64> {
         .map(|ceiling| (ceiling - search.spent().1).max(0.0))
 }
 
-/// The npm package of `kind`, read from its install hint (`npm install -g PKG@VERSION`).
+/// The npm package of `kind` ([`crate::agent::install::source_of`] its install hint).
 pub(super) fn npm_package(kind: AgentKind) -> Result<String, BisectError> {
     let hint = registry::cli(kind, &AgentOptions::default()).install_hint();
-    hint.strip_prefix("npm install -g ")
-        .and_then(|spec| spec.rsplit_once('@'))
-        .map(|(package, _)| package.to_owned())
-        .filter(|package| !package.is_empty())
-        .ok_or(BisectError::NotOnNpm { agent: kind, hint })
+    match crate::agent::install::source_of(hint) {
+        Some(crate::agent::install::Source::Npm(package)) => Ok(package.to_owned()),
+        _ => Err(BisectError::NotOnNpm { agent: kind, hint }),
+    }
 }
 
 /// Runs `npm ARGS` (the `npm` on PATH) and returns its stdout.
@@ -184,46 +183,28 @@ fn npm(args: &[&str]) -> Result<String, BisectError> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Installs `package@version` into aptitude's cache (once) and returns the agent's binary
-/// there. Nothing outside the cache is touched: npm writes under `--prefix`.
-pub(super) fn install(
-    kind: AgentKind,
-    package: &str,
-    version: &str,
-) -> Result<PathBuf, BisectError> {
-    let root = crate::shared::files::cache_root()
-        .ok_or(BisectError::NoCache)?
-        .join("versions")
-        .join(kind.name())
-        .join(version);
-    let program = registry::cli(kind, &AgentOptions::default()).program();
-    let binary = root.join("node_modules").join(".bin").join(program);
-    if !binary.exists() {
-        let prefix = root.display().to_string();
-        let spec = format!("{package}@{version}");
-        npm(&[
-            "install",
-            "--prefix",
-            &prefix,
-            "--no-save",
-            "--no-audit",
-            "--no-fund",
-            &spec,
-        ])?;
+/// `version` of `kind` from aptitude's cache, installed there first when it is not
+/// ([`crate::agent::install`]: verified, never the user's own install); its binary.
+pub(super) fn install(kind: AgentKind, version: &str) -> Result<PathBuf, CliError> {
+    let runtime = super::output::runtime()?;
+    let installed = runtime
+        .block_on(crate::agent::install::install(kind, version))
+        .map_err(BisectError::from)?;
+    if !installed.cached {
+        out(&format!("bisect: installed {kind} {version}\n"));
     }
-    Ok(binary)
+    Ok(installed.binary)
 }
 
 /// Runs the suite `runs` times on `version` through `aptitude run` and counts its runs.
 fn probe(
     args: &BisectArgs,
-    package: &str,
     version: &str,
     runs: u32,
     max_cost: Option<f64>,
 ) -> Result<Tally, CliError> {
     out(&format!("bisect: {version}: {runs} runs\n"));
-    let binary = install(args.agent, package, version)?;
+    let binary = install(args.agent, version)?;
     let dir = tempfile::tempdir().map_err(CliError::Runtime)?;
     let results = dir.path().join("results.json");
     let mut argv: Vec<String> = vec!["aptitude".into(), "run".into()];

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use super::bisect::{BisectError, install, npm_package};
+use super::bisect::{BisectError, install};
 use super::error::CliError;
 use super::output::out;
 use super::{Command, Outcome};
@@ -70,9 +70,8 @@ pub enum DriftError {
 }
 
 pub(super) fn drift(args: &DriftArgs) -> Result<Outcome, CliError> {
-    let package = npm_package(args.agent)?;
-    let from_tools = tools_of(args, &package, &args.from)?;
-    let to_tools = tools_of(args, &package, &args.to)?;
+    let from_tools = tools_of(args, &args.from)?;
+    let to_tools = tools_of(args, &args.to)?;
     let specs = test_specs(&args.paths);
     let vocabulary = registry::cli(args.agent, &AgentOptions::default())
         .stream_format()
@@ -105,12 +104,12 @@ fn test_specs(paths: &[PathBuf]) -> Vec<crate::spec::TestSpec> {
 }
 
 /// Installs `version`, runs it once against the stub, and returns the tools it offered.
-fn tools_of(args: &DriftArgs, package: &str, version: &str) -> Result<Vec<String>, CliError> {
+fn tools_of(args: &DriftArgs, version: &str) -> Result<Vec<String>, CliError> {
     out(&format!(
         "drift: {} {version}: reading the tools it offers\n",
         args.agent
     ));
-    let binary = install(args.agent, package, version)?;
+    let binary = install(args.agent, version)?;
     let stub = StubUpstream::start().map_err(DriftError::Stub)?;
     let dir = tempfile::tempdir().map_err(CliError::Runtime)?;
     let key = registry::cli(args.agent, &AgentOptions::default()).api_key_env();

@@ -1,8 +1,9 @@
 //! `aptitude bisect`: the real `claude` run on each release tried, through the normal run
 //! path, against the scripted model. The registry is a fake `npm` on `PATH` that lists four
-//! releases and "installs" each as a wrapper around the pinned `claude`; the releases from
-//! 1.0.2 on append `planted-regression` to the system prompt, and the scripted model then
-//! answers without the Bash call the test asserts. So 1.0.2 is the planted first bad release.
+//! releases; each is in aptitude's agent cache as the installer leaves it, a wrapper around
+//! the pinned `claude`; the releases from 1.0.2 on append `planted-regression` to the
+//! system prompt, and the scripted model then answers without the Bash call the test
+//! asserts. So 1.0.2 is the planted first bad release.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -13,30 +14,39 @@ use crate::run::Suite;
 use crate::support::claude_bin;
 use crate::support::model::{ScriptedModel, Turn};
 
-/// `npm view … versions --json` lists 1.0.0–1.0.3; `npm install --prefix P … PKG@V` writes
-/// `P/node_modules/.bin/claude`, which runs the pinned `claude`, planting the regression
-/// from 1.0.2 on.
+/// `npm view … versions --json` lists 1.0.0–1.0.3 (out of order, with a prerelease).
 fn fake_npm(dir: &std::path::Path) {
-    let script = format!(
-        r#"#!/bin/sh
-case "$1" in
-  view) echo '["1.0.0","1.0.1","1.0.3","1.0.2","1.1.0-beta.1"]' ;;
-  install)
-    prefix="$3"; for a in "$@"; do spec="$a"; done
-    version="${{spec##*@}}"
-    mkdir -p "$prefix/node_modules/.bin"
-    case "$version" in 1.0.0|1.0.1) extra="" ;; *) extra="--append-system-prompt planted-regression" ;; esac
-    printf '#!/bin/sh\nexec %s "$@" %s\n' '{claude}' "$extra" > "$prefix/node_modules/.bin/claude"
-    chmod +x "$prefix/node_modules/.bin/claude"
-    echo "$version" >> "$prefix/../installs.log" ;;
-  *) exit 1 ;;
-esac
-"#,
-        claude = claude_bin().display()
-    );
+    let script = "#!/bin/sh\ncase \"$1\" in\n  view) echo '[\"1.0.0\",\"1.0.1\",\"1.0.3\",\"1.0.2\",\"1.1.0-beta.1\"]' ;;\n  *) exit 1 ;;\nesac\n";
     let npm = dir.join("npm");
     std::fs::write(&npm, script).unwrap();
     std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Puts `version` of `claude` in aptitude's agent cache at `cache` as the installer leaves
+/// it (its receipt, `aptitude-install.json`, and the binary): a wrapper that runs the
+/// pinned `claude` with `extra` arguments after the run's own.
+pub fn seed_release(cache: &std::path::Path, version: &str, extra: &str) {
+    let dir = cache.join("claude").join(version);
+    let bin = dir.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("claude");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\" {extra}\n",
+            claude_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let receipt = json!({
+        "kind": "claude",
+        "version": version,
+        "binary": "node_modules/.bin/claude",
+        "integrity": {"kind": "npm", "package": "@anthropic-ai/claude-code",
+            "integrity": "sha512-test", "signatures": {"status": "unavailable", "reason": "test double"}},
+    });
+    std::fs::write(dir.join("aptitude-install.json"), receipt.to_string()).unwrap();
 }
 
 #[test]
@@ -64,14 +74,18 @@ fn bisect_finds_the_planted_first_bad_release_from_repeated_runs() {
     let bin_dir = suite.path().join("bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
     fake_npm(&bin_dir);
-    let cache = suite.path().join("cache");
+    let cache = suite.path().join("agents");
+    seed_release(&cache, "1.0.0", "");
+    seed_release(&cache, "1.0.1", "");
+    seed_release(&cache, "1.0.2", "--append-system-prompt planted-regression");
+    seed_release(&cache, "1.0.3", "--append-system-prompt planted-regression");
     let json_path = suite.path().join("bisect.json");
     let out = crate::support::cli::Aptitude::new()
         .sandbox_in(suite.path())
         .current_dir(suite.path())
         .model(&model)
         .path_dir(&bin_dir)
-        .env("APTITUDE_CACHE_DIR", &cache)
+        .env("APTITUDE_AGENT_CACHE", &cache)
         .args(["bisect", "tests", "--agent", "claude", "--good", "1.0.0"])
         .args(["--bad", "1.0.3", "--runs", "4", "--json"])
         .arg(&json_path)
@@ -114,9 +128,6 @@ fn bisect_finds_the_planted_first_bad_release_from_repeated_runs() {
     );
     assert_eq!(report["runs"], 16);
     assert_eq!(report["linear_scan_runs"], 12);
-    // Each release was installed once, into aptitude's cache.
-    let installs = std::fs::read_to_string(cache.join("versions/claude/installs.log")).unwrap();
-    assert_eq!(installs.lines().count(), 4, "{installs}");
 }
 
 #[test]

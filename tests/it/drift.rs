@@ -1,43 +1,21 @@
-//! `aptitude drift`: two "releases" of the real `claude` — a fake `npm` installs 1.0.0 as
-//! the pinned `claude` and 1.0.1 as the same with `WebFetch` disallowed — each run once
+//! `aptitude drift`: two "releases" of the real `claude` in aptitude's agent cache — 1.0.0
+//! the pinned `claude`, 1.0.1 the same with `WebFetch` disallowed — each run once
 //! against aptitude's stub upstream; the tool list read from their requests shows the tool
 //! gone and names the test that asserts on it.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::claude_bin;
+use crate::bisect::seed_release;
 use crate::support::cli::Aptitude;
-
-fn fake_npm(dir: &std::path::Path) {
-    let script = format!(
-        r#"#!/bin/sh
-case "$1" in
-  install)
-    prefix="$3"; for a in "$@"; do spec="$a"; done
-    version="${{spec##*@}}"
-    mkdir -p "$prefix/node_modules/.bin"
-    case "$version" in 1.0.0) extra="" ;; *) extra="--disallowedTools WebFetch" ;; esac
-    printf '#!/bin/sh\nexec %s "$@" %s\n' '{claude}' "$extra" > "$prefix/node_modules/.bin/claude"
-    chmod +x "$prefix/node_modules/.bin/claude" ;;
-  *) exit 1 ;;
-esac
-"#,
-        claude = claude_bin().display()
-    );
-    let npm = dir.join("npm");
-    std::fs::write(&npm, script).unwrap();
-    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 #[test]
 fn drift_shows_a_removed_tool_and_the_test_that_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    fake_npm(&bin);
+    let cache = dir.path().join("agents");
+    seed_release(&cache, "1.0.0", "");
+    seed_release(&cache, "1.0.1", "--disallowedTools WebFetch");
     let tests = dir.path().join("tests");
     std::fs::create_dir_all(&tests).unwrap();
     std::fs::write(
@@ -50,8 +28,7 @@ fn drift_shows_a_removed_tool_and_the_test_that_names_it() {
         .sandbox_in(dir.path())
         .current_dir(dir.path())
         .inherit_path()
-        .path_dir(&bin)
-        .env("APTITUDE_CACHE_DIR", dir.path().join("cache"))
+        .env("APTITUDE_AGENT_CACHE", &cache)
         .args([
             "drift", "tests", "--agent", "claude", "--from", "1.0.0", "--to", "1.0.1",
         ])
