@@ -8,6 +8,7 @@
 mod agents;
 mod analyze;
 pub mod bisect;
+mod canary;
 mod coverage;
 mod diff;
 mod draft;
@@ -195,8 +196,14 @@ pub struct InitArgs {
     /// validated before it is written and marked as a draft, for you to review.
     #[arg(long, value_name = "SKILLS_DIR")]
     pub skills: Option<PathBuf>,
+    /// Instead of the first test: a nightly workflow (`.github/workflows/aptitude-canary.yml`)
+    /// that runs `tests/agents` on the latest release of `--agent` and, when the suite
+    /// passes significantly less often than on the pinned release, opens or updates one
+    /// issue naming the first bad release (`aptitude bisect`).
+    #[arg(long, conflicts_with_all = ["rules", "skills"])]
+    pub canary: bool,
     /// The agent that drafts the tests (`--rules`, `--skills`), as the judge grades: its
-    /// one-shot command (`claude -p`, `codex exec`, …).
+    /// one-shot command (`claude -p`, `codex exec`, …); the agent `--canary` watches.
     #[arg(long, default_value = "claude", value_name = "AGENT", value_parser = settings::parse_agent)]
     pub agent: crate::agent::AgentKind,
     /// The model the drafting agent uses.
