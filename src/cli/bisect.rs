@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser};
 
-use super::error::CliError;
+use super::error::{BisectError, CliError};
 use super::output::out;
 use super::{Command, Outcome};
 use crate::agent::AgentKind;
@@ -59,45 +59,6 @@ pub struct BisectArgs {
     /// Arguments for every `aptitude run` of a probe (e.g. `-- --model M --sandbox off`).
     #[arg(last = true, value_name = "RUN ARGS")]
     pub run_args: Vec<String>,
-}
-
-/// Why a bisection could not start or go on.
-#[derive(Debug, thiserror::Error)]
-pub enum BisectError {
-    /// The agent is not installed from npm, whose release list bisect reads.
-    #[error("{agent} is not installed from npm ({hint}); bisect reads npm's release list")]
-    NotOnNpm {
-        /// The agent.
-        agent: AgentKind,
-        /// How it is installed.
-        hint: &'static str,
-    },
-    /// The release list is wrong.
-    #[error(transparent)]
-    Releases(#[from] releases::ReleaseError),
-    /// `npm` could not be run or failed.
-    #[error("`npm {command}` failed: {detail}")]
-    Npm {
-        /// The npm subcommand.
-        command: String,
-        /// Its error or stderr.
-        detail: String,
-    },
-    /// A release could not be installed.
-    #[error(transparent)]
-    Install(#[from] crate::agent::install::InstallError),
-    /// A probe's results file could not be read.
-    #[error("the results of the run on {version} can not be read: {source}")]
-    Results {
-        /// The release.
-        version: String,
-        /// Why.
-        #[source]
-        source: crate::report::json::JsonError,
-    },
-    /// The arguments after `--` are not `aptitude run`'s.
-    #[error("the arguments after `--` are not `aptitude run` arguments: {0}")]
-    RunArgs(String),
 }
 
 pub(super) fn bisect(args: &BisectArgs) -> Result<Outcome, CliError> {

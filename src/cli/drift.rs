@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser};
 
-use super::bisect::{BisectError, install};
-use super::error::CliError;
+use super::bisect::install;
+use super::error::{BisectError, CliError, DriftError};
 use super::output::out;
 use super::{Command, Outcome};
 use crate::agent::AgentKind;
@@ -47,26 +47,6 @@ pub struct DriftArgs {
     /// Arguments for each `aptitude run` (e.g. `-- --sandbox off`).
     #[arg(last = true, value_name = "RUN ARGS")]
     pub run_args: Vec<String>,
-}
-
-/// Why a release's tools could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum DriftError {
-    /// The release sent no request offering tools.
-    #[error(
-        "{agent} {version} sent its model no request offering tools ({requests} requests); see its run above"
-    )]
-    NoTools {
-        /// The agent.
-        agent: AgentKind,
-        /// The release.
-        version: String,
-        /// Requests the stub got.
-        requests: usize,
-    },
-    /// The stub upstream could not start.
-    #[error("the stub model endpoint could not start: {0}")]
-    Stub(#[source] std::io::Error),
 }
 
 pub(super) fn drift(args: &DriftArgs) -> Result<Outcome, CliError> {
