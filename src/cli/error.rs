@@ -219,6 +219,12 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// `aptitude bisect` could not start or go on.
+    #[error(transparent)]
+    Bisect(#[from] BisectError),
+    /// `aptitude drift` could not read a release's tools.
+    #[error(transparent)]
+    Drift(#[from] DriftError),
     /// A signal stopped the run; the results cover the tests that finished.
     #[error("interrupted: running agents were stopped; results cover the tests that finished")]
     Interrupted {
@@ -294,6 +300,65 @@ pub fn error_line(message: &str) -> String {
 pub fn warning_line(message: &str) -> String {
     let yellow = anstyle::AnsiColor::Yellow.on_default().bold();
     format!("{yellow}warning{yellow:#}: {message}\n")
+}
+
+/// Why a bisection could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum BisectError {
+    /// The agent is not installed from npm, whose release list bisect reads.
+    #[error("{agent} is not installed from npm ({hint}); bisect reads npm's release list")]
+    NotOnNpm {
+        /// The agent.
+        agent: crate::agent::AgentKind,
+        /// How it is installed.
+        hint: &'static str,
+    },
+    /// The release list is wrong.
+    #[error(transparent)]
+    Releases(#[from] crate::verdict::releases::ReleaseError),
+    /// `npm` could not be run or failed.
+    #[error("`npm {command}` failed: {detail}")]
+    Npm {
+        /// The npm subcommand.
+        command: String,
+        /// Its error or stderr.
+        detail: String,
+    },
+    /// A release could not be installed.
+    #[error(transparent)]
+    Install(#[from] crate::agent::install::InstallError),
+    /// A probe's results file could not be read.
+    #[error("the results of the run on {version} can not be read: {source}")]
+    Results {
+        /// The release.
+        version: String,
+        /// Why.
+        #[source]
+        source: crate::report::json::JsonError,
+    },
+    /// The arguments after `--` are not `aptitude run`'s.
+    #[error("the arguments after `--` are not `aptitude run` arguments: {0}")]
+    RunArgs(String),
+}
+
+/// Why a release's tools could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DriftError {
+    /// The release sent no request offering tools.
+    #[error(
+        "{agent} {version} sent its model no request offering tools ({requests} requests); see its run above"
+    )]
+    NoTools {
+        /// The agent.
+        agent: crate::agent::AgentKind,
+        /// The release.
+        version: String,
+        /// Requests the stub got.
+        requests: usize,
+    },
+    /// The stub upstream could not start.
+    #[error("the stub model endpoint could not start: {0}")]
+    Stub(#[source] std::io::Error),
 }
 
 #[cfg(test)]

@@ -33,6 +33,9 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
     if let Some(file) = &args.rules {
         return super::draft::draft_rules(args, file, &root.join(TESTS_DIR));
     }
+    if args.canary {
+        return super::canary::write(root, args.agent);
+    }
     if let Some(dir) = &args.skills {
         return super::draft::draft_skills(args, dir, root, &root.join(TESTS_DIR));
     }

@@ -7,10 +7,13 @@
 
 mod agents;
 mod analyze;
+pub mod bisect;
+mod canary;
 mod certify;
 mod coverage;
 mod diff;
 mod draft;
+pub mod drift;
 pub mod error;
 mod init;
 mod inspect;
@@ -90,6 +93,12 @@ pub enum Command {
     Diff(DiffArgs),
     /// People's verdicts on the LLM judge's grades: label judged answers pass or fail.
     Judge(judge::JudgeArgs),
+    /// Find the first release of an agent CLI between a good and a bad one where the
+    /// suite's pass rate falls, judged from repeated runs per release.
+    Bisect(bisect::BisectArgs),
+    /// What changed in an agent's tools between two releases, read from the request each
+    /// sends its model (a stub that costs nothing), with the tests it affects.
+    Drift(drift::DriftArgs),
 }
 
 /// `aptitude diff`.
@@ -188,8 +197,14 @@ pub struct InitArgs {
     /// validated before it is written and marked as a draft, for you to review.
     #[arg(long, value_name = "SKILLS_DIR")]
     pub skills: Option<PathBuf>,
+    /// Instead of the first test: a nightly workflow (`.github/workflows/aptitude-canary.yml`)
+    /// that runs `tests/agents` on the latest release of `--agent` and, when the suite
+    /// passes significantly less often than on the pinned release, opens or updates one
+    /// issue naming the first bad release (`aptitude bisect`).
+    #[arg(long, conflicts_with_all = ["rules", "skills"])]
+    pub canary: bool,
     /// The agent that drafts the tests (`--rules`, `--skills`), as the judge grades: its
-    /// one-shot command (`claude -p`, `codex exec`, …).
+    /// one-shot command (`claude -p`, `codex exec`, …); the agent `--canary` watches.
     #[arg(long, default_value = "claude", value_name = "AGENT", value_parser = settings::parse_agent)]
     pub agent: crate::agent::AgentKind,
     /// The model the drafting agent uses.
@@ -627,6 +642,8 @@ pub fn main() -> ExitCode {
         Command::Coverage(args) => coverage::coverage(&args),
         Command::Diff(args) => diff::diff(&args),
         Command::Judge(args) => judge::judge(&args),
+        Command::Bisect(args) => bisect::bisect(&args),
+        Command::Drift(args) => drift::drift(&args),
     };
     // The one place an error is printed and mapped to an exit code.
     ExitCode::from(match result {

@@ -37,6 +37,7 @@ pub mod protocol;
 pub mod scope;
 pub(crate) mod server;
 pub mod sse;
+pub mod stub;
 mod tape;
 pub mod traffic;
 pub mod unordered;

@@ -398,3 +398,44 @@ fn a_draft_moved_up_is_told_which_workspace_to_write() {
     .unwrap();
     stdout(aptitude(&root).args(["validate", "tests"]), 0);
 }
+
+/// `init --canary` writes the nightly workflow: actionlint-clean, on the agent's package
+/// and pinned release, raising an issue only on bisect's exit code 1 (a significant drop),
+/// and never over an existing file.
+#[test]
+fn init_canary_writes_a_nightly_bisect_workflow_that_actionlint_accepts() {
+    let repo = tempfile::tempdir().unwrap();
+    let created = stdout(aptitude(repo.path()).args(["init", "--canary"]), 0);
+    assert!(
+        created.contains("created  .github/workflows/aptitude-canary.yml"),
+        "{created}"
+    );
+    let path = repo.path().join(".github/workflows/aptitude-canary.yml");
+    let workflow = std::fs::read_to_string(&path).unwrap();
+    for expected in [
+        "PACKAGE: \"@anthropic-ai/claude-code\"",
+        "PINNED: \"2.1.328\"",
+        "aptitude bisect tests/agents --agent \"$AGENT\" --good \"$PINNED\" --bad \"$LATEST\"",
+        "if: steps.bisect.outputs.code == '1'",
+        "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}",
+        "cron:",
+    ] {
+        assert!(
+            workflow.contains(expected),
+            "{expected} missing:\n{workflow}"
+        );
+    }
+    let problems = crate::action::actionlint(&[path.as_path()]);
+    assert_eq!(problems, Vec::<serde_json::Value>::new(), "{workflow}");
+    let again = stdout(aptitude(repo.path()).args(["init", "--canary"]), 0);
+    assert!(again.contains("kept"), "{again}");
+    let out = aptitude(repo.path())
+        .args(["init", "--canary", "--agent", "aider"])
+        .output();
+    out.code(2);
+    assert!(
+        out.stderr.contains("not installed from npm"),
+        "{}",
+        out.stderr
+    );
+}
