@@ -183,15 +183,7 @@ fn probe(
     if let Some(usd) = max_cost {
         argv.extend(["--max-cost".into(), format!("{usd:.6}")]);
     }
-    argv.extend(args.run_args.iter().cloned());
-    let run_args = match super::Cli::try_parse_from(&argv) {
-        Ok(super::Cli {
-            command: Command::Run(run_args),
-            ..
-        }) => run_args,
-        Ok(_) => return Err(BisectError::RunArgs(args.run_args.join(" ")).into()),
-        Err(err) => return Err(BisectError::RunArgs(err.kind().to_string()).into()),
-    };
+    let run_args = run_args(argv, &args.run_args)?;
     // A failing suite is what bisect measures, not an error: only a run that could not
     // happen stops the bisection.
     super::run::run(&run_args)?;
@@ -205,6 +197,26 @@ fn probe(
 /// A probe's counts: every run of every test that started (skipped runs are not runs;
 /// errored runs count as not passed, so an infrastructure failure can only make a release
 /// look worse, which the extra runs and the report's error counts expose).
+/// `aptitude run`'s arguments: aptitude's own `argv` (from `aptitude run` on), then what the
+/// user gave after `--` (`user`).
+///
+/// # Errors
+/// [`BisectError::RunArgs`] when the user's arguments are not `run`'s.
+pub(super) fn run_args(
+    mut argv: Vec<String>,
+    user: &[String],
+) -> Result<Box<super::RunArgs>, BisectError> {
+    argv.extend(user.iter().cloned());
+    match super::Cli::try_parse_from(&argv) {
+        Ok(super::Cli {
+            command: Command::Run(run_args),
+            ..
+        }) => Ok(run_args),
+        Ok(_) => Err(BisectError::RunArgs(user.join(" "))),
+        Err(err) => Err(BisectError::RunArgs(err.kind().to_string())),
+    }
+}
+
 fn tally(results: &crate::verdict::results::Results) -> Tally {
     let summary = &results.summary;
     let (passed, runs) = match &summary.runs {

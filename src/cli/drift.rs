@@ -11,12 +11,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::Args;
 
-use super::bisect::install;
-use super::error::{BisectError, CliError, DriftError};
+use super::Outcome;
+use super::bisect::{install, run_args};
+use super::error::{CliError, DriftError};
 use super::output::out;
-use super::{Command, Outcome};
 use crate::agent::AgentKind;
 use crate::agent::registry::{self, AgentOptions};
 use crate::gateway::stub::StubUpstream;
@@ -114,15 +114,7 @@ fn tools_of(args: &DriftArgs, version: &str) -> Result<Vec<String>, CliError> {
         "--timeout".into(),
         "120s".into(),
     ]);
-    argv.extend(args.run_args.iter().cloned());
-    let run_args = match super::Cli::try_parse_from(&argv) {
-        Ok(super::Cli {
-            command: Command::Run(run_args),
-            ..
-        }) => run_args,
-        Ok(_) => return Err(BisectError::RunArgs(args.run_args.join(" ")).into()),
-        Err(err) => return Err(BisectError::RunArgs(err.kind().to_string()).into()),
-    };
+    let run_args = run_args(argv, &args.run_args)?;
     // The run fails by design (its model refuses); only a run that could not start stops.
     super::run::run(&run_args)?;
     let tools = stub.tools_offered();

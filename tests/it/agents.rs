@@ -95,6 +95,23 @@ fn bin(name: &str) -> std::path::PathBuf {
     bin
 }
 
+/// The last run's results kept, then `aptitude run tests --no-grade --replay` of them on
+/// `agent` against `model` (which must not be asked again).
+pub(crate) fn replay_on(
+    suite: &Suite,
+    model: &ScriptedModel,
+    agent: &Agent,
+) -> (i32, Value, String) {
+    let kept = suite.path().join("recorded.json");
+    std::fs::copy(suite.results_path(), &kept).unwrap();
+    run_on(
+        suite,
+        model,
+        agent,
+        &["--no-grade", "--replay", kept.to_str().unwrap()],
+    )
+}
+
 /// `aptitude run tests` on `agent` against `model`, with the results JSON.
 pub(crate) fn run_on(
     suite: &Suite,

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use crate::agents::{AGENTS, run_on};
+use crate::agents::{AGENTS, replay_on, run_on};
 use crate::run::{Suite, test};
 use crate::support::cli::Aptitude;
 use crate::support::model::{ScriptedModel, Turn};
@@ -411,14 +411,7 @@ fn record_and_replay_a_conversation(agent_index: usize, turns: Vec<Turn>) {
         agent.name
     );
     let asked = model.requests().len();
-    let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
-    let (code, replayed, stderr) = run_on(
-        &suite,
-        &model,
-        &agent,
-        &["--no-grade", "--replay", kept.to_str().unwrap()],
-    );
+    let (code, replayed, stderr) = replay_on(&suite, &model, &agent);
     let t = test(&replayed, "asks");
     assert_eq!(code, 0, "{}: replay\n{stderr}\n{t:#}", agent.name);
     assert_eq!(t["status"], "passed", "{t:#}");
@@ -525,14 +518,7 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     );
 
     let asked = model.requests().len();
-    let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
-    let (code, replayed, stderr) = run_on(
-        &suite,
-        &model,
-        &codex,
-        &["--no-grade", "--replay", kept.to_str().unwrap()],
-    );
+    let (code, replayed, stderr) = replay_on(&suite, &model, &codex);
     let r = test(&replayed, "sim");
     assert_eq!(code, 0, "replay\n{stderr}\n{r:#}");
     assert_eq!(r["status"], "passed", "{r:#}");

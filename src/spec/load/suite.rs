@@ -465,6 +465,19 @@ mod tests {
     use super::*;
     use crate::spec::{AgentKind, AssertionKind, load_files};
 
+    /// Each diagnostic as `line:col message`, with its hint.
+    fn shown(errors: &[Diagnostic]) -> Vec<(String, Option<String>)> {
+        errors
+            .iter()
+            .map(|d| {
+                (
+                    format!("{}:{} {}", d.pos.line, d.pos.column, d.message),
+                    d.hint.clone(),
+                )
+            })
+            .collect()
+    }
+
     fn messages(source: &str) -> Vec<String> {
         load_suite_str(Path::new("aptitude.yaml"), source)
             .unwrap_err()
@@ -542,15 +555,7 @@ mod tests {
             "coverage:\n  exclude:\n    - docs/CONTRIBUTNG.md\n    - \"AGENTS.md#Release proces\"\n    - \"#Rules\"\n  exclud: []\n",
         )
         .unwrap_err();
-        let shown: Vec<(String, Option<String>)> = errors
-            .iter()
-            .map(|d| {
-                (
-                    format!("{}:{} {}", d.pos.line, d.pos.column, d.message),
-                    d.hint.clone(),
-                )
-            })
-            .collect();
+        let shown = shown(&errors);
         assert_eq!(
             shown,
             [
@@ -596,15 +601,7 @@ mod tests {
             "judge:\n  gate: certifed\n  min_lower_bound: 1.5\n  label: x\n",
         )
         .unwrap_err();
-        let shown: Vec<(String, Option<String>)> = errors
-            .iter()
-            .map(|d| {
-                (
-                    format!("{}:{} {}", d.pos.line, d.pos.column, d.message),
-                    d.hint.clone(),
-                )
-            })
-            .collect();
+        let shown = shown(&errors);
         assert_eq!(
             shown,
             [
