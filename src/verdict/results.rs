@@ -523,7 +523,7 @@ impl SandboxSummary {
     }
 
     /// The sentence every report shows: `sandboxed (bubblewrap 0.8.0): every run proved its
-    /// fence before the agent started (7 checks)`, or `not sandboxed: 2 of 3 runs ran
+    /// fence before the agent started (8 checks)`, or `not sandboxed: 2 of 3 runs ran
     /// without the sandbox (--sandbox off)`.
     pub fn phrase(&self) -> String {
         let total = self.proved + self.unsandboxed;

@@ -294,16 +294,22 @@ fn a_forged_history_is_tampering() {
 }
 
 /// The failing script could not write its forged success into the agent's stream: the
-/// command is shown as it ran (exit 1) and `command_succeeded` fails.
+/// command is shown as it ran (exit 1) and `command_succeeded` fails. The tool fence stops
+/// it first: a process in the tools' nested Landlock domain can not open the agent's
+/// `/proc/<pid>/fd/1` (behind it, the stream is a socket that refuses an open anyway).
 #[test]
 fn a_tool_can_not_write_the_agents_stream() {
     let t = scenario_result(claude_run(), "stream");
     assert_eq!(t["status"], "failed", "{t:#}");
     let call = &t["transcript"]["tool_calls"][0];
     assert_eq!(call["exit_code"], 1, "{call:#}");
-    // The script's forged line is only its own output; the agent's stream refused it.
+    // The script's forged line is only its own output; the open of the agent's stream
+    // was refused.
     let output = call["output"].as_str().unwrap();
-    assert!(output.contains("No such device or address"), "{output}");
+    assert!(
+        output.contains("cannot create /proc/") && output.contains("Permission denied"),
+        "{output}"
+    );
     assert_eq!(call["is_error"], true, "{call:#}");
     assert_eq!(t["assertions"][0]["status"], "fail", "{t:#}");
     assert_eq!(t["witness"]["status"], "witnessed", "{t:#}");
