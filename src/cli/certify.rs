@@ -86,7 +86,13 @@ impl Case<'_> {
     fn group(&self, default_votes: u32) -> Group {
         let (agent, model) = profile_of(self.spec, self.review);
         let print = print_of(self.spec, self.review, default_votes);
-        (self.dir.to_owned(), agent, model, print.threshold, print.votes)
+        (
+            self.dir.to_owned(),
+            agent,
+            model,
+            print.threshold,
+            print.votes,
+        )
     }
 }
 
@@ -248,7 +254,10 @@ fn match_labels<'a>(
 ) -> (Vec<Case<'a>>, usize) {
     let mut cases = Vec::new();
     let mut stale = 0usize;
-    for (dir, label) in read.iter().flat_map(|(d, all)| all.iter().map(move |l| (d, l))) {
+    for (dir, label) in read
+        .iter()
+        .flat_map(|(d, all)| all.iter().map(move |l| (d, l)))
+    {
         let found = specs.iter().find_map(|s| {
             (s.name == label.test && labels_dir(flag, s) == *dir)
                 .then(|| reviews(s).find(|r| r.review == label.review))
@@ -332,7 +341,11 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         cached,
     } = tally(&cases, &graded, &versions, &bounds, default_votes);
     let mut paths = Vec::new();
-    for dir in certificates.iter().map(|(d, _)| d).collect::<std::collections::BTreeSet<_>>() {
+    for dir in certificates
+        .iter()
+        .map(|(d, _)| d)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
         let of_dir: Vec<Certificate> = certificates
             .iter()
             .filter(|(d, _)| d == dir)
@@ -483,7 +496,8 @@ fn show(c: &Certificate) -> String {
         f.agent_version,
         f.model.as_deref().unwrap_or("(default)"),
         match (f.threshold, f.votes) {
-            (Some(t), Some(v)) => format!(", threshold {t}, {v} vote{}", if v == 1 { "" } else { "s" }),
+            (Some(t), Some(v)) =>
+                format!(", threshold {t}, {v} vote{}", if v == 1 { "" } else { "s" }),
             _ => String::new(),
         },
         match &c.why_not {

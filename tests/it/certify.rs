@@ -250,3 +250,257 @@ fn certify_honours_the_grade_cache_and_meters_its_calls() {
         first.stdout
     );
 }
+
+/// `aptitude judge certify` (or `status`) on the suite with Codex as its judge, through the
+/// pinned `codex` against the scripted model's Responses API.
+fn with_codex_judge(
+    suite: &Suite,
+    model: &ScriptedModel,
+    args: &[&str],
+) -> crate::support::cli::Output {
+    let codex = crate::support::root().join("node_modules/.bin/codex");
+    assert!(
+        codex.exists(),
+        "{} is missing: run `scripts/test`",
+        codex.display()
+    );
+    Aptitude::new()
+        .sandbox_in(suite.path())
+        .current_dir(suite.path())
+        .model(model)
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .args(args)
+        .arg("--agent-bin")
+        .arg(format!("codex={}", codex.display()))
+        .arg("--agent-base-url")
+        .arg(format!("codex={}/v1", model.base_url()))
+        .claude()
+        .limit(std::time::Duration::from_secs(300))
+        .output()
+}
+
+/// A label of `test`'s review `criteria` on `answer`.
+fn label_of(test: &str, criteria: &str, answer: &str, human_pass: bool) -> String {
+    json!({
+        "test": test,
+        "review": criteria,
+        "answer_sha256": sha256(answer),
+        "answer": answer,
+        "verdict": if human_pass { "pass" } else { "fail" },
+        "rater": "ana",
+        "date": "2026-11-28T12:00:00Z",
+    })
+    .to_string()
+        + "\n"
+}
+
+fn review_test(name: &str, criteria: &str) -> String {
+    format!(
+        "name: {name}\nprompt: \"what is the counter?\"\nassertions:\n  - stdout: {{review: \"{criteria}\"}}\n"
+    )
+}
+
+#[test]
+fn a_codex_judge_of_claude_code_tests_is_certified_per_profile_and_labels_directory() {
+    // Claude Code is the tested agent (the default); Codex grades. `counter`'s 16 labels
+    // the judge grades as people did; `greeting`'s 5 it grades against them (3 false
+    // fails, 2 false passes); `recount` keeps its labels in its own directory.
+    const GREETING: &str = "greets the user by name";
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file(
+        "aptitude.yaml",
+        "judge: {agent: codex, model: gpt-5-mini, gate: certified}\n",
+    );
+    suite.file(
+        "tests/counter.aptitude.yaml",
+        &review_test("counter", CRITERIA),
+    );
+    suite.file(
+        "tests/greeting.aptitude.yaml",
+        &review_test("greeting", GREETING),
+    );
+    suite.file(
+        "tests/other/aptitude.yaml",
+        "judge: {labels: ../../other-labels}\n",
+    );
+    suite.file(
+        "tests/other/recount.aptitude.yaml",
+        &review_test("recount", CRITERIA),
+    );
+    let grade = |marker: &str, pass: bool| {
+        let score = if pass { 9 } else { 2 };
+        model.script(
+            marker,
+            vec![Turn::Text(format!(
+                "{{\"score\": {score}, \"reasoning\": \"graded\"}}"
+            ))],
+        );
+    };
+    let mut ours = String::new();
+    for n in 0..16 {
+        let human = n % 2 == 0;
+        grade(&format!("cnt-{n:02}"), human);
+        ours += &label_of(
+            "counter",
+            CRITERIA,
+            &format!("cnt-{n:02}: the counter is 43."),
+            human,
+        );
+    }
+    for n in 0..5 {
+        let human = n < 3;
+        grade(&format!("greet-{n:02}"), !human);
+        ours += &label_of(
+            "greeting",
+            GREETING,
+            &format!("greet-{n:02}: hello, Ana."),
+            human,
+        );
+    }
+    suite.file(".aptitude/labels/labels.jsonl", &ours);
+    let mut theirs = String::new();
+    for n in 0..2 {
+        grade(&format!("recnt-{n:02}"), n == 0);
+        theirs += &label_of("recount", CRITERIA, &format!("recnt-{n:02}: 43."), n == 0);
+    }
+    suite.file("other-labels/labels.jsonl", &theirs);
+
+    let out = with_codex_judge(
+        &suite,
+        &model,
+        &[
+            "judge",
+            "certify",
+            "tests",
+            "--no-cache",
+            "--judge-jobs",
+            "4",
+        ],
+    );
+    assert_eq!(
+        out.code, 1,
+        "not certified: exit 1\n{}\n{}",
+        out.stdout, out.stderr
+    );
+    let graded = model.requests();
+    assert_eq!(graded.len(), 23, "one grading call per label");
+    assert!(
+        graded.iter().all(|r| r.path.ends_with("/v1/responses")),
+        "Codex graded every label, Claude Code none: {:?}",
+        graded.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(suite.path().join(rel)).unwrap()).unwrap()
+    };
+    let ours = read(".aptitude/labels/certificates.json");
+    assert_eq!(
+        ours["certificates"].as_array().unwrap().len(),
+        1,
+        "{ours:#}"
+    );
+    let c = &ours["certificates"][0];
+    let print = &c["fingerprint"];
+    assert_eq!(
+        (
+            &print["agent"],
+            &print["model"],
+            &print["threshold"],
+            &print["votes"]
+        ),
+        (&json!("codex"), &json!("gpt-5-mini"), &json!(7), &json!(1))
+    );
+    assert!(
+        print["agent_version"].as_str().unwrap().contains("codex"),
+        "{print:#}"
+    );
+    let rubrics: Vec<&str> = print["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rubric"].as_str().unwrap())
+        .collect();
+    assert_eq!(rubrics, [CRITERIA, GREETING], "pooled across both reviews");
+    assert_eq!(
+        c["confusion"],
+        json!({"true_pass": 8, "false_fail": 3, "true_fail": 8, "false_pass": 2})
+    );
+    // Pooled agreement 16 of 21, Wilson low 0.549; greeting's own 0 of 5, upper 0.434.
+    assert_eq!(c["flagged"].as_array().unwrap().len(), 1, "{c:#}");
+    assert_eq!(c["flagged"][0]["test"], "greeting");
+    assert_eq!(c["flagged"][0]["agreement"]["n"], 5);
+    assert!(
+        (c["flagged"][0]["pooled_low"].as_f64().unwrap() - 0.549).abs() < 1e-3,
+        "{c:#}"
+    );
+    let theirs = read("other-labels/certificates.json");
+    assert_eq!(
+        theirs["certificates"][0]["fingerprint"]["reviews"][0]["test"],
+        "recount"
+    );
+    assert_eq!(
+        theirs["certificates"][0]["confusion"],
+        json!({"true_pass": 1, "false_fail": 0, "true_fail": 1, "false_pass": 0})
+    );
+    assert!(
+        out.stdout.contains("judge codex (")
+            && out
+                .stdout
+                .contains("model gpt-5-mini, threshold 7, 1 vote: not certified"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("flagged: greeting · \"greets the user by name\": its own labels disagree with the judge: 0 of 5 agreed"),
+        "{}",
+        out.stdout
+    );
+
+    let st = with_codex_judge(&suite, &model, &["judge", "status", "tests"]);
+    assert_eq!(st.code, 0, "{}\n{}", st.stdout, st.stderr);
+    let greeting = st
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("greeting"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        greeting.starts_with("uncertified  greeting")
+            && greeting.contains("judge codex gpt-5-mini")
+            && greeting.contains("flagged: its own 5 labels disagree with the judge"),
+        "{}",
+        st.stdout
+    );
+}
+
+#[test]
+fn two_bounds_for_one_judge_and_labels_directory_are_an_error_at_the_bound() {
+    let suite = Suite::new();
+    suite.file("tests/a/aptitude.yaml", "judge:\n  min_lower_bound: 0.9\n");
+    suite.file("tests/a/one.aptitude.yaml", &review_test("one", CRITERIA));
+    suite.file("tests/b/two.aptitude.yaml", &review_test("two", CRITERIA));
+    let labels = label_of("one", CRITERIA, "ans-01: 43", true)
+        + &label_of("two", CRITERIA, "ans-02: 43", true);
+    suite.file(".aptitude/labels/labels.jsonl", &labels);
+    let out = Aptitude::new()
+        .current_dir(suite.path())
+        .args(["judge", "certify", "tests"])
+        .output();
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    for expected in [
+        "tests/a/aptitude.yaml:2:3",
+        "  min_lower_bound: 0.9",
+        "^^^^^^^^^^^^^^^ one certificate pools both tests' labels",
+        "test `one` certifies its judge to a bound of 0.9, but test `two`",
+        "to 0.8 (the default)",
+        "help: give both tests the same `judge.min_lower_bound`",
+        "conflicting `judge.min_lower_bound` for one judge profile; nothing was graded",
+    ] {
+        assert!(
+            out.stderr.contains(expected),
+            "{expected:?} in\n{}",
+            out.stderr
+        );
+    }
+}
