@@ -174,7 +174,9 @@ fn a_judge_with_a_known_error_is_not_certified_and_does_not_gate_under_certified
         st.stdout
     );
     assert!(
-        st.stdout.contains("changed since certified: rubric text"),
+        st.stdout.contains(&format!(
+            "changed since certified: rubric text (certified as {CRITERIA:?})"
+        )),
         "{}",
         st.stdout
     );
@@ -503,4 +505,96 @@ fn two_bounds_for_one_judge_and_labels_directory_are_an_error_at_the_bound() {
             out.stderr
         );
     }
+}
+
+/// Issue #40, item 7(c): a real run's answers, graded by the scripted judge with two known
+/// errors, labelled by clicking in the HTML report in Chromium; the downloaded JSONL, put
+/// in the labels directory, is what `certify` reads, grades again and counts.
+#[test]
+fn labels_clicked_in_the_html_report_round_trip_into_certify_s_confusion_counts() {
+    const REVIEW: &str = "states the counter's value";
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is missing: `scripts/test` installs Debian's chromium"
+    );
+    let model = ScriptedModel::start();
+    // (test, the judge's verdict, the person's): alpha right, bravo a false fail, charlie
+    // right, delta a false pass. The judge's scripts come first: its prompt holds the
+    // task's marker too, and the first script found answers.
+    let cases = [
+        ("alpha", true, "pass"),
+        ("bravo", false, "pass"),
+        ("charlie", false, "fail"),
+        ("delta", true, "fail"),
+    ];
+    for (n, (_, judge_pass, _)) in cases.iter().enumerate() {
+        let score = if *judge_pass { 9 } else { 2 };
+        model.script(
+            &format!("rt-answer-{n}"),
+            vec![Turn::Text(format!(
+                "{{\"score\": {score}, \"reasoning\": \"graded\"}}"
+            ))],
+        );
+    }
+    let suite = Suite::new();
+    for (n, (name, _, _)) in cases.iter().enumerate() {
+        model.script(
+            &format!("rt-task-{name}"),
+            vec![Turn::Text(format!("rt-answer-{n}: the counter is 4{n}."))],
+        );
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &format!(
+                "name: {name}\nprompt: \"rt-task-{name}: what is the counter?\"\nassertions:\n  - stdout: {{review: \"{REVIEW}\"}}\n"
+            ),
+        );
+    }
+    let html = suite.path().join("report.html");
+    let run = aptitude_run(
+        &suite,
+        &model,
+        &["--jobs", "4", "--html", html.to_str().unwrap()],
+    );
+    assert_eq!(
+        run.code, 1,
+        "two answers fail their review\n{}\n{}",
+        run.stdout, run.stderr
+    );
+
+    let downloads = suite.path().join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let verdicts: serde_json::Map<String, Value> = cases
+        .iter()
+        .map(|(name, _, person)| (name.to_string(), json!(person)))
+        .collect();
+    let verdicts = Value::Object(verdicts).to_string();
+    let seen = crate::support::node_json(
+        "tests/browser/labels-certify.mjs",
+        &[
+            html.as_os_str(),
+            downloads.as_os_str(),
+            std::ffi::OsStr::new(&verdicts),
+        ],
+        &[("CHROMIUM", &chromium)],
+    );
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert_eq!(seen["count"], "4 labels", "{seen}");
+    let labels_dir = suite.path().join(".aptitude/labels");
+    std::fs::create_dir_all(&labels_dir).unwrap();
+    std::fs::copy(
+        seen["file"].as_str().unwrap(),
+        labels_dir.join("labels-ana.jsonl"),
+    )
+    .unwrap();
+
+    let out = certify(&suite, &model, "certify");
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("confusion: 1 true pass, 1 false fail, 1 true fail, 1 false pass, 0 errors"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("4 labels graded"), "{}", out.stdout);
 }
