@@ -143,10 +143,9 @@ fn read_labels(
 ) -> Result<BTreeMap<PathBuf, Vec<Label>>, CliError> {
     let mut read = BTreeMap::new();
     for spec in specs {
-        let dir = labels_dir(flag, spec);
-        if !read.contains_key(&dir) {
-            let all = labels::read_dir(&dir)?;
-            read.insert(dir, all);
+        if let std::collections::btree_map::Entry::Vacant(e) = read.entry(labels_dir(flag, spec)) {
+            let all = labels::read_dir(e.key())?;
+            e.insert(all);
         }
     }
     Ok(read)
