@@ -277,7 +277,12 @@ pub fn write(dir: &Path, new: &[Certificate]) -> Result<PathBuf, CertificateErro
     file.certificates.retain(|old| {
         !new.iter().any(|n| {
             let (n, o) = (&n.fingerprint, &old.fingerprint);
-            (&n.agent, &n.model, n.threshold, n.votes) == (&o.agent, &o.model, o.threshold, o.votes)
+            // A certificate written before profiles held a threshold and votes was of
+            // the agent and model whatever they were: replaced as theirs.
+            let same = |old: Option<u32>, new: Option<u32>| old.is_none() || old == new;
+            (&n.agent, &n.model) == (&o.agent, &o.model)
+                && same(o.threshold.map(u32::from), n.threshold.map(u32::from))
+                && same(o.votes, n.votes)
         })
     });
     file.certificates.extend(new.iter().cloned());
@@ -702,6 +707,21 @@ mod tests {
         let back = read(dir.path()).unwrap();
         assert_eq!(back.certificates.len(), 1);
         assert!(back.certificates[0].certified);
+        // Another threshold is another profile: kept beside it.
+        let mut at_eight = certificate((1, 0), (1, 0));
+        at_eight.fingerprint.threshold = Some(8);
+        write(dir.path(), &[at_eight]).unwrap();
+        assert_eq!(read(dir.path()).unwrap().certificates.len(), 2);
+        // A certificate of before profiles held a threshold is replaced by its agent's.
+        let mut old = certificate((1, 0), (1, 0));
+        old.fingerprint.threshold = None;
+        old.fingerprint.votes = None;
+        let other = tempfile::tempdir().unwrap();
+        write(other.path(), &[old]).unwrap();
+        write(other.path(), &[certificate((16, 0), (16, 0))]).unwrap();
+        let back = read(other.path()).unwrap();
+        assert_eq!(back.certificates.len(), 1);
+        assert_eq!(back.certificates[0].fingerprint.threshold, Some(7));
         std::fs::write(dir.path().join(FILE_NAME), "{\"version\": 1,\n \"x\": 2}").unwrap();
         let e = read(dir.path()).unwrap_err().to_string();
         assert!(e.contains("certificates.json:2:"), "{e}");
