@@ -64,6 +64,11 @@ pub struct StatusArgs {
     /// Agent binaries.
     #[command(flatten)]
     pub agents: super::settings::AgentArgs,
+    /// Grading calls per answer for reviews that set no `votes:`, as `run` and `certify`
+    /// were given it: a certificate holds the votes it was measured with.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::spec::MAX_VOTES)))]
+    pub judge_votes: u32,
 }
 
 /// A judge: the grading agent and its model.
@@ -572,7 +577,12 @@ pub fn status(args: &StatusArgs) -> Result<Outcome, CliError> {
     let agents: BTreeMap<AgentKind, Arc<dyn Agent>> =
         kinds.iter().map(|k| (*k, setup.agent(*k))).collect();
     let versions = output::runtime()?.block_on(versions(&agents))?;
-    set_standings(&mut specs, &versions, args.labels.as_deref(), 1)?;
+    set_standings(
+        &mut specs,
+        &versions,
+        args.labels.as_deref(),
+        args.judge_votes,
+    )?;
     let mut text = String::new();
     for spec in &specs {
         for review in reviews(spec) {

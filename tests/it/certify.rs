@@ -474,6 +474,18 @@ fn a_codex_judge_of_claude_code_tests_is_certified_per_profile_and_labels_direct
         "{}",
         st.stdout
     );
+    // Graded with 3 votes, the reviews are not the judge measured with 1.
+    let st = with_codex_judge(
+        &suite,
+        &model,
+        &["judge", "status", "tests", "--judge-votes", "3"],
+    );
+    assert!(
+        st.stdout.starts_with("decertified  counter")
+            && st.stdout.contains("changed since certified: votes;"),
+        "{}",
+        st.stdout
+    );
 }
 
 #[test]
