@@ -64,16 +64,41 @@ pub struct StatusArgs {
     /// Agent binaries.
     #[command(flatten)]
     pub agents: super::settings::AgentArgs,
+    /// Grading calls per answer for reviews that set no `votes:`, as `run` and `certify`
+    /// were given it: a certificate holds the votes it was measured with.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::spec::MAX_VOTES)))]
+    pub judge_votes: u32,
 }
 
-/// A judge profile: the grading agent and its model.
+/// A judge: the grading agent and its model.
 type Profile = (AgentKind, Option<String>);
 
-/// One labelled answer with the review it is an answer to.
+/// What one certificate pools: the labels directory, and the judge profile — grading
+/// agent, model, threshold and votes (a threshold or a vote count grades otherwise).
+type Group = (PathBuf, AgentKind, Option<String>, u8, u32);
+
+/// One labelled answer with the review it is an answer to, and the labels directory the
+/// label was read from.
 struct Case<'a> {
     label: &'a Label,
     spec: &'a TestSpec,
     review: &'a ReviewAssertion,
+    dir: &'a Path,
+}
+
+impl Case<'_> {
+    fn group(&self, default_votes: u32) -> Group {
+        let (agent, model) = profile_of(self.spec, self.review);
+        let print = print_of(self.spec, self.review, default_votes);
+        (
+            self.dir.to_owned(),
+            agent,
+            model,
+            print.threshold,
+            print.votes,
+        )
+    }
 }
 
 /// The grading agent and model of `review` in `spec`, as `Judge::review` picks them.
@@ -109,17 +134,103 @@ fn load(paths: &[PathBuf]) -> Result<Vec<TestSpec>, CliError> {
     Ok(report.specs)
 }
 
-fn labels_dir(flag: Option<&Path>, specs: &[TestSpec]) -> PathBuf {
+/// The labels directory of `spec`: `--labels`, else its `judge.labels`, else the default.
+fn labels_dir(flag: Option<&Path>, spec: &TestSpec) -> PathBuf {
     flag.map(Path::to_path_buf)
-        .or_else(|| specs.iter().find_map(|s| s.judge_trust.labels.clone()))
+        .or_else(|| spec.judge_trust.labels.clone())
         .unwrap_or_else(|| PathBuf::from(labels::DEFAULT_DIR))
 }
 
-fn min_lower_bound(specs: &[TestSpec]) -> f64 {
-    specs
-        .iter()
-        .find_map(|s| s.judge_trust.min_lower_bound)
-        .unwrap_or(DEFAULT_MIN_LOWER_BOUND)
+/// The labels of every test's labels directory, each directory read once.
+fn read_labels(
+    flag: Option<&Path>,
+    specs: &[TestSpec],
+) -> Result<BTreeMap<PathBuf, Vec<Label>>, CliError> {
+    let mut read = BTreeMap::new();
+    for spec in specs {
+        if let std::collections::btree_map::Entry::Vacant(e) = read.entry(labels_dir(flag, spec)) {
+            let all = labels::read_dir(e.key())?;
+            e.insert(all);
+        }
+    }
+    Ok(read)
+}
+
+/// The `min_lower_bound` of each group, from the tests whose labels it pools.
+///
+/// # Errors
+/// Two tests of one group asking for different bounds: [`CliError::JudgeBound`] at the
+/// `judge.min_lower_bound` written (file:line:col, the line, a caret, a hint).
+fn bounds(cases: &[Case<'_>], default_votes: u32) -> Result<BTreeMap<Group, f64>, CliError> {
+    let mut first: BTreeMap<Group, &TestSpec> = BTreeMap::new();
+    for case in cases {
+        let group = case.group(default_votes);
+        let Some(seen) = first.get(&group) else {
+            first.insert(group, case.spec);
+            continue;
+        };
+        let (a, b) = (&seen.judge_trust, &case.spec.judge_trust);
+        if a.min_lower_bound != b.min_lower_bound {
+            // Point at a bound that is written; the other test may use the default.
+            let (at, other) = if a.min_lower_bound_at.is_some() {
+                (*seen, case.spec)
+            } else {
+                (case.spec, *seen)
+            };
+            return Err(bound_conflict(at, other));
+        }
+    }
+    Ok(first
+        .into_iter()
+        .map(|(g, s)| {
+            let bound = s.judge_trust.min_lower_bound;
+            (g, bound.unwrap_or(DEFAULT_MIN_LOWER_BOUND))
+        })
+        .collect())
+}
+
+/// The error of `at`'s written `judge.min_lower_bound` disagreeing with `other`'s.
+fn bound_conflict(at: &TestSpec, other: &TestSpec) -> CliError {
+    let shown = |s: &TestSpec| match s.judge_trust.min_lower_bound {
+        Some(b) => format!("{b}"),
+        None => format!("{DEFAULT_MIN_LOWER_BOUND} (the default)"),
+    };
+    let (file, line) = at
+        .judge_trust
+        .min_lower_bound_at
+        .clone()
+        .unwrap_or_default();
+    let source = std::fs::read_to_string(&file).unwrap_or_default();
+    let column = source
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .and_then(|l| l.find("min_lower_bound"))
+        .map_or(1, |c| c + 1);
+    let diagnostic = crate::spec::Diagnostic::new(
+        crate::spec::node::Pos {
+            line,
+            column: u32::try_from(column).unwrap_or(1),
+            len: "min_lower_bound".len() as u32,
+        },
+        format!(
+            "test `{}` certifies its judge to a bound of {}, but test `{}` ({}), graded by the same judge into the same labels directory, to {}",
+            at.name,
+            shown(at),
+            other.name,
+            other.file.display(),
+            shown(other)
+        ),
+    )
+    .label("one certificate pools both tests' labels")
+    .hint("give both tests the same `judge.min_lower_bound`, or different `judge.labels` directories");
+    let file = crate::spec::FileDiagnostics {
+        path: file,
+        source,
+        diagnostics: vec![diagnostic],
+    };
+    CliError::JudgeBound {
+        diagnostics: crate::spec::diagnostic::render(&file, true),
+    }
 }
 
 /// The version each agent reports (`Agent::check`); an agent that can not be checked is
@@ -137,14 +248,22 @@ async fn versions(
     Ok(out)
 }
 
-/// Each label with the review of `specs` it is an answer to (by test name and criteria),
-/// and how many name no current review.
-fn match_labels<'a>(all: &'a [Label], specs: &'a [TestSpec]) -> (Vec<Case<'a>>, usize) {
+/// Each label with the review it is an answer to (by test name and criteria) among the
+/// tests of `specs` whose labels directory it was read from, and how many name no
+/// current review.
+fn match_labels<'a>(
+    read: &'a BTreeMap<PathBuf, Vec<Label>>,
+    specs: &'a [TestSpec],
+    flag: Option<&Path>,
+) -> (Vec<Case<'a>>, usize) {
     let mut cases = Vec::new();
     let mut stale = 0usize;
-    for label in all {
+    for (dir, label) in read
+        .iter()
+        .flat_map(|(d, all)| all.iter().map(move |l| (d, l)))
+    {
         let found = specs.iter().find_map(|s| {
-            (s.name == label.test)
+            (s.name == label.test && labels_dir(flag, s) == *dir)
                 .then(|| reviews(s).find(|r| r.review == label.review))
                 .flatten()
                 .map(|r| (s, r))
@@ -154,6 +273,7 @@ fn match_labels<'a>(all: &'a [Label], specs: &'a [TestSpec]) -> (Vec<Case<'a>>, 
                 label,
                 spec,
                 review,
+                dir,
             }),
             None => stale += 1,
         }
@@ -165,14 +285,17 @@ fn match_labels<'a>(all: &'a [Label], specs: &'a [TestSpec]) -> (Vec<Case<'a>>, 
 pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let specs = load(&args.paths)?;
-    let dir = labels_dir(args.labels.as_deref(), &specs);
-    let bound = min_lower_bound(&specs);
-    let all = labels::read_dir(&dir)?;
-    let (cases, stale) = match_labels(&all, &specs);
+    let read = read_labels(args.labels.as_deref(), &specs)?;
+    let (cases, stale) = match_labels(&read, &specs, args.labels.as_deref());
     if cases.is_empty() {
+        let dirs: Vec<String> = read.keys().map(|d| d.display().to_string()).collect();
         out(&format!(
             "nothing to certify: {} holds no label of a review in {}\n",
-            dir.display(),
+            if dirs.is_empty() {
+                labels::DEFAULT_DIR.to_owned()
+            } else {
+                dirs.join(", ")
+            },
             args.paths
                 .iter()
                 .map(|p| p.display().to_string())
@@ -198,6 +321,7 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         kinds.iter().map(|k| (*k, setup.agent(*k))).collect();
     let config = args.judge.config();
     let default_votes = config.votes;
+    let bounds = bounds(&cases, default_votes)?;
     let judge = Judge::new(config, agents.values().cloned());
     let runtime = output::runtime()?;
     let (versions, graded) = runtime.block_on(async {
@@ -219,8 +343,21 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         certificates,
         calls,
         cached,
-    } = tally(&cases, &graded, &versions, bound, default_votes);
-    let path = certificate::write(&dir, &certificates)?;
+    } = tally(&cases, &graded, &versions, &bounds, default_votes);
+    let mut paths = Vec::new();
+    for dir in certificates
+        .iter()
+        .map(|(d, _)| d)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let of_dir: Vec<Certificate> = certificates
+            .iter()
+            .filter(|(d, _)| d == dir)
+            .map(|(_, c)| c.clone())
+            .collect();
+        paths.push(certificate::write(dir, &of_dir)?.display().to_string());
+    }
+    let certificates: Vec<Certificate> = certificates.into_iter().map(|(_, c)| c).collect();
     let (_, usd) = gateway.spent();
     let mut text = String::new();
     for c in &certificates {
@@ -231,7 +368,7 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         cases.len(),
         calls,
         started.elapsed().as_secs_f64(),
-        path.display()
+        paths.join(", ")
     ));
     out(&text);
     if let Some(json) = &args.json {
@@ -249,53 +386,69 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
 
 /// What the grades of the labelled answers came to.
 struct Tally {
-    certificates: Vec<Certificate>,
+    /// Each certificate with the labels directory it is written to.
+    certificates: Vec<(PathBuf, Certificate)>,
     calls: usize,
     cached: usize,
 }
 
-/// The certificate of each judge profile from the grades of its labelled answers.
+/// The certificate of each group (labels directory and judge profile) from the grades of
+/// its labelled answers, with the reviews whose own labels disagree flagged.
 fn tally(
     cases: &[Case<'_>],
     graded: &[crate::assertions::judge::ReviewVerdict],
     versions: &BTreeMap<AgentKind, String>,
-    bound: f64,
+    bounds: &BTreeMap<Group, f64>,
     default_votes: u32,
 ) -> Tally {
-    let mut by_profile: BTreeMap<Profile, (Confusion, u32, Vec<ReviewPrint>)> = BTreeMap::new();
+    type Counts = (Confusion, u32, BTreeMap<ReviewPrint, Confusion>);
+    let mut by_group: BTreeMap<Group, Counts> = BTreeMap::new();
     let mut calls = 0usize;
     let mut cached = 0usize;
     for (case, verdict) in cases.iter().zip(graded) {
         calls += verdict.votes.len().max(1);
         cached += usize::from(verdict.cached);
-        let entry = by_profile
-            .entry(profile_of(case.spec, case.review))
-            .or_default();
-        entry
+        let entry = by_group.entry(case.group(default_votes)).or_default();
+        let own = entry
             .2
-            .push(print_of(case.spec, case.review, default_votes));
+            .entry(print_of(case.spec, case.review, default_votes))
+            .or_default();
         let human = case.label.verdict == LabelVerdict::Pass;
         match verdict.status {
-            AssertionStatus::Pass => entry.0.add(human, true),
-            AssertionStatus::Fail => entry.0.add(human, false),
+            AssertionStatus::Pass => {
+                entry.0.add(human, true);
+                own.add(human, true);
+            }
+            AssertionStatus::Fail => {
+                entry.0.add(human, false);
+                own.add(human, false);
+            }
             _ => entry.1 += 1,
         }
     }
     let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let template = prompt::template_version();
-    let certificates: Vec<Certificate> = by_profile
+    let certificates = by_group
         .into_iter()
-        .map(|((agent, model), (confusion, errors, mut prints))| {
-            prints.sort();
-            prints.dedup();
+        .map(|(group, (confusion, errors, per_review))| {
+            let bound = bounds
+                .get(&group)
+                .copied()
+                .unwrap_or(DEFAULT_MIN_LOWER_BOUND);
+            let (dir, agent, model, threshold, votes) = group;
+            let per_review: Vec<(ReviewPrint, Confusion)> = per_review.into_iter().collect();
             let fingerprint = JudgeFingerprint {
                 agent: agent.name().to_owned(),
                 agent_version: versions.get(&agent).cloned().unwrap_or_default(),
                 model,
                 template: template.clone(),
-                reviews: prints,
+                threshold: Some(threshold),
+                votes: Some(votes),
+                reviews: per_review.iter().map(|(p, _)| p.clone()).collect(),
             };
-            Certificate::new(fingerprint, confusion, errors, bound, date.clone())
+            let mut cert = Certificate::new(fingerprint, confusion, errors, bound, date.clone());
+            cert.flagged = certificate::flag(&per_review);
+            (dir, cert)
         })
         .collect();
     Tally {
@@ -325,11 +478,32 @@ fn show(c: &Certificate) -> String {
         true_fail,
         false_pass,
     } = c.confusion;
+    let flagged: String = c
+        .flagged
+        .iter()
+        .map(|r| {
+            format!(
+                "  flagged: {} · {:?}: its own labels disagree with the judge: {} of {} agreed ({:.3}, upper bound {:.3} below the pooled lower bound {:.3})\n",
+                r.test,
+                r.rubric,
+                (r.agreement.value * f64::from(r.agreement.n)).round(),
+                r.agreement.n,
+                r.agreement.value,
+                r.agreement.high,
+                r.pooled_low
+            )
+        })
+        .collect();
     format!(
-        "judge {} ({}) model {}: {}\n  {} · {} · kappa {kappa}\n  confusion: {true_pass} true pass, {false_fail} false fail, {true_fail} true fail, {false_pass} false pass, {} errors\n  labels still needed: {} passing, {} failing (bound {:.2})\n",
+        "judge {} ({}) model {}{}: {}\n  {} · {} · kappa {kappa}\n  confusion: {true_pass} true pass, {false_fail} false fail, {true_fail} true fail, {false_pass} false pass, {} errors\n  labels still needed: {} passing, {} failing (bound {:.2})\n{flagged}",
         f.agent,
         f.agent_version,
         f.model.as_deref().unwrap_or("(default)"),
+        match (f.threshold, f.votes) {
+            (Some(t), Some(v)) =>
+                format!(", threshold {t}, {v} vote{}", if v == 1 { "" } else { "s" }),
+            _ => String::new(),
+        },
         match &c.why_not {
             None => "certified".to_owned(),
             Some(why) => format!("not certified: {why}"),
@@ -403,7 +577,12 @@ pub fn status(args: &StatusArgs) -> Result<Outcome, CliError> {
     let agents: BTreeMap<AgentKind, Arc<dyn Agent>> =
         kinds.iter().map(|k| (*k, setup.agent(*k))).collect();
     let versions = output::runtime()?.block_on(versions(&agents))?;
-    set_standings(&mut specs, &versions, args.labels.as_deref(), 1)?;
+    set_standings(
+        &mut specs,
+        &versions,
+        args.labels.as_deref(),
+        args.judge_votes,
+    )?;
     let mut text = String::new();
     for spec in &specs {
         for review in reviews(spec) {

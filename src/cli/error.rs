@@ -109,6 +109,13 @@ pub enum CliError {
         /// The file, as shown.
         path: String,
     },
+    /// Tests that grade with one judge profile into one labels directory but ask for
+    /// different `judge.min_lower_bound`s (`judge certify`): the settings, rendered.
+    #[error("conflicting `judge.min_lower_bound` for one judge profile; nothing was graded")]
+    JudgeBound {
+        /// The rendered diagnostic (file:line:col, the line, a caret, a hint).
+        diagnostics: String,
+    },
     /// Test files with problems: their diagnostics, rendered and redacted, come first.
     #[error(
         "{count} problem{} in {files} of {total} test file{}; nothing was run",
@@ -255,7 +262,7 @@ impl CliError {
             Self::Load { diagnostics, .. } | Self::Skills { diagnostics, .. } => {
                 diagnostics.concat() + &error_line(&self.to_string())
             }
-            Self::DiscoveryConfig { diagnostics, .. } => {
+            Self::DiscoveryConfig { diagnostics, .. } | Self::JudgeBound { diagnostics } => {
                 diagnostics.clone() + &error_line(&self.to_string())
             }
             Self::NothingRun { problems } => {

@@ -7,6 +7,9 @@
 //!   assertion, a command assertion and an LLM-graded review of the answer;
 //! - `tests/agents/aptitude-test.schema.json`: the JSON Schema of test files for this
 //!   version of aptitude, which the test's modeline points editors at;
+//! - `tests/agents/aptitude.yaml`: the tests' defaults, holding, commented out, an LLM
+//!   judge of another family than the agent the tests run (`--agent`, default `claude`):
+//!   a judge favours its own model's answers;
 //! - `.github/workflows/aptitude.yml`: the GitHub Action running those tests on pull
 //!   requests.
 
@@ -14,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::output::out;
 use super::{CliError, InitArgs, Outcome};
+use crate::agent::AgentKind;
 
 /// The agent instruction files a test is scaffolded for, in the order they are named.
 const INSTRUCTION_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
@@ -43,7 +47,7 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
         .into_iter()
         .filter(|name| root.join(name).is_file())
         .collect();
-    let files: [(PathBuf, String); 3] = [
+    let files: [(PathBuf, String); 4] = [
         (
             Path::new(TESTS_DIR).join("instructions.aptitude.yaml"),
             test_file(&found),
@@ -51,6 +55,10 @@ pub fn init(args: &InitArgs) -> Result<Outcome, CliError> {
         (
             Path::new(TESTS_DIR).join("aptitude-test.schema.json"),
             crate::spec::schema::TEST_FILE_SCHEMA.to_owned(),
+        ),
+        (
+            Path::new(TESTS_DIR).join(crate::spec::suite::SUITE_FILE),
+            suite_file(args.agent),
         ),
         (
             PathBuf::from(".github/workflows/aptitude.yml"),
@@ -128,6 +136,42 @@ assertions:
     )
 }
 
+/// A grading agent of another family than `tested`: judges favour answers of their own
+/// model (issue #40), so Codex (OpenAI's models) grades every agent whose default models
+/// are not OpenAI's, and Claude Code grades Codex.
+pub fn other_family_judge(tested: AgentKind) -> AgentKind {
+    match tested {
+        AgentKind::Codex => AgentKind::Claude,
+        _ => AgentKind::Codex,
+    }
+}
+
+/// The scaffold's `aptitude.yaml`: a judge of another family than `tested`, commented out
+/// (it needs that family's API key in the workflow before it can grade).
+fn suite_file(tested: AgentKind) -> String {
+    let judge = other_family_judge(tested);
+    let key = match judge {
+        AgentKind::Claude => "anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}",
+        _ => "openai-api-key: ${{ secrets.OPENAI_API_KEY }}",
+    };
+    format!(
+        r#"# Defaults for the tests in this directory (made by `aptitude init`): aptitude's
+# docs/yaml-api.md has every key.
+#
+# The LLM judge of a `stdout: {{review}}` grades with the tested agent's own model unless
+# told otherwise, and a judge favours its own model's answers. For tests run on {tested},
+# a judge of another family grades apart: uncomment it, give the workflow its key
+#   {key}
+# then label some answers and certify it (aptitude's docs/judge.md).
+# judge:
+#   agent: {judge}        # `model: …` beside it picks its model; left out, {judge}'s default
+#   gate: certified     # gate only once `aptitude judge certify` grants it
+"#,
+        tested = tested.name(),
+        judge = judge.name(),
+    )
+}
+
 /// Where [`WORKFLOW`] names the action ([`crate::shared::ACTION`], filled in when written).
 const ACTION_PLACEHOLDER: &str = "{action}";
 
@@ -154,3 +198,24 @@ jobs:
           tests: tests/agents
           anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suggested_judge_is_of_another_family_than_every_tested_agent() {
+        for tested in AgentKind::ALL {
+            let judge = other_family_judge(tested);
+            assert_ne!(judge, tested);
+            let text = suite_file(tested);
+            assert!(
+                text.contains(&format!("#   agent: {}", judge.name())),
+                "{text}"
+            );
+            assert!(text.lines().all(|l| l.is_empty() || l.starts_with('#')));
+        }
+        assert_eq!(other_family_judge(AgentKind::Claude), AgentKind::Codex);
+        assert_eq!(other_family_judge(AgentKind::Codex), AgentKind::Claude);
+    }
+}

@@ -63,6 +63,8 @@ pub struct JudgeTrust {
     /// The bound both rates' lower bounds must reach (0–1); `None`:
     /// [`DEFAULT_MIN_LOWER_BOUND`].
     pub min_lower_bound: Option<f64>,
+    /// Where `min_lower_bound` was written: the `aptitude.yaml` and the key's 1-based line.
+    pub min_lower_bound_at: Option<(std::path::PathBuf, u32)>,
 }
 
 /// Where a review's judge stands against the certificates beside the labels.

@@ -212,6 +212,8 @@ impl SuiteDefaults {
         }
         if let Some(bound) = &self.judge.min_lower_bound {
             spec.judge_trust.min_lower_bound = Some(bound.value);
+            spec.judge_trust.min_lower_bound_at =
+                Some((bound.origin.file.clone(), bound.origin.line));
         }
     }
 }

@@ -72,6 +72,12 @@ impl Confusion {
     pub fn tnr(&self) -> Option<Rate> {
         Rate::of(self.true_fail, self.human_fails())
     }
+
+    /// The share of answers on which the judge and people agree (either way), with its
+    /// 95% Wilson interval; `None` without labels.
+    pub fn agreement(&self) -> Option<Rate> {
+        Rate::of(self.true_pass + self.true_fail, self.total())
+    }
 }
 
 /// A rate of `n` observations with its 95% Wilson interval (all in 0–1).

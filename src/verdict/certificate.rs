@@ -1,6 +1,6 @@
-//! A judge's certificate (issue #40): how far one judge profile (grading agent and model)
-//! agrees with people's labels, the fingerprint of the judge that earned it, and a
-//! review's standing against it.
+//! A judge's certificate (issue #40): how far one judge profile (grading agent and model,
+//! the threshold and votes it grades at) agrees with people's labels, the fingerprint of
+//! the judge that earned it, and a review's standing against it.
 //!
 //! `aptitude judge certify` grades every labelled answer again and writes one
 //! [`Certificate`] per judge profile, pooled across the reviews its labels are of, into
@@ -13,6 +13,10 @@
 //! model, the judge prompt template's version, and each review's rubric text, threshold
 //! and votes make the [`JudgeFingerprint`]. A review whose judge differs in any part is
 //! `decertified`, naming the parts ([`standing`]).
+//!
+//! A review whose own labels (at least [`FLAG_MIN_LABELS`]) disagree with the pooled
+//! judge — the Wilson upper bound of its own agreement below the pooled agreement's lower
+//! bound — is flagged ([`FlaggedReview`]) and does not stand as certified.
 
 use std::path::{Path, PathBuf};
 
@@ -50,6 +54,13 @@ pub struct JudgeFingerprint {
     pub model: Option<String>,
     /// The judge prompt template's version (`assertions::judge::prompt::template_version`).
     pub template: String,
+    /// The passing score (1–10) every review of this profile grades at; `None` in a
+    /// certificate written before profiles held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u8>,
+    /// The grading calls per answer of this profile; `None` as for `threshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<u32>,
     /// Every review the labels are of, sorted.
     pub reviews: Vec<ReviewPrint>,
 }
@@ -90,8 +101,58 @@ pub struct Certificate {
     pub why_not: Option<String>,
     /// Labels still needed per class.
     pub labels_needed: LabelsNeeded,
+    /// Reviews whose own labels disagree with the pooled judge ([`flag`]); such a
+    /// review does not stand as certified.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flagged: Vec<FlaggedReview>,
     /// When it was made, RFC 3339 UTC.
     pub date: String,
+}
+
+/// The fewest labels of one review for its own agreement to be weighed against the pool.
+pub const FLAG_MIN_LABELS: u32 = 5;
+
+/// A review whose own labels disagree with the judge its certificate pools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlaggedReview {
+    /// The test's name.
+    pub test: String,
+    /// The review's criteria.
+    pub rubric: String,
+    /// The share of its labels the judge agreed with (Wilson 95 %).
+    pub agreement: Rate,
+    /// The pooled agreement's Wilson lower bound its upper bound is below (0–1).
+    pub pooled_low: f64,
+}
+
+/// The reviews of `per_review` (each review with its own judge-against-people counts)
+/// whose own labels disagree with the judge: at least [`FLAG_MIN_LABELS`] labels, and the
+/// Wilson 95 % upper bound of their agreement below the lower bound of the agreement
+/// pooled over all of them. A review alone in its profile is never flagged (it is the
+/// pool).
+pub fn flag(per_review: &[(ReviewPrint, Confusion)]) -> Vec<FlaggedReview> {
+    let mut pooled = Confusion::default();
+    for (_, c) in per_review {
+        pooled.true_pass += c.true_pass;
+        pooled.false_fail += c.false_fail;
+        pooled.true_fail += c.true_fail;
+        pooled.false_pass += c.false_pass;
+    }
+    let Some(pool) = pooled.agreement() else {
+        return Vec::new();
+    };
+    per_review
+        .iter()
+        .filter_map(|(review, c)| {
+            let own = c.agreement()?;
+            (own.n >= FLAG_MIN_LABELS && own.high < pool.low).then(|| FlaggedReview {
+                test: review.test.clone(),
+                rubric: review.rubric.clone(),
+                agreement: own,
+                pooled_low: pool.low,
+            })
+        })
+        .collect()
 }
 
 impl Certificate {
@@ -135,6 +196,7 @@ impl Certificate {
                 pass: needed(tpr),
                 fail: needed(tnr),
             },
+            flagged: Vec::new(),
             date,
         }
     }
@@ -205,7 +267,7 @@ pub fn read(dir: &Path) -> Result<Certificates, CertificateError> {
 }
 
 /// Writes `new` into the certificates file of `dir`, replacing the certificates of the
-/// same profiles (agent and model) and keeping the others.
+/// same profiles (agent, model, threshold and votes) and keeping the others.
 ///
 /// # Errors
 /// An unreadable or malformed existing file, or a failed write.
@@ -214,8 +276,13 @@ pub fn write(dir: &Path, new: &[Certificate]) -> Result<PathBuf, CertificateErro
     file.version = VERSION;
     file.certificates.retain(|old| {
         !new.iter().any(|n| {
-            n.fingerprint.agent == old.fingerprint.agent
-                && n.fingerprint.model == old.fingerprint.model
+            let (n, o) = (&n.fingerprint, &old.fingerprint);
+            // A certificate written before profiles held a threshold and votes was of
+            // the agent and model whatever they were: replaced as theirs.
+            let same = |old: Option<u32>, new: Option<u32>| old.is_none() || old == new;
+            (&n.agent, &n.model) == (&o.agent, &o.model)
+                && same(o.threshold.map(u32::from), n.threshold.map(u32::from))
+                && same(o.votes, n.votes)
         })
     });
     file.certificates.extend(new.iter().cloned());
@@ -252,8 +319,9 @@ pub struct ReviewJudge<'a> {
 /// The certificate status of `judge` against `certificates` (checked against
 /// `min_lower_bound`, which may have been raised since), with why.
 ///
-/// - The certificate of the same agent and model, else the agent's under another model
-///   (then `decertified`: the model changed); none: `uncertified`.
+/// - Of the agent's certificates, the one closest to this review: covering it exactly,
+///   then of the same model, then covering its test and rubric, then its test
+///   ([`certificate_of`]); none: `uncertified`.
 /// - A review the certificate's labels are not of is `uncertified`; a review of the same
 ///   test whose rubric, threshold or votes differ is `decertified`, naming them.
 /// - The agent's version or the template's differing: `decertified`, naming them.
@@ -262,14 +330,7 @@ pub fn status(
     judge: &ReviewJudge<'_>,
     min_lower_bound: f64,
 ) -> (CertificateStatus, Option<String>) {
-    let of_agent = || {
-        certificates
-            .certificates
-            .iter()
-            .filter(|c| c.fingerprint.agent == judge.agent)
-    };
-    let exact = of_agent().find(|c| c.fingerprint.model.as_deref() == judge.model);
-    let Some(cert) = exact.or_else(|| of_agent().next()) else {
+    let Some(cert) = certificate_of(certificates, judge) else {
         return (
             CertificateStatus::Uncertified,
             Some(format!(
@@ -279,6 +340,17 @@ pub fn status(
         );
     };
     let print = &cert.fingerprint;
+    let same_test: Vec<&ReviewPrint> = print
+        .reviews
+        .iter()
+        .filter(|r| r.test == judge.review.test)
+        .collect();
+    if same_test.is_empty() {
+        return (
+            CertificateStatus::Uncertified,
+            Some("the certificate's labels hold no answer to this review: label some".to_owned()),
+        );
+    }
     let mut changed = Vec::new();
     if print.model.as_deref() != judge.model {
         changed.push("model");
@@ -289,13 +361,9 @@ pub fn status(
     if print.template != judge.template {
         changed.push("judge prompt template");
     }
-    let same_test: Vec<&ReviewPrint> = print
-        .reviews
-        .iter()
-        .filter(|r| r.test == judge.review.test)
-        .collect();
     let covered = same_test.contains(&judge.review);
-    if !covered && !same_test.is_empty() {
+    let rubric_was;
+    if !covered {
         let near = same_test.iter().find(|r| r.rubric == judge.review.rubric);
         match near {
             Some(r) => {
@@ -306,7 +374,14 @@ pub fn status(
                     changed.push("votes");
                 }
             }
-            None => changed.push("rubric text"),
+            None => {
+                // One certified review of the test: it is the one edited, name it.
+                rubric_was = match same_test.as_slice() {
+                    [only] => format!("rubric text (certified as {:?})", only.rubric),
+                    _ => "rubric text".to_owned(),
+                };
+                changed.push(&rubric_was);
+            }
         }
     }
     if !changed.is_empty() {
@@ -327,6 +402,19 @@ pub fn status(
     let bound_held = [cert.tpr, cert.tnr]
         .iter()
         .all(|r| r.is_some_and(|r| r.low >= min_lower_bound));
+    if let Some(f) = cert
+        .flagged
+        .iter()
+        .find(|f| f.test == judge.review.test && f.rubric == judge.review.rubric)
+    {
+        return (
+            CertificateStatus::Uncertified,
+            Some(format!(
+                "flagged: its own {} labels disagree with the judge (agreement {:.3}, upper bound {:.3} below the pooled lower bound {:.3})",
+                f.agreement.n, f.agreement.value, f.agreement.high, f.pooled_low
+            )),
+        );
+    }
     if !cert.certified || !bound_held {
         let why = cert
             .why_not
@@ -340,6 +428,31 @@ pub fn status(
     (CertificateStatus::Certified, None)
 }
 
+/// The certificate of `judge`'s agent closest to its review: the greatest of (covers the
+/// review exactly — test, rubric, threshold and votes —, same model, covers its test and
+/// rubric, covers its test); `None` when the agent has none.
+pub fn certificate_of<'c>(
+    certificates: &'c Certificates,
+    judge: &ReviewJudge<'_>,
+) -> Option<&'c Certificate> {
+    let r = judge.review;
+    certificates
+        .certificates
+        .iter()
+        .filter(|c| c.fingerprint.agent == judge.agent)
+        .max_by_key(|c| {
+            let reviews = &c.fingerprint.reviews;
+            (
+                reviews.contains(r),
+                c.fingerprint.model.as_deref() == judge.model,
+                reviews
+                    .iter()
+                    .any(|p| p.test == r.test && p.rubric == r.rubric),
+                reviews.iter().any(|p| p.test == r.test),
+            )
+        })
+}
+
 /// A review's standing under `gate`, from its [`status`].
 pub fn standing(
     gate: JudgeGate,
@@ -350,9 +463,7 @@ pub fn standing(
     let (status, why) = status(certificates, judge, min_lower_bound);
     let mut standing = JudgeStanding::new(gate, status, why);
     if status == CertificateStatus::Certified {
-        let cert = certificates.certificates.iter().find(|c| {
-            c.fingerprint.agent == judge.agent && c.fingerprint.model.as_deref() == judge.model
-        });
+        let cert = certificate_of(certificates, judge);
         standing.rates = cert.and_then(|c| {
             Some(crate::spec::judge_gate::CertifiedRates {
                 profile: format!(
@@ -394,6 +505,8 @@ mod tests {
             agent_version: "0.9".into(),
             model: Some("m".into()),
             template: "tpl1".into(),
+            threshold: Some(7),
+            votes: Some(1),
             reviews: vec![print("says 42")],
         };
         Certificate::new(
@@ -489,6 +602,103 @@ mod tests {
         );
     }
 
+    fn counts(right: (u32, u32), wrong: (u32, u32)) -> Confusion {
+        Confusion {
+            true_pass: right.0,
+            true_fail: right.1,
+            false_fail: wrong.0,
+            false_pass: wrong.1,
+        }
+    }
+
+    #[test]
+    fn a_review_its_own_labels_contradict_is_flagged_and_stands_uncertified() {
+        // Pooled: 32 of 37 agree, Wilson low 0.72; "says 43": 0 of 5, upper 0.43.
+        let per_review = vec![
+            (print("says 42"), counts((16, 16), (0, 0))),
+            (print("says 43"), counts((0, 0), (3, 2))),
+        ];
+        let flagged = flag(&per_review);
+        assert_eq!(flagged.len(), 1, "{flagged:?}");
+        assert_eq!(flagged[0].rubric, "says 43");
+        assert_eq!(flagged[0].agreement.n, 5);
+        assert!(flagged[0].agreement.high < flagged[0].pooled_low);
+        // Four labels are too few to weigh, however wrong; alone, a review is the pool.
+        let few = vec![
+            (print("says 42"), counts((16, 16), (0, 0))),
+            (print("says 43"), counts((0, 0), (2, 2))),
+        ];
+        assert!(flag(&few).is_empty());
+        assert!(flag(&[(print("says 43"), counts((0, 0), (3, 2)))]).is_empty());
+        // 3 of 5 agree: upper bound 0.88, above the pool's low (35 of 37: 0.82).
+        let near = vec![
+            (print("says 42"), counts((16, 16), (0, 0))),
+            (print("says 43"), counts((2, 1), (1, 1))),
+        ];
+        assert!(flag(&near).is_empty());
+
+        let mut cert = certificate((16, 0), (16, 0));
+        cert.fingerprint.reviews.push(print("says 43"));
+        cert.flagged = flagged;
+        let certs = Certificates {
+            version: VERSION,
+            certificates: vec![cert],
+        };
+        let (s, why) = status(&certs, &judge(&print("says 43"), "0.9"), 0.8);
+        assert_eq!(s, CertificateStatus::Uncertified);
+        assert!(why.unwrap().starts_with("flagged: its own 5 labels"));
+        assert_eq!(
+            status(&certs, &judge(&print("says 42"), "0.9"), 0.8).0,
+            CertificateStatus::Certified,
+            "the others of the profile stay certified"
+        );
+    }
+
+    #[test]
+    fn a_review_takes_the_certificate_of_its_own_threshold_and_model() {
+        let mut at_eight = certificate((16, 0), (16, 0));
+        at_eight.fingerprint.threshold = Some(8);
+        at_eight.fingerprint.reviews = vec![ReviewPrint {
+            threshold: 8,
+            ..print("says 42")
+        }];
+        let mut other_model = certificate((16, 0), (16, 0));
+        other_model.fingerprint.model = Some("n".into());
+        other_model.fingerprint.reviews = vec![print("says 42")];
+        let at_seven = certificate((1, 0), (1, 0));
+        let certs = Certificates {
+            version: VERSION,
+            certificates: vec![at_eight, other_model, at_seven],
+        };
+        let seven = print("says 42");
+        let chosen = certificate_of(&certs, &judge(&seven, "0.9")).unwrap();
+        assert_eq!(chosen.fingerprint.threshold, Some(7));
+        assert_eq!(chosen.fingerprint.model.as_deref(), Some("m"));
+        // Its own (ungranted) certificate decides, not the granted one at threshold 8.
+        assert_eq!(
+            status(&certs, &judge(&seven, "0.9"), 0.8).0,
+            CertificateStatus::Uncertified
+        );
+        let eight = ReviewPrint {
+            threshold: 8,
+            ..print("says 42")
+        };
+        assert_eq!(
+            status(&certs, &judge(&eight, "0.9"), 0.8).0,
+            CertificateStatus::Certified
+        );
+        // A rubric edit names the rubric it was certified with.
+        let one = Certificates {
+            version: VERSION,
+            certificates: vec![certificate((16, 0), (16, 0))],
+        };
+        let (_, why) = status(&one, &judge(&print("says 44"), "0.9"), 0.8);
+        assert!(
+            why.unwrap()
+                .contains("rubric text (certified as \"says 42\")")
+        );
+    }
+
     #[test]
     fn certificates_round_trip_and_replace_their_profile() {
         let dir = tempfile::tempdir().unwrap();
@@ -497,6 +707,21 @@ mod tests {
         let back = read(dir.path()).unwrap();
         assert_eq!(back.certificates.len(), 1);
         assert!(back.certificates[0].certified);
+        // Another threshold is another profile: kept beside it.
+        let mut at_eight = certificate((1, 0), (1, 0));
+        at_eight.fingerprint.threshold = Some(8);
+        write(dir.path(), &[at_eight]).unwrap();
+        assert_eq!(read(dir.path()).unwrap().certificates.len(), 2);
+        // A certificate of before profiles held a threshold is replaced by its agent's.
+        let mut old = certificate((1, 0), (1, 0));
+        old.fingerprint.threshold = None;
+        old.fingerprint.votes = None;
+        let other = tempfile::tempdir().unwrap();
+        write(other.path(), &[old]).unwrap();
+        write(other.path(), &[certificate((16, 0), (16, 0))]).unwrap();
+        let back = read(other.path()).unwrap();
+        assert_eq!(back.certificates.len(), 1);
+        assert_eq!(back.certificates[0].fingerprint.threshold, Some(7));
         std::fs::write(dir.path().join(FILE_NAME), "{\"version\": 1,\n \"x\": 2}").unwrap();
         let e = read(dir.path()).unwrap_err().to_string();
         assert!(e.contains("certificates.json:2:"), "{e}");

@@ -174,7 +174,9 @@ fn a_judge_with_a_known_error_is_not_certified_and_does_not_gate_under_certified
         st.stdout
     );
     assert!(
-        st.stdout.contains("changed since certified: rubric text"),
+        st.stdout.contains(&format!(
+            "changed since certified: rubric text (certified as {CRITERIA:?})"
+        )),
         "{}",
         st.stdout
     );
@@ -249,4 +251,362 @@ fn certify_honours_the_grade_cache_and_meters_its_calls() {
         warm.as_secs_f64(),
         first.stdout
     );
+}
+
+/// `aptitude judge certify` (or `status`) on the suite with Codex as its judge, through the
+/// pinned `codex` against the scripted model's Responses API.
+fn with_codex_judge(
+    suite: &Suite,
+    model: &ScriptedModel,
+    args: &[&str],
+) -> crate::support::cli::Output {
+    let codex = crate::support::root().join("node_modules/.bin/codex");
+    assert!(
+        codex.exists(),
+        "{} is missing: run `scripts/test`",
+        codex.display()
+    );
+    Aptitude::new()
+        .sandbox_in(suite.path())
+        .current_dir(suite.path())
+        .model(model)
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .args(args)
+        .arg("--agent-bin")
+        .arg(format!("codex={}", codex.display()))
+        .arg("--agent-base-url")
+        .arg(format!("codex={}/v1", model.base_url()))
+        .claude()
+        .limit(std::time::Duration::from_secs(300))
+        .output()
+}
+
+/// A label of `test`'s review `criteria` on `answer`.
+fn label_of(test: &str, criteria: &str, answer: &str, human_pass: bool) -> String {
+    json!({
+        "test": test,
+        "review": criteria,
+        "answer_sha256": sha256(answer),
+        "answer": answer,
+        "verdict": if human_pass { "pass" } else { "fail" },
+        "rater": "ana",
+        "date": "2026-11-28T12:00:00Z",
+    })
+    .to_string()
+        + "\n"
+}
+
+fn review_test(name: &str, criteria: &str) -> String {
+    format!(
+        "name: {name}\nprompt: \"what is the counter?\"\nassertions:\n  - stdout: {{review: \"{criteria}\"}}\n"
+    )
+}
+
+#[test]
+fn a_codex_judge_of_claude_code_tests_is_certified_per_profile_and_labels_directory() {
+    // Claude Code is the tested agent (the default); Codex grades. `counter`'s 16 labels
+    // the judge grades as people did; `greeting`'s 5 it grades against them (3 false
+    // fails, 2 false passes); `recount` keeps its labels in its own directory.
+    const GREETING: &str = "greets the user by name";
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    suite.file(
+        "aptitude.yaml",
+        "judge: {agent: codex, model: gpt-5-mini, gate: certified}\n",
+    );
+    suite.file(
+        "tests/counter.aptitude.yaml",
+        &review_test("counter", CRITERIA),
+    );
+    suite.file(
+        "tests/greeting.aptitude.yaml",
+        &review_test("greeting", GREETING),
+    );
+    suite.file(
+        "tests/other/aptitude.yaml",
+        "judge: {labels: ../../other-labels}\n",
+    );
+    suite.file(
+        "tests/other/recount.aptitude.yaml",
+        &review_test("recount", CRITERIA),
+    );
+    let grade = |marker: &str, pass: bool| {
+        let score = if pass { 9 } else { 2 };
+        model.script(
+            marker,
+            vec![Turn::Text(format!(
+                "{{\"score\": {score}, \"reasoning\": \"graded\"}}"
+            ))],
+        );
+    };
+    let mut ours = String::new();
+    for n in 0..16 {
+        let human = n % 2 == 0;
+        grade(&format!("cnt-{n:02}"), human);
+        ours += &label_of(
+            "counter",
+            CRITERIA,
+            &format!("cnt-{n:02}: the counter is 43."),
+            human,
+        );
+    }
+    for n in 0..5 {
+        let human = n < 3;
+        grade(&format!("greet-{n:02}"), !human);
+        ours += &label_of(
+            "greeting",
+            GREETING,
+            &format!("greet-{n:02}: hello, Ana."),
+            human,
+        );
+    }
+    suite.file(".aptitude/labels/labels.jsonl", &ours);
+    let mut theirs = String::new();
+    for n in 0..2 {
+        grade(&format!("recnt-{n:02}"), n == 0);
+        theirs += &label_of("recount", CRITERIA, &format!("recnt-{n:02}: 43."), n == 0);
+    }
+    suite.file("other-labels/labels.jsonl", &theirs);
+
+    let out = with_codex_judge(
+        &suite,
+        &model,
+        &[
+            "judge",
+            "certify",
+            "tests",
+            "--no-cache",
+            "--judge-jobs",
+            "4",
+        ],
+    );
+    assert_eq!(
+        out.code, 1,
+        "not certified: exit 1\n{}\n{}",
+        out.stdout, out.stderr
+    );
+    let graded = model.requests();
+    assert_eq!(graded.len(), 23, "one grading call per label");
+    assert!(
+        graded.iter().all(|r| r.path.ends_with("/v1/responses")),
+        "Codex graded every label, Claude Code none: {:?}",
+        graded.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(suite.path().join(rel)).unwrap()).unwrap()
+    };
+    let ours = read(".aptitude/labels/certificates.json");
+    assert_eq!(
+        ours["certificates"].as_array().unwrap().len(),
+        1,
+        "{ours:#}"
+    );
+    let c = &ours["certificates"][0];
+    let print = &c["fingerprint"];
+    assert_eq!(
+        (
+            &print["agent"],
+            &print["model"],
+            &print["threshold"],
+            &print["votes"]
+        ),
+        (&json!("codex"), &json!("gpt-5-mini"), &json!(7), &json!(1))
+    );
+    assert!(
+        print["agent_version"].as_str().unwrap().contains("codex"),
+        "{print:#}"
+    );
+    let rubrics: Vec<&str> = print["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rubric"].as_str().unwrap())
+        .collect();
+    assert_eq!(rubrics, [CRITERIA, GREETING], "pooled across both reviews");
+    assert_eq!(
+        c["confusion"],
+        json!({"true_pass": 8, "false_fail": 3, "true_fail": 8, "false_pass": 2})
+    );
+    // Pooled agreement 16 of 21, Wilson low 0.549; greeting's own 0 of 5, upper 0.434.
+    assert_eq!(c["flagged"].as_array().unwrap().len(), 1, "{c:#}");
+    assert_eq!(c["flagged"][0]["test"], "greeting");
+    assert_eq!(c["flagged"][0]["agreement"]["n"], 5);
+    assert!(
+        (c["flagged"][0]["pooled_low"].as_f64().unwrap() - 0.549).abs() < 1e-3,
+        "{c:#}"
+    );
+    let theirs = read("other-labels/certificates.json");
+    assert_eq!(
+        theirs["certificates"][0]["fingerprint"]["reviews"][0]["test"],
+        "recount"
+    );
+    assert_eq!(
+        theirs["certificates"][0]["confusion"],
+        json!({"true_pass": 1, "false_fail": 0, "true_fail": 1, "false_pass": 0})
+    );
+    assert!(
+        out.stdout.contains("judge codex (")
+            && out
+                .stdout
+                .contains("model gpt-5-mini, threshold 7, 1 vote: not certified"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("flagged: greeting · \"greets the user by name\": its own labels disagree with the judge: 0 of 5 agreed"),
+        "{}",
+        out.stdout
+    );
+
+    let st = with_codex_judge(&suite, &model, &["judge", "status", "tests"]);
+    assert_eq!(st.code, 0, "{}\n{}", st.stdout, st.stderr);
+    let greeting = st
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("greeting"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        greeting.starts_with("uncertified  greeting")
+            && greeting.contains("judge codex gpt-5-mini")
+            && greeting.contains("flagged: its own 5 labels disagree with the judge"),
+        "{}",
+        st.stdout
+    );
+    // Graded with 3 votes, the reviews are not the judge measured with 1.
+    let st = with_codex_judge(
+        &suite,
+        &model,
+        &["judge", "status", "tests", "--judge-votes", "3"],
+    );
+    assert!(
+        st.stdout.starts_with("decertified  counter")
+            && st.stdout.contains("changed since certified: votes;"),
+        "{}",
+        st.stdout
+    );
+}
+
+#[test]
+fn two_bounds_for_one_judge_and_labels_directory_are_an_error_at_the_bound() {
+    let suite = Suite::new();
+    suite.file("tests/a/aptitude.yaml", "judge:\n  min_lower_bound: 0.9\n");
+    suite.file("tests/a/one.aptitude.yaml", &review_test("one", CRITERIA));
+    suite.file("tests/b/two.aptitude.yaml", &review_test("two", CRITERIA));
+    let labels = label_of("one", CRITERIA, "ans-01: 43", true)
+        + &label_of("two", CRITERIA, "ans-02: 43", true);
+    suite.file(".aptitude/labels/labels.jsonl", &labels);
+    let out = Aptitude::new()
+        .current_dir(suite.path())
+        .args(["judge", "certify", "tests"])
+        .output();
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    for expected in [
+        "tests/a/aptitude.yaml:2:3",
+        "  min_lower_bound: 0.9",
+        "^^^^^^^^^^^^^^^ one certificate pools both tests' labels",
+        "test `one` certifies its judge to a bound of 0.9, but test `two`",
+        "to 0.8 (the default)",
+        "help: give both tests the same `judge.min_lower_bound`",
+        "conflicting `judge.min_lower_bound` for one judge profile; nothing was graded",
+    ] {
+        assert!(
+            out.stderr.contains(expected),
+            "{expected:?} in\n{}",
+            out.stderr
+        );
+    }
+}
+
+/// Issue #40, item 7(c): a real run's answers, graded by the scripted judge with two known
+/// errors, labelled by clicking in the HTML report in Chromium; the downloaded JSONL, put
+/// in the labels directory, is what `certify` reads, grades again and counts.
+#[test]
+fn labels_clicked_in_the_html_report_round_trip_into_certify_s_confusion_counts() {
+    const REVIEW: &str = "states the counter's value";
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is missing: `scripts/test` installs Debian's chromium"
+    );
+    let model = ScriptedModel::start();
+    // (test, the judge's verdict, the person's): alpha right, bravo a false fail, charlie
+    // right, delta a false pass. The judge's scripts come first: its prompt holds the
+    // task's marker too, and the first script found answers.
+    let cases = [
+        ("alpha", true, "pass"),
+        ("bravo", false, "pass"),
+        ("charlie", false, "fail"),
+        ("delta", true, "fail"),
+    ];
+    for (n, (_, judge_pass, _)) in cases.iter().enumerate() {
+        let score = if *judge_pass { 9 } else { 2 };
+        model.script(
+            &format!("rt-answer-{n}"),
+            vec![Turn::Text(format!(
+                "{{\"score\": {score}, \"reasoning\": \"graded\"}}"
+            ))],
+        );
+    }
+    let suite = Suite::new();
+    for (n, (name, _, _)) in cases.iter().enumerate() {
+        model.script(
+            &format!("rt-task-{name}"),
+            vec![Turn::Text(format!("rt-answer-{n}: the counter is 4{n}."))],
+        );
+        suite.file(
+            &format!("tests/{name}.aptitude.yaml"),
+            &format!(
+                "name: {name}\nprompt: \"rt-task-{name}: what is the counter?\"\nassertions:\n  - stdout: {{review: \"{REVIEW}\"}}\n"
+            ),
+        );
+    }
+    let html = suite.path().join("report.html");
+    let run = aptitude_run(
+        &suite,
+        &model,
+        &["--jobs", "4", "--html", html.to_str().unwrap()],
+    );
+    assert_eq!(
+        run.code, 1,
+        "two answers fail their review\n{}\n{}",
+        run.stdout, run.stderr
+    );
+
+    let downloads = suite.path().join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let verdicts: serde_json::Map<String, Value> = cases
+        .iter()
+        .map(|(name, _, person)| (name.to_string(), json!(person)))
+        .collect();
+    let verdicts = Value::Object(verdicts).to_string();
+    let seen = crate::support::node_json(
+        "tests/browser/labels-certify.mjs",
+        &[
+            html.as_os_str(),
+            downloads.as_os_str(),
+            std::ffi::OsStr::new(&verdicts),
+        ],
+        &[("CHROMIUM", &chromium)],
+    );
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert_eq!(seen["count"], "4 labels", "{seen}");
+    let labels_dir = suite.path().join(".aptitude/labels");
+    std::fs::create_dir_all(&labels_dir).unwrap();
+    std::fs::copy(
+        seen["file"].as_str().unwrap(),
+        labels_dir.join("labels-ana.jsonl"),
+    )
+    .unwrap();
+
+    let out = certify(&suite, &model, "certify");
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("confusion: 1 true pass, 1 false fail, 1 true fail, 1 false pass, 0 errors"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("4 labels graded"), "{}", out.stdout);
 }

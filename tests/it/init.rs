@@ -26,6 +26,25 @@ fn init_scaffolds_a_valid_test_and_workflow_and_never_overwrites() {
     let test = std::fs::read_to_string(repo.path().join("tests/agents/instructions.aptitude.yaml"))
         .unwrap();
     insta::assert_snapshot!("init_test_file", test);
+    // A judge of another family than the tested agent (claude), commented out.
+    let suite = std::fs::read_to_string(repo.path().join("tests/agents/aptitude.yaml")).unwrap();
+    insta::assert_snapshot!("init_suite_file", suite);
+    let judge_on: String = suite
+        .lines()
+        .skip_while(|l| *l != "# judge:")
+        .map(|l| format!("{}\n", &l[2..]))
+        .collect();
+    assert!(judge_on.starts_with("judge:\n  agent: codex"), "{judge_on}");
+    let uncommented = tempfile::tempdir().unwrap();
+    std::fs::write(uncommented.path().join("aptitude.yaml"), &judge_on).unwrap();
+    std::fs::write(
+        uncommented.path().join("t.aptitude.yaml"),
+        std::fs::read_to_string(repo.path().join("tests/agents/instructions.aptitude.yaml"))
+            .unwrap()
+            .replace("# yaml-language-server", "# x"),
+    )
+    .unwrap();
+    stdout(aptitude(uncommented.path()).args(["validate", "."]), 0);
     let schema =
         std::fs::read_to_string(repo.path().join("tests/agents/aptitude-test.schema.json"))
             .unwrap();
