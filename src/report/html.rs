@@ -1178,7 +1178,11 @@ mod tests {
                 let mut view = test_view(c * CHUNK_TESTS + i, t, None).unwrap();
                 view.lazy_runs = true;
                 let body = TestBody { t: &view }.render().unwrap();
-                assert!(!html.contains(&body), "test {}'s details are only packed", view.id);
+                assert!(
+                    !html.contains(&body),
+                    "test {}'s details are only packed",
+                    view.id
+                );
                 heads.push((view.id.clone(), body));
                 for r in &view.runs {
                     runs.push((r.id.clone(), RunBody { r }.render().unwrap()));
@@ -1192,10 +1196,21 @@ mod tests {
         let ids: Vec<&str> = last.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(
             ids,
-            ["t192", "t193", "t194", "t195", "t196", "t197", "t198", "t199", "t200", "t200-r1", "t200-r2", "t200-r3"]
+            [
+                "t192", "t193", "t194", "t195", "t196", "t197", "t198", "t199", "t200", "t200-r1",
+                "t200-r2", "t200-r3"
+            ]
         );
-        assert!(last[8].1.contains(r#"<div class="run-body" data-lazy></div>"#));
-        assert!(last[9].1.starts_with(r#"<div class="run-body">"#), "{}", last[9].1);
+        assert!(
+            last[8]
+                .1
+                .contains(r#"<div class="run-body" data-lazy></div>"#)
+        );
+        assert!(
+            last[9].1.starts_with(r#"<div class="run-body">"#),
+            "{}",
+            last[9].1
+        );
         assert_eq!(
             html.matches(r#"<div class="body" data-lazy>"#).count(),
             results.tests.len(),

@@ -720,11 +720,22 @@ fn large_html_report_loads_details_on_demand() {
         .collect();
     assert_eq!(chunks.len(), TESTS.div_ceil(32), "a line per 32 tests");
     let ids: Vec<&str> = chunks[0].iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!((ids[0], ids[31], ids[32], ids[34]), ("t0", "t31", "t0-r1", "t0-r3"));
+    assert_eq!(
+        (ids[0], ids[31], ids[32], ids[34]),
+        ("t0", "t31", "t0-r1", "t0-r3")
+    );
     let pieces: Vec<&(String, String)> = chunks.iter().flatten().collect();
-    assert_eq!(pieces.len(), TESTS * 4, "a test's details and its 3 runs' views");
+    assert_eq!(
+        pieces.len(),
+        TESTS * 4,
+        "a test's details and its 3 runs' views"
+    );
     for (id, html) in &pieces {
-        let start = if id.contains("-r") { r#"<div class="run-body">"# } else { r#"<div class="body">"# };
+        let start = if id.contains("-r") {
+            r#"<div class="run-body">"#
+        } else {
+            r#"<div class="body">"#
+        };
         assert!(html.starts_with(start), "{id}: {html}");
         for secret in SECRETS {
             assert!(!html.contains(secret), "packed details leak {secret}");
@@ -806,7 +817,11 @@ fn large_html_report_loads_details_on_demand() {
     assert!(!seen["reasoning"].as_str().unwrap().is_empty(), "{seen}");
     // A run's view is unpacked when the run is opened, by keyboard.
     let run = &seen["runView"];
-    assert_eq!((&run["packedAtFirst"], &run["open"]), (&json!(1), &json!(true)), "{run}");
+    assert_eq!(
+        (&run["packedAtFirst"], &run["open"]),
+        (&json!(1), &json!(true)),
+        "{run}"
+    );
     assert!(run["assertions"].as_u64().unwrap() > 0, "{run}");
     assert_eq!(
         seen["pwned"],
