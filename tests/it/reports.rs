@@ -249,7 +249,7 @@ fn assert_csp_allows_exactly_its_script(html: &str) {
         .collect();
     assert_eq!(scripts.len(), 1, "one inline script");
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(scripts[0]));
-    assert_eq!(hash, "4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw=");
+    assert_eq!(hash, "l+fvdZc/p9VkUzPrSQOycxlAk0lnkp8dGvqrLRMcgU4=");
     assert!(
         html.contains(&format!("script-src 'sha256-{hash}';")),
         "the CSP does not allow the page's script"
