@@ -26,8 +26,8 @@
 //! id="details-data">` that the page's script unpacks with the browser's
 //! `DecompressionStream` when a test, then a run, is opened. 5,000 tests × 3 runs × 10
 //! tool calls make 6.1 MB instead of about 300 MB of HTML (20.2 MB packed a test at a time),
-//! and the first screen only lays out summary lines (`cargo bench --bench report_render`,
-//! which also times it in Chromium). The results are redacted
+//! and the first screen only lays out summary lines (`cargo bench --bench report_render`;
+//! `bash benches/report_first_screen.sh` times it in Chromium). The results are redacted
 //! before they reach this module, so the compressed details hold no secret either.
 //!
 //! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every

@@ -2,8 +2,8 @@
 // Chromium (Debian's, via playwright-core) and prints, as JSON, how long its first screen
 // took and what a reader sees when opening a test:
 //   node tests/browser/first-screen.mjs REPORT.html
-// The times are figures to read (tests/it/reports.rs prints them; the closing note of
-// `cargo bench --bench report_render` gives them for 5,000 tests × 3 runs), never asserted:
+// The times are figures to read (tests/it/reports.rs prints them; `bash
+// benches/report_first_screen.sh` gives them for 5,000 tests × 3 runs), never asserted:
 //   firstTestPaintMs  when the browser painted the first test's name (Element Timing API:
 //               the report marks it `elementtiming="first-test"`), from navigation start
 //   fcpMs       the browser's first-contentful-paint entry
