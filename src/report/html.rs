@@ -19,12 +19,15 @@
 //!
 //! Large suites: every test has its summary line in the page, server-rendered. With at most
 //! [`INLINE_MAX_TESTS`] tests the details (assertions, tool calls, runs, answer) are inline
-//! too, so the report reads without JavaScript. Above it, each test's details are rendered
-//! by the same template, gzip-compressed and base64-encoded, one line per test, into a
-//! `<script type="application/octet-stream" id="details-data">` that the page's script
-//! unpacks with the browser's `DecompressionStream` when the test is opened. 5,000 tests ×
-//! 3 runs × 10 tool calls make 9.7 MB instead of about 183 MB, and the first screen only
-//! lays out summary lines (`cargo bench --bench report_render`). The results are redacted
+//! too, so the report reads without JavaScript. Above it, each test's details (its runs as
+//! placeholders) and each run's view are rendered by the same templates and packed: the
+//! pieces of [`CHUNK_TESTS`] consecutive tests, like pieces together, gzip-compressed and
+//! base64-encoded, a line a chunk, into a `<script type="application/octet-stream"
+//! id="details-data">` that the page's script unpacks with the browser's
+//! `DecompressionStream` when a test, then a run, is opened. 5,000 tests × 3 runs × 10
+//! tool calls make 6.1 MB instead of about 300 MB of HTML (20.2 MB packed a test at a time),
+//! and the first screen only lays out summary lines (`cargo bench --bench report_render`;
+//! `bash benches/report_first_screen.sh` times it in Chromium). The results are redacted
 //! before they reach this module, so the compressed details hold no secret either.
 //!
 //! Accessible (axe-core finds nothing, every test expanded): headings go h1 → h2, every
@@ -44,6 +47,12 @@ use crate::verdict::results::{AssertionStatus, Results, TestResult};
 /// The most tests whose details are inline in the page (readable without JavaScript); a
 /// larger suite's details are compressed and loaded when a test is opened.
 pub const INLINE_MAX_TESTS: usize = 200;
+
+/// How many consecutive tests' details a packed chunk holds (a larger suite's): opening a
+/// test unpacks its chunk, up to 32 tests × 60 KiB of HTML at 5,000 × 3 (milliseconds),
+/// while more tests a chunk compress only a little better (0.60 KB a test at 32, 0.56 at
+/// 64).
+pub const CHUNK_TESTS: usize = 32;
 
 /// The most characters of one tool input, tool output or answer shown in the report.
 pub const OUTPUT_MAX: usize = super::trajectory::OUTPUT_MAX;
@@ -125,6 +134,9 @@ struct TestView {
     execs: Option<(String, Vec<String>)>,
     /// A test run once: the label controls of its judged answer.
     labels: Option<super::labels::AnswerLabels>,
+    /// Each run's view is a placeholder, unpacked on its own when the run is opened (a
+    /// suite above [`INLINE_MAX_TESTS`]); else inline.
+    lazy_runs: bool,
 }
 
 /// One check of a run's sandbox proof: whether it held, what was tried, what happened.
@@ -151,6 +163,13 @@ struct RunView {
 #[template(path = "test_body.html")]
 struct TestBody<'a> {
     t: &'a TestView,
+}
+
+/// One run of a repeated test under its summary line (`templates/run_body.html`).
+#[derive(Template)]
+#[template(path = "run_body.html")]
+struct RunBody<'a> {
+    r: &'a RunView,
 }
 
 /// One test's summary line, and its details when they are inline.
@@ -181,10 +200,12 @@ struct Report {
     witness: Option<(String, bool)>,
     stats: Vec<Stat>,
     rows: Vec<RowView>,
-    /// Suites above [`INLINE_MAX_TESTS`]: each test's details, gzip then base64, one line
-    /// per test in the order of `rows`.
+    /// Suites above [`INLINE_MAX_TESTS`]: the tests' details in chunks of [`CHUNK_TESTS`],
+    /// each gzip then base64 on a line of its own ([`packed_chunk`]), in results order.
     lazy: Option<String>,
     inline_max: usize,
+    /// [`CHUNK_TESTS`], for the page's script.
+    chunk_tests: usize,
     /// Some run has a judged answer: the rater bar and the label controls' script.
     labelling: bool,
     /// The page's one script: [`SCRIPT`], and [`super::labels::SCRIPT`] when labelling.
@@ -368,8 +389,9 @@ fn matrix_view(results: &Results) -> Option<MatrixView> {
 /// The page's only script: the "failures only" filter (hidden until this script shows it,
 /// so that without JavaScript no control does nothing); then either failing tests opened
 /// (details inline), or — a large suite — a test's details unpacked from `#details-data`
-/// when it is opened (line N of it is test `tN`; a line is base64 of gzip of the
-/// `<div class="body">` that replaces the placeholder). An address ending in `#tN` (test
+/// when it is opened, and a run's view when the run is (line N of it is the chunk of tests
+/// N × `data-chunk` on, see [`packed_chunk`]; a piece replaces its placeholder, the
+/// `<div class="body">` or `<div class="run-body">` whose id is its `details`'). An address ending in `#tN` (test
 /// N) or `#tN-rM` (its run M), as the PR comment links a regressed test's run view, opens
 /// that test and run (once its details are unpacked) and scrolls to it. The Content-Security-Policy allows
 /// this script by its hash and nothing else, so even an escaping bug could not run injected
@@ -403,19 +425,42 @@ const SCRIPT: &str = r#"(function () {
     go();
     return;
   }
-  var lines = null;
-  document.addEventListener("toggle", function (e) {
-    var d = e.target;
-    var body = d.open && d.matches("details.test") && d.querySelector(":scope > .body[data-lazy]");
-    if (!body) return;
-    body.removeAttribute("data-lazy");
-    body.setAttribute("aria-busy", "true");
+  var size = Number(data.getAttribute("data-chunk"));
+  var lines = null, chunks = new Map();
+  // Chunk `c`'s pieces by id, unpacked once; the last few are kept.
+  function pieces(c) {
+    if (chunks.has(c)) return chunks.get(c);
     lines = lines || data.textContent.split("\n");
-    var bin = atob(lines[Number(d.id.slice(1))] || "");
+    var bin = atob(lines[c] || "");
     var bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     var html = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    new Response(html).text().then(function (text) { body.outerHTML = text; show(); }, function (err) {
+    var unpacked = new Response(html).text().then(function (text) {
+      var byId = {};
+      text.split("\0").forEach(function (piece) {
+        var nl = piece.indexOf("\n");
+        if (nl > 0) byId[piece.slice(0, nl)] = piece.slice(nl + 1);
+      });
+      return byId;
+    });
+    chunks.set(c, unpacked);
+    if (chunks.size > 4) chunks.delete(chunks.keys().next().value);
+    return unpacked;
+  }
+  // A test's details when it is opened, a run's view when the run is.
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    if (!d.open || !d.matches("details.test, details.run")) return;
+    var body = d.querySelector(":scope > .body[data-lazy], :scope > .run-body[data-lazy]");
+    var test = d.closest("details.test");
+    if (!body || !test) return;
+    body.removeAttribute("data-lazy");
+    body.setAttribute("aria-busy", "true");
+    pieces(Math.floor(Number(test.id.slice(1)) / size)).then(function (byId) {
+      if (!(d.id in byId)) throw new Error("no details for " + d.id);
+      body.outerHTML = byId[d.id];
+      show();
+    }).catch(function (err) {
       body.removeAttribute("aria-busy");
       body.textContent = "These details could not be unpacked: " + err;
     });
@@ -573,6 +618,7 @@ fn test_view(
         }
     }
     Ok(TestView {
+        lazy_runs: false,
         labels: t
             .runs
             .is_empty()
@@ -633,34 +679,56 @@ fn test_view(
     })
 }
 
-/// `html` gzip-compressed, as standard base64 (no line breaks).
-fn packed(html: &str) -> std::io::Result<String> {
+/// One test's pieces in a packed chunk: its details (`tN`, runs as placeholders) and
+/// each run's (`tN-rM`), each as (id, HTML).
+struct Pieces {
+    head: (String, String),
+    runs: Vec<(String, String)>,
+}
+
+/// Consecutive tests' pieces, gzip-compressed, as standard base64 (no line breaks): every
+/// test's details first, then every run's, each as a NUL, its id, a line feed and its
+/// HTML. The rendered HTML holds no NUL ([`crate::shared::inert::document`] shows one as
+/// `^@`), so the page's script splits on it. Like pieces are put together because
+/// deflate only looks 32 KiB back: a test's details with its three run views is
+/// about 60 KiB at 5,000 × 3, so test after test would compress each alone, while details
+/// next to details and run next to run share their markup and wording: 0.6 KB a test
+/// instead of 2.7 KB (`cargo bench --bench report_render`).
+fn packed_chunk(pieces: &[Pieces]) -> std::io::Result<String> {
     use base64::Engine as _;
     use std::io::Write as _;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(html.as_bytes())?;
+    let heads = pieces.iter().map(|p| &p.head);
+    for (id, html) in heads.chain(pieces.iter().flat_map(|p| &p.runs)) {
+        write!(gz, "\0{id}\n{html}")?;
+    }
     Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
 }
 
-/// The summary line of test `index`, with its details inline or appended to `lazy`.
+/// The summary line of test `index`, and its details inline or (`lazy`) as the pieces
+/// of a packed chunk.
 fn row(
     index: usize,
     t: &TestResult,
     suite_mode: Option<&str>,
-    lazy: Option<&mut String>,
-) -> Result<RowView, askama::Error> {
-    let view = test_view(index, t, suite_mode)?;
-    let body = TestBody { t: &view }.render()?;
-    let body = crate::shared::inert::document(&body).into_owned();
-    let body = match lazy {
-        Some(lazy) => {
-            lazy.push_str(&packed(&body).map_err(askama::Error::custom)?);
-            lazy.push('\n');
-            None
-        }
-        None => Some(body),
+    lazy: bool,
+) -> Result<(RowView, Option<Pieces>), askama::Error> {
+    let mut view = test_view(index, t, suite_mode)?;
+    view.lazy_runs = lazy;
+    let inert = |html: String| crate::shared::inert::document(&html).into_owned();
+    let body = inert(TestBody { t: &view }.render()?);
+    let (body, pieces) = if lazy {
+        let runs = view
+            .runs
+            .iter()
+            .map(|r| Ok((r.id.clone(), inert(RunBody { r }.render()?))))
+            .collect::<Result<Vec<_>, askama::Error>>()?;
+        let head = (view.id.clone(), body);
+        (None, Some(Pieces { head, runs }))
+    } else {
+        (Some(body), None)
     };
-    Ok(RowView {
+    let row = RowView {
         id: view.id,
         class: view.class,
         icon: view.icon,
@@ -669,13 +737,37 @@ fn row(
         status: view.status,
         meta: view.meta,
         body,
-    })
+    };
+    Ok((row, pieces))
+}
+
+/// The summary lines of `tests` (the suite's tests from `first` on) and their packed
+/// chunks, a line each, [`CHUNK_TESTS`] tests a chunk.
+fn packed_rows(
+    first: usize,
+    tests: &[TestResult],
+    suite_mode: Option<&str>,
+) -> Result<(Vec<RowView>, String), askama::Error> {
+    let mut rows = Vec::with_capacity(tests.len());
+    let mut lines = String::new();
+    for (c, part) in tests.chunks(CHUNK_TESTS).enumerate() {
+        let mut pieces = Vec::with_capacity(part.len());
+        for (i, t) in part.iter().enumerate() {
+            let (row, p) = row(first + c * CHUNK_TESTS + i, t, suite_mode, true)?;
+            rows.push(row);
+            pieces.extend(p);
+        }
+        lines.push_str(&packed_chunk(&pieces).map_err(askama::Error::custom)?);
+        lines.push('\n');
+    }
+    Ok((rows, lines))
 }
 
 /// Every test's summary line, in order, and the packed details of a suite of more than
-/// [`INLINE_MAX_TESTS`] tests (else inline, `None`). Packed details are rendered and
-/// gzipped on every core, in contiguous chunks joined in order: compression is most of
-/// the time a large report takes.
+/// [`INLINE_MAX_TESTS`] tests (else inline, `None`): line N of them is the chunk of tests
+/// N × [`CHUNK_TESTS`] on. Packed details are rendered and gzipped on every core, in
+/// contiguous whole chunks joined in order: compression is most of the time a large
+/// report takes.
 fn rows(
     tests: &[TestResult],
     suite_mode: Option<&str>,
@@ -684,27 +776,18 @@ fn rows(
         let rows = tests
             .iter()
             .enumerate()
-            .map(|(i, t)| row(i, t, suite_mode, None))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|(i, t)| Ok(row(i, t, suite_mode, false)?.0))
+            .collect::<Result<Vec<_>, askama::Error>>()?;
         return Ok((rows, None));
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let chunk = tests.len().div_ceil(threads).max(1);
+    // Whole chunks per thread, so that each line holds the tests the page expects there.
+    let part = tests.len().div_ceil(threads).div_ceil(CHUNK_TESTS) * CHUNK_TESTS;
     let parts: Vec<Result<(Vec<RowView>, String), askama::Error>> = std::thread::scope(|scope| {
         let workers: Vec<_> = tests
-            .chunks(chunk)
+            .chunks(part)
             .enumerate()
-            .map(|(c, part)| {
-                scope.spawn(move || {
-                    let mut lazy = String::new();
-                    let rows = part
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| row(c * chunk + i, t, suite_mode, Some(&mut lazy)))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok((rows, lazy))
-                })
-            })
+            .map(|(c, tests)| scope.spawn(move || packed_rows(c * part, tests, suite_mode)))
             .collect();
         workers
             .into_iter()
@@ -865,6 +948,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         rows,
         lazy,
         inline_max: INLINE_MAX_TESTS,
+        chunk_tests: CHUNK_TESTS,
         matrix: matrix_view(results),
         variants: variants_views(results),
         coverage: coverage_view(results),
@@ -891,7 +975,7 @@ mod tests {
         // A change to the script changes it: update it then, with the same command.
         assert_eq!(
             script_hash(SCRIPT),
-            "sha256-4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw="
+            "sha256-l+fvdZc/p9VkUzPrSQOycxlAk0lnkp8dGvqrLRMcgU4="
         );
     }
 
@@ -1028,12 +1112,12 @@ mod tests {
         assert!(html.contains("write to /opt"));
     }
 
-    /// The base64 lines of `#details-data`, unpacked.
-    fn unpacked(html: &str) -> Vec<String> {
+    /// The chunks of `#details-data`, unpacked: each chunk's pieces as (id, HTML).
+    fn unpacked(html: &str) -> Vec<Vec<(String, String)>> {
         use base64::Engine as _;
         use std::io::Read as _;
         let data = html
-            .split(r#"<script type="application/octet-stream" id="details-data">"#)
+            .split(r#"<script type="application/octet-stream" id="details-data" data-chunk="32">"#)
             .nth(1)
             .unwrap()
             .split("</script>")
@@ -1044,11 +1128,17 @@ mod tests {
                 let gz = base64::engine::general_purpose::STANDARD
                     .decode(line)
                     .unwrap();
-                let mut body = String::new();
+                let mut text = String::new();
                 flate2::read::GzDecoder::new(&gz[..])
-                    .read_to_string(&mut body)
+                    .read_to_string(&mut text)
                     .unwrap();
-                body
+                text.split('\0')
+                    .skip(1)
+                    .map(|piece| {
+                        let (id, html) = piece.split_once('\n').unwrap();
+                        (id.to_owned(), html.to_owned())
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -1059,6 +1149,7 @@ mod tests {
         let html = render(&results).unwrap();
         assert!(!html.contains(r#"id="details-data""#));
         assert!(!html.contains("<div class=\"body\" data-lazy>"));
+        assert!(!html.contains(r#"class="run-body" data-lazy"#));
         assert!(!html.contains("<noscript>"));
         let body = TestBody {
             t: &test_view(7, &results.tests[7], None).unwrap(),
@@ -1068,24 +1159,58 @@ mod tests {
         assert!(html.contains(&body), "test 7's details are in the page");
     }
 
+    /// Above the limit, a chunk holds 32 tests' details, then their runs' views, each as
+    /// the templates render it with the runs as placeholders; the last chunk the rest.
     #[test]
-    fn above_the_limit_each_tests_details_are_packed_as_they_would_be_inline() {
-        let results = suite(INLINE_MAX_TESTS + 1);
+    fn above_the_limit_details_and_run_views_are_packed_in_chunks_as_they_would_be_inline() {
+        let mut results = suite(INLINE_MAX_TESTS + 1);
+        // A test repeated 3 times (its runs' views are pieces of their own) in the last chunk.
+        let run = results.tests[200].clone();
+        results.tests[200] = crate::verdict::repeat::aggregate(vec![run; 3], 3);
         let html = render(&results).unwrap();
-        let bodies = unpacked(&html);
-        assert_eq!(bodies.len(), results.tests.len(), "one line per test");
-        for (i, (t, body)) in results.tests.iter().zip(&bodies).enumerate() {
-            let inline = TestBody {
-                t: &test_view(i, t, None).unwrap(),
+        let chunks = unpacked(&html);
+        assert_eq!(chunks.len(), 7, "201 tests in chunks of 32");
+        let mut expected = Vec::new();
+        for (c, part) in results.tests.chunks(CHUNK_TESTS).enumerate() {
+            let mut heads = Vec::new();
+            let mut runs = Vec::new();
+            for (i, t) in part.iter().enumerate() {
+                let mut view = test_view(c * CHUNK_TESTS + i, t, None).unwrap();
+                view.lazy_runs = true;
+                let body = TestBody { t: &view }.render().unwrap();
+                assert!(
+                    !html.contains(&body),
+                    "test {}'s details are only packed",
+                    view.id
+                );
+                heads.push((view.id.clone(), body));
+                for r in &view.runs {
+                    runs.push((r.id.clone(), RunBody { r }.render().unwrap()));
+                }
             }
-            .render()
-            .unwrap();
-            assert_eq!(body, &inline, "test {i}");
-            assert!(
-                !html.contains(&inline),
-                "test {i}'s details are only packed"
-            );
+            heads.extend(runs);
+            expected.push(heads);
         }
+        assert_eq!(chunks, expected);
+        let last = &chunks[6];
+        let ids: Vec<&str> = last.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "t192", "t193", "t194", "t195", "t196", "t197", "t198", "t199", "t200", "t200-r1",
+                "t200-r2", "t200-r3"
+            ]
+        );
+        assert!(
+            last[8]
+                .1
+                .contains(r#"<div class="run-body" data-lazy></div>"#)
+        );
+        assert!(
+            last[9].1.starts_with(r#"<div class="run-body">"#),
+            "{}",
+            last[9].1
+        );
         assert_eq!(
             html.matches(r#"<div class="body" data-lazy>"#).count(),
             results.tests.len(),

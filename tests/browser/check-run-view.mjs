@@ -3,7 +3,8 @@
 // for tests/it/reports.rs to assert on:
 //   node tests/browser/check-run-view.mjs REPORT.html ANCHOR TRAJECTORY_TEST
 // ANCHOR is `tN-rM` (run M of test N) or `tN`; the page must open that test and run — its
-// details unpacked first when they are stored compressed — and scroll to it.
+// details, then the run's view, unpacked first when they are stored compressed — and
+// scroll to it.
 // TRAJECTORY_TEST (`tK`) is a test run once whose run view is read: its trajectory (turns,
 // calls, nesting), its files as diffs, its model requests. Then axe-core (npm, pinned)
 // checks the page with both tests' details expanded.
@@ -28,6 +29,8 @@ const inView = await target.evaluate((el) => {
   const r = el.getBoundingClientRect();
   return r.top < window.innerHeight && r.bottom > 0;
 });
+// Its run view is unpacked on its own, when the run is opened (a large suite's).
+await target.locator(":scope > .run-body:not([data-lazy]):not([aria-busy])").waitFor({ timeout: 10000 });
 const runSections = await target.locator("h3.section").allTextContents();
 const side = page.locator(`[id="${anchor.split("-")[0]}"] table.side`);
 const sideCaption = (await side.count()) ? (await side.locator("caption").textContent()).trim() : null;
@@ -59,7 +62,11 @@ await axePage.locator(`[id="${anchor}"]`).waitFor({ state: "visible", timeout: 1
 await axePage.locator(`[id="${trajectoryTest}"] > summary`).click();
 await axePage.locator(`[id="${trajectoryTest}"] > .body:not([data-lazy]) ol.trajectory`).waitFor();
 const ids = [anchor.split("-")[0], trajectoryTest];
-await axePage.evaluate((ids) => ids.forEach((id) => document.querySelectorAll(`[id="${id}"] details`).forEach((d) => { d.open = true; })), ids);
+// Every detail open, the run views unpacked by opening their runs, then what they hold open.
+const openAll = (ids) => ids.forEach((id) => document.querySelectorAll(`[id="${id}"] details`).forEach((d) => { d.open = true; }));
+await axePage.evaluate(openAll, ids);
+await axePage.waitForFunction((ids) => ids.every((id) => !document.querySelector(`[id="${id}"] [data-lazy], [id="${id}"] [aria-busy]`)), ids);
+await axePage.evaluate(openAll, ids);
 await axePage.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
 const axe = await axePage.evaluate(async (ids) => {
   const r = await window.axe.run({ include: [["header"], ...ids.map((id) => [`[id="${id}"]`])] }, { resultTypes: ["violations"] });

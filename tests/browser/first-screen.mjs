@@ -2,8 +2,8 @@
 // Chromium (Debian's, via playwright-core) and prints, as JSON, how long its first screen
 // took and what a reader sees when opening a test:
 //   node tests/browser/first-screen.mjs REPORT.html
-// The times are figures to read (tests/it/reports.rs prints them; the closing note of
-// `cargo bench --bench report_render` gives them for 5,000 tests × 3 runs), never asserted:
+// The times are figures to read (tests/it/reports.rs prints them; `bash
+// benches/report_first_screen.sh` gives them for 5,000 tests × 3 runs), never asserted:
 //   firstTestPaintMs  when the browser painted the first test's name (Element Timing API:
 //               the report marks it `elementtiming="first-test"`), from navigation start
 //   fcpMs       the browser's first-contentful-paint entry
@@ -11,12 +11,15 @@
 //               waits for the page's main thread, so it is later than the paint)
 //   domContentLoadedMs, loadMs  the navigation timing entry
 //   detailsMs   click on a failing test → its unpacked details in the page
+//   runView     its first run opened by keyboard: whether its view was packed until then,
+//               and what it shows once unpacked
 // What the first screen shows, at 1280×800 before any scroll or click (asserted):
 //   firstScreen  the first failing test's name and its first failed assertion's reason
 //               (`[data-failure]`): their text and where their tops are (px from the
 //               page's top), with the viewport's height; a report whose tables come
 //               before its tests, or whose reason is folded, puts them out of it
-// axe-core (npm, pinned) then checks the header and the opened test, and the page is looked
+// axe-core (npm, pinned) then checks the header and the opened test with its runs' views
+// unpacked and every detail open, and the page is looked
 // at with JavaScript off.
 import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
@@ -75,6 +78,19 @@ const body = page.locator(`#${id} > .body`);
 const sections = await body.locator("h2.section").allTextContents();
 const runs = await body.locator("details.run > summary").allTextContents();
 const reasoning = (await body.locator("[data-failure] pre.reasoning").first().textContent()) || "";
+// Its first run by keyboard (Tab to its summary, Enter): the run's view is unpacked then.
+// (A report from before run views were packed apart has no `.run-body`: null.)
+const run = body.locator("details.run").first();
+let runView = null;
+if (await run.locator(":scope > .run-body").count()) {
+  const packedAtFirst = await run.locator(":scope > .run-body[data-lazy]").count();
+  await run.locator(":scope > summary").focus();
+  await page.keyboard.press("Enter");
+  await run.locator(":scope > .run-body:not([data-lazy]):not([aria-busy]) ul.assertions").waitFor();
+  runView = { packedAtFirst, open: await run.evaluate((d) => d.open),
+    sections: await run.locator("h3.section").allTextContents(),
+    assertions: await run.locator(".run-body ul.assertions > li").count() };
+}
 const pwned = await page.evaluate(() => window.__pwned === undefined ? null : window.__pwned);
 const answers = await body.locator("pre.answer").allTextContents();
 // The filter still hides passing tests.
@@ -92,7 +108,11 @@ if (rows <= 1000) {
   await axePage.goto(url);
   await axePage.locator(`#${id} > summary`).click();
   await axePage.locator(`#${id} > .body:not([data-lazy]) h2.section`).first().waitFor();
-  await axePage.evaluate((id) => document.querySelectorAll(`#${id} details`).forEach((d) => { d.open = true; }), id);
+  // Every detail open: the runs' views are unpacked, then what they hold opened too.
+  const openAll = (id) => document.querySelectorAll(`#${id} details`).forEach((d) => { d.open = true; });
+  await axePage.evaluate(openAll, id);
+  await axePage.waitForFunction((id) => !document.querySelector(`#${id} [data-lazy], #${id} [aria-busy]`), id);
+  await axePage.evaluate(openAll, id);
   await axePage.addScriptTag({ path: require.resolve("axe-core/axe.min.js") });
   axe = await axePage.evaluate(async (id) => {
     const r = await window.axe.run({ include: [["header"], [`#${id}`]] }, { resultTypes: ["violations"] });
@@ -108,5 +128,5 @@ await noJsPage.goto(url);
 const noJsNotice = (await noJsPage.locator("noscript, .notice").first().textContent())?.trim() || "";
 const noJsRows = await noJsPage.locator("details.test").count();
 await browser.close();
-console.log(JSON.stringify({ firstRowMs, ...timing, firstScreen, detailsMs, rows, placeholders, openAtStart, id,
+console.log(JSON.stringify({ firstRowMs, ...timing, firstScreen, detailsMs, runView, rows, placeholders, openAtStart, id,
   sections, runs, reasoning, pwned, answers, passedHidden, errors, axe, noJsNotice, noJsRows }));

@@ -8,7 +8,8 @@
 // allows it), axe-core (npm, pinned) on the page with the controls shown, and the page
 // with JavaScript off (no control that would do nothing). LARGE_REPORT has more tests than
 // are inline, so a test's controls come with its details, unpacked when it is opened: test
-// t4 (not open at first) is labelled `fail`, the page reloaded, and t4 opened again.
+// t4 (not open at first) is labelled `fail`, the page reloaded, and t4 opened again; then
+// run 2 of the repeated test t5, whose view and controls are unpacked when it is opened.
 import { openPage } from "./chromium.mjs";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
@@ -113,7 +114,30 @@ const largeAfterReload = {
   verdict: await big.locator("#t4 fieldset.verdict input[type=radio]:checked").first().getAttribute("value"),
   count: (await big.locator("#labels-count").textContent()) || "",
 };
+// t5 is repeated: its run 2's view, with its controls, is unpacked when the run is opened
+// (by keyboard: its summary focused, Enter); labelled `pass`, the page reloaded, opened again.
+const run = big.locator('[id="t5-r2"]');
+const openRun = async () => {
+  // Opened by its summary, unless the page opened it (its first failure).
+  await big.waitForLoadState("load");
+  if (!(await big.locator("#t5").evaluate((d) => d.open))) await big.locator("#t5 > summary").click();
+  await run.locator(":scope > summary").focus();
+  const packed = await run.locator(":scope > .run-body[data-lazy]").count();
+  await big.keyboard.press("Enter");
+  await run.locator("fieldset.verdict").first().waitFor();
+  return packed;
+};
+const runPackedAtFirst = await openRun();
+await run.locator("fieldset.verdict label", { hasText: /^\s*pass\s*$/ }).first().click();
+await big.reload();
+await openRun();
+const largeRun = {
+  packedAtFirst: runPackedAtFirst,
+  controls: await run.locator("fieldset.verdict").count(),
+  verdict: await run.locator("fieldset.verdict input[type=radio]:checked").first().getAttribute("value"),
+  count: (await big.locator("#labels-count").textContent()) || "",
+};
 await browser.close();
-console.log(JSON.stringify({ largeAfterReload, barVisible, controls, controlsVisible, legends, noRaterMessage, raterFocused,
+console.log(JSON.stringify({ largeAfterReload, largeRun, barVisible, controls, controlsVisible, legends, noRaterMessage, raterFocused,
   focusedAfterArrow, noteFocused, count, file, suggested: download.suggestedFilename(), downloadedMessage,
   pwned, answers, afterReload, axeControlsVisible, axe, noJsShown, errors }));

@@ -216,8 +216,13 @@ fn labels_chosen_in_the_html_report_download_as_the_jsonl_judge_reads() {
             t
         })
         .collect();
+    // Its test t5 repeated 3 times: each run's controls come with the run's view, unpacked
+    // when the run is opened.
+    let mut large: aptitude::verdict::results::Results = serde_json::from_value(large).unwrap();
+    let once = large.tests[5].clone();
+    large.tests[5] = aptitude::verdict::repeat::aggregate(vec![once; 3], 3);
     let large_results = dir.path().join("large.json");
-    std::fs::write(&large_results, large.to_string()).unwrap();
+    std::fs::write(&large_results, serde_json::to_string(&large).unwrap()).unwrap();
     let large_html = dir.path().join("large.html");
     let out = Aptitude::new()
         .arg("report")
@@ -314,6 +319,11 @@ fn labels_chosen_in_the_html_report_download_as_the_jsonl_judge_reads() {
         seen["largeAfterReload"],
         json!({"packedAtFirst": 1, "verdict": "fail", "count": "1 label"}),
         "a packed test's controls get their label back once unpacked"
+    );
+    assert_eq!(
+        seen["largeRun"],
+        json!({"packedAtFirst": 1, "controls": 1, "verdict": "pass", "count": "2 labels"}),
+        "a run's controls come with its view, opened by keyboard, and keep their label"
     );
 
     // The download is the JSONL `aptitude judge` reads: the parser checks each hash.

@@ -249,7 +249,7 @@ fn assert_csp_allows_exactly_its_script(html: &str) {
         .collect();
     assert_eq!(scripts.len(), 1, "one inline script");
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(scripts[0]));
-    assert_eq!(hash, "4Gc2HQYDeZ55e/QqfzxSCKLAJQOtW7BE7IZoTA0xcyw=");
+    assert_eq!(hash, "l+fvdZc/p9VkUzPrSQOycxlAk0lnkp8dGvqrLRMcgU4=");
     assert!(
         html.contains(&format!("script-src 'sha256-{hash}';")),
         "the CSP does not allow the page's script"
@@ -663,9 +663,10 @@ fn large_results(dir: &Path, n: usize) -> std::path::PathBuf {
 }
 
 /// A suite above `INLINE_MAX_TESTS` (200): each test's summary line is in the page, its
-/// details are gzip + base64 lines in `#details-data` — redacted like the rest — and
-/// Chromium unpacks one when the test is opened, under the same CSP, accessible, the
-/// agent's `<script>` still text. Without JavaScript a notice says why details are missing.
+/// details and its runs' views are gzip + base64 lines of 32 tests in `#details-data` —
+/// redacted like the rest — and Chromium unpacks a test's when it is opened, a run's when
+/// the run is (by keyboard), under the same CSP, accessible, the agent's `<script>` still
+/// text. Without JavaScript a notice says why details are missing.
 /// The first screen (1280×800) shows the first failing test's name and its failed
 /// assertion's reason, open, above the 120 coverage rows (the layout before, tables first
 /// and reasons folded, put the first test 7,677 px down). Prints the time to the first screen (a figure, not asserted; for 5,000 tests × 3 runs
@@ -691,38 +692,72 @@ fn large_html_report_loads_details_on_demand() {
         assert!(!html.contains(secret), "the page leaks {secret}");
     }
     let packed = html
-        .split(r#"<script type="application/octet-stream" id="details-data">"#)
+        .split(r#"<script type="application/octet-stream" id="details-data" data-chunk="32">"#)
         .nth(1)
         .expect("the details are packed")
         .split("</script>")
         .next()
         .unwrap();
-    let bodies: Vec<String> = packed
+    // Each line a chunk of 32 tests: NUL, id, line feed, HTML; their details, then their runs'.
+    let chunks: Vec<Vec<(String, String)>> = packed
         .lines()
         .map(|line| {
             let gz = base64::engine::general_purpose::STANDARD
                 .decode(line)
                 .unwrap();
-            let mut body = String::new();
+            let mut text = String::new();
             flate2::read::GzDecoder::new(&gz[..])
-                .read_to_string(&mut body)
+                .read_to_string(&mut text)
                 .unwrap();
-            body
+            text.split('\0')
+                .skip(1)
+                .map(|p| {
+                    let (id, html) = p.split_once('\n').unwrap();
+                    (id.to_owned(), html.to_owned())
+                })
+                .collect()
         })
         .collect();
-    assert_eq!(bodies.len(), TESTS, "one line per test");
-    for body in &bodies {
-        assert!(body.starts_with(r#"<div class="body">"#), "{body}");
+    assert_eq!(chunks.len(), TESTS.div_ceil(32), "a line per 32 tests");
+    let ids: Vec<&str> = chunks[0].iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        (ids[0], ids[31], ids[32], ids[34]),
+        ("t0", "t31", "t0-r1", "t0-r3")
+    );
+    let pieces: Vec<&(String, String)> = chunks.iter().flatten().collect();
+    assert_eq!(
+        pieces.len(),
+        TESTS * 4,
+        "a test's details and its 3 runs' views"
+    );
+    for (id, html) in &pieces {
+        let start = if id.contains("-r") {
+            r#"<div class="run-body">"#
+        } else {
+            r#"<div class="body">"#
+        };
+        assert!(html.starts_with(start), "{id}: {html}");
         for secret in SECRETS {
-            assert!(!body.contains(secret), "packed details leak {secret}");
+            assert!(!html.contains(secret), "packed details leak {secret}");
         }
     }
-    assert!(bodies.iter().any(|b| b.contains("[REDACTED]")));
+    assert!(pieces.iter().any(|(_, html)| html.contains("[REDACTED]")));
+    let t1 = pieces.iter().find(|(id, _)| id == "t1").unwrap();
     assert!(
-        bodies[1].contains("&#60;script&#62;window.__pwned=1"),
-        "{}",
-        bodies[1]
+        t1.1.contains("&#60;script&#62;window.__pwned=1"),
+        "the prompt's script is text: {}",
+        t1.1
     );
+    // A run's view, built apart, escapes as its test's details do: the tool output's
+    // `<script>` and `</details>` are text.
+    for (id, html) in pieces.iter().filter(|(id, _)| id.starts_with("t1-r")) {
+        assert!(
+            html.contains("&#60;script&#62;window.__pwned=3")
+                && html.contains("&#60;/details&#62;")
+                && !html.contains("<script"),
+            "{id}: {html}"
+        );
+    }
 
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let seen = node_json(
@@ -780,6 +815,14 @@ fn large_html_report_loads_details_on_demand() {
     );
     assert_eq!(seen["runs"].as_array().unwrap().len(), 3, "{seen}");
     assert!(!seen["reasoning"].as_str().unwrap().is_empty(), "{seen}");
+    // A run's view is unpacked when the run is opened, by keyboard.
+    let run = &seen["runView"];
+    assert_eq!(
+        (&run["packedAtFirst"], &run["open"]),
+        (&json!(1), &json!(true)),
+        "{run}"
+    );
+    assert!(run["assertions"].as_u64().unwrap() > 0, "{run}");
     assert_eq!(
         seen["pwned"],
         Value::Null,
