@@ -138,12 +138,13 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     code
 }
 
-/// The run's tables after its summary (agents, variants, routing). A renderer's panic
+/// The run's tables after its summary (agents, releases, variants, routing). A renderer's panic
 /// (printed by the hook) must not stop the reports and the publication after them.
 fn print_tables(results: &Results) {
     let tables = crate::shared::caught::caught(|| {
         [
             terminal::render_matrix(results),
+            terminal::render_versions(results),
             terminal::render_variants(results),
             terminal::render_routing(results),
         ]

@@ -116,6 +116,7 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
     );
     // Shared between test runs, so that only the first one installs.
     let cache = std::env::temp_dir().join("aptitude-tests-agent-cache");
+    let markdown = suite.path().join("summary.md");
     let started = Instant::now();
     let out = Aptitude::new()
         .sandbox_in(suite.path())
@@ -131,6 +132,8 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
         .arg(format!("pi={}/v1", model.base_url()))
         .arg("--json")
         .arg(suite.results_path())
+        .arg("--markdown")
+        .arg(&markdown)
         .limit(std::time::Duration::from_secs(600))
         .output();
     eprintln!("pi@pinned and pi@{OLD_PI}: run in {:?}", started.elapsed());
@@ -150,6 +153,44 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
         assert_eq!(test["agent_id"], "pi");
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The releases side by side, in the results JSON and in every report.
+    let summary: Vec<(String, u64, u64)> = results["summary"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["version"].as_str().unwrap().to_owned(),
+                v["passed"].as_u64().unwrap(),
+                v["total"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [(pinned.to_owned(), 1, 1), (OLD_PI.to_owned(), 1, 1)],
+        "the pinned release is the reference, first"
+    );
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(pinned), "[PINNED]");
+    settings.bind(|| {
+        insta::assert_snapshot!(
+            "releases_terminal",
+            crate::variants::section(&out.stdout, "releases side by side")
+        );
+        insta::assert_snapshot!(
+            "releases_markdown",
+            crate::variants::section(
+                &std::fs::read_to_string(&markdown).unwrap(),
+                "**Releases side by side**"
+            )
+        );
+    });
+    assert!(
+        out.stdout.contains(&format!("releases · pi@{OLD_PI}")),
+        "each result names its release: {}",
+        out.stdout
+    );
     assert!(
         cache
             .join("pi")
@@ -157,4 +198,9 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
             .join("aptitude-install.json")
             .is_file()
     );
+}
+
+/// `text` as a regular expression that matches only itself (a version's dots).
+fn regex_escape(text: &str) -> String {
+    text.replace('.', "\\.")
 }
