@@ -204,3 +204,72 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
 fn regex_escape(text: &str) -> String {
     text.replace('.', "\\.")
 }
+
+/// `aptitude drift` on two real releases of pi from npm (the old one and the pinned one),
+/// installed into the shared test cache, each run once in the sandbox against the stub
+/// model: the tool lists are read from their requests (a release that sent none would be
+/// exit 2), the output streams' events are compared, and the settings are said to be not
+/// readable (pi ships no JSON schema of them), never "unchanged".
+#[test]
+fn drift_between_two_real_releases_reads_tools_stream_and_says_what_it_can_not_read() {
+    let pinned = aptitude::agent::registry::cli(AgentKind::Pi, &Default::default())
+        .pinned_version()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        tests.join("shell.aptitude.yaml"),
+        "name: runs the shell\nagent: pi\nprompt: list the files\nassertions:\n  - tool: Bash\n",
+    )
+    .unwrap();
+    let cache = std::env::temp_dir().join("aptitude-tests-agent-cache");
+    let json_path = dir.path().join("drift.json");
+    let started = Instant::now();
+    let out = crate::support::cli::Aptitude::new()
+        .sandbox_in(dir.path())
+        .current_dir(dir.path())
+        .inherit_path()
+        .env("APTITUDE_AGENT_CACHE", &cache)
+        .envs(std::env::var_os("NODE_EXTRA_CA_CERTS").map(|v| ("NODE_EXTRA_CA_CERTS", v)))
+        .args([
+            "drift", "tests", "--agent", "pi", "--from", OLD_PI, "--to", pinned,
+        ])
+        .arg("--json")
+        .arg(&json_path)
+        // pi needs a model name to reach a custom endpoint.
+        .args(["--", "--model", "fake-model"])
+        .limit(std::time::Duration::from_secs(600))
+        .output();
+    eprintln!("drift pi {OLD_PI} → {pinned}: {:?}", started.elapsed());
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let drift: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(drift["from"], OLD_PI);
+    assert_eq!(drift["to"], pinned);
+    assert_eq!(drift["stream"]["status"], "compared", "{drift:#}");
+    assert_eq!(drift["settings"]["status"], "not_readable", "{drift:#}");
+    assert!(
+        drift["settings"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("@mariozechner/pi-coding-agent@0.72.1 ships no JSON schema"),
+        "{drift:#}"
+    );
+    assert!(
+        out.stdout
+            .contains("settings and hook payloads: not readable"),
+        "{}",
+        out.stdout
+    );
+    // Exit code 1 exactly when the test's tool went away.
+    assert_eq!(
+        out.code == 1,
+        !drift["affected"].as_array().unwrap().is_empty()
+    );
+}
