@@ -78,9 +78,12 @@ pub(super) fn drift(args: &DriftArgs) -> Result<Outcome, CliError> {
 
 /// What one release showed: the tools it offered the model, its output stream's shape and
 /// its settings schemas' fields (each, or why it could not be read).
-struct Surface {
-    tools: Vec<String>,
+pub(super) struct Surface {
+    /// The tools offered, by the names the model was shown.
+    pub(super) tools: Vec<String>,
+    /// The output stream's events and fields.
     stream: Result<shape::Shape, String>,
+    /// The settings schemas' fields.
     settings: Result<shape::Shape, String>,
 }
 
@@ -101,9 +104,26 @@ fn surface_of(args: &DriftArgs, version: &str) -> Result<Surface, CliError> {
         args.agent
     ));
     let binary = install(args.agent, version)?;
+    let mut surface = probe(args.agent, version, Some(&binary), &args.run_args)?;
+    surface.settings = settings_of(args.agent, version, &binary);
+    Ok(surface)
+}
+
+/// Runs `agent` (`binary`, else the one `run` finds) once against the stub, its stream
+/// recorded, through `aptitude run` with `user_args` after its own; the tools it offered
+/// and its stream's shape (settings: not read here).
+///
+/// # Errors
+/// A run that could not start, or a release that sent its model no request offering tools.
+pub(super) fn probe(
+    agent: AgentKind,
+    version: &str,
+    binary: Option<&std::path::Path>,
+    user_args: &[String],
+) -> Result<Surface, CliError> {
     let stub = StubUpstream::start().map_err(DriftError::Stub)?;
     let dir = tempfile::tempdir().map_err(CliError::Runtime)?;
-    let key = registry::cli(args.agent, &AgentOptions::default()).api_key_env();
+    let key = registry::cli(agent, &AgentOptions::default()).api_key_env();
     let test = dir.path().join("drift.aptitude.yaml");
     let yaml = format!(
         "name: drift probe\nprompt: Say hello.\nenv:\n  {key}: aptitude-drift-no-key\nassertions:\n  - output_contains: hello\n"
@@ -112,28 +132,31 @@ fn surface_of(args: &DriftArgs, version: &str) -> Result<Surface, CliError> {
         path: test.clone(),
         source,
     })?;
-    let name = args.agent.name();
+    let name = agent.name();
     let mut argv: Vec<String> = ["aptitude", "run"].map(String::from).to_vec();
     argv.push(test.display().to_string());
     argv.extend([
         "--agent".into(),
         name.into(),
-        "--agent-bin".into(),
-        format!("{name}={}", binary.display()),
         "--agent-base-url".into(),
         format!("{name}={}", stub.url()),
         "--timeout".into(),
         "120s".into(),
         // The raw stream, beside the test, for its shape.
         "--record".into(),
+        // The probe is the check: it must not check itself again.
+        "--no-drift-check".into(),
     ]);
-    let run_args = run_args(argv, &args.run_args)?;
+    if let Some(binary) = binary {
+        argv.extend(["--agent-bin".into(), format!("{name}={}", binary.display())]);
+    }
+    let run_args = run_args(argv, user_args)?;
     // The run fails by design (its model refuses); only a run that could not start stops.
     super::run::run(&run_args)?;
     let tools = stub.tools_offered();
     if tools.is_empty() {
         return Err(DriftError::NoTools {
-            agent: args.agent,
+            agent,
             version: version.to_owned(),
             requests: stub.requests(),
         }
@@ -147,7 +170,7 @@ fn surface_of(args: &DriftArgs, version: &str) -> Result<Surface, CliError> {
     Ok(Surface {
         tools,
         stream,
-        settings: settings_of(args.agent, version, &binary),
+        settings: Err("not read".to_owned()),
     })
 }
 

@@ -252,7 +252,7 @@ fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::gateway::Gatewa
 
 /// The tests of `args.paths`, one per variant and agent asked for, each in `-w DIR` when
 /// given; a load error stops here, before any agent runs.
-fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
+pub(super) fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
     let bootstrap = Redactor::from_process_env([]);
     let workspace = args
         .workspace
