@@ -102,7 +102,7 @@ pub fn compare(tests: &[TestResult]) -> Vec<VersionStats> {
         if versions.len() < 2 {
             continue;
         }
-        versions.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        versions.sort_by_key(order_key);
         let reference = versions
             .iter()
             .position(|v| v.pinned)
