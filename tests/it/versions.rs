@@ -273,3 +273,119 @@ fn drift_between_two_real_releases_reads_tools_stream_and_says_what_it_can_not_r
         !drift["affected"].as_array().unwrap().is_empty()
     );
 }
+
+/// An older release of Gemini CLI than the pinned one (a second CLI, a large bundle).
+const OLD_GEMINI: &str = "0.60.0";
+
+/// The same on a second CLI, Gemini CLI: its pinned and an older release from npm, each a
+/// result of its own through the scripted model, sandboxed, side by side; then `drift`
+/// between them reads each one's tools from its first request (exit 2 if either sent none)
+/// and its stream's events.
+#[test]
+fn gemini_runs_on_two_real_releases_and_drift_reads_both() {
+    use crate::run::Suite;
+    use crate::support::cli::Aptitude;
+    use crate::support::model::{ScriptedModel, Turn};
+
+    let gemini = crate::agents::AGENTS
+        .iter()
+        .map(|a| a())
+        .find(|a| a.name == "gemini")
+        .unwrap();
+    let pinned = aptitude::agent::registry::cli(AgentKind::Gemini, &Default::default())
+        .pinned_version()
+        .unwrap();
+    let model = ScriptedModel::start();
+    model.script(
+        "RELEASES-GEMINI",
+        vec![
+            gemini.shell_call("echo release-ok > made.txt"),
+            Turn::Text("Made it.".into()),
+        ],
+    );
+    let suite = Suite::new();
+    suite.file("tests/ws/keep.txt", "fixture\n").file(
+        "tests/ws/releases.aptitude.yaml",
+        "name: releases\nprompt: \"RELEASES-GEMINI: make the file\"\nassertions:\n  - file_contains: {path: made.txt, text: release-ok}\n",
+    );
+    let cache = std::env::temp_dir().join("aptitude-tests-agent-cache");
+    let aptitude = || {
+        let mut a = Aptitude::new();
+        a.sandbox_in(suite.path())
+            .inherit_path()
+            .env("APTITUDE_AGENT_CACHE", &cache)
+            .env("GEMINI_API_KEY", "test-gemini-key")
+            .envs(std::env::var_os("NODE_EXTRA_CA_CERTS").map(|v| ("NODE_EXTRA_CA_CERTS", v)))
+            .current_dir(suite.path())
+            .limit(std::time::Duration::from_secs(900));
+        a
+    };
+    let started = Instant::now();
+    let out = aptitude()
+        .args(["run", "tests", "--no-grade"])
+        .args(["--agent", &format!("gemini@pinned,gemini@{OLD_GEMINI}")])
+        .arg("--agent-base-url")
+        .arg(format!("gemini={}", model.base_url()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .output();
+    eprintln!(
+        "gemini@pinned and gemini@{OLD_GEMINI}: run in {:?}",
+        started.elapsed()
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+    let mut ran: Vec<(&str, &str)> = results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["agent_version"].as_str().unwrap_or(""),
+                t["status"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    ran.sort();
+    assert_eq!(
+        ran,
+        [(OLD_GEMINI, "passed"), (pinned, "passed")],
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(results["summary"]["versions"][0]["version"], pinned);
+    assert_eq!(results["summary"]["versions"][0]["reference"], true);
+
+    suite.file(
+        "tests/search.aptitude.yaml",
+        "name: searches\nagent: gemini\nprompt: find TODOs\nassertions:\n  - tool: Grep\n",
+    );
+    let json_path = suite.path().join("drift.json");
+    let started = Instant::now();
+    let out = aptitude()
+        .args([
+            "drift", "tests", "--agent", "gemini", "--from", OLD_GEMINI, "--to", pinned,
+        ])
+        .arg("--json")
+        .arg(&json_path)
+        .output();
+    eprintln!(
+        "drift gemini {OLD_GEMINI} → {pinned}: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let drift: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(drift["stream"]["status"], "compared", "{drift:#}");
+    assert_eq!(drift["settings"]["status"], "not_readable", "{drift:#}");
+    assert_eq!(
+        out.code == 1,
+        !drift["affected"].as_array().unwrap().is_empty()
+    );
+}
