@@ -14,6 +14,7 @@ mod coverage;
 mod diff;
 mod draft;
 pub mod drift;
+mod drift_check;
 pub mod error;
 mod init;
 mod inspect;
@@ -365,6 +366,11 @@ pub struct RunArgs {
     /// `x.transcript.jsonl`, for `aptitude analyze` to re-evaluate offline.
     #[arg(long)]
     pub record: bool,
+    /// Skip the drift check: when an agent found as usual reports another version than
+    /// the one aptitude is tested with, `run` compares the tools each offers the model
+    /// (at no model cost, once per version) and warns about tests naming a changed tool.
+    #[arg(long, env = "APTITUDE_NO_DRIFT_CHECK")]
+    pub no_drift_check: bool,
     /// Agent binaries, endpoints and version pins.
     #[command(flatten)]
     pub agents: settings::AgentArgs,
@@ -629,7 +635,10 @@ pub fn main() -> ExitCode {
         ColorWhen::Never => anstream::ColorChoice::Never.write_global(),
     }
     let result = match cli.command {
-        Command::Run(args) => run::run(&args),
+        Command::Run(args) => {
+            drift_check::warn(&args);
+            run::run(&args)
+        }
         Command::Validate(args) => inspect::validate(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::Transcript(args) => inspect::show_transcript(&args),

@@ -35,13 +35,41 @@ pub(super) fn inert(text: &str) -> String {
 /// Writes to stdout, made [`inert`]; a closed pipe (`| head`) is not an error worth
 /// reporting.
 pub fn out(text: &str) {
+    if QUIET.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
     let mut stdout = anstream::stdout().lock();
     let _ = stdout.write_all(inert(text).as_bytes());
     let _ = stdout.flush();
 }
 
+/// Set while a check runs an `aptitude run` of its own before the tests start (the drift
+/// check's probes): its test blocks and summary are not this run's, so nothing is printed.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Silences [`out`] and [`err`] until dropped. Only for work done before anything else
+/// prints (nothing runs beside it), so that no other output is lost.
+pub struct Quiet(());
+
+impl Quiet {
+    /// Silences the output.
+    pub fn new() -> Self {
+        QUIET.store(true, std::sync::atomic::Ordering::SeqCst);
+        Quiet(())
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        QUIET.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Writes to stderr, made [`inert`].
 pub fn err(text: &str) {
+    if QUIET.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
     let mut stderr = anstream::stderr().lock();
     let _ = stderr.write_all(inert(text).as_bytes());
 }

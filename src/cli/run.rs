@@ -138,12 +138,13 @@ pub(super) fn run(args: &RunArgs) -> Result<Outcome, CliError> {
     code
 }
 
-/// The run's tables after its summary (agents, variants, routing). A renderer's panic
+/// The run's tables after its summary (agents, releases, variants, routing). A renderer's panic
 /// (printed by the hook) must not stop the reports and the publication after them.
 fn print_tables(results: &Results) {
     let tables = crate::shared::caught::caught(|| {
         [
             terminal::render_matrix(results),
+            terminal::render_versions(results),
             terminal::render_variants(results),
             terminal::render_routing(results),
         ]
@@ -251,7 +252,7 @@ fn gateway(args: &RunArgs, redactor: &Redactor) -> Option<crate::gateway::Gatewa
 
 /// The tests of `args.paths`, one per variant and agent asked for, each in `-w DIR` when
 /// given; a load error stops here, before any agent runs.
-fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
+pub(super) fn load_specs(args: &RunArgs) -> Result<Vec<spec::TestSpec>, CliError> {
     let bootstrap = Redactor::from_process_env([]);
     let workspace = args
         .workspace

@@ -212,6 +212,9 @@ struct Report {
     script: String,
     script_hash: String,
     matrix: Option<MatrixView>,
+    /// The releases side by side ([`crate::verdict::versions`]): a row of cells per
+    /// (agent, version), the pass rate's coloured by its runs.
+    versions: Vec<Vec<MatrixCell>>,
     variants: Vec<VariantsView>,
     /// The instruction files' coverage, when the results have it.
     coverage: Option<CoverageView>,
@@ -336,6 +339,25 @@ fn variants_views(results: &Results) -> Vec<VariantsView> {
         .collect()
 }
 
+fn versions_rows(results: &Results) -> Vec<Vec<MatrixCell>> {
+    results
+        .summary
+        .versions
+        .iter()
+        .map(|v| {
+            let rate_class = status_class(v.status()).0;
+            crate::verdict::versions::row(v)
+                .into_iter()
+                .enumerate()
+                .map(|(j, text)| MatrixCell {
+                    class: if j == 3 { rate_class } else { "figure" },
+                    text,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The tests × agents table: header cells, then rows of (test label, cells).
 struct MatrixView {
     agents: Vec<String>,
@@ -351,7 +373,7 @@ struct MatrixCell {
 fn matrix_view(results: &Results) -> Option<MatrixView> {
     let m = results.matrix()?;
     Some(MatrixView {
-        agents: m.agents.iter().map(|a| a.name().to_owned()).collect(),
+        agents: m.columns.iter().map(|c| c.label()).collect(),
         rows: m
             .rows
             .iter()
@@ -950,6 +972,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         inline_max: INLINE_MAX_TESTS,
         chunk_tests: CHUNK_TESTS,
         matrix: matrix_view(results),
+        versions: versions_rows(results),
         variants: variants_views(results),
         coverage: coverage_view(results),
         routing: results

@@ -266,7 +266,7 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
     // Suites in the order their files first appear.
     let mut suites: Vec<(String, TestSuite)> = Vec::new();
     // Case names carry the agent when tests ran on several (`greets · codex`).
-    let several_agents = results.matrix().is_some_and(|m| m.agents.len() > 1);
+    let several_agents = results.matrix().is_some_and(|m| m.several_agents());
     for test in &results.tests {
         let index = match suites.iter().position(|(file, _)| *file == test.file) {
             Some(i) => i,

@@ -399,11 +399,11 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
 /// The tests × agents table (GFM): one row per test and variant, one column per agent.
 pub fn matrix_table(matrix: &crate::verdict::results::Matrix) -> String {
     let mut out = String::from("\n| test |");
-    for agent in &matrix.agents {
-        out.push_str(&format!(" {agent} |"));
+    for column in &matrix.columns {
+        out.push_str(&format!(" {} |", markdown_inline(&column.label())));
     }
     out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(matrix.agents.len()));
+    out.push_str(&"---|".repeat(matrix.columns.len()));
     out.push('\n');
     for row in &matrix.rows {
         let name = match &row.variant {
@@ -420,6 +420,25 @@ pub fn matrix_table(matrix: &crate::verdict::results::Matrix) -> String {
                 )),
                 None => out.push_str(" — |"),
             }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The releases side by side (GFM), when an agent ran on more than one: a row per (agent,
+/// version) with its runs passed, pass rate and 95% interval, and the difference to the
+/// reference release ([`crate::verdict::versions`]).
+pub fn versions_table(versions: &[crate::verdict::versions::VersionStats]) -> String {
+    let mut out = String::from("\n**Releases side by side**\n\n|");
+    for head in crate::verdict::versions::COLUMNS {
+        out.push_str(&format!(" {head} |"));
+    }
+    out.push_str("\n|---|---|---|---|---|\n");
+    for v in versions {
+        out.push('|');
+        for cell in crate::verdict::versions::row(v) {
+            out.push_str(&format!(" {} |", markdown_inline(&cell)));
         }
         out.push('\n');
     }
@@ -501,6 +520,13 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
     }
     if let Some(matrix) = results.matrix() {
         let table = matrix_table(&matrix);
+        if Size::of(&out).plus(Size::of(&table)).within(&half) {
+            out.push('\n');
+            out.push_str(&table);
+        }
+    }
+    if !results.summary.versions.is_empty() {
+        let table = versions_table(&results.summary.versions);
         if Size::of(&out).plus(Size::of(&table)).within(&half) {
             out.push('\n');
             out.push_str(&table);

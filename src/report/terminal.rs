@@ -482,14 +482,20 @@ pub fn render_matrix(results: &Results) -> Option<String> {
         .max()
         .unwrap_or(4)
         .max(4);
+    let heads: Vec<String> = matrix
+        .columns
+        .iter()
+        .map(|c| inert::terminal(&c.label()))
+        .collect();
+    let widths: Vec<usize> = heads.iter().map(|h| h.chars().count().max(9)).collect();
     let mut out = format!("{:width$}", "test");
-    for agent in &matrix.agents {
-        out.push_str(&format!("  {:>9}", agent.name()));
+    for (head, w) in heads.iter().zip(&widths) {
+        out.push_str(&format!("  {head:>w$}"));
     }
     out.push('\n');
     for (row, name) in matrix.rows.iter().zip(&names) {
         out.push_str(&format!("{name:width$}"));
-        for cell in &row.cells {
+        for (cell, w) in row.cells.iter().zip(&widths) {
             let text = match cell {
                 Some((status, runs)) => {
                     let mark = match status {
@@ -505,7 +511,7 @@ pub fn render_matrix(results: &Results) -> Option<String> {
                 }
                 None => "·".to_owned(),
             };
-            out.push_str(&format!("  {text:>9}"));
+            out.push_str(&format!("  {text:>w$}"));
         }
         out.push('\n');
     }
@@ -583,6 +589,37 @@ pub fn render_variants(results: &Results) -> Option<String> {
     Some(out)
 }
 
+/// The releases of each agent that ran on more than one side by side
+/// ([`crate::verdict::versions`]): per (agent, version), its runs passed, pass rate with its
+/// 95% interval, and the difference to the reference release with its Fisher p-value.
+pub fn render_versions(results: &Results) -> Option<String> {
+    let versions = &results.summary.versions;
+    if versions.is_empty() {
+        return None;
+    }
+    let rows: Vec<[String; 5]> =
+        std::iter::once(crate::verdict::versions::COLUMNS.map(str::to_owned))
+            .chain(
+                versions
+                    .iter()
+                    .map(|v| crate::verdict::versions::row(v).map(|cell| inert::terminal(&cell))),
+            )
+            .collect();
+    let widths: Vec<usize> = (0..5)
+        .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!("{}\n", paint(BOLD, "releases side by side"));
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (cell, width) in row.iter().zip(&widths) {
+            line.push_str(&format!("  {cell:width$}"));
+        }
+        let line = line.trim_end().to_owned();
+        let _ = writeln!(out, "{}", if i == 0 { paint(BOLD, &line) } else { line });
+    }
+    Some(out)
+}
+
 /// Every test block, then the summary (and the tests × agents table and the variants side
 /// by side, when there are).
 pub fn render_results(results: &Results) -> String {
@@ -595,6 +632,10 @@ pub fn render_results(results: &Results) -> String {
     if let Some(matrix) = render_matrix(results) {
         out.push('\n');
         out.push_str(&matrix);
+    }
+    if let Some(versions) = render_versions(results) {
+        out.push('\n');
+        out.push_str(&versions);
     }
     if let Some(variants) = render_variants(results) {
         out.push('\n');

@@ -6,7 +6,15 @@
 //! A tool the newer release offers under a new name that the agent's table does not know
 //! is *unknown*: aptitude can not map its calls, so every assertion on the tool it replaced
 //! stops matching (Gemini CLI's `search_file_content` → `grep_search`). Such a name is
-//! flagged, and the canonical tool it replaced shows as removed.
+//! flagged, and the canonical tool it replaced shows as removed. A tool renamed under a
+//! name aptitude knows still matches the tests' `tool:` assertions; those tests are named
+//! too, because settings and hooks that name the old name no longer match it.
+//!
+//! Beside the tools, the shape of each release's surface where it can be read
+//! ([`shape`]): the events of its output stream and their fields, and its settings and
+//! hook payload fields from the JSON schemas its package ships.
+
+pub mod shape;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,6 +77,14 @@ pub struct Drift {
     pub unknown: Vec<String>,
     /// Assertions of the tests on this agent naming a removed tool.
     pub affected: Vec<Affected>,
+    /// Assertions of the tests on this agent naming a renamed tool: they still match, but
+    /// settings and hooks naming the old name do not.
+    pub renamed_in_tests: Vec<Affected>,
+    /// The output stream's events and fields, compared ([`shape::ShapeDrift`]).
+    pub stream: shape::ShapeDrift,
+    /// The settings and hook payload fields, compared where the package ships their JSON
+    /// schema ([`shape::ShapeDrift`]).
+    pub settings: shape::ShapeDrift,
 }
 
 impl Drift {
@@ -119,7 +135,7 @@ pub fn compare(
             .map(|(_, t)| t.clone())
             .collect::<Vec<_>>()
     };
-    let renamed = old
+    let renamed: Vec<Renamed> = old
         .iter()
         .filter_map(|(k, before)| {
             let after = new.get(k)?;
@@ -138,6 +154,18 @@ pub fn compare(
         .collect();
     let removed = only(&old, &new);
     let affected = affected(&removed, specs, agent);
+    let renamed_tools: Vec<OfferedTool> = renamed
+        .iter()
+        .map(|r: &Renamed| OfferedTool {
+            raw: r.to.clone(),
+            canonical: r.canonical.clone(),
+            known: true,
+        })
+        .collect();
+    let renamed_in_tests = self::affected(&renamed_tools, specs, agent);
+    let not_read = || shape::ShapeDrift::NotReadable {
+        why: "not read".to_owned(),
+    };
     Drift {
         from: from.to_owned(),
         to: to.to_owned(),
@@ -146,12 +174,15 @@ pub fn compare(
         renamed,
         unknown,
         affected,
+        renamed_in_tests,
+        stream: not_read(),
+        settings: not_read(),
     }
 }
 
-/// The `tool:` assertions of the tests on `agent` that match a removed tool.
+/// The `tool:` assertions of the tests on `agent` that match one of `tools`.
 fn affected(
-    removed: &[OfferedTool],
+    tools: &[OfferedTool],
     specs: &[TestSpec],
     agent: crate::spec::AgentKind,
 ) -> Vec<Affected> {
@@ -161,7 +192,7 @@ fn affected(
             let AssertionKind::Tool(tool) = &assertion.kind else {
                 continue;
             };
-            if removed.iter().any(|r| tool.tool.matches(&r.canonical)) {
+            if tools.iter().any(|r| tool.tool.matches(&r.canonical)) {
                 found.push(Affected {
                     file: spec.file.display().to_string(),
                     line: assertion.line,
@@ -249,6 +280,31 @@ mod tests {
             }]
         );
         assert!(drift.removed.is_empty() && drift.unknown.is_empty());
+    }
+
+    /// A test on a tool offered under a new name aptitude knows still matches, and is named
+    /// with its line (its deny rules or hooks may name the old name); it fails nothing.
+    #[test]
+    fn a_test_naming_a_renamed_tool_is_named_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = spec_with_tool_assertion(dir.path(), "Grep");
+        let drift = compare(
+            Vocabulary::Gemini,
+            ("0.60.0", &names(&["search_file_content"])),
+            ("0.61.0", &names(&["grep_search"])),
+            &specs,
+            AgentKind::Gemini,
+        );
+        assert!(drift.affected.is_empty(), "{:?}", drift.affected);
+        assert_eq!(drift.renamed_in_tests.len(), 1);
+        assert_eq!(
+            (
+                drift.renamed_in_tests[0].line,
+                drift.renamed_in_tests[0].column
+            ),
+            (6, 5)
+        );
+        assert_eq!(drift.renamed_in_tests[0].test, "searches");
     }
 
     #[test]

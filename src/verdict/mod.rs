@@ -4,7 +4,8 @@
 //! measured against ([`labels`]) and its certificate ([`certificate`]), the routing figures
 //! of routing suites ([`routing`]), the release search of `aptitude bisect` ([`bisect`])
 //! over an agent's ordered releases ([`releases`]), and what changed in an agent's tools
-//! between two releases ([`drift`]).
+//! between two releases ([`drift`]), and the releases of an agent side by side
+//! ([`versions`]).
 
 pub mod agreement;
 pub mod bisect;
@@ -20,3 +21,4 @@ pub mod routing;
 pub mod stats;
 pub mod test_result;
 pub mod variants;
+pub mod versions;

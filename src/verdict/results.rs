@@ -352,6 +352,11 @@ pub struct Summary {
     /// `default` ([`crate::verdict::variants`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<crate::verdict::variants::VariantComparison>,
+    /// When an agent ran on more than one version: each (agent, version)'s pass rate over
+    /// its runs, side by side, against the reference release
+    /// ([`crate::verdict::versions`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<crate::verdict::versions::VersionStats>,
     /// Tests whose agent did not run: their runs were taken from a baseline (`--reuse`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reused: u32,
@@ -739,6 +744,7 @@ impl Summary {
             s.runs = Some(runs);
         }
         s.variants = crate::verdict::variants::compare(tests);
+        s.versions = crate::verdict::versions::compare(tests);
         s
     }
 }
@@ -909,42 +915,76 @@ pub struct MatrixRow {
     pub file: String,
     /// The variant, for tests that declare variants.
     pub variant: Option<String>,
-    /// Per agent of [`Matrix::agents`]: the verdict, and `3/5` for repeated tests.
+    /// Per column of [`Matrix::columns`]: the verdict, and `3/5` for repeated tests.
     pub cells: Vec<Option<(TestStatus, Option<String>)>>,
 }
 
-/// A tests × agents table: which agents obey which test.
+/// One column of [`Results::matrix`]: an agent, on one release when the test chose one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MatrixColumn {
+    /// The agent.
+    pub agent: crate::spec::agent_kind::AgentKind,
+    /// The exact release ([`TestResult::agent_version`]); absent for the agent found as
+    /// usual.
+    pub version: Option<String>,
+}
+
+impl MatrixColumn {
+    /// `pi`, or `pi@0.72.1` on a chosen release.
+    pub fn label(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{}@{v}", self.agent),
+            None => self.agent.name().to_owned(),
+        }
+    }
+}
+
+/// A tests × agents table: which agents (and releases of them) obey which test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matrix {
-    /// The agents, as columns, in [`crate::spec::agent_kind::AgentKind::ALL`] order.
-    pub agents: Vec<crate::spec::agent_kind::AgentKind>,
+    /// The columns, agents in [`crate::spec::agent_kind::AgentKind::ALL`] order, each
+    /// agent's releases after the agent found as usual, in semver order.
+    pub columns: Vec<MatrixColumn>,
     /// One row per (file, name, variant), in first-seen order.
     pub rows: Vec<MatrixRow>,
 }
 
+impl Matrix {
+    /// Whether the columns hold more than one agent.
+    pub fn several_agents(&self) -> bool {
+        self.columns
+            .iter()
+            .any(|c| Some(c.agent) != self.columns.first().map(|f| f.agent))
+    }
+}
+
 impl Results {
-    /// The tests × agents table, when the run holds more than one agent or variant
-    /// (`None` otherwise: the plain list says it all). A routing suite's prompts are not
-    /// in it: their figures per agent are the routing section's.
+    /// The tests × agents table, when the run holds more than one agent, release of an
+    /// agent, or variant (`None` otherwise: the plain list says it all). A routing suite's
+    /// prompts are not in it: their figures per agent are the routing section's.
     pub fn matrix(&self) -> Option<Matrix> {
         let tests: Vec<&TestResult> = self.tests.iter().filter(|t| t.routing.is_none()).collect();
-        let mut agents: Vec<crate::spec::agent_kind::AgentKind> =
-            tests.iter().filter_map(|t| t.agent_id).collect();
-        agents.sort();
-        agents.dedup();
+        let column_of = |t: &TestResult| MatrixColumn {
+            agent: t
+                .agent_id
+                .unwrap_or(crate::spec::agent_kind::AgentKind::Claude),
+            version: t.agent_version.clone(),
+        };
+        let mut columns: Vec<MatrixColumn> = tests.iter().map(|t| column_of(t)).collect();
+        columns.sort_by(|a, b| {
+            let semver =
+                |c: &MatrixColumn| c.version.as_deref().map(|v| semver::Version::parse(v).ok());
+            (a.agent, semver(a), &a.version).cmp(&(b.agent, semver(b), &b.version))
+        });
+        columns.dedup();
         let variants = tests.iter().any(|t| t.variant.is_some());
-        if agents.len() < 2 && !variants {
+        if columns.len() < 2 && !variants {
             return None;
-        }
-        if agents.is_empty() {
-            agents.push(crate::spec::agent_kind::AgentKind::Claude);
         }
         let mut rows: Vec<MatrixRow> = Vec::new();
         for t in tests {
-            let column = agents
-                .iter()
-                .position(|a| Some(*a) == t.agent_id)
-                .unwrap_or(0);
+            let wanted = column_of(t);
+            let column = columns.iter().position(|c| *c == wanted).unwrap_or(0);
             let row = match rows
                 .iter()
                 .position(|r| r.name == t.name && r.file == t.file && r.variant == t.variant)
@@ -955,7 +995,7 @@ impl Results {
                         name: t.name.clone(),
                         file: t.file.clone(),
                         variant: t.variant.clone(),
-                        cells: vec![None; agents.len()],
+                        cells: vec![None; columns.len()],
                     });
                     let last = rows.len() - 1;
                     &mut rows[last]
@@ -968,7 +1008,7 @@ impl Results {
                     .map(|r| format!("{}/{}", r.passed, r.runs)),
             ));
         }
-        Some(Matrix { agents, rows })
+        Some(Matrix { columns, rows })
     }
 }
 
@@ -1036,7 +1076,13 @@ mod matrix_tests {
             1,
         );
         let m = r.matrix().unwrap();
-        assert_eq!(m.agents, [AgentKind::Claude, AgentKind::Codex]);
+        assert_eq!(
+            m.columns
+                .iter()
+                .map(MatrixColumn::label)
+                .collect::<Vec<_>>(),
+            ["claude", "codex"]
+        );
         assert_eq!(m.rows.len(), 2);
         assert_eq!(
             m.rows[0].cells,

@@ -435,11 +435,20 @@ impl Fingerprint {
 
 impl TestResult {
     /// The test's name with its agent and variant when the run holds several (`greets ·
-    /// codex · baseline`), for lists where tests of several agents meet (JUnit cases).
+    /// codex · baseline`), for lists where tests of several agents meet (JUnit cases). A
+    /// test on a chosen release always names it (`greets · pi@0.72.1`): the same test on
+    /// another release is another result.
     pub fn qualified_name(&self, with_agent: bool) -> String {
         let mut name = self.name.clone();
-        if let (true, Some(agent)) = (with_agent, self.agent_id) {
-            name.push_str(&format!(" · {agent}"));
+        match (&self.agent_version, with_agent, self.agent_id) {
+            (Some(version), ..) => {
+                let agent = self
+                    .agent_id
+                    .unwrap_or(crate::spec::agent_kind::AgentKind::Claude);
+                name.push_str(&format!(" · {agent}@{version}"));
+            }
+            (None, true, Some(agent)) => name.push_str(&format!(" · {agent}")),
+            _ => {}
         }
         if let Some(variant) = &self.variant {
             name.push_str(&format!(" · {variant}"));

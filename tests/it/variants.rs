@@ -61,7 +61,7 @@ fn suite(model: &ScriptedModel) -> Suite {
 }
 
 /// The lines of `text` from the first one starting with `from` up to the next blank line.
-fn section(text: &str, from: &str) -> String {
+pub(crate) fn section(text: &str, from: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()

@@ -109,7 +109,12 @@ impl Aptitude {
 
     fn command(program: impl AsRef<OsStr>, path_dirs: Vec<PathBuf>) -> Self {
         let mut cmd = std::process::Command::new(program);
-        cmd.env_clear().stdin(Stdio::null());
+        // No drift check by default: a test's fake agent reporting another version than
+        // the pinned one would install the pinned release from npm into a fresh home. The
+        // tests of the check turn it back on.
+        cmd.env_clear()
+            .env("APTITUDE_NO_DRIFT_CHECK", "true")
+            .stdin(Stdio::null());
         let mut this = Aptitude {
             cmd,
             sandbox: Sandbox::fresh(),
