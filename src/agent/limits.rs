@@ -4,7 +4,7 @@
 //! | limit | cgroup v2 (a delegated cgroup: a systemd user session, the GitHub runner through the action) | otherwise |
 //! |---|---|---|
 //! | memory | `memory.max` of the run's cgroup (it counts shared memory, memfds and tmpfs too) | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together, plus what they hold outside it ([`Held`]: memfds and removed `/dev/shm` files held open, and the sandbox's own `/dev/shm`) |
-//! | processes | `pids.max` (threads count: it counts tasks) | this watch: the run's live tasks, processes and their threads |
+//! | processes | `pids.max` (threads count: it counts tasks) | `RLIMIT_NPROC` (set by the sandbox's helper; the kernel counts the sandbox's user namespace's tasks, threads too, except for the host's root), and this watch: the run's live tasks, processes and their threads |
 //! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by, plus the files its processes removed but hold open |
 //!
 //! The watch looks every [`WATCH_EVERY`] (the disk every second, or less often when walking
