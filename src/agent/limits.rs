@@ -24,7 +24,7 @@ pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 pub const BY_CGROUP: &str =
     "by cgroup v2 memory.max and pids.max, and aptitude's watch of the disk";
 /// How limits are enforced otherwise.
-pub const BY_WATCH: &str = "by RLIMIT_DATA and RLIMIT_FSIZE, and aptitude's watch every 250 ms";
+pub const BY_WATCH: &str = "by RLIMIT_DATA, RLIMIT_FSIZE and RLIMIT_NPROC, and aptitude's watch every 250 ms";
 
 /// The most directory entries one look at the disk walks; more is itself over the limit.
 pub const MAX_ENTRIES: u64 = 500_000;
