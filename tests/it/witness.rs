@@ -467,3 +467,36 @@ fn a_fork_storm_stops_at_the_process_limit() {
         assert!(seen <= 42, "{error}");
     }
 }
+
+/// Files written and removed faster than the disk walk (issue 44: they went through a
+/// 16 MiB limit unstopped): five 30 MB files, each removed at once, under `disk: 50MB`.
+/// The kernel's count of what the run's processes wrote holds them: `error`, kind `limit`.
+#[test]
+fn files_removed_between_disk_walks_still_count() {
+    let claude = AGENTS[0]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    model.script(
+        "write-unlink",
+        vec![
+            bash("for i in 1 2 3 4 5; do head -c 30000000 /dev/zero > f; rm f; done; sleep 5; echo done"),
+            Turn::Text("done".into()),
+        ],
+    );
+    suite.file("tests/churn/README", "a fixture\n");
+    suite.file(
+        "tests/churn.aptitude.yaml",
+        "name: churn\nprompt: \"write-unlink\"\nworkspace: churn\ntimeout: 60s\nlimits:\n  disk: 50MB\nassertions:\n  - tool: Bash\n",
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &claude, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "churn");
+    assert_eq!(t["status"], "error", "{t:#}");
+    assert_eq!(t["error_kind"], "limit", "{t:#}");
+    let error = t["error"].as_str().unwrap();
+    assert!(
+        error.contains("disk:") && error.contains("written to files"),
+        "{error}"
+    );
+    eprintln!("write+unlink under 50 MB: {error}");
+}
