@@ -157,7 +157,7 @@ impl Watch {
     /// The same watch, not counting what `pids` wrote before now (for a test watching its
     /// own, long-lived process).
     #[cfg(test)]
-    fn from_now(mut self, pids: &[i32]) -> Self {
+    fn counting_from_now(mut self, pids: &[i32]) -> Self {
         self.written_before = written_by(pids);
         self
     }
@@ -371,7 +371,7 @@ mod tests {
             limits: limits(1 << 40, 8, 1_000_000),
             dirs: vec![dir.path().to_owned()],
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("processes: "), "{why}");
         assert!(why.contains("tasks (processes and their threads)"), "{why}");
@@ -397,7 +397,7 @@ mod tests {
             limits: limits(1 << 40, 1 << 20, 1_000_000),
             dirs: vec![dir.path().to_owned()],
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("disk: "), "{why}");
         assert!(why.contains("removed but held open"), "{why}");
@@ -411,7 +411,7 @@ mod tests {
             limits: limits(1, 1 << 20, 1 << 40),
             dirs: Vec::new(),
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("memory: "), "{why}");
         assert!(why.contains("held in shared memory"), "{why}");
@@ -429,7 +429,7 @@ mod tests {
             limits: limits(1 << 40, 4 * tasks + 64, 1_000_000),
             dirs: vec![dir.path().to_owned()],
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         assert_eq!(
             watch.look(&[me]),
             None,
@@ -439,7 +439,7 @@ mod tests {
             limits: limits(1 << 40, 3, 1 << 40),
             dirs: Vec::new(),
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         let why = few.look(&[me, me, me, me]).unwrap();
         assert!(why.starts_with("processes: "), "{why}");
         assert!(why.ends_with("alive, over the limit of 3"), "{why}");
@@ -456,7 +456,7 @@ mod tests {
             limits: limits(1024, 100, 1 << 40),
             dirs: Vec::new(),
         })
-        .from_now(&[me]);
+        .counting_from_now(&[me]);
         let why = small.look(&[me]).unwrap();
         assert!(why.starts_with("memory: "), "{why}");
         assert!(why.ends_with("over the limit of 1 KiB"), "{why}");
