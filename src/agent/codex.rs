@@ -12,6 +12,14 @@
 //!   that a failing model is an error in seconds (`--retry-infra` retries visibly).
 //! - **MCP servers:** `[mcp_servers.<name>]` tables in `$CODEX_HOME/config.toml`
 //!   ([`mcp_config_toml`]); the user's own config is not read.
+//! - **Hooks:** unless the test says `hooks: workspace`, `--disable hooks` (the `hooks`
+//!   feature, stable and on by default in 0.169.0: `codex features list`) and `-c notify=[]`
+//!   (the legacy after-turn command). Flags are the session-flags layer, which outranks the
+//!   user (`$CODEX_HOME`) and project (`.codex/`) config layers, so neither a workspace's
+//!   `.codex/hooks.json` / `config.toml` nor a file the agent writes during the run turns
+//!   them back on. With `hooks: workspace`, `--trust --dangerously-bypass-hook-trust`: the
+//!   workspace is a trusted project (else its `.codex/` layer is loaded disabled) and its
+//!   hooks run without a persisted per-hook trust hash, as for a user who trusted both.
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
 //! - **Conversation:** Codex asks in plain text at the end of its turn; a test's `user:`
 //!   replies with `codex exec resume --json … SESSION REPLY` (docs/conversations.md).
@@ -25,6 +33,7 @@ use super::args;
 use super::{
     AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServer, McpServers, Task,
 };
+use crate::spec::HooksSetting;
 use crate::transcript::Format;
 
 /// The login file of Codex's own sign-in (`codex login`, a ChatGPT account).
@@ -46,7 +55,9 @@ impl Codex {
         model: Option<&str>,
         base_url: Option<&str>,
         home: &Path,
+        hooks: HooksSetting,
     ) -> Invocation {
+        a.extend(hook_args(hooks).iter().map(OsString::from));
         if let Some(model) = model {
             a.extend(["-m".into(), model.into()]);
         }
@@ -67,6 +78,18 @@ impl Codex {
             defaults: Vec::new(),
             isolation: vec![("CODEX_HOME".to_owned(), home.display().to_string())],
         }
+    }
+}
+
+/// The flags of `hooks:` (Codex 0.169.0). `none`: `--disable hooks` turns the hooks
+/// engine off (every `hooks.json` and `[hooks]` table, of every layer and plugin), and
+/// `notify=[]` empties the legacy command run after each turn; both are session flags,
+/// which outrank the files of the user's and the project's layers. `workspace`: the
+/// workspace is a trusted project and its hooks run without per-hook trust.
+fn hook_args(hooks: HooksSetting) -> &'static [&'static str] {
+    match hooks {
+        HooksSetting::None => &["--disable", "hooks", "-c", "notify=[]"],
+        HooksSetting::Workspace => &["--trust", "--dangerously-bypass-hook-trust"],
     }
 }
 
@@ -206,6 +229,7 @@ impl AgentCli for Codex {
             task.model,
             task.base_url,
             home,
+            task.hooks,
         ))
     }
 
@@ -231,6 +255,7 @@ impl AgentCli for Codex {
             task.model,
             task.base_url,
             home,
+            task.hooks,
         )))
     }
 
@@ -247,6 +272,7 @@ impl AgentCli for Codex {
             task.model,
             task.base_url,
             home,
+            HooksSetting::None,
         ))
     }
 }
@@ -283,5 +309,47 @@ mod tests {
         )), "{args:?}");
         assert_eq!(inv.isolation[0].0, "CODEX_HOME");
         assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+    }
+
+    /// `hooks: none` turns Codex's hooks engine and its after-turn `notify` off on every
+    /// run and follow-up, and on grading calls; `hooks: workspace` trusts the project.
+    #[test]
+    fn hooks_are_off_unless_the_test_opts_in() {
+        let home = tempfile::tempdir().unwrap();
+        let mut task = Task {
+            prompt: "p",
+            workspace: home.path(),
+            model: None,
+            max_turns: None,
+            base_url: None,
+            mcp_servers: &Default::default(),
+            plugins: &[],
+            hooks: HooksSetting::None,
+            converse: false,
+        };
+        let strings = |inv: Invocation| -> Vec<String> {
+            inv.args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let off = ["--disable", "hooks", "-c", "notify=[]"];
+        let run = strings(Codex.task(&task, home.path()).unwrap());
+        assert!(run.windows(4).any(|w| w == off), "{run:?}");
+        let resume = strings(Codex.follow_up(&task, "s", home.path()).unwrap().unwrap());
+        assert!(resume.windows(4).any(|w| w == off), "{resume:?}");
+        let grade = GradeTask {
+            prompt: "p",
+            workspace: home.path(),
+            model: None,
+            base_url: None,
+        };
+        let grade = strings(Codex.grade(&grade, home.path()).unwrap());
+        assert!(grade.windows(4).any(|w| w == off), "{grade:?}");
+        task.hooks = HooksSetting::Workspace;
+        let on = strings(Codex.task(&task, home.path()).unwrap());
+        assert!(!on.contains(&"--disable".to_owned()), "{on:?}");
+        assert!(on.contains(&"--dangerously-bypass-hook-trust".to_owned()));
+        assert!(on.contains(&"--trust".to_owned()));
     }
 }

@@ -18,6 +18,16 @@
 //! - **Plugins:** `--plugin-dir DIR` per `plugins:` directory (a copy): Copilot CLI loads
 //!   the Claude Code plugin layout (`.claude-plugin/plugin.json`, `skills/<name>/SKILL.md`),
 //!   and the workspace's `.claude/skills` too; the model calls `skill {skill}`.
+//! - **Hooks** (`.github/hooks/*.json`, `hooks` in a settings file, plugins' hooks;
+//!   1.0.102) load only from a trusted folder. Unless the test says `hooks: workspace`,
+//!   the workspace stays untrusted: `COPILOT_ALLOW_ALL` is fixed (an isolation variable, so
+//!   a test's `env:` can not set it) to `yes` — tools approved, as `--allow-all` does, but
+//!   only the exact value `true` "trusts the working directory …, which loads that
+//!   directory's skills, plugins, MCP servers, and hooks" (`copilot help environment`) —
+//!   or, for grading calls, to `false`; the private home holds no `trustedFolders`. Its
+//!   user settings also say `disableAllHooks: true`, but that alone does not hold: in a
+//!   trusted folder the repository's hooks ran in spite of it (`tests/it/hooks.rs`). With
+//!   `hooks: workspace`, `COPILOT_ALLOW_ALL=true`.
 //! - **Exit codes:** a command that exited 3 is still `success: true`; the transcript takes
 //!   the exit code from `shellExecution.exitCode`.
 //! - **Tokens:** not on stdout; read after the run from the `--usage-output-file` JSON
@@ -36,6 +46,7 @@ use super::{
     AgentCli, AgentKind, Finished, GradeTask, Invocation, InvocationError, McpServer, McpServers,
     Task,
 };
+use crate::spec::HooksSetting;
 use crate::transcript::{Format, Transcript};
 
 /// GitHub Copilot CLI.
@@ -48,8 +59,29 @@ fn invocation(
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-) -> Invocation {
+    hooks: HooksSetting,
+) -> Result<Invocation, InvocationError> {
     let mut defaults = Vec::new();
+    let mut isolation = vec![("COPILOT_HOME".to_owned(), home.display().to_string())];
+    match hooks {
+        HooksSetting::None => {
+            let path = home.join("settings.json");
+            let settings = serde_json::json!({"disableAllHooks": true});
+            std::fs::write(&path, settings.to_string())
+                .map_err(InvocationError::write("settings", &path))?;
+            // Any value but `true` leaves the folder untrusted; `yes` approves tools as
+            // `--allow-all` does, `false` keeps a grading call's tools off.
+            let allow = if a.iter().any(|x| x == "--allow-all") {
+                "yes"
+            } else {
+                "false"
+            };
+            isolation.push(("COPILOT_ALLOW_ALL".to_owned(), allow.to_owned()));
+        }
+        HooksSetting::Workspace => {
+            defaults.push(("COPILOT_ALLOW_ALL".to_owned(), "true".to_owned()));
+        }
+    }
     match (base_url, model) {
         (Some(url), model) => {
             defaults.push(("COPILOT_PROVIDER_BASE_URL".to_owned(), url.to_owned()));
@@ -63,11 +95,11 @@ fn invocation(
     }
     let mut args: Vec<OsString> = vec!["-p".into(), prompt.into()];
     args.extend(a);
-    Invocation {
+    Ok(Invocation {
         args,
         defaults,
-        isolation: vec![("COPILOT_HOME".to_owned(), home.display().to_string())],
-    }
+        isolation,
+    })
 }
 
 /// Copilot's `--additional-mcp-config` JSON: `{"mcpServers": {name: {"type": "local",
@@ -196,7 +228,7 @@ impl AgentCli for Copilot {
         }
         a.push("--usage-output-file".into());
         a.push(home.join("usage.json").into());
-        Ok(invocation(a, task.prompt, task.model, task.base_url, home))
+        invocation(a, task.prompt, task.model, task.base_url, home, task.hooks)
     }
 
     fn supports_plugins(&self) -> bool {
@@ -205,7 +237,14 @@ impl AgentCli for Copilot {
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         let a = args(["--output-format", "json", "--no-auto-update"]);
-        Ok(invocation(a, task.prompt, task.model, task.base_url, home))
+        invocation(
+            a,
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+            HooksSetting::None,
+        )
     }
 
     fn finish(&self, mut transcript: Transcript, finished: &Finished<'_>) -> Transcript {
@@ -229,5 +268,43 @@ mod tests {
         let mut t = parser.finish();
         read_usage(&path, &mut t);
         assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (200, 20));
+    }
+
+    /// `hooks: none` keeps the workspace untrusted whatever the test's `env:` says (and
+    /// writes `disableAllHooks`); `hooks: workspace` trusts it (`COPILOT_ALLOW_ALL=true`).
+    #[test]
+    fn hooks_are_off_unless_the_test_opts_in() {
+        let home = tempfile::tempdir().unwrap();
+        let off = invocation(
+            args(["--allow-all"]),
+            "p",
+            None,
+            None,
+            home.path(),
+            HooksSetting::None,
+        )
+        .unwrap();
+        let settings = std::fs::read_to_string(home.path().join("settings.json")).unwrap();
+        assert_eq!(settings, r#"{"disableAllHooks":true}"#);
+        let allow = ("COPILOT_ALLOW_ALL".to_owned(), "yes".to_owned());
+        assert!(off.isolation.contains(&allow), "{:?}", off.isolation);
+        let grade = invocation(Vec::new(), "p", None, None, home.path(), HooksSetting::None);
+        let allow = ("COPILOT_ALLOW_ALL".to_owned(), "false".to_owned());
+        assert!(grade.unwrap().isolation.contains(&allow));
+        let other = tempfile::tempdir().unwrap();
+        let on = invocation(
+            Vec::new(),
+            "p",
+            None,
+            None,
+            other.path(),
+            HooksSetting::Workspace,
+        );
+        assert!(!other.path().join("settings.json").exists());
+        assert!(
+            on.unwrap()
+                .defaults
+                .contains(&("COPILOT_ALLOW_ALL".to_owned(), "true".to_owned()))
+        );
     }
 }

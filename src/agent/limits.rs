@@ -4,8 +4,8 @@
 //! | limit | cgroup v2 (a delegated cgroup: a systemd user session, the GitHub runner through the action) | otherwise |
 //! |---|---|---|
 //! | memory | `memory.max` of the run's cgroup (it counts shared memory, memfds and tmpfs too) | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together, plus what they hold outside it ([`Held`]: memfds and removed `/dev/shm` files held open, and the sandbox's own `/dev/shm`) |
-//! | processes | `pids.max` (threads count: it counts tasks) | this watch: the run's live tasks, processes and their threads |
-//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by, plus the files its processes removed but hold open |
+//! | processes | `pids.max` (threads count: it counts tasks) | `RLIMIT_NPROC` (set by the sandbox's helper; the kernel counts the sandbox's user namespace's tasks, threads too, except for the host's root), and this watch: the run's live tasks, processes and their threads |
+//! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by, plus the files its processes removed but hold open, and at every look what its processes wrote to files by the kernel's count ([`written_by`]), so a file removed between two walks counts |
 //!
 //! The watch looks every [`WATCH_EVERY`] (the disk every second, or less often when walking
 //! the run's directories takes longer than 50 ms: at most 5% of the time): a run is stopped at
@@ -24,7 +24,8 @@ pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 pub const BY_CGROUP: &str =
     "by cgroup v2 memory.max and pids.max, and aptitude's watch of the disk";
 /// How limits are enforced otherwise.
-pub const BY_WATCH: &str = "by RLIMIT_DATA and RLIMIT_FSIZE, and aptitude's watch every 250 ms";
+pub const BY_WATCH: &str =
+    "by RLIMIT_DATA, RLIMIT_FSIZE and RLIMIT_NPROC, and aptitude's watch every 250 ms";
 
 /// The most directory entries one look at the disk walks; more is itself over the limit.
 pub const MAX_ENTRIES: u64 = 500_000;
@@ -49,6 +50,12 @@ pub struct Watch {
     /// less often (at most 5% of the time).
     disk_at: std::time::Instant,
     disk_cost: Duration,
+    /// The most bytes the run's processes were seen to have written to files
+    /// ([`written_by`]), removed ones included.
+    written: u64,
+    /// What the watched processes had written before the run (0: a run's processes start
+    /// with it; a test watching its own process sets it).
+    written_before: u64,
 }
 
 impl Watch {
@@ -66,6 +73,8 @@ impl Watch {
             page,
             disk_at: std::time::Instant::now(),
             disk_cost: Duration::ZERO,
+            written: 0,
+            written_before: 0,
         }
     }
 
@@ -90,6 +99,18 @@ impl Watch {
                 size(resident),
                 size(held.memory),
                 size(limits.memory)
+            ));
+        }
+        // A file written and removed between two walks never shows in one; the kernel's
+        // count of what the run's processes wrote does, and costs a read per process.
+        self.written = self
+            .written
+            .max(written_by(pids).saturating_sub(self.written_before));
+        if self.written > limits.disk {
+            return Some(format!(
+                "disk: {} written to files (removed ones included), over the limit of {}",
+                size(self.written),
+                size(limits.disk)
             ));
         }
         let due = Duration::from_secs(1).max(self.disk_cost * 20);
@@ -133,6 +154,14 @@ impl Watch {
         }
     }
 
+    /// The same watch, not counting what `pids` wrote before now (for a test watching its
+    /// own, long-lived process).
+    #[cfg(test)]
+    fn counting_from_now(mut self, pids: &[i32]) -> Self {
+        self.written_before = written_by(pids);
+        self
+    }
+
     /// Resident bytes of `pid` (`/proc/<pid>/statm`'s second field, in pages).
     fn resident(&self, pid: i32) -> u64 {
         std::fs::read_to_string(format!("/proc/{pid}/statm"))
@@ -140,6 +169,35 @@ impl Watch {
             .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
             .map_or(0, |pages| pages.saturating_mul(self.page))
     }
+}
+
+/// Bytes the processes of `pids` inside the sandbox wrote to files, by the kernel's count
+/// (`/proc/<pid>/io` `write_bytes`: pages dirtied on a disk-backed file system, counted
+/// when written, so a file removed before the next walk still counts; a process's count
+/// holds the children it reaped, so a live process never counts another live one's).
+/// Processes in aptitude's own PID namespace (bubblewrap's outer process, the exec
+/// record's tracer writing its trace) are not the run's, unless the run is unsandboxed
+/// and every process is there.
+fn written_by(pids: &[i32]) -> u64 {
+    let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
+    let ours = ns("self");
+    let inside: Vec<i32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| ns(&pid.to_string()) != ours)
+        .collect();
+    let counted = if inside.is_empty() { pids } else { &inside };
+    counted
+        .iter()
+        .filter_map(|pid| {
+            let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+            io.lines()
+                .find_map(|l| l.strip_prefix("write_bytes: "))?
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
 }
 
 /// How many tasks `pid` has (itself and its threads: the entries of `/proc/<pid>/task`);
@@ -281,6 +339,20 @@ mod tests {
     /// Issue 44: threads are tasks (1,500 threads went through a limit of 40 processes);
     /// a memfd or a removed file held open counts (1.2 GB went through limits of 1 GiB of
     /// memory and 16 MiB of disk).
+    /// A file written and removed before any walk saw it still counts: the kernel's count
+    /// of what a process wrote holds it.
+    #[test]
+    fn a_file_written_and_removed_still_counts() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let before = written_by(&[me]);
+        let path = dir.path().join("gone");
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let after = written_by(&[me]);
+        assert!(after - before >= 8 << 20, "{before} then {after}");
+    }
+
     #[test]
     fn threads_memfds_and_removed_files_held_open_count() {
         use std::io::Write as _;
@@ -298,7 +370,8 @@ mod tests {
         let mut watch = Watch::new(Watched {
             limits: limits(1 << 40, 8, 1_000_000),
             dirs: vec![dir.path().to_owned()],
-        });
+        })
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("processes: "), "{why}");
         assert!(why.contains("tasks (processes and their threads)"), "{why}");
@@ -323,7 +396,8 @@ mod tests {
         let mut watch = Watch::new(Watched {
             limits: limits(1 << 40, 1 << 20, 1_000_000),
             dirs: vec![dir.path().to_owned()],
-        });
+        })
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("disk: "), "{why}");
         assert!(why.contains("removed but held open"), "{why}");
@@ -336,7 +410,8 @@ mod tests {
         let mut watch = Watch::new(Watched {
             limits: limits(1, 1 << 20, 1 << 40),
             dirs: Vec::new(),
-        });
+        })
+        .counting_from_now(&[me]);
         let why = watch.look(&[me]).unwrap();
         assert!(why.starts_with("memory: "), "{why}");
         assert!(why.contains("held in shared memory"), "{why}");
@@ -353,7 +428,8 @@ mod tests {
         let mut watch = Watch::new(Watched {
             limits: limits(1 << 40, 4 * tasks + 64, 1_000_000),
             dirs: vec![dir.path().to_owned()],
-        });
+        })
+        .counting_from_now(&[me]);
         assert_eq!(
             watch.look(&[me]),
             None,
@@ -362,7 +438,8 @@ mod tests {
         let mut few = Watch::new(Watched {
             limits: limits(1 << 40, 3, 1 << 40),
             dirs: Vec::new(),
-        });
+        })
+        .counting_from_now(&[me]);
         let why = few.look(&[me, me, me, me]).unwrap();
         assert!(why.starts_with("processes: "), "{why}");
         assert!(why.ends_with("alive, over the limit of 3"), "{why}");
@@ -378,7 +455,8 @@ mod tests {
         let mut small = Watch::new(Watched {
             limits: limits(1024, 100, 1 << 40),
             dirs: Vec::new(),
-        });
+        })
+        .counting_from_now(&[me]);
         let why = small.look(&[me]).unwrap();
         assert!(why.starts_with("memory: "), "{why}");
         assert!(why.ends_with("over the limit of 1 KiB"), "{why}");

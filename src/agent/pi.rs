@@ -8,6 +8,13 @@
 //!   `PI_OFFLINE=1`, `PI_TELEMETRY=0`.
 //! - **Base URL:** a provider `aptitude` in `models.json` (`openai-completions`, key from
 //!   the variable `OPENAI_API_KEY`, which pi resolves), so a model is required.
+//! - **Extensions** (pi's hooks: in-process TypeScript whose `tool_call` handler can rewrite
+//!   a tool's input, whose `session_start` handler can run anything; auto-discovered in
+//!   `.pi/extensions/` and `$PI_CODING_AGENT_DIR/extensions/`, or named as packages in a
+//!   `settings.json`): unless the test says `hooks: workspace`, `--no-extensions`, which
+//!   drops every discovered one (0.73.1 `core/resource-loader.js`: only `-e` paths stay,
+//!   and aptitude passes none). Extensions load once at start; `-p` has no `/reload`.
+//!   Also on grading calls.
 //! - **Failures:** in json mode pi exits 0 even when the model API fails; the transcript
 //!   reports `stopReason: "error"` as a failed outcome, so such a run is `error`.
 //! - **Turns:** pi takes no turn limit; `max_turns` is not enforced.
@@ -17,6 +24,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, Task};
+use crate::spec::HooksSetting;
 use crate::transcript::Format;
 
 /// pi.
@@ -38,6 +46,7 @@ fn invocation(
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
+    hooks: HooksSetting,
 ) -> Result<Invocation, InvocationError> {
     write(
         home,
@@ -68,6 +77,9 @@ fn invocation(
         }
         (None, Some(model)) => a.extend(["--model".into(), model.into()]),
         (None, None) => {}
+    }
+    if hooks == HooksSetting::None {
+        a.push("--no-extensions".into());
     }
     a.extend(["--mode".into(), "json".into()]);
     a.extend(extra.iter().map(OsString::from));
@@ -127,7 +139,14 @@ impl AgentCli for Pi {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        invocation(&[], task.prompt, task.model, task.base_url, home)
+        invocation(
+            &[],
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+            task.hooks,
+        )
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
@@ -137,6 +156,35 @@ impl AgentCli for Pi {
             task.model,
             task.base_url,
             home,
+            HooksSetting::None,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `hooks: none` drops every discovered extension, on runs and grading calls alike;
+    /// `hooks: workspace` lets them load.
+    #[test]
+    fn extensions_load_only_when_the_test_opts_in() {
+        let home = tempfile::tempdir().unwrap();
+        let has = |hooks| {
+            invocation(&[], "p", Some("m"), None, home.path(), hooks)
+                .unwrap()
+                .args
+                .contains(&OsString::from("--no-extensions"))
+        };
+        assert!(has(HooksSetting::None));
+        assert!(!has(HooksSetting::Workspace));
+        let grade = GradeTask {
+            prompt: "p",
+            workspace: home.path(),
+            model: Some("m"),
+            base_url: None,
+        };
+        let grade = Pi.grade(&grade, home.path()).unwrap();
+        assert!(grade.args.contains(&OsString::from("--no-extensions")));
     }
 }

@@ -50,6 +50,11 @@ pub struct Args {
     pub rlimit_data: Option<u64>,
     /// `RLIMIT_FSIZE`, in bytes (the run's disk limit, per file).
     pub rlimit_fsize: Option<u64>,
+    /// `RLIMIT_NPROC`, in tasks (the run's process limit). Since Linux 5.14 the kernel
+    /// counts it per user namespace, so it counts the sandbox's own tasks — processes and
+    /// threads, bubblewrap's init and this helper included — and refuses the fork past it.
+    /// The kernel does not apply it to a process whose real user is the host's root.
+    pub rlimit_nproc: Option<u64>,
 }
 
 impl Args {
@@ -76,6 +81,9 @@ impl Args {
         }
         if let Some(bytes) = self.rlimit_fsize {
             a.extend(["--rlimit-fsize".into(), bytes.to_string().into()]);
+        }
+        if let Some(tasks) = self.rlimit_nproc {
+            a.extend(["--rlimit-nproc".into(), tasks.to_string().into()]);
         }
         a
     }
@@ -123,6 +131,9 @@ impl Args {
                     .push(text.parse().map_err(|_| bad("an address"))?),
                 "--rlimit-data" => {
                     parsed.rlimit_data = Some(text.parse().map_err(|_| bad("a size in bytes"))?);
+                }
+                "--rlimit-nproc" => {
+                    parsed.rlimit_nproc = Some(text.parse().map_err(|_| bad("a number of tasks"))?);
                 }
                 "--rlimit-fsize" => {
                     parsed.rlimit_fsize = Some(text.parse().map_err(|_| bad("a size in bytes"))?);
@@ -415,6 +426,9 @@ fn set_rlimits(args: &Args) -> Result<(), nix::Error> {
     if let Some(bytes) = args.rlimit_fsize {
         setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes)?;
     }
+    if let Some(tasks) = args.rlimit_nproc {
+        setrlimit(Resource::RLIMIT_NPROC, tasks, tasks)?;
+    }
     Ok(())
 }
 
@@ -466,6 +480,7 @@ mod tests {
             ],
             rlimit_data: Some(4 << 30),
             rlimit_fsize: Some(2 << 30),
+            rlimit_nproc: Some(512),
         };
         let mut argv = args.to_args();
         argv.extend(["--".into(), "claude".into(), "-p".into()]);

@@ -423,6 +423,9 @@ impl Fence {
             // sparse file (which holds no disk) is not refused, and a file the watch has
             // not seen grow yet can not outgrow it by much.
             rlimit_fsize: self.policy.limits.map(|l| l.disk.saturating_mul(4)),
+            // The sandbox's own user namespace counts its tasks (threads too): a fork
+            // storm is refused at the limit, not stopped by the watch some forks later.
+            rlimit_nproc: self.policy.limits.map(|l| u64::from(l.processes)),
         };
         if self.seatbelt {
             // No mounts and no network namespace: the helper runs from where it is (read

@@ -412,3 +412,91 @@ fn codex_forged_history_and_scope() {
     assert_tampered(t, "pytest -q");
     assert!(model.requests().iter().all(|r| !r.path.contains("/files")));
 }
+
+/// A fork storm under `processes: 40` (issue 44 found one stopped only at 290–339). The
+/// sandbox's helper gives the agent `RLIMIT_NPROC` 40, which the kernel counts in the
+/// sandbox's own user namespace (threads too) and applies to every user but the host's
+/// root: the fork past 40 tasks is refused, so the storm never exceeds the limit, and the
+/// watch stops the run at the limit, `error`, kind `limit`. As root the kernel does not
+/// apply it and the watch alone stops the storm; the test then only checks the stop.
+#[test]
+fn a_fork_storm_stops_at_the_process_limit() {
+    let claude = AGENTS[0]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let storm = "python3 -c 'import os, time\nn = 0\ntry:\n    while n < 2000:\n        if os.fork() == 0:\n            time.sleep(30); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print(\"refused after\", n, \"forks:\", e, flush=True)\ntime.sleep(30)'";
+    model.script(
+        "fork-storm",
+        vec![
+            bash("grep \"Max processes\" /proc/self/limits"),
+            bash(storm),
+            Turn::Text("done".into()),
+        ],
+    );
+    suite.file("tests/storm/README", "a fixture\n");
+    suite.file(
+        "tests/storm.aptitude.yaml",
+        "name: storm\nprompt: \"fork-storm\"\nworkspace: storm\ntimeout: 60s\nlimits:\n  processes: 40\nassertions:\n  - tool: Bash\n",
+    );
+    let started = std::time::Instant::now();
+    let (code, results, stderr) = run_on(&suite, &model, &claude, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "storm");
+    assert_eq!(t["status"], "error", "{t:#}");
+    assert_eq!(t["error_kind"], "limit", "{t:#}");
+    let error = t["error"].as_str().unwrap();
+    assert!(error.contains("processes:"), "{error}");
+    let limits = t["transcript"]["tool_calls"][0]["output"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        limits.split_whitespace().filter(|w| *w == "40").count() == 2,
+        "RLIMIT_NPROC is not the limit: {limits}"
+    );
+    // The tasks the watch saw when it stopped the run: the sandbox's (at most the limit
+    // when the kernel applies it) and bubblewrap's outer process.
+    let seen: u64 = error
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap_or_default();
+    eprintln!(
+        "fork storm under 40: stopped seeing {seen} tasks, {:?} after the run started",
+        started.elapsed()
+    );
+    if !nix::unistd::geteuid().is_root() {
+        assert!(seen <= 42, "{error}");
+    }
+}
+
+/// Files written and removed faster than the disk walk (issue 44: they went through a
+/// 16 MiB limit unstopped): five 30 MB files, each removed at once, under `disk: 50MB`.
+/// The kernel's count of what the run's processes wrote holds them: `error`, kind `limit`.
+#[test]
+fn files_removed_between_disk_walks_still_count() {
+    let claude = AGENTS[0]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    model.script(
+        "write-unlink",
+        vec![
+            bash("for i in 1 2 3 4 5; do head -c 30000000 /dev/zero > f; rm f; done; sleep 5; echo done"),
+            Turn::Text("done".into()),
+        ],
+    );
+    suite.file("tests/churn/README", "a fixture\n");
+    suite.file(
+        "tests/churn.aptitude.yaml",
+        "name: churn\nprompt: \"write-unlink\"\nworkspace: churn\ntimeout: 60s\nlimits:\n  disk: 50MB\nassertions:\n  - tool: Bash\n",
+    );
+    let (code, results, stderr) = run_on(&suite, &model, &claude, &["--no-grade"]);
+    assert!(results.is_object(), "exit {code}: {stderr}");
+    let t = test(&results, "churn");
+    assert_eq!(t["status"], "error", "{t:#}");
+    assert_eq!(t["error_kind"], "limit", "{t:#}");
+    let error = t["error"].as_str().unwrap();
+    assert!(
+        error.contains("disk:") && error.contains("written to files"),
+        "{error}"
+    );
+    eprintln!("write+unlink under 50 MB: {error}");
+}
