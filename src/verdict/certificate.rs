@@ -92,6 +92,10 @@ pub struct Certificate {
     pub labels_needed: LabelsNeeded,
     /// When it was made, RFC 3339 UTC.
     pub date: String,
+    /// The bias battery's result per probe (`verdict::bias`); `None` (`null`): not run,
+    /// and then not certified.
+    #[serde(default)]
+    pub bias: Option<Vec<super::bias::ProbeResult>>,
 }
 
 impl Certificate {
@@ -136,6 +140,7 @@ impl Certificate {
                 fail: needed(tnr),
             },
             date,
+            bias: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! between two releases ([`drift`]).
 
 pub mod agreement;
+pub mod bias;
 pub mod bisect;
 pub mod certificate;
 pub mod choices;
