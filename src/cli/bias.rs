@@ -70,10 +70,12 @@ fn prior(cases: &[Case<'_>]) -> BTreeMap<String, CachedGrade> {
             model: model.clone(),
         };
         // A single vote keeps no `votes`: its grade is the verdict's own.
-        if c.baseline.votes.is_empty() {
-            if let (Some(key), Some(score)) = (c.baseline.keys.first(), c.baseline.score) {
-                out.insert(key.clone(), grade(score, &c.baseline.reasoning));
-            }
+        if let (true, Some(key), Some(score)) = (
+            c.baseline.votes.is_empty(),
+            c.baseline.keys.first(),
+            c.baseline.score,
+        ) {
+            out.insert(key.clone(), grade(score, &c.baseline.reasoning));
         }
         for (key, vote) in c.baseline.keys.iter().zip(&c.baseline.votes) {
             if let Some(score) = vote.score {
