@@ -49,6 +49,10 @@ pub struct CertifyArgs {
     /// Judge flags (cache, jobs, retries, votes).
     #[command(flatten)]
     pub judge: JudgeArgs,
+    /// Skip the bias battery (padding, authority, text addressed to the judge, master
+    /// keys, attribution): fewer grading calls, but then no judge is certified.
+    #[arg(long)]
+    pub no_bias: bool,
 }
 
 /// `aptitude judge status`.
@@ -339,11 +343,28 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         });
         Ok::<_, CliError>((versions, futures_util::future::join_all(grades).await))
     })?;
+    let battery = (!args.no_bias).then(|| {
+        let bias_cases = bias_cases(&cases, &graded);
+        let judge = Judge::new(args.judge.config(), agents.values().cloned());
+        runtime.block_on(super::bias::run(judge, &bias_cases, default_votes))
+    });
     let Tally {
-        certificates,
+        mut certificates,
         calls,
         cached,
     } = tally(&cases, &graded, &versions, &bounds, default_votes);
+    for (_, c) in &mut certificates {
+        let probes = battery.as_ref().map(|b| {
+            b.probes
+                .iter()
+                .find(|((agent, model), _)| {
+                    agent.name() == c.fingerprint.agent && *model == c.fingerprint.model
+                })
+                .map(|(_, probes)| probes.clone())
+                .unwrap_or_default()
+        });
+        super::bias::settle(c, probes);
+    }
     let mut paths = Vec::new();
     for dir in certificates
         .iter()
@@ -362,6 +383,13 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
     let mut text = String::new();
     for c in &certificates {
         text.push_str(&show(c));
+        text.push_str(&super::bias::show(c));
+    }
+    if let Some(b) = &battery {
+        text.push_str(&format!(
+            "bias battery: {} extra grading calls ({} answered from the cache)\n",
+            b.calls, b.cached
+        ));
     }
     text.push_str(&format!(
         "{} labels graded ({} grading calls, {cached} answered from the cache), {stale} naming no current review; {:.1} s, ${usd:.4} metered\ncertificates written to {}\n",
@@ -373,8 +401,8 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
     out(&text);
     if let Some(json) = &args.json {
         let first = certificates.first();
-        let doc =
-            serde_json::json!({"judge": {"certificate": first, "certificates": certificates}});
+        let bias = first.and_then(|c| c.bias.as_ref());
+        let doc = serde_json::json!({"judge": {"certificate": first, "bias": bias, "certificates": certificates}});
         let body = serde_json::to_string_pretty(&doc).unwrap_or_default();
         std::fs::write(json, body + "\n").map_err(|source| CliError::Write {
             path: json.clone(),
@@ -382,6 +410,26 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         })?;
     }
     Ok(Outcome::of(certificates.iter().all(|c| c.certified)))
+}
+
+/// The battery's input: each labelled answer with its grade unchanged.
+fn bias_cases<'a>(
+    cases: &'a [Case<'a>],
+    graded: &'a [crate::assertions::judge::ReviewVerdict],
+) -> Vec<super::bias::Case<'a>> {
+    cases
+        .iter()
+        .zip(graded)
+        .map(|(c, baseline)| super::bias::Case {
+            review: c.review,
+            test: (c.spec.agent.kind, c.spec.model.as_deref()),
+            task: &c.spec.prompt,
+            answer: &c.label.answer,
+            human_pass: c.label.verdict == LabelVerdict::Pass,
+            baseline,
+            profile: profile_of(c.spec, c.review),
+        })
+        .collect()
 }
 
 /// What the grades of the labelled answers came to.

@@ -7,6 +7,7 @@
 
 mod agents;
 mod analyze;
+mod bias;
 pub mod bisect;
 mod canary;
 mod certify;

@@ -107,6 +107,10 @@ pub struct Certificate {
     pub flagged: Vec<FlaggedReview>,
     /// When it was made, RFC 3339 UTC.
     pub date: String,
+    /// The bias battery's result per probe (`verdict::bias`); `None` (`null`): not run,
+    /// and then not certified.
+    #[serde(default)]
+    pub bias: Option<Vec<super::bias::ProbeResult>>,
 }
 
 /// The fewest labels of one review for its own agreement to be weighed against the pool.
@@ -198,6 +202,7 @@ impl Certificate {
             },
             flagged: Vec::new(),
             date,
+            bias: None,
         }
     }
 }

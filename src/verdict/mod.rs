@@ -8,6 +8,7 @@
 //! ([`versions`]).
 
 pub mod agreement;
+pub mod bias;
 pub mod bisect;
 pub mod certificate;
 pub mod choices;
