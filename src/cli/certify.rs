@@ -353,31 +353,7 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         calls,
         cached,
     } = tally(&cases, &graded, &versions, &bounds, default_votes);
-    for (_, c) in &mut certificates {
-        let probes = battery.as_ref().map(|b| {
-            b.probes
-                .iter()
-                .find(|((agent, model), _)| {
-                    agent.name() == c.fingerprint.agent && *model == c.fingerprint.model
-                })
-                .map(|(_, probes)| probes.clone())
-                .unwrap_or_default()
-        });
-        super::bias::settle(c, probes);
-    }
-    let mut paths = Vec::new();
-    for dir in certificates
-        .iter()
-        .map(|(d, _)| d)
-        .collect::<std::collections::BTreeSet<_>>()
-    {
-        let of_dir: Vec<Certificate> = certificates
-            .iter()
-            .filter(|(d, _)| d == dir)
-            .map(|(_, c)| c.clone())
-            .collect();
-        paths.push(certificate::write(dir, &of_dir)?.display().to_string());
-    }
+    let paths = settle_and_write(&mut certificates, battery.as_ref())?;
     let certificates: Vec<Certificate> = certificates.into_iter().map(|(_, c)| c).collect();
     let (_, usd) = gateway.spent();
     let mut text = String::new();
@@ -410,6 +386,44 @@ pub fn certify(args: &CertifyArgs) -> Result<Outcome, CliError> {
         })?;
     }
     Ok(Outcome::of(certificates.iter().all(|c| c.certified)))
+}
+
+/// Settles each certificate with the bias battery's probes of its judge (`None`: the
+/// battery was not run), then writes the certificates of each labels directory beside its
+/// labels; returns the files written.
+///
+/// # Errors
+/// A certificates file that could not be written.
+fn settle_and_write(
+    certificates: &mut [(PathBuf, Certificate)],
+    battery: Option<&super::bias::Battery>,
+) -> Result<Vec<String>, CliError> {
+    for (_, c) in certificates.iter_mut() {
+        let probes = battery.map(|b| {
+            b.probes
+                .iter()
+                .find(|((agent, model), _)| {
+                    agent.name() == c.fingerprint.agent && *model == c.fingerprint.model
+                })
+                .map(|(_, probes)| probes.clone())
+                .unwrap_or_default()
+        });
+        super::bias::settle(c, probes);
+    }
+    let mut paths = Vec::new();
+    for dir in certificates
+        .iter()
+        .map(|(d, _)| d)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let of_dir: Vec<Certificate> = certificates
+            .iter()
+            .filter(|(d, _)| d == dir)
+            .map(|(_, c)| c.clone())
+            .collect();
+        paths.push(certificate::write(dir, &of_dir)?.display().to_string());
+    }
+    Ok(paths)
 }
 
 /// The battery's input: each labelled answer with its grade unchanged.

@@ -42,7 +42,7 @@ use askama::Template;
 use super::trajectory::status_class;
 use crate::shared::text::format_duration;
 use crate::transcript::display::format_usage;
-use crate::verdict::results::{AssertionStatus, Results, TestResult};
+use crate::verdict::results::{AssertionStatus, Results, Summary, TestResult};
 
 /// The most tests whose details are inline in the page (readable without JavaScript); a
 /// larger suite's details are compressed and loaded when a test is opened.
@@ -861,22 +861,9 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
     render: |results, _| Ok(render(results)?),
 };
 
-/// Renders results as one self-contained HTML page.
-///
-/// # Errors
-/// When the template fails to render, or compressing a large suite's details fails (bugs).
-pub fn render(results: &Results) -> Result<String, askama::Error> {
-    let s = &results.summary;
-    let agents: Vec<String> = {
-        let mut seen: Vec<String> = results
-            .tests
-            .iter()
-            .filter_map(|t| t.agent.clone())
-            .collect();
-        seen.sort();
-        seen.dedup();
-        seen
-    };
+/// The figures at the top of the page: tests by status, time, usage, and routing prompts
+/// as expected when the suite has any.
+fn stats(s: &Summary) -> Vec<Stat> {
     let mut stats = vec![
         Stat {
             label: "tests",
@@ -925,6 +912,26 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
             },
         );
     }
+    stats
+}
+
+/// Renders results as one self-contained HTML page.
+///
+/// # Errors
+/// When the template fails to render, or compressing a large suite's details fails (bugs).
+pub fn render(results: &Results) -> Result<String, askama::Error> {
+    let s = &results.summary;
+    let agents: Vec<String> = {
+        let mut seen: Vec<String> = results
+            .tests
+            .iter()
+            .filter_map(|t| t.agent.clone())
+            .collect();
+        seen.sort();
+        seen.dedup();
+        seen
+    };
+    let stats = stats(s);
     let suite_mode = s
         .sandbox
         .as_ref()
