@@ -450,17 +450,35 @@ fn a_codex_conversation_replays_without_the_model() {
 /// persona, goal and facts but not the assertions; its answer is the prompt of the
 /// follow-up turn; its cost is on its own line; a replay answers it from the cassette
 /// with 0 model requests.
+#[expect(
+    clippy::print_stderr,
+    reason = "prints the closing note's figures of one simulated-user turn"
+)]
 fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usize) {
     let codex = AGENTS[agent_index]();
     let model = ScriptedModel::start();
     let suite = Suite::new();
     let marker = "talk-simulated";
+    // Claude Code asks with its tool; the others ask in plain text.
+    let question = if codex.name == "claude" {
+        Turn::Tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": "What should the command be called?",
+                "header": "Name",
+                "options": [
+                    {"label": "roll", "description": "roll"},
+                    {"label": "dice", "description": "dice"}
+                ],
+                "multiSelect": false
+            }]}),
+        )
+    } else {
+        Turn::Text("I can add it.\n\nWhat should the command be called?".into())
+    };
     model.script(
         marker,
-        vec![
-            Turn::Text("I can add it.\n\nWhat should the command be called?".into()),
-            Turn::Text("Done: the roll command.".into()),
-        ],
+        vec![question, Turn::Text("Done: the roll command.".into())],
     );
     // The simulated user's call is its own conversation, found by its goal's marker.
     model.script("simuser-goal", vec![Turn::Text("Call it roll.".into())]);
@@ -477,7 +495,11 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     assert_eq!(code, 0, "{stderr}\n{t:#}");
     assert_eq!(t["status"], "passed", "{t:#}");
     let agent = model.requests_for(marker);
-    assert_eq!(agent.len(), 2, "the question, then the follow-up turn");
+    assert_eq!(
+        agent.len(),
+        2,
+        "the question, then the turn with the answer"
+    );
     assert!(
         agent[1].body.to_string().contains("Call it roll."),
         "the simulated user's answer reaches the agent's next request"
@@ -510,6 +532,15 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
         cost["duration_ms"].as_u64().unwrap_or(0) > 0,
         "the call's wall time: {dialog:#}"
     );
+    // The closing note's figures: what one simulated-user turn adds to the run.
+    eprintln!(
+        "{}: one simulated-user turn: {} ms, {} input + {} output tokens, cost {}",
+        codex.name,
+        cost["duration_ms"],
+        cost["input_tokens"],
+        cost["output_tokens"],
+        cost["cost_usd"]
+    );
     let tokens = |v: &Value| v["input_tokens"].as_u64().unwrap_or(0);
     assert_eq!(
         tokens(&t["usage"]),
@@ -535,6 +566,72 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
         r["dialog"].get("simulated_usage").is_none(),
         "a replay spends nothing on the simulated user"
     );
+}
+
+/// The simulated user on Claude Code: its `AskUserQuestion` call waits on the control
+/// protocol while the one-shot call (`claude -p --tools ""`) answers, and the answer goes
+/// back as `allow` with `updatedInput.answers`.
+#[test]
+fn claude_simulated_user_answers_ask_user_question_and_replays() {
+    simulated_user_answers_what_the_script_does_not_and_replays(0);
+}
+
+/// A simulated user whose model never answers holds Claude Code's run no longer than the
+/// test's `timeout`: the question is recorded unanswered, `asked` still holds, and
+/// `user_turns` is `error` (the record is incomplete), never a pass.
+#[test]
+fn claude_simulated_user_that_never_answers_ends_within_the_timeout() {
+    let claude = AGENTS[0]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-hang";
+    model.script(
+        marker,
+        vec![
+            Turn::Tool(
+                "AskUserQuestion",
+                json!({"questions": [{
+                    "question": "What should the command be called?",
+                    "header": "Name",
+                    "options": [
+                        {"label": "roll", "description": "roll"},
+                        {"label": "dice", "description": "dice"}
+                    ],
+                    "multiSelect": false
+                }]}),
+            ),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    model.script("simuser-hangs", vec![Turn::Hang]);
+    suite.file("tests/hang/README", "a fixture\n");
+    suite.file(
+        "tests/hang.aptitude.yaml",
+        &format!(
+            "name: hang\nprompt: \"{marker}\"\nworkspace: hang\ntimeout: 20s\nuser:\n  goal: \"simuser-hangs: a die\"\nassertions:\n  - asked: {{about: called}}\n  - user_turns: {{min: 1}}\n"
+        ),
+    );
+    let started = std::time::Instant::now();
+    let (_, results, stderr) = run_on(&suite, &model, &claude, &["--no-grade"]);
+    let elapsed = started.elapsed();
+    let t = test(&results, "hang");
+    assert!(
+        elapsed < std::time::Duration::from_secs(80),
+        "the run kept its 20 s timeout, not the simulated user's 120 s: {elapsed:?}\n{stderr}"
+    );
+    assert_eq!(model.requests_for("simuser-hangs").len(), 1, "{t:#}");
+    assert_eq!(
+        statuses(&results, "hang"),
+        [
+            ("asked".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "error".to_owned()),
+        ],
+        "{t:#}"
+    );
+    let exchange = &t["dialog"]["exchanges"][0];
+    assert_eq!(exchange["question"], "What should the command be called?");
+    assert!(exchange["reply"].is_null(), "{t:#}");
+    assert!(t["dialog"]["incomplete"].is_string(), "{t:#}");
 }
 
 /// The simulated user on Codex (`codex exec` as its one-shot call).
