@@ -95,7 +95,7 @@ pub fn render_test(test: &TestResult) -> String {
     out
 }
 
-/// The status line, the reuse note and a repeated test's figures.
+/// The status line, the reuse note, the simulated user's cost and a repeated test's figures.
 fn render_headline(out: &mut String, test: &TestResult) {
     let repeat = test
         .repeat
@@ -129,6 +129,14 @@ fn render_headline(out: &mut String, test: &TestResult) {
                     inert::terminal(&r.from)
                 )
             )
+        );
+    }
+    // The simulated user's model calls apart from the agent's (its usage counts both).
+    if let Some(u) = test.simulated_user_usage() {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &crate::transcript::display::simulated_user_line(&u))
         );
     }
     if let Some(r) = &test.repeat {
@@ -433,8 +441,17 @@ pub fn render_summary(summary: &Summary) -> String {
             assertion_parts.join(", ")
         ),
     };
+    // Its own line: the simulated users' share of the usage above.
+    let simulated = summary
+        .simulated_user
+        .as_ref()
+        .map(|u| {
+            let line = crate::transcript::display::simulated_user_line(u);
+            format!("{}\n", paint(DIM, &format!("{line} (in the usage above)")))
+        })
+        .unwrap_or_default();
     format!(
-        "{head} · {} · {usage}{extra}\n{sandbox}{witness}",
+        "{head} · {} · {usage}{extra}\n{simulated}{sandbox}{witness}",
         format_duration(summary.duration_ms),
     )
 }
