@@ -1027,12 +1027,24 @@ impl CliAgent {
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
-        let traffic = match routed {
-            Some(routed) => Some(routed.finish(Default::default(), Vec::new()).await.0),
-            None => None,
+        let (traffic, wire) = match routed {
+            Some(routed) => {
+                let (traffic, wire) = routed.finish(Default::default(), Vec::new()).await;
+                (Some(traffic), Some(wire))
+            }
+            None => (None, None),
         };
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));
+        }
+        // Fail closed: a grading call is tools-less, but a CLI may still offer a tool it
+        // can not turn off (Codex: what a model's catalog entry adds). A reply after a
+        // tool call may rest on what the tool saw, so it is no grade.
+        if let Some(call) = wire.as_ref().and_then(|w| w.calls.first()) {
+            return Err(AgentError::Grade(format!(
+                "the grader's model called a tool (`{}`): a grading call must be tools-less, so its reply is not used",
+                crate::shared::cut::chars(&call.name, 80).kept
+            )));
         }
         Ok((self.cli.grade_reply(&stdout, &out, timeout)?, traffic))
     }

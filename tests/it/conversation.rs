@@ -445,6 +445,29 @@ fn a_codex_conversation_replays_without_the_model() {
     );
 }
 
+/// The tools a model request offers, by name: its `tools` (Anthropic, OpenAI) and the
+/// tools of Codex's code-mode `additional_tools` input items, namespaces opened.
+fn offered_tools(body: &Value) -> Vec<String> {
+    fn names(tools: &Value, out: &mut Vec<String>) {
+        for t in tools.as_array().into_iter().flatten() {
+            if t["type"] == "namespace" {
+                names(&t["tools"], out);
+            } else {
+                let name = t["name"].as_str().or(t["type"].as_str()).unwrap_or("?");
+                out.push(name.to_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    names(&body["tools"], &mut out);
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "additional_tools" {
+            names(&item["tools"], &mut out);
+        }
+    }
+    out
+}
+
 /// The simulated user (issue 41, item 1) on `agent`: a question no script line answers goes
 /// to a tools-less model call of the agent's CLI through aptitude's gateway, seeing the
 /// persona, goal and facts but not the assertions; its answer is the prompt of the
@@ -507,6 +530,14 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     let simulated = model.requests_for("simuser-goal");
     assert_eq!(simulated.len(), 1, "one simulated-user call");
     let prompt = simulated[0].body.to_string();
+    if codex.name != "gemini" {
+        assert_eq!(
+            offered_tools(&simulated[0].body),
+            Vec::<String>::new(),
+            "the simulated user is offered no tool: {}",
+            simulated[0].body
+        );
+    }
     assert!(
         prompt.contains("Terse analyst")
             && prompt.contains("- name: roll")
@@ -632,6 +663,66 @@ fn claude_simulated_user_that_never_answers_ends_within_the_timeout() {
     assert_eq!(exchange["question"], "What should the command be called?");
     assert!(exchange["reply"].is_null(), "{t:#}");
     assert!(t["dialog"]["incomplete"].is_string(), "{t:#}");
+}
+
+/// Codex's grading call can not turn off every tool a model's catalog entry adds: when
+/// the simulated user's model calls one anyway, the gateway sees the call and the reply
+/// is not used — the question is unanswered and `user_turns` is `error`, never a pass.
+#[test]
+fn a_simulated_user_that_calls_a_tool_is_no_reply() {
+    let codex = AGENTS[1]();
+    assert_eq!(codex.name, "codex");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-tool-grader";
+    model.script(
+        marker,
+        vec![
+            Turn::Text("I can add it.\n\nWhat should the command be called?".into()),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    model.script(
+        "simuser-tools",
+        vec![
+            // `gpt-5.5`'s catalog entry adds `apply_patch`, which no setting takes away.
+            Turn::Tool(
+                "apply_patch",
+                json!({"input": "*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\n"}),
+            ),
+            Turn::Text("Call it roll.".into()),
+        ],
+    );
+    suite.file("tests/tool/README", "a fixture\n");
+    suite.file(
+        "tests/tool.aptitude.yaml",
+        &format!(
+            "name: tool\nprompt: \"{marker}\"\nworkspace: tool\nmodel: gpt-5.5\nuser:\n  goal: \"simuser-tools: a die\"\nassertions:\n  - asked: {{about: called}}\n  - user_turns: {{min: 1}}\n"
+        ),
+    );
+    let (_, results, stderr) = run_on(&suite, &model, &codex, &["--no-grade"]);
+    let t = test(&results, "tool");
+    assert!(
+        !model.requests_for("simuser-tools").is_empty(),
+        "{stderr}\n{t:#}"
+    );
+    assert_eq!(
+        statuses(&results, "tool"),
+        [
+            ("asked".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "error".to_owned()),
+        ],
+        "{t:#}"
+    );
+    let why = t["dialog"]["incomplete"].as_str().unwrap_or_default();
+    assert!(why.contains("called a tool (`apply_patch`)"), "{t:#}");
+    assert!(
+        model
+            .requests_for(marker)
+            .iter()
+            .all(|r| !r.body.to_string().contains("Call it roll.")),
+        "the reply after the tool call never reaches the agent"
+    );
 }
 
 /// The simulated user on Codex (`codex exec` as its one-shot call).
