@@ -392,6 +392,49 @@ pub fn render_summary(summary: &Summary) -> String {
             text
         });
     }
+    // Routing prompts count apart: what they chose, and the figures that fell.
+    let routing = summary.routing.as_ref().map(|r| {
+        let phrase = r.phrase();
+        if r.regressions > 0 || r.errors > 0 {
+            paint(RED.bold(), &phrase)
+        } else {
+            phrase
+        }
+    });
+    let head = match routing {
+        Some(routing) if summary.total == 0 => routing,
+        Some(routing) => format!(
+            "{} {tests}: {} · assertions: {} · {routing}",
+            summary.total,
+            parts.join(", "),
+            assertion_parts.join(", ")
+        ),
+        None => format!(
+            "{} {tests}: {} · assertions: {}",
+            summary.total,
+            parts.join(", "),
+            assertion_parts.join(", ")
+        ),
+    };
+    format!(
+        "{head} · {} · {usage}{extra}\n{}",
+        format_duration(summary.duration_ms),
+        summary_notes(summary),
+    )
+}
+
+/// The lines under the closing summary: the simulated users' share of the usage, how the
+/// runs were fenced in, and how far the wire backs their transcripts.
+fn summary_notes(summary: &Summary) -> String {
+    // Its own line: the simulated users' share of the usage above.
+    let simulated = summary
+        .simulated_user
+        .as_ref()
+        .map(|u| {
+            let line = crate::transcript::display::simulated_user_line(u);
+            format!("{}\n", paint(DIM, &format!("{line} (in the usage above)")))
+        })
+        .unwrap_or_default();
     let sandbox = summary
         .sandbox
         .as_ref()
@@ -417,43 +460,7 @@ pub fn render_summary(summary: &Summary) -> String {
             }
         })
         .unwrap_or_default();
-    // Routing prompts count apart: what they chose, and the figures that fell.
-    let routing = summary.routing.as_ref().map(|r| {
-        let phrase = r.phrase();
-        if r.regressions > 0 || r.errors > 0 {
-            paint(RED.bold(), &phrase)
-        } else {
-            phrase
-        }
-    });
-    let head = match routing {
-        Some(routing) if summary.total == 0 => routing,
-        Some(routing) => format!(
-            "{} {tests}: {} · assertions: {} · {routing}",
-            summary.total,
-            parts.join(", "),
-            assertion_parts.join(", ")
-        ),
-        None => format!(
-            "{} {tests}: {} · assertions: {}",
-            summary.total,
-            parts.join(", "),
-            assertion_parts.join(", ")
-        ),
-    };
-    // Its own line: the simulated users' share of the usage above.
-    let simulated = summary
-        .simulated_user
-        .as_ref()
-        .map(|u| {
-            let line = crate::transcript::display::simulated_user_line(u);
-            format!("{}\n", paint(DIM, &format!("{line} (in the usage above)")))
-        })
-        .unwrap_or_default();
-    format!(
-        "{head} · {} · {usage}{extra}\n{simulated}{sandbox}{witness}",
-        format_duration(summary.duration_ms),
-    )
+    format!("{simulated}{sandbox}{witness}")
 }
 
 /// `spent est. $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling
