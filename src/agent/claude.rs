@@ -142,23 +142,26 @@ impl AskOverStdio {
         format!("{message}\n").into_bytes()
     }
 
-    /// The reply to one `can_use_tool` request.
+    /// The reply to one `can_use_tool` request: at once for another tool; for
+    /// `AskUserQuestion`, its questions to put to the user, answered when they replied.
     fn permission(
         &mut self,
         request_id: &serde_json::Value,
         request: &serde_json::Value,
-        talk: &mut super::conversation::Conversation,
-    ) -> Vec<u8> {
+    ) -> super::conversation::Feed {
         let input = request.get("input").cloned().unwrap_or_default();
         if request.get("tool_name").and_then(|n| n.as_str()) != Some("AskUserQuestion") {
-            return Self::respond(
-                request_id,
-                if self.allow_others {
-                    serde_json::json!({"behavior": "allow", "updatedInput": input})
-                } else {
-                    serde_json::json!({"behavior": "deny", "message": "permission denied in a headless run"})
-                },
-            );
+            return super::conversation::Feed {
+                write: Some(Self::respond(
+                    request_id,
+                    if self.allow_others {
+                        serde_json::json!({"behavior": "allow", "updatedInput": input})
+                    } else {
+                        serde_json::json!({"behavior": "deny", "message": "permission denied in a headless run"})
+                    },
+                )),
+                ..Default::default()
+            };
         }
         let id = request.get("tool_use_id").and_then(|i| i.as_str());
         let calls_before = id
@@ -172,24 +175,35 @@ impl AskOverStdio {
             .filter_map(|q| q.get("question").and_then(|t| t.as_str()))
             .map(str::to_owned)
             .collect();
-        let mut answers = serde_json::Map::new();
-        for question in &questions {
-            if let Some(reply) = talk.ask(question, calls_before) {
-                answers.insert(question.clone(), reply.into());
+        let request_id = request_id.clone();
+        let asked = questions.clone();
+        let respond = move |replies: &[Option<String>]| {
+            let answers: serde_json::Map<String, serde_json::Value> = asked
+                .into_iter()
+                .zip(replies)
+                .filter_map(|(q, r)| Some((q, r.clone()?.into())))
+                .collect();
+            if answers.is_empty() {
+                return Self::respond(
+                    &request_id,
+                    serde_json::json!({"behavior": "deny", "message": "The user did not answer. Go on with your best judgement."}),
+                );
             }
+            let mut updated = input.as_object().cloned().unwrap_or_default();
+            updated.insert("answers".into(), answers.into());
+            Self::respond(
+                &request_id,
+                serde_json::json!({"behavior": "allow", "updatedInput": updated}),
+            )
+        };
+        super::conversation::Feed {
+            ask: Some(super::conversation::Ask {
+                questions,
+                calls_before,
+                respond: Box::new(respond),
+            }),
+            ..Default::default()
         }
-        if answers.is_empty() {
-            return Self::respond(
-                request_id,
-                serde_json::json!({"behavior": "deny", "message": "The user did not answer. Go on with your best judgement."}),
-            );
-        }
-        let mut updated = input.as_object().cloned().unwrap_or_default();
-        updated.insert("answers".into(), answers.into());
-        Self::respond(
-            request_id,
-            serde_json::json!({"behavior": "allow", "updatedInput": updated}),
-        )
     }
 }
 
@@ -204,11 +218,7 @@ impl super::conversation::AskChannel for AskOverStdio {
         format!("{message}\n").into_bytes()
     }
 
-    fn line(
-        &mut self,
-        line: &str,
-        talk: &mut super::conversation::Conversation,
-    ) -> super::conversation::Feed {
+    fn line(&mut self, line: &str) -> super::conversation::Feed {
         let mut feed = super::conversation::Feed::default();
         let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
             return feed;
@@ -227,8 +237,8 @@ impl super::conversation::AskChannel for AskOverStdio {
             Some("control_request") => {
                 let request = event.get("request").cloned().unwrap_or_default();
                 let id = event.get("request_id").cloned().unwrap_or_default();
-                feed.write = Some(match request.get("subtype").and_then(|s| s.as_str()) {
-                    Some("can_use_tool") => self.permission(&id, &request, talk),
+                match request.get("subtype").and_then(|s| s.as_str()) {
+                    Some("can_use_tool") => return self.permission(&id, &request),
                     // A request aptitude does not serve gets an error at once, so that
                     // the CLI never waits for an answer until the run's timeout.
                     other => {
@@ -240,9 +250,9 @@ impl super::conversation::AskChannel for AskOverStdio {
                                 "error": format!("aptitude does not serve `{}` requests", other.unwrap_or("?")),
                             },
                         });
-                        format!("{message}\n").into_bytes()
+                        feed.write = Some(format!("{message}\n").into_bytes());
                     }
-                });
+                }
             }
             Some("result") => feed.close = true,
             _ => {}
@@ -589,10 +599,27 @@ mod tests {
         })
     }
 
-    fn reply(feed: &crate::agent::conversation::Feed) -> serde_json::Value {
-        let bytes = feed.write.as_ref().expect("a reply");
+    /// The message written back for `feed`: at once, or, for questions, once `talk`'s
+    /// script replied to each (as the executor does, without a model).
+    fn reply(feed: crate::agent::conversation::Feed, talk: &mut Conversation) -> serde_json::Value {
+        let bytes = match feed.ask {
+            Some(ask) => {
+                let replies: Vec<Option<String>> = ask
+                    .questions
+                    .iter()
+                    .map(|q| match talk.next(q) {
+                        crate::agent::conversation::Next::Scripted(r) => {
+                            talk.record(q, ask.calls_before, Some(r))
+                        }
+                        _ => talk.record(q, ask.calls_before, None),
+                    })
+                    .collect();
+                (ask.respond)(&replies)
+            }
+            None => feed.write.expect("a reply"),
+        };
         assert!(bytes.ends_with(b"\n"), "one message per line");
-        serde_json::from_slice(bytes).unwrap()
+        serde_json::from_slice(&bytes).unwrap()
     }
 
     /// The control protocol of 2.1.328: the prompt as a `user` message, an
@@ -611,9 +638,10 @@ mod tests {
         assert_eq!(opening["type"], "user");
         assert_eq!(opening["message"]["content"][0]["text"], "roll a die");
         let assistant = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{}},{"type":"tool_use","id":"toolu_2","name":"AskUserQuestion","input":{}}]}}"#;
-        assert!(channel.line(assistant, &mut talk).write.is_none());
+        let feed = channel.line(assistant);
+        assert!(feed.write.is_none() && feed.ask.is_none());
         let ask = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"How many sides?","header":"Sides","options":[],"multiSelect":false}]},"tool_use_id":"toolu_2"}}"#;
-        let r = reply(&channel.line(ask, &mut talk));
+        let r = reply(channel.line(ask), &mut talk);
         assert_eq!(r["type"], "control_response");
         assert_eq!(r["response"]["request_id"], "r1");
         assert_eq!(r["response"]["response"]["behavior"], "allow");
@@ -624,18 +652,18 @@ mod tests {
             "the input is kept"
         );
         let bash = r#"{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#;
-        let r = reply(&channel.line(bash, &mut talk));
+        let r = reply(channel.line(bash), &mut talk);
         assert_eq!(r["response"]["response"]["behavior"], "allow");
         assert_eq!(r["response"]["response"]["updatedInput"]["command"], "ls");
         let hook =
             r#"{"type":"control_request","request_id":"r3","request":{"subtype":"hook_callback"}}"#;
-        let r = reply(&channel.line(hook, &mut talk));
+        let r = reply(channel.line(hook), &mut talk);
         assert_eq!(
             r["response"]["subtype"], "error",
             "answered at once, never left waiting"
         );
         assert_eq!(r["response"]["request_id"], "r3");
-        assert!(channel.line(r#"{"type":"result"}"#, &mut talk).close);
+        assert!(channel.line(r#"{"type":"result"}"#).close);
         let dialog = talk.finish();
         assert_eq!(dialog.exchanges.len(), 1);
         assert_eq!(dialog.exchanges[0].calls_before, 1, "after Read");
@@ -648,7 +676,7 @@ mod tests {
         let mut channel = AskOverStdio::default();
         let mut talk = Conversation::new(dice_user(), channel.channel());
         let ask = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Which name?"}]}}}"#;
-        let r = reply(&channel.line(ask, &mut talk));
+        let r = reply(channel.line(ask), &mut talk);
         assert_eq!(r["response"]["response"]["behavior"], "deny");
         assert!(
             r["response"]["response"]["message"]
@@ -657,7 +685,7 @@ mod tests {
                 .contains("did not answer")
         );
         let bash = r#"{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#;
-        let r = reply(&channel.line(bash, &mut talk));
+        let r = reply(channel.line(bash), &mut talk);
         assert_eq!(r["response"]["response"]["behavior"], "deny");
     }
 

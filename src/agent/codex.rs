@@ -23,8 +23,9 @@
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
 //! - **Conversation:** Codex asks in plain text at the end of its turn; a test's `user:`
 //!   replies with `codex exec resume --json … SESSION REPLY` (docs/conversations.md).
-//! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only [-m M]
-//!   PROMPT` in an empty directory; the reply is the last agent message.
+//! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only -c … [-m M]
+//!   PROMPT` in an empty directory, its tools turned off ([`GRADE_WITHOUT_TOOLS`]); the
+//!   reply is the last agent message.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -92,6 +93,37 @@ fn hook_args(hooks: HooksSetting) -> &'static [&'static str] {
         HooksSetting::Workspace => &["--trust", "--dangerously-bypass-hook-trust"],
     }
 }
+
+/// The `-c` settings that take Codex's tools away from a grading call (the judge, the
+/// simulated user), as Codex 0.169.0 reads them (`codex features list`; the tools were
+/// read off the wire, `tests/it/conversation.rs`): the shell (`exec_command`,
+/// `write_stdin`), `request_user_input`, `view_image`, sub-agents, goals, web search, tool
+/// search, the plan tool, apps, plugins, image generation, browser and computer use,
+/// `sleep`, tool suggestions, skill search and memories. What a model's catalog entry
+/// adds stays offered whatever the settings (`apply_patch` of `gpt-5.5`; the code-mode
+/// `exec` and collaboration tools of the default `gpt-6.1-sol`): a grading call whose
+/// model calls a tool is an error ([`crate::agent::Agent::grade`]), never a grade.
+pub const GRADE_WITHOUT_TOOLS: &[&str] = &[
+    "features.shell_tool=false",
+    "features.unified_exec=false",
+    "tools.experimental_request_user_input.enabled=false",
+    "features.view_image=false",
+    "features.multi_agent=false",
+    "features.multi_agent_v2=false",
+    "features.goals=false",
+    "web_search=\"disabled\"",
+    "features.tool_search=false",
+    "tools.update_plan.enabled=false",
+    "features.apps=false",
+    "features.plugins=false",
+    "features.image_generation=false",
+    "features.browser_use=false",
+    "features.computer_use=false",
+    "features.sleep_tool=false",
+    "features.tool_suggest=false",
+    "features.skill_search=false",
+    "features.memories=false",
+];
 
 /// How long Codex waits for an MCP server to start, in seconds. Codex's own default, 10 s,
 /// is shorter than an `npx` server's first start on a busy 2-core CI runner; a server that
@@ -260,14 +292,18 @@ impl AgentCli for Codex {
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
+        let mut a = args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--sandbox",
+            "read-only",
+        ]);
+        for setting in GRADE_WITHOUT_TOOLS {
+            a.extend(["-c".into(), (*setting).into()]);
+        }
         Ok(self.invocation(
-            args([
-                "exec",
-                "--json",
-                "--skip-git-repo-check",
-                "--sandbox",
-                "read-only",
-            ]),
+            a,
             task.prompt,
             task.model,
             task.base_url,

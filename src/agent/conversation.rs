@@ -19,8 +19,37 @@ use crate::transcript::dialog::{Channel, Dialog, Exchange, Reply, ReplySource};
 pub struct Feed {
     /// Bytes for the agent's stdin (a whole message, newline included).
     pub write: Option<Vec<u8>>,
+    /// Questions the agent asked in this line, to be put to the user; their answer is
+    /// written to stdin when the user has replied (a model call may take seconds).
+    pub ask: Option<Ask>,
     /// The session is over: stdin is closed (a stream-json agent then exits).
     pub close: bool,
+}
+
+/// Questions an agent asked at once (Claude Code's `AskUserQuestion` holds 1 to 4), and
+/// how the channel answers them. The executor puts each question to the user in order
+/// ([`Conversation::next`]; the simulated user's model call is awaited while the agent's
+/// stdout is still read) and writes `respond(replies)` to the agent's stdin.
+pub struct Ask {
+    /// The questions, in the agent's order.
+    pub questions: Vec<String>,
+    /// How many tool calls the agent made before these questions.
+    pub calls_before: usize,
+    /// The message for stdin (a whole line) given each question's reply (`None`: no reply).
+    pub respond: Respond,
+}
+
+/// How a channel turns the replies to an [`Ask`]'s questions (in order; `None`: no
+/// reply) into the message for the agent's stdin.
+pub type Respond = Box<dyn FnOnce(&[Option<String>]) -> Vec<u8> + Send>;
+
+impl std::fmt::Debug for Ask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ask")
+            .field("questions", &self.questions)
+            .field("calls_before", &self.calls_before)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A CLI's channel for its questions: what starts the session on stdin, and how each
@@ -28,8 +57,9 @@ pub struct Feed {
 pub trait AskChannel: Send {
     /// The first message written to stdin (the prompt), when the CLI reads it there.
     fn opening(&mut self, prompt: &str) -> Vec<u8>;
-    /// Reads one line of the agent's stdout; a question in it is put to `talk`.
-    fn line(&mut self, line: &str, talk: &mut Conversation) -> Feed;
+    /// Reads one line of the agent's stdout: what to write back at once, and the
+    /// questions in it ([`Feed::ask`]).
+    fn line(&mut self, line: &str) -> Feed;
     /// How the questions travel, for the record.
     fn channel(&self) -> Channel;
 }
@@ -74,6 +104,9 @@ pub struct Conversation {
     recorded: Option<Vec<UserReply>>,
     /// The simulated user's replies given in this run, for the run's cassette.
     kept: Vec<UserReply>,
+    /// The question the simulated user is being asked (its model call not yet returned),
+    /// with the calls before it: a run that ends meanwhile records it unanswered.
+    waiting: Option<(String, usize)>,
 }
 
 impl Conversation {
@@ -91,6 +124,7 @@ impl Conversation {
             },
             recorded: None,
             kept: Vec::new(),
+            waiting: None,
         }
     }
 
@@ -179,6 +213,7 @@ impl Conversation {
         calls_before: usize,
         outcome: Result<(String, Option<Usage>), String>,
     ) -> Option<String> {
+        self.waiting = None;
         let reply = match outcome {
             Ok((raw, usage)) => {
                 if let Some(usage) = usage {
@@ -214,26 +249,11 @@ impl Conversation {
         self.dialog.incomplete.get_or_insert(why);
     }
 
-    /// The reply to `question`, asked after `calls_before` tool calls, recorded, where no
-    /// model call can be awaited (Claude Code's stdio channel answers inside its stdout
-    /// reader): the script, or the cassette's reply in a replay; a question for the live
-    /// simulated user is left unanswered and the record marked incomplete.
-    pub fn ask(&mut self, question: &str, calls_before: usize) -> Option<String> {
-        match self.next(question) {
-            Next::Scripted(reply) => self.record(question, calls_before, Some(reply)),
-            Next::Nothing => self.record(question, calls_before, None),
-            Next::Simulate { .. } => match self.replayed(question) {
-                Some(outcome) => self.simulated(question, calls_before, outcome.map(|r| (r, None))),
-                None => {
-                    self.incomplete(
-                        "a question no script line matched was left unanswered: the \
-                         simulated user (`goal:`) does not answer on this channel yet"
-                            .to_owned(),
-                    );
-                    self.record(question, calls_before, None)
-                }
-            },
-        }
+    /// Notes that the simulated user is being asked `question` (asked after
+    /// `calls_before` tool calls): until [`Self::simulated`] records its answer, a run
+    /// that ends ([`Self::finish`]) records it unanswered and the record incomplete.
+    pub fn waiting_for(&mut self, question: &str, calls_before: usize) {
+        self.waiting = Some((question.to_owned(), calls_before));
     }
 
     /// Whether the user may still reply: replies left and the goal not met.
@@ -243,11 +263,19 @@ impl Conversation {
 
     /// The record.
     pub fn finish(self) -> Dialog {
-        self.dialog
+        self.finish_with_replies().0
     }
 
-    /// The record, and the simulated user's replies for the run's cassette.
-    pub fn finish_with_replies(self) -> (Dialog, Vec<UserReply>) {
+    /// The record, and the simulated user's replies for the run's cassette. A question
+    /// the simulated user was still being asked is recorded unanswered (the run ended
+    /// first: its timeout, an interruption, or the agent's exit).
+    pub fn finish_with_replies(mut self) -> (Dialog, Vec<UserReply>) {
+        if let Some((question, calls_before)) = self.waiting.take() {
+            self.incomplete(
+                "the run ended while the simulated user was being asked a question".to_owned(),
+            );
+            self.record(&question, calls_before, None);
+        }
         (self.dialog, self.kept)
     }
 }
@@ -257,6 +285,21 @@ mod tests {
     use super::*;
     use crate::spec::user::ScriptLine;
     use std::collections::BTreeMap;
+
+    /// The executor's answer to `question` with no model: the script, else the cassette's
+    /// reply (a question the cassette lacks is a failed call).
+    fn ask(talk: &mut Conversation, question: &str, calls: usize) -> Option<String> {
+        match talk.next(question) {
+            Next::Scripted(reply) => talk.record(question, calls, Some(reply)),
+            Next::Nothing => talk.record(question, calls, None),
+            Next::Simulate { .. } => {
+                let outcome = talk
+                    .replayed(question)
+                    .unwrap_or_else(|| Err("no model in this test".to_owned()));
+                talk.simulated(question, calls, outcome.map(|r| (r, None)))
+            }
+        }
+    }
 
     fn user(goal: Option<&str>, max_turns: u32) -> Arc<User> {
         Arc::new(User {
@@ -275,9 +318,12 @@ mod tests {
     #[test]
     fn a_script_line_answers_until_the_reply_limit() {
         let mut talk = Conversation::new(user(None, 1), Channel::PlainText);
-        assert_eq!(talk.ask("How many sides?", 0).as_deref(), Some("Six."));
-        assert_eq!(talk.ask("Sides again?", 2), None, "past max_turns");
-        assert_eq!(talk.ask("Which name?", 2), None, "no line matches");
+        assert_eq!(
+            ask(&mut talk, "How many sides?", 0).as_deref(),
+            Some("Six.")
+        );
+        assert_eq!(ask(&mut talk, "Sides again?", 2), None, "past max_turns");
+        assert_eq!(ask(&mut talk, "Which name?", 2), None, "no line matches");
         let dialog = talk.finish();
         assert_eq!(dialog.exchanges.len(), 3);
         assert_eq!(
@@ -301,10 +347,29 @@ mod tests {
     }
 
     #[test]
-    fn a_question_for_the_simulated_user_on_a_sync_channel_marks_the_record_incomplete() {
+    fn a_run_that_ends_while_the_simulated_user_is_asked_records_the_question_unanswered() {
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
-        assert_eq!(talk.ask("Which name?", 0), None);
-        assert!(talk.finish().incomplete.is_some());
+        talk.waiting_for("Which name?", 2);
+        let dialog = talk.finish();
+        assert_eq!(dialog.exchanges.len(), 1);
+        assert_eq!(dialog.exchanges[0].calls_before, 2);
+        assert!(dialog.exchanges[0].reply.is_none());
+        let why = dialog.incomplete.unwrap();
+        assert!(
+            why.contains("while the simulated user was being asked"),
+            "{why}"
+        );
+
+        let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
+        talk.waiting_for("Which name?", 0);
+        talk.simulated("Which name?", 0, Ok(("roll".into(), None)));
+        let dialog = talk.finish();
+        assert_eq!(
+            dialog.exchanges.len(),
+            1,
+            "an answered question is recorded once"
+        );
+        assert!(dialog.incomplete.is_none());
     }
 
     #[test]
@@ -355,8 +420,12 @@ mod tests {
         }];
         let mut talk =
             Conversation::new(user(Some("a die"), 4), Channel::PlainText).replaying(recorded);
-        assert_eq!(talk.ask("Which name?", 0).as_deref(), Some("roll"));
-        assert_eq!(talk.ask("Which colour?", 0), None, "not in the cassette");
+        assert_eq!(ask(&mut talk, "Which name?", 0).as_deref(), Some("roll"));
+        assert_eq!(
+            ask(&mut talk, "Which colour?", 0),
+            None,
+            "not in the cassette"
+        );
         let dialog = talk.finish();
         assert!(
             dialog

@@ -595,6 +595,10 @@ type Talk = Result<
     crate::transcript::dialog::Dialog,
 >;
 
+/// Who answers a stdio channel's questions while the run streams: the agent whose
+/// grading call is the simulated user, with the test's model.
+type Asker<'a> = (&'a CliAgent, Option<&'a str>);
+
 /// What a run's recorded exchanges have in place of its own paths: the workspace copy, the
 /// private home and the agent's installation (under both of its names).
 fn normalizer(
@@ -617,16 +621,16 @@ fn normalizer(
 async fn stream_until(
     spec: &Spec,
     cancel: &CancellationToken,
-    format: crate::transcript::Format,
+    agent: &CliAgent,
     req: &ExecuteRequest<'_>,
     (decide, talk): (Option<CancellationToken>, Option<Talk>),
 ) -> std::io::Result<(Streamed, bool)> {
     let mut streamed = stream(
         spec,
         decide.as_ref().unwrap_or(cancel),
-        format,
+        agent.cli.stream_format(),
         (req.on_tool_call, decide.as_ref()),
-        talk.map(|t| (t, req.prompt)),
+        talk.map(|t| (t, req.prompt, (agent, req.model))),
     )
     .await?;
     let decided = decide.is_some_and(|d| d.is_cancelled())
@@ -640,7 +644,10 @@ async fn stream_until(
 
 /// Runs `spec`, parsing its stdout as `format` line by line as it comes (each new tool call
 /// told to `hook`) and keeping at most [`MAX_RAW_BYTES`] of it; `decide`, when given, is
-/// cancelled at the first tool call (the run's `stop: first_call`).
+/// cancelled at the first tool call (the run's `stop: first_call`). With a stdio channel
+/// (`talk`), the agent's questions are answered meanwhile ([`CliAgent::answer_asks`]:
+/// the simulated user's model call is awaited while stdout is still read, within the
+/// run's timeout, and dropped with the run).
 ///
 /// # Errors
 /// When the program can not be started.
@@ -649,53 +656,78 @@ async fn stream(
     cancel: &CancellationToken,
     format: crate::transcript::Format,
     (hook, decide): (Option<super::ToolCallHook<'_>>, Option<&CancellationToken>),
-    talk: Option<(Talk, &str)>,
+    talk: Option<(Talk, &str, Asker<'_>)>,
 ) -> std::io::Result<Streamed> {
+    let started = std::time::Instant::now();
     let mut parser = StreamParser::new(format);
     let mut raw = Vec::new();
     let (mut raw_bytes, mut raw_cut) = (0usize, false);
     let mut reported = 0;
-    let (mut live, input, mut dialog) = match talk {
-        None => (None, None, None),
-        Some((Err(no_channel), _)) => (None, None, Some(no_channel)),
-        Some((Ok((mut channel, conversation)), prompt)) => {
+    let stdin = std::sync::Mutex::new(None);
+    let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
+    let (mut channel, mut conversation, mut dialog, mut input, mut asker) =
+        (None, None, None, None, None);
+    match talk {
+        None => {}
+        Some((Err(no_channel), _, _)) => dialog = Some(no_channel),
+        Some((Ok((mut live, talk)), prompt, by)) => {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            let _ = tx.send(channel.opening(prompt));
-            (Some((channel, conversation, Some(tx))), Some(rx), None)
+            let _ = tx.send(live.opening(prompt));
+            (channel, conversation, input, asker) = (Some(live), Some(talk), Some(rx), Some(by));
+            stdin.lock().map(|mut s| *s = Some(tx)).ok();
         }
-    };
-    let output = process::run_fed(spec, cancel, input, |line| {
-        raw_bytes = raw_bytes.saturating_add(line.len() + 1);
-        if raw_bytes <= MAX_RAW_BYTES {
-            raw.push(line.to_owned());
-        } else {
-            raw_cut = true;
-        }
-        parser.push_line(line);
-        if let Some((channel, conversation, tx)) = live.as_mut() {
-            let feed = channel.line(line, conversation);
-            if let (Some(bytes), Some(tx)) = (feed.write, tx.as_ref()) {
-                let _ = tx.send(bytes);
+    }
+    // Both futures borrow the run's state: they are dropped at the end of this block.
+    let output = {
+        let run = process::run_fed(spec, cancel, input, |line| {
+            raw_bytes = raw_bytes.saturating_add(line.len() + 1);
+            if raw_bytes <= MAX_RAW_BYTES {
+                raw.push(line.to_owned());
+            } else {
+                raw_cut = true;
             }
-            if feed.close {
-                *tx = None;
+            parser.push_line(line);
+            if let Some(channel) = channel.as_mut() {
+                let feed = channel.line(line);
+                if let Some(bytes) = feed.write {
+                    talk::write_stdin(&stdin, bytes);
+                }
+                if let Some(ask) = feed.ask {
+                    let _ = asks.send(ask);
+                }
+                if feed.close {
+                    stdin.lock().map(|mut s| *s = None).ok();
+                }
             }
-        }
-        if let Some(hook) = hook {
-            for call in &parser.calls()[reported..] {
-                hook(call);
+            if let Some(hook) = hook {
+                for call in &parser.calls()[reported..] {
+                    hook(call);
+                }
+                reported = parser.calls().len();
             }
-            reported = parser.calls().len();
+            if let Some(decide) = decide
+                && !parser.calls().is_empty()
+            {
+                decide.cancel();
+            }
+        });
+        let answering = async {
+            if let (Some(talk), Some((agent, model))) = (conversation.as_mut(), asker) {
+                let deadline = started + spec.timeout;
+                agent
+                    .answer_asks(talk, asked, &stdin, (model, deadline, cancel))
+                    .await;
+            }
+        };
+        tokio::pin!(run, answering);
+        // The run decides: when it ends, a model call still answering is dropped with it.
+        tokio::select! {
+            output = &mut run => output,
+            () = &mut answering => run.await,
         }
-        if let Some(decide) = decide
-            && !parser.calls().is_empty()
-        {
-            decide.cancel();
-        }
-    })
-    .await?;
+    }?;
     let mut user_replies = Vec::new();
-    if let Some((_, conversation, _)) = live {
+    if let Some(conversation) = conversation {
         let (record, replies) = conversation.finish_with_replies();
         (dialog, user_replies) = (Some(record), replies);
     }
@@ -890,15 +922,9 @@ impl Agent for CliAgent {
                 None => cancel.child_token(),
             });
         let talk = self.talk(&req, channel, in_text);
-        let (mut streamed, decided) = stream_until(
-            &spec,
-            &cancel,
-            self.cli.stream_format(),
-            &req,
-            (decide, talk),
-        )
-        .await
-        .map_err(|e| self.start_error(&binary, e.to_string()))?;
+        let (mut streamed, decided) = stream_until(&spec, &cancel, self, &req, (decide, talk))
+            .await
+            .map_err(|e| self.start_error(&binary, e.to_string()))?;
         if let Some(user) = req.user.filter(|_| in_text) {
             let base_url = routed.as_ref().map(Routed::base_url);
             let task = Task {
@@ -1001,12 +1027,24 @@ impl CliAgent {
             .await
             .map_err(|e| AgentError::Grade(format!("can not start the grader: {e}")))?;
         // The grading call's traffic is in the gateway's ledger (the budget counts it).
-        let traffic = match routed {
-            Some(routed) => Some(routed.finish(Default::default(), Vec::new()).await.0),
-            None => None,
+        let (traffic, wire) = match routed {
+            Some(routed) => {
+                let (traffic, wire) = routed.finish(Default::default(), Vec::new()).await;
+                (Some(traffic), Some(wire))
+            }
+            None => (None, None),
         };
         if let (_, Some(failure)) = Self::sandbox_outcome(&spec, &out) {
             return Err(AgentError::Grade(format!("the grader: {failure}")));
+        }
+        // Fail closed: a grading call is tools-less, but a CLI may still offer a tool it
+        // can not turn off (Codex: what a model's catalog entry adds). A reply after a
+        // tool call may rest on what the tool saw, so it is no grade.
+        if let Some(call) = wire.as_ref().and_then(|w| w.calls.first()) {
+            return Err(AgentError::Grade(format!(
+                "the grader's model called a tool (`{}`): a grading call must be tools-less, so its reply is not used",
+                crate::shared::cut::chars(&call.name, 80).kept
+            )));
         }
         Ok((self.cli.grade_reply(&stdout, &out, timeout)?, traffic))
     }

@@ -564,6 +564,12 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         let transcript = parser.finish();
         let why = if !transcript.outcome.is_completed() {
             Some(transcript.outcome.describe())
+        } else if let Some(call) = transcript.tool_calls.first() {
+            // Tools-less, or no grade: a reply after a tool call may rest on what it saw.
+            Some(format!(
+                "it called a tool (`{}`), and a grading call must be tools-less",
+                call.name
+            ))
         } else if !output.success() {
             Some(format!("the grader {}", output.describe(timeout)))
         } else {

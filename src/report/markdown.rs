@@ -143,6 +143,11 @@ pub fn status_line(results: &Results) -> String {
         extra.push_str(" · ");
         extra.push_str(&crate::report::terminal::budget_phrase(b));
     }
+    if let Some(u) = &s.simulated_user {
+        // Its own line: the simulated users' share of the usage in the line above.
+        let line = crate::transcript::display::simulated_user_line(u);
+        extra.push_str(&format!("\n\n💬 {line} (in the usage above)"));
+    }
     if let Some(sandbox) = &s.sandbox {
         // Emoji stay here, unlike in the HTML report: this Markdown is read on GitHub,
         // which draws its emoji with a fallback image (`<g-emoji fallback-src>`) where the

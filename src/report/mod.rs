@@ -66,6 +66,59 @@ pub fn file_format(name: &str) -> Option<&'static FileFormat> {
 mod tests {
     use crate::verdict::results::{AssertionStatus, Results, TestResult};
 
+    /// A test whose simulated user answered once: the terminal (test and summary) and the
+    /// Markdown summary show its cost on a line of its own, apart from the test's usage
+    /// that counts it.
+    #[test]
+    fn the_simulated_users_cost_has_its_own_line() {
+        use crate::transcript::Usage;
+        use crate::transcript::dialog::{Channel, Dialog};
+        let simulated = Usage {
+            input_tokens: 100,
+            output_tokens: 7,
+            cost_usd: Some(0.000544),
+            duration_ms: Some(3_688),
+            ..Usage::default()
+        };
+        let mut test = TestResult::new(
+            "dice asks",
+            "tests/dice.aptitude.yaml",
+            crate::verdict::results::TestStatus::Passed,
+        );
+        test.duration_ms = 9_000;
+        test.usage = Some(Usage {
+            input_tokens: 2_100,
+            output_tokens: 57,
+            cost_usd: Some(0.0123),
+            ..Usage::default()
+        });
+        test.dialog = Some(Dialog {
+            channel: Channel::AskTool {
+                tool: "AskUserQuestion".into(),
+            },
+            exchanges: Vec::new(),
+            incomplete: None,
+            unwitnessed: None,
+            simulated_usage: Some(simulated),
+            goal_met: false,
+        });
+        let mut plain = test.clone();
+        plain.name = "dice scripted".into();
+        plain.dialog = None;
+        let results = Results::new(vec![test, plain], 9_500);
+        let terminal =
+            anstream::adapter::strip_str(&crate::report::terminal::render_results(&results))
+                .to_string();
+        insta::assert_snapshot!("simulated_user_terminal", terminal);
+        let markdown = crate::report::markdown::status_line(&results);
+        insta::assert_snapshot!("simulated_user_markdown", markdown);
+        assert_eq!(
+            terminal.matches("simulated user:").count(),
+            2,
+            "the test's line and the summary's, none for the scripted test: {terminal}"
+        );
+    }
+
     /// Five runs of one test whose second assertion held in runs 1, 3 and 5 only.
     fn flaky_results() -> Results {
         let text = std::fs::read_to_string(concat!(

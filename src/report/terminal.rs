@@ -95,7 +95,7 @@ pub fn render_test(test: &TestResult) -> String {
     out
 }
 
-/// The status line, the reuse note and a repeated test's figures.
+/// The status line, the reuse note, the simulated user's cost and a repeated test's figures.
 fn render_headline(out: &mut String, test: &TestResult) {
     let repeat = test
         .repeat
@@ -129,6 +129,14 @@ fn render_headline(out: &mut String, test: &TestResult) {
                     inert::terminal(&r.from)
                 )
             )
+        );
+    }
+    // The simulated user's model calls apart from the agent's (its usage counts both).
+    if let Some(u) = test.simulated_user_usage() {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint(DIM, &crate::transcript::display::simulated_user_line(&u))
         );
     }
     if let Some(r) = &test.repeat {
@@ -384,31 +392,6 @@ pub fn render_summary(summary: &Summary) -> String {
             text
         });
     }
-    let sandbox = summary
-        .sandbox
-        .as_ref()
-        .map(|s| {
-            let phrase = inert::terminal(&s.phrase());
-            if s.any_unsandboxed() {
-                format!("{}\n", paint(YELLOW.bold(), &format!("⚠ {phrase}")))
-            } else {
-                format!("{}\n", paint(DIM, &phrase))
-            }
-        })
-        .unwrap_or_default();
-    let witness = summary
-        .witness
-        .as_ref()
-        .map(|w| {
-            if w.tampered > 0 {
-                format!("{}\n", paint(RED.bold(), &format!("✗ {}", w.phrase())))
-            } else if w.any_unwitnessed() {
-                format!("{}\n", paint(YELLOW, &format!("⚠ {}", w.phrase())))
-            } else {
-                format!("{}\n", paint(DIM, &w.phrase()))
-            }
-        })
-        .unwrap_or_default();
     // Routing prompts count apart: what they chose, and the figures that fell.
     let routing = summary.routing.as_ref().map(|r| {
         let phrase = r.phrase();
@@ -434,9 +417,50 @@ pub fn render_summary(summary: &Summary) -> String {
         ),
     };
     format!(
-        "{head} · {} · {usage}{extra}\n{sandbox}{witness}",
+        "{head} · {} · {usage}{extra}\n{}",
         format_duration(summary.duration_ms),
+        summary_notes(summary),
     )
+}
+
+/// The lines under the closing summary: the simulated users' share of the usage, how the
+/// runs were fenced in, and how far the wire backs their transcripts.
+fn summary_notes(summary: &Summary) -> String {
+    // Its own line: the simulated users' share of the usage above.
+    let simulated = summary
+        .simulated_user
+        .as_ref()
+        .map(|u| {
+            let line = crate::transcript::display::simulated_user_line(u);
+            format!("{}\n", paint(DIM, &format!("{line} (in the usage above)")))
+        })
+        .unwrap_or_default();
+    let sandbox = summary
+        .sandbox
+        .as_ref()
+        .map(|s| {
+            let phrase = inert::terminal(&s.phrase());
+            if s.any_unsandboxed() {
+                format!("{}\n", paint(YELLOW.bold(), &format!("⚠ {phrase}")))
+            } else {
+                format!("{}\n", paint(DIM, &phrase))
+            }
+        })
+        .unwrap_or_default();
+    let witness = summary
+        .witness
+        .as_ref()
+        .map(|w| {
+            if w.tampered > 0 {
+                format!("{}\n", paint(RED.bold(), &format!("✗ {}", w.phrase())))
+            } else if w.any_unwitnessed() {
+                format!("{}\n", paint(YELLOW, &format!("⚠ {}", w.phrase())))
+            } else {
+                format!("{}\n", paint(DIM, &w.phrase()))
+            }
+        })
+        .unwrap_or_default();
+    format!("{simulated}{sandbox}{witness}")
 }
 
 /// `spent est. $0.0312 of $0.0500 · 3 runs skipped (budget)`: spend against the ceiling

@@ -17,6 +17,20 @@ pub fn format_usage(usage: &Usage) -> String {
     s
 }
 
+/// The simulated user's own cost line (issue 41): `simulated user: 107 tokens · est.
+/// $0.0005 · 3.7s` — what its model calls used (tokens, a cost estimate in USD, their
+/// wall time), or `cost unknown` when neither the CLI nor the gateway priced them.
+pub fn simulated_user_line(usage: &Usage) -> String {
+    let mut s = format!("simulated user: {}", format_usage(usage));
+    if usage.cost_usd.is_none() {
+        s.push_str(" · cost unknown");
+    }
+    if let Some(ms) = usage.duration_ms {
+        s.push_str(&format!(" · {}", crate::shared::text::format_duration(ms)));
+    }
+    s
+}
+
 /// One call as a line of evidence: `#3 Read file_path="/p/.env"` (+ ` [subagent …]`).
 pub fn describe_call(position: usize, call: &ToolCall) -> String {
     let mut s = format!(

@@ -336,6 +336,10 @@ pub struct Summary {
     /// model gateway metered it (their cost is missing from `usage.cost_usd`).
     #[serde(default)]
     pub tests_without_cost: u32,
+    /// What the simulated users' model calls used, summed over tests (part of `usage`):
+    /// tokens, cost in USD, wall time in ms. Absent when no run called a simulated user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_user: Option<Usage>,
     /// Run counts, when a test was run more than once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<RunCounts>,
@@ -690,6 +694,9 @@ impl Summary {
             }
             if t.usage.as_ref().is_none_or(|u| u.cost_usd.is_none()) {
                 s.tests_without_cost += 1;
+            }
+            if let Some(u) = t.simulated_user_usage() {
+                s.simulated_user.get_or_insert_with(Usage::default).add(&u);
             }
             if t.routing.is_some() {
                 let r = s.routing.get_or_insert_with(RoutingPrompts::default);

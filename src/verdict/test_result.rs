@@ -356,6 +356,24 @@ impl TestResult {
         }
     }
 
+    /// What the simulated user's model calls used in this test (tokens, cost in USD, wall
+    /// time in ms), summed over its runs; part of [`Self::usage`], shown on a line of its
+    /// own. `None` when no run called the simulated user (a scripted user, a replay).
+    pub fn simulated_user_usage(&self) -> Option<crate::transcript::Usage> {
+        let runs: Vec<&TestResult> = if self.runs.is_empty() {
+            vec![self]
+        } else {
+            self.runs.iter().collect()
+        };
+        runs.iter()
+            .filter_map(|r| r.dialog.as_ref()?.simulated_usage.as_ref())
+            .fold(None, |sum, u| {
+                let mut sum: crate::transcript::Usage = sum.unwrap_or_default();
+                sum.add(u);
+                Some(sum)
+            })
+    }
+
     /// The runs this result holds with their numbers (1-based): `runs` in order, numbered by
     /// `repeat.split` when a shard holds only some of them.
     pub fn numbered_runs(&self) -> impl Iterator<Item = (u32, &TestResult)> {

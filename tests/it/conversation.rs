@@ -445,22 +445,63 @@ fn a_codex_conversation_replays_without_the_model() {
     );
 }
 
+/// The tools a model request offers, by name: its `tools` (Anthropic, OpenAI) and the
+/// tools of Codex's code-mode `additional_tools` input items, namespaces opened.
+fn offered_tools(body: &Value) -> Vec<String> {
+    fn names(tools: &Value, out: &mut Vec<String>) {
+        for t in tools.as_array().into_iter().flatten() {
+            if t["type"] == "namespace" {
+                names(&t["tools"], out);
+            } else {
+                let name = t["name"].as_str().or(t["type"].as_str()).unwrap_or("?");
+                out.push(name.to_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    names(&body["tools"], &mut out);
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "additional_tools" {
+            names(&item["tools"], &mut out);
+        }
+    }
+    out
+}
+
 /// The simulated user (issue 41, item 1) on `agent`: a question no script line answers goes
 /// to a tools-less model call of the agent's CLI through aptitude's gateway, seeing the
 /// persona, goal and facts but not the assertions; its answer is the prompt of the
 /// follow-up turn; its cost is on its own line; a replay answers it from the cassette
 /// with 0 model requests.
+#[expect(
+    clippy::print_stderr,
+    reason = "prints the closing note's figures of one simulated-user turn"
+)]
 fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usize) {
     let codex = AGENTS[agent_index]();
     let model = ScriptedModel::start();
     let suite = Suite::new();
     let marker = "talk-simulated";
+    // Claude Code asks with its tool; the others ask in plain text.
+    let question = if codex.name == "claude" {
+        Turn::Tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": "What should the command be called?",
+                "header": "Name",
+                "options": [
+                    {"label": "roll", "description": "roll"},
+                    {"label": "dice", "description": "dice"}
+                ],
+                "multiSelect": false
+            }]}),
+        )
+    } else {
+        Turn::Text("I can add it.\n\nWhat should the command be called?".into())
+    };
     model.script(
         marker,
-        vec![
-            Turn::Text("I can add it.\n\nWhat should the command be called?".into()),
-            Turn::Text("Done: the roll command.".into()),
-        ],
+        vec![question, Turn::Text("Done: the roll command.".into())],
     );
     // The simulated user's call is its own conversation, found by its goal's marker.
     model.script("simuser-goal", vec![Turn::Text("Call it roll.".into())]);
@@ -477,7 +518,11 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     assert_eq!(code, 0, "{stderr}\n{t:#}");
     assert_eq!(t["status"], "passed", "{t:#}");
     let agent = model.requests_for(marker);
-    assert_eq!(agent.len(), 2, "the question, then the follow-up turn");
+    assert_eq!(
+        agent.len(),
+        2,
+        "the question, then the turn with the answer"
+    );
     assert!(
         agent[1].body.to_string().contains("Call it roll."),
         "the simulated user's answer reaches the agent's next request"
@@ -485,6 +530,14 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     let simulated = model.requests_for("simuser-goal");
     assert_eq!(simulated.len(), 1, "one simulated-user call");
     let prompt = simulated[0].body.to_string();
+    if codex.name != "gemini" {
+        assert_eq!(
+            offered_tools(&simulated[0].body),
+            Vec::<String>::new(),
+            "the simulated user is offered no tool: {}",
+            simulated[0].body
+        );
+    }
     assert!(
         prompt.contains("Terse analyst")
             && prompt.contains("- name: roll")
@@ -510,6 +563,15 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
         cost["duration_ms"].as_u64().unwrap_or(0) > 0,
         "the call's wall time: {dialog:#}"
     );
+    // The closing note's figures: what one simulated-user turn adds to the run.
+    eprintln!(
+        "{}: one simulated-user turn: {} ms, {} input + {} output tokens, cost {}",
+        codex.name,
+        cost["duration_ms"],
+        cost["input_tokens"],
+        cost["output_tokens"],
+        cost["cost_usd"]
+    );
     let tokens = |v: &Value| v["input_tokens"].as_u64().unwrap_or(0);
     assert_eq!(
         tokens(&t["usage"]),
@@ -534,6 +596,132 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     assert!(
         r["dialog"].get("simulated_usage").is_none(),
         "a replay spends nothing on the simulated user"
+    );
+}
+
+/// The simulated user on Claude Code: its `AskUserQuestion` call waits on the control
+/// protocol while the one-shot call (`claude -p --tools ""`) answers, and the answer goes
+/// back as `allow` with `updatedInput.answers`.
+#[test]
+fn claude_simulated_user_answers_ask_user_question_and_replays() {
+    simulated_user_answers_what_the_script_does_not_and_replays(0);
+}
+
+/// A simulated user whose model never answers holds Claude Code's run no longer than the
+/// test's `timeout`: the question is recorded unanswered, `asked` still holds, and
+/// `user_turns` is `error` (the record is incomplete), never a pass.
+#[test]
+fn claude_simulated_user_that_never_answers_ends_within_the_timeout() {
+    let claude = AGENTS[0]();
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-hang";
+    model.script(
+        marker,
+        vec![
+            Turn::Tool(
+                "AskUserQuestion",
+                json!({"questions": [{
+                    "question": "What should the command be called?",
+                    "header": "Name",
+                    "options": [
+                        {"label": "roll", "description": "roll"},
+                        {"label": "dice", "description": "dice"}
+                    ],
+                    "multiSelect": false
+                }]}),
+            ),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    model.script("simuser-hangs", vec![Turn::Hang]);
+    suite.file("tests/hang/README", "a fixture\n");
+    suite.file(
+        "tests/hang.aptitude.yaml",
+        &format!(
+            "name: hang\nprompt: \"{marker}\"\nworkspace: hang\ntimeout: 20s\nuser:\n  goal: \"simuser-hangs: a die\"\nassertions:\n  - asked: {{about: called}}\n  - user_turns: {{min: 1}}\n"
+        ),
+    );
+    let started = std::time::Instant::now();
+    let (_, results, stderr) = run_on(&suite, &model, &claude, &["--no-grade"]);
+    let elapsed = started.elapsed();
+    let t = test(&results, "hang");
+    assert!(
+        elapsed < std::time::Duration::from_secs(80),
+        "the run kept its 20 s timeout, not the simulated user's 120 s: {elapsed:?}\n{stderr}"
+    );
+    assert_eq!(model.requests_for("simuser-hangs").len(), 1, "{t:#}");
+    assert_eq!(
+        statuses(&results, "hang"),
+        [
+            ("asked".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "error".to_owned()),
+        ],
+        "{t:#}"
+    );
+    let exchange = &t["dialog"]["exchanges"][0];
+    assert_eq!(exchange["question"], "What should the command be called?");
+    assert!(exchange["reply"].is_null(), "{t:#}");
+    assert!(t["dialog"]["incomplete"].is_string(), "{t:#}");
+}
+
+/// Codex's grading call can not turn off every tool a model's catalog entry adds: when
+/// the simulated user's model calls one anyway, the gateway sees the call and the reply
+/// is not used — the question is unanswered and `user_turns` is `error`, never a pass.
+#[test]
+fn a_simulated_user_that_calls_a_tool_is_no_reply() {
+    let codex = AGENTS[1]();
+    assert_eq!(codex.name, "codex");
+    let model = ScriptedModel::start();
+    let suite = Suite::new();
+    let marker = "talk-tool-grader";
+    model.script(
+        marker,
+        vec![
+            Turn::Text("I can add it.\n\nWhat should the command be called?".into()),
+            Turn::Text("Done.".into()),
+        ],
+    );
+    model.script(
+        "simuser-tools",
+        vec![
+            // `gpt-5.5`'s catalog entry adds `apply_patch`, which no setting takes away.
+            Turn::Tool(
+                "apply_patch",
+                json!({"input": "*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\n"}),
+            ),
+            Turn::Text("Call it roll.".into()),
+        ],
+    );
+    suite.file("tests/tool/README", "a fixture\n");
+    suite.file(
+        "tests/tool.aptitude.yaml",
+        &format!(
+            "name: tool\nprompt: \"{marker}\"\nworkspace: tool\nmodel: gpt-5.5\nuser:\n  goal: \"simuser-tools: a die\"\nassertions:\n  - asked: {{about: called}}\n  - user_turns: {{min: 1}}\n"
+        ),
+    );
+    let (_, results, stderr) = run_on(&suite, &model, &codex, &["--no-grade"]);
+    let t = test(&results, "tool");
+    assert!(
+        !model.requests_for("simuser-tools").is_empty(),
+        "{stderr}\n{t:#}"
+    );
+    assert_eq!(
+        statuses(&results, "tool"),
+        [
+            ("asked".to_owned(), "pass".to_owned()),
+            ("user_turns".to_owned(), "error".to_owned()),
+        ],
+        "{t:#}"
+    );
+    let why = t["dialog"]["incomplete"].as_str().unwrap_or_default();
+    assert!(why.contains("called a tool (`apply_patch`)"), "{t:#}");
+    assert!(
+        model
+            .requests_for(marker)
+            .iter()
+            .all(|r| !r.body.to_string().contains("Call it roll.")),
+        "the reply after the tool call never reaches the agent"
     );
 }
 

@@ -1,6 +1,7 @@
-//! A run's conversation on the plain-text channel, apart from the executor's run: the
-//! follow-up turns that carry the user's replies, and the simulated user's model call
-//! (issue 41; `docs/conversations.md`).
+//! A run's conversation, apart from the executor's run: the questions of a stdio channel
+//! answered while the run streams, the follow-up turns that carry the user's replies on
+//! the plain-text channel, and the simulated user's model call (issue 41;
+//! `docs/conversations.md`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{CliAgent, ExecuteRequest, Spec, StreamParser, Streamed, Task, process};
+use crate::agent::conversation::{Ask, Conversation};
 
 impl CliAgent {
     /// A plain-text conversation after the run's stream: while the agent's last turn ends
@@ -88,13 +90,40 @@ impl CliAgent {
         dialog
     }
 
+    /// Answers a stdio channel's questions while the run streams (Claude Code's
+    /// `AskUserQuestion`): each [`Ask`] in turn, each of its questions put to the user in
+    /// order ([`Self::answer`]: the script, or the simulated user's model call within
+    /// what is left before `deadline`), then the channel's answer written to `stdin`.
+    /// Returns when no more questions can come (the run's stdout reader is gone); the
+    /// caller drops it with the run, so a call still waiting is stopped and its question
+    /// recorded unanswered ([`Conversation::finish_with_replies`]).
+    pub(super) async fn answer_asks(
+        &self,
+        talk: &mut Conversation,
+        mut asks: tokio::sync::mpsc::UnboundedReceiver<Ask>,
+        stdin: &std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>>,
+        (model, deadline, cancel): (Option<&str>, std::time::Instant, &CancellationToken),
+    ) {
+        while let Some(ask) = asks.recv().await {
+            let mut replies = Vec::with_capacity(ask.questions.len());
+            for question in &ask.questions {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                let reply = self
+                    .answer(talk, (question, ask.calls_before), (model, left, cancel))
+                    .await;
+                replies.push(reply);
+            }
+            write_stdin(stdin, (ask.respond)(&replies));
+        }
+    }
+
     /// The user's reply to `question` (asked after `calls` tool calls), recorded: the
     /// script; else the simulated user — the cassette's reply in a replay, or a one-shot
     /// call of this agent's CLI with no tools in an empty directory ([`Self::simulate`]),
     /// within `left` of the test's time; `None` when nobody replies.
     async fn answer(
         &self,
-        talk: &mut crate::agent::conversation::Conversation,
+        talk: &mut Conversation,
         (question, calls): (&str, usize),
         (model, left, cancel): (Option<&str>, Duration, &CancellationToken),
     ) -> Option<String> {
@@ -106,6 +135,7 @@ impl CliAgent {
                 let outcome = match talk.replayed(question) {
                     Some(replayed) => replayed.map(|r| (r, None)),
                     None => {
+                        talk.waiting_for(question, calls);
                         let timeout = left.min(crate::agent::conversation::SIMULATED_USER_TIMEOUT);
                         self.simulate(&prompt, model, timeout, cancel)
                             .await
@@ -163,5 +193,17 @@ pub(super) fn conversation_of(
     match req.replay {
         Some(replaying) => talk.replaying(replaying.cassette.user.clone()),
         None => talk,
+    }
+}
+
+/// Writes one message to the agent's stdin, unless the channel closed it.
+pub(super) fn write_stdin(
+    stdin: &std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>>,
+    bytes: Vec<u8>,
+) {
+    if let Ok(stdin) = stdin.lock()
+        && let Some(tx) = stdin.as_ref()
+    {
+        let _ = tx.send(bytes);
     }
 }
