@@ -101,7 +101,8 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
     let json_tmp = crate::shared::files::output_file(path).map_err(output(path))?;
     let pack = RefCell::new(PackWriter::new(BufWriter::new(pack_tmp)));
     let mut out = BufWriter::new(json_tmp);
-    serde_json::to_writer_pretty(&mut out, &Compacted::of(results, &pack))
+    let written_at = std::path::absolute(&blobs).ok();
+    serde_json::to_writer_pretty(&mut out, &Compacted::of(results, &pack, written_at))
         .map_err(|e| io(path)(std::io::Error::other(e)))?;
     out.write_all(b"\n").map_err(io(path))?;
     let json_tmp = out.into_inner().map_err(|e| io(path)(e.into_error()))?;
@@ -128,6 +129,9 @@ struct Compacted<'a, W: Write> {
     run_dir: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shard: &'a Option<crate::verdict::results::ShardInfo>,
+    /// Where the pack is written, absolute ([`crate::verdict::results::compact::BLOB_PACK`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blob_pack: Option<std::path::PathBuf>,
     tests: CompactTests<'a, W>,
     summary: &'a crate::verdict::results::Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -139,7 +143,11 @@ struct Compacted<'a, W: Write> {
 }
 
 impl<'a, W: Write> Compacted<'a, W> {
-    fn of(results: &'a Results, pack: &'a RefCell<PackWriter<W>>) -> Self {
+    fn of(
+        results: &'a Results,
+        pack: &'a RefCell<PackWriter<W>>,
+        blob_pack: Option<std::path::PathBuf>,
+    ) -> Self {
         // Destructured so that a field added to `Results` fails to compile here.
         let Results {
             version: _,
@@ -157,6 +165,7 @@ impl<'a, W: Write> Compacted<'a, W> {
             aptitude_version,
             run_dir,
             shard,
+            blob_pack,
             tests: CompactTests { tests, pack },
             summary,
             coverage,
@@ -358,6 +367,24 @@ mod tests {
         std::fs::write(&pack, &bytes[..bytes.len() - 1]).unwrap();
         let e = read(&path).unwrap_err().to_string();
         assert!(e.contains("unreadable"), "{e}");
+    }
+
+    /// A results file copied alone on the machine that wrote it still finds its pack where
+    /// it was written.
+    #[test]
+    fn a_results_file_copied_alone_finds_its_pack_where_it_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let results = v2_results();
+        write(&results, &path).unwrap();
+        let kept = dir.path().join("kept/baseline.json");
+        std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+        std::fs::copy(&path, &kept).unwrap();
+        assert_eq!(read(&kept).unwrap(), results);
+        // Gone from there too: the error names the pack beside the copy.
+        std::fs::remove_file(dir.path().join("results.json.blobs")).unwrap();
+        let e = read(&kept).unwrap_err().to_string();
+        assert!(e.contains("baseline.json.blobs"), "{e}");
     }
 
     /// Results without run detail need no pack: none is written.

@@ -39,6 +39,11 @@ pub const SHARED: &[&str] = &["sandbox", "fingerprint"];
 /// The key, in a detail blob, of the run's `model_traffic.request_log`.
 const REQUEST_LOG: &str = "request_log";
 
+/// The top-level key, before `tests`, of where the pack was written (absolute): read when
+/// no pack is beside the results file, so that a results file copied alone on the machine
+/// that wrote it still reads. Blobs are checked by their hash wherever they are found.
+pub const BLOB_PACK: &str = "blob_pack";
+
 /// The key of a run's blob references in the results JSON.
 pub const BLOBS: &str = "blobs";
 
@@ -101,6 +106,9 @@ impl<T: Read + Seek> Source for T {}
 /// A pack opened for reading; opened lazily, so that results without blobs never need one.
 pub struct Pack {
     path: PathBuf,
+    /// Where the pack was written ([`BLOB_PACK`]), tried when it is not beside the file (the
+    /// results file alone was copied elsewhere on the same machine).
+    written_at: Option<PathBuf>,
     source: Option<Box<dyn Source>>,
     /// Blobs read, by address: a shared blob is inflated once.
     cache: HashMap<String, Map<String, Value>>,
@@ -111,6 +119,7 @@ impl Pack {
     pub fn at(path: PathBuf) -> Self {
         Pack {
             path,
+            written_at: None,
             source: None,
             cache: HashMap::new(),
         }
@@ -120,18 +129,30 @@ impl Pack {
     pub fn from_source(path: PathBuf, source: Box<dyn Source>) -> Self {
         Pack {
             path,
+            written_at: None,
             source: Some(source),
             cache: HashMap::new(),
         }
     }
 
+    /// Notes where the results say their pack was written ([`BLOB_PACK`]).
+    pub fn written_at(&mut self, path: PathBuf) {
+        self.written_at = Some(path);
+    }
+
     fn source(&mut self) -> Result<&mut Box<dyn Source>, BlobError> {
         if self.source.is_none() {
-            let file = crate::shared::files::open_regular_file(&self.path).map_err(|source| {
-                BlobError::Missing {
-                    pack: self.path.clone(),
-                    source,
+            let open = crate::shared::files::open_regular_file;
+            let file = match (open(&self.path), &self.written_at) {
+                (Ok(file), _) => Ok(file),
+                (Err(e), Some(at)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    open(at).map_err(|_| e)
                 }
+                (Err(e), _) => Err(e),
+            }
+            .map_err(|source| BlobError::Missing {
+                pack: self.path.clone(),
+                source,
             })?;
             self.source = Some(Box::new(std::io::BufReader::new(file)));
         }

@@ -130,6 +130,7 @@ fn top_level<R: BufRead>(
                     version = Some(super::RESULTS_VERSION);
                 }
                 "aptitude_version" => aptitude_version = Some(field(&value)?),
+                super::compact::BLOB_PACK => pack.written_at(field(&value)?),
                 "run_dir" => run_dir = field(&value)?,
                 "shard" => shard = field(&value)?,
                 "summary" => summary = Some(field(&value)?),
