@@ -336,7 +336,12 @@ fn the_kept_cassettes_replay() {
             for part in ["tests", "results.cassettes"] {
                 copy_tree(&suite.path().join(part), &fixture.join(part));
             }
-            std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+            // Kept inline: a committed fixture has no blob pack beside it.
+            std::fs::write(
+                fixture.join("recorded.json"),
+                crate::support::results_text(suite.results_path()).unwrap(),
+            )
+            .unwrap();
         }
         let suite = Suite::new();
         let (model, code, results, stderr) = replay_kept(&fixture, &suite, &agent);

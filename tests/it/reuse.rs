@@ -264,7 +264,7 @@ fn an_unchanged_claims_check_is_reused_with_no_judge_call() {
 
     // A baseline without the claims (written before they travelled) reads them again.
     let mut old: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(&baseline).unwrap()).unwrap();
     old["tests"][0]["assertions"][0]
         .as_object_mut()
         .unwrap()

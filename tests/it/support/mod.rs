@@ -61,3 +61,12 @@ pub fn claude_bin() -> PathBuf {
 pub mod consumers;
 pub mod github_double;
 pub mod workflow_commands;
+
+/// The results file at `path` as JSON text with every run's detail inline: read by
+/// aptitude's own reader, which puts back what the results keep in their blob pack
+/// (`<path>.blobs`), then written pretty. Tests look into transcripts, diffs and model
+/// requests through this, as a user reading the results with aptitude would.
+pub fn results_text(path: impl AsRef<std::path::Path>) -> Result<String, String> {
+    let results = aptitude::report::json::read(path.as_ref()).map_err(|e| e.to_string())?;
+    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())
+}
