@@ -103,7 +103,7 @@ pub(crate) fn replay_on(
     agent: &Agent,
 ) -> (i32, Value, String) {
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     run_on(
         suite,
         model,

@@ -563,7 +563,7 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         ));
     }
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let cassette = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
         .as_str()
         .ok_or_else(|| format!("no cassette: {recorded:#}"))?
@@ -699,7 +699,7 @@ fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
         ));
     }
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let requests = model.requests().len();
     drop(server);
     let (code, replayed, stderr) = run_on(
