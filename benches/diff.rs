@@ -88,11 +88,31 @@ fn main() -> std::io::Result<()> {
     aptitude::report::json::write(&suite::results(5_000, 1), &head)
         .map_err(std::io::Error::other)?;
     let mut out = std::io::stdout().lock();
+    // On disk: the JSON and its blob pack (results version 3), and the same results with
+    // their detail inline, as every version before 3 wrote them.
+    let mb = |p: &Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let pack = |p: &Path| aptitude::verdict::results::compact::pack_path(p);
+    let inline = aptitude::report::json::FORMAT.render;
+    let options = aptitude::report::RenderOptions {
+        markdown_max_chars: 65_000,
+    };
+    let t = Instant::now();
+    let inline_len = inline(&suite::results(5_000, 0), &options)
+        .map_err(std::io::Error::other)?
+        .len();
+    let inline_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    aptitude::report::json::write(&suite::results(5_000, 0), &base)
+        .map_err(std::io::Error::other)?;
+    let compact_secs = t.elapsed().as_secs_f64();
     writeln!(
         out,
-        "two results of 5,000 tests × 3 runs: base {:.1} MB, head {:.1} MB",
-        std::fs::metadata(&base)?.len() as f64 / 1e6,
-        std::fs::metadata(&head)?.len() as f64 / 1e6
+        "two results of 5,000 tests × 3 runs: base {:.1} MB (JSON {:.1} MB + pack {:.1} MB; inline, as before version 3: {:.1} MB), head {:.1} MB; built and written in {compact_secs:.2} s (built and rendered inline: {inline_secs:.2} s)",
+        mb(&base) + mb(&pack(&base)),
+        mb(&base),
+        mb(&pack(&base)),
+        inline_len as f64 / 1e6,
+        mb(&head) + mb(&pack(&head)),
     )?;
     let exe = std::env::current_exe()?;
     for (what, mode, files) in [

@@ -153,6 +153,18 @@ pub fn write_reports(
         if let Some(path) = path {
             // A renderer's panic (a bug of aptitude's) costs that one report, never the
             // others: the results JSON is still written.
+            // The results JSON is written as it is serialized, its run detail into the
+            // blob pack beside it (`report::json::write`).
+            if format.name == "json" {
+                match crate::shared::caught::caught(|| crate::report::json::write(results, path)) {
+                    Ok(written) => problems.extend(written.err().map(|e| e.to_string())),
+                    Err(_) => problems.push(format!(
+                        "{}: the results JSON could not be written (a bug in aptitude, printed above)",
+                        path.display()
+                    )),
+                }
+                continue;
+            }
             match crate::shared::caught::caught(|| (format.render)(results, &options)) {
                 Ok(Ok(text)) => {
                     problems.extend(write_file(path, &text).err().map(|e| e.to_string()));

@@ -466,6 +466,22 @@ pub enum OutputError {
 /// [`OutputError`] saying what is at the path, or why it could not be written.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     use std::io::Write;
+    let mut tmp = output_file(path)?;
+    let io = |source| OutputError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    tmp.write_all(bytes).map_err(io)?;
+    persist_output(tmp, path)
+}
+
+/// A temporary file beside `path` to write an output into, then [`persist_output`] it: for
+/// outputs written in pieces (the results JSON and its blob pack). Refused as
+/// [`write_output`] refuses (`path` a link or not a regular file).
+///
+/// # Errors
+/// As [`write_output`].
+pub fn output_file(path: &Path) -> Result<tempfile::NamedTempFile, OutputError> {
     let io = |source| OutputError::Io {
         path: path.to_owned(),
         source,
@@ -490,11 +506,22 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".aptitude-output-")
         .tempfile_in(dir)
-        .map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
+        .map_err(io)
+}
+
+/// Syncs `tmp` (from [`output_file`]) and puts it at `path` in one step: a reader never
+/// sees half an output.
+///
+/// # Errors
+/// When it can not be synced or renamed.
+pub fn persist_output(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), OutputError> {
+    let io = |source| OutputError::Io {
+        path: path.to_owned(),
+        source,
+    };
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())

@@ -31,6 +31,11 @@
 //!  "summary": {..., "runs": {...}, "budget": {...}}}
 //! ```
 //!
+//! Version 3 lets a run's bulky detail (`transcript`, `files`, `witness`, `dialog`,
+//! `execs`, `sandbox`, `fingerprint`, `model_traffic.request_log`) sit in a blob pack beside
+//! the file, referenced by the run's `"blobs"` ([`compact`]); a version 3 file may also
+//! hold them inline, as versions 1 and 2 always do, which are read as version 3.
+//!
 //! Version 2 added `error_kind`, `skip_reason`, `attempts`, `runs`, `repeat`, and the
 //! summary's `runs` and `budget`; a version 1 file is read as version 2 without them.
 //!
@@ -42,11 +47,12 @@ use serde::{Deserialize, Serialize};
 
 pub use super::test_result::*;
 
+pub mod compact;
 pub mod stream;
 use crate::transcript::Usage;
 
 /// The results schema version.
-pub const RESULTS_VERSION: u32 = 2;
+pub const RESULTS_VERSION: u32 = 3;
 
 /// The oldest results version this aptitude reads (its fields are a subset of the current
 /// version's).
@@ -66,6 +72,9 @@ pub enum ReadError {
         /// Its `version`.
         found: u64,
     },
+    /// A run's detail could not be read from the blob pack ([`compact`]).
+    #[error(transparent)]
+    Blob(#[from] compact::BlobError),
 }
 
 /// A whole run: every test, in file order, and the totals.
@@ -198,6 +207,15 @@ impl Results {
     /// # Errors
     /// When the text is not results JSON or has another version.
     pub fn from_json(text: &str) -> Result<Self, ReadError> {
+        Self::from_json_and_pack(text, &mut compact::Pack::at("results.json.blobs".into()))
+    }
+
+    /// [`Results::from_json`] for results whose run detail may be in `pack` ([`compact`]).
+    ///
+    /// # Errors
+    /// As [`Results::from_json`], and [`ReadError::Blob`] when a blob the results refer to
+    /// is missing from `pack` or corrupt.
+    pub fn from_json_and_pack(text: &str, pack: &mut compact::Pack) -> Result<Self, ReadError> {
         #[derive(Deserialize)]
         struct Versioned {
             version: u64,
@@ -206,7 +224,7 @@ impl Results {
         if !readable(version) {
             return Err(ReadError::Version { found: version });
         }
-        serde_json::from_str(text).map_err(ReadError::Parse)
+        stream::read_each(text.as_bytes(), pack, &mut |t, _| Some(t))
     }
 
     /// Builds the results of a run, computing the summary.
@@ -772,21 +790,23 @@ mod tests {
     #[test]
     fn every_reader_refuses_another_results_version() {
         let mut json = serde_json::to_value(Results::new(Vec::new(), 0)).unwrap();
-        json["version"] = 3.into();
+        json["version"] = 4.into();
         let e = serde_json::from_value::<Results>(json.clone())
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("results version 3; this aptitude reads versions 1 to 2"),
+            e.contains("results version 4; this aptitude reads versions 1 to 3"),
             "{e}"
         );
-        let e = Results::from_json(r#"{"tests": "a v3 shape", "version": 3}"#)
+        let e = Results::from_json(r#"{"tests": "a v4 shape", "version": 4}"#)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("results version 3;"), "{e}");
+        assert!(e.starts_with("results version 4;"), "{e}");
         json["version"] = 1.into();
         assert!(Results::from_json(&json.to_string()).is_ok());
         json["version"] = 2.into();
+        assert!(Results::from_json(&json.to_string()).is_ok());
+        json["version"] = 3.into();
         assert!(Results::from_json(&json.to_string()).is_ok());
     }
 

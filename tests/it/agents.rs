@@ -103,7 +103,7 @@ pub(crate) fn replay_on(
     agent: &Agent,
 ) -> (i32, Value, String) {
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     run_on(
         suite,
         model,
@@ -149,7 +149,7 @@ pub(crate) fn run_on(
         .args(extra)
         .limit(Duration::from_secs(240))
         .output();
-    let results = std::fs::read_to_string(suite.results_path())
+    let results = crate::support::results_text(suite.results_path())
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or(Value::Null);
     (out.code, results, out.stderr)
@@ -343,7 +343,7 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
         .limit(Duration::from_secs(60))
         .output();
     let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     let stderr = &out.stderr;
     let replay = crate::run::test(&results, "replay");
     assert_eq!(replay["status"], "passed", "{stderr}\n{replay:#}");
@@ -493,7 +493,7 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         .output();
     let stderr = &out.stderr;
     let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
+        &crate::support::results_text(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
     )
     .unwrap();
     let edit = crate::run::test(&results, "edit");

@@ -73,7 +73,7 @@ fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
     );
     assert!(suite.path().join(file).is_file(), "{}: {file}", agent.name);
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let replay = |n: usize| {
         let (code, results, stderr) = run_on(
             &suite,
@@ -177,7 +177,7 @@ fn a_changed_tool_result_is_a_divergence_naming_the_turn() {
     let (code, recorded) = run(&["--record-model"]);
     assert_eq!(code, 0, "{recorded:#}");
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let served = model.requests_for("TAPE-DIVERGE").len();
 
     std::fs::write(suite.path().join("tests/ws/input.txt"), "changed-value\n").unwrap();
@@ -237,7 +237,7 @@ fn a_replay_answers_its_reviews_from_the_recorded_grades() {
     let first = crate::run::aptitude_run(&suite, &model, &["--record-model", "--no-cache"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let judge_calls = || model.requests_for("TAPE-JUDGE").len();
     let (calls, all) = (judge_calls(), model.requests().len());
     assert_eq!(calls, 1);
@@ -336,7 +336,12 @@ fn the_kept_cassettes_replay() {
             for part in ["tests", "results.cassettes"] {
                 copy_tree(&suite.path().join(part), &fixture.join(part));
             }
-            std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+            // Kept inline: a committed fixture has no blob pack beside it.
+            std::fs::write(
+                fixture.join("recorded.json"),
+                crate::support::results_text(suite.results_path()).unwrap(),
+            )
+            .unwrap();
         }
         let suite = Suite::new();
         let (model, code, results, stderr) = replay_kept(&fixture, &suite, &agent);
@@ -407,7 +412,7 @@ fn a_replay_of_file_tools_on_absolute_paths_is_witnessed_not_tampered() {
     );
     assert_eq!(test["witness"]["status"], "witnessed", "{test:#}");
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let asked = model.requests().len();
     let (code, replayed, stderr) = run_on(
         &suite,
@@ -473,7 +478,7 @@ fn a_server_side_web_search_is_witnessed_and_replays_on_claude_and_codex() {
             agent.name
         );
         let kept = suite.path().join("recorded.json");
-        std::fs::copy(suite.results_path(), &kept).unwrap();
+        crate::support::copy_results(suite.results_path(), &kept);
         let asked = model.requests().len();
         let (code, replayed, stderr) = run_on(
             &suite,
@@ -644,7 +649,7 @@ fn own_guard_blocks_in(
     check(&recorded, "recording");
     let asked = model.requests().len();
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let (code, replayed, stderr) = run_on(
         &suite,
         &model,

@@ -38,7 +38,7 @@ fn analyze_writes_results_json_in_file_order_with_lines() {
         .output();
     assert_eq!(out.code, 1);
     let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(&json).unwrap()).unwrap();
     // What the results say of each test: file order, verdicts, each assertion's line, kind
     // and verdict (the review could not be graded without `claude` on PATH: an error rather
     // than a pass), and the transcript travelling with the results so that reports can be

@@ -262,7 +262,7 @@ fn a_claude_login_reaches_the_model_through_the_gateway() {
             .limit(std::time::Duration::from_secs(120));
         setup(&mut cmd);
         let out = cmd.output();
-        let text = std::fs::read_to_string(suite.results_path())
+        let text = crate::support::results_text(suite.results_path())
             .unwrap_or_else(|e| panic!("no results ({e}): {}", out.stderr));
         (out, serde_json::from_str::<Value>(&text).unwrap())
     };

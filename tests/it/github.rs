@@ -759,7 +759,7 @@ async fn results_of_another_version_are_refused_by_publish_and_as_baseline() {
     let mut results: Value =
         serde_json::from_str(&std::fs::read_to_string(data("results/hostile.json")).unwrap())
             .unwrap();
-    results["version"] = json!(3);
+    results["version"] = json!(4);
     std::fs::write(&future, serde_json::to_string(&results).unwrap()).unwrap();
     let gh = Gh::new(PR_EVENT).await;
     gh.forbid_user().await;
@@ -768,7 +768,7 @@ async fn results_of_another_version_are_refused_by_publish_and_as_baseline() {
     let (code, out) = gh.publish(&future).await;
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("has results version 3; this aptitude reads versions 1 to 2"),
+        out.contains("has results version 4; this aptitude reads versions 1 to 3"),
         "{out}"
     );
     assert!(gh.writes().await.is_empty(), "nothing is published");
@@ -783,7 +783,7 @@ async fn results_of_another_version_are_refused_by_publish_and_as_baseline() {
         .await;
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("no baseline comparison") && out.contains("results version 3"),
+        out.contains("no baseline comparison") && out.contains("results version 4"),
         "{out}"
     );
     gh.assert_valid_for_github().await;

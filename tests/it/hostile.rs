@@ -107,7 +107,7 @@ struct Finished {
 }
 
 fn finish(dir: &Path, aptitude_pid: u32, out: std::process::Output) -> Finished {
-    let results_text = std::fs::read_to_string(dir.join("results.json")).unwrap_or_else(|e| {
+    let results_text = crate::support::results_text(dir.join("results.json")).unwrap_or_else(|e| {
         panic!(
             "no results JSON ({e}): {}",
             String::from_utf8_lossy(&out.stderr)

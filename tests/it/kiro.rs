@@ -51,7 +51,7 @@ fn aptitude(suite: &Suite, model: &ScriptedModel, key: Option<&str>, args: &[&st
 }
 
 fn results(suite: &Suite, out: &Output) -> Value {
-    let text = std::fs::read_to_string(suite.results_path())
+    let text = crate::support::results_text(suite.results_path())
         .unwrap_or_else(|_| panic!("no results: {}", out.stderr));
     serde_json::from_str(&text).unwrap()
 }
@@ -351,7 +351,7 @@ fn transcript_and_analyze_read_every_store() {
             .arg(&results)
             .output();
         let analyzed: Value =
-            serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+            serde_json::from_str(&crate::support::results_text(&results).unwrap()).unwrap();
         let got: Vec<&str> = analyzed["tests"][0]["assertions"]
             .as_array()
             .unwrap()

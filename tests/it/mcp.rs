@@ -367,7 +367,7 @@ fn run_claude(suite: &Suite, model: &ScriptedModel, var: (&str, &str)) -> (Strin
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
-    let text = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let text = crate::support::results_text(suite.results_path()).unwrap_or_default();
     (String::from_utf8_lossy(&out.stderr).into_owned(), text)
 }
 
@@ -563,7 +563,7 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         ));
     }
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let cassette = recorded["tests"][0]["model_traffic"]["cassette"]["file"]
         .as_str()
         .ok_or_else(|| format!("no cassette: {recorded:#}"))?
@@ -699,7 +699,7 @@ fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
         ));
     }
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let requests = model.requests().len();
     drop(server);
     let (code, replayed, stderr) = run_on(
@@ -814,7 +814,12 @@ fn the_kept_mcp_cassette_replays() {
             &suite.path().join("results.cassettes"),
             &fixture.join("results.cassettes"),
         );
-        std::fs::copy(suite.results_path(), fixture.join("recorded.json")).unwrap();
+        // Kept inline: a committed fixture has no blob pack beside it.
+        std::fs::write(
+            fixture.join("recorded.json"),
+            crate::support::results_text(suite.results_path()).unwrap(),
+        )
+        .unwrap();
     }
     let suite = Suite::new();
     suite.file("tests/ws/keep.txt", "fixture\n").file(
@@ -863,7 +868,7 @@ fn records_an_agent_planted_in_the_mcp_watch_dir_are_not_followed() {
     );
     assert_eq!(code, 0, "{stderr}\n{test:#}");
     assert!(call_output(test, "mcp__everything__echo").contains("Echo: still here"));
-    let mut outputs = std::fs::read_to_string(suite.results_path()).unwrap_or_default();
+    let mut outputs = crate::support::results_text(suite.results_path()).unwrap_or_default();
     for entry in std::fs::read_dir(suite.path().join("results.cassettes"))
         .into_iter()
         .flatten()

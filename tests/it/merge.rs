@@ -32,7 +32,7 @@ fn shard_file(name: &str) -> PathBuf {
 }
 
 fn read(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_json::from_str(&crate::support::results_text(path).unwrap()).unwrap()
 }
 
 /// A copy of `name` in `dir` after `edit`.
@@ -85,7 +85,7 @@ fn shards_merge_into_the_whole_run_with_counts_time_and_cost_added() {
             .collect()
     };
     assert_eq!(ids(&merged), ids(&whole), "every test, in file order");
-    assert_eq!(merged["version"], 2);
+    assert_eq!(merged["version"], 3);
     assert!(merged.get("shard").is_none(), "merged results are no shard");
 
     let md = std::fs::read_to_string(&markdown).unwrap();
@@ -155,7 +155,7 @@ fn the_same_test_in_two_files_is_an_error() {
 #[test]
 fn differing_results_versions_are_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let newer = edited(dir.path(), "2of2.json", |v| v["version"] = json!(3));
+    let newer = edited(dir.path(), "2of2.json", |v| v["version"] = json!(4));
     let out = merge(
         &[shard_file("1of2.json"), newer.clone()],
         &["--json".as_ref(), dir.path().join("m.json").as_os_str()],
@@ -163,7 +163,7 @@ fn differing_results_versions_are_an_error() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains(&format!(
-            "{} has results version 3; this aptitude reads versions 1 to 2",
+            "{} has results version 4; this aptitude reads versions 1 to 3",
             newer.display()
         )),
         "{}",
@@ -284,7 +284,7 @@ fn two_shard_runs_merge_into_every_test_once() {
             json!({"index": k, "count": 2, "tests": 5, "balanced_by": "hash"})
         );
         let path = suite.path().join(format!("shard-{k}.json"));
-        std::fs::rename(suite.results_path(), &path).unwrap();
+        crate::support::copy_results(suite.results_path(), &path);
         shard_results.push(path);
     }
     let merged_path = suite.path().join("merged.json");
@@ -411,7 +411,7 @@ fn the_runs_of_a_repeated_test_are_split_across_shards_and_merged() {
             }
         }
         let path = suite.path().join(format!("part-{k}.json"));
-        std::fs::rename(suite.results_path(), &path).unwrap();
+        crate::support::copy_results(suite.results_path(), &path);
         parts.push(path);
     }
     numbers_seen.sort_unstable();

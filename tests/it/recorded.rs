@@ -612,7 +612,7 @@ fn record_and_replay(agent: &Agent, cases: &[&Case]) -> AgentRun {
     }
     let after_recording = model.requests().len();
     let kept = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &kept).unwrap();
+    crate::support::copy_results(suite.results_path(), &kept);
     let (_, replayed, stderr) = run_on(
         &suite,
         &model,

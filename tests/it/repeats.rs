@@ -66,7 +66,7 @@ fn a_flaky_test_names_its_flaky_assertion_and_min_pass_decides() {
     let out = aptitude_run(&suite, &model, &["--jobs", "4"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let results = out.results.unwrap();
-    assert_eq!(results["version"], 2);
+    assert_eq!(results["version"], 3);
 
     let all = test(&results, "needs-all");
     assert_eq!(all["status"], "failed", "all 5 runs are needed by default");

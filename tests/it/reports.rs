@@ -104,7 +104,7 @@ fn secrets_are_redacted_from_terminal_and_results_json_too() {
         .arg(dir.path().join("r.json"))
         .output();
     let stdout = &out.stdout;
-    let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let json = crate::support::results_text(dir.path().join("r.json")).unwrap();
     for secret in SECRETS {
         assert!(
             !stdout.contains(secret) && !json.contains(secret),
@@ -559,7 +559,7 @@ fn a_key_cut_by_an_assertion_detail_never_shows_in_part() {
                 .arg("--markdown")
                 .arg(&md)
                 .output();
-            let json = std::fs::read_to_string(&json_path).unwrap();
+            let json = crate::support::results_text(&json_path).unwrap();
             assert!(
                 json.contains("\"fail\""),
                 "the check failed and quoted the output: {json}"

@@ -39,7 +39,7 @@ fn an_unchanged_test_is_reused_with_no_agent_run_and_no_judge_call() {
     assert_eq!(t["fingerprint"]["sha256"].as_str().unwrap().len(), 64);
     assert!(t.get("reused").is_none());
     let baseline = suite.path().join("baseline.json");
-    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    crate::support::copy_results(suite.results_path(), &baseline);
     let agent_runs = || model.requests().iter().filter(|r| r.has_tools).count();
     let judge_calls = || model.requests().iter().filter(|r| !r.has_tools).count();
     let (runs, calls) = (agent_runs(), judge_calls());
@@ -121,7 +121,7 @@ fn a_changed_prompt_runs_the_agent() {
     let first = aptitude_run(&suite, &model, &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
     let baseline = suite.path().join("baseline.json");
-    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    crate::support::copy_results(suite.results_path(), &baseline);
     let before = model.requests().len();
     suite.file("tests/p.aptitude.yaml", &yaml.replace("one", "two"));
     let out = aptitude_run(&suite, &model, &["--reuse", baseline.to_str().unwrap()]);
@@ -158,7 +158,7 @@ fn a_test_that_needs_the_workspace_is_replayed_from_its_recording() {
     let baseline = suite.path().join("baseline.json");
     let first = aptitude_run(&suite, &model, &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
-    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    crate::support::copy_results(suite.results_path(), &baseline);
     let before = model.requests().len();
     let out = aptitude_run(&suite, &model, &["--reuse", baseline.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -172,7 +172,7 @@ fn a_test_that_needs_the_workspace_is_replayed_from_its_recording() {
     // Recorded: the unchanged run is replayed, with no model request.
     let recorded = aptitude_run(&suite, &model, &["--record-model"]);
     assert_eq!(recorded.code, 0, "{}\n{}", recorded.stdout, recorded.stderr);
-    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    crate::support::copy_results(suite.results_path(), &baseline);
     let before = model.requests().len();
     let out = aptitude_run(&suite, &model, &["--reuse", baseline.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -228,7 +228,7 @@ fn an_unchanged_claims_check_is_reused_with_no_judge_call() {
     assert_eq!(recorded["grade_keys"].as_array().unwrap().len(), 1);
     assert_eq!(recorded["claims"][0]["command"], "echo hello");
     let baseline = suite.path().join("baseline.json");
-    std::fs::copy(suite.results_path(), &baseline).unwrap();
+    crate::support::copy_results(suite.results_path(), &baseline);
     let agent_runs = || model.requests().iter().filter(|r| r.has_tools).count();
     let judge_calls = || model.requests().iter().filter(|r| !r.has_tools).count();
     let (runs, calls) = (agent_runs(), judge_calls());
@@ -264,7 +264,7 @@ fn an_unchanged_claims_check_is_reused_with_no_judge_call() {
 
     // A baseline without the claims (written before they travelled) reads them again.
     let mut old: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(&baseline).unwrap()).unwrap();
     old["tests"][0]["assertions"][0]
         .as_object_mut()
         .unwrap()

@@ -357,7 +357,7 @@ fn a_routing_suite_on_claude_code_gives_the_scripted_figures() {
     // p = 2/42), its recall of 1 prompt in 2 a fall that is not (p = 1 - C(31,2)/C(32,2)).
     let asked = model.requests().len();
     let recorded = suite.path().join("recorded.json");
-    std::fs::copy(suite.results_path(), &recorded).unwrap();
+    crate::support::copy_results(suite.results_path(), &recorded);
     let mut base = results.clone();
     let entries = base["routing"]["entries"].as_array_mut().unwrap();
     let pdf_base = entries

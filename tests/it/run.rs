@@ -81,7 +81,7 @@ impl RunOutput {
 /// Runs the suite's tests ([`Suite::aptitude`]) with `extra` arguments.
 pub fn aptitude_run(suite: &Suite, model: &ScriptedModel, extra: &[&str]) -> RunOutput {
     let out = suite.aptitude(model).args(extra).output();
-    let results = std::fs::read_to_string(suite.results_path())
+    let results = crate::support::results_text(suite.results_path())
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
     RunOutput {
@@ -678,7 +678,7 @@ fn sigterm_stops_running_agents_and_keeps_finished_results() {
     let status = run.child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     assert_eq!(test(&results, "quick")["status"], "passed");
     let stuck = test(&results, "stuck");
     assert_eq!(stuck["status"], "error");

@@ -151,7 +151,7 @@ fn run_attacks() -> Shared {
         .limit(std::time::Duration::from_secs(300))
         .output();
     let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("results.json"))
+        &crate::support::results_text(root.join("results.json"))
             .unwrap_or_else(|e| panic!("no results ({e}): {}", out.stderr)),
     )
     .unwrap();
@@ -477,7 +477,7 @@ fn a_sandbox_that_can_not_be_made_fails_closed() {
         .output();
     assert_eq!(out.code, 1, "{}", out.stderr);
     let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     let t = &results["tests"][0];
     assert_eq!(t["status"], "error", "{t:#}");
     let error = t["error"].as_str().unwrap();
@@ -514,7 +514,7 @@ fn sandbox_off_is_said_in_every_report() {
         .output();
     assert_eq!(out.code, 0, "{}", out.stderr);
     let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     assert_eq!(results["tests"][0]["sandbox"]["mode"], "off");
     assert!(
         out.stdout.contains("not sandboxed"),
@@ -567,7 +567,7 @@ fn network_reaches_only_the_hosts_it_names() {
     model.script("net-marker", vec![Turn::Text("ok".into())]);
     let out = suite.aptitude(&model).arg("--no-grade").output();
     let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     let t = &results["tests"][0];
     assert_eq!(t["status"], "passed", "{}\n{t:#}", out.stderr);
     assert!(other.accept().is_err(), "the host off the list was reached");

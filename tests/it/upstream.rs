@@ -166,7 +166,8 @@ fn analyze(file: &Path, transcript: &Path, model: &ScriptedModel) -> (String, St
         .claude()
         .output();
     assert!(out.code == 0 || out.code == 1, "{}", out.both());
-    let results: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results: Value =
+        serde_json::from_str(&crate::support::results_text(&json).unwrap()).unwrap();
     let test = &results["tests"][0];
     let statuses = test["assertions"]
         .as_array()

@@ -161,7 +161,7 @@ fn run_takes_upstreams_workdir_and_agent_flags() {
         .output();
     out.code(0);
     let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(&results).unwrap()).unwrap();
     let call = &results["tests"][0]["transcript"]["tool_calls"][0];
     assert_eq!(call["output"], "from-dir", "{results:#}");
     assert_eq!(results["tests"][0]["agent_id"], "claude");
@@ -193,7 +193,7 @@ fn analyze_a_names_the_agent_that_wrote_the_transcript() {
     analyze(&claude, "claude").code(0);
     analyze(&codex, "codex").code(0);
     let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(&json).unwrap()).unwrap();
     assert_eq!(results["tests"][0]["agent_id"], "codex");
     let wrong = analyze(&claude, "codex");
     wrong.code(2);

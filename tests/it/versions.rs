@@ -138,7 +138,7 @@ fn a_test_runs_on_two_releases_of_an_agent_each_its_own_result() {
         .output();
     eprintln!("pi@pinned and pi@{OLD_PI}: run in {:?}", started.elapsed());
     let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(suite.results_path()).unwrap()).unwrap();
+        serde_json::from_str(&crate::support::results_text(suite.results_path()).unwrap()).unwrap();
     let tests = results["tests"].as_array().unwrap();
     let pinned = aptitude::agent::registry::cli(AgentKind::Pi, &Default::default())
         .pinned_version()

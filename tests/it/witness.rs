@@ -230,7 +230,7 @@ fn run_claude_scenarios() -> Run {
         .claude()
         .limit(std::time::Duration::from_secs(300))
         .output();
-    let results = std::fs::read_to_string(suite.results_path())
+    let results = crate::support::results_text(suite.results_path())
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or_else(|e| panic!("no results ({e}): {}", out.stderr));
     Run {

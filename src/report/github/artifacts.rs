@@ -41,6 +41,10 @@ const RUNS_PER_PAGE: usize = 20;
 /// The largest `results.json` read from an artifact, in bytes (256 MiB).
 pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The largest blob pack read beside a baseline's results (`results.json.blobs`), in bytes
+/// once unzipped: 1 GiB.
+pub const MAX_PACK_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Why no baseline was found; shown as one notice.
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
@@ -521,7 +525,47 @@ fn read_results(zip: &[u8]) -> Result<Results, ArtifactContentError> {
             limit: MAX_RESULTS_BYTES,
         });
     }
-    Ok(Results::from_json(&text)?)
+    let pack = read_pack(&mut archive, &name)?;
+    let pack_name = format!("{name}.blobs");
+    let mut pack = match pack {
+        Some(bytes) => crate::verdict::results::compact::Pack::from_source(
+            pack_name.into(),
+            Box::new(std::io::Cursor::new(bytes)),
+        ),
+        // Results that refer to blobs without their pack get an error naming it.
+        None => crate::verdict::results::compact::Pack::at(
+            std::path::Path::new("artifact").join(pack_name),
+        ),
+    };
+    Ok(Results::from_json_and_pack(&text, &mut pack)?)
+}
+
+/// The blob pack beside `name` in the artifact (`results.json.blobs`), if there is one
+/// ([`crate::verdict::results::compact`]), at most [`MAX_PACK_BYTES`].
+fn read_pack(
+    archive: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &str,
+) -> Result<Option<Vec<u8>>, ArtifactContentError> {
+    use std::io::Read;
+    let pack_name = format!("{name}.blobs");
+    let Ok(entry) = archive.by_name(&pack_name) else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    entry
+        .take(MAX_PACK_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ArtifactContentError::Read {
+            file: pack_name,
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_PACK_BYTES {
+        return Err(ArtifactContentError::TooLarge {
+            what: "its blob pack is",
+            limit: MAX_PACK_BYTES,
+        });
+    }
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::io::{BufRead, Read};
 
 use serde::de::Error as _;
 
+use super::compact::Pack;
 use super::{ReadError, Results, TestResult, readable};
 
 /// Where a test's JSON is in its file: byte offset and length, for reading it again alone
@@ -35,18 +36,35 @@ pub type Each<'f> = &'f mut dyn FnMut(TestResult, Span) -> Option<TestResult>;
 /// [`ReadError::Version`] for another schema version, [`ReadError::Parse`] otherwise (for a
 /// test's own JSON, its line and column count from the test's `{`, and the message names
 /// the test's index).
-pub fn read_each(reader: impl Read, each: Each<'_>) -> Result<Results, ReadError> {
-    read_buffered(reader, 1 << 20, each)
+pub fn read_each(reader: impl Read, pack: &mut Pack, each: Each<'_>) -> Result<Results, ReadError> {
+    read_buffered(reader, 1 << 20, pack, each)
 }
 
 /// [`read_each`] with a buffer of `capacity` bytes (tests use a few bytes, so that values
 /// and escapes are cut at every place).
-fn read_buffered(reader: impl Read, capacity: usize, each: Each<'_>) -> Result<Results, ReadError> {
+fn read_buffered(
+    reader: impl Read,
+    capacity: usize,
+    pack: &mut Pack,
+    each: Each<'_>,
+) -> Result<Results, ReadError> {
     let mut scan = Scan {
         r: std::io::BufReader::with_capacity(capacity, reader),
         offset: 0,
     };
-    top_level(&mut scan, each)
+    top_level(&mut scan, pack, each)
+}
+
+/// A test read from its JSON `bytes`, its detail put back from `pack` when it has blobs
+/// ([`super::compact`]); a test without them is read directly, as fast as before.
+fn test_from(bytes: &[u8], pack: &mut Pack) -> Result<TestResult, ReadError> {
+    let key = format!("\"{}\"", super::compact::BLOBS);
+    if memchr::memmem::find(bytes, key.as_bytes()).is_none() {
+        return serde_json::from_slice(bytes).map_err(ReadError::Parse);
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(ReadError::Parse)?;
+    pack.resolve(&mut value).map_err(ReadError::Blob)?;
+    serde_json::from_value(value).map_err(ReadError::Parse)
 }
 
 /// Reads the one test at `span` of a results file (a [`Span`] that [`read_each`] gave).
@@ -55,13 +73,14 @@ fn read_buffered(reader: impl Read, capacity: usize, each: Each<'_>) -> Result<R
 /// [`ReadError::Parse`] when the bytes there are not a test (the file changed since).
 pub fn read_test_at(
     file: &mut (impl Read + std::io::Seek),
+    pack: &mut Pack,
     span: Span,
 ) -> Result<TestResult, ReadError> {
     let mut bytes = vec![0; usize::try_from(span.len).map_err(|_| parse_error("a test too long"))?];
     file.seek(std::io::SeekFrom::Start(span.start))
         .and_then(|_| file.read_exact(&mut bytes))
         .map_err(|e| ReadError::Parse(serde_json::Error::io(e)))?;
-    serde_json::from_slice(&bytes).map_err(ReadError::Parse)
+    test_from(&bytes, pack)
 }
 
 /// One top-level field's value, read from its bytes.
@@ -73,7 +92,11 @@ fn parse_error(why: impl std::fmt::Display) -> ReadError {
     ReadError::Parse(serde_json::Error::custom(why))
 }
 
-fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, ReadError> {
+fn top_level<R: BufRead>(
+    scan: &mut Scan<R>,
+    pack: &mut Pack,
+    each: Each<'_>,
+) -> Result<Results, ReadError> {
     let mut version = None;
     let mut aptitude_version = None;
     let mut run_dir = None;
@@ -94,7 +117,7 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
         let key: String = field(&value)?;
         scan.expect(b':')?;
         if key == "tests" {
-            tests = Some(test_list(scan, each)?);
+            tests = Some(test_list(scan, pack, each)?);
         } else {
             value.clear();
             scan.value_into(&mut value)?;
@@ -107,6 +130,7 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
                     version = Some(super::RESULTS_VERSION);
                 }
                 "aptitude_version" => aptitude_version = Some(field(&value)?),
+                super::compact::BLOB_PACK => pack.written_at(field(&value)?),
                 "run_dir" => run_dir = field(&value)?,
                 "shard" => shard = field(&value)?,
                 "summary" => summary = Some(field(&value)?),
@@ -142,7 +166,11 @@ fn top_level<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Results, 
 }
 
 /// The `tests` array, each test read from its own bytes and handed to `each`.
-fn test_list<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Vec<TestResult>, ReadError> {
+fn test_list<R: BufRead>(
+    scan: &mut Scan<R>,
+    pack: &mut Pack,
+    each: Each<'_>,
+) -> Result<Vec<TestResult>, ReadError> {
     let mut kept = Vec::new();
     let mut bytes = Vec::new();
     scan.expect(b'[')?;
@@ -154,8 +182,10 @@ fn test_list<R: BufRead>(scan: &mut Scan<R>, each: Each<'_>) -> Result<Vec<TestR
         bytes.clear();
         let start = scan.skip_whitespace()?;
         scan.value_into(&mut bytes)?;
-        let test: TestResult = serde_json::from_slice(&bytes)
-            .map_err(|e| parse_error(format!("test {index} (from its `{{`): {e}")))?;
+        let test = test_from(&bytes, pack).map_err(|e| match e {
+            ReadError::Parse(e) => parse_error(format!("test {index} (from its `{{`): {e}")),
+            other => other,
+        })?;
         let span = Span {
             start,
             len: bytes.len() as u64,
@@ -329,6 +359,11 @@ impl<R: BufRead> Scan<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No pack: these results hold their detail inline.
+    fn none() -> Pack {
+        Pack::at("no.blobs".into())
+    }
     use crate::verdict::results::{BalancedBy, ShardInfo, TestStatus};
 
     fn test(name: &str, status: TestStatus) -> TestResult {
@@ -373,7 +408,7 @@ mod tests {
         let results = every_field();
         let text = serde_json::to_string_pretty(&results).unwrap();
         let mut seen = Vec::new();
-        let streamed = read_each(text.as_bytes(), &mut |t, _| {
+        let streamed = read_each(text.as_bytes(), &mut none(), &mut |t, _| {
             seen.push(t.name.clone());
             Some(t)
         })
@@ -386,7 +421,7 @@ mod tests {
     #[test]
     fn each_test_is_kept_lightened_or_dropped_as_the_callback_says() {
         let text = serde_json::to_string(&every_field()).unwrap();
-        let read = read_each(text.as_bytes(), &mut |t, _| {
+        let read = read_each(text.as_bytes(), &mut none(), &mut |t, _| {
             (t.status == TestStatus::Failed).then(|| t.without_run_detail())
         })
         .unwrap();
@@ -405,7 +440,7 @@ mod tests {
         let text = serde_json::to_string_pretty(&results).unwrap();
         for capacity in [1, 2, 3, 7, 64] {
             let mut spans = Vec::new();
-            let read = read_buffered(text.as_bytes(), capacity, &mut |t, span| {
+            let read = read_buffered(text.as_bytes(), capacity, &mut none(), &mut |t, span| {
                 spans.push(span);
                 Some(t)
             })
@@ -413,24 +448,28 @@ mod tests {
             assert_eq!(read, results, "buffer of {capacity} bytes");
             let mut file = std::io::Cursor::new(text.as_bytes());
             for (span, test) in spans.iter().zip(&results.tests) {
-                assert_eq!(&read_test_at(&mut file, *span).unwrap(), test);
+                assert_eq!(&read_test_at(&mut file, &mut none(), *span).unwrap(), test);
             }
         }
     }
 
     #[test]
     fn another_version_is_refused_as_a_version_error_before_any_test_is_read() {
-        let text = r#"{"version": 3, "tests": [{"not": "a v2 test"}]}"#;
+        let text = r#"{"version": 4, "tests": [{"not": "a v3 test"}]}"#;
         let mut called = false;
-        let e = read_each(text.as_bytes(), &mut |t, _| {
+        let e = read_each(text.as_bytes(), &mut none(), &mut |t, _| {
             called = true;
             Some(t)
         })
         .unwrap_err();
-        assert!(matches!(e, ReadError::Version { found: 3 }), "{e}");
+        assert!(matches!(e, ReadError::Version { found: 4 }), "{e}");
         assert!(!called);
-        let broken =
-            read_each(&b"{\"version\": 2, \"tests\": [}"[..], &mut |t, _| Some(t)).unwrap_err();
+        let broken = read_each(
+            &b"{\"version\": 2, \"tests\": [}"[..],
+            &mut none(),
+            &mut |t, _| Some(t),
+        )
+        .unwrap_err();
         assert!(matches!(broken, ReadError::Parse(_)), "{broken}");
     }
 }

@@ -61,3 +61,27 @@ pub fn claude_bin() -> PathBuf {
 pub mod consumers;
 pub mod github_double;
 pub mod workflow_commands;
+
+/// The results file at `path` as JSON text with every run's detail inline: read by
+/// aptitude's own reader, which puts back what the results keep in their blob pack
+/// (`<path>.blobs`), then written pretty. Tests look into transcripts, diffs and model
+/// requests through this, as a user reading the results with aptitude would.
+pub fn results_text(path: impl AsRef<std::path::Path>) -> Result<String, String> {
+    let results = aptitude::report::json::read(path.as_ref()).map_err(|e| e.to_string())?;
+    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())
+}
+
+/// Copies the results file `from` to `to` with its blob pack (`<from>.blobs`, when there
+/// is one), as a user keeps a results file: the two go together.
+pub fn copy_results(from: impl AsRef<std::path::Path>, to: impl AsRef<std::path::Path>) {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    std::fs::copy(from, to).unwrap();
+    let pack = |p: &std::path::Path| {
+        let mut name = p.as_os_str().to_owned();
+        name.push(".blobs");
+        std::path::PathBuf::from(name)
+    };
+    if pack(from).exists() {
+        std::fs::copy(pack(from), pack(to)).unwrap();
+    }
+}
