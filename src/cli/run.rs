@@ -153,24 +153,11 @@ fn print_tables(results: &Results) {
     for table in tables.into_iter().flatten() {
         out(&format!("\n{table}"));
     }
-    let rate = |r: Option<crate::verdict::agreement::Rate>| {
-        r.map_or("—".to_owned(), |r| {
-            format!(
-                "{:.1}% [{:.1}%, {:.1}%]",
-                r.value * 100.0,
-                r.low * 100.0,
-                r.high * 100.0
-            )
-        })
-    };
     for j in &results.judged {
+        let [judge, _, raw, corrected] = j.row();
         out(&output::inert(&format!(
-            "\njudged pass rate ({}, certified): {} of {} raw {}, corrected for the judge's errors {}\n",
-            j.judge,
-            j.passed,
-            j.graded,
-            rate(j.raw),
-            rate(j.corrected)
+            "\njudged pass rate ({judge}, certified): {} of {} raw {raw}, corrected for the judge's errors {corrected}\n",
+            j.passed, j.graded,
         )));
     }
 }

@@ -215,6 +215,9 @@ struct Report {
     /// The releases side by side ([`crate::verdict::versions`]): a row of cells per
     /// (agent, version), the pass rate's coloured by its runs.
     versions: Vec<Vec<MatrixCell>>,
+    /// The judged pass rate of each certified judge, raw and corrected for its errors
+    /// ([`crate::verdict::results::JudgedPassRate::row`]).
+    judged: Vec<[String; 4]>,
     variants: Vec<VariantsView>,
     /// The instruction files' coverage, when the results have it.
     coverage: Option<CoverageView>,
@@ -980,6 +983,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         chunk_tests: CHUNK_TESTS,
         matrix: matrix_view(results),
         versions: versions_rows(results),
+        judged: results.judged.iter().map(|j| j.row()).collect(),
         variants: variants_views(results),
         coverage: coverage_view(results),
         routing: results

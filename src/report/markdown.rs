@@ -450,6 +450,24 @@ pub fn versions_table(versions: &[crate::verdict::versions::VersionStats]) -> St
     out
 }
 
+/// The judged pass rate of each certified judge (GFM): raw and corrected for the judge's
+/// errors (Rogan–Gladen, [`crate::verdict::results::JudgedPassRate`]).
+pub fn judged_table(judged: &[crate::verdict::results::JudgedPassRate]) -> String {
+    let mut out = String::from("\n**Judged pass rate**\n\n|");
+    for head in crate::verdict::results::JudgedPassRate::COLUMNS {
+        out.push_str(&format!(" {head} |"));
+    }
+    out.push_str("\n|---|---|---|---|\n");
+    for j in judged {
+        out.push('|');
+        for cell in j.row() {
+            out.push_str(&format!(" {} |", markdown_inline(&cell)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The variants side by side (GFM), one table per test that ran with two or more variants:
 /// variants as columns (`default` first), rows for runs passed, pass rate, the difference to
 /// `default` with its Fisher p-value, and each assertion's pass count.
@@ -530,6 +548,13 @@ pub fn render(results: &Results, options: &MarkdownOptions) -> String {
             out.push_str(&table);
         }
     }
+    if !results.judged.is_empty() {
+        let table = judged_table(&results.judged);
+        if Size::of(&out).plus(Size::of(&table)).within(&half) {
+            out.push('\n');
+            out.push_str(&table);
+        }
+    }
     if !results.summary.versions.is_empty() {
         let table = versions_table(&results.summary.versions);
         if Size::of(&out).plus(Size::of(&table)).within(&half) {
@@ -595,5 +620,37 @@ mod tests {
             assert!(render(&results, &bytes).len() <= max);
         }
         assert!(render(&results, &MarkdownOptions::default()).ends_with('\n'));
+    }
+
+    /// A certified judge's pass rate shows raw and corrected, with intervals, in the
+    /// Markdown and the HTML report alike (issue #40 item 5).
+    #[test]
+    fn the_judged_pass_rate_shows_raw_and_corrected_in_every_report() {
+        let mut results = Results::new(Vec::new(), 0);
+        results.judged = vec![crate::verdict::results::JudgedPassRate {
+            judge: "claude · claude-sonnet-4-6".into(),
+            passed: 6,
+            graded: 8,
+            raw: crate::verdict::agreement::Rate::of(6, 8),
+            corrected: crate::verdict::agreement::rogan_gladen_rate(6, 8, 0.9, 0.8),
+        }];
+        let [_, passed, raw, corrected] = results.judged[0].row();
+        assert_eq!(passed, "6/8");
+        assert!(raw.starts_with("75.0% ["), "{raw}");
+        // (0.75 + 0.8 − 1) / (0.9 + 0.8 − 1) = 0.7857…
+        assert!(corrected.starts_with("78.6% ["), "{corrected}");
+        let md = render(&results, &MarkdownOptions::default());
+        assert!(md.contains("**Judged pass rate**"), "{md}");
+        assert!(
+            md.contains(&format!(
+                "| claude · claude-sonnet-4-6 | 6/8 | {} | {} |",
+                markdown_inline(&raw),
+                markdown_inline(&corrected)
+            )),
+            "{md}"
+        );
+        let html = crate::report::html::render(&results).unwrap();
+        assert!(html.contains(r##"<a href="#judged">judged pass rate</a>"##));
+        assert!(html.contains(&format!(r#"<td class="figure">{corrected}</td>"#)));
     }
 }

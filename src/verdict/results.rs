@@ -143,6 +143,38 @@ pub struct JudgedPassRate {
     pub corrected: Option<crate::verdict::agreement::Rate>,
 }
 
+impl JudgedPassRate {
+    /// The headers of [`JudgedPassRate::row`], as the Markdown and HTML reports show them.
+    pub const COLUMNS: [&'static str; 4] = [
+        "certified judge",
+        "reviews passed",
+        "raw pass rate [95% CI]",
+        "corrected for the judge's errors [95% CI]",
+    ];
+
+    /// A report's cells: the judge profile, `passed/graded`, and each rate as
+    /// `62.5% [30.6%, 86.3%]`; `—` where there is no rate (no review graded, or a judge no
+    /// better than chance, whose errors can not be corrected for).
+    pub fn row(&self) -> [String; 4] {
+        let rate = |r: Option<crate::verdict::agreement::Rate>| {
+            r.map_or("—".to_owned(), |r| {
+                format!(
+                    "{:.1}% [{:.1}%, {:.1}%]",
+                    r.value * 100.0,
+                    r.low * 100.0,
+                    r.high * 100.0
+                )
+            })
+        };
+        [
+            self.judge.clone(),
+            format!("{}/{}", self.passed, self.graded),
+            rate(self.raw),
+            rate(self.corrected),
+        ]
+    }
+}
+
 /// The [`JudgedPassRate`] of each certified judge over every run's reviews in `tests`.
 pub fn judged_pass_rates(tests: &[TestResult]) -> Vec<JudgedPassRate> {
     use crate::assertions::AssertionStatus;

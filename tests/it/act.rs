@@ -450,6 +450,9 @@ fn the_action_runs_under_act_and_publishes_to_github() {
             "report.html",
             "results.cassettes",
             "results.json",
+            // The runs' detail (transcripts, diffs, model requests), which the JSON
+            // references: the two travel together.
+            "results.json.blobs",
             "summary.md"
         ]
     );
