@@ -259,11 +259,7 @@ fn render(agent: AgentKind, drift: &Drift) -> String {
         ));
     }
     for a in &drift.renamed_in_tests {
-        let renamed = drift
-            .renamed
-            .iter()
-            .find(|r| crate::spec::tools::same_tool(&a.tool, &r.canonical));
-        let (before, after) = renamed.map_or(("?", "?"), |r| (r.from.as_str(), r.to.as_str()));
+        let (before, after) = drift.rename_of(&a.tool);
         lines.push(format!(
             "{}:{}:{}: test \"{}\" names {}, which {} {} offers as {after} (was {before}): the assertion still matches; settings and hooks naming {before} do not",
             a.file, a.line, a.column, a.test, a.tool, agent, drift.to

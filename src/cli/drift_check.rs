@@ -126,11 +126,7 @@ fn check(
         ));
     }
     for a in &drift.renamed_in_tests {
-        let renamed = drift
-            .renamed
-            .iter()
-            .find(|r| crate::spec::tools::same_tool(&a.tool, &r.canonical));
-        let (before, after) = renamed.map_or(("?", "?"), |r| (r.from.as_str(), r.to.as_str()));
+        let (before, after) = drift.rename_of(&a.tool);
         lines.push(format!(
             "warning: {}:{}:{}: test \"{}\" names {}, which {kind} {installed} offers as {after} (was {before} in {pinned}): settings and hooks naming {before} no longer match",
             a.file, a.line, a.column, a.test, a.tool

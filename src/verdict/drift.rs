@@ -95,6 +95,15 @@ impl Drift {
             && self.renamed.is_empty()
             && self.unknown.is_empty()
     }
+
+    /// The (older, newer) names of the tool a test names as `tool`, when the newer
+    /// release renamed it; `("?", "?")` when no rename matches.
+    pub fn rename_of(&self, tool: &str) -> (&str, &str) {
+        self.renamed
+            .iter()
+            .find(|r| tools::same_tool(tool, &r.canonical))
+            .map_or(("?", "?"), |r| (r.from.as_str(), r.to.as_str()))
+    }
 }
 
 /// `raw` as aptitude reads it in `vocabulary`.
