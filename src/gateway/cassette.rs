@@ -36,9 +36,9 @@ use serde_json::{Map, Value};
 /// The cassette format's version (written); version 1 is read too.
 pub const CASSETTE_VERSION: u32 = 2;
 
-/// Reply headers a cassette never keeps: those of one connection (RFC 9110 §7.6.1), the
-/// body's length (a replay gives its own), cookies, and the provider's account identifiers.
-pub const DROPPED_REPLY_HEADERS: &[&str] = &[
+/// Headers that belong to one connection (RFC 9110 §7.6.1): never forwarded by the
+/// gateway ([`super::server`]) nor kept in a cassette.
+pub(crate) const HOP_BY_HOP: &[&str] = &[
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -48,6 +48,12 @@ pub const DROPPED_REPLY_HEADERS: &[&str] = &[
     "trailer",
     "transfer-encoding",
     "upgrade",
+];
+
+/// Reply headers a cassette never keeps besides those of one connection ([`HOP_BY_HOP`]):
+/// the body's length (a replay gives its own), cookies, and the provider's account
+/// identifiers.
+pub const DROPPED_REPLY_HEADERS: &[&str] = &[
     "content-length",
     "set-cookie",
     "cookie",
@@ -57,10 +63,11 @@ pub const DROPPED_REPLY_HEADERS: &[&str] = &[
     "x-goog-api-key",
 ];
 
-/// Whether a reply header is kept in a cassette (see [`DROPPED_REPLY_HEADERS`]).
+/// Whether a reply header is kept in a cassette: neither [`HOP_BY_HOP`] nor
+/// [`DROPPED_REPLY_HEADERS`].
 pub fn kept_reply_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    !DROPPED_REPLY_HEADERS.contains(&name.as_str())
+    !(HOP_BY_HOP.contains(&name.as_str()) || DROPPED_REPLY_HEADERS.contains(&name.as_str()))
 }
 
 /// The most a cassette holds, in bytes of its exchanges (requests as stored, replies):

@@ -24,7 +24,7 @@ use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{Estimate, Ledger, Limits, Reserved, Worst};
-use super::cassette::{Divergence, Player, Recorder};
+use super::cassette::{Divergence, HOP_BY_HOP, Player, Recorder};
 use super::encoding::{self, Decoder, Encoding};
 use super::meter::ReplyMeter;
 use super::normalize::Normalizer;
@@ -38,19 +38,6 @@ use super::{GatewayError, GatewayOptions, RecordTo, ReplayMiss};
 /// The largest request body forwarded, in bytes (agents' requests hold the whole
 /// conversation; a few MB at most).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
-
-/// Headers that belong to one connection (RFC 9110 §7.6.1), never forwarded.
-pub(crate) const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
 
 /// Whether a request header goes upstream as the client sent it: not one of the
 /// connection's, nor `host` and `content-length` (the upstream request's own), nor

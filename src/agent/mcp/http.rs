@@ -400,7 +400,7 @@ async fn forward(
     };
     *response.status_mut() = parts.status;
     for (k, v) in &parts.headers {
-        let hop = crate::gateway::server::HOP_BY_HOP.contains(&k.as_str());
+        let hop = crate::gateway::cassette::HOP_BY_HOP.contains(&k.as_str());
         if !hop && k != header::CONTENT_LENGTH {
             response.headers_mut().append(k, v.clone());
         }
