@@ -301,10 +301,22 @@ pub fn is_instruction(text: &str) -> bool {
     if directive(&lower) {
         return true;
     }
+    // A one-word label before a colon and a description is a term being defined (`fix:
+    // Bug fix` in a list of commit types), not a verb: only what follows it can instruct.
+    // Before commands it stays a verb (`Install: \`uv sync\``).
+    let body = match lower.split_once(':') {
+        Some((label, rest))
+            if !rest.trim().is_empty()
+                && !rest.contains(CODE)
+                && label.split_whitespace().count() == 1 =>
+        {
+            rest
+        }
+        _ => lower.as_str(),
+    };
     // Sentences and their clauses (`When X, use Y`), and what follows a leading label
     // (`Testing: run just test`).
-    lower
-        .split(['.', ';', '!', '?', ':', ',', '(', ')', '\n'])
+    body.split(['.', ';', '!', '?', ':', ',', '(', ')', '\n'])
         .any(|sentence| {
             let first = sentence
                 .split_whitespace()

@@ -380,4 +380,9 @@ fn commands_and_bold_labels_are_not_instructions() {
         texts("- Install: `uv sync` or `pip install .` if uv is missing\n"),
         ["Install: uv sync or pip install . if uv is missing"]
     );
+    // A definition list (lanegrid/agtrace's commit types): its terms are no verbs.
+    assert_eq!(
+        texts("- fix: Bug fix\n- feat: New feature\n- test: Run the tests first.\n"),
+        ["test: Run the tests first."]
+    );
 }
