@@ -24,7 +24,9 @@
 //!   text at the end of its turn; a test's `user:` replies with a follow-up turn in the same
 //!   session (`--resume SESSION`, [`AgentCli::follow_up`]).
 //! - **Grading:** `gemini -p PROMPT [-m M] --output-format stream-json --approval-mode plan`
-//!   in an empty directory (read-only tools); the reply is the final message.
+//!   in an empty directory, with `tools.core: []` in the system settings file: no tool is
+//!   offered (the judge and the simulated user are tools-less); the reply is the final
+//!   message.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -88,9 +90,22 @@ const SYSTEM_SETTINGS: &str = "aptitude-system-settings.json";
 /// Writes `<home>/aptitude-system-settings.json` turning hooks off (`hooksConfig.enabled`,
 /// "when disabled, no hooks will be executed"; read once at start, so a copy the agent
 /// edits during the run changes nothing), and returns its variable.
-fn no_hooks(home: &Path) -> Result<(String, String), InvocationError> {
+///
+/// `tools_less` (the grading call) adds `tools.core: []`. Gemini CLI 0.61.0 registers a
+/// built-in tool only when a present `tools.core` names it (`maybeRegister` in its
+/// `createToolRegistry`; `settings.tools?.core || void 0` keeps an empty list, which
+/// names nothing), so the request carries no function declaration. `--approval-mode
+/// plan` alone still offered `update_topic`, `list_directory`, `read_file`,
+/// `grep_search`, `glob`, `replace`, `write_file`, `google_web_search`, `exit_plan_mode`
+/// and `invoke_agent` (read off the wire). With no MCP server and no discovery command
+/// nothing else is registered; a grading call whose model calls a tool anyway is an
+/// error, never a grade.
+fn no_hooks(home: &Path, tools_less: bool) -> Result<(String, String), InvocationError> {
     let path = home.join(SYSTEM_SETTINGS);
-    let settings = serde_json::json!({"hooksConfig": {"enabled": false}});
+    let mut settings = serde_json::json!({"hooksConfig": {"enabled": false}});
+    if tools_less {
+        settings["tools"] = serde_json::json!({"core": []});
+    }
     std::fs::write(&path, settings.to_string())
         .map_err(InvocationError::write("system settings", &path))?;
     Ok((
@@ -104,7 +119,7 @@ fn invocation(
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
-    hooks: HooksSetting,
+    (hooks, tools_less): (HooksSetting, bool),
 ) -> Result<Invocation, InvocationError> {
     if let Some(model) = model {
         args.extend(["-m".into(), model.into()]);
@@ -115,7 +130,7 @@ fn invocation(
     }
     let mut isolation = vec![("GEMINI_CLI_HOME".to_owned(), home.display().to_string())];
     if hooks == HooksSetting::None {
-        isolation.push(no_hooks(home)?);
+        isolation.push(no_hooks(home, tools_less)?);
     }
     Ok(Invocation {
         args,
@@ -202,7 +217,7 @@ impl AgentCli for Gemini {
             "stream-json".into(),
             "--yolo".into(),
         ];
-        invocation(args, task.model, task.base_url, home, task.hooks)
+        invocation(args, task.model, task.base_url, home, (task.hooks, false))
     }
 
     /// `gemini -p REPLY --resume SESSION … --output-format stream-json --yolo`: the reply
@@ -230,7 +245,7 @@ impl AgentCli for Gemini {
             task.model,
             task.base_url,
             home,
-            task.hooks,
+            (task.hooks, false),
         ))
     }
 
@@ -244,7 +259,13 @@ impl AgentCli for Gemini {
             "--approval-mode".into(),
             "plan".into(),
         ];
-        invocation(args, task.model, task.base_url, home, HooksSetting::None)
+        invocation(
+            args,
+            task.model,
+            task.base_url,
+            home,
+            (HooksSetting::None, true),
+        )
     }
 
     /// Fills in the exit codes the stream left out, from the session log.

@@ -13,7 +13,9 @@
 //!   (`QWEN_CODE_SYSTEM_SETTINGS_PATH`) sets `disableAllHooks: true`, which the workspace's
 //!   `.qwen/settings.json` can not undo.
 //! - **Grading:** `qwen --auth-type openai [-m M] -o stream-json --approval-mode plan
-//!   PROMPT` in an empty directory; the reply is the final message.
+//!   PROMPT` in an empty directory, every tool denied and the background memory agents off
+//!   in its `settings.json` (the judge and the simulated user are tools-less); the reply
+//!   is the final message.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -38,10 +40,14 @@ pub struct Qwen;
 /// Node can emit `exit` before the last `data` event, so a fast command's output is lost:
 /// the model is told `Output: (empty)`, and an output assertion sees nothing. Its
 /// node-pty shell waits for the output to drain before it settles.
+///
+/// `tools_less` (the grading call) denies every tool and turns the background memory
+/// agents off ([`TOOLS_LESS`]).
 fn write_settings(
     qwen_home: &Path,
     max_turns: Option<u32>,
     mcp_servers: &McpServers,
+    tools_less: bool,
 ) -> Result<(), InvocationError> {
     let mut settings = serde_json::json!({
         "model": {"generationConfig": {"maxRetries": 0}},
@@ -55,6 +61,14 @@ fn write_settings(
     if !mcp_servers.is_empty() {
         settings["mcpServers"] = super::gemini::mcp_servers_setting(mcp_servers);
     }
+    if tools_less {
+        settings["permissions"] = serde_json::json!({"deny": TOOLS_LESS});
+        settings["memory"] = serde_json::json!({
+            "enableManagedAutoMemory": false,
+            "enableManagedAutoDream": false,
+            "enableAutoSkill": false,
+        });
+    }
     std::fs::create_dir_all(qwen_home)
         .and_then(|()| std::fs::write(qwen_home.join("settings.json"), settings.to_string()))
         .map_err(InvocationError::write(
@@ -62,6 +76,79 @@ fn write_settings(
             &qwen_home.join("settings.json"),
         ))
 }
+
+/// Every tool name of Qwen Code 0.24.4 (its `ToolNames`), each a whole-tool deny rule in
+/// the grading call's `permissions.deny`: a denied tool is `disabled`, not registered, so
+/// its schema never reaches the model. Why not `--approval-mode plan` alone: it still
+/// offered `read_file`, `glob`, `grep_search`, `agent`, `skill`, `tool_search`, `tool_call`,
+/// the goal tools and `list_agents`. Why not `tools.core: []`: an empty allowlist is no
+/// allowlist in 0.24.4 (`coreToolsAllowList` is set only for a non-empty list), and it
+/// covers only the "core" tools. A tool a later version adds is not in this list; a
+/// grading call whose model calls any tool is an error, never a grade.
+///
+/// The memory settings stop the managed auto-memory agent Qwen Code runs after a turn
+/// (`enableManagedAutoMemory`, default on): it is a second model request with its own
+/// tools (`run_shell_command`, `write_file`, `edit`, …) that the deny rules do not reach.
+const TOOLS_LESS: &[&str] = &[
+    "exec",
+    "edit",
+    "write_file",
+    "read_file",
+    "zoom_image",
+    "grep_search",
+    "glob",
+    "run_shell_command",
+    "todo_write",
+    "save_memory",
+    "agent",
+    "skill",
+    "exit_plan_mode",
+    "enter_plan_mode",
+    "web_fetch",
+    "web_search",
+    "image_gen",
+    "list_directory",
+    "lsp",
+    "ask_user_question",
+    "cron_create",
+    "cron_list",
+    "cron_delete",
+    "loop_wakeup",
+    "create_sub_session",
+    "list_agents",
+    "task_stop",
+    "task_create",
+    "task_update",
+    "task_list",
+    "team_create",
+    "team_delete",
+    "team_plan_approval",
+    "request_shutdown",
+    "send_message",
+    "structured_output",
+    "monitor",
+    "notebook_edit",
+    "tool_call",
+    "tool_search",
+    "read_mcp_resource",
+    "enter_worktree",
+    "exit_worktree",
+    "workflow",
+    "artifact",
+    "record_artifact",
+    "record_source",
+    "report_findings",
+    "get_goal",
+    "update_goal",
+    "omni_downsample_image",
+    "omni_downscale_video",
+    "omni_downsample_audio",
+    "omni_extract_keyframes",
+    "omni_extract_audio",
+    "omni_clip_video",
+    "omni_convert_image",
+    "omni_transcribe_audio",
+];
 
 /// Writes `<home>/aptitude-system-settings.json` with `disableAllHooks: true` (Qwen Code
 /// 0.24's top-level setting; its system settings file, `QWEN_CODE_SYSTEM_SETTINGS_PATH`,
@@ -165,7 +252,7 @@ impl AgentCli for Qwen {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        write_settings(&qwen_home(home), task.max_turns, task.mcp_servers)?;
+        write_settings(&qwen_home(home), task.max_turns, task.mcp_servers, false)?;
         invocation(
             ("yolo", task.prompt),
             task.model,
@@ -176,7 +263,7 @@ impl AgentCli for Qwen {
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        write_settings(&qwen_home(home), Some(1), &McpServers::new())?;
+        write_settings(&qwen_home(home), Some(1), &McpServers::new(), true)?;
         invocation(
             ("plan", task.prompt),
             task.model,

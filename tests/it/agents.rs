@@ -387,7 +387,8 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
 }
 
 /// `stdout` reviews grade through the test's own agent's one-shot command: each agent
-/// sends the grading prompt to its model (the scripted judge) and returns its reply.
+/// sends the grading prompt to its model (the scripted judge), offering it no tool, and
+/// returns its reply.
 #[test]
 fn every_agent_grades_through_its_own_one_shot_command() {
     std::thread::scope(|scope| {
@@ -418,12 +419,27 @@ fn every_agent_grades_through_its_own_one_shot_command() {
                     );
                     let (code, results, stderr) =
                         run_on(&suite, &model, &agent, &["--no-cache"]);
-                    (agent.name, code, results, stderr)
+                    let judged = model.requests_for(&format!("JUDGE-{up}"));
+                    (agent.name, code, results, stderr, judged)
                 })
             })
             .collect();
         for run in runs {
-            let (name, code, results, stderr) = run.join().unwrap();
+            let (name, code, results, stderr, judged) = run.join().unwrap();
+            // The judge is tools-less on the wire: every request its call made offers no
+            // tool. Copilot CLI's grading call still offers its tools (it only runs none
+            // without `--allow-all`), so it is left out.
+            if name != "copilot" {
+                assert!(!judged.is_empty(), "{name}: the judge was asked");
+                for request in &judged {
+                    assert_eq!(
+                        crate::conversation::offered_tools(&request.body),
+                        Vec::<String>::new(),
+                        "{name}: the grading call offers no tool: {}",
+                        request.body
+                    );
+                }
+            }
             let test = &results["tests"][0];
             let review = &test["assertions"][0];
             assert_eq!(

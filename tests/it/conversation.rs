@@ -445,13 +445,28 @@ fn a_codex_conversation_replays_without_the_model() {
     );
 }
 
-/// The tools a model request offers, by name: its `tools` (Anthropic, OpenAI) and the
-/// tools of Codex's code-mode `additional_tools` input items, namespaces opened.
-fn offered_tools(body: &Value) -> Vec<String> {
+/// The tools a model request offers, by name: its `tools` (Anthropic, OpenAI chat and
+/// Responses; Gemini's `tools[].functionDeclarations`, and a Gemini built-in such as
+/// `googleSearch` by its key) and the tools of Codex's code-mode `additional_tools` input
+/// items, namespaces opened.
+pub(crate) fn offered_tools(body: &Value) -> Vec<String> {
     fn names(tools: &Value, out: &mut Vec<String>) {
         for t in tools.as_array().into_iter().flatten() {
             if t["type"] == "namespace" {
                 names(&t["tools"], out);
+            } else if t.get("type").is_none() && t.get("name").is_none() && t.is_object() {
+                // Gemini: `{functionDeclarations: [..]}` or a built-in (`{googleSearch: {}}`).
+                for (key, value) in t.as_object().into_iter().flatten() {
+                    if key == "functionDeclarations" {
+                        names(value, out);
+                    } else {
+                        out.push(key.clone());
+                    }
+                }
+            } else if t["type"] == "function" && t["function"].is_object() {
+                // OpenAI chat completions: `{type: function, function: {name, ..}}`.
+                let name = t["function"]["name"].as_str().unwrap_or("?");
+                out.push(name.to_owned());
             } else {
                 let name = t["name"].as_str().or(t["type"].as_str()).unwrap_or("?");
                 out.push(name.to_owned());
@@ -530,14 +545,12 @@ fn simulated_user_answers_what_the_script_does_not_and_replays(agent_index: usiz
     let simulated = model.requests_for("simuser-goal");
     assert_eq!(simulated.len(), 1, "one simulated-user call");
     let prompt = simulated[0].body.to_string();
-    if codex.name != "gemini" {
-        assert_eq!(
-            offered_tools(&simulated[0].body),
-            Vec::<String>::new(),
-            "the simulated user is offered no tool: {}",
-            simulated[0].body
-        );
-    }
+    assert_eq!(
+        offered_tools(&simulated[0].body),
+        Vec::<String>::new(),
+        "the simulated user is offered no tool: {}",
+        simulated[0].body
+    );
     assert!(
         prompt.contains("Terse analyst")
             && prompt.contains("- name: roll")
