@@ -283,7 +283,7 @@ fn codex_run() -> &'static (Value, ScriptedModel) {
         let model = ScriptedModel::start();
         let suite = Suite::new();
         let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
-        let tests: [(&str, Vec<Turn>, &str); 2] = [
+        let tests: [(&str, Vec<Turn>, &str); 3] = [
             (
                 "asks",
                 vec![
@@ -296,6 +296,27 @@ fn codex_run() -> &'static (Value, ScriptedModel) {
                 "guesses",
                 vec![Turn::Text("Done.".into())],
                 "  - asked: {about: sides}\n  - user_turns: {max: 0}\n",
+            ),
+            (
+                // Codex 0.169.0's own ask tool, in the schema its request offers
+                // (`questions[]`: `id`, `header`, `question`, `options[]`).
+                "tool-asks",
+                vec![
+                    Turn::Tool(
+                        "request_user_input",
+                        json!({"questions": [{
+                            "id": "sides",
+                            "header": "Sides",
+                            "question": "How many sides should the die have?",
+                            "options": [
+                                {"label": "6 (Recommended)", "description": "A standard die."},
+                                {"label": "20", "description": "A d20."}
+                            ]
+                        }]}),
+                    ),
+                    Turn::Text("Done.".into()),
+                ],
+                "  - did_not_ask: {about: sides}\n  - user_turns: {max: 0}\n",
             ),
         ];
         for (name, turns, assertions) in tests {
@@ -332,6 +353,39 @@ fn codex_plain_text_question_is_answered_by_a_follow_up_turn() {
         "{next}"
     );
     assert!(next.contains("Six-sided, 1 to 6."), "{next}");
+}
+
+/// Codex offers its `request_user_input` tool under `codex exec` but never puts the
+/// question to anyone (the model is told it is unavailable), and its stream shows no call:
+/// the record lacks a question the model asked, so `did_not_ask` and `user_turns` are
+/// `error` — the wire shows the question — never a pass.
+#[test]
+fn codex_asking_with_request_user_input_is_error_never_a_pass() {
+    let (results, model) = codex_run();
+    let t = test(results, "tool-asks");
+    assert_eq!(
+        statuses(results, "tool-asks"),
+        [
+            ("did_not_ask".to_owned(), "error".to_owned()),
+            ("user_turns".to_owned(), "error".to_owned()),
+        ],
+        "{t:#}"
+    );
+    let requests = model.requests_for("talk-codex-tool-asks");
+    assert_eq!(requests.len(), 2, "the call, then its refusal");
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("request_user_input is unavailable"),
+        "what Codex tells its model: {}",
+        requests[1].body
+    );
+    let why = t["dialog"]["unwitnessed"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("request_user_input") && why.contains("How many sides"),
+        "{t:#}"
+    );
 }
 
 /// A Codex run that finishes without a question fails `asked`.

@@ -24,6 +24,9 @@ pub fn check(wire: Option<&Wire>, dialog: &mut Dialog) {
         return;
     };
     let Channel::AskTool { tool } = &dialog.channel else {
+        if matches!(dialog.channel, Channel::PlainText) {
+            dialog.unwitnessed = unanswered_ask_tool(wire);
+        }
         return;
     };
     if wire.partial || wire.unreadable > 0 {
@@ -57,6 +60,38 @@ fn asked_on_wire<'w>(wire: &'w Wire, tool: &str) -> Vec<(String, Option<&'w str>
         }
     }
     asked
+}
+
+/// Ask tools a CLI offers its model but never puts to the user on the plain-text channel:
+/// Codex 0.169.0's `request_user_input` (`codex exec` offers it in every run; its output
+/// is "request_user_input is unavailable in Default mode", or `{"answers":{}}` with the
+/// `default_mode_request_user_input` feature, and `exec --json` shows no item for the
+/// call) and Gemini CLI's `ask_user` (removed headless in 0.61.0; listed in case a
+/// version offers it again).
+const UNANSWERED_ASK_TOOLS: &[&str] = &["request_user_input", "ask_user"];
+
+/// On the plain-text channel, a question the model asked with an ask tool nobody answers
+/// is missing from the record: a `did_not_ask` or `user_turns` verdict on that record
+/// would be a false pass, so the record is unwitnessed (its assertions `error`).
+fn unanswered_ask_tool(wire: &Wire) -> Option<String> {
+    let call = wire
+        .calls
+        .iter()
+        .find(|c| UNANSWERED_ASK_TOOLS.contains(&c.name.as_str()))?;
+    let question = call
+        .input
+        .get("questions")
+        .and_then(Value::as_array)
+        .and_then(|q| q.first())
+        .and_then(|q| q.get("question"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Some(format!(
+        "the model asked with {} (“{}”), a tool aptitude does not answer on this agent: the \
+         record holds only the questions asked in plain text",
+        call.name,
+        crate::shared::text::truncate(question, 120)
+    ))
 }
 
 /// Why the record and the wire disagree, if they do.
@@ -123,6 +158,31 @@ mod tests {
             simulated_usage: None,
             goal_met: false,
         }
+    }
+
+    #[test]
+    fn a_plain_text_record_is_unwitnessed_when_the_model_asked_with_an_unanswered_ask_tool() {
+        let mut wire = Wire::default();
+        wire.calls.push(WireCall {
+            id: Some("call_1".into()),
+            name: "request_user_input".into(),
+            input: json!({"questions": [{"id": "name", "header": "Name",
+                "question": "What should the command be called?",
+                "options": [{"label": "roll", "description": "roll"}]}]}),
+        });
+        let mut dialog = record(&[]);
+        dialog.channel = Channel::PlainText;
+        check(Some(&wire), &mut dialog);
+        let why = dialog.unwitnessed.unwrap_or_default();
+        assert!(
+            why.contains("request_user_input") && why.contains("What should the command"),
+            "{why}"
+        );
+        // A plain-text record whose model asked with no ask tool stays as it was.
+        let mut dialog = record(&[("Which name?", Some("roll"))]);
+        dialog.channel = Channel::PlainText;
+        check(Some(&Wire::default()), &mut dialog);
+        assert_eq!(dialog.unwitnessed, None);
     }
 
     #[test]
