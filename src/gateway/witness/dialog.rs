@@ -3,7 +3,10 @@
 //! in a reply, each question the model asked must be in the record, and each reply must
 //! have reached the model in the result the agent sent back. A disagreement, or a run
 //! whose traffic was not read, leaves the record unwitnessed and every conversation
-//! assertion `error`: what the agent asked rests on the wire, not on its stream.
+//! assertion `error`: what the agent asked rests on the wire, not on its stream. On the
+//! plain-text channel, a model call of an ask tool nobody answers (Codex's
+//! `request_user_input`) is a question the record lacks, so that record is unwitnessed
+//! too.
 
 use serde_json::Value;
 
