@@ -235,8 +235,17 @@ impl AgentCli for Copilot {
         true
     }
 
+    /// `copilot -p PROMPT --output-format json --available-tools=aptitude-no-tool`: the
+    /// judge and the simulated user are offered no tool (1.0.102 makes only the listed
+    /// tools available to the model, and no tool has that name; without it the request
+    /// offered 17, `bash`, `edit`, `task`, …), and run without `--allow-all`.
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        let a = args(["--output-format", "json", "--no-auto-update"]);
+        let a = args([
+            "--output-format",
+            "json",
+            "--no-auto-update",
+            "--available-tools=aptitude-no-tool",
+        ]);
         invocation(
             a,
             task.prompt,

@@ -427,18 +427,15 @@ fn every_agent_grades_through_its_own_one_shot_command() {
         for run in runs {
             let (name, code, results, stderr, judged) = run.join().unwrap();
             // The judge is tools-less on the wire: every request its call made offers no
-            // tool. Copilot CLI's grading call still offers its tools (it only runs none
-            // without `--allow-all`), so it is left out.
-            if name != "copilot" {
-                assert!(!judged.is_empty(), "{name}: the judge was asked");
-                for request in &judged {
-                    assert_eq!(
-                        crate::conversation::offered_tools(&request.body),
-                        Vec::<String>::new(),
-                        "{name}: the grading call offers no tool: {}",
-                        request.body
-                    );
-                }
+            // tool.
+            assert!(!judged.is_empty(), "{name}: the judge was asked");
+            for request in &judged {
+                assert_eq!(
+                    crate::conversation::offered_tools(&request.body),
+                    Vec::<String>::new(),
+                    "{name}: the grading call offers no tool: {}",
+                    request.body
+                );
             }
             let test = &results["tests"][0];
             let review = &test["assertions"][0];
