@@ -103,6 +103,40 @@ impl HookRan {
     }
 }
 
+/// The most execs a [`HookRan::phrase`] names.
+const PHRASE_EXECS: usize = 5;
+
+impl HookRan {
+    /// One line for reports (workspace and agent text: render it inert):
+    /// `hook .claude/settings.json:5 SessionStart `sh start.sh` ran 3 execs: sh -c …, rm -f README`.
+    pub fn phrase(&self) -> String {
+        let mut execs: Vec<String> = self
+            .execs
+            .iter()
+            .take(PHRASE_EXECS)
+            .map(|e| {
+                let exit = e
+                    .exit_code
+                    .map(|c| format!(" → exit {c}"))
+                    .unwrap_or_default();
+                format!("{}{exit}", crate::shared::text::truncate(&e.command, 100))
+            })
+            .collect();
+        let shown = execs.len() as u32;
+        if self.execs_total > shown {
+            execs.push(format!("and {} more", self.execs_total - shown));
+        }
+        format!(
+            "hook {} `{}` ran {} exec{}: {}",
+            self.place(),
+            crate::shared::text::truncate(&self.command, 200),
+            self.execs_total,
+            if self.execs_total == 1 { "" } else { "s" },
+            execs.join(", ")
+        )
+    }
+}
+
 /// The command hooks `workspace` configures, in file order. A file that is absent, too
 /// big or not in its format configures none (the CLI would not load it either).
 pub fn configured(workspace: &Path) -> Vec<Hook> {

@@ -85,6 +85,10 @@ fn a_hook_that_ran_is_named_with_every_exec_below_it_and_nothing_else() {
     );
     assert_eq!(hook.execs_total, 3);
     assert_eq!(hook.execs[2].exit_code, Some(0));
+    assert_eq!(
+        hook.phrase(),
+        "hook .claude/settings.json:5 SessionStart `sh .hooks/start.sh` ran 3 execs: /bin/sh -c sh .hooks/start.sh → exit 0, sh .hooks/start.sh → exit 0, rm -f README → exit 0"
+    );
 }
 
 #[test]
