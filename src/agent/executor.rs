@@ -18,6 +18,7 @@ use super::{
     GradeReply, GradeTask, Invocation, InvocationError, Task,
 };
 use crate::gateway::Gateway;
+use crate::sandbox::exec;
 use crate::transcript::StreamParser;
 
 /// How one agent is run, as resolved by the settings stage from flags, environment and
@@ -434,18 +435,12 @@ impl CliAgent {
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
         // The kernel's exit codes first (an exit code an agent read from a command's output
         // text is noted and replaced), then the stream with them against the wire.
-        let (execs, hooks_ran) = match spec.fence.as_ref() {
-            Some(f) => {
-                let (execs, ran) = crate::sandbox::exec::check::check_with_hooks(
-                    &f.exec_record(),
-                    &mut transcript,
-                    hooks,
-                );
-                (Some(execs), ran)
-            }
-            None => (None, Vec::new()),
-        };
-        let sandbox_failure = sandbox_failure.or_else(|| hooks_breach(setting, &hooks_ran));
+        let (execs, hooks_ran) = spec.fence.as_ref().map_or((None, Vec::new()), |f| {
+            let record = f.exec_record();
+            let (execs, ran) = exec::check::check_with_hooks(&record, &mut transcript, hooks);
+            (Some(execs), ran)
+        });
+        let sandbox_failure = sandbox_failure.or_else(|| exec::hooks::breach(setting, &hooks_ran));
         let witness = witness_of(wire.as_ref(), &mut transcript);
         Execution {
             witness: Some(witness),
@@ -519,19 +514,6 @@ impl CliAgent {
             binary: binary.to_owned(),
             message,
         }
-    }
-}
-
-/// Why a run whose test kept hooks off is `error` although its agent behaved: the exec
-/// record shows a workspace hook running ([`crate::sandbox::exec::hooks::breach`]).
-/// `None` under `hooks: workspace`, where hooks may run.
-pub fn hooks_breach(
-    setting: crate::spec::HooksSetting,
-    ran: &[crate::sandbox::exec::hooks::HookRan],
-) -> Option<String> {
-    match setting {
-        crate::spec::HooksSetting::None => crate::sandbox::exec::hooks::breach(ran),
-        crate::spec::HooksSetting::Workspace => None,
     }
 }
 

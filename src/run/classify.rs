@@ -277,7 +277,7 @@ mod tests {
             },
             raw: Vec::new(),
             sandbox: None,
-            sandbox_failure: crate::agent::executor::hooks_breach(setting, &ran),
+            sandbox_failure: crate::sandbox::exec::hooks::breach(setting, &ran),
             mcp_failures: Vec::new(),
             mcp_calls: Vec::new(),
             mcp_calls_dropped: 0,

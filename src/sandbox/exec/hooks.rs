@@ -373,8 +373,11 @@ fn hook_above(
 
 /// Why a run whose test kept hooks off (`hooks: none`) is `error`: the exec record shows
 /// a configured hook running, so the fence that turns the CLI's hooks off did not hold.
-/// `None` when none ran.
-pub fn breach(ran: &[HookRan]) -> Option<String> {
+/// `None` when none ran, or under `hooks: workspace`, where hooks may run.
+pub fn breach(setting: crate::spec::HooksSetting, ran: &[HookRan]) -> Option<String> {
+    if setting == crate::spec::HooksSetting::Workspace {
+        return None;
+    }
     let first = ran.first()?;
     let what = first
         .execs

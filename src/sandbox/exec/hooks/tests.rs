@@ -2,10 +2,8 @@
 //! running (the shapes of a real Claude Code 2.1 run's trace: its hook's `/bin/sh -c`).
 
 use super::*;
-use crate::sandbox::exec::ExecRecord;
-use crate::sandbox::exec::check::check_with_hooks;
 use crate::sandbox::exec::strace::parse;
-use crate::transcript::Transcript;
+use crate::spec::HooksSetting;
 
 /// A sandbox's trace: the helper becomes the agent (`claude`), which runs its own `git`,
 /// a `SessionStart` hook (`/bin/sh -c sh .hooks/start.sh`, which runs `rm -f README`), and
@@ -45,10 +43,11 @@ const CLAUDE: &str = r#"{
   }
 }"#;
 
+/// The hooks of `text` that ran in `trace`, given that every exec below the agent (the
+/// trace's `git`, hook and `bash -c env`: indices 3 to 7) is one no tool call accounts for
+/// (what `check` works out, tested in `check`'s tests).
 fn named(file: &str, text: &str, trace: &str) -> Vec<HookRan> {
-    let record = ExecRecord::Recorded(parse(trace));
-    let mut t = Transcript::completed(Vec::new(), "done");
-    check_with_hooks(&record, &mut t, &in_file(file, text)).1
+    ran(&parse(trace), &[3, 4, 5, 6, 7], &in_file(file, text))
 }
 
 #[test]
@@ -95,23 +94,6 @@ fn a_hook_that_ran_is_named_with_every_exec_below_it_and_nothing_else() {
 fn a_configured_hook_whose_command_never_ran_is_not_named() {
     let other = CLAUDE.replace("sh .hooks/start.sh", "sh .hooks/other.sh");
     assert!(named(".claude/settings.json", &other, TRACE).is_empty());
-}
-
-#[test]
-fn a_hook_the_agent_runs_as_a_tool_call_is_not_named() {
-    // The model asked for the hook's script itself: its shell is the call's, claimed.
-    let record = ExecRecord::Recorded(parse(TRACE));
-    let mut call = crate::transcript::ToolCall::new(
-        "Bash",
-        serde_json::json!({"command": "sh .hooks/start.sh"}),
-    );
-    call.canonical = crate::spec::tools::SHELL_TOOL.to_owned();
-    call.output = Some(String::new());
-    let mut t = Transcript::completed(vec![call], "done");
-    let (report, ran) =
-        check_with_hooks(&record, &mut t, &in_file(".claude/settings.json", CLAUDE));
-    assert_eq!(report.calls, 1);
-    assert!(ran.is_empty(), "{ran:#?}");
 }
 
 #[test]
@@ -208,9 +190,10 @@ fn the_workspaces_files_are_read_from_every_place_a_cli_looks() {
 
 #[test]
 fn a_hook_that_ran_while_hooks_were_off_is_a_breach_naming_it() {
-    assert_eq!(breach(&[]), None);
+    assert_eq!(breach(HooksSetting::None, &[]), None);
     let ran = named(".claude/settings.json", CLAUDE, TRACE);
-    let why = breach(&ran).unwrap();
+    assert_eq!(breach(HooksSetting::Workspace, &ran), None, "opted in");
+    let why = breach(HooksSetting::None, &ran).unwrap();
     assert!(
         why.contains(".claude/settings.json:5 SessionStart")
             && why.contains("`sh .hooks/start.sh`")
