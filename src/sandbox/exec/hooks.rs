@@ -235,6 +235,10 @@ fn line_of(text: &str, event: &str, command: &str) -> Option<u32> {
     Some(text[..at].matches('\n').count() as u32 + 1)
 }
 
+/// The fewest characters of its own (besides variables, quotes and spaces) a command
+/// needs to be matched with its variables as wildcards.
+const MIN_LITERAL: usize = 4;
+
 /// What a hook's process looks like in the exec record.
 struct Matcher {
     /// Its command with each `$VAR`/`${VAR}` as a wildcard: Gemini CLI puts the project's
@@ -248,7 +252,15 @@ impl Matcher {
     fn new(command: &str) -> Matcher {
         let command = command.trim();
         let var = regex::Regex::new(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?").ok();
-        let pattern = var.and_then(|var| {
+        // A command that is (nearly) all variables would match any script: it must be
+        // matched as written.
+        let literal = var.as_ref().map_or(0, |v| {
+            v.replace_all(command, "")
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+                .count()
+        });
+        let pattern = var.filter(|_| literal >= MIN_LITERAL).and_then(|var| {
             let mut source = String::from("^(?s)");
             let mut last = 0;
             for m in var.find_iter(command) {

@@ -113,6 +113,20 @@ fn gemini_cli_puts_the_project_path_in_before_the_shell_starts() {
     assert_eq!(ran[0].execs_total, 3);
 }
 
+/// A command that is only variables would match any script with them as wildcards: it
+/// is matched as written, so the agent's own shells are no hook's.
+#[test]
+fn a_command_of_variables_alone_matches_only_as_written() {
+    for command in ["$HOOK", "${HOOK} $ARGS"] {
+        let settings =
+            format!(r#"{{"hooks": {{"Stop": [{{"hooks": [{{"command": "{command}"}}]}}]}}}}"#);
+        assert!(
+            named(".claude/settings.json", &settings, TRACE).is_empty(),
+            "{command}"
+        );
+    }
+}
+
 #[test]
 fn copilot_and_codex_hooks_are_read_in_their_own_shapes() {
     let copilot = r#"{"version": 1, "hooks": {"sessionStart": [
