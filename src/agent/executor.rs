@@ -18,6 +18,7 @@ use super::{
     GradeReply, GradeTask, Invocation, InvocationError, Task,
 };
 use crate::gateway::Gateway;
+use crate::sandbox::exec;
 use crate::transcript::StreamParser;
 
 /// How one agent is run, as resolved by the settings stage from flags, environment and
@@ -387,6 +388,10 @@ impl CliAgent {
             Option<crate::gateway::wire::Wire>,
         ),
         decided: bool,
+        (hooks, setting): (
+            &[crate::sandbox::exec::hooks::Hook],
+            crate::spec::HooksSetting,
+        ),
     ) -> Execution {
         let Streamed {
             output,
@@ -430,14 +435,17 @@ impl CliAgent {
         let (sandbox, sandbox_failure) = Self::sandbox_outcome(spec, &output);
         // The kernel's exit codes first (an exit code an agent read from a command's output
         // text is noted and replaced), then the stream with them against the wire.
-        let execs = spec
-            .fence
-            .as_ref()
-            .map(|f| crate::sandbox::exec::check::check(&f.exec_record(), &mut transcript));
+        let (execs, hooks_ran) = spec.fence.as_ref().map_or((None, Vec::new()), |f| {
+            let record = f.exec_record();
+            let (execs, ran) = exec::check::check_with_hooks(&record, &mut transcript, hooks);
+            (Some(execs), ran)
+        });
+        let sandbox_failure = sandbox_failure.or_else(|| exec::hooks::breach(setting, &hooks_ran));
         let witness = witness_of(wire.as_ref(), &mut transcript);
         Execution {
             witness: Some(witness),
             execs,
+            hooks_ran,
             transcript,
             process: output,
             raw,
@@ -846,6 +854,9 @@ impl Agent for CliAgent {
     async fn execute(&self, req: ExecuteRequest<'_>) -> Result<Execution, AgentError> {
         let binary = self.binary()?;
         self.check_supported(&req)?;
+        // The hooks the CLI can load are those configured when it starts: one written
+        // during the run is not named, whatever it runs.
+        let hooks = crate::sandbox::exec::hooks::configured(req.workspace);
         let home = private_home(self.kind())
             .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
         let paths = normalizer(req.workspace, home.path(), &binary);
@@ -948,7 +959,14 @@ impl Agent for CliAgent {
             None => (None, None),
         };
         let finished = (&spec, home.path(), req.workspace, &servers);
-        Ok(self.execution(streamed, finished, mcp, (model_traffic, wire), decided))
+        Ok(self.execution(
+            streamed,
+            finished,
+            mcp,
+            (model_traffic, wire),
+            decided,
+            (&hooks, req.hooks),
+        ))
     }
 
     async fn grade(

@@ -117,7 +117,8 @@ pub struct Execution {
     /// How the run was fenced in (`None`: the sandbox is off).
     pub sandbox: Option<crate::sandbox::Record>,
     /// Why the sandbox did not let the agent start (it could not be made, or its proof did
-    /// not hold): the run is `error`, whatever the agent's output says.
+    /// not hold), or why it did not hold (a workspace hook ran under `hooks: none`): the
+    /// run is `error`, whatever the agent's output says.
     pub sandbox_failure: Option<String>,
     /// One message per stdio MCP server of the test that failed to start or crashed
     /// during the run ([`mcp::watch::McpWatch::failures`]), e.g. "MCP server `docs` exited
@@ -145,6 +146,11 @@ pub struct Execution {
     /// ([`crate::sandbox::exec::check`]): a claimed command no process ran makes the run
     /// `tampered`. `None` when the sandbox is off.
     pub execs: Option<crate::sandbox::exec::check::ExecReport>,
+    /// The workspace's hooks (read when the run started) that the exec record shows
+    /// running, each with what it ran ([`crate::sandbox::exec::hooks`]). Empty when none
+    /// ran or there is no record. One that ran under `hooks: none` makes the run `error`
+    /// (`sandbox_failure`): the fence that keeps hooks off did not hold.
+    pub hooks_ran: Vec<crate::sandbox::exec::hooks::HookRan>,
 }
 
 /// A grading reply.

@@ -132,6 +132,9 @@ struct TestView {
     /// lines under it: findings, the kernel's exit codes that overruled the transcript's,
     /// and each program that ran not claimed by any tool call.
     execs: Option<(String, Vec<String>)>,
+    /// Each workspace hook that ran, by the exec record, in words
+    /// ([`crate::sandbox::exec::hooks::HookRan::phrase`]).
+    hooks: Vec<String>,
     /// A test run once: the label controls of its judged answer.
     labels: Option<super::labels::AnswerLabels>,
     /// Each run's view is a placeholder, unpacked on its own when the run is opened (a
@@ -669,6 +672,7 @@ fn test_view(
         workspace: t.workspace.clone(),
         witness: t.witness.as_ref().map(|w| w.phrase()),
         execs: t.execs.as_ref().map(exec_lines),
+        hooks: t.hooks_ran.iter().map(|h| h.phrase()).collect(),
         sandbox: t
             .sandbox
             .as_ref()
@@ -1294,6 +1298,40 @@ mod tests {
         assert!(body.contains("the kernel saw 1"), "{body}");
         assert!(
             body.contains("ran, not claimed by any tool call: rm -f README → exit 0 (run by sh .hooks/start.sh)"),
+            "{body}"
+        );
+    }
+
+    /// The run view names each workspace hook that ran (its file, line, event, command and
+    /// what it ran), its text escaped; a run where none ran has no such section.
+    #[test]
+    fn the_run_view_names_the_hooks_that_ran() {
+        use crate::sandbox::exec::hooks::{HookExec, HookRan};
+        let mut results = suite(1);
+        let view = |results: &Results| {
+            TestBody {
+                t: &test_view(0, &results.tests[0], None).unwrap(),
+            }
+            .render()
+            .unwrap()
+        };
+        assert!(!view(&results).contains("Hooks that ran"));
+        results.tests[0].hooks_ran = vec![HookRan {
+            file: ".claude/settings.json".into(),
+            line: Some(5),
+            event: "PreToolUse".into(),
+            command: "sh .hooks/hook.sh <b>".into(),
+            execs: vec![HookExec {
+                command: "cat".into(),
+                exit_code: Some(0),
+                at_ms: 12,
+            }],
+            execs_total: 1,
+        }];
+        let body = view(&results);
+        assert!(body.contains("Hooks that ran"), "{body}");
+        assert!(
+            body.contains("hook .claude/settings.json:5 PreToolUse `sh .hooks/hook.sh &#60;b&#62;` ran 1 exec: cat → exit 0"),
             "{body}"
         );
     }

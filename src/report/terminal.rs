@@ -257,6 +257,7 @@ fn render_block(out: &mut String, mark: &str, text: &str, style: Style) {
 
 /// What the run left: changed files, the kept workspace, the recorded transcript.
 fn render_leftovers(out: &mut String, test: &TestResult) {
+    render_hooks(out, test);
     if !test.files.is_empty() {
         let files: Vec<String> = test
             .files
@@ -292,6 +293,21 @@ fn render_leftovers(out: &mut String, test: &TestResult) {
                 &format!("transcript recorded: {}", inert::terminal(recorded))
             )
         );
+    }
+}
+
+/// One line per workspace hook that ran, by the exec record: the run's own, or each of a
+/// repeated test's runs' (numbered).
+fn render_hooks(out: &mut String, test: &TestResult) {
+    let runs = test
+        .runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.hooks_ran.iter().map(move |h| (Some(i + 1), h)));
+    for (run, hook) in test.hooks_ran.iter().map(|h| (None, h)).chain(runs) {
+        let run = run.map(|n| format!("run {n}: ")).unwrap_or_default();
+        let line = inert::terminal(&format!("{run}{}", hook.phrase()));
+        let _ = writeln!(out, "  {}", paint(YELLOW, &format!("⚑ {line}")));
     }
 }
 
@@ -864,6 +880,38 @@ mod tests {
             )),
             "{text}"
         );
+    }
+
+    /// Each workspace hook that ran is one line under its run, naming its file, line,
+    /// event, command and what it ran; the workspace's text in it is made inert.
+    #[test]
+    fn each_hook_that_ran_is_one_inert_line_under_the_run() {
+        use crate::sandbox::exec::hooks::{HookExec, HookRan};
+        let mut test = TestResult::new("t", "t.aptitude.yaml", TestStatus::Failed);
+        test.hooks_ran = vec![HookRan {
+            file: ".claude/settings.json".into(),
+            line: Some(5),
+            event: "SessionStart".into(),
+            command: "sh .hooks/start.sh \u{1b}[2J".into(),
+            execs: vec![HookExec {
+                command: "rm -f README".into(),
+                exit_code: Some(0),
+                at_ms: 3,
+            }],
+            execs_total: 1,
+        }];
+        let text = render_test(&test);
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("⚑")).collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(
+            lines[0].contains(
+                "hook .claude/settings.json:5 SessionStart `sh .hooks/start.sh ^[[2J` ran 1 exec: rm -f README → exit 0"
+            ),
+            "{text}"
+        );
+        assert!(!lines[0].contains("\u{1b}[2J"), "{text}");
+        test.hooks_ran.clear();
+        assert!(!render_test(&test).contains("⚑"));
     }
 
     /// A run whose cost counts a model not in the price table names it: its cost is an

@@ -243,6 +243,66 @@ mod tests {
         assert_eq!(outcome_kind(&Outcome::Interrupted), ErrorKind::Interrupted);
     }
 
+    /// A workspace hook the exec record shows running while the test kept hooks off
+    /// (`hooks: none`) is a fence that did not hold: the run is `error`, naming the hook,
+    /// however well the agent's own process ended. Under `hooks: workspace` it is no error.
+    #[test]
+    fn a_hook_that_ran_under_hooks_none_makes_the_run_error() {
+        use crate::sandbox::exec::hooks::{HookExec, HookRan};
+        use crate::spec::HooksSetting;
+        let ran = vec![HookRan {
+            file: ".claude/settings.json".into(),
+            line: Some(5),
+            event: "SessionStart".into(),
+            command: "sh .hooks/start.sh".into(),
+            execs: vec![HookExec {
+                command: "rm -f README".into(),
+                exit_code: Some(0),
+                at_ms: 12,
+            }],
+            execs_total: 1,
+        }];
+        let execution = |setting| Execution {
+            transcript: crate::transcript::Transcript::completed(Vec::new(), "Done."),
+            process: crate::agent::process::Output {
+                ending: Ending::Exited,
+                code: Some(0),
+                signal: None,
+                stderr: String::new(),
+                duration_ms: 1,
+                proof: None,
+                limit: None,
+                cut_lines: 0,
+                limits_by: None,
+            },
+            raw: Vec::new(),
+            sandbox: None,
+            sandbox_failure: crate::sandbox::exec::hooks::breach(setting, &ran),
+            mcp_failures: Vec::new(),
+            mcp_calls: Vec::new(),
+            mcp_calls_dropped: 0,
+            mcp_divergences: Vec::new(),
+            model_traffic: None,
+            dialog: None,
+            witness: None,
+            execs: None,
+            hooks_ran: ran.clone(),
+        };
+        let timeout = Duration::from_secs(1);
+        let (kind, why) = run_error(&execution(HooksSetting::None), timeout).unwrap();
+        assert_eq!(kind, ErrorKind::Setup);
+        assert!(
+            why.contains(".claude/settings.json:5 SessionStart")
+                && why.contains("`rm -f README`")
+                && why.contains("hooks: workspace"),
+            "{why}"
+        );
+        assert_eq!(
+            run_error(&execution(HooksSetting::Workspace), timeout),
+            None
+        );
+    }
+
     /// A model's stop at its output-token limit is the agent's: Claude Code reports it as
     /// an API error without a status, Codex as a failed turn; neither is infra, so
     /// `--retry-infra` never pays for it again.

@@ -66,6 +66,7 @@ pub(super) async fn run_one(
     run.result.witness = execution.witness.clone();
     run.result.dialog = execution.dialog.clone();
     run.result.execs = execution.execs.clone();
+    run.result.hooks_ran = execution.hooks_ran.clone();
     let Execution {
         transcript,
         raw,

@@ -189,6 +189,8 @@ pub fn aggregate_split(
         // Each run keeps its own conversation.
         dialog: None,
         execs: worst_execs(&runs),
+        // Each run names the hooks it ran.
+        hooks_ran: Vec::new(),
         routing: first.and_then(|r| r.routing.clone()),
         runs,
     }

@@ -21,6 +21,8 @@
 //!                               "cache_creation_input_tokens", "unmetered", "cost_usd",
 //!                               "models", "budget", "refused", "refused_first", "request_log"},
 //!             "witness": {"status", "calls", "results", "unrecorded", "findings", "why"},
+//!             "hooks_ran": [{"file", "line", "event", "command",
+//!                            "execs": [{"command", "exit_code", "at_ms"}], "execs_total"}],
 //!             "runs": [<a test result per run, when the test has runs: N > 1>],
 //!             "repeat": {"runs", "min_pass", "passed", "failed", "errors", "skipped", "flaky",
 //!                        "pass_rate", "wilson_low", "wilson_high",

@@ -211,6 +211,12 @@ pub struct TestResult {
     /// off, and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execs: Option<crate::sandbox::exec::check::ExecReport>,
+    /// The workspace's hooks that ran, by the exec record: each hook's file
+    /// (workspace-relative), line, event and command, and the execs it ran
+    /// (`sandbox::exec::hooks`). Read from the workspace when the run started; a hook
+    /// written during the run is not named. Absent when none ran, and in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_ran: Vec<crate::sandbox::exec::hooks::HookRan>,
     /// The routing suite's prompt this test ran (`routing:`): the suite, its skills, what
     /// the prompt should trigger and when each run stopped. Each run's routing assertion
     /// says what it triggered; `verdict::routing` makes the figures of both.
@@ -306,6 +312,7 @@ impl TestResult {
             witness: None,
             dialog: None,
             execs: None,
+            hooks_ran: Vec::new(),
             routing: None,
         }
     }
@@ -323,6 +330,7 @@ impl TestResult {
         self.witness = None;
         self.dialog = None;
         self.execs = None;
+        self.hooks_ran = Vec::new();
         self.sandbox = None;
         if let Some(traffic) = self.model_traffic.as_mut() {
             traffic.request_log = Vec::new();

@@ -217,12 +217,34 @@ fn a_hook_written_during_the_run_does_not_run() {
 
 /// A `SessionStart` hook, which runs before any tool call and shows in none, does not run.
 /// With `hooks: workspace` its `rm`, which no tool call shows, is in the kernel's exec
-/// record: `not_ran` fails on it, naming it as run without a tool call.
+/// record: `not_ran` fails on it, naming it as run without a tool call, and the run names
+/// the hook that ran it (its file, event and command) with what it ran.
 #[test]
 fn a_session_start_hook_does_not_run() {
     let results = claude_run();
     assert_status(results, "session-start", "passed");
+    assert!(
+        test(results, "session-start").get("hooks_ran").is_none(),
+        "no hook ran"
+    );
     assert_hook_ran(results, "session-start-workspace", "rm -f README");
+    let t = test(results, "session-start-workspace");
+    let hooks = t["hooks_ran"].as_array().unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(hooks.len(), 1, "{t:#}");
+    let hook = &hooks[0];
+    assert_eq!(hook["file"], ".claude/settings.json", "{hook:#}");
+    assert_eq!(hook["event"], "SessionStart", "{hook:#}");
+    assert_eq!(hook["command"], "sh .hooks/start.sh", "{hook:#}");
+    let execs: Vec<&str> = hook["execs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["command"].as_str())
+        .collect();
+    assert!(
+        execs.contains(&"sh .hooks/start.sh") && execs.contains(&"rm -f README"),
+        "{hook:#}"
+    );
 }
 
 /// Gemini CLI, whose workspace aptitude trusts: a `BeforeTool` hook that rewrites the

@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Exec, ExecRecord, Trace};
+use super::{Exec, ExecRecord, Trace, hooks};
 use crate::spec::tools::SHELL_TOOL;
 use crate::transcript::{Execution, Transcript};
 
@@ -132,9 +132,19 @@ impl ExecReport {
 /// them (and their error flag: a non-zero exit is an error). The agent is the process the
 /// sandbox's helper ([`crate::sandbox::INIT_PATH`]) became.
 pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
+    check_with_hooks(record, transcript, &[]).0
+}
+
+/// [`check`], and which of the workspace's `hooks` (read when the run started,
+/// [`hooks::configured`]) ran, by the execs no call accounts for ([`hooks::ran`]).
+pub fn check_with_hooks(
+    record: &ExecRecord,
+    transcript: &mut Transcript,
+    hooks: &[hooks::Hook],
+) -> (ExecReport, Vec<hooks::HookRan>) {
     let trace = match record {
         ExecRecord::Recorded(trace) => trace,
-        ExecRecord::Absent(why) => return ExecReport::absent(why.clone()),
+        ExecRecord::Absent(why) => return (ExecReport::absent(why.clone()), Vec::new()),
     };
     // The helper waits for the command it starts: the agent is its first child's exec,
     // after the fence proof's memory probe (a child that becomes the helper's probe).
@@ -157,8 +167,9 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
         })
         .map(|e| e.pid);
     let Some(agent) = agent else {
-        return ExecReport::absent(
-            "the record does not show the sandbox's helper starting the agent",
+        return (
+            ExecReport::absent("the record does not show the sandbox's helper starting the agent"),
+            Vec::new(),
         );
     };
     let mut report = ExecReport {
@@ -217,22 +228,24 @@ pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
             call.is_error = kernel != 0;
         }
     }
-    unclaimed(trace, agent, &claimed_pids, &used, &mut report);
+    let unclaimed = unclaimed(trace, agent, &claimed_pids, &used, &mut report);
     transcript.unclaimed_execs = report.unclaimed.iter().map(|u| u.command.clone()).collect();
-    report
+    let ran = hooks::ran(trace, &unclaimed, hooks);
+    (report, ran)
 }
 
-/// Lists the execs below the agent that no matched shell accounts for.
-/// `matched[i]`: the exec `i` is a call's own shell.
+/// Lists the execs below the agent that no matched shell accounts for, and returns the
+/// indices of all of them. `matched[i]`: the exec `i` is a call's own shell.
 fn unclaimed(
     trace: &Trace,
     agent: u32,
     claimed: &[u32],
     matched: &[bool],
     report: &mut ExecReport,
-) {
+) -> Vec<usize> {
     let claimed: std::collections::HashSet<u32> = claimed.iter().copied().collect();
-    for (exec, &matched) in trace.execs.iter().zip(matched) {
+    let mut all = Vec::new();
+    for (i, (exec, &matched)) in trace.execs.iter().zip(matched).enumerate() {
         if matched
             || exec.pid == agent
             || !trace.descends(exec.pid, agent)
@@ -241,6 +254,7 @@ fn unclaimed(
             continue;
         }
         report.unclaimed_total += 1;
+        all.push(i);
         if report.unclaimed.len() < MAX_LISTED {
             report.unclaimed.push(Unclaimed {
                 command: exec.command_line(),
@@ -252,6 +266,7 @@ fn unclaimed(
             });
         }
     }
+    all
 }
 
 /// Whether `pid` or one of its ancestors is a call's shell: one walk up, whatever the

@@ -15,9 +15,10 @@
 //!
 //! [`check`] puts the record against the transcript's shell calls: the exit code of a call
 //! is the kernel's, a call no process ran is a finding, and what ran without a call is
-//! listed.
+//! listed. [`hooks`] names the workspace's hooks among what ran without a call.
 
 pub mod check;
+pub mod hooks;
 pub mod strace;
 
 use serde::{Deserialize, Serialize};

@@ -217,3 +217,29 @@ fn the_proofs_memory_probe_is_not_taken_for_the_agent() {
         report.unclaimed
     );
 }
+
+/// Of what ran without a call, the execs of a workspace hook are named with it: the
+/// trace's `sh -c rm -rf secrets` is a hook's when a settings file configures that
+/// command. The same command run for a tool call is the call's, and no hook's.
+#[test]
+fn a_hooks_execs_are_named_and_a_calls_are_not() {
+    let record = ExecRecord::Recorded(parse(TRACE));
+    let hooks = super::hooks::in_file(
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "rm -rf secrets"}]}]}}"#,
+    );
+    let mut t = transcript(vec![shell("c1", "./check.sh", Some(1))]);
+    let (report, ran) = check_with_hooks(&record, &mut t, &hooks);
+    assert_eq!(report.unclaimed_total, 3, "git and the hook's two");
+    assert_eq!(ran.len(), 1);
+    assert_eq!(ran[0].event, "Stop");
+    let execs: Vec<&str> = ran[0].execs.iter().map(|e| e.command.as_str()).collect();
+    assert_eq!(execs, ["/bin/sh -c rm -rf secrets", "rm -rf secrets"]);
+    let mut t = transcript(vec![
+        shell("c1", "./check.sh", Some(1)),
+        shell("c2", "rm -rf secrets", Some(0)),
+    ]);
+    let (report, ran) = check_with_hooks(&record, &mut t, &hooks);
+    assert_eq!(report.calls, 2);
+    assert!(ran.is_empty(), "{ran:#?}");
+}
