@@ -3,7 +3,7 @@
 //!
 //! | limit | cgroup v2 (a delegated cgroup: a systemd user session, the GitHub runner through the action) | otherwise |
 //! |---|---|---|
-//! | memory | `memory.max` of the run's cgroup (it counts shared memory, memfds and tmpfs too) | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together, plus what they hold outside it ([`Held`]: memfds and removed `/dev/shm` files held open, and the sandbox's own `/dev/shm`) |
+//! | memory | `memory.max` of the run's cgroup (it counts shared memory, memfds and tmpfs too) | `RLIMIT_DATA` of each process (set by the sandbox's helper), and this watch: the resident memory of the run's processes together, plus what they hold outside it ([`Held`]: memfds and removed `/dev/shm` files held open, the sandbox's own `/dev/shm`, and its IPC namespace's System V shared memory segments, attached or not) |
 //! | processes | `pids.max` (threads count: it counts tasks) | `RLIMIT_NPROC` (set by the sandbox's helper; the kernel counts the sandbox's user namespace's tasks, threads too, except for the host's root), and this watch: the run's live tasks, processes and their threads |
 //! | disk | this watch | `RLIMIT_FSIZE` of each process (one file's apparent size: 4 × the limit, so that sparse files pass), and this watch: what the run's directories (workspace, home, `/tmp`) grew by, plus the files its processes removed but hold open, and at every look what its processes wrote to files by the kernel's count ([`written_by`]), so a file removed between two walks counts |
 //!
@@ -216,6 +216,8 @@ fn tasks_of(pid: i32) -> usize {
 /// - Files they removed but hold open (`/proc/<pid>/fd/*` → `… (deleted)`), each counted
 ///   once: in memory when it lives there (a memfd, `/memfd:…`; a file of `/dev/shm`; a
 ///   SysV segment, `/SYSV…`), else on disk.
+/// - The System V shared memory segments of the sandbox's own IPC namespace, attached or
+///   not ([`sysv_shm_of`]).
 /// - The sandbox's own `/dev` (bubblewrap's `--dev`, a tmpfs of its own with `/dev/shm`
 ///   in it): what is used there, read through `/proc/<pid>/root` of one process in each
 ///   mount namespace other than aptitude's.
@@ -239,7 +241,15 @@ impl Held {
         let mut files = std::collections::HashSet::new();
         let mut namespaces = std::collections::HashSet::new();
         let own_namespace = std::fs::metadata("/proc/self/ns/mnt").map(|m| m.ino()).ok();
+        let mut ipc_namespaces = std::collections::HashSet::new();
+        let own_ipc = std::fs::metadata("/proc/self/ns/ipc").map(|m| m.ino()).ok();
         for pid in pids {
+            if let Ok(ns) = std::fs::metadata(format!("/proc/{pid}/ns/ipc"))
+                && Some(ns.ino()) != own_ipc
+                && ipc_namespaces.insert(ns.ino())
+            {
+                held.memory = held.memory.saturating_add(sysv_shm_of(*pid));
+            }
             if let Ok(ns) = std::fs::metadata(format!("/proc/{pid}/ns/mnt"))
                 && Some(ns.ino()) != own_namespace
                 && namespaces.insert(ns.ino())
@@ -282,6 +292,51 @@ impl Held {
         }
         held
     }
+}
+
+/// Bytes resident in the System V shared memory segments of the IPC namespace `pid` is in
+/// (the sum of the `rss` column of that namespace's `/proc/sysvipc/shm`), 0 when it can
+/// not be read.
+///
+/// A segment outlives every process's attachment (`shmget`, `shmat`, write, `shmdt`): its
+/// pages are then in no process's resident memory, and five segments of 300 MB written
+/// that way held 1.5 GB under a limit of 1 GiB. `/proc/sysvipc/shm` lists the segments of
+/// its reader's IPC namespace, so it is read by `nsenter` (util-linux) from inside the
+/// sandbox's user and IPC namespaces. An attached segment's touched pages count twice (in
+/// the processes' resident pages too): the watch errs towards stopping a run.
+fn sysv_shm_of(pid: i32) -> u64 {
+    let target = pid.to_string();
+    let read = std::process::Command::new("nsenter")
+        .args([
+            "--target",
+            &target,
+            "--user",
+            "--preserve-credentials",
+            "--ipc",
+        ])
+        .args(["cat", "/proc/sysvipc/shm"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match read {
+        Ok(out) if out.status.success() => sysv_rss(&String::from_utf8_lossy(&out.stdout)),
+        _ => 0,
+    }
+}
+
+/// The sum of the `rss` column of a `/proc/sysvipc/shm` listing (a header line naming
+/// the columns, then one segment per line), in bytes.
+fn sysv_rss(listing: &str) -> u64 {
+    let mut lines = listing.lines();
+    let Some(column) = lines
+        .next()
+        .and_then(|header| header.split_whitespace().position(|c| c == "rss"))
+    else {
+        return 0;
+    };
+    lines
+        .filter_map(|line| line.split_whitespace().nth(column)?.parse::<u64>().ok())
+        .fold(0, u64::saturating_add)
 }
 
 /// Bytes used on the file system holding `path` (its blocks less its free blocks); 0
@@ -351,6 +406,20 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let after = written_by(&[me]);
         assert!(after - before >= 8 << 20, "{before} then {after}");
+    }
+
+    /// The `rss` column of a real `/proc/sysvipc/shm` (kernel 6.18) is summed, whatever
+    /// its position.
+    #[test]
+    fn sysv_segments_count_their_resident_bytes() {
+        let listing = "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap
+-1674893364          0   644              10000000  2302     0      0     0     0     0     0          0          0 1795895394                     0                     0
+         0          1  1600             314572800  2310  2310      0     0     0     0     0 1795895400 1795895401 1795895399             314572800                     0
+         0          2  1600             314572800  2310  2310      1     0     0     0     0 1795895400          0 1795895399               4096000                     0
+";
+        assert_eq!(sysv_rss(listing), 314_572_800 + 4_096_000);
+        assert_eq!(sysv_rss(""), 0);
+        assert_eq!(sysv_rss("key shmid size\n0 1 300\n"), 0);
     }
 
     #[test]

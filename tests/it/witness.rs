@@ -179,7 +179,8 @@ fn run_claude_scenarios() -> Run {
     // Issue 44: what the watch did not count. 300 threads under a limit of 40 processes;
     // 1.3 GB in the sandbox's /dev/shm, and 1.3 GB in a memfd, under 1 GiB of memory (Claude
     // Code itself needs that much under RLIMIT_DATA); a
-    // 90 MB file removed while held open under 50 MB of disk.
+    // 90 MB file removed while held open under 50 MB of disk; 1.5 GB of System V shared
+    // memory, every segment detached once written.
     let held = [
         (
             "threads",
@@ -194,6 +195,13 @@ fn run_claude_scenarios() -> Run {
         (
             "memfd",
             "python3 -c 'import os, time; fd = os.memfd_create(\"x\"); [os.write(fd, bytes(2**20)) for _ in range(1300)]; time.sleep(8)'; echo done",
+            "memory: 1GiB",
+        ),
+        (
+            // Five System V segments of 300 MB, each written while attached and then
+            // detached: no process holds more than 300 MB resident at any time.
+            "sysv",
+            "python3 -c 'import ctypes as c, time; l = c.CDLL(None); l.shmat.restype = c.c_void_p; l.shmat.argtypes = [c.c_int, c.c_void_p, c.c_int]; l.shmdt.argtypes = [c.c_void_p]; n = 300 * 2**20; [(lambda a: (c.memset(a, 1, n), l.shmdt(a)))(l.shmat(l.shmget(0, n, 0o1600), None, 0)) for _ in range(5)]; time.sleep(8)'; echo done",
             "memory: 1GiB",
         ),
         (
@@ -352,6 +360,7 @@ fn runs_over_their_limits_are_stopped_naming_the_limit() {
         ("threads", "processes:"),
         ("shm", "memory:"),
         ("memfd", "memory:"),
+        ("sysv", "memory:"),
         ("unlinked", "disk:"),
     ] {
         let t = scenario_result(run, name);
