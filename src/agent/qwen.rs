@@ -164,8 +164,11 @@ fn no_hooks(home: &Path) -> Result<(String, String), InvocationError> {
     ))
 }
 
+/// `qwen --auth-type openai -o stream-json --approval-mode MODE [--resume SESSION] [-m
+/// MODEL] PROMPT`, with the base URL, the private `QWEN_HOME` and, hooks off, the system
+/// settings file.
 fn invocation(
-    (mode, prompt): (&str, &str),
+    (mode, resume, prompt): (&str, Option<&str>, &str),
     model: Option<&str>,
     base_url: Option<&str>,
     home: &Path,
@@ -173,6 +176,9 @@ fn invocation(
 ) -> Result<Invocation, InvocationError> {
     let mut a: Vec<OsString> = args(["--auth-type", "openai", "-o", "stream-json"]);
     a.extend(["--approval-mode".into(), mode.into()]);
+    if let Some(session) = resume {
+        a.extend(["--resume".into(), session.into()]);
+    }
     if let Some(model) = model {
         a.extend(["-m".into(), model.into()]);
     }
@@ -254,7 +260,7 @@ impl AgentCli for Qwen {
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), task.max_turns, task.mcp_servers, false)?;
         invocation(
-            ("yolo", task.prompt),
+            ("yolo", None, task.prompt),
             task.model,
             task.base_url,
             home,
@@ -262,10 +268,30 @@ impl AgentCli for Qwen {
         )
     }
 
+    /// `qwen … --approval-mode yolo --resume SESSION REPLY`: the reply as the next turn of
+    /// the session its stream's `system` `init` event named (0.24.4 records each session
+    /// under `QWEN_HOME` per project, and the follow-up runs in the same workspace copy
+    /// and private home). Headless Qwen Code asks in plain text, so this is its
+    /// conversation channel.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        Some(invocation(
+            ("yolo", Some(session), task.prompt),
+            task.model,
+            task.base_url,
+            home,
+            task.hooks,
+        ))
+    }
+
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         write_settings(&qwen_home(home), Some(1), &McpServers::new(), true)?;
         invocation(
-            ("plan", task.prompt),
+            ("plan", None, task.prompt),
             task.model,
             task.base_url,
             home,
