@@ -213,22 +213,21 @@ impl AgentCli for Copilot {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        let mut a = args(["--allow-all", "--output-format", "json", "--no-auto-update"]);
-        if !task.mcp_servers.is_empty() {
-            let path = home.join("aptitude-mcp.json");
-            std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
-                .map_err(InvocationError::write("MCP config", &path))?;
-            let mut file = std::ffi::OsString::from("@");
-            file.push(&path);
-            a.extend(["--additional-mcp-config".into(), file]);
-            a.push("--disable-builtin-mcps".into());
-        }
-        for dir in task.plugins {
-            a.extend(["--plugin-dir".into(), dir.into()]);
-        }
-        a.push("--usage-output-file".into());
-        a.push(home.join("usage.json").into());
-        invocation(a, task.prompt, task.model, task.base_url, home, task.hooks)
+        run_invocation(task, None, home)
+    }
+
+    /// `copilot --resume=SESSION -p REPLY …` with the run's own flags: the reply as the
+    /// next turn of the session its stream's `result` line named (1.0.102 keeps each
+    /// session under `$COPILOT_HOME/session-state/<id>/`, in the run's private home).
+    /// Headless Copilot CLI does not put an `ask_user` question to anyone under `-p`, and
+    /// asks in plain text, so this is its conversation channel.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        Some(run_invocation(task, Some(session), home))
     }
 
     fn supports_plugins(&self) -> bool {
@@ -262,6 +261,34 @@ impl AgentCli for Copilot {
         }
         transcript
     }
+}
+
+/// The command of a run's turn: the first (`resume` `None`) or a follow-up in the session
+/// `resume` names. Writes the MCP config into `home` when the test has MCP servers.
+fn run_invocation(
+    task: &Task<'_>,
+    resume: Option<&str>,
+    home: &Path,
+) -> Result<Invocation, InvocationError> {
+    let mut a = args(["--allow-all", "--output-format", "json", "--no-auto-update"]);
+    if let Some(session) = resume {
+        a.push(format!("--resume={session}").into());
+    }
+    if !task.mcp_servers.is_empty() {
+        let path = home.join("aptitude-mcp.json");
+        std::fs::write(&path, mcp_config(task.mcp_servers).to_string())
+            .map_err(InvocationError::write("MCP config", &path))?;
+        let mut file = std::ffi::OsString::from("@");
+        file.push(&path);
+        a.extend(["--additional-mcp-config".into(), file]);
+        a.push("--disable-builtin-mcps".into());
+    }
+    for dir in task.plugins {
+        a.extend(["--plugin-dir".into(), dir.into()]);
+    }
+    a.push("--usage-output-file".into());
+    a.push(home.join("usage.json").into());
+    invocation(a, task.prompt, task.model, task.base_url, home, task.hooks)
 }
 
 #[cfg(test)]

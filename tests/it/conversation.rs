@@ -836,6 +836,21 @@ fn qwen_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
     );
 }
 
+/// Copilot CLI (Chat Completions) asks in plain text; the scripted answer is the prompt of
+/// a turn resumed in the same session (`--resume=SESSION`), the model's next request holds
+/// it, and the conversation replays with 0 model requests.
+#[test]
+fn copilot_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
+    assert_eq!(AGENTS[3]().name, "copilot");
+    record_and_replay_a_conversation(
+        3,
+        vec![
+            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+            Turn::Text("Done: a six-sided roll command.".into()),
+        ],
+    );
+}
+
 /// A repeated test gives the rate of asking with its interval: 4 runs of Codex, 2 of which
 /// ask (the scripted model's first turn alternates), tally `asked` as 2 of 4 judged runs,
 /// pass rate 0.5 with its Wilson 95% interval, and the assertion flaky.
