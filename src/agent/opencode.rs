@@ -174,6 +174,26 @@ impl AgentCli for Opencode {
         )
     }
 
+    /// `opencode run --format json … --session SESSION REPLY`: the reply as the next turn
+    /// of the session its events' `sessionID` named (1.18.33 keeps sessions under the run's
+    /// private `XDG_DATA_HOME`). opencode's `run` denies its `question` tool, so the agent
+    /// asks in plain text, and this is its conversation channel.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        Some(self.task(task, home).map(|mut invocation| {
+            // The prompt is the last argument.
+            let at = invocation.args.len().saturating_sub(1);
+            invocation
+                .args
+                .splice(at..at, ["--session".into(), session.into()]);
+            invocation
+        }))
+    }
+
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             task.prompt,

@@ -149,6 +149,27 @@ impl AgentCli for Pi {
         )
     }
 
+    /// `pi … --mode json --session SESSION -p REPLY`: the reply as the next turn of the
+    /// session its events' `session` header named (0.73.1 takes a session file or a
+    /// partial UUID, looked up under the run's private `PI_CODING_AGENT_DIR`, in the same
+    /// workspace copy). pi has no ask tool and asks in plain text, so this is its
+    /// conversation channel.
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        Some(invocation(
+            &["--session", session],
+            task.prompt,
+            task.model,
+            task.base_url,
+            home,
+            task.hooks,
+        ))
+    }
+
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
             &["--no-tools"],

@@ -329,6 +329,10 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
             "name: replay\nprompt: \"sleep twice\"\nagent: cursor\nmodel: auto\nassertions:\n  - tool: Bash\n    params: {command: \"sleep 5\"}\n  - tool: Bash\n    call_count: 2\n  - exit_code: 0\n",
         )
         .file(
+            "tests/ws/asks.aptitude.yaml",
+            "name: asks\nprompt: \"sleep twice\"\nagent: cursor\nmodel: auto\nuser:\n  script: [{when: sides, say: six}]\nassertions:\n  - did_not_ask: {about: sides}\n  - user_turns: {max: 3}\n",
+        )
+        .file(
             "tests/ws/hang.aptitude.yaml",
             "name: hang\nprompt: \"STAND-IN-HANG\"\nagent: cursor\nmodel: auto\ntimeout: 3s\nassertions:\n  - tool: Bash\n    called: false\n",
         );
@@ -349,6 +353,20 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
     assert_eq!(replay["status"], "passed", "{stderr}\n{replay:#}");
     assert_eq!(replay["agent_id"], "cursor");
     assert_eq!(replay["agent"], "cursor 2026.01.28-stand-in");
+    // No channel carries Cursor's questions to a user: each conversation assertion is
+    // `error`, saying why, never a pass ("it did not ask" can not be told from "nobody
+    // could hear").
+    let asks = crate::run::test(&results, "asks");
+    assert_eq!(asks["status"], "error", "{asks:#}");
+    for a in asks["assertions"].as_array().unwrap() {
+        assert_eq!(a["status"], "error", "{a:#}");
+        let detail = a["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("no channel carries the agent's questions")
+                && detail.contains("cursor"),
+            "{detail}"
+        );
+    }
     let hang = crate::run::test(&results, "hang");
     assert_eq!(hang["status"], "error", "{hang:#}");
     assert!(hang["error"].as_str().unwrap_or("").contains("timed out"));
