@@ -406,6 +406,14 @@ fn codex_that_does_not_ask_fails_asked() {
     );
 }
 
+/// A turn that ends in a plain-text question, then the turn after the reply.
+fn asks_in_text() -> Vec<Turn> {
+    vec![
+        Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+        Turn::Text("Done: a six-sided roll command.".into()),
+    ]
+}
+
 /// Records `agent`'s run of a test whose agent asks (`turns`), then replays it: the
 /// replay passes with the same dialog and asks the model nothing.
 fn record_and_replay_a_conversation(agent_index: usize, turns: Vec<Turn>) {
@@ -779,13 +787,7 @@ fn gemini_simulated_user_answers_what_the_script_does_not_and_replays() {
 fn gemini_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
     let gemini = AGENTS[2]();
     assert_eq!(gemini.name, "gemini");
-    record_and_replay_a_conversation(
-        2,
-        vec![
-            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
-            Turn::Text("Done: a six-sided roll command.".into()),
-        ],
-    );
+    record_and_replay_a_conversation(2, asks_in_text());
 }
 
 /// Qwen Code (Chat Completions) asks in plain text; the scripted answer is the prompt of a
@@ -794,13 +796,7 @@ fn gemini_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
 #[test]
 fn qwen_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
     assert_eq!(AGENTS[6]().name, "qwen");
-    record_and_replay_a_conversation(
-        6,
-        vec![
-            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
-            Turn::Text("Done: a six-sided roll command.".into()),
-        ],
-    );
+    record_and_replay_a_conversation(6, asks_in_text());
 }
 
 /// Copilot CLI (Chat Completions) asks in plain text; the scripted answer is the prompt of
@@ -809,13 +805,7 @@ fn qwen_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
 #[test]
 fn copilot_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
     assert_eq!(AGENTS[3]().name, "copilot");
-    record_and_replay_a_conversation(
-        3,
-        vec![
-            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
-            Turn::Text("Done: a six-sided roll command.".into()),
-        ],
-    );
+    record_and_replay_a_conversation(3, asks_in_text());
 }
 
 /// opencode (Chat Completions through its `aptitude` provider) asks in plain text; the
@@ -825,13 +815,7 @@ fn copilot_plain_text_question_is_answered_by_a_resumed_turn_and_replays() {
 #[test]
 fn opencode_plain_text_question_is_answered_by_a_continued_turn_and_replays() {
     assert_eq!(AGENTS[4]().name, "opencode");
-    record_and_replay_a_conversation(
-        4,
-        vec![
-            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
-            Turn::Text("Done: a six-sided roll command.".into()),
-        ],
-    );
+    record_and_replay_a_conversation(4, asks_in_text());
 }
 
 /// pi (Chat Completions through its `aptitude` provider) asks in plain text; the scripted
@@ -840,13 +824,7 @@ fn opencode_plain_text_question_is_answered_by_a_continued_turn_and_replays() {
 #[test]
 fn pi_plain_text_question_is_answered_by_a_continued_turn_and_replays() {
     assert_eq!(AGENTS[5]().name, "pi");
-    record_and_replay_a_conversation(
-        5,
-        vec![
-            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
-            Turn::Text("Done: a six-sided roll command.".into()),
-        ],
-    );
+    record_and_replay_a_conversation(5, asks_in_text());
 }
 
 /// A repeated test gives the rate of asking with its interval: 4 runs of Codex, 2 of which
