@@ -16,7 +16,8 @@ use crate::transcript::dialog::{Channel, Dialog};
 /// Checks `dialog` against `wire`, setting [`Dialog::unwitnessed`] when they disagree or
 /// nothing can be checked. A plain-text channel's questions are read from the agent's
 /// final answer, whose text the wire does not keep: the record says so in
-/// [`Dialog::unwitnessed`] only when the run did not go through the gateway at all.
+/// [`Dialog::unwitnessed`] when the run did not go through the gateway, when the gateway
+/// could not read all of its traffic, or when the model called an ask tool nobody answers.
 pub fn check(wire: Option<&Wire>, dialog: &mut Dialog) {
     let Some(wire) = wire else {
         dialog.unwitnessed = Some(
@@ -26,12 +27,8 @@ pub fn check(wire: Option<&Wire>, dialog: &mut Dialog) {
         );
         return;
     };
-    let Channel::AskTool { tool } = &dialog.channel else {
-        if matches!(dialog.channel, Channel::PlainText) {
-            dialog.unwitnessed = unanswered_ask_tool(wire);
-        }
-        return;
-    };
+    // Traffic the gateway could not read may hold a question: an ask tool's call, or the
+    // model's call of a tool nobody answers on the plain-text channel.
     if wire.partial || wire.unreadable > 0 {
         dialog.unwitnessed = Some(format!(
             "the gateway could not read all of the run's traffic ({} unreadable requests{}): \
@@ -41,6 +38,12 @@ pub fn check(wire: Option<&Wire>, dialog: &mut Dialog) {
         ));
         return;
     }
+    let Channel::AskTool { tool } = &dialog.channel else {
+        if matches!(dialog.channel, Channel::PlainText) {
+            dialog.unwitnessed = unanswered_ask_tool(wire);
+        }
+        return;
+    };
     dialog.unwitnessed = disagreement(wire, tool, dialog);
 }
 
@@ -186,6 +189,18 @@ mod tests {
         dialog.channel = Channel::PlainText;
         check(Some(&Wire::default()), &mut dialog);
         assert_eq!(dialog.unwitnessed, None);
+        // Traffic the gateway could not read may hold such a call.
+        let mut unread = Wire::default();
+        unread.unreadable = 1;
+        check(Some(&unread), &mut dialog);
+        assert!(
+            dialog
+                .unwitnessed
+                .as_deref()
+                .is_some_and(|w| w.contains("could not read")),
+            "{:?}",
+            dialog.unwitnessed
+        );
     }
 
     #[test]
