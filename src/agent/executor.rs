@@ -437,7 +437,7 @@ impl CliAgent {
         // text is noted and replaced), then the stream with them against the wire.
         let (execs, hooks_ran) = spec.fence.as_ref().map_or((None, Vec::new()), |f| {
             let record = f.exec_record();
-            let (execs, ran) = exec::check::check_with_hooks(&record, &mut transcript, hooks);
+            let (execs, ran) = exec::check::check(&record, &mut transcript, hooks);
             (Some(execs), ran)
         });
         let sandbox_failure = sandbox_failure.or_else(|| exec::hooks::breach(setting, &hooks_ran));

@@ -529,17 +529,7 @@ mod tests {
 
     #[test]
     fn the_grading_reply_is_stdouts_text() {
-        let out = process::Output {
-            ending: process::Ending::Exited,
-            code: Some(0),
-            signal: None,
-            stderr: String::new(),
-            duration_ms: 1,
-            proof: None,
-            limit: None,
-            cut_lines: 0,
-            limits_by: None,
-        };
+        let out = process::Output::exited_ok();
         let lines = vec![
             "\u{1b}[32m> \u{1b}[0m{\"score\": 9,".to_owned(),
             "\"reasoning\": \"ok\"}".to_owned(),

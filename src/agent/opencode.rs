@@ -53,8 +53,11 @@ pub fn mcp_config(servers: &McpServers) -> serde_json::Value {
     serde_json::Value::Object(servers)
 }
 
+/// `opencode run --format json [--pure] [-m MODEL] [--session SESSION] PROMPT`, with its
+/// config (`permission` for every tool, the test's MCP servers, the gateway's provider)
+/// in `OPENCODE_CONFIG_CONTENT` and its XDG directories in the private `home`.
 fn invocation(
-    prompt: &str,
+    (prompt, session): (&str, Option<&str>),
     model: Option<&str>,
     base_url: Option<&str>,
     permission: &str,
@@ -90,6 +93,9 @@ fn invocation(
         }
         (None, Some(model)) => a.extend(["-m".into(), model.into()]),
         (None, None) => {}
+    }
+    if let Some(session) = session {
+        a.extend(["--session".into(), session.into()]);
     }
     a.push(prompt.into());
     let xdg = |kind: &str, dir: &str| (kind.to_owned(), home.join(dir).display().to_string());
@@ -164,7 +170,7 @@ impl AgentCli for Opencode {
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
-            task.prompt,
+            (task.prompt, None),
             task.model,
             task.base_url,
             "allow",
@@ -184,19 +190,20 @@ impl AgentCli for Opencode {
         session: &str,
         home: &Path,
     ) -> Option<Result<Invocation, InvocationError>> {
-        Some(self.task(task, home).map(|mut invocation| {
-            // The prompt is the last argument.
-            let at = invocation.args.len().saturating_sub(1);
-            invocation
-                .args
-                .splice(at..at, ["--session".into(), session.into()]);
-            invocation
-        }))
+        Some(invocation(
+            (task.prompt, Some(session)),
+            task.model,
+            task.base_url,
+            "allow",
+            home,
+            task.mcp_servers,
+            task.hooks,
+        ))
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
         invocation(
-            task.prompt,
+            (task.prompt, None),
             task.model,
             task.base_url,
             "deny",

@@ -107,6 +107,23 @@ pub struct Output {
 }
 
 impl Output {
+    /// A command that exited on its own with code 0 after 1 ms, writing nothing to
+    /// stderr (for tests of what is made of a run's output).
+    #[cfg(test)]
+    pub(crate) fn exited_ok() -> Output {
+        Output {
+            ending: Ending::Exited,
+            code: Some(0),
+            signal: None,
+            stderr: String::new(),
+            duration_ms: 1,
+            proof: None,
+            limit: None,
+            cut_lines: 0,
+            limits_by: None,
+        }
+    }
+
     /// Whether the command exited on its own with code 0.
     pub fn success(&self) -> bool {
         self.ending == Ending::Exited && self.code == Some(0)

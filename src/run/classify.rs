@@ -264,17 +264,7 @@ mod tests {
         }];
         let execution = |setting| Execution {
             transcript: crate::transcript::Transcript::completed(Vec::new(), "Done."),
-            process: crate::agent::process::Output {
-                ending: Ending::Exited,
-                code: Some(0),
-                signal: None,
-                stderr: String::new(),
-                duration_ms: 1,
-                proof: None,
-                limit: None,
-                cut_lines: 0,
-                limits_by: None,
-            },
+            process: crate::agent::process::Output::exited_ok(),
             raw: Vec::new(),
             sandbox: None,
             sandbox_failure: crate::sandbox::exec::hooks::breach(setting, &ran),

@@ -129,15 +129,11 @@ impl ExecReport {
 }
 
 /// Checks `transcript`'s shell calls against `record` and puts the kernel's exit codes on
-/// them (and their error flag: a non-zero exit is an error). The agent is the process the
-/// sandbox's helper ([`crate::sandbox::INIT_PATH`]) became.
-pub fn check(record: &ExecRecord, transcript: &mut Transcript) -> ExecReport {
-    check_with_hooks(record, transcript, &[]).0
-}
-
-/// [`check`], and which of the workspace's `hooks` (read when the run started,
-/// [`hooks::configured`]) ran, by the execs no call accounts for ([`hooks::ran`]).
-pub fn check_with_hooks(
+/// them (and their error flag: a non-zero exit is an error), and names which of the
+/// workspace's `hooks` (read when the run started, [`hooks::configured`]) ran, by the
+/// execs no call accounts for ([`hooks::ran`]). The agent is the process the sandbox's
+/// helper ([`crate::sandbox::INIT_PATH`]) became.
+pub fn check(
     record: &ExecRecord,
     transcript: &mut Transcript,
     hooks: &[hooks::Hook],

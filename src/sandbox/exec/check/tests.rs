@@ -49,7 +49,7 @@ fn transcript(calls: Vec<ToolCall>) -> Transcript {
 fn the_kernels_exit_code_overrules_one_read_from_the_output() {
     let record = ExecRecord::Recorded(parse(TRACE));
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
-    let report = check(&record, &mut t);
+    let (report, _) = check(&record, &mut t, &[]);
     assert_eq!(report.status, ExecStatus::Recorded);
     assert_eq!((report.execs, report.calls), (9, 1));
     assert!(report.findings.is_empty(), "{:?}", report.findings);
@@ -68,7 +68,7 @@ fn the_kernels_exit_code_overrules_one_read_from_the_output() {
 fn execs_no_call_claims_are_listed_with_who_ran_them() {
     let record = ExecRecord::Recorded(parse(TRACE));
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(1))]);
-    let report = check(&record, &mut t);
+    let (report, _) = check(&record, &mut t, &[]);
     let listed: Vec<(&str, Option<&str>)> = report
         .unclaimed
         .iter()
@@ -95,7 +95,7 @@ fn a_claimed_command_no_process_ran_is_a_finding() {
         shell("c1", "./check.sh", Some(1)),
         shell("c2", "ls -la", Some(0)),
     ]);
-    let report = check(&record, &mut t);
+    let (report, _) = check(&record, &mut t, &[]);
     assert_eq!(report.findings.len(), 1);
     assert!(
         report.findings[0].contains("`ls -la` ran, and no process"),
@@ -112,9 +112,10 @@ fn a_claimed_command_no_process_ran_is_a_finding() {
 #[test]
 fn no_record_is_absent_with_why_never_an_empty_record() {
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
-    let report = check(
+    let (report, _) = check(
         &ExecRecord::Absent("strace is not installed".into()),
         &mut t,
+        &[],
     );
     assert_eq!(report.status, ExecStatus::Absent);
     assert_eq!(report.why.as_deref(), Some("strace is not installed"));
@@ -123,7 +124,7 @@ fn no_record_is_absent_with_why_never_an_empty_record() {
     assert_eq!(t.tool_calls[0].exit_code, Some(0));
     // A trace without the helper's start can not say what the agent ran.
     let bare = parse(r#"1 1.0 execve("/usr/bin/bwrap", ["bwrap"], 0x1 /* 1 vars */) = 0"#);
-    let report = check(&ExecRecord::Recorded(bare), &mut t);
+    let (report, _) = check(&ExecRecord::Recorded(bare), &mut t, &[]);
     assert_eq!(report.status, ExecStatus::Absent);
 }
 
@@ -172,7 +173,7 @@ fn what_is_typed_into_a_shell_a_call_opened_is_not_that_calls() {
 "#;
     let record = ExecRecord::Recorded(parse(OPENED));
     let mut t = transcript(vec![shell("c1", "bash", None)]);
-    let report = check(&record, &mut t);
+    let (report, _) = check(&record, &mut t, &[]);
     assert_eq!(report.calls, 1);
     assert_eq!(t.unclaimed_execs, ["rm -f README"]);
     assert!(opens_a_shell("/bin/bash -i") && opens_a_shell("zsh"));
@@ -196,7 +197,7 @@ fn the_proofs_memory_probe_is_not_taken_for_the_agent() {
     let with_probe = format!("{head}{probe}102 1.003500{tail}");
     let record = ExecRecord::Recorded(parse(&with_probe));
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(0))]);
-    let report = check(&record, &mut t);
+    let (report, _) = check(&record, &mut t, &[]);
     assert_eq!(report.status, ExecStatus::Recorded);
     assert_eq!(report.calls, 1, "{report:?}");
     assert_eq!(t.tool_calls[0].exit_code, Some(1));
@@ -229,7 +230,7 @@ fn a_hooks_execs_are_named_and_a_calls_are_not() {
         r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "rm -rf secrets"}]}]}}"#,
     );
     let mut t = transcript(vec![shell("c1", "./check.sh", Some(1))]);
-    let (report, ran) = check_with_hooks(&record, &mut t, &hooks);
+    let (report, ran) = check(&record, &mut t, &hooks);
     assert_eq!(report.unclaimed_total, 3, "git and the hook's two");
     assert_eq!(ran.len(), 1);
     assert_eq!(ran[0].event, "Stop");
@@ -239,7 +240,7 @@ fn a_hooks_execs_are_named_and_a_calls_are_not() {
         shell("c1", "./check.sh", Some(1)),
         shell("c2", "rm -rf secrets", Some(0)),
     ]);
-    let (report, ran) = check_with_hooks(&record, &mut t, &hooks);
+    let (report, ran) = check(&record, &mut t, &hooks);
     assert_eq!(report.calls, 2);
     assert!(ran.is_empty(), "{ran:#?}");
 }
