@@ -486,7 +486,9 @@ fn every_agent_grades_through_its_own_one_shot_command() {
 /// Aider (PyPI, pinned in `tests/agents-requirements.txt`, installed by `scripts/test`):
 /// its applied edit is recorded as a `Write`, the file is in the workspace copy, and an
 /// assertion about shell commands it can not record is `error`, never a pass or a fail.
-/// A model that fails makes the run `error` although Aider exits 0.
+/// A model that fails makes the run `error` although Aider exits 0: a 400, which Aider
+/// does not retry, where a 500 would cost its hard-coded ~75 s of retries (that 500's
+/// recorded stdout is an error too: `corpus::failures_the_agent_exits_0_on_are_failed_outcomes`).
 #[test]
 fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
     let aider = root().join(".venv-agents/bin/aider");
@@ -502,7 +504,7 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
             "I will create the file.\n\nout.txt\n```\n<<<<<<< SEARCH\n=======\nhello\n>>>>>>> REPLACE\n```\n".into(),
         )],
     );
-    model.script("AIDER-FAIL", vec![Turn::Http(500, "scripted outage")]);
+    model.script("AIDER-FAIL", vec![Turn::Http(400, "scripted refusal")]);
     let suite = Suite::new();
     suite
         .file(
@@ -544,6 +546,7 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         &crate::support::results_text(suite.results_path()).unwrap_or_else(|_| panic!("{stderr}")),
     )
     .unwrap();
+    for t in results["tests"].as_array().unwrap() {}
     let edit = crate::run::test(&results, "edit");
     assert_eq!(edit["status"], "passed", "{stderr}\n{edit:#}");
     let shell = crate::run::test(&results, "shell");
@@ -557,5 +560,11 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
     );
     let fail = crate::run::test(&results, "fail");
     assert_eq!(fail["status"], "error", "{fail:#}");
+    assert!(
+        fail["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("model API error") && e.contains("scripted refusal")),
+        "{fail:#}"
+    );
     assert!(!suite.path().join("tests/ws/out.txt").exists());
 }

@@ -230,7 +230,11 @@ fn http_error(status: u16, message: &str, protocol: Protocol) -> impl IntoRespon
         }}),
         Protocol::Responses | Protocol::Chat => json!({"error": {
             "message": message,
-            "type": if status == StatusCode::TOO_MANY_REQUESTS { "rate_limit_exceeded" } else { "server_error" },
+            "type": match status.as_u16() {
+                429 => "rate_limit_exceeded",
+                400..=499 => "invalid_request_error",
+                _ => "server_error",
+            },
             "code": null
         }}),
     };
