@@ -282,35 +282,44 @@ fn a_failing_model_is_an_error() {
 
 /// A run past its timeout (the model never answers) is stopped, is `error`, and leaves no
 /// process behind: the agent's command line holds the marker, so any survivor is found.
+/// The agents run side by side (each its own marker and model): a run is mostly waiting
+/// for its 6 s timeout.
 #[test]
 fn a_timeout_leaves_no_process_behind() {
-    for agent in AGENTS.iter().map(|a| a()) {
-        let marker = format!("SLOW-{}", agent.name.to_uppercase());
-        let model = ScriptedModel::start();
-        model.script(&marker, vec![Turn::Hang]);
-        let suite = Suite::new();
-        suite.file(
-            "tests/ws/slow.aptitude.yaml",
-            &format!(
-                "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
-            ),
-        );
-        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
-        let test = &results["tests"][0];
-        assert_eq!(
-            test["status"], "error",
-            "{}\n{stderr}\n{test:#}",
-            agent.name
-        );
-        assert!(
-            test["error"].as_str().unwrap_or("").contains("timed out"),
-            "{}: {}",
-            agent.name,
-            test["error"]
-        );
-        let left = crate::support::procs::running(&marker);
-        assert!(left.is_empty(), "{}: left behind: {left:?}", agent.name);
-    }
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| {
+                scope.spawn(move || {
+                    let agent = a();
+                    let marker = format!("SLOW-{}", agent.name.to_uppercase());
+                    let model = ScriptedModel::start();
+                    model.script(&marker, vec![Turn::Hang]);
+                    let suite = Suite::new();
+                    suite.file(
+                        "tests/ws/slow.aptitude.yaml",
+                        &format!(
+                            "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
+                        ),
+                    );
+                    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+                    let left = crate::support::procs::running(&marker);
+                    (agent.name, results, stderr, left)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (name, results, stderr, left) = run.join().unwrap();
+            let test = &results["tests"][0];
+            assert_eq!(test["status"], "error", "{name}\n{stderr}\n{test:#}");
+            assert!(
+                test["error"].as_str().unwrap_or("").contains("timed out"),
+                "{name}: {}",
+                test["error"]
+            );
+            assert!(left.is_empty(), "{name}: left behind: {left:?}");
+        }
+    });
 }
 
 /// Cursor's CLI can not be installed here (not on npm; it talks only to Cursor's backend),
