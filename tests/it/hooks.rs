@@ -303,7 +303,6 @@ fn a_workspace_plugin_can_not_swap_an_opencode_command() {
     );
     let (code, results, stderr) = run_on(&suite, &model, &opencode, &["--no-grade", "--jobs", "2"]);
     assert!(results.is_object(), "exit {code}: {stderr}");
-    for t in results["tests"].as_array().unwrap() {}
     assert_status(&results, "rewrite", "passed");
     let control = test(&results, "rewrite-workspace");
     assert_eq!(control["error_kind"], "tampered", "{control:#}");
