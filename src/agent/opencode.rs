@@ -7,7 +7,11 @@
 //!   a tool's arguments) nor one named in a configuration, and keeps opencode from
 //!   installing its plugin package with npm at run time.
 //! - **Hooks:** with `hooks: workspace` the run goes without `--pure`, so the workspace's
-//!   plugins load (verified with opencode 1.18.33, `tests/it/hooks.rs`).
+//!   plugins load (verified with opencode 1.18.33, `tests/it/hooks.rs`). opencode then
+//!   installs `@opencode-ai/plugin` with its built-in npm (which reads npm's `npm_config_*`
+//!   variables); the sandbox has no network unless `network:` allows the registry, and
+//!   npm's default two retries of a failed fetch (10 s, then 60 s back-off) held every such
+//!   run ~70 s, so `npm_config_fetch_retries=0` is a default (a test's `env:` may change it).
 //! - **Isolation:** `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_CACHE_HOME` and
 //!   `XDG_STATE_HOME` under the run's private home; the configuration is passed whole in
 //!   `OPENCODE_CONFIG_CONTENT`: every permission `allow` (the workspace is a throwaway copy;
@@ -99,16 +103,21 @@ fn invocation(
     }
     a.push(prompt.into());
     let xdg = |kind: &str, dir: &str| (kind.to_owned(), home.join(dir).display().to_string());
+    let mut defaults = vec![
+        ("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()),
+        ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
+        (
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS".to_owned(),
+            "1".to_owned(),
+        ),
+    ];
+    if hooks != HooksSetting::None {
+        // Its plugin install fails at once without network, not after ~70 s of retries.
+        defaults.push(("npm_config_fetch_retries".to_owned(), "0".to_owned()));
+    }
     Ok(Invocation {
         args: a,
-        defaults: vec![
-            ("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()),
-            ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
-            (
-                "OPENCODE_DISABLE_DEFAULT_PLUGINS".to_owned(),
-                "1".to_owned(),
-            ),
-        ],
+        defaults,
         isolation: vec![
             xdg("XDG_CONFIG_HOME", "config"),
             xdg("XDG_DATA_HOME", "data"),
@@ -211,5 +220,41 @@ impl AgentCli for Opencode {
             &McpServers::new(),
             HooksSetting::None,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a run that loads workspace plugins (`hooks: workspace`, no `--pure`) gets
+    /// `npm_config_fetch_retries=0`, as a default a test's `env:` may change.
+    #[test]
+    fn a_plugin_install_is_not_retried_and_only_without_pure() {
+        let home = tempfile::tempdir().unwrap();
+        let run = |hooks| {
+            invocation(
+                ("p", None),
+                Some("m"),
+                Some("http://127.0.0.1:9/v1"),
+                "allow",
+                home.path(),
+                &Default::default(),
+                hooks,
+            )
+            .unwrap()
+        };
+        let retries = |inv: &Invocation| {
+            inv.defaults
+                .iter()
+                .find(|(k, _)| k == "npm_config_fetch_retries")
+                .map(|(_, v)| v.clone())
+        };
+        let pure = run(HooksSetting::None);
+        assert!(pure.args.iter().any(|a| a == "--pure"));
+        assert_eq!(retries(&pure), None);
+        let workspace = run(HooksSetting::Workspace);
+        assert!(!workspace.args.iter().any(|a| a == "--pure"));
+        assert_eq!(retries(&workspace).as_deref(), Some("0"));
     }
 }

@@ -641,6 +641,16 @@ fn failures_the_agent_exits_0_on_are_failed_outcomes() {
         );
         assert_eq!(t.final_text, None, "{rel}");
     }
+    // Aider exits 0 after its hard-coded retries of a 500 (~75 s) fail; the
+    // `litellm.InternalServerError` lines of its chat history say so. (The end-to-end test
+    // gives Aider a 400, which it does not retry, to spend seconds: `tests/it/agents.rs`.)
+    let aider = parse("live/aider-0.86.2/chat_history_api_error_500.md");
+    assert!(
+        matches!(&aider.outcome, Outcome::ApiError { message, .. } if message.contains("litellm.InternalServerError")),
+        "{:?}",
+        aider.outcome
+    );
+    assert_eq!(aider.final_text, None);
     // opencode exits 0 when it auto-rejected a permission.
     let rejected = parse("live/opencode-1.18.33/events_permission_ask_rejected.jsonl");
     assert!(

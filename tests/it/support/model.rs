@@ -51,6 +51,11 @@ pub enum Turn {
     Text(String),
     /// An HTTP error with the Anthropic error body.
     Http(u16, &'static str),
+    /// The same error with a `retry-after` header (whole seconds, RFC 9110 §10.2.3), as a
+    /// provider sends it with a 503 or 429: CLIs whose retries can not be turned off
+    /// (opencode 1.18.33, Qwen Code 0.24.4 on 429/503) wait that long instead of their
+    /// exponential back-off, so a failing model is still retried, just not for minutes.
+    HttpRetryAfter(u16, u32, &'static str),
     /// Waits, then replies with the inner turn (scripted latency, as the run-overhead
     /// benchmark uses it).
     Delay(Duration, Box<Turn>),
@@ -461,6 +466,21 @@ fn blocks(turn: &Turn, index: usize) -> (Vec<Value>, &'static str) {
     }
 }
 
+/// An HTTP error with the Anthropic error body: `{"type": "error", "error": {"type", "message"}}`.
+fn http_error(status: u16, message: &str) -> impl IntoResponse {
+    let kind = match status {
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
+    let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+    (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+}
+
 async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Response {
     match turn {
         Turn::Delay(d, inner) => {
@@ -483,19 +503,13 @@ async fn respond(turn: Turn, index: usize, model: &str, stream: bool) -> Respons
             StatusCode::GATEWAY_TIMEOUT.into_response()
         }
         Turn::Recorded(recorded) => super::recorded::response(&recorded),
-        Turn::Http(status, message) => {
-            let kind = match status {
-                429 => "rate_limit_error",
-                529 => "overloaded_error",
-                _ => "api_error",
-            };
-            let body = json!({"type": "error", "error": {"type": kind, "message": message}});
-            (
-                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-                [(header::CONTENT_TYPE, "application/json")],
-                body.to_string(),
-            )
-                .into_response()
+        Turn::Http(status, message) => http_error(status, message).into_response(),
+        Turn::HttpRetryAfter(status, seconds, message) => {
+            let mut response = http_error(status, message).into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+            response
         }
         Turn::Drop => {
             let first = Bytes::from(message_start(index, model));

@@ -215,6 +215,36 @@ async fn handle(
     respond(turn, &parsed, protocol).await
 }
 
+/// An HTTP error with `protocol`'s error body: Gemini's `{"error": {code, message,
+/// status}}`, OpenAI's `{"error": {message, type, code}}`.
+fn http_error(status: u16, message: &str, protocol: Protocol) -> impl IntoResponse {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = match protocol {
+        Protocol::Gemini => json!({"error": {
+            "code": status.as_u16(), "message": message,
+            "status": match status {
+                StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
+                StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+                _ => "INTERNAL",
+            }
+        }}),
+        Protocol::Responses | Protocol::Chat => json!({"error": {
+            "message": message,
+            "type": match status.as_u16() {
+                429 => "rate_limit_exceeded",
+                400..=499 => "invalid_request_error",
+                _ => "server_error",
+            },
+            "code": null
+        }}),
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+}
+
 /// A scripted reply in `protocol`'s form.
 async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
     match turn {
@@ -235,25 +265,13 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
             StatusCode::GATEWAY_TIMEOUT.into_response()
         }
         Turn::Recorded(recorded) => super::recorded::response(&recorded),
-        Turn::Http(status, message) => {
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let body = match protocol {
-                Protocol::Gemini => json!({"error": {
-                    "code": status.as_u16(), "message": message,
-                    "status": if status == StatusCode::TOO_MANY_REQUESTS { "RESOURCE_EXHAUSTED" } else { "INTERNAL" }
-                }}),
-                Protocol::Responses | Protocol::Chat => json!({"error": {
-                    "message": message,
-                    "type": if status == StatusCode::TOO_MANY_REQUESTS { "rate_limit_exceeded" } else { "server_error" },
-                    "code": null
-                }}),
-            };
-            (
-                status,
-                [(header::CONTENT_TYPE, "application/json")],
-                body.to_string(),
-            )
-                .into_response()
+        Turn::Http(status, message) => http_error(status, message, protocol).into_response(),
+        Turn::HttpRetryAfter(status, seconds, message) => {
+            let mut response = http_error(status, message, protocol).into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+            response
         }
         Turn::Drop => {
             let first = match protocol {
