@@ -97,7 +97,8 @@ fn main() -> std::io::Result<()> {
         markdown_max_chars: 65_000,
     };
     let t = Instant::now();
-    let inline_len = inline(&suite::results(5_000, 0), &options)
+    let whole = suite::results(5_000, 0);
+    let inline_len = inline(&whole, &whole.tests, &options)
         .map_err(std::io::Error::other)?
         .len();
     let inline_secs = t.elapsed().as_secs_f64();

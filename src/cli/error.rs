@@ -200,6 +200,10 @@ pub enum CliError {
     /// Shard results that can not be merged.
     #[error(transparent)]
     Merge(#[from] crate::run::shard::MergeError),
+    /// A test of a results file could not be read again whole, or put together from its
+    /// shards' parts (`report`, `merge`).
+    #[error(transparent)]
+    Source(crate::report::json::source::SourceError),
     /// `init --skills DIR` with skills that can not be drafted for: each file's
     /// diagnostics, rendered and redacted, come first.
     #[error(
@@ -243,6 +247,17 @@ pub enum CliError {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+impl From<crate::report::json::source::SourceError> for CliError {
+    fn from(e: crate::report::json::source::SourceError) -> Self {
+        use crate::report::json::source::SourceError;
+        match e {
+            SourceError::Read(e) => CliError::Results(e),
+            SourceError::Redact(e) => CliError::Redact(e),
+            other => CliError::Source(other),
+        }
+    }
 }
 
 impl CliError {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::output::{self, out};
 use super::{CliError, Outcome, ReportCommandArgs, TranscriptArgs, ValidateArgs};
-use crate::report::{json, terminal};
+use crate::report::terminal;
 use crate::shared::redact::Redactor;
 use crate::spec;
 use crate::spec::diagnostic::display_path;
@@ -424,8 +424,12 @@ pub(super) fn report(args: &ReportCommandArgs) -> Result<Outcome, CliError> {
     if !args.reports.any() {
         return Err(CliError::NothingToWrite);
     }
-    let results = json::read(&args.results)?;
-    let results = output::redacted(&Redactor::from_process_env([]), &results)?;
-    output::write_reports(&results, None, &args.reports)?;
+    // Read test by test: the tests' verdicts and figures first, each test whole again while
+    // its part of a report is written (bounded memory on big suites).
+    let (results, file) = crate::report::json::source::ResultsFile::open(
+        &args.results,
+        Some(Redactor::from_process_env([])),
+    )?;
+    output::write_reports_from(&results, &file, None, &args.reports)?;
     Ok(Outcome::Passed)
 }

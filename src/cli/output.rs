@@ -141,6 +141,17 @@ pub fn write_reports(
     json_path: Option<&Path>,
     reports: &ReportArgs,
 ) -> Result<(), CliError> {
+    write_reports_from(results, &results.tests, json_path, reports)
+}
+
+/// [`write_reports`], each test whole from `source` (a results file read a chunk at a
+/// time, [`crate::report::json::source`]); `results` gives the rest.
+pub fn write_reports_from(
+    results: &Results,
+    source: &dyn crate::report::json::source::TestSource,
+    json_path: Option<&Path>,
+    reports: &ReportArgs,
+) -> Result<(), CliError> {
     let options = RenderOptions {
         markdown_max_chars: reports.markdown_max_chars,
     };
@@ -156,7 +167,9 @@ pub fn write_reports(
             // The results JSON is written as it is serialized, its run detail into the
             // blob pack beside it (`report::json::write`).
             if format.name == "json" {
-                match crate::shared::caught::caught(|| crate::report::json::write(results, path)) {
+                match crate::shared::caught::caught(|| {
+                    crate::report::json::write_from(results, source, path)
+                }) {
                     Ok(written) => problems.extend(written.err().map(|e| e.to_string())),
                     Err(_) => problems.push(format!(
                         "{}: the results JSON could not be written (a bug in aptitude, printed above)",
@@ -165,7 +178,7 @@ pub fn write_reports(
                 }
                 continue;
             }
-            match crate::shared::caught::caught(|| (format.render)(results, &options)) {
+            match crate::shared::caught::caught(|| (format.render)(results, source, &options)) {
                 Ok(Ok(text)) => {
                     problems.extend(write_file(path, &text).err().map(|e| e.to_string()));
                 }
@@ -178,7 +191,7 @@ pub fn write_reports(
             }
         }
     }
-    export_otlp(results, reports);
+    export_otlp(results, source, reports);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -189,11 +202,36 @@ pub fn write_reports(
 /// Sends `results` to the OTLP collector asked for (`--otlp`, or the `OTEL_EXPORTER_OTLP_*`
 /// variables), if any. A failure is printed as a warning and changes nothing else: the
 /// verdict, the exit code and the other reports stand.
-fn export_otlp(results: &Results, reports: &ReportArgs) {
+fn export_otlp(
+    results: &Results,
+    source: &dyn crate::report::json::source::TestSource,
+    reports: &ReportArgs,
+) {
     let Some(endpoint) = reports.otlp_endpoint() else {
         return;
     };
-    match crate::report::otlp::export(results, &endpoint) {
+    // The spans need every run's tool calls: the tests whole, all at once (read from the
+    // file when they are not in memory).
+    let read;
+    let whole = if source.in_memory().is_some() {
+        results
+    } else {
+        let mut tests = Vec::with_capacity(source.len());
+        let all = crate::report::json::source::for_each(source, |_, t| {
+            tests.push(t.clone());
+            Ok::<(), crate::report::json::source::SourceError>(())
+        });
+        if let Err(e) = all {
+            err(&warning_line(&format!("no OTLP export: {e}")));
+            return;
+        }
+        read = Results {
+            tests,
+            ..results.clone_without_tests()
+        };
+        &read
+    };
+    match crate::report::otlp::export(whole, &endpoint) {
         Ok(sent) => tracing::info!(
             spans = sent.spans,
             requests = sent.requests,

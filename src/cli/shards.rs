@@ -8,12 +8,16 @@ use super::error::warning_line;
 use super::output::{self, err, out};
 use std::path::Path;
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use super::{CliError, MergeArgs, Outcome, RunArgs};
+use crate::report::json::source::{ResultsFile, SourceError, TestSource};
 use crate::report::{json, terminal};
 use crate::run::shard::{self, Shard, TestKey, Unit};
 use crate::shared::redact::Redactor;
 use crate::spec::TestSpec;
-use crate::verdict::results::{BalancedBy, Results, ShardInfo};
+use crate::verdict::results::{BalancedBy, Results, ShardInfo, TestResult};
 
 /// Parses `--shard K/N`; the message carries a tip, as clap's own errors do.
 pub(super) fn parse_shard(s: &str) -> Result<Shard, super::error::ArgValueError> {
@@ -117,11 +121,12 @@ pub(super) fn select(
     (specs, Some(info))
 }
 
-/// Copies the cassettes `results` (read from the file `from`) reference into the merged
-/// results' directory (`<stem of to>.cassettes/`, beside the file `to`) and points the
-/// references there. A cassette that can not be copied loses its reference, and the run
-/// says why (`cassette_error`).
-fn carry_cassettes(results: &mut crate::verdict::results::Results, from: &Path, to: &Path) {
+/// Copies the cassette `run` (read from the file `from`, a test or a run of one) refers to
+/// into the merged results' directory (`<stem of to>.cassettes/`, beside the file `to`)
+/// and points the reference there. A cassette that can not be copied loses its reference,
+/// and the run says why (`cassette_error`). Cassettes are named by their content: one
+/// already there is not copied again.
+fn carry_cassette(run: &mut TestResult, from: &Path, to: &Path) {
     let dir_of = |p: &Path| {
         p.parent()
             .filter(|d| !d.as_os_str().is_empty())
@@ -133,53 +138,131 @@ fn carry_cassettes(results: &mut crate::verdict::results::Results, from: &Path, 
         .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
     let prefix = format!("{stem}.cassettes");
     let (source, target) = (dir_of(from), dir_of(to).join(&prefix));
-    let carry = |run: &mut crate::verdict::results::TestResult| {
-        let Some(traffic) = run.model_traffic.as_mut() else {
-            return;
-        };
-        let Some(reference) = traffic.cassette.as_mut() else {
-            return;
-        };
-        let Some(name) = reference.file.rsplit('/').next().map(str::to_owned) else {
-            return;
-        };
-        let copied = std::fs::create_dir_all(&target)
-            .and_then(|()| std::fs::copy(source.join(&reference.file), target.join(&name)));
-        match copied {
-            Ok(_) => reference.file = format!("{prefix}/{name}"),
-            Err(e) => {
-                traffic.cassette_error = Some(format!(
-                    "not carried into the merged results: {}: {e}",
-                    source.join(&reference.file).display()
-                ));
-                traffic.cassette = None;
-            }
-        }
+    let Some(traffic) = run.model_traffic.as_mut() else {
+        return;
     };
-    for test in &mut results.tests {
-        carry(test);
-        test.runs.iter_mut().for_each(carry);
+    let Some(reference) = traffic.cassette.as_mut() else {
+        return;
+    };
+    let Some(name) = reference.file.rsplit('/').next().map(str::to_owned) else {
+        return;
+    };
+    let there = target.join(&name);
+    let copied = if there.is_file() {
+        Ok(())
+    } else {
+        std::fs::create_dir_all(&target)
+            .and_then(|()| std::fs::copy(source.join(&reference.file), &there).map(drop))
+    };
+    match copied {
+        Ok(()) => reference.file = format!("{prefix}/{name}"),
+        Err(e) => {
+            traffic.cassette_error = Some(format!(
+                "not carried into the merged results: {}: {e}",
+                source.join(&reference.file).display()
+            ));
+            traffic.cassette = None;
+        }
     }
 }
 
-/// `aptitude merge`.
+/// [`carry_cassette`] for a test and each of its runs.
+fn carry_cassettes(test: &mut TestResult, from: &Path, to: &Path) {
+    carry_cassette(test, from, to);
+    for run in &mut test.runs {
+        carry_cassette(run, from, to);
+    }
+}
+
+/// The merged tests, each put together again whole from its shards' parts as it is read
+/// ([`shard::join`]), their cassettes carried beside the merged results file when one is
+/// written.
+struct MergedTests<'a> {
+    /// The shards' files, as given.
+    files: &'a [ResultsFile],
+    /// Each merged test's parts ([`shard::Merged::parts`]).
+    parts: &'a [Vec<(usize, usize)>],
+    /// The merged results file, when one is written.
+    to: Option<&'a Path>,
+}
+
+impl TestSource for MergedTests<'_> {
+    fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    fn tests(&self, range: Range<usize>) -> Result<Cow<'_, [TestResult]>, SourceError> {
+        let Some(wanted) = self.parts.get(range.clone()) else {
+            return Err(SourceError::OutOfRange {
+                range,
+                len: self.parts.len(),
+            });
+        };
+        let mut tests = Vec::with_capacity(wanted.len());
+        for parts in wanted {
+            let mut whole = Vec::with_capacity(parts.len());
+            for &(input, index) in parts {
+                let file = self.files.get(input).ok_or(SourceError::OutOfRange {
+                    range: input..input + 1,
+                    len: self.files.len(),
+                })?;
+                let mut part = file.tests(index..index + 1)?.into_owned();
+                let mut test = part.pop().ok_or(SourceError::OutOfRange {
+                    range: index..index + 1,
+                    len: file.len(),
+                })?;
+                if let Some(to) = self.to {
+                    carry_cassettes(&mut test, file.path(), to);
+                }
+                whole.push((file.path().display().to_string(), test));
+            }
+            tests.push(shard::join(whole).map_err(|e| SourceError::Join(Box::new(e)))?);
+        }
+        Ok(Cow::Owned(tests))
+    }
+}
+
+/// `aptitude merge`: the shards' files are read without their run detail and merged; each
+/// merged test is then put together again whole from its parts while the merged results
+/// file and each report are written, so that memory stays bounded on big suites.
 pub(super) fn merge(args: &MergeArgs) -> Result<Outcome, CliError> {
     if args.json.is_none() && !args.reports.any() {
         return Err(CliError::NothingToMerge);
     }
-    let mut inputs = Vec::with_capacity(args.results.len());
-    for path in &args.results {
-        let mut results = json::read(path)?;
-        if let Some(to) = args.json.as_deref() {
-            carry_cassettes(&mut results, path, to);
-        }
-        inputs.push((path.display().to_string(), results));
-    }
-    let merged = shard::merge(inputs)?;
     let redactor = Redactor::from_process_env([]);
-    let results = output::redacted(&redactor, &merged)?;
+    let mut inputs = Vec::with_capacity(args.results.len());
+    let mut files = Vec::with_capacity(args.results.len());
+    let mut summaries = Vec::with_capacity(args.results.len());
+    for path in &args.results {
+        let (results, file) = ResultsFile::open(path, Some(redactor.clone()))?;
+        summaries.push(results.summary.clone());
+        inputs.push((path.display().to_string(), results));
+        files.push(file);
+    }
+    let shard::Merged { mut results, parts } = shard::merge_parts(inputs)?;
+    // The tests were read without their run detail: the figures read from it are the
+    // shards' own, summed.
+    results.summary = std::mem::take(&mut results.summary).with_run_detail_of(&summaries);
+    let source = MergedTests {
+        files: &files,
+        parts: &parts,
+        to: args.json.as_deref(),
+    };
     out(&terminal::render_summary(&results.summary));
-    output::write_reports(&results, args.json.as_deref(), &args.reports)?;
+    let Some(to) = args.json.as_deref() else {
+        output::write_reports_from(&results, &source, None, &args.reports)?;
+        return Ok(Outcome::of(results.all_passed()));
+    };
+    // The merged file first; the reports then read it (redacted, its tests whole), rather
+    // than put every test together again from the shards for each report. Should it fail,
+    // everything is written from the shards, and the failure reported.
+    let written = crate::shared::caught::caught(|| json::write_from(&results, &source, to));
+    if matches!(written, Ok(Ok(()))) {
+        let (_, merged) = ResultsFile::open(to, None)?;
+        output::write_reports_from(&results, &merged, None, &args.reports)?;
+    } else {
+        output::write_reports_from(&results, &source, Some(to), &args.reports)?;
+    }
     Ok(Outcome::of(results.all_passed()))
 }
 
@@ -215,7 +298,9 @@ mod tests {
         let mut results = Results::new(vec![test, missing], 1);
         let merged = tempfile::tempdir().unwrap();
         let to = merged.path().join("merged.json");
-        carry_cassettes(&mut results, &shard.path().join("results.json"), &to);
+        for test in &mut results.tests {
+            carry_cassettes(test, &shard.path().join("results.json"), &to);
+        }
         let carried = results.tests[0].model_traffic.as_ref().unwrap();
         let file = &carried.cassette.as_ref().unwrap().file;
         assert!(file.starts_with("merged.cassettes/"), "{file}");

@@ -39,6 +39,7 @@
 
 use askama::Template;
 
+use super::json::source::TestSource;
 use super::trajectory::status_class;
 use crate::shared::text::format_duration;
 use crate::transcript::display::format_usage;
@@ -770,53 +771,78 @@ fn row(
     Ok((row, pieces))
 }
 
-/// The summary lines of `tests` (the suite's tests from `first` on) and their packed
-/// chunks, a line each, [`CHUNK_TESTS`] tests a chunk.
+/// The summary lines of the tests `range` of `source` (`range.start` a multiple of
+/// [`CHUNK_TESTS`]) and their packed chunks, a line each, [`CHUNK_TESTS`] tests a chunk:
+/// read whole from `source` a chunk at a time.
 fn packed_rows(
-    first: usize,
-    tests: &[TestResult],
+    source: &dyn TestSource,
+    range: std::ops::Range<usize>,
     suite_mode: Option<&str>,
-) -> Result<(Vec<RowView>, String), askama::Error> {
-    let mut rows = Vec::with_capacity(tests.len());
+) -> Result<Rows<String>, askama::Error> {
+    let mut rows = Vec::with_capacity(range.len());
     let mut lines = String::new();
-    for (c, part) in tests.chunks(CHUNK_TESTS).enumerate() {
+    let mut judged = false;
+    for first in range.clone().step_by(CHUNK_TESTS) {
+        let part = source
+            .tests(first..(first + CHUNK_TESTS).min(range.end))
+            .map_err(askama::Error::custom)?;
+        judged = judged || super::labels::any_judged(&part);
         let mut pieces = Vec::with_capacity(part.len());
         for (i, t) in part.iter().enumerate() {
-            let (row, p) = row(first + c * CHUNK_TESTS + i, t, suite_mode, true)?;
+            let (row, p) = row(first + i, t, suite_mode, true)?;
             rows.push(row);
             pieces.extend(p);
         }
         lines.push_str(&packed_chunk(&pieces).map_err(askama::Error::custom)?);
         lines.push('\n');
     }
-    Ok((rows, lines))
+    Ok(Rows {
+        rows,
+        lazy: lines,
+        judged,
+    })
+}
+
+/// Tests' summary lines, their details packed (`L`: a `String`) or inline (`Option`), and
+/// whether any of them has a judged answer to label ([`super::labels::any_judged`]).
+struct Rows<L> {
+    rows: Vec<RowView>,
+    lazy: L,
+    judged: bool,
 }
 
 /// Every test's summary line, in order, and the packed details of a suite of more than
 /// [`INLINE_MAX_TESTS`] tests (else inline, `None`): line N of them is the chunk of tests
 /// N × [`CHUNK_TESTS`] on. Packed details are rendered and gzipped on every core, in
 /// contiguous whole chunks joined in order: compression is most of the time a large
-/// report takes.
+/// report takes. Each test is read whole from `source` only while its chunk is rendered.
 fn rows(
-    tests: &[TestResult],
+    source: &dyn TestSource,
     suite_mode: Option<&str>,
-) -> Result<(Vec<RowView>, Option<String>), askama::Error> {
-    if tests.len() <= INLINE_MAX_TESTS {
+) -> Result<Rows<Option<String>>, askama::Error> {
+    let len = source.len();
+    if len <= INLINE_MAX_TESTS {
+        let tests = source.tests(0..len).map_err(askama::Error::custom)?;
         let rows = tests
             .iter()
             .enumerate()
             .map(|(i, t)| Ok(row(i, t, suite_mode, false)?.0))
             .collect::<Result<Vec<_>, askama::Error>>()?;
-        return Ok((rows, None));
+        return Ok(Rows {
+            rows,
+            lazy: None,
+            judged: super::labels::any_judged(&tests),
+        });
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     // Whole chunks per thread, so that each line holds the tests the page expects there.
-    let part = tests.len().div_ceil(threads).div_ceil(CHUNK_TESTS) * CHUNK_TESTS;
-    let parts: Vec<Result<(Vec<RowView>, String), askama::Error>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = tests
-            .chunks(part)
-            .enumerate()
-            .map(|(c, tests)| scope.spawn(move || packed_rows(c * part, tests, suite_mode)))
+    let part = len.div_ceil(threads).div_ceil(CHUNK_TESTS) * CHUNK_TESTS;
+    let parts: Vec<Result<Rows<String>, askama::Error>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..len)
+            .step_by(part)
+            .map(|first| {
+                scope.spawn(move || packed_rows(source, first..(first + part).min(len), suite_mode))
+            })
             .collect();
         workers
             .into_iter()
@@ -829,43 +855,65 @@ fn rows(
             })
             .collect()
     });
-    let mut rows = Vec::with_capacity(tests.len());
+    let mut rows = Vec::with_capacity(len);
     let mut lazy = String::new();
+    let mut judged = false;
     for part in parts {
-        let (r, l) = part?;
-        rows.extend(r);
-        lazy.push_str(&l);
+        let part = part?;
+        rows.extend(part.rows);
+        lazy.push_str(&part.lazy);
+        judged |= part.judged;
     }
-    Ok((rows, Some(lazy)))
+    Ok(Rows {
+        rows,
+        lazy: Some(lazy),
+        judged,
+    })
 }
 
 /// The sandbox proof the header shows once: the checks of the first run that proved the
-/// suite's fence (`suite_mode`); a test whose proof differs shows its own.
-fn suite_proof(tests: &[TestResult], suite_mode: Option<&str>) -> Vec<SandboxCheck> {
-    tests
-        .iter()
-        .flat_map(|t| {
-            if t.runs.is_empty() {
-                std::slice::from_ref(t)
-            } else {
-                t.runs.as_slice()
-            }
-        })
-        .filter_map(|r| r.sandbox.as_ref())
-        .find(|sb| same_as_suite(sb, suite_mode))
-        .map(|sb| {
-            sb.verified
-                .iter()
-                .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// suite's fence (`suite_mode`); a test whose proof differs shows its own. Read from
+/// `source` a chunk at a time until it is found (in the first, but for a suite whose first
+/// tests never reached their agent).
+fn suite_proof(
+    source: &dyn TestSource,
+    suite_mode: Option<&str>,
+) -> Result<Vec<SandboxCheck>, askama::Error> {
+    let Some(_) = suite_mode else {
+        return Ok(Vec::new());
+    };
+    for first in (0..source.len()).step_by(CHUNK_TESTS) {
+        let tests = source
+            .tests(first..(first + CHUNK_TESTS).min(source.len()))
+            .map_err(askama::Error::custom)?;
+        let found = tests
+            .iter()
+            .flat_map(|t| {
+                if t.runs.is_empty() {
+                    std::slice::from_ref(t)
+                } else {
+                    t.runs.as_slice()
+                }
+            })
+            .filter_map(|r| r.sandbox.as_ref())
+            .find(|sb| same_as_suite(sb, suite_mode))
+            .map(|sb| {
+                sb.verified
+                    .iter()
+                    .map(|c| (c.held, c.tried.clone(), c.detail.clone()))
+                    .collect()
+            });
+        if let Some(found) = found {
+            return Ok(found);
+        }
+    }
+    Ok(Vec::new())
 }
 
 /// The HTML file format (`--html FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "html",
-    render: |results, _| Ok(render(results)?),
+    render: |results, source, _| Ok(render_from(results, source)?),
 };
 
 /// The figures at the top of the page: tests by status, time, usage, and routing prompts
@@ -927,6 +975,16 @@ fn stats(s: &Summary) -> Vec<Stat> {
 /// # Errors
 /// When the template fails to render, or compressing a large suite's details fails (bugs).
 pub fn render(results: &Results) -> Result<String, askama::Error> {
+    render_from(results, &results.tests)
+}
+
+/// [`render`], each test read whole from `source` ([`super::source`]) a chunk at a time
+/// while its details are rendered; `results` gives the rest (its tests may be without their
+/// run detail).
+///
+/// # Errors
+/// When the template fails, or a test could not be read from `source`.
+pub fn render_from(results: &Results, source: &dyn TestSource) -> Result<String, askama::Error> {
     let s = &results.summary;
     let agents: Vec<String> = {
         let mut seen: Vec<String> = results
@@ -944,14 +1002,17 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         .as_ref()
         .map(|sb| sb.mode.as_str())
         .filter(|m| !m.is_empty());
-    let (mut rows, lazy) = rows(&results.tests, suite_mode)?;
+    let Rows {
+        mut rows,
+        lazy,
+        judged: labelling,
+    } = rows(source, suite_mode)?;
     // Failures first, else in the results' order; a row keeps its id (`t3`, the anchor the
     // PR comment links and the line of its packed details).
     rows.sort_by_key(|r| match r.class {
         "failed" | "error" => 0,
         _ => 1,
     });
-    let labelling = super::labels::any_judged(&results.tests);
     let script = if labelling {
         format!("{SCRIPT}\n{}", super::labels::SCRIPT)
     } else {
@@ -961,7 +1022,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
         script_hash: script_hash(&script),
         script,
         labelling,
-        proof: suite_proof(&results.tests, suite_mode),
+        proof: suite_proof(source, suite_mode)?,
         title: crate::report::markdown::plain_title(results),
         sandbox: s
             .sandbox

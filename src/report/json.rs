@@ -4,6 +4,8 @@
 //! same clear error, and finds the run detail in the blob pack beside the file
 //! ([`crate::verdict::results::compact`]).
 
+pub mod source;
+
 use std::cell::RefCell;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -73,7 +75,15 @@ impl JsonError {
 /// The results JSON file format (`--json FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "json",
-    render: |results, _| Ok(serde_json::to_string_pretty(results)? + "\n"),
+    render: |results, source, _| {
+        // Inline, as versions 1 and 2 wrote it: the tests whole, from `source`.
+        let mut whole = results.clone_without_tests();
+        source::for_each(source, |_, t| {
+            whole.tests.push(t.clone());
+            Ok::<(), super::RenderError>(())
+        })?;
+        Ok(serde_json::to_string_pretty(&whole)? + "\n")
+    },
 };
 
 /// Writes results as pretty JSON, creating parent directories, with each run's bulky
@@ -85,6 +95,19 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
 /// # Errors
 /// When a file can not be written.
 pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
+    write_from(results, &results.tests, path)
+}
+
+/// [`write`], each test taken whole from `source` ([`super::source`]) as it is written, a
+/// chunk at a time: `results` gives the rest (its tests may be without their detail).
+///
+/// # Errors
+/// When a file can not be written, or a test not read from `source`.
+pub fn write_from(
+    results: &Results,
+    source: &dyn source::TestSource,
+    path: &Path,
+) -> Result<(), JsonError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |e: std::io::Error| JsonError::Io { path, source: e }
@@ -102,7 +125,7 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
     let pack = RefCell::new(PackWriter::new(BufWriter::new(pack_tmp)));
     let mut out = BufWriter::new(json_tmp);
     let written_at = std::path::absolute(&blobs).ok();
-    serde_json::to_writer_pretty(&mut out, &Compacted::of(results, &pack, written_at))
+    serde_json::to_writer_pretty(&mut out, &Compacted::of(results, source, &pack, written_at))
         .map_err(|e| io(path)(std::io::Error::other(e)))?;
     out.write_all(b"\n").map_err(io(path))?;
     let json_tmp = out.into_inner().map_err(|e| io(path)(e.into_error()))?;
@@ -145,6 +168,7 @@ struct Compacted<'a, W: Write> {
 impl<'a, W: Write> Compacted<'a, W> {
     fn of(
         results: &'a Results,
+        source: &'a dyn source::TestSource,
         pack: &'a RefCell<PackWriter<W>>,
         blob_pack: Option<std::path::PathBuf>,
     ) -> Self {
@@ -154,7 +178,7 @@ impl<'a, W: Write> Compacted<'a, W> {
             aptitude_version,
             run_dir,
             shard,
-            tests,
+            tests: _,
             summary,
             coverage,
             routing,
@@ -166,7 +190,7 @@ impl<'a, W: Write> Compacted<'a, W> {
             run_dir,
             shard,
             blob_pack,
-            tests: CompactTests { tests, pack },
+            tests: CompactTests { source, pack },
             summary,
             coverage,
             routing,
@@ -175,25 +199,41 @@ impl<'a, W: Write> Compacted<'a, W> {
     }
 }
 
-/// The tests, each compacted into the pack as it is serialized.
+/// The tests, each read whole from its source and compacted into the pack as it is
+/// serialized.
 struct CompactTests<'a, W: Write> {
-    tests: &'a [TestResult],
+    source: &'a dyn source::TestSource,
     pack: &'a RefCell<PackWriter<W>>,
 }
 
 impl<W: Write> Serialize for CompactTests<'_, W> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
-        let mut seq = s.serialize_seq(Some(self.tests.len()))?;
-        for test in self.tests {
-            let mut value = serde_json::to_value(test).map_err(S::Error::custom)?;
+        /// Why a test was not written: not read, or not serialized.
+        enum Failed<E> {
+            Read(source::SourceError),
+            Write(E),
+        }
+        impl<E> From<source::SourceError> for Failed<E> {
+            fn from(e: source::SourceError) -> Self {
+                Failed::Read(e)
+            }
+        }
+        let mut seq = s.serialize_seq(Some(self.source.len()))?;
+        let written = source::for_each(self.source, |_, test| {
+            let mut value =
+                serde_json::to_value(test).map_err(|e| Failed::Write(S::Error::custom(e)))?;
             self.pack
                 .borrow_mut()
                 .compact(&mut value)
-                .map_err(S::Error::custom)?;
-            seq.serialize_element(&value)?;
+                .map_err(|e| Failed::Write(S::Error::custom(e)))?;
+            seq.serialize_element(&value).map_err(Failed::Write)
+        });
+        match written {
+            Ok(()) => seq.end(),
+            Err(Failed::Read(e)) => Err(S::Error::custom(e)),
+            Err(Failed::Write(e)) => Err(e),
         }
-        seq.end()
     }
 }
 
@@ -226,6 +266,50 @@ pub fn read_each(
     let mut pack = Pack::at(pack_path(path));
     crate::verdict::results::stream::read_each(file, &mut pack, each)
         .map_err(|e| JsonError::of_read(path, e))
+}
+
+/// [`read_each`] without the tests' run detail: each test's verdicts and figures only,
+/// its `blobs` not read ([`Pack::without_detail`]); a version 1 or 2 test's inline detail
+/// is still there, for `each` to drop. Fast, and memory is what `each` keeps.
+///
+/// # Errors
+/// As [`read_each`].
+pub fn read_summaries(
+    path: &Path,
+    each: crate::verdict::results::stream::Each<'_>,
+) -> Result<Results, JsonError> {
+    let file = crate::shared::files::open_regular_file(path).map_err(|source| JsonError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut pack = Pack::at(pack_path(path)).without_detail();
+    crate::verdict::results::stream::read_each(file, &mut pack, each)
+        .map_err(|e| JsonError::of_read(path, e))
+}
+
+/// Reads the tests at `spans` of the results file at `path` whole (spans that
+/// [`read_each`] or [`read_summaries`] gave), with one opening of the file and its pack.
+///
+/// # Errors
+/// When the file can not be read or holds no test at a span (it changed since).
+pub fn read_tests_at(
+    path: &Path,
+    spans: &[crate::verdict::results::stream::Span],
+) -> Result<Vec<TestResult>, JsonError> {
+    let mut file = std::io::BufReader::new(crate::shared::files::open_regular_file(path).map_err(
+        |source| JsonError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    )?);
+    let mut pack = Pack::at(pack_path(path));
+    spans
+        .iter()
+        .map(|span| {
+            crate::verdict::results::stream::read_test_at(&mut file, &mut pack, *span)
+                .map_err(|e| JsonError::of_read(path, e))
+        })
+        .collect()
 }
 
 /// Reads the one test at `span` of the results file at `path` (a span that [`read_each`]

@@ -22,6 +22,12 @@ use crate::verdict::results::{AssertionStatus, Results, TestResult, TestStatus};
 #[error("can not write JUnit XML: {0}")]
 pub struct JunitError(String);
 
+impl From<super::json::source::SourceError> for JunitError {
+    fn from(e: super::json::source::SourceError) -> Self {
+        JunitError(e.to_string())
+    }
+}
+
 /// The most characters of a `<failure>`/`<error>` text.
 const TEXT_MAX: usize = 20_000;
 
@@ -253,7 +259,7 @@ fn case_status(test: &TestResult) -> TestCaseStatus {
 /// The JUnit XML file format (`--junit FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "junit",
-    render: |results, _| Ok(render(results)?),
+    render: |results, source, _| Ok(render_from(results, source)?),
 };
 
 /// Renders results as JUnit XML.
@@ -261,13 +267,25 @@ pub const FORMAT: super::FileFormat = super::FileFormat {
 /// # Errors
 /// When serialization fails.
 pub fn render(results: &Results) -> Result<String, JunitError> {
+    render_from(results, &results.tests)
+}
+
+/// [`render`], each test read whole from `source` ([`super::source`]) a chunk at a time
+/// (its answer is the case's `system-out`); `results` gives the rest.
+///
+/// # Errors
+/// When serialization fails, or a test could not be read from `source`.
+pub fn render_from(
+    results: &Results,
+    source: &dyn super::json::source::TestSource,
+) -> Result<String, JunitError> {
     let mut report = Report::new("aptitude");
     report.set_time(Duration::from_millis(results.summary.duration_ms));
     // Suites in the order their files first appear.
     let mut suites: Vec<(String, TestSuite)> = Vec::new();
     // Case names carry the agent when tests ran on several (`greets · codex`).
     let several_agents = results.matrix().is_some_and(|m| m.several_agents());
-    for test in &results.tests {
+    super::json::source::for_each(source, |_, test| {
         let index = match suites.iter().position(|(file, _)| *file == test.file) {
             Some(i) => i,
             None => {
@@ -276,7 +294,8 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
             }
         };
         suites[index].1.add_test_case(case(test, several_agents));
-    }
+        Ok::<(), JunitError>(())
+    })?;
     // A case per skill and agent of each routing suite, in the suite of its file.
     for rc in results
         .routing

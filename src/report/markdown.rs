@@ -390,7 +390,8 @@ fn hard_bound(out: String, options: &MarkdownOptions) -> String {
 /// The Markdown summary file format (`--markdown FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "markdown",
-    render: |results, options| {
+    // The summary needs no test's run detail.
+    render: |results, _, options| {
         Ok(render(
             results,
             &MarkdownOptions {

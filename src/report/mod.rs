@@ -35,11 +35,14 @@ pub struct RenderOptions {
 pub struct FileFormat {
     /// Its name, as in its flag (`--html FILE`): `json`, `html`, `markdown`, `junit`.
     pub name: &'static str,
-    /// Renders the whole file.
-    pub render: fn(&Results, &RenderOptions) -> Result<String, RenderError>,
+    /// Renders the whole file from the results and each test whole from the source (test
+    /// `i` of both is the same test; see [`source`]).
+    pub render:
+        fn(&Results, &dyn json::source::TestSource, &RenderOptions) -> Result<String, RenderError>,
 }
 
-/// Why a report could not be rendered (a bug: results always render).
+/// Why a report could not be rendered (a bug: results always render, but a results file
+/// read again may have changed since).
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     /// The HTML template failed.
@@ -51,6 +54,9 @@ pub enum RenderError {
     /// The JUnit XML could not be written.
     #[error(transparent)]
     Junit(#[from] junit::JunitError),
+    /// A test could not be read whole.
+    #[error(transparent)]
+    Source(#[from] json::source::SourceError),
 }
 
 /// Every file format, in the order they are written.
@@ -157,7 +163,7 @@ mod tests {
         assert!(terminal.contains("3/5 runs passed (flaky)"), "{terminal}");
         assert!(terminal.contains("3/5 runs · flaky"), "{terminal}");
         for format in super::FILE_FORMATS {
-            let text = (format.render)(&results, &options).unwrap();
+            let text = (format.render)(&results, &results.tests, &options).unwrap();
             match format.name {
                 // JSON keeps every run and the figures.
                 "json" => {
@@ -182,7 +188,7 @@ mod tests {
             }
         }
         // Markdown names the flaky assertion itself (escaped for inline HTML).
-        let md = (super::markdown::FORMAT.render)(&results, &options).unwrap();
+        let md = (super::markdown::FORMAT.render)(&results, &results.tests, &options).unwrap();
         let plain: String = flaky.chars().filter(|c| c.is_alphanumeric()).collect();
         let md_plain: String = md.chars().filter(|c| c.is_alphanumeric()).collect();
         assert!(md_plain.contains(&plain), "{md}");

@@ -442,6 +442,30 @@ pub enum MergeError {
 /// different splits, the same shard twice, a mix of sharded and unsharded files, missing
 /// shards, or shards that together hold another number of tests than their split.
 pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
+    merge_parts(inputs).map(|m| m.results)
+}
+
+/// Results merged by [`merge_parts`], and where each of their tests came from.
+#[derive(Debug)]
+pub struct Merged {
+    /// The merged results.
+    pub results: Results,
+    /// For each merged test (in order), its parts: `(input, test)` indexes into the inputs
+    /// given (one part, or the parts of a test whose runs the shards split, in input order).
+    /// [`join`] puts the same test together again from those parts, read whole.
+    pub parts: Vec<Vec<(usize, usize)>>,
+}
+
+/// [`merge`], with where each merged test came from: a merge may be made on the inputs'
+/// tests without their run detail (`aptitude merge` of big suites), and each test put
+/// together again whole from its parts ([`join`]) while the merged file is written. The
+/// summary is then the tests' own: its sandbox, witness and simulated-user figures, which
+/// are read from run detail, come from the inputs' summaries
+/// ([`crate::verdict::results::Summary::with_run_detail_of`]).
+///
+/// # Errors
+/// As [`merge`].
+pub fn merge_parts(inputs: Vec<(String, Results)>) -> Result<Merged, MergeError> {
     let Some((first_name, first)) = inputs.first() else {
         return Err(MergeError::Empty);
     };
@@ -483,7 +507,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         .iter()
         .filter_map(|(_, r)| r.coverage.clone())
         .reduce(crate::verdict::coverage::Coverage::joined);
-    let tests = join_tests(inputs)?;
+    let (tests, parts) = join_tests(inputs)?;
     if let Some(expected) = first_shard_tests
         && tests.len() != expected as usize
     {
@@ -496,7 +520,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
     }
     let mut summary = Summary::of(&tests, duration_ms);
     summary.budget = budgets.into_iter().reduce(add_budgets);
-    Ok(Results {
+    let results = Results {
         version,
         aptitude_version,
         run_dir,
@@ -506,7 +530,27 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Result<Results, MergeError> {
         tests,
         summary,
         coverage,
-    })
+    };
+    Ok(Merged { results, parts })
+}
+
+/// One merged test put together again from its `parts` (`(results file, test)`, as
+/// [`Merged::parts`] lists them, each read whole): a test in one file as it is, the parts
+/// of a split test joined as [`merge`] joins them.
+///
+/// # Errors
+/// When the parts of a split test do not fit together.
+pub fn join(parts: Vec<(String, TestResult)>) -> Result<TestResult, MergeError> {
+    if let [(_, t)] = parts.as_slice()
+        && !is_split(t)
+    {
+        return parts
+            .into_iter()
+            .next()
+            .map(|(_, t)| t)
+            .ok_or(MergeError::Empty);
+    }
+    join_runs(parts)
 }
 
 /// Two jobs' ceilings and spend as one: their sums.
@@ -560,17 +604,23 @@ fn check_duplicates(inputs: &[(String, Results)]) -> Result<(), MergeError> {
     Ok(())
 }
 
+/// A test's parts, each with its results file and `(input, test)` indexes.
+type Parts = Vec<(String, TestResult, (usize, usize))>;
+
 /// Every test of every file, grouped by test file in file order, the parts of a split
-/// test joined into one result.
+/// test joined into one result; and each one's parts ([`Merged::parts`]).
 ///
 /// # Errors
 /// When the parts of a split test do not fit together ([`join_runs`]).
-fn join_tests(inputs: Vec<(String, Results)>) -> Result<Vec<TestResult>, MergeError> {
+#[allow(clippy::type_complexity)]
+fn join_tests(
+    inputs: Vec<(String, Results)>,
+) -> Result<(Vec<TestResult>, Vec<Vec<(usize, usize)>>), MergeError> {
     // Each entry is one test: its result, or the parts (with their files) of a split one.
-    let mut by_file: BTreeMap<String, Vec<Vec<(String, TestResult)>>> = BTreeMap::new();
+    let mut by_file: BTreeMap<String, Vec<Parts>> = BTreeMap::new();
     let mut split_at: HashMap<TestKey, usize> = HashMap::new();
-    for (name, r) in inputs {
-        for t in r.tests {
+    for (input, (name, r)) in inputs.into_iter().enumerate() {
+        for (index, t) in r.tests.into_iter().enumerate() {
             let entries = by_file.entry(t.file.clone()).or_default();
             if is_split(&t) {
                 let at = *split_at.entry(t.key()).or_insert(entries.len());
@@ -578,24 +628,22 @@ fn join_tests(inputs: Vec<(String, Results)>) -> Result<Vec<TestResult>, MergeEr
                     entries.push(Vec::new());
                 }
                 if let Some(parts) = entries.get_mut(at) {
-                    parts.push((name.clone(), t));
+                    parts.push((name.clone(), t, (input, index)));
                 }
             } else {
-                entries.push(vec![(name.clone(), t)]);
+                entries.push(vec![(name.clone(), t, (input, index))]);
             }
         }
     }
     let mut tests = Vec::new();
+    let mut origins = Vec::new();
     for entries in by_file.into_values() {
         for parts in entries {
-            if parts.len() == 1 && !parts.iter().any(|(_, t)| is_split(t)) {
-                tests.extend(parts.into_iter().map(|(_, t)| t));
-            } else {
-                tests.push(join_runs(parts)?);
-            }
+            origins.push(parts.iter().map(|(_, _, at)| *at).collect());
+            tests.push(join(parts.into_iter().map(|(n, t, _)| (n, t)).collect())?);
         }
     }
-    Ok(tests)
+    Ok((tests, origins))
 }
 
 /// Whether a result holds only some of its test's runs (`run --shard` split them).

@@ -279,6 +279,33 @@ impl Results {
         }
     }
 
+    /// These results without their tests (`tests` empty): the run's figures, for a reader
+    /// that puts the tests back one at a time. Cheaper than a clone of a big suite.
+    pub fn clone_without_tests(&self) -> Results {
+        let Results {
+            version,
+            aptitude_version,
+            run_dir,
+            shard,
+            tests: _,
+            summary,
+            coverage,
+            routing,
+            judged,
+        } = self;
+        Results {
+            version: *version,
+            aptitude_version: aptitude_version.clone(),
+            run_dir: run_dir.clone(),
+            shard: shard.clone(),
+            tests: Vec::new(),
+            summary: summary.clone(),
+            coverage: coverage.clone(),
+            routing: routing.clone(),
+            judged: judged.clone(),
+        }
+    }
+
     /// Whether every test passed or was skipped (exit code 0). A run cut short by its
     /// cost or token ceiling never is: its skipped runs were not judged. Read from the tests
     /// themselves (a test or run skipped for the budget) as well as the summary, so results
@@ -727,6 +754,48 @@ impl Summary {
                 (a.skip, "skipped"),
             ],
         )
+    }
+
+    /// This summary with the figures that are read from run detail — the sandbox's, the
+    /// witness's and the simulated user's — summed from `parts`, the summaries of the
+    /// results whose tests these are (`merge` of shards whose tests were read without their
+    /// detail). Each of them counts runs, so the sums are what [`Summary::of`] finds on the
+    /// tests whole: counts added, the largest number of checks, the first mode, limits and
+    /// reason.
+    #[must_use]
+    pub fn with_run_detail_of<'a>(mut self, parts: impl IntoIterator<Item = &'a Summary>) -> Self {
+        let (mut sandbox, mut witness, mut simulated) = (None, None, None);
+        for part in parts {
+            if let Some(p) = &part.sandbox {
+                let s: &mut SandboxSummary = sandbox.get_or_insert_with(SandboxSummary::default);
+                s.proved += p.proved;
+                s.unsandboxed += p.unsandboxed;
+                s.checks = s.checks.max(p.checks);
+                if s.mode.is_empty() {
+                    s.mode.clone_from(&p.mode);
+                }
+                if s.limits.is_none() {
+                    s.limits.clone_from(&p.limits);
+                }
+            }
+            if let Some(p) = &part.witness {
+                let w: &mut WitnessSummary = witness.get_or_insert_with(WitnessSummary::default);
+                w.witnessed += p.witnessed;
+                w.partial += p.partial;
+                w.unwitnessed += p.unwitnessed;
+                w.tampered += p.tampered;
+                if w.why_unwitnessed.is_none() {
+                    w.why_unwitnessed.clone_from(&p.why_unwitnessed);
+                }
+            }
+            if let Some(p) = &part.simulated_user {
+                simulated.get_or_insert_with(Usage::default).add(p);
+            }
+        }
+        self.sandbox = sandbox;
+        self.witness = witness;
+        self.simulated_user = simulated;
+        self
     }
 
     /// Totals of `tests`.

@@ -437,6 +437,43 @@ fn the_runs_of_a_repeated_test_are_split_across_shards_and_merged() {
         "{}",
         merged["summary"]
     );
+    // The shards were read without their run detail and each test put together again whole:
+    // every run has its transcript and sandbox proof, and the summary's figures read from
+    // run detail are what the merged tests whole give.
+    let whole = aptitude::report::json::read(&merged_path).unwrap();
+    let runs: Vec<_> = whole
+        .tests
+        .iter()
+        .flat_map(|t| {
+            if t.runs.is_empty() {
+                std::slice::from_ref(t)
+            } else {
+                t.runs.as_slice()
+            }
+        })
+        .collect();
+    assert_eq!(runs.len(), 5);
+    assert!(
+        runs.iter()
+            .all(|r| r.transcript.is_some() && r.sandbox.is_some() && r.witness.is_some()),
+        "{merged}"
+    );
+    let recomputed =
+        aptitude::verdict::results::Summary::of(&whole.tests, whole.summary.duration_ms);
+    assert_eq!(whole.summary.sandbox, recomputed.sandbox);
+    assert_eq!(whole.summary.witness, recomputed.witness);
+    assert_eq!(
+        recomputed.witness.as_ref().map(|w| w.witnessed),
+        Some(5),
+        "{:?}",
+        recomputed.witness
+    );
+    assert_eq!(
+        recomputed.sandbox.as_ref().map(|s| s.proved),
+        Some(5),
+        "{:?}",
+        recomputed.sandbox
+    );
 
     // The same shard twice holds a run twice: refused, naming the run.
     let out = merge(

@@ -30,6 +30,10 @@ const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC's "internal error": a replayed request the recording does not hold.
 const INTERNAL_ERROR: i64 = -32603;
 
+/// The stateless MCP discovery request (`server/discover`), which a client may send before
+/// `initialize` to learn what the server speaks.
+const DISCOVER: &str = "server/discover";
+
 /// A server aptitude answers for.
 #[derive(Debug)]
 pub enum Served {
@@ -310,6 +314,20 @@ impl Replay {
         if let Some(i) = found {
             self.used[i] = true;
             return (restored(&self.exchanges[i].answer, &self.paths), None);
+        }
+        if method == DISCOVER {
+            // A probe of the protocol, not a use of the server: Copilot CLI 1.0.102 sends
+            // it before `initialize`, and again when it reconnects (a slow machine), so a
+            // replay may see more of them than its recording. Answered as the recording
+            // answered the last one (servers without it refuse it), else as unknown.
+            let last = (0..self.exchanges.len())
+                .rev()
+                .find(|&i| self.exchanges[i].method == DISCOVER);
+            let answer = match last {
+                Some(i) => restored(&self.exchanges[i].answer, &self.paths),
+                None => Err(rpc_error(METHOD_NOT_FOUND, "Method not found")),
+            };
+            return (answer, None);
         }
         let nearest = (0..self.exchanges.len())
             .find(|&i| !self.used[i] && self.exchanges[i].method == method)
@@ -636,6 +654,11 @@ mod tests {
                 .unwrap()
                 .contains("has no `tools/call` request left")
         );
+        // A discovery probe more than the recording had is answered as unknown, not a
+        // divergence: it is the client's reconnecting, not the run's use of the server.
+        let probe = ask(&mut served, &request(6, DISCOVER, Value::Null));
+        assert!(probe.divergences.is_empty());
+        assert_eq!(probe.reply.unwrap()["error"]["code"], METHOD_NOT_FOUND);
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub struct Pack {
     source: Option<Box<dyn Source>>,
     /// Blobs read, by address: a shared blob is inflated once.
     cache: HashMap<String, Map<String, Value>>,
+    /// Whether tests are read with their detail ([`Pack::without_detail`]).
+    detail: bool,
 }
 
 impl Pack {
@@ -122,6 +124,7 @@ impl Pack {
             written_at: None,
             source: None,
             cache: HashMap::new(),
+            detail: true,
         }
     }
 
@@ -132,7 +135,23 @@ impl Pack {
             written_at: None,
             source: Some(source),
             cache: HashMap::new(),
+            detail: true,
         }
+    }
+
+    /// This pack, never read: tests are read without the detail it holds (their summary
+    /// only, as [`crate::verdict::results::TestResult::without_run_detail`] leaves it, and
+    /// without the sandbox proof and fingerprint), for readers that want a big suite's
+    /// verdicts and figures first and its tests' detail one at a time later.
+    #[must_use]
+    pub fn without_detail(mut self) -> Self {
+        self.detail = false;
+        self
+    }
+
+    /// Whether tests are read with the detail this pack holds.
+    pub fn reads_detail(&self) -> bool {
+        self.detail
     }
 
     /// Notes where the results say their pack was written ([`BLOB_PACK`]).

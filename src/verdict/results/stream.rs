@@ -56,10 +56,11 @@ fn read_buffered(
 }
 
 /// A test read from its JSON `bytes`, its detail put back from `pack` when it has blobs
-/// ([`super::compact`]); a test without them is read directly, as fast as before.
+/// ([`super::compact`]); a test without them, or read without its detail
+/// ([`Pack::without_detail`]: its `blobs` are ignored), is read directly, as fast as before.
 fn test_from(bytes: &[u8], pack: &mut Pack) -> Result<TestResult, ReadError> {
     let key = format!("\"{}\"", super::compact::BLOBS);
-    if memchr::memmem::find(bytes, key.as_bytes()).is_none() {
+    if !pack.reads_detail() || memchr::memmem::find(bytes, key.as_bytes()).is_none() {
         return serde_json::from_slice(bytes).map_err(ReadError::Parse);
     }
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(ReadError::Parse)?;
