@@ -25,6 +25,10 @@ use super::{AgentCli, AgentKind, GradeTask, Invocation, InvocationError, McpServ
 use crate::spec::HooksSetting;
 use crate::transcript::Format;
 
+/// How long Qwen Code waits for an MCP server over HTTP to be discovered, in ms
+/// (`mcpServers.<name>.discoveryTimeoutMs`; its own default is 5,000).
+const MCP_DISCOVERY_TIMEOUT_MS: u64 = 30_000;
+
 /// Qwen Code.
 #[derive(Debug, Clone, Default)]
 pub struct Qwen;
@@ -60,6 +64,17 @@ fn write_settings(
     }
     if !mcp_servers.is_empty() {
         settings["mcpServers"] = super::gemini::mcp_servers_setting(mcp_servers);
+        // Qwen Code 0.24.4 waits for each server's discovery at most 5 s over HTTP (30 s
+        // over stdio), then starts without that server's tools: on a loaded CI machine the
+        // handshake through aptitude's MCP front can take longer, and the model is never
+        // shown the tools the test is about. HTTP servers get stdio's 30 s.
+        if let Some(servers) = settings["mcpServers"].as_object_mut() {
+            for server in servers.values_mut() {
+                if server.get("httpUrl").is_some() {
+                    server["discoveryTimeoutMs"] = serde_json::json!(MCP_DISCOVERY_TIMEOUT_MS);
+                }
+            }
+        }
     }
     if tools_less {
         settings["permissions"] = serde_json::json!({"deny": TOOLS_LESS});
@@ -297,5 +312,47 @@ impl AgentCli for Qwen {
             home,
             HooksSetting::None,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An MCP server over HTTP gets 30 s to be discovered (Qwen Code's own 5 s run out on a
+    /// loaded machine, and its tools were never shown); a stdio server keeps Qwen's own.
+    #[test]
+    fn an_http_mcp_server_is_given_time_to_be_discovered() {
+        let home = tempfile::tempdir().unwrap();
+        let servers: McpServers = [
+            (
+                "remote".to_owned(),
+                crate::spec::McpServer::Http {
+                    url: "http://127.0.0.1:9/mcp".into(),
+                    headers: Default::default(),
+                },
+            ),
+            (
+                "local".to_owned(),
+                crate::spec::McpServer::Stdio {
+                    command: "node".into(),
+                    args: Vec::new(),
+                    env: Default::default(),
+                },
+            ),
+        ]
+        .into();
+        write_settings(home.path(), None, &servers, false).unwrap();
+        let text = std::fs::read_to_string(home.path().join("settings.json")).unwrap();
+        let settings: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            settings["mcpServers"]["remote"]["discoveryTimeoutMs"],
+            30_000
+        );
+        assert!(
+            settings["mcpServers"]["local"]
+                .get("discoveryTimeoutMs")
+                .is_none()
+        );
     }
 }

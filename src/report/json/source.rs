@@ -61,6 +61,9 @@ pub enum SourceError {
     /// A test could not be put together from its parts (`merge`: the parts of a split test).
     #[error(transparent)]
     Join(Box<dyn std::error::Error + Send + Sync>),
+    /// A thread reading tests ahead stopped before it sent them (it panicked: a bug).
+    #[error("a thread reading the results stopped (a bug in aptitude, printed above)")]
+    ReaderStopped,
     /// Tests past the end were asked for (a bug).
     #[error("tests {}..{} asked for, but there are {len}", range.start, range.end)]
     OutOfRange {
@@ -136,7 +139,7 @@ pub fn for_each<E: From<SourceError>>(
         for (c, range) in chunks.iter().enumerate() {
             let chunk = ahead[c % threads]
                 .recv()
-                .map_err(|_| SourceError::Join("a thread reading the results stopped".into()))??;
+                .map_err(|_| SourceError::ReaderStopped)??;
             for (i, test) in chunk.iter().enumerate() {
                 each(range.start + i, test)?;
             }
