@@ -888,13 +888,7 @@ fn suite_proof(
             .map_err(askama::Error::custom)?;
         let found = tests
             .iter()
-            .flat_map(|t| {
-                if t.runs.is_empty() {
-                    std::slice::from_ref(t)
-                } else {
-                    t.runs.as_slice()
-                }
-            })
+            .flat_map(TestResult::each_run)
             .filter_map(|r| r.sandbox.as_ref())
             .find(|sb| same_as_suite(sb, suite_mode))
             .map(|sb| {

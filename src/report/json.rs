@@ -259,11 +259,19 @@ pub fn read_each(
     path: &Path,
     each: crate::verdict::results::stream::Each<'_>,
 ) -> Result<Results, JsonError> {
+    read_with(path, Pack::at(pack_path(path)), each)
+}
+
+/// The results file at `path` read test by test, its run detail from `pack`.
+fn read_with(
+    path: &Path,
+    mut pack: Pack,
+    each: crate::verdict::results::stream::Each<'_>,
+) -> Result<Results, JsonError> {
     let file = crate::shared::files::open_regular_file(path).map_err(|source| JsonError::Io {
         path: path.to_owned(),
         source,
     })?;
-    let mut pack = Pack::at(pack_path(path));
     crate::verdict::results::stream::read_each(file, &mut pack, each)
         .map_err(|e| JsonError::of_read(path, e))
 }
@@ -278,13 +286,7 @@ pub fn read_summaries(
     path: &Path,
     each: crate::verdict::results::stream::Each<'_>,
 ) -> Result<Results, JsonError> {
-    let file = crate::shared::files::open_regular_file(path).map_err(|source| JsonError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let mut pack = Pack::at(pack_path(path)).without_detail();
-    crate::verdict::results::stream::read_each(file, &mut pack, each)
-        .map_err(|e| JsonError::of_read(path, e))
+    read_with(path, Pack::at(pack_path(path)).without_detail(), each)
 }
 
 /// Reads the tests at `spans` of the results file at `path` whole (spans that

@@ -181,13 +181,7 @@ impl JudgedPassRate {
 pub fn judged_pass_rates(tests: &[TestResult]) -> Vec<JudgedPassRate> {
     use crate::assertions::AssertionStatus;
     let mut by: std::collections::BTreeMap<String, (u32, u32, f64, f64)> = Default::default();
-    let runs = tests.iter().flat_map(|t| {
-        if t.runs.is_empty() {
-            std::slice::from_ref(t)
-        } else {
-            &t.runs[..]
-        }
-    });
+    let runs = tests.iter().flat_map(TestResult::each_run);
     for a in runs.flat_map(|r| &r.assertions) {
         let Some(rates) = a.judge.as_ref().and_then(|j| j.rates.as_ref()) else {
             continue;
@@ -478,13 +472,7 @@ impl WitnessSummary {
     pub fn of(tests: &[TestResult]) -> Option<WitnessSummary> {
         use crate::gateway::witness::WitnessStatus;
         let mut s = WitnessSummary::default();
-        let runs = tests.iter().flat_map(|t| {
-            if t.runs.is_empty() {
-                std::slice::from_ref(t)
-            } else {
-                t.runs.as_slice()
-            }
-        });
+        let runs = tests.iter().flat_map(TestResult::each_run);
         let mut any = false;
         for w in runs.filter_map(|r| r.witness.as_ref()) {
             any = true;
@@ -579,13 +567,7 @@ impl SandboxSummary {
     /// The runs of `tests` (each run of a repeated test) that reached their agent.
     pub fn of(tests: &[TestResult]) -> Option<SandboxSummary> {
         let mut s = SandboxSummary::default();
-        let runs = tests.iter().flat_map(|t| {
-            if t.runs.is_empty() {
-                std::slice::from_ref(t)
-            } else {
-                t.runs.as_slice()
-            }
-        });
+        let runs = tests.iter().flat_map(TestResult::each_run);
         let mut any = false;
         for record in runs.filter_map(|r| r.sandbox.as_ref()) {
             any = true;

@@ -202,12 +202,7 @@ pub fn of(tests: &[TestResult]) -> Option<Routing> {
         };
         let prompt = suites[index].prompts.entry(case.prompt).or_default();
         prompt.case = Some(case.clone());
-        let runs = if t.runs.is_empty() {
-            std::slice::from_ref(t)
-        } else {
-            t.runs.as_slice()
-        };
-        for run in runs {
+        for run in t.each_run() {
             count_run(prompt, case, run);
         }
     }

@@ -382,6 +382,15 @@ impl TestResult {
             })
     }
 
+    /// Each run this result holds: its `runs`, or itself for a test that ran once.
+    pub fn each_run(&self) -> &[TestResult] {
+        if self.runs.is_empty() {
+            std::slice::from_ref(self)
+        } else {
+            &self.runs
+        }
+    }
+
     /// The runs this result holds with their numbers (1-based): `runs` in order, numbered by
     /// `repeat.split` when a shard holds only some of them.
     pub fn numbered_runs(&self) -> impl Iterator<Item = (u32, &TestResult)> {

@@ -444,13 +444,7 @@ fn the_runs_of_a_repeated_test_are_split_across_shards_and_merged() {
     let runs: Vec<_> = whole
         .tests
         .iter()
-        .flat_map(|t| {
-            if t.runs.is_empty() {
-                std::slice::from_ref(t)
-            } else {
-                t.runs.as_slice()
-            }
-        })
+        .flat_map(aptitude::verdict::results::TestResult::each_run)
         .collect();
     assert_eq!(runs.len(), 5);
     assert!(
