@@ -215,6 +215,22 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
     }
 }
 
+/// `each` on every agent under test, each on a thread of its own, and what each returned,
+/// in the agents' order: for runs that are mostly waiting (an outage's back-off, a
+/// timeout).
+fn side_by_side<T: Send>(each: impl Fn(Agent) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = AGENTS
+            .iter()
+            .map(|a| {
+                let each = &each;
+                scope.spawn(move || each(a()))
+            })
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    })
+}
+
 /// A model that answers 500 makes the run `error` (the agents' retries are bounded where
 /// they can be), with the agent's message and the time it took. The agents run side by
 /// side. Copilot CLI 1.0.102, opencode 1.18.33 and Qwen Code 0.24.4 retry a 5xx with a
@@ -223,61 +239,60 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
 /// only on 429/503) — still retried, and each retry is seen, in seconds instead of minutes.
 #[test]
 fn a_failing_model_is_an_error() {
-    std::thread::scope(|scope| {
-        let runs: Vec<_> = AGENTS
-            .iter()
-            .map(|a| {
-                scope.spawn(move || {
-                    let agent = a();
-                    let marker = format!("FAIL-{}", agent.name.to_uppercase());
-                    let model = ScriptedModel::start();
-                    let outage = match agent.name {
-                        "copilot" | "opencode" | "qwen" => Turn::HttpRetryAfter(503, 1, "scripted outage"),
-                        _ => Turn::Http(500, "scripted outage"),
-                    };
-                    model.script(&marker, vec![outage]);
-                    let suite = Suite::new();
-                    suite.file(
-                        "tests/ws/fail.aptitude.yaml",
-                        &format!(
-                            "name: fail\nprompt: \"{marker}: do it\"\nassertions:\n  - tool: Bash\n    called: false\n"
-                        ),
-                    );
-                    let started = Instant::now();
-                    let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
-                    let requests = model.requests_for(&marker).len();
-                    (agent.name, code, results, stderr, started.elapsed(), requests)
-                })
-            })
-            .collect();
-        for run in runs {
-            let (name, code, results, stderr, took, requests) = run.join().unwrap();
-            let test = &results["tests"][0];
-            assert_eq!(
-                test["status"], "error",
-                "{name}: a model 5xx must never pass\n{stderr}\n{test:#}"
-            );
-            assert_eq!(code, 1, "{name}");
+    let runs = side_by_side(|agent| {
+        let marker = format!("FAIL-{}", agent.name.to_uppercase());
+        let model = ScriptedModel::start();
+        let outage = match agent.name {
+            "copilot" | "opencode" | "qwen" => Turn::HttpRetryAfter(503, 1, "scripted outage"),
+            _ => Turn::Http(500, "scripted outage"),
+        };
+        model.script(&marker, vec![outage]);
+        let suite = Suite::new();
+        suite.file(
+            "tests/ws/fail.aptitude.yaml",
+            &format!(
+                "name: fail\nprompt: \"{marker}: do it\"\nassertions:\n  - tool: Bash\n    called: false\n"
+            ),
+        );
+        let started = Instant::now();
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let requests = model.requests_for(&marker).len();
+        (
+            agent.name,
+            code,
+            results,
+            stderr,
+            started.elapsed(),
+            requests,
+        )
+    });
+    for run in runs {
+        let (name, code, results, stderr, took, requests) = run;
+        let test = &results["tests"][0];
+        assert_eq!(
+            test["status"], "error",
+            "{name}: a model 5xx must never pass\n{stderr}\n{test:#}"
+        );
+        assert_eq!(code, 1, "{name}");
+        assert!(
+            test["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("model API error")),
+            "{name}: {}",
+            test["error"]
+        );
+        assert!(test["duration_ms"].as_u64().is_some());
+        if matches!(name, "copilot" | "opencode" | "qwen") {
             assert!(
-                test["error"]
-                    .as_str()
-                    .is_some_and(|e| e.contains("model API error")),
-                "{name}: {}",
-                test["error"]
-            );
-            assert!(test["duration_ms"].as_u64().is_some());
-            if matches!(name, "copilot" | "opencode" | "qwen") {
-                assert!(
-                    requests > 1,
-                    "{name}: its retries were not seen: {requests}"
-                );
-            }
-            eprintln!(
-                "{name}: model 5xx → error in {took:?} after {requests} requests: {}",
-                test["error"]
+                requests > 1,
+                "{name}: its retries were not seen: {requests}"
             );
         }
-    });
+        eprintln!(
+            "{name}: model 5xx → error in {took:?} after {requests} requests: {}",
+            test["error"]
+        );
+    }
 }
 
 /// A run past its timeout (the model never answers) is stopped, is `error`, and leaves no
@@ -286,40 +301,32 @@ fn a_failing_model_is_an_error() {
 /// for its 6 s timeout.
 #[test]
 fn a_timeout_leaves_no_process_behind() {
-    std::thread::scope(|scope| {
-        let runs: Vec<_> = AGENTS
-            .iter()
-            .map(|a| {
-                scope.spawn(move || {
-                    let agent = a();
-                    let marker = format!("SLOW-{}", agent.name.to_uppercase());
-                    let model = ScriptedModel::start();
-                    model.script(&marker, vec![Turn::Hang]);
-                    let suite = Suite::new();
-                    suite.file(
-                        "tests/ws/slow.aptitude.yaml",
-                        &format!(
-                            "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
-                        ),
-                    );
-                    let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
-                    let left = crate::support::procs::running(&marker);
-                    (agent.name, results, stderr, left)
-                })
-            })
-            .collect();
-        for run in runs {
-            let (name, results, stderr, left) = run.join().unwrap();
-            let test = &results["tests"][0];
-            assert_eq!(test["status"], "error", "{name}\n{stderr}\n{test:#}");
-            assert!(
-                test["error"].as_str().unwrap_or("").contains("timed out"),
-                "{name}: {}",
-                test["error"]
-            );
-            assert!(left.is_empty(), "{name}: left behind: {left:?}");
-        }
+    let runs = side_by_side(|agent| {
+        let marker = format!("SLOW-{}", agent.name.to_uppercase());
+        let model = ScriptedModel::start();
+        model.script(&marker, vec![Turn::Hang]);
+        let suite = Suite::new();
+        suite.file(
+            "tests/ws/slow.aptitude.yaml",
+            &format!(
+                "name: slow\nprompt: \"{marker}: wait\"\ntimeout: 6s\nassertions:\n  - tool: Bash\n    called: false\n"
+            ),
+        );
+        let (_, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let left = crate::support::procs::running(&marker);
+        (agent.name, results, stderr, left)
     });
+    for run in runs {
+        let (name, results, stderr, left) = run;
+        let test = &results["tests"][0];
+        assert_eq!(test["status"], "error", "{name}\n{stderr}\n{test:#}");
+        assert!(
+            test["error"].as_str().unwrap_or("").contains("timed out"),
+            "{name}: {}",
+            test["error"]
+        );
+        assert!(left.is_empty(), "{name}: left behind: {left:?}");
+    }
 }
 
 /// Cursor's CLI can not be installed here (not on npm; it talks only to Cursor's backend),
