@@ -128,6 +128,24 @@ fn invocation(
     })
 }
 
+/// The invocation of `task`, every permission `allow`: its first turn, or (`session`) the
+/// next turn of that session.
+fn task_invocation(
+    task: &Task<'_>,
+    session: Option<&str>,
+    home: &Path,
+) -> Result<Invocation, InvocationError> {
+    invocation(
+        (task.prompt, session),
+        task.model,
+        task.base_url,
+        "allow",
+        home,
+        task.mcp_servers,
+        task.hooks,
+    )
+}
+
 impl AgentCli for Opencode {
     fn kind(&self) -> AgentKind {
         AgentKind::Opencode
@@ -178,15 +196,7 @@ impl AgentCli for Opencode {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        invocation(
-            (task.prompt, None),
-            task.model,
-            task.base_url,
-            "allow",
-            home,
-            task.mcp_servers,
-            task.hooks,
-        )
+        task_invocation(task, None, home)
     }
 
     /// `opencode run --format json … --session SESSION REPLY`: the reply as the next turn
@@ -199,15 +209,7 @@ impl AgentCli for Opencode {
         session: &str,
         home: &Path,
     ) -> Option<Result<Invocation, InvocationError>> {
-        Some(invocation(
-            (task.prompt, Some(session)),
-            task.model,
-            task.base_url,
-            "allow",
-            home,
-            task.mcp_servers,
-            task.hooks,
-        ))
+        Some(task_invocation(task, Some(session), home))
     }
 
     fn grade(&self, task: &GradeTask<'_>, home: &Path) -> Result<Invocation, InvocationError> {
