@@ -103,10 +103,11 @@ pub(super) fn coverage(args: &CoverageArgs) -> Result<Outcome, CliError> {
     let found = output::discover_tests(&args.paths, Some(&args.discovery))?;
     let report = spec::load_files(&found.files);
     output::check_load_errors(&redactor, &report, found.files.len())?;
-    // Coverage reads verdicts, never a run's detail: each test is kept without it, so a
-    // big suite's results are read within bounded memory.
+    // Coverage reads verdicts, never a run's detail: the blob pack is not opened, and each
+    // test is kept without its inline detail (older files), so a big suite's results are
+    // read fast and within bounded memory.
     let results = match &args.results {
-        Some(path) => Some(crate::report::json::read_each(path, &mut |t, _| {
+        Some(path) => Some(crate::report::json::read_summaries(path, &mut |t, _| {
             Some(t.without_run_detail())
         })?),
         None => None,
