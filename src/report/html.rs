@@ -972,7 +972,7 @@ pub fn render(results: &Results) -> Result<String, askama::Error> {
     render_from(results, &results.tests)
 }
 
-/// [`render`], each test read whole from `source` ([`super::source`]) a chunk at a time
+/// [`render`], each test read whole from `source` ([`super::json::source`]) a chunk at a time
 /// while its details are rendered; `results` gives the rest (its tests may be without their
 /// run detail).
 ///

@@ -98,7 +98,7 @@ pub fn write(results: &Results, path: &Path) -> Result<(), JsonError> {
     write_from(results, &results.tests, path)
 }
 
-/// [`write`], each test taken whole from `source` ([`super::source`]) as it is written, a
+/// [`write`], each test taken whole from `source` ([`source`]) as it is written, a
 /// chunk at a time: `results` gives the rest (its tests may be without their detail).
 ///
 /// # Errors

@@ -270,7 +270,7 @@ pub fn render(results: &Results) -> Result<String, JunitError> {
     render_from(results, &results.tests)
 }
 
-/// [`render`], each test read whole from `source` ([`super::source`]) a chunk at a time
+/// [`render`], each test read whole from `source` ([`super::json::source`]) a chunk at a time
 /// (its answer is the case's `system-out`); `results` gives the rest.
 ///
 /// # Errors

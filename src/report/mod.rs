@@ -36,7 +36,7 @@ pub struct FileFormat {
     /// Its name, as in its flag (`--html FILE`): `json`, `html`, `markdown`, `junit`.
     pub name: &'static str,
     /// Renders the whole file from the results and each test whole from the source (test
-    /// `i` of both is the same test; see [`source`]).
+    /// `i` of both is the same test; see [`json::source`]).
     pub render:
         fn(&Results, &dyn json::source::TestSource, &RenderOptions) -> Result<String, RenderError>,
 }

@@ -22,7 +22,7 @@ use crate::verdict::results::stream::Span;
 use crate::verdict::results::{Results, TestResult};
 
 /// How many tests a reader asks a [`TestSource`] for at a time: the HTML report's packed
-/// chunk ([`super::html`]), and few enough that their detail is a few MiB.
+/// chunk ([`crate::report::html`]), and few enough that their detail is a few MiB.
 pub const CHUNK: usize = 32;
 
 /// Each test whole, by its index in the results: `tests(a..b)` is tests `a` to `b - 1`.
