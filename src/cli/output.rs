@@ -210,28 +210,15 @@ fn export_otlp(
     let Some(endpoint) = reports.otlp_endpoint() else {
         return;
     };
-    // The spans need every run's tool calls: the tests whole, all at once (read from the
-    // file when they are not in memory).
-    let read;
-    let whole = if source.in_memory().is_some() {
-        results
-    } else {
-        let mut tests = Vec::with_capacity(source.len());
-        let all = crate::report::json::source::for_each(source, |_, t| {
-            tests.push(t.clone());
-            Ok::<(), crate::report::json::source::SourceError>(())
-        });
-        if let Err(e) = all {
+    // The spans need every run's tool calls: the tests whole, all at once.
+    let whole = match crate::report::json::source::whole(results, source) {
+        Ok(whole) => whole,
+        Err(e) => {
             err(&warning_line(&format!("no OTLP export: {e}")));
             return;
         }
-        read = Results {
-            tests,
-            ..results.clone_without_tests()
-        };
-        &read
     };
-    match crate::report::otlp::export(whole, &endpoint) {
+    match crate::report::otlp::export(&whole, &endpoint) {
         Ok(sent) => tracing::info!(
             spans = sent.spans,
             requests = sent.requests,

@@ -75,14 +75,9 @@ impl JsonError {
 /// The results JSON file format (`--json FILE`).
 pub const FORMAT: super::FileFormat = super::FileFormat {
     name: "json",
+    // Inline, as versions 1 and 2 wrote it: the tests whole.
     render: |results, source, _| {
-        // Inline, as versions 1 and 2 wrote it: the tests whole, from `source`.
-        let mut whole = results.clone_without_tests();
-        source::for_each(source, |_, t| {
-            whole.tests.push(t.clone());
-            Ok::<(), super::RenderError>(())
-        })?;
-        Ok(serde_json::to_string_pretty(&whole)? + "\n")
+        Ok(serde_json::to_string_pretty(&source::whole(results, source)?)? + "\n")
     },
 };
 

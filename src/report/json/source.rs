@@ -148,6 +148,28 @@ pub fn for_each<E: From<SourceError>>(
     })
 }
 
+/// `results` with every test whole, for a reader that needs them all at once (the inline
+/// JSON, the OTLP spans): `results` itself when `source` is its tests in memory, else a copy
+/// with each test read from `source`.
+///
+/// # Errors
+/// The source's.
+pub fn whole<'a>(
+    results: &'a Results,
+    source: &dyn TestSource,
+) -> Result<Cow<'a, Results>, SourceError> {
+    if source.in_memory().is_some() {
+        return Ok(Cow::Borrowed(results));
+    }
+    let mut whole = results.clone_without_tests();
+    whole.tests.reserve(source.len());
+    for_each(source, |_, t| {
+        whole.tests.push(t.clone());
+        Ok::<(), SourceError>(())
+    })?;
+    Ok(Cow::Owned(whole))
+}
+
 /// A results file read test by test: [`ResultsFile::open`] reads its tests' verdicts and
 /// figures (not their detail, which stays in the blob pack), and each test is read again
 /// whole, with its detail, when a report asks for it.
