@@ -184,22 +184,22 @@ impl AskOverStdio {
                 .filter_map(|(q, r)| Some((q, r.clone()?.into())))
                 .collect();
             if answers.is_empty() {
-                return Self::respond(
+                return Some(Self::respond(
                     &request_id,
                     serde_json::json!({"behavior": "deny", "message": "The user did not answer. Go on with your best judgement."}),
-                );
+                ));
             }
             let mut updated = input.as_object().cloned().unwrap_or_default();
             updated.insert("answers".into(), answers.into());
-            Self::respond(
+            Some(Self::respond(
                 &request_id,
                 serde_json::json!({"behavior": "allow", "updatedInput": updated}),
-            )
+            ))
         };
         super::conversation::Feed {
             ask: Some(super::conversation::Ask {
                 questions,
-                calls_before,
+                at: super::conversation::At::call(calls_before),
                 respond: Box::new(respond),
             }),
             ..Default::default()
@@ -404,7 +404,7 @@ impl AgentCli for Claude {
     }
 
     /// `AskUserQuestion` through the stream-json control protocol ([`AskOverStdio`]).
-    fn ask_channel(&self) -> Option<Box<dyn super::conversation::AskChannel>> {
+    fn ask_channel(&self, _task: &Task<'_>) -> Option<Box<dyn super::conversation::AskChannel>> {
         Some(Box::new(AskOverStdio {
             allow_others: self.permission_mode == PermissionMode::Bypass,
             ..AskOverStdio::default()
@@ -609,12 +609,12 @@ mod tests {
                     .iter()
                     .map(|q| match talk.next(q) {
                         crate::agent::conversation::Next::Scripted(r) => {
-                            talk.record(q, ask.calls_before, Some(r))
+                            talk.record(q, ask.at, Some(r))
                         }
-                        _ => talk.record(q, ask.calls_before, None),
+                        _ => talk.record(q, ask.at, None),
                     })
                     .collect();
-                (ask.respond)(&replies)
+                (ask.respond)(&replies).expect("a reply")
             }
             None => feed.write.expect("a reply"),
         };

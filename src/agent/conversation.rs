@@ -33,21 +33,51 @@ pub struct Feed {
 pub struct Ask {
     /// The questions, in the agent's order.
     pub questions: Vec<String>,
-    /// How many tool calls the agent made before these questions.
-    pub calls_before: usize,
-    /// The message for stdin (a whole line) given each question's reply (`None`: no reply).
+    /// Where they came among the agent's tool calls, and how.
+    pub at: At,
+    /// The message for stdin (a whole line) given each question's reply (`None`: no
+    /// reply); `None`: nothing more to say, stdin is closed (the agent ends its session).
     pub respond: Respond,
 }
 
 /// How a channel turns the replies to an [`Ask`]'s questions (in order; `None`: no
-/// reply) into the message for the agent's stdin.
-pub type Respond = Box<dyn FnOnce(&[Option<String>]) -> Vec<u8> + Send>;
+/// reply) into the message for the agent's stdin, or `None` to close it.
+pub type Respond = Box<dyn FnOnce(&[Option<String>]) -> Option<Vec<u8>> + Send>;
+
+/// Where a question came in a run: after how many of its tool calls, and whether in the
+/// text at the end of a turn rather than through an ask tool (a channel may carry both:
+/// Codex's app server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct At {
+    /// How many tool calls the agent made before the question.
+    pub calls_before: usize,
+    /// Asked in plain text at the end of a turn.
+    pub in_text: bool,
+}
+
+impl At {
+    /// A question of an ask tool's call, after `calls_before` calls.
+    pub fn call(calls_before: usize) -> Self {
+        At {
+            calls_before,
+            in_text: false,
+        }
+    }
+
+    /// A plain-text question at the end of a turn, after `calls_before` calls.
+    pub fn text(calls_before: usize) -> Self {
+        At {
+            calls_before,
+            in_text: true,
+        }
+    }
+}
 
 impl std::fmt::Debug for Ask {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ask")
             .field("questions", &self.questions)
-            .field("calls_before", &self.calls_before)
+            .field("at", &self.at)
             .finish_non_exhaustive()
     }
 }
@@ -106,7 +136,7 @@ pub struct Conversation {
     kept: Vec<UserReply>,
     /// The question the simulated user is being asked (its model call not yet returned),
     /// with the calls before it: a run that ends meanwhile records it unanswered.
-    waiting: Option<(String, usize)>,
+    waiting: Option<(String, At)>,
 }
 
 impl Conversation {
@@ -186,18 +216,15 @@ impl Conversation {
         })
     }
 
-    /// Records `question`, asked after `calls_before` tool calls, with `reply` (`None`:
-    /// the agent is told that the user gave no answer), and returns the reply's text.
-    pub fn record(
-        &mut self,
-        question: &str,
-        calls_before: usize,
-        reply: Option<Reply>,
-    ) -> Option<String> {
+    /// Records `question`, asked `at` (after how many tool calls, and how), with `reply`
+    /// (`None`: the agent is told that the user gave no answer), and returns the reply's
+    /// text.
+    pub fn record(&mut self, question: &str, at: At, reply: Option<Reply>) -> Option<String> {
         let text = reply.as_ref().map(|r| r.text.clone());
         self.dialog.exchanges.push(Exchange {
             question: question.to_owned(),
-            calls_before,
+            calls_before: at.calls_before,
+            in_text: at.in_text,
             reply,
         });
         text
@@ -210,7 +237,7 @@ impl Conversation {
     pub fn simulated(
         &mut self,
         question: &str,
-        calls_before: usize,
+        at: At,
         outcome: Result<(String, Option<Usage>), String>,
     ) -> Option<String> {
         self.waiting = None;
@@ -242,18 +269,18 @@ impl Conversation {
                 None
             }
         };
-        self.record(question, calls_before, reply)
+        self.record(question, at, reply)
     }
 
     fn incomplete(&mut self, why: String) {
         self.dialog.incomplete.get_or_insert(why);
     }
 
-    /// Notes that the simulated user is being asked `question` (asked after
-    /// `calls_before` tool calls): until [`Self::simulated`] records its answer, a run
-    /// that ends ([`Self::finish`]) records it unanswered and the record incomplete.
-    pub fn waiting_for(&mut self, question: &str, calls_before: usize) {
-        self.waiting = Some((question.to_owned(), calls_before));
+    /// Notes that the simulated user is being asked `question` (asked `at`): until
+    /// [`Self::simulated`] records its answer, a run that ends ([`Self::finish`]) records
+    /// it unanswered and the record incomplete.
+    pub fn waiting_for(&mut self, question: &str, at: At) {
+        self.waiting = Some((question.to_owned(), at));
     }
 
     /// Whether the user may still reply: replies left and the goal not met.
@@ -270,11 +297,11 @@ impl Conversation {
     /// the simulated user was still being asked is recorded unanswered (the run ended
     /// first: its timeout, an interruption, or the agent's exit).
     pub fn finish_with_replies(mut self) -> (Dialog, Vec<UserReply>) {
-        if let Some((question, calls_before)) = self.waiting.take() {
+        if let Some((question, at)) = self.waiting.take() {
             self.incomplete(
                 "the run ended while the simulated user was being asked a question".to_owned(),
             );
-            self.record(&question, calls_before, None);
+            self.record(&question, at, None);
         }
         (self.dialog, self.kept)
     }
@@ -289,6 +316,7 @@ mod tests {
     /// The executor's answer to `question` with no model: the script, else the cassette's
     /// reply (a question the cassette lacks is a failed call).
     fn ask(talk: &mut Conversation, question: &str, calls: usize) -> Option<String> {
+        let calls = At::text(calls);
         match talk.next(question) {
             Next::Scripted(reply) => talk.record(question, calls, Some(reply)),
             Next::Nothing => talk.record(question, calls, None),
@@ -349,7 +377,7 @@ mod tests {
     #[test]
     fn a_run_that_ends_while_the_simulated_user_is_asked_records_the_question_unanswered() {
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
-        talk.waiting_for("Which name?", 2);
+        talk.waiting_for("Which name?", At::text(2));
         let dialog = talk.finish();
         assert_eq!(dialog.exchanges.len(), 1);
         assert_eq!(dialog.exchanges[0].calls_before, 2);
@@ -361,8 +389,8 @@ mod tests {
         );
 
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
-        talk.waiting_for("Which name?", 0);
-        talk.simulated("Which name?", 0, Ok(("roll".into(), None)));
+        talk.waiting_for("Which name?", At::text(0));
+        talk.simulated("Which name?", At::text(0), Ok(("roll".into(), None)));
         let dialog = talk.finish();
         assert_eq!(
             dialog.exchanges.len(),
@@ -384,7 +412,11 @@ mod tests {
             cost_usd: Some(0.01),
             ..Usage::default()
         };
-        let sent = talk.simulated("Which name?", 1, Ok(("Call it roll.".into(), Some(usage))));
+        let sent = talk.simulated(
+            "Which name?",
+            At::text(1),
+            Ok(("Call it roll.".into(), Some(usage))),
+        );
         assert_eq!(sent.as_deref(), Some("Call it roll."));
         assert!(matches!(talk.next("How many sides?"), Next::Scripted(_)));
         let (dialog, kept) = talk.finish_with_replies();
@@ -400,14 +432,21 @@ mod tests {
     #[test]
     fn the_stop_token_ends_the_conversation_and_a_failed_call_is_incomplete() {
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
-        let sent = talk.simulated("Anything else?", 0, Ok((STOP_TOKEN.to_owned(), None)));
+        let sent = talk.simulated(
+            "Anything else?",
+            At::default(),
+            Ok((STOP_TOKEN.to_owned(), None)),
+        );
         assert_eq!(sent, None, "the token alone is no reply");
         assert!(!talk.has_replies_left(), "the goal is met");
         let dialog = talk.finish();
         assert!(dialog.goal_met && dialog.incomplete.is_none());
 
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
-        assert_eq!(talk.simulated("Which?", 0, Err("timed out".into())), None);
+        assert_eq!(
+            talk.simulated("Which?", At::default(), Err("timed out".into())),
+            None
+        );
         let why = talk.finish().incomplete.unwrap();
         assert!(why.contains("timed out"), "{why}");
     }

@@ -471,9 +471,6 @@ impl CliAgent {
         let Some(_) = req.user else {
             return (None, false);
         };
-        if let Some(channel) = self.cli.ask_channel() {
-            return (Some(channel), false);
-        }
         let probe = Task {
             prompt: req.prompt,
             workspace: req.workspace,
@@ -485,6 +482,9 @@ impl CliAgent {
             hooks: req.hooks,
             converse: false,
         };
+        if let Some(channel) = self.cli.ask_channel(&probe) {
+            return (Some(channel), false);
+        }
         (None, self.cli.follow_up(&probe, "", home).is_some())
     }
 
@@ -704,7 +704,7 @@ async fn stream(
                     let _ = asks.send(ask);
                 }
                 if feed.close {
-                    stdin.lock().map(|mut s| *s = None).ok();
+                    talk::close_stdin(&stdin);
                 }
             }
             if let Some(hook) = hook {

@@ -475,7 +475,7 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
     /// The channel that carries the agent's questions to a test's `user:` while it runs
     /// (docs/conversations.md); `None`: none yet, and the conversation assertions of its
     /// runs are `error` ([`AgentCli::no_ask_channel`] says why).
-    fn ask_channel(&self) -> Option<Box<dyn conversation::AskChannel>> {
+    fn ask_channel(&self, _task: &Task<'_>) -> Option<Box<dyn conversation::AskChannel>> {
         None
     }
 

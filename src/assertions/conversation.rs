@@ -195,6 +195,7 @@ mod tests {
                 .map(|(q, at, reply)| Exchange {
                     question: (*q).into(),
                     calls_before: *at,
+                    in_text: false,
                     reply: reply.map(|text| Reply {
                         text: text.into(),
                         source: ReplySource::Scripted { line: 5 },

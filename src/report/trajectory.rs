@@ -363,7 +363,7 @@ fn anchored(t: &Transcript, dialog: Option<&Dialog>) -> HashMap<Anchor, Vec<User
     let mut from_turn = 0;
     for e in &dialog.exchanges {
         let anchor = match &dialog.channel {
-            Channel::AskTool { .. } => Anchor::Call(e.calls_before + 1),
+            Channel::AskTool { .. } if !e.in_text => Anchor::Call(e.calls_before + 1),
             _ => match (from_turn..t.turns.len()).find(|&ti| {
                 t.turns[ti]
                     .text
@@ -679,6 +679,7 @@ mod tests {
         Exchange {
             question: question.into(),
             calls_before,
+            in_text: false,
             reply: reply.map(|text| crate::transcript::dialog::Reply {
                 text: text.into(),
                 source: ReplySource::Scripted { line: 8 },

@@ -1,6 +1,7 @@
 //! Codex CLI transcripts: `codex exec --json` events and rollout logs.
 //!
-//! - **exec JSON** (0.169.0, also the 2025 events in the corpus): `thread.started`,
+//! - **exec JSON** (0.169.0, also the 2025 events in the corpus; and `codex app-server`'s
+//!   messages, read as the exec events they stand for: [`super::codex_app_server`]): `thread.started`,
 //!   `turn.started`, `item.started` / `item.completed` with item types `command_execution`
 //!   {command, aggregated_output, exit_code, status}, `file_change` {changes}, `mcp_tool_call`,
 //!   `web_search`, `todo_list`, `agent_message` {text}, `reasoning`, `error`;
@@ -50,6 +51,8 @@ pub(crate) struct ExecParser {
     /// calls).
     replies: TurnLog,
     reply: Option<usize>,
+    /// A run driven through `codex app-server`: its messages in order.
+    app: super::codex_app_server::AppServer,
 }
 
 impl ExecParser {
@@ -66,6 +69,7 @@ impl ExecParser {
             turn_open: false,
             replies: TurnLog::default(),
             reply: None,
+            app: Default::default(),
         }
     }
 
@@ -97,6 +101,15 @@ impl ExecParser {
                 "web_search".to_owned(),
                 match item.get("query") {
                     Some(Value::String(q)) if !q.is_empty() => serde_json::json!({ "query": q }),
+                    _ => serde_json::json!({}),
+                },
+            ),
+            // Only in `codex app-server` runs: its request to the client
+            // ([`super::codex_app_server`]), completed when it is resolved.
+            "request_user_input" => (
+                "request_user_input".to_owned(),
+                match item.get("questions") {
+                    Some(q) if !q.is_null() => serde_json::json!({ "questions": q }),
                     _ => serde_json::json!({}),
                 },
             ),
@@ -174,7 +187,13 @@ impl EventParser for ExecParser {
         &mut self.b
     }
 
-    fn event(&mut self, _line_no: u64, event: &Value) {
+    fn event(&mut self, line_no: u64, event: &Value) {
+        if super::codex_app_server::AppServer::is_message(event) {
+            if let Some(event) = self.app.event(event) {
+                self.event(line_no, &event);
+            }
+            return;
+        }
         match str_of(event, "type").unwrap_or("") {
             "thread.started" => {
                 self.runs = self.runs.saturating_add(1);

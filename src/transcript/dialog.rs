@@ -65,6 +65,10 @@ pub struct Exchange {
     /// How many of the transcript's tool calls came before the question (so that the
     /// question comes before the call at that index).
     pub calls_before: usize,
+    /// The question was asked in plain text at the end of a turn, on a channel that also
+    /// carries an ask tool's (Codex's app server): it is not one of the tool's calls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_text: bool,
     /// The user's reply; `None` when the user gave none (no script line matched and the
     /// user has no `goal:`, or `user.max_turns` was reached).
     pub reply: Option<Reply>,

@@ -56,6 +56,7 @@ pub(crate) use blocked::refusal_in;
 mod builder;
 mod claude;
 mod codex;
+pub(crate) mod codex_app_server;
 mod copilot;
 mod cursor;
 mod detect;
@@ -406,7 +407,8 @@ pub enum Format {
     QwenStreamJson,
     /// Qwen Code session log.
     QwenSession,
-    /// `codex exec --json`.
+    /// `codex exec --json`, or the `codex app-server` messages of a run with a `user:`
+    /// (read as the exec events they stand for).
     CodexExecJson,
     /// Codex CLI rollout log.
     CodexRollout,

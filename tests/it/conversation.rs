@@ -283,7 +283,7 @@ fn codex_run() -> &'static (Value, ScriptedModel) {
         let model = ScriptedModel::start();
         let suite = Suite::new();
         let user = "user:\n  knows: {sides: 6}\n  script:\n    - {when: \"sides|range\", say: \"Six-sided, 1 to 6.\"}\n";
-        let tests: [(&str, Vec<Turn>, &str); 3] = [
+        let tests: [(&str, Vec<Turn>, &str); 5] = [
             (
                 "asks",
                 vec![
@@ -299,23 +299,28 @@ fn codex_run() -> &'static (Value, ScriptedModel) {
             ),
             (
                 // Codex 0.169.0's own ask tool, in the schema its request offers
-                // (`questions[]`: `id`, `header`, `question`, `options[]`).
+                // (`questions[]`: `id`, `header`, `question`, `options[]`), answered
+                // through the app server; then a plain-text question in the same run.
                 "tool-asks",
                 vec![
-                    Turn::Tool(
-                        "request_user_input",
-                        json!({"questions": [{
-                            "id": "sides",
-                            "header": "Sides",
-                            "question": "How many sides should the die have?",
-                            "options": [
-                                {"label": "6 (Recommended)", "description": "A standard die."},
-                                {"label": "20", "description": "A d20."}
-                            ]
-                        }]}),
-                    ),
+                    ask_sides_with_request_user_input(),
+                    codex.shell_call("echo 6 > sides.txt"),
+                    Turn::Text("Noted.\n\nWhat range should it print?".into()),
                     Turn::Text("Done.".into()),
                 ],
+                "  - asked: {about: sides, before: [Bash]}\n  - asked: {about: range}\n  - user_turns: {min: 2, max: 2}\n  - elicited: [sides]\n",
+            ),
+            (
+                // A model that fails: the app server's turn fails, the session ends.
+                "model-fails",
+                vec![Turn::Http(500, "the model is down")],
+                "  - asked: {about: sides}\n",
+            ),
+            (
+                // The same question under `hooks: workspace`, which runs `codex exec`:
+                // nobody answers it there.
+                "exec-tool-asks",
+                vec![ask_sides_with_request_user_input(), Turn::Text("Done.".into())],
                 "  - did_not_ask: {about: sides}\n  - user_turns: {max: 0}\n",
             ),
         ];
@@ -323,22 +328,43 @@ fn codex_run() -> &'static (Value, ScriptedModel) {
             let marker = format!("talk-codex-{name}");
             model.script(&marker, turns);
             suite.file(&format!("tests/{name}/README"), "a fixture\n");
+            let hooks = if name == "exec-tool-asks" {
+                "hooks: workspace\n"
+            } else {
+                ""
+            };
             suite.file(
                 &format!("tests/{name}.aptitude.yaml"),
                 &format!(
-                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{user}assertions:\n{assertions}"
+                    "name: {name}\nprompt: \"{marker}\"\nworkspace: {name}\n{hooks}{user}assertions:\n{assertions}"
                 ),
             );
         }
         let (code, results, stderr) =
-            run_on(&suite, &model, &codex, &["--no-grade", "--jobs", "2"]);
+            run_on(&suite, &model, &codex, &["--no-grade", "--jobs", "4"]);
         assert!(results.is_object(), "exit {code}: {stderr}");
         (results, model)
     })
 }
 
-/// Codex's plain-text question is answered by a follow-up turn in the same session
-/// (`codex exec resume`): the model's next request holds the question and the scripted
+/// Codex 0.169.0's `request_user_input` call, in the schema its request offers.
+fn ask_sides_with_request_user_input() -> Turn {
+    Turn::Tool(
+        "request_user_input",
+        json!({"questions": [{
+            "id": "sides",
+            "header": "Sides",
+            "question": "How many sides should the die have?",
+            "options": [
+                {"label": "6 (Recommended)", "description": "A standard die."},
+                {"label": "20", "description": "A d20."}
+            ]
+        }]}),
+    )
+}
+
+/// Codex's plain-text question is answered by the next turn of the same thread (its app
+/// server, `turn/start`): the model's next request holds the question and the scripted
 /// answer, and the conversation assertions pass.
 #[test]
 fn codex_plain_text_question_is_answered_by_a_follow_up_turn() {
@@ -355,23 +381,88 @@ fn codex_plain_text_question_is_answered_by_a_follow_up_turn() {
     assert!(next.contains("Six-sided, 1 to 6."), "{next}");
 }
 
-/// Codex offers its `request_user_input` tool under `codex exec` but never puts the
-/// question to anyone (the model is told it is unavailable), and its stream shows no call:
-/// the record lacks a question the model asked, so `did_not_ask` and `user_turns` are
-/// `error` — the wire shows the question — never a pass.
+/// Codex asks with its own `request_user_input` tool: through its app server the
+/// question reaches aptitude, the scripted answer reaches the model as the call's output,
+/// the call is in the transcript before the command that follows it, and a plain-text
+/// question later in the run is answered by the next turn; every conversation assertion
+/// passes on a record the wire witnessed.
 #[test]
-fn codex_asking_with_request_user_input_is_error_never_a_pass() {
+fn codex_request_user_input_is_answered_through_its_app_server() {
     let (results, model) = codex_run();
     let t = test(results, "tool-asks");
+    assert_eq!(t["status"], "passed", "{t:#}");
     assert_eq!(
-        statuses(results, "tool-asks"),
+        t["dialog"]["channel"]["tool"], "request_user_input",
+        "{t:#}"
+    );
+    assert!(t["dialog"].get("unwitnessed").is_none(), "{t:#}");
+    let exchanges = t["dialog"]["exchanges"].as_array().unwrap();
+    assert_eq!(exchanges.len(), 2, "{t:#}");
+    assert_eq!(exchanges[1]["in_text"], true, "{t:#}");
+    let requests = model.requests_for("talk-codex-tool-asks");
+    assert_eq!(
+        requests.len(),
+        4,
+        "ask, command, question in text, the last turn"
+    );
+    let answered = requests[1].body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].to_string())
+        .unwrap_or_default();
+    assert!(
+        answered.contains("Six-sided, 1 to 6."),
+        "{}",
+        requests[1].body
+    );
+    let calls: Vec<&str> = t["transcript"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(calls.first(), Some(&"request_user_input"), "{t:#}");
+}
+
+/// A model that fails ends a run driven through Codex's app server as an `error` naming
+/// the model's failure (its turn failed, the channel closed the session), not as a pass of
+/// a conversation that never happened, and not as a timeout.
+#[test]
+fn codex_app_server_run_whose_model_fails_is_an_error() {
+    let (results, _) = codex_run();
+    let t = test(results, "model-fails");
+    assert_eq!(t["status"], "error", "{t:#}");
+    assert_eq!(t["error_kind"], "infra", "{t:#}");
+    assert_eq!(t["transcript"]["outcome"]["status"], "api_error", "{t:#}");
+    assert!(
+        t["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("model API error"),
+        "{t:#}"
+    );
+}
+
+/// Under `codex exec` (a test with `hooks: workspace`) Codex offers its
+/// `request_user_input` tool but never puts the question to anyone (the model is told it
+/// is unavailable), and its stream shows no call: the record lacks a question the model
+/// asked, so `did_not_ask` and `user_turns` are `error` — the wire shows the question —
+/// never a pass.
+#[test]
+fn codex_exec_asking_with_request_user_input_is_error_never_a_pass() {
+    let (results, model) = codex_run();
+    let t = test(results, "exec-tool-asks");
+    assert_eq!(
+        statuses(results, "exec-tool-asks"),
         [
             ("did_not_ask".to_owned(), "error".to_owned()),
             ("user_turns".to_owned(), "error".to_owned()),
         ],
         "{t:#}"
     );
-    let requests = model.requests_for("talk-codex-tool-asks");
+    let requests = model.requests_for("talk-codex-exec-tool-asks");
     assert_eq!(requests.len(), 2, "the call, then its refusal");
     assert!(
         requests[1]

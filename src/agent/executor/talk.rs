@@ -53,7 +53,11 @@ impl CliAgent {
             let calls = streamed.parser.calls().len();
             let left = spec.timeout.saturating_sub(Duration::from_millis(used));
             let Some(reply) = self
-                .answer(&mut talk, (question, calls), (task.model, left, cancel))
+                .answer(
+                    &mut talk,
+                    (question, crate::agent::conversation::At::text(calls)),
+                    (task.model, left, cancel),
+                )
                 .await
             else {
                 break;
@@ -109,11 +113,14 @@ impl CliAgent {
             for question in &ask.questions {
                 let left = deadline.saturating_duration_since(std::time::Instant::now());
                 let reply = self
-                    .answer(talk, (question, ask.calls_before), (model, left, cancel))
+                    .answer(talk, (question, ask.at), (model, left, cancel))
                     .await;
                 replies.push(reply);
             }
-            write_stdin(stdin, (ask.respond)(&replies));
+            match (ask.respond)(&replies) {
+                Some(bytes) => write_stdin(stdin, bytes),
+                None => close_stdin(stdin),
+            }
         }
     }
 
@@ -124,7 +131,7 @@ impl CliAgent {
     async fn answer(
         &self,
         talk: &mut Conversation,
-        (question, calls): (&str, usize),
+        (question, calls): (&str, crate::agent::conversation::At),
         (model, left, cancel): (Option<&str>, Duration, &CancellationToken),
     ) -> Option<String> {
         use crate::agent::conversation::Next;
@@ -194,6 +201,13 @@ pub(super) fn conversation_of(
         Some(replaying) => talk.replaying(replaying.cassette.user.clone()),
         None => talk,
     }
+}
+
+/// Closes the agent's stdin: the channel has nothing more to say.
+pub(super) fn close_stdin(
+    stdin: &std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>>,
+) {
+    stdin.lock().map(|mut s| *s = None).ok();
 }
 
 /// Writes one message to the agent's stdin, unless the channel closed it.

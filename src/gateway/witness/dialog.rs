@@ -100,10 +100,28 @@ fn unanswered_ask_tool(wire: &Wire) -> Option<String> {
     ))
 }
 
+/// Whether a tool result holds `reply`: as text, or as a string inside the result when it
+/// is JSON (Codex's `request_user_input` output is `{"answers": {ID: {"answers":
+/// [TEXT]}}}`, whose text escapes quotes and line breaks).
+fn holds(result: &str, reply: &str) -> bool {
+    fn any_string(v: &Value, reply: &str) -> bool {
+        match v {
+            Value::String(s) => s.contains(reply),
+            Value::Array(items) => items.iter().any(|v| any_string(v, reply)),
+            Value::Object(map) => map.values().any(|v| any_string(v, reply)),
+            _ => false,
+        }
+    }
+    result.contains(reply)
+        || serde_json::from_str::<Value>(result).is_ok_and(|v| any_string(&v, reply))
+}
+
 /// Why the record and the wire disagree, if they do.
 fn disagreement(wire: &Wire, tool: &str, dialog: &Dialog) -> Option<String> {
     let mut on_wire = asked_on_wire(wire, tool);
-    for exchange in &dialog.exchanges {
+    // A plain-text question on the same channel (Codex's app server) is no call: it rests
+    // on the agent's stream, as on the plain-text channel.
+    for exchange in dialog.exchanges.iter().filter(|e| !e.in_text) {
         let Some(at) = on_wire.iter().position(|(q, _)| *q == exchange.question) else {
             return Some(format!(
                 "the record holds the question “{}”, which no model reply asked with {tool}",
@@ -112,7 +130,7 @@ fn disagreement(wire: &Wire, tool: &str, dialog: &Dialog) -> Option<String> {
         };
         let (_, result) = on_wire.remove(at);
         if let Some(reply) = &exchange.reply
-            && !result.is_some_and(|r| r.contains(reply.text.as_str()))
+            && !result.is_some_and(|r| holds(r, &reply.text))
         {
             return Some(format!(
                 "the reply to “{}” never reached the model in the {tool} result",
@@ -153,6 +171,7 @@ mod tests {
                 .map(|(q, r)| Exchange {
                     question: (*q).into(),
                     calls_before: 0,
+                    in_text: false,
                     reply: r.map(|text| Reply {
                         text: text.into(),
                         source: ReplySource::Scripted { line: 1 },
@@ -227,6 +246,30 @@ mod tests {
         let mut d = record(&[("How many sides?", Some("Six."))]);
         check(Some(&wire), &mut d);
         assert!(d.unwitnessed.unwrap().contains("never reached the model"));
+    }
+
+    /// Codex's app server: the reply reaches the model inside the JSON of the call's
+    /// output, escaped; a plain-text question on the same channel is no call.
+    #[test]
+    fn a_reply_inside_a_json_result_and_a_plain_text_question_agree() {
+        let reply = "Six, \"d6\"\nplease";
+        let output = json!({"answers": {"sides": {"answers": [reply]}}}).to_string();
+        assert!(!output.contains(reply), "escaped in the JSON text");
+        assert!(holds(&output, reply));
+        assert!(!holds(&output, "Twenty"));
+        let mut d = record(&[("Which name?", Some("roll"))]);
+        d.channel = Channel::AskTool {
+            tool: "request_user_input".into(),
+        };
+        d.exchanges[0].in_text = true;
+        check(Some(&Wire::default()), &mut d);
+        assert_eq!(d.unwitnessed, None, "a plain-text question is on no call");
+        d.exchanges[0].in_text = false;
+        check(Some(&Wire::default()), &mut d);
+        assert!(
+            d.unwitnessed.is_some(),
+            "an ask tool's question must be on the wire"
+        );
     }
 
     #[test]

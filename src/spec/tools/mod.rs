@@ -30,7 +30,7 @@ pub use vocabulary::{Vocabulary, canonical_name, canonical_params};
 /// (`run_shell_command`, `read_file`, `write_file`, `replace`, `glob`, `search_file_content`,
 /// `list_directory`, `web_fetch`, `google_web_search`, `write_todos`), Qwen Code 0.24
 /// (`edit`, `grep_search`, `agent`, `notebook_edit`), Codex CLI 0.36–0.169 (`shell`,
-/// `exec_command`, `apply_patch`, `update_plan`), the seeds' own aliases (`read_file`,
+/// `exec_command`, `apply_patch`, `update_plan`, `request_user_input`), the seeds' own aliases (`read_file`,
 /// `write_file`, `execute_command`, `shell_run`), and every name and alias the original
 /// aptitude (tatimblin/aptitude 0.1–0.4, `parse_tool_name`) accepts: `glob_files`,
 /// `search_files`, `ask_user`, `ask_user_question`, `task_output`, `kill_shell`, ….
@@ -97,7 +97,12 @@ const TABLE: &[(&str, &[&str])] = &[
     ("Skill", &["skill"]),
     (
         "AskUserQuestion",
-        &["askuserquestion", "ask_user", "ask_user_question"],
+        &[
+            "askuserquestion",
+            "ask_user",
+            "ask_user_question",
+            "request_user_input",
+        ],
     ),
     ("TaskOutput", &["taskoutput", "task_output"]),
     ("TaskStop", &["taskstop", "task_stop"]),
@@ -209,6 +214,11 @@ mod tests {
         // Agents' own names are known too (a test may ask about one agent's calls).
         assert!(is_known_tool("launch-process") && is_known_tool("shellToolCall"));
         assert!(is_known_tool("create"), "Copilot's file creation");
+        assert_eq!(
+            canonical_name(Vocabulary::Codex, "request_user_input"),
+            "AskUserQuestion",
+            "Codex's ask tool"
+        );
     }
 
     /// Every name and alias the original aptitude's `parse_tool_name` accepts (any case)

@@ -21,11 +21,17 @@
 //!   workspace is a trusted project (else its `.codex/` layer is loaded disabled) and its
 //!   hooks run without a persisted per-hook trust hash, as for a user who trusted both.
 //! - **Turns:** Codex has no turn limit; `max_turns` is not passed.
-//! - **Conversation:** Codex asks in plain text at the end of its turn; a test's `user:`
-//!   replies with `codex exec resume --json … SESSION REPLY` (docs/conversations.md).
+//! - **Conversation:** a run with a `user:` is driven through `codex app-server`
+//!   ([`app_server`]): the model's `request_user_input` questions are answered through its
+//!   JSON-RPC, and a turn that ends in a plain-text question gets the reply as the next turn
+//!   of the same thread. With `hooks: workspace` (the app server has no `--trust`), it runs
+//!   as `codex exec`, and a plain-text question is answered with `codex exec resume --json
+//!   … SESSION REPLY` (docs/conversations.md).
 //! - **Grading:** `codex exec --json --skip-git-repo-check --sandbox read-only -c … [-m M]
 //!   PROMPT` in an empty directory, its tools turned off ([`GRADE_WITHOUT_TOOLS`]); the
 //!   reply is the last agent message.
+
+pub mod app_server;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -49,10 +55,12 @@ pub const LOGIN: super::Login = super::Login {
 pub struct Codex;
 
 impl Codex {
+    /// `a` with the flags every Codex command shares, and `prompt` last when it goes on
+    /// the command line (`None`: it goes through the app server's channel).
     fn invocation(
         &self,
         mut a: Vec<OsString>,
-        prompt: &str,
+        prompt: Option<&str>,
         model: Option<&str>,
         base_url: Option<&str>,
         home: &Path,
@@ -60,7 +68,12 @@ impl Codex {
     ) -> Invocation {
         a.extend(hook_args(hooks).iter().map(OsString::from));
         if let Some(model) = model {
-            a.extend(["-m".into(), model.into()]);
+            if prompt.is_some() {
+                a.extend(["-m".into(), model.into()]);
+            } else {
+                // `codex app-server` has no `-m`; the setting is the same.
+                a.extend(["-c".into(), format!("model={}", toml_string(model)).into()]);
+            }
         }
         if let Some(url) = base_url {
             a.extend(["-c".into(), "model_provider=aptitude".into(), "-c".into()]);
@@ -72,7 +85,7 @@ impl Codex {
                 .into(),
             );
         }
-        a.push(prompt.into());
+        a.extend(prompt.map(OsString::from));
         super::copy_login(home, &LOGIN);
         Invocation {
             args: a,
@@ -250,6 +263,18 @@ impl AgentCli for Codex {
             std::fs::write(&path, mcp_config_toml(task.mcp_servers))
                 .map_err(InvocationError::write("config", &path))?;
         }
+        if task.converse {
+            // The app server: the prompt, approvals and sandbox go through its channel
+            // ([`app_server`]); `request_user_input` is offered in its default mode.
+            return Ok(self.invocation(
+                args(["app-server", "--enable", "default_mode_request_user_input"]),
+                None,
+                task.model,
+                task.base_url,
+                home,
+                task.hooks,
+            ));
+        }
         Ok(self.invocation(
             args([
                 "exec",
@@ -257,12 +282,20 @@ impl AgentCli for Codex {
                 "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox",
             ]),
-            task.prompt,
+            Some(task.prompt),
             task.model,
             task.base_url,
             home,
             task.hooks,
         ))
+    }
+
+    /// `codex app-server`, whose channel answers `request_user_input` and plain-text
+    /// questions alike ([`app_server`]); none with `hooks: workspace`, which the app server
+    /// can not trust (its run is `codex exec`, answered by [`AgentCli::follow_up`]).
+    fn ask_channel(&self, task: &Task<'_>) -> Option<Box<dyn super::conversation::AskChannel>> {
+        (task.hooks == HooksSetting::None)
+            .then(|| Box::new(app_server::AppServerChannel::new()) as Box<_>)
     }
 
     /// `codex exec resume --json … SESSION REPLY`: the reply as the next turn of the
@@ -283,7 +316,7 @@ impl AgentCli for Codex {
         a.push(session.into());
         Some(Ok(self.invocation(
             a,
-            task.prompt,
+            Some(task.prompt),
             task.model,
             task.base_url,
             home,
@@ -304,7 +337,7 @@ impl AgentCli for Codex {
         }
         Ok(self.invocation(
             a,
-            task.prompt,
+            Some(task.prompt),
             task.model,
             task.base_url,
             home,
