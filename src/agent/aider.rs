@@ -19,6 +19,8 @@
 //!   `litellm.…Error` lines it printed make the run an `error`.
 //! - **Grading:** not supported (Aider answers with edits, not a reply): name another agent
 //!   on the review.
+//! - **Conversation:** a plain-text question (read from the chat history) is answered by
+//!   the same command with `--restore-chat-history --message REPLY` (docs/conversations.md).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -76,39 +78,25 @@ impl AgentCli for Aider {
     }
 
     fn task(&self, task: &Task<'_>, home: &Path) -> Result<Invocation, InvocationError> {
-        let mut a: Vec<OsString> = args([
-            "--no-git",
-            "--yes-always",
-            "--no-pretty",
-            "--edit-format",
-            "diff",
-            "--no-check-update",
-            "--no-show-release-notes",
-            "--analytics-disable",
-            "--no-auto-commits",
-            "--no-show-model-warnings",
-        ]);
-        a.extend(["--chat-history-file".into(), home.join("chat.md").into()]);
-        a.extend(["--input-history-file".into(), home.join("input.md").into()]);
-        match (task.base_url, task.model) {
-            (Some(url), Some(model)) => {
-                a.extend(["--model".into(), format!("openai/{model}").into()]);
-                a.extend(["--openai-api-base".into(), url.into()]);
-            }
-            (Some(_), None) => {
-                return Err(InvocationError::Unsupported(
-                    "needs a model with a base URL (`model:` or --model): Aider names it `openai/M`",
-                ));
-            }
-            (None, Some(model)) => a.extend(["--model".into(), model.into()]),
-            (None, None) => {}
-        }
-        a.extend(["--message".into(), task.prompt.into()]);
-        Ok(Invocation {
-            args: a,
-            defaults: Vec::new(),
-            isolation: vec![("HOME".to_owned(), home.display().to_string())],
-        })
+        invocation(task, home, false)
+    }
+
+    /// The chat history so far (`<home>/chat.md`), whose last reply holds the plain-text
+    /// question: Aider's stdout is no transcript.
+    fn conversation_so_far(&self, finished: &Finished<'_>) -> Option<Transcript> {
+        crate::transcript::parse_file(&finished.home.join("chat.md")).ok()
+    }
+
+    /// The same command with `--restore-chat-history`: Aider has no session id; it sends
+    /// the chat history of `<home>/chat.md` (the turns before) with the reply as the next
+    /// message, and appends the new turn to it (0.86.2).
+    fn follow_up(
+        &self,
+        task: &Task<'_>,
+        _session: &str,
+        home: &Path,
+    ) -> Option<Result<Invocation, InvocationError>> {
+        Some(invocation(task, home, true))
     }
 
     fn grade(&self, _task: &GradeTask<'_>, _home: &Path) -> Result<Invocation, InvocationError> {
@@ -132,4 +120,48 @@ impl AgentCli for Aider {
         }
         transcript
     }
+}
+
+/// Aider's command for `task` (`restore`: with `--restore-chat-history`, a follow-up turn
+/// that sends the chat history before the message).
+///
+/// # Errors
+/// A base URL without a model: Aider names the model `openai/M`.
+fn invocation(task: &Task<'_>, home: &Path, restore: bool) -> Result<Invocation, InvocationError> {
+    let mut a: Vec<OsString> = args([
+        "--no-git",
+        "--yes-always",
+        "--no-pretty",
+        "--edit-format",
+        "diff",
+        "--no-check-update",
+        "--no-show-release-notes",
+        "--analytics-disable",
+        "--no-auto-commits",
+        "--no-show-model-warnings",
+    ]);
+    a.extend(["--chat-history-file".into(), home.join("chat.md").into()]);
+    a.extend(["--input-history-file".into(), home.join("input.md").into()]);
+    match (task.base_url, task.model) {
+        (Some(url), Some(model)) => {
+            a.extend(["--model".into(), format!("openai/{model}").into()]);
+            a.extend(["--openai-api-base".into(), url.into()]);
+        }
+        (Some(_), None) => {
+            return Err(InvocationError::Unsupported(
+                "needs a model with a base URL (`model:` or --model): Aider names it `openai/M`",
+            ));
+        }
+        (None, Some(model)) => a.extend(["--model".into(), model.into()]),
+        (None, None) => {}
+    }
+    if restore {
+        a.push("--restore-chat-history".into());
+    }
+    a.extend(["--message".into(), task.prompt.into()]);
+    Ok(Invocation {
+        args: a,
+        defaults: Vec::new(),
+        isolation: vec![("HOME".to_owned(), home.display().to_string())],
+    })
 }

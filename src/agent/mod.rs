@@ -494,6 +494,16 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// For an agent whose follow-up turn restores its conversation from a file in its
+    /// private home rather than resuming a session by id (Aider's chat history): the
+    /// transcript so far, read from that file, from which the plain-text question is
+    /// taken; its [`AgentCli::follow_up`] is then given an empty session id. `None` (the
+    /// default): the question is read from the stream, and a follow-up needs the session
+    /// id the stream named.
+    fn conversation_so_far(&self, _finished: &Finished<'_>) -> Option<Transcript> {
+        None
+    }
+
     /// Why the agent's questions reach no user, for a run with a `user:` on an agent
     /// without [`AgentCli::ask_channel`].
     fn no_ask_channel(&self) -> String {

@@ -73,6 +73,50 @@ impl ExecParser {
         }
     }
 
+    /// One `codex exec --json` event.
+    fn exec_event(&mut self, event: &Value) {
+        match str_of(event, "type").unwrap_or("") {
+            "thread.started" => {
+                self.runs = self.runs.saturating_add(1);
+                self.session_id = str_of(event, "thread_id").map(str::to_owned);
+            }
+            "turn.started" => {
+                self.runs = self.runs.max(1);
+                self.turn_open = true;
+                self.failed = None;
+                self.reply = None;
+            }
+            "turn.completed" => {
+                self.turn_open = false;
+                self.turns = self.turns.saturating_add(1);
+                if let Some(u) = event.get("usage") {
+                    self.usage.add(&usage_of(u));
+                }
+            }
+            "turn.failed" => {
+                self.turn_open = false;
+                self.failed = event
+                    .get("error")
+                    .and_then(|e| str_of(e, "message"))
+                    .map(str::to_owned)
+                    .or_else(|| self.last_error.clone())
+                    .or_else(|| Some("turn failed".into()));
+            }
+            "error" => self.last_error = str_of(event, "message").map(str::to_owned),
+            "item.started" | "item.updated" => {
+                if let Some(item) = event.get("item") {
+                    self.item(item, false);
+                }
+            }
+            "item.completed" => {
+                if let Some(item) = event.get("item") {
+                    self.item(item, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn item(&mut self, item: &Value, completed: bool) {
         let Some(id) = str_of(item, "id") else {
             return;
@@ -187,53 +231,14 @@ impl EventParser for ExecParser {
         &mut self.b
     }
 
-    fn event(&mut self, line_no: u64, event: &Value) {
+    fn event(&mut self, _line_no: u64, event: &Value) {
         if super::codex_app_server::AppServer::is_message(event) {
             if let Some(event) = self.app.event(event) {
-                self.event(line_no, &event);
+                self.exec_event(&event);
             }
             return;
         }
-        match str_of(event, "type").unwrap_or("") {
-            "thread.started" => {
-                self.runs = self.runs.saturating_add(1);
-                self.session_id = str_of(event, "thread_id").map(str::to_owned);
-            }
-            "turn.started" => {
-                self.runs = self.runs.max(1);
-                self.turn_open = true;
-                self.failed = None;
-                self.reply = None;
-            }
-            "turn.completed" => {
-                self.turn_open = false;
-                self.turns = self.turns.saturating_add(1);
-                if let Some(u) = event.get("usage") {
-                    self.usage.add(&usage_of(u));
-                }
-            }
-            "turn.failed" => {
-                self.turn_open = false;
-                self.failed = event
-                    .get("error")
-                    .and_then(|e| str_of(e, "message"))
-                    .map(str::to_owned)
-                    .or_else(|| self.last_error.clone())
-                    .or_else(|| Some("turn failed".into()));
-            }
-            "error" => self.last_error = str_of(event, "message").map(str::to_owned),
-            "item.started" | "item.updated" => {
-                if let Some(item) = event.get("item") {
-                    self.item(item, false);
-                }
-            }
-            "item.completed" => {
-                if let Some(item) = event.get("item") {
-                    self.item(item, true);
-                }
-            }
-            _ => {}
-        }
+        self.exec_event(event);
     }
 
     fn finish(self) -> Transcript {

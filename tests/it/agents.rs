@@ -505,6 +505,8 @@ fn every_agent_grades_through_its_own_one_shot_command() {
 /// A model that fails makes the run `error` although Aider exits 0: a 400, which Aider
 /// does not retry, where a 500 would cost its hard-coded ~75 s of retries (that 500's
 /// recorded stdout is an error too: `corpus::failures_the_agent_exits_0_on_are_failed_outcomes`).
+/// A question Aider asks in plain text is answered by a turn that restores its chat
+/// history (issue 41).
 #[test]
 fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
     let aider = root().join(".venv-agents/bin/aider");
@@ -521,6 +523,20 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         )],
     );
     model.script("AIDER-FAIL", vec![Turn::Http(400, "scripted refusal")]);
+    model.script(
+        "AIDER-ASK",
+        vec![
+            Turn::Text("I can add it.\n\nHow many sides should the die have?".into()),
+            // Never served: the restored history puts Aider's own "Ok." (after "I am not
+            // sharing any files…") between the question and the reply, so the follow-up
+            // request holds two replies after the prompt.
+            Turn::Text("(not served)".into()),
+            Turn::Text(
+                "Six it is.\n\nsides.txt\n```\n<<<<<<< SEARCH\n=======\n6\n>>>>>>> REPLACE\n```\n"
+                    .into(),
+            ),
+        ],
+    );
     let suite = Suite::new();
     suite
         .file(
@@ -530,6 +546,10 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         .file(
             "tests/ws/shell.aptitude.yaml",
             "name: shell\nprompt: \"AIDER-EDIT: create out.txt\"\nassertions:\n  - tool: Bash\n    called: false\n",
+        )
+        .file(
+            "tests/ws/asks.aptitude.yaml",
+            "name: asks\nprompt: \"AIDER-ASK: add a dice roller\"\nuser:\n  knows: {sides: 6}\n  script:\n    - {when: sides, say: \"Six-sided, 1 to 6.\"}\nassertions:\n  - asked: {about: sides, before: [Write]}\n  - user_turns: {min: 1, max: 1}\n  - elicited: [sides]\n  - file_contains: {path: sides.txt, text: \"6\"}\n",
         )
         .file(
             "tests/ws/fail.aptitude.yaml",
@@ -582,4 +602,17 @@ fn aider_records_its_edits_and_never_fakes_a_shell_verdict() {
         "{fail:#}"
     );
     assert!(!suite.path().join("tests/ws/out.txt").exists());
+    // A plain-text question answered by a follow-up turn that restores the chat history
+    // (`--restore-chat-history`): the model's next request holds the question and the
+    // scripted answer, and the edit made after it counts as after the question.
+    let asks = crate::run::test(&results, "asks");
+    assert_eq!(asks["status"], "passed", "{stderr}\n{asks:#}");
+    assert_eq!(asks["dialog"]["channel"]["kind"], "plain_text", "{asks:#}");
+    let requests = model.requests_for("AIDER-ASK");
+    assert_eq!(requests.len(), 2, "the question, then the follow-up turn");
+    let next = requests[1].body.to_string();
+    assert!(
+        next.contains("How many sides should the die have?") && next.contains("Six-sided, 1 to 6."),
+        "{next}"
+    );
 }

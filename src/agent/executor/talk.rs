@@ -38,18 +38,36 @@ impl CliAgent {
             && streamed.output.ending == process::Ending::Exited
             && !cancel.is_cancelled()
         {
-            let mut so_far = StreamParser::new(format);
-            for line in &streamed.raw {
-                so_far.push_line(line);
-            }
-            let so_far = so_far.finish();
+            let restored = self.cli.conversation_so_far(&crate::agent::Finished {
+                home,
+                workspace: req.workspace,
+                stdout: &streamed.raw,
+                process: &streamed.output,
+                mcp_servers: req.mcp_servers,
+            });
+            let so_far = match restored {
+                Some(so_far) => so_far,
+                None => {
+                    let mut so_far = StreamParser::new(format);
+                    for line in &streamed.raw {
+                        so_far.push_line(line);
+                    }
+                    let so_far = so_far.finish();
+                    // A follow-up resumes the session the stream named: none, no follow-up.
+                    if so_far.session_id.is_none() {
+                        break;
+                    }
+                    so_far
+                }
+            };
             let question = so_far
                 .final_text
                 .as_deref()
                 .and_then(crate::agent::conversation::question_in);
-            let (Some(question), Some(session)) = (question, so_far.session_id.as_deref()) else {
+            let Some(question) = question else {
                 break;
             };
+            let session = so_far.session_id.as_deref().unwrap_or("");
             let calls = streamed.parser.calls().len();
             let left = spec.timeout.saturating_sub(Duration::from_millis(used));
             let Some(reply) = self
