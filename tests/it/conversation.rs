@@ -553,13 +553,15 @@ fn a_claude_conversation_replays_without_the_model() {
     record_and_replay_a_conversation(0, vec![ask_sides(), Turn::Text("Done.".into())]);
 }
 
-/// A Codex conversation, its follow-up turn included, replays with 0 model requests.
+/// A Codex conversation through its app server, its `request_user_input` call and the
+/// answer the model got included, replays with 0 model requests (a plain-text question's
+/// follow-up turn replays in `codex_simulated_user_answers_what_the_script_does_not_and_replays`).
 #[test]
 fn a_codex_conversation_replays_without_the_model() {
     record_and_replay_a_conversation(
         1,
         vec![
-            Turn::Text("How many sides should the die have?".into()),
+            ask_sides_with_request_user_input(),
             Turn::Text("Done.".into()),
         ],
     );
