@@ -764,6 +764,22 @@ mod tests {
             step_names(&steps),
             ["Turn 1", "Read", "Turn 2", "user:  [no reply]", "Turn 3"]
         );
+        // Codex's app server carries both: a plain-text question on an ask tool's channel
+        // is shown after its turn, not after a call.
+        let mut in_text = exchange("How many sides?", 1, None);
+        in_text.in_text = true;
+        let both = Dialog {
+            channel: Channel::AskTool {
+                tool: "request_user_input".into(),
+            },
+            exchanges: vec![in_text],
+            ..plain
+        };
+        let (steps, _) = steps_with(&t, Some(&both));
+        assert_eq!(
+            step_names(&steps),
+            ["Turn 1", "Read", "Turn 2", "user:  [no reply]", "Turn 3"]
+        );
     }
 
     /// The main agent's turns in order, each followed by its calls; a subagent's turn and

@@ -45,8 +45,13 @@ impl CliAgent {
                 process: &streamed.output,
                 mcp_servers: req.mcp_servers,
             });
-            let so_far = match restored {
-                Some(so_far) => so_far,
+            // The calls before the question: the restored transcript's, else the stream's
+            // (read whole, where the kept lines may be cut).
+            let (so_far, calls) = match restored {
+                Some(so_far) => {
+                    let calls = so_far.tool_calls.len();
+                    (so_far, calls)
+                }
                 None => {
                     let mut so_far = StreamParser::new(format);
                     for line in &streamed.raw {
@@ -57,7 +62,7 @@ impl CliAgent {
                     if so_far.session_id.is_none() {
                         break;
                     }
-                    so_far
+                    (so_far, streamed.parser.calls().len())
                 }
             };
             let question = so_far
@@ -68,7 +73,6 @@ impl CliAgent {
                 break;
             };
             let session = so_far.session_id.as_deref().unwrap_or("");
-            let calls = streamed.parser.calls().len();
             let left = spec.timeout.saturating_sub(Duration::from_millis(used));
             let Some(reply) = self
                 .answer(
