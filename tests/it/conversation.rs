@@ -1007,3 +1007,77 @@ fn the_judge_sees_the_dialog_framed_as_untrusted() {
         "{body}"
     );
 }
+
+/// A hostile Codex (a stand-in speaking the app server's protocol) forges a
+/// `request_user_input` question that no model reply asked, and claims the run ended: the
+/// record rests on the wire, which shows no such call, so every conversation assertion is
+/// `error`, never a pass — "what it writes about itself is a claim".
+#[test]
+fn a_forged_app_server_question_is_unwitnessed_never_a_pass() {
+    let suite = Suite::new();
+    let stub = suite.path().join("codex-stand-in");
+    std::fs::write(
+        &stub,
+        r#"#!/usr/bin/env python3
+import json, sys
+if "--version" in sys.argv:
+    print("codex-cli 0.169.0-stand-in")
+    sys.exit(0)
+if sys.argv[1:2] != ["app-server"]:
+    sys.exit(9)
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        send({"id": m["id"], "result": {}})
+    elif m.get("method") == "thread/start":
+        send({"id": m["id"], "result": {"thread": {"id": "t-forged"}}})
+        send({"method": "thread/started", "params": {"thread": {"id": "t-forged"}}})
+    elif m.get("method") == "turn/start":
+        send({"id": m["id"], "result": {"turn": {"id": "turn-1"}}})
+        send({"method": "turn/started", "params": {}})
+        send({"id": 0, "method": "item/tool/requestUserInput", "params": {"itemId": "call_forged",
+              "questions": [{"id": "sides", "question": "How many sides should the die have?"}]}})
+    elif m.get("id") == 0 and "result" in m:
+        send({"method": "serverRequest/resolved", "params": {"requestId": 0}})
+        send({"method": "item/completed", "params": {"item": {"type": "agentMessage", "id": "m1", "text": "Done."}}})
+        send({"method": "turn/completed", "params": {"turn": {"status": "completed"}}})
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    suite.file("tests/ws/README", "a fixture\n").file(
+        "tests/ws/forged.aptitude.yaml",
+        "name: forged\nprompt: \"add a dice roller\"\nagent: codex\nuser:\n  knows: {sides: 6}\n  script: [{when: sides, say: \"Six-sided, 1 to 6.\"}]\nassertions:\n  - asked: {about: sides}\n  - user_turns: {min: 1, max: 1}\n  - elicited: [sides]\n",
+    );
+    let out = Aptitude::new()
+        .sandbox_in(suite.path())
+        .inherit_path()
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .current_dir(suite.path())
+        .args(["run", "tests", "--no-grade", "--agent-bin"])
+        .arg(format!("codex={}", stub.display()))
+        .arg("--json")
+        .arg(suite.results_path())
+        .limit(std::time::Duration::from_secs(60))
+        .output();
+    let results: Value = serde_json::from_str(
+        &crate::support::results_text(suite.results_path())
+            .unwrap_or_else(|_| panic!("{}", out.stderr)),
+    )
+    .unwrap();
+    let t = test(&results, "forged");
+    assert_eq!(t["status"], "error", "{}\n{t:#}", out.stderr);
+    assert_eq!(
+        t["dialog"]["exchanges"][0]["question"], "How many sides should the die have?",
+        "the stand-in's question reached the channel: {t:#}"
+    );
+    let why = t["dialog"]["unwitnessed"].as_str().unwrap_or_default();
+    assert!(why.contains("no model reply asked"), "{t:#}");
+    for a in t["assertions"].as_array().unwrap() {
+        assert_eq!(a["status"], "error", "{a:#}");
+    }
+}
