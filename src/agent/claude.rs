@@ -128,8 +128,9 @@ pub struct AskOverStdio {
     /// Other tools' permission requests are allowed (the run bypasses permissions, as
     /// without the channel); otherwise denied, as `-p` denies them.
     allow_others: bool,
-    /// The ids of the tool calls seen so far, in order, to place each question among them.
-    calls: Vec<String>,
+    /// The ids of the tool calls seen so far, each with its place in order, to place each
+    /// question among them (a map: a stream of many calls costs one lookup each).
+    calls: std::collections::HashMap<String, usize>,
 }
 
 impl AskOverStdio {
@@ -165,7 +166,7 @@ impl AskOverStdio {
         }
         let id = request.get("tool_use_id").and_then(|i| i.as_str());
         let calls_before = id
-            .and_then(|id| self.calls.iter().position(|c| c == id))
+            .and_then(|id| self.calls.get(id).copied())
             .unwrap_or(self.calls.len());
         let questions: Vec<String> = input
             .get("questions")
@@ -230,7 +231,8 @@ impl super::conversation::AskChannel for AskOverStdio {
                     if block.get("type").and_then(|t| t.as_str()) == Some("tool_use")
                         && let Some(id) = block.get("id").and_then(|i| i.as_str())
                     {
-                        self.calls.push(id.to_owned());
+                        let next = self.calls.len();
+                        self.calls.entry(id.to_owned()).or_insert(next);
                     }
                 }
             }

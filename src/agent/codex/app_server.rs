@@ -37,8 +37,9 @@ pub struct AppServerChannel {
     prompt: String,
     thread: Option<String>,
     next_id: u64,
-    /// The ids of the tool calls announced so far (as the transcript counts them).
-    calls: Vec<String>,
+    /// The ids of the tool calls announced so far (as the transcript counts them), a set
+    /// so that a stream of many calls costs one lookup each.
+    calls: std::collections::HashSet<String>,
     /// The text of the current turn's last agent message.
     last_text: Option<String>,
 }
@@ -79,9 +80,9 @@ impl AppServerChannel {
         }
         let calls_before = self.calls.len();
         if let Some(call) = params.get("itemId").and_then(Value::as_str)
-            && !self.calls.iter().any(|c| c == call)
+            && !self.calls.contains(call)
         {
-            self.calls.push(call.to_owned());
+            self.calls.insert(call.to_owned());
         }
         let asked: Vec<(String, String)> = params
             .get("questions")
@@ -180,10 +181,10 @@ impl AskChannel for AppServerChannel {
             return Feed::default();
         };
         if let Some(call) = crate::transcript::codex_app_server::call_id(&message)
-            && !self.calls.iter().any(|c| c == call)
             && message.get("id").is_none()
+            && !self.calls.contains(call)
         {
-            self.calls.push(call.to_owned());
+            self.calls.insert(call.to_owned());
         }
         let params = message.get("params").unwrap_or(&Value::Null);
         match (
