@@ -380,6 +380,49 @@ mod tests {
         assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
     }
 
+    /// A run with a `user:` is `codex app-server`: the prompt goes through the channel,
+    /// never on the command line, the model as a setting (the app server has no `-m`),
+    /// hooks off; with `hooks: workspace` there is no such channel.
+    #[test]
+    fn a_conversation_runs_the_app_server_with_hooks_off() {
+        let home = tempfile::tempdir().unwrap();
+        let mut task = Task {
+            prompt: "the prompt",
+            workspace: home.path(),
+            model: Some("gpt-test"),
+            max_turns: None,
+            base_url: Some("http://127.0.0.1:9/v1"),
+            mcp_servers: &Default::default(),
+            plugins: &[],
+            hooks: HooksSetting::None,
+            converse: true,
+        };
+        let args: Vec<String> = Codex
+            .task(&task, home.path())
+            .unwrap()
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args[..3],
+            ["app-server", "--enable", "default_mode_request_user_input"]
+        );
+        assert!(!args.contains(&"the prompt".to_owned()), "{args:?}");
+        assert!(args.contains(&"model=\"gpt-test\"".to_owned()), "{args:?}");
+        assert!(!args.contains(&"-m".to_owned()), "{args:?}");
+        assert!(
+            args.windows(2).any(|w| w == ["--disable", "hooks"]),
+            "{args:?}"
+        );
+        assert!(Codex.ask_channel(&task).is_some());
+        task.hooks = HooksSetting::Workspace;
+        assert!(
+            Codex.ask_channel(&task).is_none(),
+            "exec and its follow-ups instead"
+        );
+    }
+
     /// `hooks: none` turns Codex's hooks engine and its after-turn `notify` off on every
     /// run and follow-up, and on grading calls; `hooks: workspace` trusts the project.
     #[test]
