@@ -53,15 +53,11 @@ impl AppServerChannel {
         }
     }
 
-    fn turn_start(&mut self, text: &str) -> Option<Vec<u8>> {
-        let thread = self.thread.clone()?;
+    /// The next request id (never reused within the session).
+    fn take_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        Some(line(&json!({
-            "id": id,
-            "method": "turn/start",
-            "params": {"threadId": thread, "input": [{"type": "text", "text": text}]},
-        })))
+        id
     }
 
     /// The server's request `id` `method` with `params`.
@@ -130,15 +126,10 @@ impl AppServerChannel {
                 ..Feed::default()
             };
         };
-        let mut next = AppServerChannel {
-            thread: Some(thread),
-            next_id: self.next_id,
-            ..Self::default()
-        };
-        self.next_id += 1;
+        let id = self.take_id();
         let respond = move |replies: &[Option<String>]| {
             let reply = replies.first().cloned().flatten()?;
-            next.turn_start(&reply)
+            Some(turn_start(id, &thread, &reply))
         };
         Feed {
             ask: Some(Ask {
@@ -149,6 +140,15 @@ impl AppServerChannel {
             ..Feed::default()
         }
     }
+}
+
+/// The `turn/start` request `id` of `text` in `thread`, as a line for stdin.
+fn turn_start(id: u64, thread: &str, text: &str) -> Vec<u8> {
+    line(&json!({
+        "id": id,
+        "method": "turn/start",
+        "params": {"threadId": thread, "input": [{"type": "text", "text": text}]},
+    }))
 }
 
 /// One message as a line for stdin.
@@ -206,9 +206,13 @@ impl AskChannel for AppServerChannel {
                         .and_then(Value::as_str)
                         .map(str::to_owned);
                     let prompt = std::mem::take(&mut self.prompt);
+                    let write = self
+                        .thread
+                        .clone()
+                        .map(|thread| turn_start(self.take_id(), &thread, &prompt));
                     return Feed {
-                        close: self.thread.is_none(),
-                        write: self.turn_start(&prompt),
+                        close: write.is_none(),
+                        write,
                         ..Feed::default()
                     };
                 }

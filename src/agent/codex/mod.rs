@@ -350,20 +350,37 @@ impl AgentCli for Codex {
 mod tests {
     use super::*;
 
+    /// A run's task in `dir`, with the fields these tests vary.
+    fn task<'a>(
+        dir: &'a Path,
+        (prompt, model, base_url): (&'a str, Option<&'a str>, Option<&'a str>),
+        hooks: HooksSetting,
+        converse: bool,
+    ) -> Task<'a> {
+        Task {
+            prompt,
+            workspace: dir,
+            model,
+            max_turns: None,
+            base_url,
+            mcp_servers: &EMPTY,
+            plugins: &[],
+            hooks,
+            converse,
+        }
+    }
+
+    static EMPTY: McpServers = McpServers::new();
+
     #[test]
     fn a_base_url_is_a_provider_with_bounded_retries() {
         let home = tempfile::tempdir().unwrap();
-        let task = Task {
-            prompt: "do \"it\"",
-            workspace: home.path(),
-            model: Some("gpt-test"),
-            max_turns: None,
-            base_url: Some("http://127.0.0.1:9/v1"),
-            mcp_servers: &Default::default(),
-            plugins: &[],
-            hooks: Default::default(),
-            converse: false,
-        };
+        let task = task(
+            home.path(),
+            ("do \"it\"", Some("gpt-test"), Some("http://127.0.0.1:9/v1")),
+            HooksSetting::default(),
+            false,
+        );
         let inv = Codex.task(&task, home.path()).unwrap();
         let args: Vec<String> = inv
             .args
@@ -386,17 +403,16 @@ mod tests {
     #[test]
     fn a_conversation_runs_the_app_server_with_hooks_off() {
         let home = tempfile::tempdir().unwrap();
-        let mut task = Task {
-            prompt: "the prompt",
-            workspace: home.path(),
-            model: Some("gpt-test"),
-            max_turns: None,
-            base_url: Some("http://127.0.0.1:9/v1"),
-            mcp_servers: &Default::default(),
-            plugins: &[],
-            hooks: HooksSetting::None,
-            converse: true,
-        };
+        let mut task = task(
+            home.path(),
+            (
+                "the prompt",
+                Some("gpt-test"),
+                Some("http://127.0.0.1:9/v1"),
+            ),
+            HooksSetting::None,
+            true,
+        );
         let args: Vec<String> = Codex
             .task(&task, home.path())
             .unwrap()
@@ -428,17 +444,7 @@ mod tests {
     #[test]
     fn hooks_are_off_unless_the_test_opts_in() {
         let home = tempfile::tempdir().unwrap();
-        let mut task = Task {
-            prompt: "p",
-            workspace: home.path(),
-            model: None,
-            max_turns: None,
-            base_url: None,
-            mcp_servers: &Default::default(),
-            plugins: &[],
-            hooks: HooksSetting::None,
-            converse: false,
-        };
+        let mut task = task(home.path(), ("p", None, None), HooksSetting::None, false);
         let strings = |inv: Invocation| -> Vec<String> {
             inv.args
                 .iter()
