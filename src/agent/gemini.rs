@@ -9,6 +9,10 @@
 //!   statistics and telemetry, makes one attempt per model request (the default retries
 //!   for ~3.5 min; `--retry-infra` retries visibly) and sets `model.maxSessionTurns` from `max_turns`.
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace copy.
+//! - **One process:** `GEMINI_CLI_NO_RELAUNCH=true`. Otherwise Gemini CLI 0.61 starts a
+//!   second Node.js process of itself at every run, only to raise V8's heap limit to half
+//!   the machine's memory. That second start measured 1.0–1.2 CPU-s of the 2.1–2.4 CPU-s
+//!   of `gemini --version` (2 cores, Node.js 20). The sandbox bounds a run's memory anyway.
 //! - **Hooks:** unless the test says `hooks: workspace`, a system settings file
 //!   (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, which outranks the workspace's
 //!   `.gemini/settings.json`) sets `hooksConfig.enabled: false`: no `BeforeTool` hook of
@@ -124,7 +128,10 @@ fn invocation(
     if let Some(model) = model {
         args.extend(["-m".into(), model.into()]);
     }
-    let mut defaults = vec![("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
+    let mut defaults = vec![
+        ("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
+        ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned()),
+    ];
     if let Some(url) = base_url {
         defaults.push(("GOOGLE_GEMINI_BASE_URL".to_owned(), url.to_owned()));
     }
@@ -286,5 +293,36 @@ impl AgentCli for Gemini {
             }
         }
         transcript
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every Gemini CLI start is one Node.js process: `GEMINI_CLI_NO_RELAUNCH` is among the
+    /// defaults, beside the trusted workspace and the base URL.
+    #[test]
+    fn gemini_cli_does_not_relaunch_itself() {
+        let home = tempfile::tempdir().unwrap();
+        let inv = invocation(
+            Vec::new(),
+            Some("m"),
+            Some("http://127.0.0.1:9"),
+            home.path(),
+            (HooksSetting::None, false),
+        )
+        .unwrap();
+        for (name, value) in [
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+            ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+        ] {
+            assert!(
+                inv.defaults.contains(&(name.to_owned(), value.to_owned())),
+                "{name}: {:?}",
+                inv.defaults
+            );
+        }
     }
 }

@@ -8,6 +8,11 @@
 //!   telemetry, and `model.maxSessionTurns` from `max_turns`.
 //! - **Base URL:** `OPENAI_BASE_URL` (Chat Completions); the key is read from
 //!   `OPENAI_API_KEY`.
+//! - **One relaunch, not two:** `QWEN_CODE_NO_RELAUNCH=true`. Qwen Code's entry
+//!   (`cli-entry.js`) always starts its CLI in a child Node.js process (with
+//!   `--expose-gc`). Without the variable, that CLI loads itself whole and then starts a
+//!   third process, only to raise V8's heap limit to half the machine's memory. The
+//!   sandbox bounds a run's memory anyway.
 //! - **MCP servers:** `mcpServers` in that settings file, as for Gemini CLI.
 //! - **Hooks:** unless the test says `hooks: workspace`, a system settings file
 //!   (`QWEN_CODE_SYSTEM_SETTINGS_PATH`) sets `disableAllHooks: true`, which the workspace's
@@ -198,10 +203,8 @@ fn invocation(
         a.extend(["-m".into(), model.into()]);
     }
     a.push(prompt.into());
-    let defaults = base_url
-        .map(|url| ("OPENAI_BASE_URL".to_owned(), url.to_owned()))
-        .into_iter()
-        .collect();
+    let mut defaults = vec![("QWEN_CODE_NO_RELAUNCH".to_owned(), "true".to_owned())];
+    defaults.extend(base_url.map(|url| ("OPENAI_BASE_URL".to_owned(), url.to_owned())));
     let mut isolation = vec![(
         "QWEN_HOME".to_owned(),
         qwen_home(home).display().to_string(),
@@ -353,6 +356,31 @@ mod tests {
             settings["mcpServers"]["local"]
                 .get("discoveryTimeoutMs")
                 .is_none()
+        );
+    }
+
+    /// A run and a grading call both start Qwen Code without its memory relaunch; the base
+    /// URL is still given.
+    #[test]
+    fn qwen_code_does_not_relaunch_itself() {
+        let home = tempfile::tempdir().unwrap();
+        let inv = invocation(
+            ("yolo", None, "hi"),
+            Some("m"),
+            Some("http://127.0.0.1:9/v1"),
+            home.path(),
+            HooksSetting::None,
+        )
+        .unwrap();
+        assert_eq!(
+            inv.defaults,
+            vec![
+                ("QWEN_CODE_NO_RELAUNCH".to_owned(), "true".to_owned()),
+                (
+                    "OPENAI_BASE_URL".to_owned(),
+                    "http://127.0.0.1:9/v1".to_owned()
+                ),
+            ]
         );
     }
 }
