@@ -10,8 +10,9 @@
 //! the stand-ins of `tests/data/act/` (act's `--local-repository`), which copy artifacts
 //! to a directory the test reads.
 //!
-//! The release asset is the static binary `scripts/test` builds and checks
-//! (`APTITUDE_RELEASE_BIN`), else the `aptitude` under test.
+//! The release asset is the static binary `scripts/release-binary` builds and checks
+//! (`APTITUDE_RELEASE_BIN`, set by `APTITUDE_TEST_RELEASE=1 scripts/test`), else the
+//! `aptitude` under test.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -367,12 +367,15 @@ fn run_hostile() -> Hostile {
     );
 
     // Post-run work that blocks: a verify that never exits, with a long timeout of its own.
+    // The test's timeout is the agent's budget too: at 20 s, Claude Code's one text turn,
+    // started beside the other scenarios (`--jobs 8`) on a loaded 2-core machine, once
+    // ran out before the verify started.
     model.script("hostile-deadline", vec![Turn::Text("nothing to do".into())]);
     scenario(
         &dir,
         "deadline",
         &format!(
-            "timeout: 20s\nassertions:\n  - verify: {{run: \"exec sleep 7739.{}\", timeout: 1h}}\n",
+            "timeout: 40s\nassertions:\n  - verify: {{run: \"exec sleep 7739.{}\", timeout: 1h}}\n",
             unique()
         ),
     );
@@ -427,7 +430,7 @@ fn a_verify_that_never_exits_is_cut_by_the_post_run_deadline() {
     assert_eq!(
         t["error"],
         format!(
-            "post-run work did not finish within 20s (the test's timeout): cut during verify `exec sleep 7739.{}`",
+            "post-run work did not finish within 40s (the test's timeout): cut during verify `exec sleep 7739.{}`",
             unique()
         )
     );
