@@ -100,59 +100,6 @@ fn echo_run(
 /// The agents whose MCP wiring is verified here with the real CLI.
 const MCP_AGENTS: &[&str] = &["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
 
-/// On every agent with an MCP client: the server starts from the test's `mcp_servers`,
-/// the model's call to its `echo` tool is recorded as `mcp__everything__echo` with its
-/// parameters, and the tool's output is the server's real reply (`Echo: …`).
-#[test]
-fn a_real_mcp_server_is_called_on_every_agent() {
-    let server = server_everything();
-    let mut failures = Vec::new();
-    for agent in AGENTS.iter().map(|a| a()) {
-        if !MCP_AGENTS.contains(&agent.name) {
-            continue;
-        }
-        let marker = format!("MCP-{}", agent.name.to_uppercase());
-        let (model, code, results, stderr) = echo_run(
-            &agent,
-            &server,
-            &marker,
-            "  - tool: mcp__everything__echo\n    params: {message: hello-mcp}\n",
-        );
-        let test = &results["tests"][0];
-        let offered: Vec<Vec<String>> = model
-            .requests_for(&marker)
-            .iter()
-            .map(|r| offered_tools(&r.body))
-            .collect();
-        let calls = test["transcript"]["tool_calls"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let echo = calls
-            .iter()
-            .find(|c| c["canonical"] == "mcp__everything__echo");
-        let ok = test["status"] == "passed"
-            && code == 0
-            && echo.is_some_and(|c| {
-                c["output"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("Echo: hello-mcp")
-                    && c["is_error"] == false
-            });
-        if !ok {
-            failures.push(format!(
-                "{}: exit {code}, status {}, error {}\ncalls: {calls:#?}\noffered tools: {:?}\n{stderr}",
-                agent.name,
-                test["status"],
-                test["error"],
-                offered
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
 /// An agent aptitude can not give MCP servers to (pi has no MCP client) makes the test
 /// `error` saying so, without running the agent.
 #[test]
@@ -556,10 +503,27 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         .file("tests/ws/keep.txt", "fixture\n")
         .file("tests/ws/mcp.aptitude.yaml", &test_file("node"));
     let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
-    if code != 0 {
+    // The live run: the server started from `mcp_servers`, the model's call to its `echo`
+    // is recorded as `mcp__everything__echo` with its parameters (the assertion), and the
+    // tool's output is the server's real reply.
+    let test = &recorded["tests"][0];
+    let echo = test["transcript"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["canonical"] == "mcp__everything__echo");
+    let replied = echo.is_some_and(|c| {
+        c["output"].as_str().unwrap_or("").contains("Echo: taped") && c["is_error"] == false
+    });
+    if code != 0 || test["status"] != "passed" || !replied {
+        let offered: Vec<Vec<String>> = model
+            .requests_for(&marker)
+            .iter()
+            .map(|r| offered_tools(&r.body))
+            .collect();
         return Err(format!(
-            "recording: exit {code}\n{stderr}\n{:#}",
-            recorded["tests"][0]["error"]
+            "recording: exit {code}, status {}, echo call {echo:#?}, offered tools {offered:?}\n{stderr}\n{:#}",
+            test["status"], test["error"]
         ));
     }
     let kept = suite.path().join("recorded.json");
@@ -593,10 +557,11 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
     Ok((suite, cassette))
 }
 
-/// On every agent with an MCP client, `--record-model` records the traffic of a real
-/// stdio MCP server, and `--replay` answers the agent's MCP requests from it: the replay
-/// passes with the server's recorded reply although the server can no longer start, and
-/// asks no model. Then a mock `from:` the Claude Code run's cassette serves the recorded
+/// On every agent with an MCP client, the live run calls a real stdio MCP server (its
+/// `echo` recorded as `mcp__everything__echo`, with its parameters and the server's own
+/// reply), `--record-model` records that server's traffic, and `--replay` answers the
+/// agent's MCP requests from it: the replay passes with the server's recorded reply
+/// although the server can no longer start, and asks no model. Then a mock `from:` the Claude Code run's cassette serves the recorded
 /// tool and reply to a live run, without the server.
 #[test]
 fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
