@@ -744,11 +744,7 @@ mod tests {
             inv.defaults
                 .contains(&("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into()))
         );
-        let args: Vec<String> = inv
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = inv.arg_strings();
         assert!(
             args.windows(2).any(|w| w == ["--max-turns", "3"]),
             "{args:?}"
@@ -778,13 +774,7 @@ mod tests {
             hooks: Default::default(),
             converse: false,
         };
-        let args: Vec<String> = claude
-            .task(&task, home.path())
-            .unwrap()
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = claude.task(&task, home.path()).unwrap().arg_strings();
         assert!(args.windows(2).any(|w| w == ["--permission-mode", "plan"]));
     }
 }

@@ -477,11 +477,7 @@ mod tests {
             converse: false,
         };
         let inv = Kiro.task(&task, home.path()).unwrap();
-        let a: Vec<String> = inv
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let a = inv.arg_strings();
         assert_eq!(
             a,
             [

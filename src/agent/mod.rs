@@ -352,6 +352,17 @@ pub struct Invocation {
     pub isolation: Vec<(String, String)>,
 }
 
+#[cfg(test)]
+impl Invocation {
+    /// The arguments as strings (lossy), for tests to compare.
+    pub fn arg_strings(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
 /// How an agent reaches its model, for aptitude's model gateway ([`gateway`]): the agent
 /// is given the gateway's endpoint through `base_url_env` (or [`Task::base_url`], for
 /// agents configured by file) and a placeholder in each of `key_envs`; the gateway

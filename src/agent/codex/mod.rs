@@ -382,11 +382,7 @@ mod tests {
             false,
         );
         let inv = Codex.task(&task, home.path()).unwrap();
-        let args: Vec<String> = inv
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = inv.arg_strings();
         assert_eq!(args.last().map(String::as_str), Some("do \"it\""));
         assert!(args.windows(2).any(|w| w == ["-m", "gpt-test"]));
         assert!(args.contains(&"model_provider=aptitude".to_owned()));
@@ -413,13 +409,7 @@ mod tests {
             HooksSetting::None,
             true,
         );
-        let args: Vec<String> = Codex
-            .task(&task, home.path())
-            .unwrap()
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = Codex.task(&task, home.path()).unwrap().arg_strings();
         assert_eq!(
             args[..3],
             ["app-server", "--enable", "default_mode_request_user_input"]
@@ -445,12 +435,7 @@ mod tests {
     fn hooks_are_off_unless_the_test_opts_in() {
         let home = tempfile::tempdir().unwrap();
         let mut task = task(home.path(), ("p", None, None), HooksSetting::None, false);
-        let strings = |inv: Invocation| -> Vec<String> {
-            inv.args
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect()
-        };
+        let strings = |inv: Invocation| inv.arg_strings();
         let off = ["--disable", "hooks", "-c", "notify=[]"];
         let run = strings(Codex.task(&task, home.path()).unwrap());
         assert!(run.windows(4).any(|w| w == off), "{run:?}");
