@@ -45,6 +45,9 @@ fn certify(suite: &Suite, model: &ScriptedModel, sub: &str) -> crate::support::c
         .model(model)
         .args(["judge", sub, "tests", "--no-cache", "--no-bias"])
         .claude()
+        // 33 `claude -p` grading calls: on 2 busy cores (CI runs 4 tests at once, each with
+        // 4 grading calls at once) they took over the default 120 s once.
+        .limit(std::time::Duration::from_secs(600))
         .output()
 }
 
