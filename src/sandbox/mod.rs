@@ -207,8 +207,8 @@ struct Ready {
     /// `0.8.0` (bubblewrap); empty for Seatbelt.
     version: String,
     seatbelt: bool,
-    /// `strace`, checked to trace a child here, or why the run's exec record is absent.
-    tracer: Result<PathBuf, exec::strace::TracerError>,
+    /// The tracer, checked to trace a child here, or why the run's exec record is absent.
+    tracer: Result<exec::strace::Tracer, exec::strace::TracerError>,
 }
 
 impl Sandbox {
@@ -263,9 +263,7 @@ fn ready() -> Result<Ready, SandboxError> {
                 crate::shared::files::find_on_path("bwrap").ok_or(SandboxError::BwrapMissing)?;
             let version = bwrap::version(&bwrap);
             bwrap::preflight(&bwrap)?;
-            let tracer = crate::shared::files::find_on_path("strace")
-                .ok_or(exec::strace::TracerError::Missing)
-                .and_then(|strace| exec::strace::probe(&strace).map(|()| strace));
+            let tracer = exec::strace::Tracer::find();
             Ok(Ready {
                 tool: bwrap,
                 version,
@@ -331,7 +329,7 @@ pub struct Fence {
     policy: Policy,
     nonce: String,
     canary: PathBuf,
-    tracer: Result<PathBuf, exec::strace::TracerError>,
+    tracer: Result<exec::strace::Tracer, exec::strace::TracerError>,
     _bridges: forward::Bridges,
     _proxy: Option<proxy::Proxy>,
 }
@@ -462,11 +460,11 @@ impl Fence {
         let env = vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())];
         match &self.tracer {
             // The tracer outside, bubblewrap its child: see [`exec`].
-            Ok(strace) => {
-                let mut traced = exec::strace::arguments(&self.trace_path());
+            Ok(tracer) => {
+                let (program, mut traced) = tracer.command(&self.trace_path());
                 traced.push(self.tool.clone().into());
                 traced.extend(argv);
-                (strace.clone(), traced, env)
+                (program, traced, env)
             }
             Err(_) => (self.tool.clone(), argv, env),
         }
@@ -507,8 +505,10 @@ impl Fence {
     }
 
     /// The signal that ended the command, as the helper said on the last line of `stderr`,
-    /// and `stderr` without that line.
+    /// and `stderr` without that line (nor the tracer's notes on what it reaped:
+    /// [`exec::strace::without_reaper_notes`]).
     pub fn ending_signal(&self, stderr: &str) -> (Option<i32>, String) {
+        let stderr = &*exec::strace::without_reaper_notes(stderr);
         let marker = format!("{} ended by signal ", self.nonce);
         match stderr.rfind(&marker) {
             Some(at) => {

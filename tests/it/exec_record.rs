@@ -168,3 +168,71 @@ fn a_command_a_subagent_hides_from_the_stream_fails_not_ran() {
         "{detail}"
     );
 }
+
+/// As root (CI), the tracer gets a PID namespace and `/proc` of its own, where finding a
+/// fork's child reads the run's tasks, not the host's; its record of a command in a
+/// bubblewrap PID namespace below it still links every fork to its parent and every exec to
+/// how it ended, and strace's exit status is the command's.
+#[test]
+fn the_tracer_in_its_own_namespace_links_every_fork_and_keeps_the_exit_status() {
+    use aptitude::sandbox::exec::strace::{Tracer, parse};
+    let tracer = Tracer::find().expect("strace traces here: `scripts/test` installs it");
+    if nix::unistd::geteuid().is_root() {
+        assert!(
+            tracer.unshare.is_some(),
+            "as root, `unshare` gives strace its own namespace: {tracer:?}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("exec.trace");
+    let (program, mut args) = tracer.command(&out);
+    let script = "/bin/sh -c 'exit 3'; (/bin/sh -c 'exit 4'; true); exit 5";
+    args.extend(
+        [
+            "bwrap",
+            "--unshare-user",
+            "--unshare-pid",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ]
+        .into_iter()
+        .map(Into::into),
+    );
+    let status = std::process::Command::new(program)
+        .args(args)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(5), "strace exits as the command did");
+    let trace = parse(&std::fs::read_to_string(&out).unwrap());
+    let ends: Vec<(String, Option<i32>)> = trace
+        .execs
+        .iter()
+        .filter(|e| e.path == "/bin/sh")
+        .map(|e| (e.command_line(), e.exit_code()))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (format!("/bin/sh -c {script}"), Some(5)),
+            ("/bin/sh -c exit 3".to_owned(), Some(3)),
+            ("/bin/sh -c exit 4".to_owned(), Some(4)),
+        ]
+    );
+    let shells: Vec<_> = trace.execs.iter().filter(|e| e.path == "/bin/sh").collect();
+    let (bwrap, top) = (trace.execs[0].pid, shells[0].pid);
+    assert!(trace.descends(top, bwrap), "{trace:?}");
+    assert_eq!(shells[1].parent, Some(top), "{trace:?}");
+    // `exit 4` ran in a subshell: its parent is the subshell, a child of the top shell.
+    let subshell = shells[2].parent.expect("the subshell's fork was seen");
+    assert_ne!(subshell, top, "{trace:?}");
+    assert_eq!(trace.parents.get(&subshell), Some(&top), "{trace:?}");
+}

@@ -4,8 +4,9 @@
 //! exec record is the third witness: every `execve` in the sandbox, with its argv, its
 //! process's parent, when it happened and how the process ended. It is made by Debian's
 //! `strace` ([`strace`]), started by aptitude *outside* the sandbox with bubblewrap as its
-//! child: the tracer is in aptitude's PID namespace, where nothing in the sandbox can see,
-//! signal or detach it, and its filter (`--seccomp-bpf`, `SECCOMP_RET_TRACE`) makes every
+//! child: the tracer is in aptitude's PID namespace, or (as root) in one of its own between
+//! aptitude's and the sandbox's ([`strace::Tracer`]); either way nothing in the sandbox can
+//! see, signal or detach it, and its filter (`--seccomp-bpf`, `SECCOMP_RET_TRACE`) makes every
 //! `execve` in the sandbox fail with `ENOSYS` if the tracer is gone: a process can not run a
 //! program unrecorded.
 //!
@@ -40,7 +41,7 @@ pub enum Ended {
 /// One successful `execve`/`execveat` in the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exec {
-    /// The process's id in aptitude's PID namespace (not the sandbox's).
+    /// The process's id in the tracer's PID namespace (not the sandbox's).
     pub pid: u32,
     /// The process that forked it, when the tracer saw the fork.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +96,7 @@ fn signal_number(name: &str) -> Option<i32> {
 pub struct Trace {
     /// The successful execs, in the order they happened.
     pub execs: Vec<Exec>,
-    /// Each forked process's parent (pids in aptitude's PID namespace), threads included.
+    /// Each forked process's parent (pids in the tracer's PID namespace), threads included.
     pub parents: std::collections::HashMap<u32, u32>,
 }
 

@@ -2,8 +2,9 @@
 //! read into a [`Trace`].
 //!
 //! `strace -f -q -ttt --pidns-translation --seccomp-bpf -s 4096 -e signal=none
-//! -e trace=execve,execveat,clone,clone3,fork,vfork -o FILE bwrap …` writes one line per
-//! event, prefixed with the host pid and a Unix time in seconds:
+//! -e trace=execve,execveat,clone,clone3,fork,vfork -o FILE bwrap …` (as root, below
+//! `unshare --pid --fork --mount-proc --kill-child`: [`Tracer`]) writes one line per
+//! event, prefixed with the pid in strace's namespace and a Unix time in seconds:
 //!
 //! ```text
 //! 17762 1795855820.124201 execve("/bin/bash", ["/bin/bash", "-c", "ls"], 0x7ff… /* 35 vars */) = 0
@@ -14,13 +15,13 @@
 //! 17770 1795855820.200100 <... execve resumed>) = 0
 //! ```
 //!
-//! `--pidns-translation` adds the host pid of a fork's child, which the forking process
-//! sees in the sandbox's namespace. `-q` keeps the exit lines (`-qq` would drop them).
+//! `--pidns-translation` adds the pid in strace's namespace of a fork's child, which the
+//! forking process sees in the sandbox's namespace. `-q` keeps the exit lines (`-qq` would drop them).
 //! `--seccomp-bpf` stops only at the traced calls, so a run pays for its forks and execs,
 //! not for every system call; it also makes an `execve` fail when the tracer is gone.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Ended, Exec, Trace};
 
@@ -69,14 +70,80 @@ pub enum TracerError {
     Refused(String),
 }
 
-/// Checks that strace can trace a child here: `strace … /bin/true` must run it.
+/// How the tracer starts: Debian's strace, in a PID namespace of its own where the host
+/// allows one.
 ///
-/// # Errors
-/// [`TracerError::Start`] or [`TracerError::Refused`], with strace's own message when it
-/// gave one.
-pub fn probe(strace: &Path) -> Result<(), TracerError> {
-    let out = std::process::Command::new(strace)
-        .args([
+/// `--pidns-translation` finds a fork's child by reading the `status` file of every task
+/// under `/proc` (strace 6.x, `src/pidns.c`): from aptitude's namespace that is every
+/// thread on the host, at each fork and thread start of the run. In a namespace of its
+/// own, with its own `/proc`, it is the run's own tasks. That namespace is the sandbox's
+/// parent: nothing inside sees the tracer, as before; and when strace (its pid 1) ends,
+/// the kernel kills what is left in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracer {
+    /// strace.
+    pub strace: PathBuf,
+    /// util-linux's `unshare`, giving strace its own PID namespace and `/proc`
+    /// ([`OWN_NAMESPACE`]), when it can here (it needs `CAP_SYS_ADMIN`, as root); `None`:
+    /// strace runs in aptitude's namespace.
+    pub unshare: Option<PathBuf>,
+}
+
+/// `unshare`'s arguments before strace: a new PID and mount namespace with strace as its
+/// pid 1 and a `/proc` of its own, strace killed if `unshare` dies (util-linux 2.32+).
+pub const OWN_NAMESPACE: [&str; 5] = ["--pid", "--fork", "--mount-proc", "--kill-child", "--"];
+
+impl Tracer {
+    /// Finds strace on `PATH` and checks that it can trace a child here, in a namespace of
+    /// its own when `unshare` can make one, else in aptitude's.
+    ///
+    /// # Errors
+    /// [`TracerError::Missing`] without strace; [`TracerError::Start`] or
+    /// [`TracerError::Refused`] when it can not trace a child even in aptitude's namespace.
+    pub fn find() -> Result<Tracer, TracerError> {
+        let strace = crate::shared::files::find_on_path("strace").ok_or(TracerError::Missing)?;
+        if let Some(unshare) = crate::shared::files::find_on_path("unshare") {
+            let tracer = Tracer {
+                strace: strace.clone(),
+                unshare: Some(unshare),
+            };
+            if tracer.probe().is_ok() {
+                return Ok(tracer);
+            }
+        }
+        let tracer = Tracer {
+            strace,
+            unshare: None,
+        };
+        tracer.probe().map(|()| tracer)
+    }
+
+    /// The program to start and its arguments before the traced program, strace writing
+    /// to `out` (a file outside the sandbox).
+    pub fn command(&self, out: &Path) -> (PathBuf, Vec<OsString>) {
+        self.wrap(arguments(out))
+    }
+
+    fn wrap(&self, strace_args: Vec<OsString>) -> (PathBuf, Vec<OsString>) {
+        match &self.unshare {
+            Some(unshare) => {
+                let mut args: Vec<OsString> = OWN_NAMESPACE.iter().map(OsString::from).collect();
+                args.push(self.strace.clone().into());
+                args.extend(strace_args);
+                (unshare.clone(), args)
+            }
+            None => (self.strace.clone(), strace_args),
+        }
+    }
+
+    /// Checks that the tracer, started as [`Tracer::command`] starts it, traces a child
+    /// here: `strace … /bin/true` must run it.
+    ///
+    /// # Errors
+    /// [`TracerError::Start`] or [`TracerError::Refused`], with strace's (or `unshare`'s)
+    /// own message when it gave one.
+    pub fn probe(&self) -> Result<(), TracerError> {
+        let args = [
             "-f",
             "-q",
             "--seccomp-bpf",
@@ -85,19 +152,53 @@ pub fn probe(strace: &Path) -> Result<(), TracerError> {
             "-o",
             "/dev/null",
             "--",
-        ])
-        .arg(crate::shared::files::find_on_path("true").unwrap_or_else(|| "/bin/true".into()))
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| TracerError::Start(e.to_string()))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(TracerError::Refused(
-            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        ))
+        ];
+        let (program, mut args) = self.wrap(args.iter().map(OsString::from).collect());
+        args.push(
+            crate::shared::files::find_on_path("true")
+                .unwrap_or_else(|| "/bin/true".into())
+                .into(),
+        );
+        let out = std::process::Command::new(program)
+            .args(args)
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| TracerError::Start(e.to_string()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(TracerError::Refused(
+                String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            ))
+        }
     }
+}
+
+/// `stderr` without strace's notes on the processes it reaped as its namespace's pid 1
+/// without tracing them (`/usr/bin/strace: Exit of unknown pid 6 ignored`, strace 6.x):
+/// bubblewrap's own processes, re-parented to it when their parent ended first. Every
+/// other line is kept as it was.
+pub fn without_reaper_notes(stderr: &str) -> std::borrow::Cow<'_, str> {
+    let is_note = |line: &str| {
+        line.split_once(": Exit of unknown pid ")
+            .is_some_and(|(program, rest)| {
+                program.ends_with("strace")
+                    && rest.strip_suffix(" ignored").is_some_and(|pid| {
+                        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+                    })
+            })
+    };
+    if !stderr.lines().any(is_note) {
+        return stderr.into();
+    }
+    let mut kept = String::with_capacity(stderr.len());
+    for line in stderr.split_inclusive('\n') {
+        if !is_note(line.trim_end_matches(['\n', '\r'])) {
+            kept.push_str(line);
+        }
+    }
+    kept.into()
 }
 
 /// Reads strace's output into a trace. Lines it does not know are skipped: the record
@@ -196,7 +297,7 @@ fn parse_end(text: &str) -> Option<Ended> {
     ))
 }
 
-/// The child's host pid of a fork that succeeded: `= 3 /* 17763 in strace's PID NS */`,
+/// The child's pid in strace's namespace of a fork that succeeded: `= 3 /* 17763 in strace's PID NS */`,
 /// or `= 17763` when both namespaces are one.
 fn forked_child(line: &str) -> Option<u32> {
     let (_, result) = line.rsplit_once(") = ")?;
@@ -328,6 +429,54 @@ mod tests {
 19472 1795855967.921053 +++ killed by SIGKILL +++
 19467 1795855967.921331 +++ exited with 0 +++
 "#;
+
+    #[test]
+    fn reaper_notes_go_and_every_other_line_stays() {
+        let stderr = "preparing\n/usr/bin/strace: Exit of unknown pid 6 ignored\nbroken\nstrace: Exit of unknown pid 12 ignored\n";
+        assert_eq!(without_reaper_notes(stderr), "preparing\nbroken\n");
+        for kept in [
+            "echo: Exit of unknown pid 6 ignored\n",
+            "/usr/bin/strace: Exit of unknown pid six ignored\n",
+            "/usr/bin/strace: Exit of unknown pid 6 ignored, really\n",
+            "/usr/bin/strace: ptrace(PTRACE_SEIZE, 6): Operation not permitted\n",
+        ] {
+            assert_eq!(without_reaper_notes(kept), kept);
+        }
+    }
+
+    #[test]
+    fn as_root_strace_runs_below_unshare_with_its_own_namespace() {
+        let tracer = Tracer {
+            strace: "/usr/bin/strace".into(),
+            unshare: Some("/usr/bin/unshare".into()),
+        };
+        let (program, args) = tracer.command(Path::new("/run/exec.trace"));
+        assert_eq!(program, Path::new("/usr/bin/unshare"));
+        let args: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+        assert_eq!(
+            args[..6],
+            OWN_NAMESPACE
+                .iter()
+                .copied()
+                .chain(["/usr/bin/strace"])
+                .collect::<Vec<_>>()[..]
+        );
+        assert_eq!(
+            args[6..],
+            arguments(Path::new("/run/exec.trace"))
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()[..]
+        );
+        let plain = Tracer {
+            unshare: None,
+            ..tracer
+        };
+        assert_eq!(
+            plain.command(Path::new("/o")),
+            (PathBuf::from("/usr/bin/strace"), arguments(Path::new("/o")))
+        );
+    }
 
     #[test]
     fn execs_carry_argv_parent_and_how_the_process_ended() {
