@@ -269,6 +269,14 @@ pub fn parse(text: &str) -> Trace {
             && let Some(child) = forked_child(&whole)
         {
             trace.parents.insert(child, pid);
+            // A vfork's child can exec before its parent's `vfork` returns: the exec's line
+            // came first (`7 vfork( <unfinished ...>`, `8 execve(…`, `7 <... vfork
+            // resumed>) = 3 /* 8 in strace's PID NS */`).
+            if let Some(&i) = last_exec.get(&child)
+                && trace.execs[i].parent.is_none()
+            {
+                trace.execs[i].parent = Some(pid);
+            }
         }
     }
     trace
@@ -429,6 +437,51 @@ mod tests {
 19472 1795855967.921053 +++ killed by SIGKILL +++
 19467 1795855967.921331 +++ exited with 0 +++
 "#;
+
+    /// strace 6.1 tracing, as root from its own namespace, `bwrap --unshare-user
+    /// --unshare-pid … /bin/sh -c "/bin/sh -c 'exit 3'; (/bin/sh -c 'exit 4'; true); exit 5"`
+    /// on Debian 12: dash vforks, and the child's exec is written before the vfork returns.
+    const VFORK: &str = r#"5     1795941526.564185 execve("/usr/bin/bwrap", ["bwrap", "--unshare-user", "--unshare-pid", "--", "/bin/sh", "-c", "/bin/sh -c 'exit 3'; (/bin/sh -c"...], 0x7ffd27dbcad0 /* 35 vars */) = 0
+5     1795941526.634895 clone(child_stack=NULL, flags=CLONE_NEWNS|CLONE_NEWUSER|CLONE_NEWPID|SIGCHLD) = 6
+6     1795941526.671422 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7fecc6df8090) = 2 /* 7 in strace's PID NS */
+7     1795941526.673227 execve("/bin/sh", ["/bin/sh", "-c", "/bin/sh -c 'exit 3'; (/bin/sh -c"...], 0x7ffe8e05b6e0 /* 35 vars */) = 0
+7     1795941526.674410 vfork( <unfinished ...>
+8     1795941526.674530 execve("/bin/sh", ["/bin/sh", "-c", "exit 3"], 0x55b472ae3ce8 /* 35 vars */ <unfinished ...>
+7     1795941526.674723 <... vfork resumed>) = 3 /* 8 in strace's PID NS */
+8     1795941526.675252 <... execve resumed>) = 0
+8     1795941526.676129 +++ exited with 3 +++
+7     1795941526.676165 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7fc93ba1fa10) = 4 /* 9 in strace's PID NS */
+9     1795941526.702481 vfork( <unfinished ...>
+10    1795941526.702655 execve("/bin/sh", ["/bin/sh", "-c", "exit 4"], 0x55b472ae3ce8 /* 35 vars */ <unfinished ...>
+9     1795941526.702885 <... vfork resumed>) = 5 /* 10 in strace's PID NS */
+10    1795941526.703427 <... execve resumed>) = 0
+10    1795941526.706675 +++ exited with 4 +++
+9     1795941526.706857 +++ exited with 0 +++
+7     1795941526.707041 +++ exited with 5 +++
+5     1795941526.709823 +++ exited with 5 +++
+6     1795941526.715449 +++ exited with 5 +++
+"#;
+
+    #[test]
+    fn a_vfork_child_that_execs_before_the_vfork_returns_has_its_parent() {
+        let trace = parse(VFORK);
+        let rows: Vec<_> = trace
+            .execs
+            .iter()
+            .map(|e| (e.pid, e.parent, e.exit_code()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (5, None, Some(5)),
+                (7, Some(6), Some(5)),
+                (8, Some(7), Some(3)),
+                (10, Some(9), Some(4)),
+            ]
+        );
+        assert_eq!(trace.parents.get(&9), Some(&7));
+        assert!(trace.descends(10, 5));
+    }
 
     #[test]
     fn reaper_notes_go_and_every_other_line_stays() {
