@@ -16,7 +16,8 @@
 //! ```
 //!
 //! `--pidns-translation` adds the pid in strace's namespace of a fork's child, which the
-//! forking process sees in the sandbox's namespace. `-q` keeps the exit lines (`-qq` would drop them).
+//! forking process sees in the sandbox's namespace. `-q` keeps the exit lines (`-qq` would
+//! drop them).
 //! `--seccomp-bpf` stops only at the traced calls, so a run pays for its forks and execs,
 //! not for every system call; it also makes an `execve` fail when the tracer is gone.
 
@@ -305,8 +306,8 @@ fn parse_end(text: &str) -> Option<Ended> {
     ))
 }
 
-/// The child's pid in strace's namespace of a fork that succeeded: `= 3 /* 17763 in strace's PID NS */`,
-/// or `= 17763` when both namespaces are one.
+/// The child's pid in strace's namespace of a fork that succeeded:
+/// `= 3 /* 17763 in strace's PID NS */`, or `= 17763` when both namespaces are one.
 fn forked_child(line: &str) -> Option<u32> {
     let (_, result) = line.rsplit_once(") = ")?;
     let mut words = result.split_whitespace();
@@ -438,10 +439,11 @@ mod tests {
 19467 1795855967.921331 +++ exited with 0 +++
 "#;
 
-    /// strace 6.1 tracing, as root from its own namespace, `bwrap --unshare-user
-    /// --unshare-pid … /bin/sh -c "/bin/sh -c 'exit 3'; (/bin/sh -c 'exit 4'; true); exit 5"`
-    /// on Debian 12: dash vforks, and the child's exec is written before the vfork returns.
-    const VFORK: &str = r#"5     1795941526.564185 execve("/usr/bin/bwrap", ["bwrap", "--unshare-user", "--unshare-pid", "--", "/bin/sh", "-c", "/bin/sh -c 'exit 3'; (/bin/sh -c"...], 0x7ffd27dbcad0 /* 35 vars */) = 0
+    /// strace 6.1 (default `-s`) tracing, as root from its own namespace, `bwrap
+    /// --unshare-user --unshare-pid … /bin/sh -c "/bin/sh -c 'exit 3'; (/bin/sh -c 'exit 4';
+    /// true); exit 5"` on Debian 12: dash vforks, and the child's exec is written before the
+    /// vfork returns.
+    const VFORK: &str = r#"5     1795941526.564185 execve("/usr/bin/bwrap", ["bwrap", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/sh", "-c", "/bin/sh -c 'exit 3'; (/bin/sh -c"...], 0x7ffca84d1d48 /* 35 vars */) = 0
 5     1795941526.634895 clone(child_stack=NULL, flags=CLONE_NEWNS|CLONE_NEWUSER|CLONE_NEWPID|SIGCHLD) = 6
 6     1795941526.671422 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7fecc6df8090) = 2 /* 7 in strace's PID NS */
 7     1795941526.673227 execve("/bin/sh", ["/bin/sh", "-c", "/bin/sh -c 'exit 3'; (/bin/sh -c"...], 0x7ffe8e05b6e0 /* 35 vars */) = 0
