@@ -390,8 +390,9 @@ impl Fence {
     }
 
     /// The program to start (bubblewrap; on Linux with a working tracer, `strace` running
-    /// bubblewrap, see [`exec`]), its arguments, and the environment bubblewrap itself gets (only `PATH`: its pid 1 inside keeps its environment, which the agent
-    /// can read).
+    /// bubblewrap, below `unshare` as root: see [`exec::strace::Tracer`]), its arguments,
+    /// and the environment bubblewrap itself gets (only `PATH`: its pid 1 inside keeps its
+    /// environment, which the agent can read).
     pub fn command(
         &self,
         program: &Path,
