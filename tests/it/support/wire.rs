@@ -14,7 +14,9 @@
 //! context in a first user message and the prompt in the next), and turn N answers the
 //! request that already holds N replies. A request that offers no tools while the script's
 //! turn is a tool call (opencode's title request, a one-shot grading call) gets a short
-//! text instead of consuming nothing it could act on.
+//! text instead of consuming nothing it could act on; one that asks for structured output
+//! (Gemini's `responseJsonSchema`: Gemini CLI's model router) gets JSON that follows the
+//! schema, as a real model sends.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -58,6 +60,9 @@ struct Parsed {
     model: String,
     /// Whether an event stream is asked for.
     stream: bool,
+    /// The JSON schema the reply must follow (Gemini's
+    /// `generationConfig.responseJsonSchema`), when the request asks for structured output.
+    schema: Option<Value>,
 }
 
 /// Splits a conversation into (user text before the first reply, number of replies),
@@ -127,6 +132,7 @@ fn openai_request(
         has_tools: array(body, "tools").next().is_some(),
         model: model_of(body),
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        schema: None,
     }
 }
 
@@ -184,8 +190,47 @@ async fn gemini(
         has_tools,
         model: model.to_owned(),
         stream: method == "streamGenerateContent",
+        schema: body
+            .pointer("/generationConfig/responseJsonSchema")
+            .or(body.pointer("/generationConfig/responseSchema"))
+            .cloned(),
     };
     handle(&shared, uri, &headers, body, parsed, Protocol::Gemini).await
+}
+
+/// The smallest value that follows `schema` (OpenAPI-style types, upper or lower case):
+/// every required property, the first of an `enum`, a `minimum` or 1 for numbers,
+/// `"scripted"` for strings.
+fn schema_instance(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "string" => json!("scripted"),
+        "integer" | "number" => schema.get("minimum").cloned().unwrap_or(json!(1)),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        _ => {
+            let properties = schema["properties"].as_object();
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let object: serde_json::Map<String, Value> = properties
+                .into_iter()
+                .flatten()
+                .filter(|(name, _)| required.is_empty() || required.contains(&name.as_str()))
+                .map(|(name, property)| (name.clone(), schema_instance(property)))
+                .collect();
+            Value::Object(object)
+        }
+    }
 }
 
 fn model_of(body: &Value) -> String {
@@ -289,6 +334,14 @@ async fn respond(turn: Turn, parsed: &Parsed, protocol: Protocol) -> Response {
                 )),
             ];
             event_stream(Body::from_stream(futures_util::stream::iter(chunks)))
+        }
+        // A tools-less request for structured output (Gemini CLI's model router asks a
+        // flash-lite model for `{complexity_reasoning, complexity_score}` before each
+        // turn when no model is given) gets what a real model sends: JSON that follows
+        // the schema. A text that is not would be retried with back-off, five times.
+        Turn::Tool(..) | Turn::Tools(..) if !parsed.has_tools && parsed.schema.is_some() => {
+            let instance = schema_instance(parsed.schema.as_ref().unwrap_or(&Value::Null));
+            encode(&[], Some(&instance.to_string()), parsed, protocol)
         }
         Turn::Tool(..) | Turn::Tools(..) if !parsed.has_tools => {
             Box::pin(respond(
