@@ -812,7 +812,12 @@ impl Agent for CliAgent {
             program: binary.clone(),
             args: self.cli.version_args(),
             cwd: home.path().to_owned(),
-            env: self.settings.env.clone(),
+            env: self
+                .cli
+                .version_env()
+                .into_iter()
+                .chain(self.settings.env.iter().cloned())
+                .collect(),
             timeout: Duration::from_secs(60),
             grace: Duration::from_secs(1),
             fence: None,

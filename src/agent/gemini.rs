@@ -180,6 +180,12 @@ impl AgentCli for Gemini {
         "GEMINI_API_KEY"
     }
 
+    /// `gemini --version` relaunches itself too: 2.0–2.5 CPU-s with the relaunch,
+    /// 1.3–1.4 without (0.61.0, 2 cores).
+    fn version_env(&self) -> Vec<(String, String)> {
+        vec![("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned())]
+    }
+
     fn own_env(&self) -> &'static [&'static str] {
         &["GEMINI_", "GOOGLE_GEMINI_", "GOOGLE_API_KEY"]
     }
@@ -299,6 +305,42 @@ impl AgentCli for Gemini {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version probe does not relaunch either, and a user's own value still wins: a
+    /// stand-in `gemini` prints what it got.
+    #[tokio::test]
+    async fn the_version_probe_does_not_relaunch_and_the_users_env_wins() {
+        use crate::agent::{Agent, AgentSettings, CliAgent};
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("gemini");
+        std::fs::write(
+            &bin,
+            "#!/bin/sh\necho \"relaunch=${GEMINI_CLI_NO_RELAUNCH:-unset} $GEMINI_PROBE\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let probe = |env: Vec<(String, String)>| {
+            let agent = CliAgent::new(
+                std::sync::Arc::new(Gemini),
+                AgentSettings {
+                    binary: Some(bin.clone()),
+                    env,
+                    ..AgentSettings::default()
+                },
+            );
+            async move { agent.check().await.unwrap().version }
+        };
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(
+            probe(vec![pair("GEMINI_PROBE", "x")]).await,
+            "relaunch=true x"
+        );
+        assert_eq!(
+            probe(vec![pair("GEMINI_CLI_NO_RELAUNCH", "")]).await,
+            "relaunch=unset"
+        );
+    }
 
     /// Every Gemini CLI start is one Node.js process: `GEMINI_CLI_NO_RELAUNCH` is among the
     /// defaults, beside the trusted workspace and the base URL.

@@ -556,6 +556,13 @@ pub trait AgentCli: Send + Sync + std::fmt::Debug {
         vec!["--version".into()]
     }
 
+    /// Variables the version probe gets before the user's own (`(name, value)` pairs):
+    /// the quiet defaults of [`AgentCli::task`] that spare work printing a version does
+    /// not need. The default: none.
+    fn version_env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The command for one run. `home` is a fresh private directory for this run (removed
     /// after it); config files the agent needs are written there.
     ///
