@@ -53,10 +53,10 @@ fn suite_for(agent: &Agent, marker: &str, model: &ScriptedModel) -> Suite {
     suite
 }
 
-/// Records a run of `agent`, then replays it twice against a model that answers nothing;
-/// returns (recorded, first replay, second replay) results and the model's request count
-/// after recording and at the end.
-fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
+/// Records a run of `agent`, then replays it against a model that answers nothing — twice
+/// on Claude Code ([`SECOND_REPLAY`]); returns (recorded, first replay, second replay if
+/// any) results and the model's request count after recording and at the end.
+fn record_and_replay(agent: &Agent) -> (Value, Value, Option<Value>, usize, usize) {
     let marker = format!("TAPE-{}", agent.name.to_uppercase());
     let model = ScriptedModel::start();
     let suite = suite_for(agent, &marker, &model);
@@ -90,7 +90,7 @@ fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
         results
     };
     let first = replay(1);
-    let second = replay(2);
+    let second = (agent.name == SECOND_REPLAY).then(|| replay(2));
     (
         recorded,
         first,
@@ -100,9 +100,15 @@ fn record_and_replay(agent: &Agent) -> (Value, Value, Value, usize, usize) {
     )
 }
 
+/// The agent whose recording is replayed a second time. What a replay could change for
+/// the next one (the cassette, the kept results) is aptitude's, the same for every agent;
+/// that the agent's own requests replay the same is shown on each agent by its first
+/// replay, compared with the recording.
+const SECOND_REPLAY: &str = "claude";
+
 /// On every agent: a replayed run passes its workspace assertion with zero model
-/// requests, answers every request from the cassette, and two replays give the same
-/// transcript as each other and as the recording.
+/// requests, answers every request from the cassette, and gives the same transcript as
+/// the recording; on Claude Code a second replay gives the same again.
 #[test]
 fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
     std::thread::scope(|scope| {
@@ -121,7 +127,9 @@ fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
             let (name, (recorded, first, second, after_recording, at_end)) = run.join().unwrap();
             let rec = &recorded["tests"][0];
             let sent = rec["model_traffic"]["requests"].as_u64().unwrap();
-            for (n, replayed) in [(1, &first), (2, &second)] {
+            assert_eq!(second.is_some(), name == SECOND_REPLAY, "{name}");
+            for (n, replayed) in [(1, Some(&first)), (2, second.as_ref())] {
+                let Some(replayed) = replayed else { continue };
                 let test = &replayed["tests"][0];
                 assert_eq!(test["status"], "passed", "{name}: replay {n}\n{test:#}");
                 assert_eq!(
@@ -131,11 +139,13 @@ fn a_recorded_run_replays_for_free_and_the_same_on_every_agent() {
                 assert_eq!(test["model_traffic"]["input_tokens"], 0, "{name}");
             }
             assert_eq!(at_end, after_recording, "{name}: a replay asked the model");
-            assert_eq!(
-                comparable(&first["tests"][0]),
-                comparable(&second["tests"][0]),
-                "{name}: two replays differ"
-            );
+            if let Some(second) = &second {
+                assert_eq!(
+                    comparable(&first["tests"][0]),
+                    comparable(&second["tests"][0]),
+                    "{name}: two replays differ"
+                );
+            }
             assert_eq!(
                 comparable(rec),
                 comparable(&first["tests"][0]),
