@@ -28,6 +28,7 @@ pub mod limits;
 pub mod mcp;
 pub mod opencode;
 pub mod pi;
+pub mod probe;
 pub mod process;
 pub mod qwen;
 pub mod registry;

@@ -49,6 +49,7 @@ impl Sandbox {
     fn with(root: PathBuf, owned: Option<Arc<tempfile::TempDir>>) -> Self {
         std::fs::create_dir_all(root.join("home")).unwrap();
         std::fs::create_dir_all(root.join("tmp")).unwrap();
+        share_agent_versions(&root.join("home"));
         Sandbox {
             root,
             _owned: owned,
@@ -64,6 +65,24 @@ impl Sandbox {
     pub fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
     }
+}
+
+/// Links `home`'s kept agent versions (`~/.cache/aptitude/agents/versions`,
+/// src/agent/probe.rs) to one directory for the whole suite, as one CI job's `HOME` keeps
+/// them across its `aptitude` invocations: each installed agent's `--version` is probed
+/// once, not on every invocation (1–2 CPU-s each for pi, Gemini CLI and opencode). A kept
+/// answer is keyed by the binary's identity, so a test's own stand-in binary is always
+/// probed. Nothing else in the cache is shared.
+fn share_agent_versions(home: &Path) {
+    let agents = home.join(".cache/aptitude/agents");
+    let link = agents.join("versions");
+    if link.symlink_metadata().is_ok() {
+        return;
+    }
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-versions");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink(&shared, &link).unwrap();
 }
 
 /// A command to run: `aptitude` itself ([`Aptitude::new`]), a script that calls it
