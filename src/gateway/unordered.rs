@@ -7,6 +7,7 @@
 //! | the tools offered | agents list some from unordered sets | `tools`, Gemini's `functionDeclarations` |
 //! | the system prompt's lines | Gemini CLI lists its skills in a varying order | `system`, `systemInstruction`, `instructions` (their lines) |
 //! | a tool's list of skills | Gemini CLI 0.61's `activate_skill` names them in a varying order | a `description`'s `(Available: 'a', 'b')`, a JSON Schema `enum` (a set) |
+//! | MCP servers' instructions | Gemini CLI 0.61 lists each server's in the order the servers finished connecting | consecutive `The following are instructions provided by the tool server '…'` blocks in any text (its session context) |
 //!
 //! Everything else keeps its order: a conversation whose turns, calls or texts differ is a
 //! real divergence and still stops the replay at the first request that differs.
@@ -26,6 +27,9 @@ fn canonical(value: &Value, lines: bool) -> Value {
             let mut sorted: Vec<&str> = s.lines().collect();
             sorted.sort_unstable();
             Value::String(sorted.join("\n"))
+        }
+        Value::String(s) if s.matches(INSTRUCTIONS_START).nth(1).is_some() => {
+            Value::String(sorted_server_instructions(s))
         }
         Value::Object(map) => Value::Object(
             map.iter()
@@ -72,6 +76,51 @@ fn sorted_available(text: &str) -> String {
         format!("(Available: {})", items.join(", "))
     })
     .into_owned()
+}
+
+/// The line that opens an MCP server's instructions in Gemini CLI 0.61's context.
+const INSTRUCTIONS_START: &str = "---[start of server instructions]---";
+
+/// `text` with each run of consecutive MCP server instruction blocks (Gemini CLI 0.61:
+/// `The following are instructions provided by the tool server 'NAME':\n---[start of server
+/// instructions]---\n…\n---[end of server instructions]---`, joined by a blank line) sorted;
+/// the rest of `text` unchanged.
+fn sorted_server_instructions(text: &str) -> String {
+    static BLOCK: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(block) = BLOCK
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"(?s)The following are instructions provided by the tool server '[^'\n]*':\n---\[start of server instructions\]---\n.*?\n---\[end of server instructions\]---",
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return text.to_owned();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut run: Vec<&str> = Vec::new();
+    let mut end = 0;
+    for m in block.find_iter(text) {
+        if !run.is_empty() && &text[end..m.start()] != "\n\n" {
+            flush(&mut out, &mut run);
+        }
+        if run.is_empty() {
+            out.push_str(&text[end..m.start()]);
+        }
+        run.push(m.as_str());
+        end = m.end();
+    }
+    flush(&mut out, &mut run);
+    out.push_str(&text[end..]);
+    out
+}
+
+/// Appends the blocks of `run`, sorted and joined by a blank line, to `out`; empties `run`.
+fn flush(out: &mut String, run: &mut Vec<&str>) {
+    run.sort_unstable();
+    out.push_str(&run.join("\n\n"));
+    run.clear();
 }
 
 /// Whether an array element is a tool result (see the module table).
@@ -146,6 +195,40 @@ mod tests {
             ),
             &skill("'skill-creator', 'other'", ["skill-creator", "other"])
         ));
+    }
+
+    /// Gemini CLI 0.61's session context with two MCP servers' instructions, in the two
+    /// orders the servers can finish connecting: the same request; an instruction that
+    /// differs, or text around the blocks that moved, is not.
+    #[test]
+    fn mcp_servers_instructions_in_connection_order_are_the_same_request() {
+        let block = |name: &str, text: &str| {
+            format!(
+                "The following are instructions provided by the tool server '{name}':\n{INSTRUCTIONS_START}\n{text}\n---[end of server instructions]---"
+            )
+        };
+        let context = |blocks: [String; 2], after: &str| {
+            json!({"contents": [{"role": "user", "parts": [{"text": format!(
+                "<session_context>\nThis is the Gemini CLI.\n\n{}\n\n{}\n{after}</session_context>",
+                blocks[0], blocks[1]
+            )}]}]})
+        };
+        let a = block("everything", "Echo things.\nTwo lines.");
+        let b = block("remote", "Also echo.");
+        let recorded = context([a.clone(), b.clone()], "");
+        assert!(same_request(
+            &recorded,
+            &context([b.clone(), a.clone()], "")
+        ));
+        assert!(!same_request(
+            &recorded,
+            &context([b.clone(), block("everything", "Echo other things.")], "")
+        ));
+        assert!(!same_request(&recorded, &context([a, b], "tail\n")));
+        assert_eq!(
+            sorted_server_instructions("no blocks at all"),
+            "no blocks at all"
+        );
     }
 
     /// A result that differs, turns in another order, or a message's lines in another

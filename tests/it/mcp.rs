@@ -482,20 +482,34 @@ fn a_mock_whose_expectation_is_not_met_fails_the_test() {
     assert!(detail.contains("logout is slow"), "{detail}");
 }
 
-/// Records a run of `agent` calling the real server's `echo`, then replays it with the
-/// server's command gone; returns the recording's cassette (relative to the suite) or
-/// what went wrong.
+/// Records a run of `agent` calling the real server's `echo` on both transports — the
+/// stdio server `everything` and the streamable HTTP server `remote`, reached through
+/// aptitude's front — then replays it with the stdio server's command gone and the HTTP
+/// server stopped; returns the recording's cassette (relative to the suite) or what went
+/// wrong.
 fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), String> {
     let server = server_everything();
+    let http = HttpEverything::start();
     let marker = format!("MCP-TAPE-{}", agent.name.to_uppercase());
-    let model = model_calling(
+    let model = ScriptedModel::start();
+    model.script(
         &marker,
-        mcp_tool(agent.name, "everything", "echo"),
-        json!({"message": "taped"}),
+        vec![
+            Turn::Tool(
+                mcp_tool(agent.name, "everything", "echo"),
+                json!({"message": "taped"}),
+            ),
+            Turn::Tool(
+                mcp_tool(agent.name, "remote", "echo"),
+                json!({"message": "over-http"}),
+            ),
+            Turn::Text("Done.".into()),
+        ],
     );
+    let port = http.port;
     let test_file = |command: &str| {
         format!(
-            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n"
+            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\n  remote: {{url: \"http://127.0.0.1:{port}/mcp\", headers: {{X-Team: aptitude}}}}\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n  - tool: mcp__remote__echo\n    params: {{message: over-http}}\n"
         )
     };
     let suite = Suite::new();
@@ -503,27 +517,33 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         .file("tests/ws/keep.txt", "fixture\n")
         .file("tests/ws/mcp.aptitude.yaml", &test_file("node"));
     let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
-    // The live run: the server started from `mcp_servers`, the model's call to its `echo`
-    // is recorded as `mcp__everything__echo` with its parameters (the assertion), and the
-    // tool's output is the server's real reply.
+    // The live run: both servers reached, each model call recorded under its canonical
+    // name with its parameters (the assertions), and each tool's output the server's
+    // real reply.
     let test = &recorded["tests"][0];
-    let echo = test["transcript"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["canonical"] == "mcp__everything__echo");
-    let replied = echo.is_some_and(|c| {
-        c["output"].as_str().unwrap_or("").contains("Echo: taped") && c["is_error"] == false
-    });
-    if code != 0 || test["status"] != "passed" || !replied {
+    let replied = |canonical: &str, reply: &str| {
+        test["transcript"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["canonical"] == canonical)
+            .is_some_and(|c| {
+                c["output"].as_str().unwrap_or("").contains(reply) && c["is_error"] == false
+            })
+    };
+    if code != 0
+        || test["status"] != "passed"
+        || !replied("mcp__everything__echo", "Echo: taped")
+        || !replied("mcp__remote__echo", "Echo: over-http")
+    {
         let offered: Vec<Vec<String>> = model
             .requests_for(&marker)
             .iter()
             .map(|r| offered_tools(&r.body))
             .collect();
         return Err(format!(
-            "recording: exit {code}, status {}, echo call {echo:#?}, offered tools {offered:?}\n{stderr}\n{:#}",
-            test["status"], test["error"]
+            "recording: exit {code}, status {}, offered tools {offered:?}\n{stderr}\n{:#}",
+            test["status"], test
         ));
     }
     let kept = suite.path().join("recorded.json");
@@ -534,7 +554,8 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         .to_owned();
     let requests = model.requests().len();
 
-    // The server can not start any more: only the recording can answer.
+    // Neither server can answer any more: only the recording can.
+    drop(http);
     suite.file(
         "tests/ws/mcp.aptitude.yaml",
         &test_file("no-such-mcp-server"),
@@ -546,10 +567,15 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         &["--no-grade", "--replay", kept.to_str().unwrap()],
     );
     let test = &replayed["tests"][0];
-    let output = call_output(test, "mcp__everything__echo");
-    if code != 0 || !output.contains("Echo: taped") || model.requests().len() != requests {
+    let stdio = call_output(test, "mcp__everything__echo");
+    let remote = call_output(test, "mcp__remote__echo");
+    if code != 0
+        || !stdio.contains("Echo: taped")
+        || !remote.contains("Echo: over-http")
+        || model.requests().len() != requests
+    {
         return Err(format!(
-            "replay: exit {code}, echo output {output:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
+            "replay: exit {code}, echo outputs {stdio:?} and {remote:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
             model.requests().len(),
             test["error"]
         ));
@@ -557,12 +583,18 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
     Ok((suite, cassette))
 }
 
-/// On every agent with an MCP client, the live run calls a real stdio MCP server (its
-/// `echo` recorded as `mcp__everything__echo`, with its parameters and the server's own
-/// reply), `--record-model` records that server's traffic, and `--replay` answers the
-/// agent's MCP requests from it: the replay passes with the server's recorded reply
-/// although the server can no longer start, and asks no model. Then a mock `from:` the Claude Code run's cassette serves the recorded
-/// tool and reply to a live run, without the server.
+/// On every agent with an MCP client, the live run calls a real MCP server on each
+/// transport: over stdio (its `echo` recorded as `mcp__everything__echo`, with its
+/// parameters and the server's own reply) and over streamable HTTP, reached through
+/// aptitude's front (the agent is given the front's URL; the test's headers stay outside
+/// the sandbox). `--record-model` records both servers' traffic, and `--replay` answers
+/// the agent's MCP requests from it: the replay passes with the servers' recorded replies
+/// although neither server can answer any more, and asks no model. Then a mock `from:` the
+/// Claude Code run's cassette serves the recorded tool and reply to a live run, without
+/// the server. The agents run one after another: side by side (6 agents on 2 cores) the
+/// MCP handshakes were slow enough that Gemini CLI 0.61 sent its first request before the
+/// replayed server's tools were discovered (a divergence), and Qwen Code's 5 s discovery
+/// ran out.
 #[test]
 fn a_real_mcp_servers_traffic_is_recorded_replayed_and_served_by_a_mock() {
     let mut failures = Vec::new();
@@ -635,76 +667,6 @@ impl Drop for HttpEverything {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Records `agent` calling the HTTP server's `echo` through aptitude's front, then
-/// replays it once the server is gone; what went wrong, if anything.
-fn http_tape_and_replay(agent: &crate::agents::Agent) -> Result<(), String> {
-    let server = HttpEverything::start();
-    let marker = format!("MCP-HTTP-{}", agent.name.to_uppercase());
-    let model = model_calling(
-        &marker,
-        mcp_tool(agent.name, "remote", "echo"),
-        json!({"message": "over-http"}),
-    );
-    let suite = Suite::new();
-    suite.file("tests/ws/keep.txt", "fixture\n").file(
-        "tests/ws/mcp.aptitude.yaml",
-        &format!(
-            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  remote: {{url: \"http://127.0.0.1:{}/mcp\", headers: {{X-Team: aptitude}}}}\nassertions:\n  - tool: mcp__remote__echo\n    params: {{message: over-http}}\n",
-            server.port
-        ),
-    );
-    let echo_output = |results: &Value| call_output(&results["tests"][0], "mcp__remote__echo");
-    let (code, recorded, stderr) = run_on(&suite, &model, agent, &["--no-grade", "--record-model"]);
-    if code != 0 || !echo_output(&recorded).contains("Echo: over-http") {
-        return Err(format!(
-            "recording: exit {code}\n{stderr}\n{:#}",
-            recorded["tests"][0]
-        ));
-    }
-    let kept = suite.path().join("recorded.json");
-    crate::support::copy_results(suite.results_path(), &kept);
-    let requests = model.requests().len();
-    drop(server);
-    let (code, replayed, stderr) = run_on(
-        &suite,
-        &model,
-        agent,
-        &["--no-grade", "--replay", kept.to_str().unwrap()],
-    );
-    if code != 0
-        || !echo_output(&replayed).contains("Echo: over-http")
-        || model.requests().len() != requests
-    {
-        return Err(format!(
-            "replay: exit {code}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
-            model.requests().len(),
-            replayed["tests"][0]
-        ));
-    }
-    Ok(())
-}
-
-/// On every agent with an MCP client, an MCP server over streamable HTTP is reached
-/// through aptitude's front (the agent is given the front's URL; the test's headers stay
-/// outside the sandbox), recorded, and replayed from the cassette once the server is gone.
-/// The agents run one after another: side by side (6 agents on 2 cores) the MCP handshakes
-/// were slow enough that Gemini CLI 0.61 sent its first request before the replayed
-/// server's tools were discovered (a divergence), and Qwen Code's 5 s discovery ran out.
-#[test]
-fn an_http_mcp_servers_traffic_is_recorded_and_replayed() {
-    let failures: Vec<String> = AGENTS
-        .iter()
-        .map(|a| a())
-        .filter(|a| MCP_AGENTS.contains(&a.name))
-        .filter_map(|a| {
-            http_tape_and_replay(&a)
-                .err()
-                .map(|why| format!("{}: {why}", a.name))
-        })
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// An HTTP server's `headers` (a token expanded from aptitude's environment) are put on
