@@ -158,17 +158,25 @@ pub(crate) fn run_on(
 /// The same test file on every agent: the shell calls really run in the workspace copy
 /// (the fixture is untouched), the calls are recorded under the canonical name `Bash` with
 /// the canonical key `command`, and a failing command's exit code (3) is captured — from
-/// the kernel's exec record, which finds both commands' shells on every agent.
+/// the kernel's exec record, which finds both commands' shells on every agent. Every
+/// request reached the model through aptitude's gateway with the real key, while the
+/// agent's shell printed only a placeholder, and the gateway counted exactly the requests
+/// and tokens the model served.
 #[test]
 fn one_test_file_gives_the_same_verdicts_on_every_agent() {
     for agent in AGENTS.iter().map(|a| a()) {
         let marker = format!("SHELL-{}", agent.name.to_uppercase());
         let model = ScriptedModel::start();
         let call = |command: &str| agent.shell_call(command);
+        // The first command also prints the agent's own key variable: the gateway's
+        // placeholder, never the real key (`gateway::assert_through_the_gateway`).
+        let (key_var, _) = crate::gateway::key_of(agent.name);
         model.script(
             &marker,
             vec![
-                call("echo agent-ok > made.txt && cat made.txt"),
+                call(&format!(
+                    "printenv {key_var}; echo agent-ok > made.txt && cat made.txt"
+                )),
                 call("echo failing; exit 3"),
                 Turn::Text("Made the file; the second command failed with 3.".into()),
             ],
@@ -212,6 +220,7 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
             "{}: the fixture was written to",
             agent.name
         );
+        crate::gateway::assert_through_the_gateway(agent.name, test, &model.requests());
     }
 }
 

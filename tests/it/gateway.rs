@@ -1,16 +1,17 @@
 //! The model gateway end to end: real agent CLIs talk to the scripted model only through
 //! aptitude's gateway, holding a placeholder key, while the scripted model gets the real
-//! one; the gateway's metering matches what the model sent; a token ceiling stops a run in
-//! its middle.
+//! one; the gateway's metering matches what the model sent (checked on every agent's run
+//! of `agents::one_test_file_gives_the_same_verdicts_on_every_agent`); a token ceiling
+//! stops a run in its middle.
 
 use serde_json::Value;
 
-use crate::agents::{AGENTS, Agent, run_on};
+use crate::agents::{AGENTS, run_on};
 use crate::run::Suite;
 use crate::support::model::{ScriptedModel, Turn};
 
 /// The variable holding the agent's key in [`run_on`]'s environment, and its real value.
-fn key_of(agent: &str) -> (&'static str, &'static str) {
+pub(crate) fn key_of(agent: &str) -> (&'static str, &'static str) {
     match agent {
         "claude" => ("ANTHROPIC_API_KEY", "sk-ant-test-scripted"),
         "gemini" => ("GEMINI_API_KEY", "sk-test-gemini"),
@@ -26,119 +27,78 @@ fn tokens_per_reply(agent: &str) -> u64 {
     if agent == "claude" { 127 } else { 107 }
 }
 
-/// Runs `agent` on a two-turn script whose shell call prints the agent's own key
-/// variable; returns the results, the scripted model's requests and stderr.
-fn run_printing_the_key(agent: &Agent) -> (Value, ScriptedModel, String) {
-    let (var, _) = key_of(agent.name);
-    let marker = format!("GATEWAY-{}", agent.name.to_uppercase());
-    let model = ScriptedModel::start();
-    model.script(
-        &marker,
-        vec![
-            agent.shell_call(&format!("printenv {var}")),
-            Turn::Text("Printed it.".into()),
-        ],
-    );
-    let suite = Suite::new();
-    suite.file(
-        "tests/ws/key.aptitude.yaml",
-        &format!(
-            "name: key\nprompt: \"{marker}: print your key\"\nassertions:\n  - tool: Bash\n    call_count: 1\n"
-        ),
-    );
-    let (code, results, stderr) = run_on(&suite, &model, agent, &["--no-grade"]);
+/// What the gateway must show of `name`'s passed run `test` whose first shell call printed
+/// the agent's own key variable, given the scripted model's `requests`: every request
+/// reached the model with the real key although the agent's own environment holds only a
+/// placeholder, and the gateway counts exactly the requests and tokens the model served.
+/// Checked on every agent's run in `agents::one_test_file_gives_the_same_verdicts_on_every_agent`.
+pub(crate) fn assert_through_the_gateway(
+    name: &str,
+    test: &Value,
+    requests: &[crate::support::model::Request],
+) {
+    let (_, real) = key_of(name);
+    assert!(!requests.is_empty(), "{name}");
+    for request in requests {
+        let values: Vec<&str> = request.header_values().collect();
+        assert!(
+            values.iter().any(|v| v.contains(real)),
+            "{name}: {} carried no real key: {:?}",
+            request.path,
+            request.headers
+        );
+        assert!(
+            !values
+                .iter()
+                .any(|v| v.contains("aptitude-gateway-placeholder")),
+            "{name}: the placeholder reached the model: {:?}",
+            request.headers
+        );
+    }
+    // The agent's shell saw the placeholder, never the real key (which results would show
+    // redacted).
+    // (Copilot CLI removes its provider key from its shell's environment.)
+    // (Qwen Code's shell runs on a pseudo-terminal, which waits for a fast command's
+    // output: see `agent::qwen::write_settings`.)
+    let printed = test["transcript"]["tool_calls"][0]["output"].to_string();
     assert!(
-        code == 0 || code == 1,
-        "{}: exit {code}\n{stderr}",
-        agent.name
+        printed.contains("aptitude-gateway-placeholder-0-") || name == "copilot",
+        "{name}: the agent's key variable held {printed}"
     );
-    (results, model, stderr)
-}
-
-/// Every agent's requests reach the model with the real key although the agent's own
-/// environment holds only a placeholder; the gateway counts exactly the requests and
-/// tokens the scripted model served. The agents run side by side.
-#[test]
-fn every_agent_reaches_the_model_through_the_gateway_with_the_real_key() {
-    std::thread::scope(|scope| {
-        let runs: Vec<_> = AGENTS
-            .iter()
-            .map(|a| {
-                scope.spawn(move || {
-                    let agent = a();
-                    let (results, model, stderr) = run_printing_the_key(&agent);
-                    (agent.name, results, model.requests(), stderr)
-                })
-            })
-            .collect();
-        for run in runs {
-            let (name, results, requests, stderr) = run.join().unwrap();
-            let test = &results["tests"][0];
-            assert_eq!(test["status"], "passed", "{name}\n{stderr}\n{test:#}");
-            let (_, real) = key_of(name);
-            assert!(!requests.is_empty(), "{name}");
-            for request in &requests {
-                let values: Vec<&str> = request.header_values().collect();
-                assert!(
-                    values.iter().any(|v| v.contains(real)),
-                    "{name}: {} carried no real key: {:?}",
-                    request.path,
-                    request.headers
-                );
-                assert!(
-                    !values
-                        .iter()
-                        .any(|v| v.contains("aptitude-gateway-placeholder")),
-                    "{name}: the placeholder reached the model: {:?}",
-                    request.headers
-                );
-            }
-            // The agent's shell saw the placeholder, never the real key (which results
-            // would show redacted).
-            // (Copilot CLI removes its provider key from its shell's environment.)
-            // (Qwen Code's shell runs on a pseudo-terminal, which waits for a fast command's
-            // output: see `agent::qwen::write_settings`.)
-            let printed = test["transcript"]["tool_calls"][0]["output"].to_string();
-            assert!(
-                printed.contains("aptitude-gateway-placeholder-0-") || name == "copilot",
-                "{name}: the agent's key variable held {printed}"
-            );
-            assert!(!printed.contains("REDACTED"), "{name}: {printed}");
-            assert!(!printed.contains(real), "{name}: {printed}");
-            let traffic = &test["model_traffic"];
-            let served = requests.len() as u64;
-            assert_eq!(traffic["requests"], served, "{name}: {traffic:#}");
-            assert_eq!(traffic["failed"], 0, "{name}: {traffic:#}");
-            assert_eq!(traffic["retries"], 0, "{name}: {traffic:#}");
-            let total = [
-                "input_tokens",
-                "output_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-            ]
-            .iter()
-            .map(|k| traffic[k].as_u64().unwrap())
-            .sum::<u64>();
-            assert_eq!(
-                total,
-                served * tokens_per_reply(name),
-                "{name}: {traffic:#}"
-            );
-            assert_eq!(traffic["cache_read_input_tokens"], served * 20, "{name}");
-            assert_eq!(traffic["output_tokens"], served * 7, "{name}");
-            assert_eq!(traffic["models"][0], "fake-model", "{name}: {traffic:#}");
-            assert!(
-                traffic.get("cost_usd").is_none(),
-                "{name}: an unpriced model"
-            );
-            assert!(
-                traffic["upstream"]
-                    .as_str()
-                    .is_some_and(|u| u.starts_with("http://127.0.0.1:")),
-                "{name}: {traffic:#}"
-            );
-        }
-    });
+    assert!(!printed.contains("REDACTED"), "{name}: {printed}");
+    assert!(!printed.contains(real), "{name}: {printed}");
+    let traffic = &test["model_traffic"];
+    let served = requests.len() as u64;
+    assert_eq!(traffic["requests"], served, "{name}: {traffic:#}");
+    assert_eq!(traffic["failed"], 0, "{name}: {traffic:#}");
+    assert_eq!(traffic["retries"], 0, "{name}: {traffic:#}");
+    let total = [
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ]
+    .iter()
+    .map(|k| traffic[k].as_u64().unwrap())
+    .sum::<u64>();
+    assert_eq!(
+        total,
+        served * tokens_per_reply(name),
+        "{name}: {traffic:#}"
+    );
+    assert_eq!(traffic["cache_read_input_tokens"], served * 20, "{name}");
+    assert_eq!(traffic["output_tokens"], served * 7, "{name}");
+    assert_eq!(traffic["models"][0], "fake-model", "{name}: {traffic:#}");
+    assert!(
+        traffic.get("cost_usd").is_none(),
+        "{name}: an unpriced model"
+    );
+    assert!(
+        traffic["upstream"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("http://127.0.0.1:")),
+        "{name}: {traffic:#}"
+    );
 }
 
 /// A `--max-tokens` ceiling is enforced inside a run: the request that would cross it is
