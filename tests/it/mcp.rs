@@ -354,57 +354,18 @@ fn mock_test(marker: &str, wanted: &str) -> String {
     )
 }
 
-/// On every agent with an MCP client: a `mock:` server aptitude serves is offered with its
-/// tool, answers the model's call with the scripted reply (which the agent's transcript
-/// shows), and its `expect:` passes on the input the mock received.
-#[test]
-fn a_mock_mcp_server_answers_on_every_agent_and_checks_what_it_received() {
-    let mut failures = Vec::new();
-    for agent in AGENTS.iter().map(|a| a()) {
-        if !MCP_AGENTS.contains(&agent.name) {
-            continue;
-        }
-        let marker = format!("MOCK-{}", agent.name.to_uppercase());
-        let model = model_calling(
-            &marker,
-            mcp_tool(agent.name, "tickets", "create_ticket"),
-            json!({"title": "login fails on Safari"}),
-        );
-        let suite = Suite::new();
-        suite
-            .file("tests/ws/keep.txt", "fixture\n")
-            .file("tests/ws/mock.aptitude.yaml", &mock_test(&marker, "login"));
-        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
-        let test = &results["tests"][0];
-        let call = test["transcript"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["canonical"] == "mcp__tickets__create_ticket")
-            .cloned();
-        let expect = test["assertions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|a| a["kind"] == "expect")
-            .cloned();
-        let ok = code == 0
-            && test["status"] == "passed"
-            && call.as_ref().is_some_and(|c| {
-                c["output"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("Created TICKET-42")
-            })
-            && expect.as_ref().is_some_and(|e| e["status"] == "pass");
-        if !ok {
-            failures.push(format!(
-                "{}: exit {code}, status {}, error {}\ncall: {call:#?}\nexpect: {expect:#?}\n{stderr}",
-                agent.name, test["status"], test["error"]
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+/// The `tickets` server of the record-and-replay test: a `mock:` aptitude serves, with one
+/// tool, `create_ticket`, whose `expect:` wants `title` to contain `login`.
+const MOCK_SERVER: &str = "  tickets:\n    mock:\n      tools:\n        create_ticket:\n          description: Open a ticket in the tracker\n          input_schema: {type: object, properties: {title: {type: string}}, required: [title]}\n          replies: [\"Created TICKET-42\", \"Created TICKET-43\"]\n          expect:\n            title: {contains: login}\n";
+
+/// Whether `test`'s `expect:` assertion (a mock's) passed.
+fn expect_passed(test: &Value) -> bool {
+    test["assertions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["kind"] == "expect")
+        .is_some_and(|e| e["status"] == "pass")
 }
 
 /// The agents that offer every MCP tool's schema to the model in each request. Claude Code
@@ -503,13 +464,17 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
                 mcp_tool(agent.name, "remote", "echo"),
                 json!({"message": "over-http"}),
             ),
+            Turn::Tool(
+                mcp_tool(agent.name, "tickets", "create_ticket"),
+                json!({"title": "login fails on Safari"}),
+            ),
             Turn::Text("Done.".into()),
         ],
     );
     let port = http.port;
     let test_file = |command: &str| {
         format!(
-            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\n  remote: {{url: \"http://127.0.0.1:{port}/mcp\", headers: {{X-Team: aptitude}}}}\nassertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n  - tool: mcp__remote__echo\n    params: {{message: over-http}}\n"
+            "name: mcp\nprompt: \"{marker}: echo it\"\nmcp_servers:\n  everything:\n    command: {command}\n    args: [{server:?}, stdio]\n  remote: {{url: \"http://127.0.0.1:{port}/mcp\", headers: {{X-Team: aptitude}}}}\n{MOCK_SERVER}assertions:\n  - tool: mcp__everything__echo\n    params: {{message: taped}}\n  - tool: mcp__remote__echo\n    params: {{message: over-http}}\n  - tool: mcp__tickets__create_ticket\n"
         )
     };
     let suite = Suite::new();
@@ -535,6 +500,8 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
         || test["status"] != "passed"
         || !replied("mcp__everything__echo", "Echo: taped")
         || !replied("mcp__remote__echo", "Echo: over-http")
+        || !replied("mcp__tickets__create_ticket", "Created TICKET-42")
+        || !expect_passed(test)
     {
         let offered: Vec<Vec<String>> = model
             .requests_for(&marker)
@@ -569,13 +536,16 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
     let test = &replayed["tests"][0];
     let stdio = call_output(test, "mcp__everything__echo");
     let remote = call_output(test, "mcp__remote__echo");
+    let mock = call_output(test, "mcp__tickets__create_ticket");
     if code != 0
         || !stdio.contains("Echo: taped")
         || !remote.contains("Echo: over-http")
+        || !mock.contains("Created TICKET-42")
+        || !expect_passed(test)
         || model.requests().len() != requests
     {
         return Err(format!(
-            "replay: exit {code}, echo outputs {stdio:?} and {remote:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
+            "replay: exit {code}, echo outputs {stdio:?} and {remote:?}, mock output {mock:?}, model requests {} (recorded {requests})\n{stderr}\n{:#}",
             model.requests().len(),
             test["error"]
         ));
@@ -587,9 +557,12 @@ fn tape_and_replay(agent: &crate::agents::Agent) -> Result<(Suite, String), Stri
 /// transport: over stdio (its `echo` recorded as `mcp__everything__echo`, with its
 /// parameters and the server's own reply) and over streamable HTTP, reached through
 /// aptitude's front (the agent is given the front's URL; the test's headers stay outside
-/// the sandbox). `--record-model` records both servers' traffic, and `--replay` answers
-/// the agent's MCP requests from it: the replay passes with the servers' recorded replies
-/// although neither server can answer any more, and asks no model. Then a mock `from:` the
+/// the sandbox); and a `mock:` server aptitude serves, offered with its tool, answering
+/// the model's call with the scripted reply (which the transcript shows), its `expect:`
+/// passing on the input the mock received. `--record-model` records the real servers'
+/// traffic, and `--replay` answers the agent's MCP requests from it: the replay passes
+/// with the servers' recorded replies although neither server can answer any more, and
+/// asks no model. Then a mock `from:` the
 /// Claude Code run's cassette serves the recorded tool and reply to a live run, without
 /// the server. The agents run one after another: side by side (6 agents on 2 cores) the
 /// MCP handshakes were slow enough that Gemini CLI 0.61 sent its first request before the
