@@ -806,67 +806,16 @@ impl Agent for CliAgent {
 
     async fn check(&self) -> Result<AgentInfo, AgentError> {
         let binary = self.binary()?;
-        let args = self.cli.version_args();
-        let env: Vec<(String, String)> = self
+        let env = self
             .cli
             .version_env()
             .into_iter()
             .chain(self.settings.env.iter().cloned())
             .collect();
-        // An answer kept for this very install (src/agent/probe.rs) saves the probe.
-        let kept = super::probe::root().zip(super::probe::key(&binary, &args, &env));
-        if let Some(version) = kept
-            .as_ref()
-            .and_then(|(root, key)| super::probe::kept(root, key))
-        {
-            return Ok(AgentInfo {
-                kind: self.kind(),
-                binary,
-                version,
-            });
-        }
-        let home = private_home(self.kind())
-            .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
-        let spec = Spec {
-            program: binary.clone(),
-            args,
-            cwd: home.path().to_owned(),
-            env,
-            timeout: Duration::from_secs(60),
-            grace: Duration::from_secs(1),
-            fence: None,
-            limits: None,
-        };
-        let mut lines = Vec::new();
-        let out = process::run(&spec, &CancellationToken::new(), |l| {
-            lines.push(l.to_owned())
-        })
-        .await
-        .map_err(|e| self.start_error(&binary, e.to_string()))?;
-        if !out.success() {
-            return Err(self.start_error(
-                &binary,
-                format!(
-                    "`{}` {}: {}",
-                    spec.args
-                        .iter()
-                        .map(|a| a.to_string_lossy())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    out.describe(spec.timeout),
-                    crate::shared::cut::chars(out.stderr.trim(), 2000).kept
-                ),
-            ));
-        }
-        let version = lines
-            .iter()
-            .map(|l| l.trim())
-            .find(|l| !l.is_empty())
-            .unwrap_or_default()
-            .to_owned();
-        if let Some((root, key)) = &kept {
-            super::probe::keep(root, key, &version);
-        }
+        let home = || private_home(self.kind()).map_err(|e| no_home(self.kind(), &e));
+        let version = super::probe::version(&binary, self.cli.version_args(), env, home)
+            .await
+            .map_err(|message| self.start_error(&binary, message))?;
         Ok(AgentInfo {
             kind: self.kind(),
             binary,

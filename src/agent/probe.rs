@@ -6,7 +6,7 @@
 //! outside every sandbox, and read back only while nothing that could change the answer
 //! changed.
 //!
-//! The key ([`key`]) hashes, for the binary, the `package.json` of the package holding it
+//! The key hashes, for the binary, the `package.json` of the package holding it
 //! (npm rewrites it on every install) and the interpreter its `#!` line names (`node`,
 //! `python3`, resolved on `PATH` as the kernel and `env` would): the canonical path, size,
 //! modification and change times (ns), inode and device, and the whole content of a file
@@ -16,8 +16,70 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use sha2::Digest;
+use tokio_util::sync::CancellationToken;
+
+use super::process::{self, Spec};
+
+/// `binary`'s version: the answer kept for this install, else the first non-empty line
+/// `binary ARGS` prints, run with `env` (over aptitude's own) in the private home `home`
+/// makes, within 60 s; that answer is then kept.
+///
+/// # Errors
+/// What went wrong, for [`super::AgentError::Start`]: the home could not be made, the
+/// binary did not start, or it failed (how, and its stderr, at most 2,000 characters).
+pub async fn version(
+    binary: &Path,
+    args: Vec<OsString>,
+    env: Vec<(String, String)>,
+    home: impl FnOnce() -> Result<tempfile::TempDir, String>,
+) -> Result<String, String> {
+    let slot = root().zip(key(binary, &args, &env));
+    if let Some(version) = slot.as_ref().and_then(|(root, key)| kept(root, key)) {
+        return Ok(version);
+    }
+    let home = home()?;
+    let spec = Spec {
+        program: binary.to_owned(),
+        args,
+        cwd: home.path().to_owned(),
+        env,
+        timeout: Duration::from_secs(60),
+        grace: Duration::from_secs(1),
+        fence: None,
+        limits: None,
+    };
+    let mut lines = Vec::new();
+    let out = process::run(&spec, &CancellationToken::new(), |l| {
+        lines.push(l.to_owned())
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(format!(
+            "`{}` {}: {}",
+            spec.args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            out.describe(spec.timeout),
+            crate::shared::cut::chars(out.stderr.trim(), 2000).kept
+        ));
+    }
+    let version = lines
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .to_owned();
+    if let Some((root, key)) = &slot {
+        keep(root, key, &version);
+    }
+    Ok(version)
+}
 
 /// Files up to this size (bytes) are hashed whole into the key: launcher scripts and
 /// `package.json`, not 100–200 MB native binaries.
@@ -28,7 +90,7 @@ const MAX_VERSION: usize = 4096;
 
 /// The key of `binary`'s probe with `args` and `env` (hex SHA-256), or `None` when a
 /// file it depends on can not be read.
-pub fn key(binary: &Path, args: &[OsString], env: &[(String, String)]) -> Option<String> {
+fn key(binary: &Path, args: &[OsString], env: &[(String, String)]) -> Option<String> {
     let mut hash = sha2::Sha256::new();
     hash.update(b"aptitude version probe 1\0");
     let real = std::fs::canonicalize(binary).ok()?;
@@ -120,7 +182,7 @@ fn interpreter(real: &Path, env: &[(String, String)]) -> Option<Option<PathBuf>>
 }
 
 /// The version kept under `key` in `root`, if any.
-pub fn kept(root: &Path, key: &str) -> Option<String> {
+fn kept(root: &Path, key: &str) -> Option<String> {
     let text = std::fs::read_to_string(root.join(key)).ok()?;
     (!text.is_empty() && text.len() <= MAX_VERSION && !text.contains('\n')).then_some(text)
 }
@@ -128,7 +190,7 @@ pub fn kept(root: &Path, key: &str) -> Option<String> {
 /// Keeps `version` under `key` in `root` (created when missing), through a temp file
 /// renamed into place: a reader never sees half an answer, and two aptitude processes
 /// keeping at once leave one. Best effort: a cache that can not be written is skipped.
-pub fn keep(root: &Path, key: &str, version: &str) {
+fn keep(root: &Path, key: &str, version: &str) {
     if version.is_empty() || version.len() > MAX_VERSION || version.contains('\n') {
         return;
     }
@@ -145,7 +207,7 @@ pub fn keep(root: &Path, key: &str, version: &str) {
 }
 
 /// Where versions are kept: `agents/versions` in aptitude's cache directory.
-pub fn root() -> Option<PathBuf> {
+fn root() -> Option<PathBuf> {
     crate::shared::files::cache_root().map(|r| r.join("agents").join("versions"))
 }
 
