@@ -161,12 +161,22 @@ pub(crate) fn run_on(
 /// the kernel's exec record, which finds both commands' shells on every agent. Every
 /// request reached the model through aptitude's gateway with the real key, while the
 /// agent's shell printed only a placeholder, and the gateway counted exactly the requests
-/// and tokens the model served.
+/// and tokens the model served. The `stdout` review grades through the agent's own
+/// one-shot command: it sends the grading prompt to its model (the scripted judge),
+/// offering it no tool, and returns its reply.
 #[test]
 fn one_test_file_gives_the_same_verdicts_on_every_agent() {
     for agent in AGENTS.iter().map(|a| a()) {
         let marker = format!("SHELL-{}", agent.name.to_uppercase());
+        let judge = format!("JUDGE-{}", agent.name.to_uppercase());
         let model = ScriptedModel::start();
+        // The judge's script first: the grading prompt also quotes the task.
+        model.script(
+            &judge,
+            vec![Turn::Text(
+                "{\"score\": 9, \"reasoning\": \"says the command failed\"}".into(),
+            )],
+        );
         let call = |command: &str| agent.shell_call(command);
         // The first command also prints the agent's own key variable: the gateway's
         // placeholder, never the real key (`gateway::assert_through_the_gateway`).
@@ -185,10 +195,10 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
         suite.file("tests/ws/keep.txt", "fixture\n").file(
             "tests/ws/shell.aptitude.yaml",
             &format!(
-                "name: shell\nprompt: \"{marker}: make the file\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*made.txt*\"\n  - tool: Bash\n    call_count: 2\n  - exit_code: 3\n  - file_contains: {{path: made.txt, text: agent-ok}}\n  - ran: \"exit 3\"\n"
+                "name: shell\nprompt: \"{marker}: make the file\"\nassertions:\n  - tool: Bash\n    params:\n      command: \"*made.txt*\"\n  - tool: Bash\n    call_count: 2\n  - exit_code: 3\n  - file_contains: {{path: made.txt, text: agent-ok}}\n  - ran: \"exit 3\"\n  - stdout:\n      review: \"{judge}: says that the second command failed\"\n"
             ),
         );
-        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-grade"]);
+        let (code, results, stderr) = run_on(&suite, &model, &agent, &["--no-cache"]);
         let test = &results["tests"][0];
         assert_eq!(
             test["status"], "passed",
@@ -220,7 +230,35 @@ fn one_test_file_gives_the_same_verdicts_on_every_agent() {
             "{}: the fixture was written to",
             agent.name
         );
-        crate::gateway::assert_through_the_gateway(agent.name, test, &model.requests());
+        // The review graded through the agent's own one-shot command, which sends the
+        // grading prompt to its model (the scripted judge) offering it no tool.
+        let judged = model.requests_for(&judge);
+        assert!(!judged.is_empty(), "{}: the judge was asked", agent.name);
+        for request in &judged {
+            assert_eq!(
+                crate::conversation::offered_tools(&request.body),
+                Vec::<String>::new(),
+                "{}: the grading call offers no tool: {}",
+                agent.name,
+                request.body
+            );
+        }
+        let review = test["assertions"]
+            .as_array()
+            .and_then(|a| a.iter().find(|a| a["kind"] == "stdout"))
+            .unwrap_or_else(|| panic!("{}: no review in {test:#}", agent.name));
+        assert_eq!(
+            (&review["status"], &review["score"]),
+            (&serde_json::json!("pass"), &serde_json::json!(9)),
+            "{}: {review:#}",
+            agent.name
+        );
+        let run: Vec<_> = model
+            .requests()
+            .into_iter()
+            .filter(|r| r.script.as_deref() != Some(judge.as_str()))
+            .collect();
+        crate::gateway::assert_through_the_gateway(agent.name, test, &run);
     }
 }
 
@@ -444,68 +482,6 @@ fn cursor_runs_through_a_stand_in_replaying_a_real_capture() {
         "{stderr}"
     );
     assert!(!suite.results_path().exists(), "no test ran");
-}
-
-/// `stdout` reviews grade through the test's own agent's one-shot command: each agent
-/// sends the grading prompt to its model (the scripted judge), offering it no tool, and
-/// returns its reply.
-#[test]
-fn every_agent_grades_through_its_own_one_shot_command() {
-    std::thread::scope(|scope| {
-        let runs: Vec<_> = AGENTS
-            .iter()
-            .map(|a| {
-                scope.spawn(move || {
-                    let agent = a();
-                    let up = agent.name.to_uppercase();
-                    let model = ScriptedModel::start();
-                    // The judge's script first: the grading prompt also quotes the task.
-                    model.script(
-                        &format!("JUDGE-{up}"),
-                        vec![Turn::Text(
-                            "{\"score\": 9, \"reasoning\": \"states 43\"}".into(),
-                        )],
-                    );
-                    model.script(
-                        &format!("TASK-{up}"),
-                        vec![Turn::Text("The counter is 43.".into())],
-                    );
-                    let suite = Suite::new();
-                    suite.file(
-                        "tests/ws/graded.aptitude.yaml",
-                        &format!(
-                            "name: graded\nprompt: \"TASK-{up}: what is the counter?\"\nassertions:\n  - stdout:\n      review: \"JUDGE-{up}: states that the counter is 43\"\n"
-                        ),
-                    );
-                    let (code, results, stderr) =
-                        run_on(&suite, &model, &agent, &["--no-cache"]);
-                    let judged = model.requests_for(&format!("JUDGE-{up}"));
-                    (agent.name, code, results, stderr, judged)
-                })
-            })
-            .collect();
-        for run in runs {
-            let (name, code, results, stderr, judged) = run.join().unwrap();
-            // The judge is tools-less on the wire: every request its call made offers no
-            // tool.
-            assert!(!judged.is_empty(), "{name}: the judge was asked");
-            for request in &judged {
-                assert_eq!(
-                    crate::conversation::offered_tools(&request.body),
-                    Vec::<String>::new(),
-                    "{name}: the grading call offers no tool: {}",
-                    request.body
-                );
-            }
-            let test = &results["tests"][0];
-            let review = &test["assertions"][0];
-            assert_eq!(
-                review["status"], "pass",
-                "{name}: exit {code}\n{stderr}\n{test:#}"
-            );
-            assert_eq!(review["score"], 9, "{name}");
-        }
-    });
 }
 
 /// Aider (PyPI, pinned in `tests/agents-requirements.txt`, installed by `scripts/test`):
