@@ -513,7 +513,9 @@ fn results_with(failing: usize, detail_len: usize) -> PathBuf {
     for t in tests.iter_mut() {
         t["assertions"] = json!(assertions.clone());
     }
-    let dir = std::env::temp_dir().join(format!(
+    // Under the tests' own temp directory (`target/tmp`), not the system's: a suite run
+    // left two of these in /tmp every time.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "aptitude-gh-{}-{failing}-{detail_len}",
         std::process::id()
     ));
