@@ -175,34 +175,26 @@ fn interpreter(real: &Path, env: &[(String, String)]) -> Option<Option<PathBuf>>
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| OsString::from(v))
         .or_else(|| std::env::var_os("PATH"))?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .map(Some)
+    crate::shared::files::find_in_path(&path, name).map(Some)
 }
 
 /// The version kept under `key` in `root`, if any.
 fn kept(root: &Path, key: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(key)).ok()?;
-    (!text.is_empty() && text.len() <= MAX_VERSION && !text.contains('\n')).then_some(text)
+    let bytes = crate::shared::files::read_capped(&root.join(key), MAX_VERSION as u64).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    (!text.is_empty() && !text.contains('\n')).then_some(text)
 }
 
-/// Keeps `version` under `key` in `root` (created when missing), through a temp file
-/// renamed into place: a reader never sees half an answer, and two aptitude processes
-/// keeping at once leave one. Best effort: a cache that can not be written is skipped.
+/// Keeps `version` under `key` in `root` (created when missing), as every output is
+/// written ([`crate::shared::files::write_output`]: never through a link, a temp file
+/// renamed into place, so a reader never sees half an answer and two aptitude processes
+/// keeping at once leave one). Best effort: a cache that can not be written is skipped.
 fn keep(root: &Path, key: &str, version: &str) {
     if version.is_empty() || version.len() > MAX_VERSION || version.contains('\n') {
         return;
     }
-    let kept = std::fs::create_dir_all(root)
-        .and_then(|()| tempfile::NamedTempFile::new_in(root))
-        .and_then(|mut file| {
-            std::io::Write::write_all(&mut file, version.as_bytes())?;
-            file.persist(root.join(key)).map_err(|e| e.error)?;
-            Ok(())
-        });
-    if let Err(e) = kept {
-        tracing::debug!(root = %root.display(), "the agent's version could not be kept: {e}");
+    if let Err(e) = crate::shared::files::write_output(&root.join(key), version.as_bytes()) {
+        tracing::debug!("the agent's version could not be kept: {e}");
     }
 }
 

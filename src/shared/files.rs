@@ -403,9 +403,14 @@ pub fn relative_slash(root: &Path, path: &Path) -> String {
 
 /// Finds a program on `PATH`, like `which`.
 pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    find_in_path(&std::env::var_os("PATH")?, program)
+}
+
+/// Finds a program in the directories of `path` (a `PATH` value, `:`-separated), like
+/// `which`: the first executable regular file named `program`.
+pub fn find_in_path(path: &std::ffi::OsStr, program: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path)
         .map(|dir| dir.join(program))
         .find(|candidate| {
             std::fs::metadata(candidate)
