@@ -874,6 +874,7 @@ impl Agent for CliAgent {
             hidden: &[],
             through: &[],
             limits: Some(req.limits),
+            exec_record: true,
         };
         let (spec, mut routed) = self
             .prepare(
@@ -995,6 +996,8 @@ impl CliAgent {
             through: &[],
             // The grader reads agent-written text: it runs under the default limits.
             limits: Some(crate::spec::limits::Limits::default().resolved()),
+            // Tools-less: nothing reads what the grader ran.
+            exec_record: false,
         };
         let (spec, routed) = self
             .prepare(

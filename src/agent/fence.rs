@@ -55,6 +55,9 @@ pub struct Parts<'a> {
     pub through: &'a [(String, String)],
     /// What the run may use ([`super::limits`]); `None`: unlimited.
     pub limits: Option<crate::spec::limits::RunLimits>,
+    /// Whether the tracer records what it runs ([`crate::sandbox::Policy::exec_record`]):
+    /// an agent's run, not a grading call.
+    pub exec_record: bool,
 }
 
 /// The sandbox policy of one agent command with `invocation`, `settings_env`
@@ -112,6 +115,7 @@ pub fn policy(
         must_not_read: parts.protect.to_vec(),
         network: network_hosts(parts),
         limits: parts.limits,
+        exec_record: parts.exec_record,
     }
 }
 
@@ -277,6 +281,7 @@ mod tests {
             hidden: &[],
             through: &[],
             limits: None,
+            exec_record: true,
         };
         let invocation = Invocation {
             args: Vec::new(),

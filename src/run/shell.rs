@@ -108,6 +108,8 @@ pub(super) async fn run_shell(
         must_not_read: vec![protect],
         network: shell.network.to_vec(),
         limits: None,
+        // Nothing reads a setup or verify command's exec record.
+        exec_record: false,
     };
     let fence = match shell.sandbox.fence(policy, shell.wanted) {
         Ok(fence) => fence,

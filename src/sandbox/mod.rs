@@ -90,6 +90,12 @@ pub struct Policy {
     /// The run's limits: the helper puts their per-process part on the command as rlimits
     /// (`agent::limits` watches the rest); `None`: none (setup and verify commands).
     pub limits: Option<crate::spec::limits::RunLimits>,
+    /// Whether the tracer records what the command runs ([`exec`]): an agent's run, whose
+    /// record its checks read. A grading call, a setup or a `verify` command runs
+    /// untraced (`false`): nothing reads their record, and the tracer costs every process
+    /// and thread they start (strace's `--pidns-translation` reads the `status` of each
+    /// task in the namespace at each one). The fence is the same either way.
+    pub exec_record: bool,
 }
 
 /// One check the helper made inside the sandbox before the command started.
@@ -374,11 +380,16 @@ impl Fence {
         };
         let bridges = forward::Bridges::start(&dir.path().join("sock"), &policy.forwards)
             .map_err(|e| prepare("the forwarding sockets", e))?;
+        let tracer = if policy.exec_record {
+            ready.tracer
+        } else {
+            Err(exec::strace::TracerError::NotWanted)
+        };
         Ok(Fence {
             tool: ready.tool,
             version: ready.version,
             seatbelt: ready.seatbelt,
-            tracer: ready.tracer,
+            tracer,
             helper,
             policy,
             nonce: new_nonce(),
@@ -610,4 +621,46 @@ pub fn base_env(home: &Path, path_dirs: &[PathBuf]) -> Vec<(String, String)> {
         }
     }
     env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fence(exec_record: bool) -> Fence {
+        let ready = Ready {
+            tool: PathBuf::from("/usr/bin/bwrap"),
+            version: "0.8.0".to_owned(),
+            seatbelt: false,
+            tracer: Ok(exec::strace::Tracer {
+                strace: PathBuf::from("/usr/bin/strace"),
+                unshare: None,
+            }),
+        };
+        let policy = Policy {
+            cwd: PathBuf::from("/w"),
+            exec_record,
+            ..Policy::default()
+        };
+        Fence::new(ready, PathBuf::from("/x/aptitude"), policy).unwrap()
+    }
+
+    #[test]
+    fn only_a_command_whose_record_is_read_runs_under_the_tracer() {
+        let traced = fence(true);
+        let (program, args, _) = traced.command(Path::new("/bin/agent"), &[]);
+        assert_eq!(program, PathBuf::from("/usr/bin/strace"));
+        assert!(args.iter().any(|a| a == "--seccomp-bpf"), "{args:?}");
+        assert!(args.iter().any(|a| a == "/usr/bin/bwrap"), "{args:?}");
+
+        let untraced = fence(false);
+        let (program, args, _) = untraced.command(Path::new("/bin/agent"), &[]);
+        assert_eq!(program, PathBuf::from("/usr/bin/bwrap"));
+        assert!(!args.iter().any(|a| a == "--seccomp-bpf"), "{args:?}");
+        // Its record is absent, said why: never read as "nothing ran".
+        assert_eq!(
+            untraced.exec_record(),
+            exec::ExecRecord::Absent(exec::strace::TracerError::NotWanted.to_string())
+        );
+    }
 }

@@ -69,6 +69,10 @@ pub enum TracerError {
     /// strace ran but could not trace its child (strace's own message).
     #[error("strace could not trace a child here (ptrace refused?): {0}")]
     Refused(String),
+    /// Not traced on purpose: nothing reads this command's record (a grading call, a setup
+    /// or `verify` command: [`crate::sandbox::Policy::exec_record`]).
+    #[error("not traced: nothing reads this command's exec record")]
+    NotWanted,
 }
 
 /// How the tracer starts: Debian's strace, in a PID namespace of its own where the host
