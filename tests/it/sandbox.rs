@@ -268,9 +268,14 @@ fn scenarios(a: &Attack, model: &ScriptedModel) {
             Turn::Text("ok".into()),
         ],
     );
+    // setup and verify run untraced (nothing reads their exec record): each also leaves a
+    // daemon, which must not outlive its command either.
     let peek = format!(
-        "env; cat {home}/.ssh/id_rsa {root}/around-the-fixture.txt {root}/tests/hermetic.aptitude.yaml; cat /proc/[0-9]*/environ",
-        root = root.display()
+        "env; cat {home}/.ssh/id_rsa {root}/around-the-fixture.txt {root}/tests/hermetic.aptitude.yaml; cat /proc/[0-9]*/environ; \
+         (setsid nohup sleep 4242.{u}9 >/dev/null 2>&1 &); sleep 0.2; \
+         echo DAEMONS-UP $(grep -la '^sleep.4242' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)",
+        root = root.display(),
+        u = unique()
     );
     scenario(
         root,
@@ -446,6 +451,9 @@ fn host_shell_start_up_files_never_run_and_setup_verify_and_mcp_servers_are_fenc
             text.contains("No such file"),
             "{file}: the host files are not there: {text}"
         );
+        // Its daemon started (and `the_network_is_closed_and_nothing_outlives_the_run`
+        // finds none left).
+        assert!(text.contains("DAEMONS-UP 1"), "{file}: {text}");
     }
 }
 
