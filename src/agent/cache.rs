@@ -94,7 +94,7 @@ fn install_id(binary: &Path) -> Option<String> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
     let hash = sha2::Sha256::digest(format!("{}\0{}\0{mtime}", real.display(), meta.len()));
-    Some(hash.iter().take(8).map(|b| format!("{b:02x}")).collect())
+    Some(crate::shared::hex(&hash[..8]))
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ fn key(binary: &Path, args: &[OsString], env: &[(String, String)]) -> Option<Str
         hash.update(b"=");
         hash.update(value.as_bytes());
     }
-    Some(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Some(crate::shared::hex(&hash.finalize()))
 }
 
 /// Adds what identifies the file at `real` (a canonical path) to `hash`.

@@ -483,10 +483,7 @@ impl Cassette {
     ) -> std::io::Result<CassetteRef> {
         use sha2::Digest;
         let bytes = self.to_bytes(redactor)?;
-        let sha256: String = sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha256 = crate::shared::hex(&sha2::Sha256::digest(&bytes));
         let name = format!("{}.json.gz", &sha256[..16]);
         std::fs::create_dir_all(dir)?;
         let path = dir.join(&name);
@@ -517,10 +514,7 @@ impl Cassette {
             path: shown.clone(),
             source,
         })?;
-        let found: String = sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let found = crate::shared::hex(&sha2::Sha256::digest(&bytes));
         if found != reference.sha256 {
             return Err(CassetteError::Changed {
                 path: shown,

@@ -192,7 +192,7 @@ fn placeholder(index: usize) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let digest = sha2::Sha256::digest(format!("{}:{n}:{now}:{index}", std::process::id()));
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let hex = crate::shared::hex(&digest[..8]);
     format!("aptitude-gateway-placeholder-{index}-{hex}")
 }
 

@@ -26,6 +26,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::shared::hex;
+
 use crate::spec::TestSpec;
 pub use crate::verdict::results::Fingerprint;
 
@@ -166,11 +168,6 @@ pub fn from_parts(parts: BTreeMap<String, String>) -> Fingerprint {
         sha256: hash_fields(&fields),
         parts,
     }
-}
-
-/// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// SHA-256 of `fields`, each length-prefixed so that no two lists hash alike.

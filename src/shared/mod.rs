@@ -22,6 +22,17 @@ pub const REPOSITORY: &str = "aptitude-dev/aptitude";
 /// ([`REPOSITORY`]`@v1`): what `aptitude init`'s workflow and the docs write.
 pub const ACTION: &str = "aptitude-dev/aptitude@v1";
 
+/// `bytes` as lowercase hex (`2 × len` characters): digests, keys, nonces.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 /// `bytes` random bytes as lowercase hex (`2 × bytes` characters), from `/dev/urandom`;
 /// where that can not be read, from the standard library's randomly seeded hasher and the
 /// clock (unguessable to another process, not cryptographic).
@@ -43,7 +54,7 @@ pub fn random_hex(bytes: usize) -> String {
             chunk.copy_from_slice(&n[..chunk.len()]);
         }
     }
-    random.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&random)
 }
 
 #[cfg(test)]
@@ -52,5 +63,12 @@ mod project_tests {
     #[test]
     fn the_action_is_the_repositorys() {
         assert_eq!(super::ACTION, format!("{}@v1", super::REPOSITORY));
+    }
+
+    #[test]
+    fn hex_is_two_lowercase_digits_per_byte() {
+        assert_eq!(super::hex(&[0x00, 0xab, 0x10, 0xff]), "00ab10ff");
+        assert_eq!(super::hex(&[]), "");
+        assert_eq!(super::random_hex(16).len(), 32);
     }
 }

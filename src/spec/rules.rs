@@ -106,8 +106,7 @@ pub fn rule_id(headings: &[String], text: &str) -> String {
         collapse(text).to_lowercase()
     );
     let digest = sha2::Sha256::digest(key.as_bytes());
-    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("R{hex}")
+    format!("R{}", crate::shared::hex(&digest[..4]))
 }
 
 /// The verbs an imperative sentence of an instruction file starts with (lowercase).

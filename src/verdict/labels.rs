@@ -88,10 +88,7 @@ impl JudgedAnswer {
 
 /// SHA-256 of `text` (UTF-8 bytes), lowercase hex.
 pub fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::shared::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// A labels file that can not be read or written.

@@ -48,9 +48,7 @@ pub(crate) fn assert_through_the_gateway(
             request.headers
         );
         assert!(
-            !values
-                .iter()
-                .any(|v| v.contains("aptitude-gateway-placeholder")),
+            !request.carries_placeholder(),
             "{name}: the placeholder reached the model: {:?}",
             request.headers
         );

@@ -29,6 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::shared::hex;
+
 /// The run fields stored in a run's detail blob: what the run did, seen once.
 pub const DETAIL: &[&str] = &["transcript", "files", "witness", "dialog", "execs"];
 
@@ -351,14 +353,6 @@ fn take(object: &mut Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
     keys.iter()
         .filter_map(|k| object.remove(*k).map(|v| ((*k).to_owned(), v)))
         .collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]

@@ -100,6 +100,13 @@ impl Request {
     pub fn header_values(&self) -> impl Iterator<Item = &str> {
         self.headers.iter().map(|(_, v)| v.as_str())
     }
+
+    /// Whether a header carried one of the gateway's placeholder keys: the agent's key
+    /// reached the model without the gateway's swap.
+    pub fn carries_placeholder(&self) -> bool {
+        self.header_values()
+            .any(|v| v.contains("aptitude-gateway-placeholder"))
+    }
 }
 
 #[derive(Default)]
