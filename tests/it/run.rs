@@ -346,6 +346,10 @@ fn parallel_tests_do_not_mix_transcripts() {
     assert!(delta < alpha, "{}", out.stdout);
 }
 
+/// The timeout must fire while the agent's Bash call runs, so it leaves the agent time to
+/// start and ask the model first: Claude Code (a 373 MB Bun binary) under strace, beside
+/// three other tests on two cores, once took over 4 s to send its first request in CI.
+/// At 15 s the call is under way; its `sleep 60` is what the timeout stops.
 #[test]
 fn timeout_is_an_error_keeps_the_partial_transcript_and_leaves_no_process() {
     let model = ScriptedModel::start();
@@ -364,18 +368,23 @@ fn timeout_is_an_error_keeps_the_partial_transcript_and_leaves_no_process() {
     let suite = Suite::new();
     suite.file(
         "tests/slow.aptitude.yaml",
-        "name: slow\nprompt: \"timeout-marker\"\ntimeout: 4s\nassertions:\n  - tool: Bash\n",
+        "name: slow\nprompt: \"timeout-marker\"\ntimeout: 15s\nassertions:\n  - tool: Bash\n",
     );
     let out = aptitude_run(&suite, &model, &[]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let results = out.results.unwrap();
     let t = test(&results, "slow");
     assert_eq!(t["status"], "error");
+    assert_eq!(
+        model.requests_for("timeout-marker").len(),
+        1,
+        "the agent asked the model once, and got the Bash call, before the timeout: {t:#}"
+    );
     assert!(
         t["error"]
             .as_str()
             .unwrap()
-            .starts_with("timed out after 4s"),
+            .starts_with("timed out after 15s"),
         "{}",
         t["error"]
     );
