@@ -404,12 +404,7 @@ fn forms(secret: &[u8]) -> Vec<Vec<u8>> {
         return forms;
     }
     forms.push(secret.iter().rev().copied().collect());
-    forms.push(
-        secret
-            .iter()
-            .flat_map(|b| format!("{b:02x}").into_bytes())
-            .collect(),
-    );
+    forms.push(crate::shared::hex(secret).into_bytes());
     for engine in [
         &base64::engine::general_purpose::STANDARD_NO_PAD,
         &base64::engine::general_purpose::URL_SAFE_NO_PAD,

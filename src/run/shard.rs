@@ -286,11 +286,7 @@ pub fn baseline_id(durations: &HashMap<TestKey, u64>) -> String {
         h.update(key.stable_hash().to_be_bytes());
         h.update(ms.to_be_bytes());
     }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::shared::hex(&h.finalize()[..8])
 }
 
 /// Why results could not be merged.

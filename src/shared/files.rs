@@ -420,7 +420,14 @@ pub fn find_in_path(path: &std::ffi::OsStr, program: &str) -> Option<PathBuf> {
 
 /// aptitude's cache directory: `$APTITUDE_CACHE_DIR`, else `$XDG_CACHE_HOME/aptitude`,
 /// else `~/.cache/aptitude`; `None` without any of them. Outside every sandbox.
+///
+/// The crate's own unit tests use `target/tmp/unit-cache` instead, so that `cargo test`
+/// leaves nothing in the developer's cache (the integration tests give each `aptitude`
+/// a fresh `HOME`).
 pub fn cache_root() -> Option<PathBuf> {
+    if cfg!(test) {
+        return Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/unit-cache"));
+    }
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())

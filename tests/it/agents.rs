@@ -128,7 +128,7 @@ pub(crate) fn run_on(
         .env("COPILOT_PROVIDER_API_KEY", "sk-test-copilot")
         .env(
             "XDG_CACHE_HOME",
-            std::env::temp_dir().join("aptitude-tests-copilot-cache"),
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache"),
         )
         .current_dir(suite.path())
         .arg("run")

@@ -298,7 +298,7 @@ fn copilot_speaks_chat_completions() {
             // Copilot unpacks ~235 MB into its cache on first run: one cache for every run.
             .env(
                 "XDG_CACHE_HOME",
-                std::env::temp_dir().join("aptitude-tests-copilot-cache"),
+                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache"),
             )
             .env("COPILOT_OFFLINE", "true")
             .env(

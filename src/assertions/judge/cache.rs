@@ -77,7 +77,7 @@ impl Cache {
             h.update(part.as_bytes());
             h.update([0u8]);
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        crate::shared::hex(&h.finalize())
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -104,7 +104,7 @@ impl Cache {
         std::fs::File::open("/dev/urandom")
             .and_then(|mut f| f.read_exact(&mut random))
             .ok()?;
-        let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::shared::hex(&random);
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let made = std::fs::OpenOptions::new()
@@ -130,11 +130,7 @@ impl Cache {
             mac.update(part.as_bytes());
             mac.update(&[0u8]);
         }
-        mac.finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::shared::hex(&mac.finalize().into_bytes())
     }
 
     /// Stores a grade (atomically: a temp file renamed into place). Failures are ignored:

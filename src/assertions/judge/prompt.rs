@@ -99,11 +99,7 @@ pub fn template_version() -> String {
         answer: Some("ANSWER"),
         dialog: Some("DIALOG"),
     });
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::shared::hex(&sha2::Sha256::digest(text.as_bytes())[..8])
 }
 
 /// The prompt with a fixed boundary: the same inputs always give the same text. It keys
