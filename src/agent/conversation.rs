@@ -125,6 +125,18 @@ pub enum Next {
     Nothing,
 }
 
+/// Why the simulated user gave no reply ([`Conversation::simulated`]); the record says
+/// `the simulated user could not answer: ` and this.
+#[derive(Debug, thiserror::Error)]
+pub enum NoReply {
+    /// A replay whose cassette holds no reply to the question ([`Conversation::replayed`]).
+    #[error("the cassette holds no reply of the simulated user to this question")]
+    NotInCassette,
+    /// Its model call failed, timed out or was refused.
+    #[error(transparent)]
+    Call(#[from] super::AgentError),
+}
+
 /// The user of one run, and the record of what was asked and replied.
 #[derive(Debug)]
 pub struct Conversation {
@@ -204,15 +216,13 @@ impl Conversation {
     }
 
     /// In a replay, the cassette's reply of the simulated user to `question` (the first
-    /// not yet given that was a reply to the same question), or why there is none; `None`
-    /// when the run is not a replay (the model is asked).
-    pub fn replayed(&mut self, question: &str) -> Option<Result<String, String>> {
+    /// not yet given that was a reply to the same question), or
+    /// [`NoReply::NotInCassette`]; `None` when the run is not a replay (the model is asked).
+    pub fn replayed(&mut self, question: &str) -> Option<Result<String, NoReply>> {
         let recorded = self.recorded.as_mut()?;
         Some(match recorded.iter().position(|r| r.question == question) {
             Some(i) => Ok(recorded.remove(i).reply),
-            None => {
-                Err("the cassette holds no reply of the simulated user to this question".to_owned())
-            }
+            None => Err(NoReply::NotInCassette),
         })
     }
 
@@ -238,7 +248,7 @@ impl Conversation {
         &mut self,
         question: &str,
         at: At,
-        outcome: Result<(String, Option<Usage>), String>,
+        outcome: Result<(String, Option<Usage>), NoReply>,
     ) -> Option<String> {
         self.waiting = None;
         let reply = match outcome {
@@ -310,6 +320,7 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::AgentError;
     use crate::spec::user::ScriptLine;
     use std::collections::BTreeMap;
 
@@ -321,9 +332,9 @@ mod tests {
             Next::Scripted(reply) => talk.record(question, calls, Some(reply)),
             Next::Nothing => talk.record(question, calls, None),
             Next::Simulate { .. } => {
-                let outcome = talk
-                    .replayed(question)
-                    .unwrap_or_else(|| Err("no model in this test".to_owned()));
+                let outcome = talk.replayed(question).unwrap_or_else(|| {
+                    Err(AgentError::Grade("no model in this test".into()).into())
+                });
                 talk.simulated(question, calls, outcome.map(|r| (r, None)))
             }
         }
@@ -444,7 +455,11 @@ mod tests {
 
         let mut talk = Conversation::new(user(Some("a die"), 4), Channel::PlainText);
         assert_eq!(
-            talk.simulated("Which?", At::default(), Err("timed out".into())),
+            talk.simulated(
+                "Which?",
+                At::default(),
+                Err(AgentError::Grade("timed out".into()).into())
+            ),
             None
         );
         let why = talk.finish().incomplete.unwrap();

@@ -783,15 +783,11 @@ fn note_cut_output(transcript: &mut crate::transcript::Transcript, cut_lines: u3
 }
 
 /// A fresh private home for one run or grading call, removed when dropped.
-fn private_home(kind: AgentKind) -> std::io::Result<tempfile::TempDir> {
+fn private_home(agent: AgentKind) -> Result<tempfile::TempDir, super::probe::NoHome> {
     tempfile::Builder::new()
-        .prefix(&format!("aptitude-{kind}-home-"))
+        .prefix(&format!("aptitude-{agent}-home-"))
         .tempdir()
-}
-
-/// What a failed [`private_home`] says.
-fn no_home(kind: AgentKind, e: &std::io::Error) -> String {
-    format!("can not create a private home for {kind}: {e}")
+        .map_err(|source| super::probe::NoHome { agent, source })
 }
 
 #[async_trait]
@@ -812,10 +808,10 @@ impl Agent for CliAgent {
             .into_iter()
             .chain(self.settings.env.iter().cloned())
             .collect();
-        let home = || private_home(self.kind()).map_err(|e| no_home(self.kind(), &e));
+        let home = || private_home(self.kind());
         let version = super::probe::version(&binary, self.cli.version_args(), env, home)
             .await
-            .map_err(|message| self.start_error(&binary, message))?;
+            .map_err(|e| self.start_error(&binary, e.to_string()))?;
         Ok(AgentInfo {
             kind: self.kind(),
             binary,
@@ -829,8 +825,8 @@ impl Agent for CliAgent {
         // The hooks the CLI can load are those configured when it starts: one written
         // during the run is not named, whatever it runs.
         let hooks = crate::sandbox::exec::hooks::configured(req.workspace);
-        let home = private_home(self.kind())
-            .map_err(|e| self.start_error(&binary, no_home(self.kind(), &e)))?;
+        let home =
+            private_home(self.kind()).map_err(|e| self.start_error(&binary, e.to_string()))?;
         let paths = normalizer(req.workspace, home.path(), &binary);
         let helper = super::mcp::helper_for(self.settings.sandbox.is_on(req.sandbox))
             .map_err(AgentError::Sandbox)?;
@@ -967,8 +963,7 @@ impl CliAgent {
         cancel: &CancellationToken,
     ) -> Result<(GradeReply, Option<crate::gateway::Traffic>), AgentError> {
         let binary = self.binary()?;
-        let home =
-            private_home(self.kind()).map_err(|e| AgentError::Grade(no_home(self.kind(), &e)))?;
+        let home = private_home(self.kind()).map_err(|e| AgentError::Grade(e.to_string()))?;
         let scratch = tempfile::tempdir()
             .map_err(|e| AgentError::Grade(format!("can not create a temp dir: {e}")))?;
         let task = GradeTask {

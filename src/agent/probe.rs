@@ -23,19 +23,52 @@ use tokio_util::sync::CancellationToken;
 
 use super::process::{self, Spec};
 
+/// A private home (the `HOME` of a run, a grading call or the version probe) that could
+/// not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("can not create a private home for {agent}: {source}")]
+pub struct NoHome {
+    /// The agent it was for.
+    pub agent: super::AgentKind,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Why the version probe gave no version; the message follows `can not run BINARY: `
+/// ([`super::AgentError::Start`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The private home it runs in could not be made.
+    #[error(transparent)]
+    Home(#[from] NoHome),
+    /// The binary could not be started (the OS's message).
+    #[error("{0}")]
+    Start(#[from] std::io::Error),
+    /// It ran and failed.
+    #[error("`{args}` {how}: {stderr}")]
+    Failed {
+        /// Its arguments, joined by spaces.
+        args: String,
+        /// How it ended (`exited with code 1`, `timed out after 1m`).
+        how: String,
+        /// Its stderr, trimmed, at most 2,000 characters.
+        stderr: String,
+    },
+}
+
 /// `binary`'s version: the answer kept for this install, else the first non-empty line
 /// `binary ARGS` prints, run with `env` (over aptitude's own) in the private home `home`
 /// makes, within 60 s; that answer is then kept.
 ///
 /// # Errors
-/// What went wrong, for [`super::AgentError::Start`]: the home could not be made, the
-/// binary did not start, or it failed (how, and its stderr, at most 2,000 characters).
+/// [`ProbeError`]: the home could not be made, the binary did not start, or it failed.
 pub async fn version(
     binary: &Path,
     args: Vec<OsString>,
     env: Vec<(String, String)>,
-    home: impl FnOnce() -> Result<tempfile::TempDir, String>,
-) -> Result<String, String> {
+    home: impl FnOnce() -> Result<tempfile::TempDir, NoHome>,
+) -> Result<String, ProbeError> {
     let slot = root().zip(key(binary, &args, &env));
     if let Some(version) = slot.as_ref().and_then(|(root, key)| kept(root, key)) {
         return Ok(version);
@@ -55,19 +88,18 @@ pub async fn version(
     let out = process::run(&spec, &CancellationToken::new(), |l| {
         lines.push(l.to_owned())
     })
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     if !out.success() {
-        return Err(format!(
-            "`{}` {}: {}",
-            spec.args
+        return Err(ProbeError::Failed {
+            args: spec
+                .args
                 .iter()
                 .map(|a| a.to_string_lossy())
                 .collect::<Vec<_>>()
                 .join(" "),
-            out.describe(spec.timeout),
-            crate::shared::cut::chars(out.stderr.trim(), 2000).kept
-        ));
+            how: out.describe(spec.timeout),
+            stderr: crate::shared::cut::chars(out.stderr.trim(), 2000).kept,
+        });
     }
     let version = lines
         .iter()

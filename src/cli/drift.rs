@@ -82,9 +82,38 @@ pub(super) struct Surface {
     /// The tools offered, by the names the model was shown.
     pub(super) tools: Vec<String>,
     /// The output stream's events and fields.
-    stream: Result<shape::Shape, String>,
+    stream: Result<shape::Shape, Unread>,
     /// The settings schemas' fields.
-    settings: Result<shape::Shape, String>,
+    settings: Result<shape::Shape, Unread>,
+}
+
+/// Why a release's stream or settings schemas were not read: what [`shape`] says of
+/// them, or why they were not found.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    /// Found, and not readable: no JSON event, no schema.
+    #[error(transparent)]
+    Shape(#[from] shape::Unreadable),
+    /// The run's stream could not be read where `--record` writes it (none, or over
+    /// [`MAX_STREAM_BYTES`]).
+    #[error("its output stream was not recorded ({0})")]
+    NotRecorded(#[source] crate::shared::files::FileError),
+    /// Not looked for: the settings of a release only probed ([`probe`]).
+    #[error("not read")]
+    NotRead,
+    /// The agent is not installed from npm, whose package directory is searched.
+    #[error("{0} is not an npm package: its files are not searched for schemas")]
+    NotNpm(AgentKind),
+    /// The binary has no package directory beside it (`…/node_modules/PACKAGE`).
+    #[error("{package}@{version}: no package directory beside {}", binary.display())]
+    NoPackage {
+        /// The npm package.
+        package: &'static str,
+        /// The release.
+        version: String,
+        /// The binary installed.
+        binary: PathBuf,
+    },
 }
 
 /// The tests of `paths`, for the assertions a change affects; none when there are none or
@@ -164,13 +193,13 @@ pub(super) fn probe(
     }
     let recorded = dir.path().join("drift.transcript.jsonl");
     let stream = match crate::shared::files::read_capped(&recorded, MAX_STREAM_BYTES) {
-        Ok(bytes) => shape::stream_shape(&String::from_utf8_lossy(&bytes)),
-        Err(e) => Err(format!("its output stream was not recorded ({e})")),
+        Ok(bytes) => shape::stream_shape(&String::from_utf8_lossy(&bytes)).map_err(Unread::from),
+        Err(e) => Err(Unread::NotRecorded(e)),
     };
     Ok(Surface {
         tools,
         stream,
-        settings: Err("not read".to_owned()),
+        settings: Err(Unread::NotRead),
     })
 }
 
@@ -185,13 +214,11 @@ fn settings_of(
     agent: AgentKind,
     version: &str,
     binary: &std::path::Path,
-) -> Result<shape::Shape, String> {
+) -> Result<shape::Shape, Unread> {
     let hint = registry::cli(agent, &AgentOptions::default()).install_hint();
     let Some(crate::agent::install::Source::Npm(package)) = crate::agent::install::source_of(hint)
     else {
-        return Err(format!(
-            "{agent} is not an npm package: its files are not searched for schemas"
-        ));
+        return Err(Unread::NotNpm(agent));
     };
     // `…/node_modules/.bin/NAME` → `…/node_modules/PACKAGE`.
     let root = binary
@@ -199,11 +226,10 @@ fn settings_of(
         .and_then(std::path::Path::parent)
         .map(|modules| modules.join(package))
         .filter(|p| p.is_dir())
-        .ok_or_else(|| {
-            format!(
-                "{package}@{version}: no package directory beside {}",
-                binary.display()
-            )
+        .ok_or_else(|| Unread::NoPackage {
+            package,
+            version: version.to_owned(),
+            binary: binary.to_owned(),
         })?;
     let schemas: Vec<(String, String)> = ignore::WalkBuilder::new(&root)
         .standard_filters(false)
@@ -220,7 +246,7 @@ fn settings_of(
             Some((name, String::from_utf8_lossy(&bytes).into_owned()))
         })
         .collect();
-    shape::schema_fields(&format!("{package}@{version}"), &schemas)
+    shape::schema_fields(&format!("{package}@{version}"), &schemas).map_err(Unread::from)
 }
 
 /// The change in words.

@@ -30,7 +30,31 @@ pub const DIFF_RUN_MAX: usize = 256 * 1024;
 const DIFF_DEADLINE: Duration = Duration::from_millis(500);
 
 /// One side of a change: its text, or why it can not be shown.
-type Side = Result<String, &'static str>;
+type Side = Result<String, NotShown>;
+
+/// Why a change is not shown as a diff ([`super::FileChange::diff_omitted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum NotShown {
+    /// The file (or its metadata) could not be read, or leads out of its tree.
+    #[error("not shown: it can not be read")]
+    Unreadable,
+    /// A symbolic link, never followed.
+    #[error("not shown: a symbolic link")]
+    Link,
+    /// The file before the run is not known: the snapshot has none, or the source no
+    /// longer holds what the copy held.
+    #[error("not shown: the file before the run is no longer in the source")]
+    Gone,
+    /// Over [`DIFF_FILE_MAX`] bytes, before or after.
+    #[error("not shown: over {} KiB", DIFF_FILE_MAX / 1024)]
+    Over,
+    /// Not UTF-8, or holds a NUL byte.
+    #[error("not shown: binary")]
+    Binary,
+    /// A directory, FIFO, socket or device.
+    #[error("not shown: not a regular file")]
+    NotRegular,
+}
 
 /// Fills each change's `diff` (or `diff_omitted`): `source` is the tree the copy was made
 /// from, `before` the copy's snapshot when it was made, `root` the copy after the run.
@@ -66,7 +90,7 @@ pub(super) fn add_diffs(changes: &mut [FileChange], source: &Path, before: &Snap
                     cut.kept
                 });
             }
-            (Err(why), _) | (_, Err(why)) => change.diff_omitted = Some(why.to_owned()),
+            (Err(why), _) | (_, Err(why)) => change.diff_omitted = Some(why.to_string()),
         }
     }
 }
@@ -93,49 +117,46 @@ fn unified(path: &str, kind: ChangeKind, old: &str, new: &str) -> String {
 /// followed; a path that leads out of `root` is not read.
 fn text_in(root: &Path, rel: &str) -> Side {
     let path = root.join(rel);
-    let meta = std::fs::symlink_metadata(&path).map_err(|_| "not shown: it can not be read")?;
+    let meta = std::fs::symlink_metadata(&path).map_err(|_| NotShown::Unreadable)?;
     if meta.file_type().is_symlink() {
-        return Err("not shown: a symbolic link");
+        return Err(NotShown::Link);
     }
     match crate::shared::files::resolve_in(root, Path::new(rel)) {
         Ok(crate::shared::files::Resolved::Inside(p)) => read_text(&p),
-        _ => Err("not shown: it can not be read"),
+        _ => Err(NotShown::Unreadable),
     }
 }
 
 /// The text of `rel` before the run, read from the source, when the source still holds
 /// what the copy held (`fingerprint`, the snapshot's size and hash).
 fn text_before(source: &Path, rel: &str, fingerprint: Option<(u64, u64)>) -> Side {
-    const UNKNOWN: &str = "not shown: the file before the run is no longer in the source";
-    let fingerprint = fingerprint.ok_or(UNKNOWN)?;
+    let fingerprint = fingerprint.ok_or(NotShown::Gone)?;
     if fingerprint.0 > DIFF_FILE_MAX as u64 {
-        return Err(OVER);
+        return Err(NotShown::Over);
     }
     let path = match crate::shared::files::resolve_in(source, Path::new(rel)) {
         Ok(crate::shared::files::Resolved::Inside(p)) => p,
-        _ => return Err(UNKNOWN),
+        _ => return Err(NotShown::Gone),
     };
-    let meta = std::fs::symlink_metadata(source.join(rel)).map_err(|_| UNKNOWN)?;
+    let meta = std::fs::symlink_metadata(source.join(rel)).map_err(|_| NotShown::Gone)?;
     if meta.file_type().is_symlink() {
-        return Err("not shown: a symbolic link");
+        return Err(NotShown::Link);
     }
     if crate::shared::files::hash(&path).ok() != Some(fingerprint) {
-        return Err(UNKNOWN);
+        return Err(NotShown::Gone);
     }
     read_text(&path)
 }
-
-const OVER: &str = "not shown: over 64 KiB";
 
 /// A regular file's content as text: at most [`DIFF_FILE_MAX`] bytes, UTF-8, no NUL.
 fn read_text(path: &Path) -> Side {
     use crate::shared::files::{FileError, read_capped};
     match read_capped(path, DIFF_FILE_MAX as u64) {
-        Ok(bytes) if bytes.contains(&0) => Err("not shown: binary"),
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| "not shown: binary"),
-        Err(FileError::TooLarge { .. }) => Err(OVER),
-        Err(FileError::NotRegular(_)) => Err("not shown: not a regular file"),
-        Err(FileError::Io(_)) => Err("not shown: it can not be read"),
+        Ok(bytes) if bytes.contains(&0) => Err(NotShown::Binary),
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| NotShown::Binary),
+        Err(FileError::TooLarge { .. }) => Err(NotShown::Over),
+        Err(FileError::NotRegular(_)) => Err(NotShown::NotRegular),
+        Err(FileError::Io(_)) => Err(NotShown::Unreadable),
     }
 }
 

@@ -156,7 +156,7 @@ impl CliAgent {
         (question, calls): (&str, crate::agent::conversation::At),
         (model, left, cancel): (Option<&str>, Duration, &CancellationToken),
     ) -> Option<String> {
-        use crate::agent::conversation::Next;
+        use crate::agent::conversation::{Next, NoReply};
         match talk.next(question) {
             Next::Scripted(reply) => talk.record(question, calls, Some(reply)),
             Next::Nothing => talk.record(question, calls, None),
@@ -169,6 +169,7 @@ impl CliAgent {
                         self.simulate(&prompt, model, timeout, cancel)
                             .await
                             .map(|(text, usage)| (text, Some(usage)))
+                            .map_err(NoReply::Call)
                     }
                 };
                 talk.simulated(question, calls, outcome)
@@ -190,12 +191,9 @@ impl CliAgent {
         model: Option<&str>,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<(String, crate::transcript::Usage), String> {
+    ) -> Result<(String, crate::transcript::Usage), crate::agent::AgentError> {
         let started = std::time::Instant::now();
-        let (reply, traffic) = self
-            .grade_metered(prompt, model, timeout, cancel)
-            .await
-            .map_err(|e| e.to_string())?;
+        let (reply, traffic) = self.grade_metered(prompt, model, timeout, cancel).await?;
         let mut usage = reply.usage;
         let metered = traffic.filter(|t| t.requests > 0 && t.unmetered == 0);
         if let (None, Some(t)) = (usage.cost_usd, metered) {

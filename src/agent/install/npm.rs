@@ -52,30 +52,46 @@ async fn view(package: &str, asked: &str, field: &str) -> Result<Value, InstallE
 /// The exact version `asked` (`latest` or an exact version) names, from the registry.
 pub(super) async fn view_version(package: &str, asked: &str) -> Result<String, InstallError> {
     let answer = view(package, asked, "version").await?;
-    exact_version(&answer, asked).map_err(|reason| InstallError::Registry {
+    exact_version(&answer, asked).map_err(|e| InstallError::Registry {
         package: package.to_owned(),
         version: asked.to_owned(),
-        reason,
+        reason: e.to_string(),
         list: format!("npm view {package} versions"),
     })
 }
 
+/// Why `npm view … version --json` did not answer the one release asked; the message
+/// follows `PACKAGE@ASKED: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotOneVersion {
+    /// The request matched several releases (the number).
+    #[error("names {0} releases, not one")]
+    Several(usize),
+    /// Neither a string nor an array.
+    #[error("unexpected answer {0}")]
+    Unexpected(Value),
+    /// A string that is not an exact version.
+    #[error("the registry answered `{0}`, not a version")]
+    NotAVersion(String),
+    /// Another release than the exact version asked.
+    #[error("the registry answered {0}")]
+    Other(String),
+}
+
 /// The one version in `npm view … version --json`'s answer: a string, or (when `asked`
 /// matched several) an array, which is an error for an exact request.
-fn exact_version(answer: &Value, asked: &str) -> Result<String, String> {
+fn exact_version(answer: &Value, asked: &str) -> Result<String, NotOneVersion> {
     let version = match answer {
         Value::String(v) => v.clone(),
         Value::Array(all) if all.len() == 1 => all[0].as_str().unwrap_or_default().to_owned(),
-        Value::Array(all) => {
-            return Err(format!("names {} releases, not one", all.len()));
-        }
-        other => return Err(format!("unexpected answer {other}")),
+        Value::Array(all) => return Err(NotOneVersion::Several(all.len())),
+        other => return Err(NotOneVersion::Unexpected(other.clone())),
     };
     if !super::is_exact_version(&version) {
-        return Err(format!("the registry answered `{version}`, not a version"));
+        return Err(NotOneVersion::NotAVersion(version));
     }
     if asked != "latest" && version != asked {
-        return Err(format!("the registry answered {version}"));
+        return Err(NotOneVersion::Other(version));
     }
     Ok(version)
 }
@@ -94,7 +110,7 @@ pub(super) async fn install(
             return Err(verification(
                 package,
                 version,
-                format!("the registry publishes no sha512 integrity ({other})"),
+                Unverified::NoIntegrity(other),
             ));
         }
     };
@@ -133,18 +149,18 @@ pub(super) async fn install(
             })
         })?;
     check_lock(&lock, package, version, &published)
-        .map_err(|reason| verification(package, version, reason))?;
+        .map_err(|e| verification(package, version, e))?;
     let binary = PathBuf::from("node_modules/.bin").join(program);
     if !prefix.join(&binary).is_file() {
         return Err(verification(
             package,
             version,
-            format!("the package installs no `{program}` executable"),
+            Unverified::NoExecutable(program.to_owned()),
         ));
     }
     let signatures = audit_signatures(prefix, registry_packages(&lock))
         .await
-        .map_err(|reason| verification(package, version, reason))?;
+        .map_err(|e| verification(package, version, e))?;
     Ok((
         binary,
         Integrity::Npm {
@@ -155,31 +171,63 @@ pub(super) async fn install(
     ))
 }
 
-fn verification(package: &str, version: &str, reason: String) -> InstallError {
+/// Why an npm install is not what the registry published; the message follows
+/// `PACKAGE@VERSION failed verification: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unverified {
+    /// `npm view … dist.integrity` answered no `sha512-` integrity (its answer).
+    #[error("the registry publishes no sha512 integrity ({0})")]
+    NoIntegrity(Value),
+    /// The lock file installed another version, or none.
+    #[error("the lock file installed {} instead", .0.as_deref().unwrap_or("nothing"))]
+    OtherVersion(Option<String>),
+    /// The lock file's integrity is not the one the registry publishes.
+    #[error("the installed tarball's integrity {locked} is not the registry's {published}")]
+    Integrity {
+        /// The lock file's.
+        locked: String,
+        /// The registry's.
+        published: String,
+    },
+    /// The lock file records no integrity for the package.
+    #[error("the lock file records no integrity for it")]
+    NoLockedIntegrity,
+    /// The package installs no executable of the agent's name.
+    #[error("the package installs no `{0}` executable")]
+    NoExecutable(String),
+    /// `npm audit signatures` found invalid signatures (`NAME@VERSION` each).
+    #[error("invalid registry signature: {}", .0.join(", "))]
+    InvalidSignature(Vec<String>),
+}
+
+fn verification(package: &str, version: &str, reason: Unverified) -> InstallError {
     InstallError::Verification {
         package: package.to_owned(),
         version: version.to_owned(),
-        reason,
+        reason: reason.to_string(),
         dir: PathBuf::new(),
     }
 }
 
 /// Checks that the lock installed `package` at `version` with the registry's integrity.
-fn check_lock(lock: &Value, package: &str, version: &str, published: &str) -> Result<(), String> {
+fn check_lock(
+    lock: &Value,
+    package: &str,
+    version: &str,
+    published: &str,
+) -> Result<(), Unverified> {
     let entry = &lock["packages"][format!("node_modules/{package}")];
     let installed = entry["version"].as_str();
     if installed != Some(version) {
-        return Err(format!(
-            "the lock file installed {} instead",
-            installed.unwrap_or("nothing")
-        ));
+        return Err(Unverified::OtherVersion(installed.map(str::to_owned)));
     }
     match entry["integrity"].as_str() {
         Some(locked) if locked == published => Ok(()),
-        Some(locked) => Err(format!(
-            "the installed tarball's integrity {locked} is not the registry's {published}"
-        )),
-        None => Err("the lock file records no integrity for it".to_owned()),
+        Some(locked) => Err(Unverified::Integrity {
+            locked: locked.to_owned(),
+            published: published.to_owned(),
+        }),
+        None => Err(Unverified::NoLockedIntegrity),
     }
 }
 
@@ -197,7 +245,7 @@ fn registry_packages(lock: &Value) -> u64 {
 
 /// `npm audit signatures --json` in `prefix`: `Ok` verified or unavailable (with why),
 /// `Err` when a signature is invalid.
-async fn audit_signatures(prefix: &Path, audited: u64) -> Result<Signatures, String> {
+async fn audit_signatures(prefix: &Path, audited: u64) -> Result<Signatures, Unverified> {
     let mut command = npm();
     command
         .args([
@@ -242,7 +290,7 @@ fn audit_failure(output: &std::process::Output) -> String {
 
 /// Reads `npm audit signatures --json`'s `{invalid: [...], missing: [...]}`; `None` when
 /// the answer is not that (an `{error: …}`, no output): the check was not made.
-fn read_audit(stdout: &str, audited: u64) -> Option<Result<Signatures, String>> {
+fn read_audit(stdout: &str, audited: u64) -> Option<Result<Signatures, Unverified>> {
     let answer: Value = serde_json::from_str(stdout).ok()?;
     let invalid = answer.get("invalid")?.as_array()?;
     let missing = answer.get("missing")?.as_array()?;
@@ -257,10 +305,7 @@ fn read_audit(stdout: &str, audited: u64) -> Option<Result<Signatures, String>> 
                 )
             })
             .collect();
-        return Some(Err(format!(
-            "invalid registry signature: {}",
-            names.join(", ")
-        )));
+        return Some(Err(Unverified::InvalidSignature(names)));
     }
     let missing = missing.len() as u64;
     Some(Ok(Signatures::Verified {
@@ -296,7 +341,9 @@ mod tests {
             "node_modules/dep": {"version": "2.0.0", "integrity": "sha512-BBB"},
         }});
         assert_eq!(check_lock(&lock, "p", "1.0.0", "sha512-AAA"), Ok(()));
-        let err = check_lock(&lock, "p", "1.0.0", "sha512-ZZZ").unwrap_err();
+        let err = check_lock(&lock, "p", "1.0.0", "sha512-ZZZ")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("sha512-ZZZ"), "{err}");
         assert!(check_lock(&lock, "p", "1.0.1", "sha512-AAA").is_err());
         assert!(check_lock(&lock, "q", "1.0.0", "sha512-AAA").is_err());
@@ -327,8 +374,11 @@ mod tests {
             40,
         );
         assert_eq!(
-            invalid,
-            Some(Err("invalid registry signature: evil@6.6.6".to_owned()))
+            invalid
+                .and_then(Result::err)
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("invalid registry signature: evil@6.6.6")
         );
         // What npm 11 prints with --json when the signing keys can not be fetched.
         assert_eq!(

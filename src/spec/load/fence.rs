@@ -118,8 +118,23 @@ impl Ctx {
     }
 }
 
+/// Why a `network:` entry is not a host; the message follows `` `network: ENTRY` ``.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum NotAHost {
+    /// `:PORT` is not 1–65535.
+    #[error("has a port that is not a number from 1 to 65535")]
+    Port,
+    /// A scheme or a path: a URL, not a host.
+    #[error("is a URL: name the host alone")]
+    Url,
+    /// An empty label, one over 63 characters, or a character other than ASCII letters,
+    /// digits and `-`.
+    #[error("is not a host name")]
+    Name,
+}
+
 /// Whether `entry` is `HOST`, `*.DOMAIN` or either with `:PORT`.
-fn check_host(entry: &str) -> Result<(), &'static str> {
+fn check_host(entry: &str) -> Result<(), NotAHost> {
     let (host, port) = match entry.rsplit_once(':') {
         Some((h, p)) => (h, Some(p)),
         None => (entry, None),
@@ -127,11 +142,11 @@ fn check_host(entry: &str) -> Result<(), &'static str> {
     if let Some(port) = port
         && !port.parse::<u16>().is_ok_and(|p| p > 0)
     {
-        return Err("has a port that is not a number from 1 to 65535");
+        return Err(NotAHost::Port);
     }
     let name = host.strip_prefix("*.").unwrap_or(host);
     if entry.contains("://") || entry.contains('/') {
-        return Err("is a URL: name the host alone");
+        return Err(NotAHost::Url);
     }
     let valid = !name.is_empty()
         && name.split('.').all(|label| {
@@ -139,11 +154,7 @@ fn check_host(entry: &str) -> Result<(), &'static str> {
                 && label.len() <= 63
                 && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
         });
-    if valid {
-        Ok(())
-    } else {
-        Err("is not a host name")
-    }
+    if valid { Ok(()) } else { Err(NotAHost::Name) }
 }
 
 #[cfg(test)]

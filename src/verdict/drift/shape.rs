@@ -56,11 +56,26 @@ impl ShapeDrift {
     }
 }
 
+/// Why a release's shape could not be read from what it left: its stream
+/// ([`stream_shape`]) or its package's schemas ([`schema_fields`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    /// No line of the output stream is a JSON object (Kiro's text, Aider's chat).
+    #[error("its output stream holds no JSON event")]
+    NoEvent,
+    /// The package ships no settings, config or hooks JSON schema with `properties`.
+    #[error("{package} ships no JSON schema of its settings or hook payloads")]
+    NoSchema {
+        /// What was searched: `PACKAGE@VERSION`.
+        package: String,
+    },
+}
+
 /// The events of an output stream (JSON Lines) and their top-level fields.
 ///
 /// # Errors
-/// Why it is not readable: no line of it is a JSON object.
-pub fn stream_shape(text: &str) -> Result<Shape, String> {
+/// [`Unreadable::NoEvent`]: no line of it is a JSON object.
+pub fn stream_shape(text: &str) -> Result<Shape, Unreadable> {
     let mut shape = Shape::new();
     for line in text.lines() {
         let Ok(serde_json::Value::Object(event)) = serde_json::from_str(line.trim()) else {
@@ -75,7 +90,7 @@ pub fn stream_shape(text: &str) -> Result<Shape, String> {
         shape.entry(name).or_default().extend(event.keys().cloned());
     }
     if shape.is_empty() {
-        return Err("its output stream holds no JSON event".to_owned());
+        return Err(Unreadable::NoEvent);
     }
     Ok(shape)
 }
@@ -85,8 +100,8 @@ pub fn stream_shape(text: &str) -> Result<Shape, String> {
 /// `properties` are left out.
 ///
 /// # Errors
-/// Why it is not readable: no such schema, `package` naming what was searched.
-pub fn schema_fields(package: &str, schemas: &[(String, String)]) -> Result<Shape, String> {
+/// [`Unreadable::NoSchema`]: no such schema, `package` naming what was searched.
+pub fn schema_fields(package: &str, schemas: &[(String, String)]) -> Result<Shape, Unreadable> {
     let mut shape = Shape::new();
     for (name, text) in schemas {
         let lower = name.to_ascii_lowercase();
@@ -104,17 +119,18 @@ pub fn schema_fields(package: &str, schemas: &[(String, String)]) -> Result<Shap
         }
     }
     if shape.is_empty() {
-        return Err(format!(
-            "{package} ships no JSON schema of its settings or hook payloads"
-        ));
+        return Err(Unreadable::NoSchema {
+            package: package.to_owned(),
+        });
     }
     Ok(shape)
 }
 
-/// `older` against `newer`; not readable when either is not, with each reason.
-pub fn compare(
-    (from, older): (&str, Result<Shape, String>),
-    (to, newer): (&str, Result<Shape, String>),
+/// `older` against `newer`; not readable when either is not, with each reason (an
+/// [`Unreadable`], or the caller's own reason for a shape it could not find).
+pub fn compare<E: std::fmt::Display>(
+    (from, older): (&str, Result<Shape, E>),
+    (to, newer): (&str, Result<Shape, E>),
 ) -> ShapeDrift {
     let (old, new) = match (older, newer) {
         (Ok(old), Ok(new)) => (old, new),
@@ -171,7 +187,7 @@ mod tests {
         )
         .unwrap();
         assert!(old.contains_key("system/init"));
-        let drift = compare(("1", Ok(old.clone())), ("2", Ok(new)));
+        let drift = compare(("1", Ok::<_, Unreadable>(old.clone())), ("2", Ok(new)));
         assert_eq!(
             drift,
             ShapeDrift::Compared {
@@ -184,7 +200,7 @@ mod tests {
                 }],
             }
         );
-        assert!(compare(("1", Ok(old.clone())), ("2", Ok(old))).is_unchanged());
+        assert!(compare(("1", Ok::<_, Unreadable>(old.clone())), ("2", Ok(old))).is_unchanged());
     }
 
     /// A text stream, or a package without a schema, is not readable and says why for each
@@ -193,7 +209,7 @@ mod tests {
     fn what_can_not_be_read_says_why_never_unchanged() {
         let text = stream_shape("Thinking...\nDone.\n");
         assert_eq!(
-            text.clone().unwrap_err(),
+            text.clone().unwrap_err().to_string(),
             "its output stream holds no JSON event"
         );
         let drift = compare(("1", text.clone()), ("2", text));
@@ -210,7 +226,7 @@ mod tests {
             "{\"properties\":{\"colors\":{}}}".to_owned(),
         )];
         assert_eq!(
-            schema_fields("pkg@1", &theme).unwrap_err(),
+            schema_fields("pkg@1", &theme).unwrap_err().to_string(),
             "pkg@1 ships no JSON schema of its settings or hook payloads"
         );
         let settings = vec![(
