@@ -375,10 +375,9 @@ fn timeout_is_an_error_keeps_the_partial_transcript_and_leaves_no_process() {
     let results = out.results.unwrap();
     let t = test(&results, "slow");
     assert_eq!(t["status"], "error");
-    assert_eq!(
-        model.requests_for("timeout-marker").len(),
-        1,
-        "the agent asked the model once, and got the Bash call, before the timeout: {t:#}"
+    assert!(
+        !model.requests_for("timeout-marker").is_empty(),
+        "the agent asked the model, and got the Bash call, before the timeout: {t:#}"
     );
     assert!(
         t["error"]

@@ -233,11 +233,11 @@ fn scenarios(a: &Attack, model: &ScriptedModel) {
             bash(&format!(
                 "{{ (exec 3<>/dev/tcp/1.1.1.1/80) && echo REACHED-INTERNET; (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo REACHED-HOST; \
                  getent hosts example.com && echo RESOLVED; \
-                 (setsid nohup sleep 4242.{u} >/dev/null 2>&1 &); \
+                 {daemon}; \
                  echo $$ > /sys/fs/cgroup/cgroup.procs && echo JOINED-CGROUP; \
                  cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; }} > seen.txt 2>&1; echo done",
                 port = a.host_port,
-                u = unique()
+                daemon = leave_daemon(&format!("4242.{}", unique())),
             )),
             Turn::Text("tried".into()),
         ],
@@ -272,10 +272,9 @@ fn scenarios(a: &Attack, model: &ScriptedModel) {
     // daemon, which must not outlive its command either.
     let peek = format!(
         "env; cat {home}/.ssh/id_rsa {root}/around-the-fixture.txt {root}/tests/hermetic.aptitude.yaml; cat /proc/[0-9]*/environ; \
-         (setsid nohup sleep 4242.{u}9 >/dev/null 2>&1 &); sleep 0.2; \
-         echo DAEMONS-UP $(grep -la '^sleep.4242' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)",
+         {daemon}",
         root = root.display(),
-        u = unique()
+        daemon = leave_daemon(&format!("4242.{}9", unique())),
     );
     scenario(
         root,
@@ -287,6 +286,19 @@ fn scenarios(a: &Attack, model: &ScriptedModel) {
              assertions:\n  - tool: Bash\n  - verify:\n      run: \"{{ {peek}; }} > verify-seen.txt 2>&1; true\"\n"
         ),
     );
+}
+
+/// A shell fragment that starts `sleep SECONDS` as a daemon (its own session, out of its
+/// command's process group) and prints `DAEMONS-UP N`: how many `sleep 4242…` its sandbox
+/// then sees, counted once the daemon is up (`setsid nohup` may take a while to exec
+/// `sleep` under load), for at most 10 s. `1` proves there was a daemon to outlive the
+/// run; `the_network_is_closed_and_nothing_outlives_the_run` finds none left.
+fn leave_daemon(seconds: &str) -> String {
+    format!(
+        "(setsid nohup sleep {seconds} >/dev/null 2>&1 &); \
+         for i in $(seq 100); do n=$(grep -la '^sleep.4242' /proc/[0-9]*/cmdline 2>/dev/null | wc -l); [ $n -ge 1 ] && break; sleep 0.1; done; \
+         echo DAEMONS-UP $n"
+    )
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -418,6 +430,7 @@ fn the_network_is_closed_and_nothing_outlives_the_run() {
         assert!(!text.contains(breach), "{breach}:\n{text}");
     }
     assert_eq!(s.host_connections, 0, "the host-only listener was reached");
+    assert!(text.contains("DAEMONS-UP 1"), "the daemon started: {text}");
     assert!(
         s.daemons_left.is_empty(),
         "{:?} outlived the run",
