@@ -420,14 +420,8 @@ pub fn find_in_path(path: &std::ffi::OsStr, program: &str) -> Option<PathBuf> {
 
 /// aptitude's cache directory: `$APTITUDE_CACHE_DIR`, else `$XDG_CACHE_HOME/aptitude`,
 /// else `~/.cache/aptitude`; `None` without any of them. Outside every sandbox.
-///
-/// The crate's own unit tests use `target/tmp/unit-cache` instead, so that `cargo test`
-/// leaves nothing in the developer's cache (the integration tests give each `aptitude`
-/// a fresh `HOME`).
+#[cfg(not(test))]
 pub fn cache_root() -> Option<PathBuf> {
-    if cfg!(test) {
-        return Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/unit-cache"));
-    }
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -436,6 +430,14 @@ pub fn cache_root() -> Option<PathBuf> {
     env("APTITUDE_CACHE_DIR")
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("aptitude")))
         .or_else(|| env("HOME").map(|h| h.join(".cache/aptitude")))
+}
+
+/// The crate's own unit tests keep aptitude's cache in `target/tmp/unit-cache`, so that
+/// `cargo test` leaves nothing in the developer's cache (the integration tests give each
+/// `aptitude` they run a fresh `HOME`).
+#[cfg(test)]
+pub fn cache_root() -> Option<PathBuf> {
+    Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/unit-cache"))
 }
 
 /// Why an output file was not written.
