@@ -173,8 +173,19 @@ mod tests {
         assert_ne!(a, install_id(&bin).unwrap());
     }
 
+    /// Sets `path`'s modification time `age` ago (a file, or a directory opened read-only).
+    fn aged(path: &Path, age: Duration) {
+        std::fs::File::open(path)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - age)
+            .unwrap();
+    }
+
+    const DAY: Duration = Duration::from_secs(24 * 3600);
+
     /// Filling a new install's cache removes the same agent's caches unused for longer
-    /// than the limit, and leaves the recently used ones, other agents' and other files.
+    /// than the limit, and a fill abandoned as long ago (no `.used`: its directory's own
+    /// time); it leaves the recently used ones, other agents' and other files.
     #[test]
     fn caches_of_installs_unused_for_a_week_are_removed() {
         let root = tempfile::tempdir().unwrap();
@@ -183,26 +194,31 @@ mod tests {
             std::fs::create_dir_all(dir.join("copilot/pkg")).unwrap();
             mark_used(&dir);
             if let Some(age) = age {
-                let then = std::time::SystemTime::now() - age;
-                std::fs::File::options()
-                    .write(true)
-                    .open(dir.join(USED))
-                    .unwrap()
-                    .set_modified(then)
-                    .unwrap();
+                aged(&dir.join(USED), age);
             }
             dir
         };
-        let day = Duration::from_secs(24 * 3600);
-        let old = make("copilot-0000000000000001", Some(8 * day));
-        let recent = make("copilot-0000000000000002", Some(6 * day));
+        let old = make("copilot-0000000000000001", Some(8 * DAY));
+        let recent = make("copilot-0000000000000002", Some(6 * DAY));
         let current = make("copilot-0000000000000003", None);
-        let other_agent = make("kiro-0000000000000004", Some(30 * day));
+        let other_agent = make("kiro-0000000000000004", Some(30 * DAY));
+        let abandoned = root.path().join(".filling-old");
+        let filling = root.path().join(".filling-now");
+        for dir in [&abandoned, &filling] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        aged(&abandoned, 8 * DAY);
         let versions = root.path().join("versions");
         std::fs::create_dir_all(&versions).unwrap();
         prune(root.path(), "copilot", UNUSED_FOR);
-        assert!(!old.exists(), "unused for 8 days: removed");
-        for kept in [&recent, &current, &other_agent, &versions] {
+        for gone in [&old, &abandoned] {
+            assert!(
+                !gone.exists(),
+                "{} unused for 8 days: removed",
+                gone.display()
+            );
+        }
+        for kept in [&recent, &current, &other_agent, &filling, &versions] {
             assert!(kept.exists(), "{} is kept", kept.display());
         }
     }
@@ -212,22 +228,14 @@ mod tests {
     fn a_run_marks_its_cache_used() {
         let dir = tempfile::tempdir().unwrap();
         mark_used(dir.path());
-        let before = std::fs::metadata(dir.path().join(USED))
-            .unwrap()
-            .modified()
-            .unwrap();
-        let then = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
-        std::fs::File::options()
-            .write(true)
-            .open(dir.path().join(USED))
-            .unwrap()
-            .set_modified(then)
-            .unwrap();
+        aged(&dir.path().join(USED), 30 * DAY);
         mark_used(dir.path());
-        let after = std::fs::metadata(dir.path().join(USED))
+        let age = std::fs::metadata(dir.path().join(USED))
             .unwrap()
             .modified()
-            .unwrap();
-        assert!(after >= before, "{after:?} < {before:?}");
+            .unwrap()
+            .elapsed()
+            .unwrap_or_default();
+        assert!(age < DAY, "marked {age:?} ago");
     }
 }
